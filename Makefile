@@ -1,0 +1,50 @@
+# Entry points. Each target installs missing Debian packages first
+# (scripts/deps.sh), so a fresh Debian 12 machine needs nothing else.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all deps build asan test test-fast demo bench fuzz clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWERROR=ON -DSANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The whole suite, then the whole suite again under ASan+UBSan.
+test: build asan
+	@echo "== test suite (release build)"
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@echo "== test suite (ASan + UBSan)"
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+	 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# Only the release-build suite, for quick iterations.
+test-fast: build
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+demo: build
+	@scripts/demo.sh $(BUILD)
+
+bench: build
+	@scripts/bench.sh $(BUILD)
+
+fuzz:
+	@scripts/deps.sh fuzz
+	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DFUZZ_LIBFUZZER=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	@scripts/fuzz.sh build-fuzz
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

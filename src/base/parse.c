@@ -1,0 +1,126 @@
+#include "base/parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+int parse_u64(const char *s, unsigned base, uint64_t max, uint64_t *ret_value)
+{
+	if (!s || (base != 10 && base != 16))
+		return -EINVAL;
+	if (base == 16 && (strncmp(s, "0x", 2) == 0 || strncmp(s, "0X", 2) == 0))
+		s += 2;
+	/* strtoull accepts signs and leading blanks; we do not. */
+	if (!isxdigit((unsigned char)s[0]) || (base == 10 && !isdigit((unsigned char)s[0])))
+		return -EINVAL;
+
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, (int)base);
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	if (*end != '\0')
+		return -EINVAL;
+	*ret_value = v;
+	return 0;
+}
+
+int parse_u32(const char *s, unsigned base, uint32_t max, uint32_t *ret_value)
+{
+	uint64_t v;
+	int r = parse_u64(s, base, max, &v);
+	if (r < 0)
+		return r;
+	*ret_value = (uint32_t)v;
+	return 0;
+}
+
+int parse_duration_ms(const char *s, int64_t *ret_ms)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ms;
+	} units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "", 1000 },
+	};
+	const uint64_t day_ms = 24ULL * 3600 * 1000;
+
+	if (!s)
+		return -EINVAL;
+	size_t digits = strspn(s, "0123456789");
+	if (digits == 0 || digits > 12)
+		return digits == 0 ? -EINVAL : -ERANGE;
+
+	char number[16];
+	memcpy(number, s, digits);
+	number[digits] = '\0';
+	const char *suffix = s + digits;
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(suffix, units[i].suffix) != 0)
+			continue;
+		uint64_t v;
+		int r = parse_u64(number, 10, day_ms, &v);
+		if (r < 0)
+			return r;
+		if (v > day_ms / units[i].ms)
+			return -ERANGE;
+		*ret_ms = (int64_t)(v * units[i].ms);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int str_copy(char *dst, size_t size, const char *src)
+{
+	size_t len = strlen(src);
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(dst, src, len + 1);
+	return 0;
+}
+
+int str_printf(char *dst, size_t size, const char *fmt, ...)
+{
+	char tmp[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= size || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(dst, tmp, (size_t)n + 1);
+	return 0;
+}
+
+int path_join(char *dst, size_t size, const char *dir, const char *name)
+{
+	size_t dl = strlen(dir);
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	while (*name == '/')
+		name++;
+	if (dl == 1 && dir[0] == '/')
+		return str_printf(dst, size, "/%s", name);
+	return str_printf(dst, size, "%.*s/%s", (int)dl, dir, name);
+}
+
+bool path_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

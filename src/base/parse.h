@@ -1,0 +1,30 @@
+/* Checked parsers for text that comes from outside (flags, environment, state
+ * files): numbers, durations and bounded string and path building. Every
+ * function returns 0 or a negative errno and writes its output only on success. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A whole decimal (or, with base 16, hex with an optional 0x) number in [0, max]. */
+int parse_u64(const char *s, unsigned base, uint64_t max, uint64_t *ret_value);
+int parse_u32(const char *s, unsigned base, uint32_t max, uint32_t *ret_value);
+
+/* "500ms", "5s", "1m", "2h"; a bare number means seconds. Results above one day are -ERANGE. */
+int parse_duration_ms(const char *s, int64_t *ret_ms);
+
+/* Copies src into dst[size]; -ENAMETOOLONG (dst untouched) when it does not fit. */
+int str_copy(char *dst, size_t size, const char *src);
+
+/* Formats into dst[size]; -ENAMETOOLONG (dst untouched) on truncation. */
+int str_printf(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* dir + "/" + name with one slash between them, bounded like str_printf. */
+int path_join(char *dst, size_t size, const char *dir, const char *name);
+
+/* Whether the path exists (any file type); follows symlinks. */
+bool path_exists(const char *path);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+int64_t now_ms(void);

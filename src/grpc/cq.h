@@ -1,0 +1,28 @@
+/* A gRPC completion queue driven by a thread of its own. Every tag handed to
+ * gRPC through this module is a struct cq_tag; when the operation completes,
+ * its callback runs on the queue's thread. Callbacks must be short: they share
+ * the thread with every other call on the queue. */
+#pragma once
+
+#include <stdbool.h>
+
+#include <grpc/grpc.h>
+
+struct cq_tag {
+	void (*done)(struct cq_tag *tag, bool ok);
+};
+
+struct cq_runner;
+
+/* Creates the queue and starts its thread. */
+int cq_runner_start(struct cq_runner **ret_runner);
+
+grpc_completion_queue *cq_runner_queue(struct cq_runner *runner);
+
+/* Whether the caller is running on the queue's thread (inside a callback). */
+bool cq_runner_on_thread(struct cq_runner *runner);
+
+/* Shuts the queue down, waits until every pending tag has completed and the
+ * thread has ended, then frees everything. Callers cancel their calls first.
+ * Accepts NULL. */
+void cq_runner_stop(struct cq_runner *runner);

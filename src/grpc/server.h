@@ -1,0 +1,74 @@
+/* A gRPC server on a unix socket, built on the gRPC core C API. It serves a
+ * table of unary and server-streaming methods keyed by their full path, and
+ * answers UNIMPLEMENTED at once for any other path (a generic request is always
+ * posted, so no call waits for a deadline the kubelet never sets). Handlers run
+ * on the server's completion-queue thread: they must not block. Messages are
+ * opaque bytes here; (de)serialisation belongs to the caller. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <grpc/status.h>
+
+/* Largest request accepted; larger ones get RESOURCE_EXHAUSTED from gRPC itself. */
+#define GS_MAX_RECEIVE_BYTES (4 * 1024 * 1024)
+
+struct gs_server;
+struct gs_stream;
+
+/* What a unary handler answers. On OK, body (malloc'd, may be NULL for an
+ * empty message) is taken over by the server; on error, details say why. */
+struct gs_reply {
+	grpc_status_code status;
+	char details[512];
+	uint8_t *body;
+	size_t len;
+};
+
+struct gs_method {
+	const char *path; /* e.g. "/v1beta1.DevicePlugin/Allocate" */
+
+	/* Unary method: fill *reply (status starts as OK, body NULL). */
+	void (*unary)(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply);
+
+	/* Server-streaming method: called once the request has arrived. Return
+	 * GRPC_STATUS_OK to keep the stream open (gs_stream_send may be called
+	 * from here and later from any thread), or an error status, with details
+	 * in reply->details, to end it at once. */
+	grpc_status_code (*stream_open)(void *ctx, struct gs_stream *stream, const uint8_t *req, size_t len,
+					struct gs_reply *reply);
+
+	/* The stream ended: client gone, call cancelled, or the server stopping.
+	 * Called exactly once for each stream whose stream_open returned OK; the
+	 * stream must not be used after this returns unless a reference was taken. */
+	void (*stream_closed)(void *ctx, struct gs_stream *stream);
+};
+
+/* Binds unix:<socket_path> (an existing file there is replaced), starts the
+ * completion-queue thread and begins serving. The method table and ctx must
+ * outlive the server. Returns 0, -ENAMETOOLONG, -EADDRINUSE or -EIO. */
+int gs_server_start(const char *socket_path, const struct gs_method *methods, size_t n_methods, void *ctx,
+		    struct gs_server **ret_server);
+
+/* Cancels every call, waits until all have ended (stream_closed included),
+ * stops the thread and frees the server. gRPC unlinks the socket path when
+ * it stops listening, even if another server has bound it since: stop the
+ * old server before binding a new one at the same path. Accepts NULL. */
+void gs_server_stop(struct gs_server *server);
+
+/* Queues a message on the stream (the bytes are copied). At most one send is
+ * in flight per stream; a message queued while one is in flight replaces any
+ * message still waiting, so a slow client gets the latest state, not a
+ * backlog. Thread-safe. Returns 0, -EPIPE once the stream has ended, -ENOMEM. */
+int gs_stream_send(struct gs_stream *stream, const uint8_t *body, size_t len);
+
+/* Ends the stream from the server side with a status. Thread-safe. */
+void gs_stream_finish(struct gs_stream *stream, grpc_status_code status, const char *details);
+
+void gs_stream_ref(struct gs_stream *stream);
+void gs_stream_unref(struct gs_stream *stream);
+
+/* Formats reply->details and sets the status. */
+void gs_reply_error(struct gs_reply *reply, grpc_status_code status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));

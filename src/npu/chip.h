@@ -1,0 +1,22 @@
+/* What the plugin knows about one NPU chip, whichever backend found it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npu/family.h"
+
+/* Bound on chips per node: DCMI reports at most 64 cards of at most 4 chips. */
+#define NPU_MAX_CHIPS 256
+
+struct npu_chip {
+	uint32_t phy_id; /* the N of /dev/davinciN: the chip's stable identity */
+	uint32_t logic_id;
+	int card_id;
+	int device_id;
+	char name[32]; /* DCMI chip name such as "910B3"; empty from devfs */
+	enum npu_family family;
+	uint32_t aicore_count; /* 0 when unknown */
+	bool has_board_id;
+	uint32_t board_id;
+};

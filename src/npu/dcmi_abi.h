@@ -1,0 +1,114 @@
+/* The slice of Huawei's DCMI C ABI (dcmi_interface_api.h) that this project
+ * uses, written from the public reference. Both the plugin's loader and the
+ * DCMI simulator compile against it, so a layout mistake would show up as a
+ * test failure rather than stay hidden. All functions return 0 on success or
+ * one of the DCMI_ERR_* codes. */
+#pragma once
+
+#define DCMI_OK 0
+#define DCMI_ERR_INVALID_PARAMETER (-8001)
+#define DCMI_ERR_NOT_PERMITTED (-8002)
+#define DCMI_ERR_MEMORY (-8003)
+#define DCMI_ERR_INNER (-8005)
+#define DCMI_ERR_TIMEOUT (-8006)
+#define DCMI_ERR_INVALID_DEVICE_ID (-8007)
+#define DCMI_ERR_DEVICE_NOT_EXIST (-8008)
+#define DCMI_ERR_IOCTL (-8009)
+#define DCMI_ERR_NOT_READY (-8012)
+#define DCMI_ERR_NOT_SUPPORTED_IN_CONTAINER (-8013)
+#define DCMI_ERR_NOT_SUPPORTED (-8255)
+
+#define DCMI_MAX_CARDS 64
+#define DCMI_MAX_DEVICES_PER_CARD 4
+#define DCMI_MAX_ERROR_CODES 128
+#define DCMI_HEALTH_ABSENT 0xFFFFFFFFu
+
+struct dcmi_chip_info {
+	unsigned char chip_type[32];
+	unsigned char chip_name[32];
+	unsigned char chip_ver[32];
+	unsigned int aicore_cnt;
+};
+
+struct dcmi_board_info {
+	unsigned int board_id;
+	unsigned int pcb_id;
+	unsigned int bom_id;
+	unsigned int slot_id;
+};
+
+struct dcmi_hbm_info {
+	unsigned long long memory_size; /* MB */
+	unsigned int freq;
+	unsigned long long memory_usage; /* MB */
+	int temp;
+	unsigned int bandwith_util_rate;
+};
+
+struct dcmi_event_filter {
+	unsigned long long filter_flag;
+	unsigned int event_id;
+	unsigned char severity;
+	unsigned char node_type;
+	unsigned char resv[32];
+};
+
+struct dcmi_dms_fault_event {
+	unsigned int event_id;
+	unsigned short deviceid; /* logic id */
+	unsigned char node_type;
+	unsigned char node_id;
+	unsigned char sub_node_type;
+	unsigned char sub_node_id;
+	unsigned char severity; /* 0 warning .. 3 critical */
+	unsigned char assertion; /* 0 recovery, 1 occur, 2 one-off */
+	int event_serial_num;
+	int notify_serial_num;
+	unsigned long long alarm_raised_time;
+	char event_name[256];
+	char additional_info[32];
+	unsigned char resv[32];
+};
+
+#define DCMI_EVENT_TYPE_DMS_FAULT 0
+#define DCMI_ASSERTION_RECOVERY 0
+#define DCMI_ASSERTION_OCCUR 1
+#define DCMI_ASSERTION_ONE_OFF 2
+
+struct dcmi_event {
+	int type;
+	union {
+		struct dcmi_dms_fault_event dms_event;
+	} event_t;
+};
+
+typedef void (*dcmi_fault_event_callback)(struct dcmi_event *event);
+
+/* X-macro of every symbol the plugin resolves: (name, required, return, params).
+ * A missing required symbol fails the load naming it; optional ones may be
+ * absent on older drivers. */
+#define DCMI_SYMBOLS(X)                                                                              \
+	X(dcmi_init, 1, int, (void))                                                                 \
+	X(dcmi_get_card_list, 1, int, (int *card_num, int *card_list, int list_len))                 \
+	X(dcmi_get_device_num_in_card, 1, int, (int card_id, int *device_num))                      \
+	X(dcmi_get_device_logic_id, 1, int, (int *device_logic_id, int card_id, int device_id))     \
+	X(dcmi_get_device_phyid_from_logicid, 1, int, (unsigned int logicid, unsigned int *phyid))  \
+	X(dcmi_get_device_chip_info, 1, int,                                                         \
+	  (int card_id, int device_id, struct dcmi_chip_info *chip_info))                           \
+	X(dcmi_get_device_health, 1, int, (int card_id, int device_id, unsigned int *health))       \
+	X(dcmi_get_device_board_info, 0, int,                                                        \
+	  (int card_id, int device_id, struct dcmi_board_info *board_info))                         \
+	X(dcmi_get_dcmi_version, 0, int, (char *buf, int len))                                      \
+	X(dcmi_get_device_errorcode_v2, 0, int,                                                      \
+	  (int card_id, int device_id, int *error_count, unsigned int *error_code_list,             \
+	   unsigned int list_len))                                                                   \
+	X(dcmi_subscribe_fault_event, 0, int,                                                        \
+	  (int card_id, int device_id, struct dcmi_event_filter filter,                             \
+	   dcmi_fault_event_callback handler))                                                       \
+	X(dcmi_get_device_hbm_info, 0, int,                                                          \
+	  (int card_id, int device_id, struct dcmi_hbm_info *hbm_info))
+
+/* Prototypes as the vendor header declares them (used by the simulator). */
+#define DCMI_DECLARE(name, required, ret, params) ret name params;
+DCMI_SYMBOLS(DCMI_DECLARE)
+#undef DCMI_DECLARE
