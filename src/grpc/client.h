@@ -55,5 +55,10 @@ int gc_stream_open(struct gc_channel *channel, const char *method, const uint8_t
 int gc_stream_next(struct gc_stream *stream, int64_t timeout_ms, uint8_t **ret_body, size_t *ret_len);
 void gc_stream_status(struct gc_stream *stream, grpc_status_code *ret_status, const char **ret_details);
 
-/* Cancels the call if still open and frees it. Accepts NULL. */
+/* Cancels the call from any thread; a reader blocked in gc_stream_next
+ * returns -EPIPE soon after. */
+void gc_stream_cancel(struct gc_stream *stream);
+
+/* Cancels the call if still open and frees it. Call it from the reading
+ * thread (or once no thread reads). Accepts NULL. */
 void gc_stream_close(struct gc_stream *stream);

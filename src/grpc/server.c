@@ -1,0 +1,588 @@
+#include "grpc/server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+
+#include "base/parse.h"
+#include "grpc/cq.h"
+#include "grpc/wire.h"
+
+/* Bounds what one client connection can open at once. */
+#define GS_MAX_CONCURRENT_STREAMS 64
+
+struct gs_server {
+	grpc_server *server;
+	struct cq_runner *runner;
+	const struct gs_method *methods;
+	size_t n_methods;
+	void *ctx;
+
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	unsigned live;       /* posted requests + calls not yet released */
+	bool stopping;
+	bool shutdown_done;
+	struct cq_tag shutdown_tag;
+};
+
+/* A generic request posted to the server: the next call on any method. */
+struct request {
+	struct cq_tag tag;
+	struct gs_server *server;
+	grpc_call *call;
+	grpc_call_details details;
+	grpc_metadata_array metadata;
+};
+
+enum call_kind { CALL_UNKNOWN, CALL_UNARY, CALL_STREAM };
+
+/* One accepted call; for streaming methods this is the gs_stream. Every batch
+ * in flight holds a reference, and so does whoever keeps the stream. */
+struct gs_stream {
+	struct gs_server *server;
+	grpc_call *call;
+	const struct gs_method *method;
+	enum call_kind kind;
+
+	pthread_mutex_t lock;
+	unsigned refs;
+
+	struct cq_tag recv_tag;   /* the request message */
+	struct cq_tag final_tag;  /* status (+ message) of unary and unknown calls */
+	struct cq_tag meta_tag;   /* initial metadata of a stream */
+	struct cq_tag send_tag;   /* one stream message */
+	struct cq_tag status_tag; /* a stream's closing status */
+	struct cq_tag close_tag;  /* RECV_CLOSE_ON_SERVER of a stream */
+
+	grpc_byte_buffer *recv_buf;
+	grpc_byte_buffer *send_buf;
+	grpc_byte_buffer *final_buf;
+	grpc_slice status_details;
+	bool has_status_details;
+	int cancelled;
+
+	/* Stream state, under lock. */
+	bool opened;  /* stream_open accepted it: stream_closed is owed */
+	bool closed;  /* the client side is gone */
+	bool sending;
+	uint8_t *pending;
+	size_t pending_len;
+	bool has_pending;
+	bool finishing; /* a status is queued or sent */
+	bool status_sent;
+	grpc_status_code finish_status;
+	char finish_details[512];
+};
+
+static void server_release(struct gs_server *server)
+{
+	pthread_mutex_lock(&server->lock);
+	server->live--;
+	pthread_cond_broadcast(&server->idle);
+	pthread_mutex_unlock(&server->lock);
+}
+
+void gs_stream_ref(struct gs_stream *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->refs++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void gs_stream_unref(struct gs_stream *s)
+{
+	pthread_mutex_lock(&s->lock);
+	unsigned left = --s->refs;
+	pthread_mutex_unlock(&s->lock);
+	if (left > 0)
+		return;
+
+	struct gs_server *server = s->server;
+	if (s->recv_buf)
+		grpc_byte_buffer_destroy(s->recv_buf);
+	if (s->send_buf)
+		grpc_byte_buffer_destroy(s->send_buf);
+	if (s->final_buf)
+		grpc_byte_buffer_destroy(s->final_buf);
+	if (s->has_status_details)
+		grpc_slice_unref(s->status_details);
+	free(s->pending);
+	grpc_call_unref(s->call);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	server_release(server);
+}
+
+void gs_reply_error(struct gs_reply *reply, grpc_status_code status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reply->details, sizeof(reply->details), fmt, ap);
+	va_end(ap);
+	reply->status = status;
+}
+
+static void set_status_details(struct gs_stream *s, const char *details)
+{
+	if (s->has_status_details)
+		grpc_slice_unref(s->status_details);
+	s->status_details = grpc_slice_from_copied_string(details);
+	s->has_status_details = true;
+}
+
+/* Starts a batch holding a reference for it; drops the reference if gRPC
+ * refuses the batch (which only happens on our own misuse). */
+static bool start_batch(struct gs_stream *s, const grpc_op *ops, size_t n, struct cq_tag *tag)
+{
+	gs_stream_ref(s);
+	if (grpc_call_start_batch(s->call, ops, n, tag, NULL) != GRPC_CALL_OK) {
+		gs_stream_unref(s);
+		return false;
+	}
+	return true;
+}
+
+static void on_batch_released(struct cq_tag *tag, bool ok)
+{
+	(void)ok;
+	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, final_tag));
+	gs_stream_unref(s);
+}
+
+/* Ends a unary or unknown call: initial metadata, the message if any, the
+ * status, and RECV_CLOSE_ON_SERVER so the call is fully done when it completes. */
+static void send_final(struct gs_stream *s, grpc_status_code status, const char *details, const uint8_t *body,
+		       size_t len, bool with_message)
+{
+	grpc_op ops[4];
+	size_t n = 0;
+
+	memset(ops, 0, sizeof(ops));
+	ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+	if (with_message) {
+		s->final_buf = wire_buffer_from(body, len);
+		ops[n].op = GRPC_OP_SEND_MESSAGE;
+		ops[n++].data.send_message.send_message = s->final_buf;
+	}
+	set_status_details(s, details);
+	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	ops[n].data.send_status_from_server.status = status;
+	ops[n++].data.send_status_from_server.status_details = &s->status_details;
+	ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	ops[n++].data.recv_close_on_server.cancelled = &s->cancelled;
+
+	s->final_tag.done = on_batch_released;
+	start_batch(s, ops, n, &s->final_tag);
+}
+
+/* --- streams ------------------------------------------------------------ */
+
+static void stream_start_send_locked(struct gs_stream *s, uint8_t *body, size_t len);
+static void stream_start_status_locked(struct gs_stream *s);
+
+static void on_stream_sent(struct cq_tag *tag, bool ok)
+{
+	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, send_tag));
+
+	pthread_mutex_lock(&s->lock);
+	s->sending = false;
+	grpc_byte_buffer_destroy(s->send_buf);
+	s->send_buf = NULL;
+	if (!ok)
+		s->closed = true;
+	if (s->has_pending && !s->closed) {
+		uint8_t *body = s->pending;
+		size_t len = s->pending_len;
+		s->pending = NULL;
+		s->has_pending = false;
+		stream_start_send_locked(s, body, len);
+		free(body);
+	} else if (s->finishing && !s->status_sent && !s->closed) {
+		stream_start_status_locked(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	gs_stream_unref(s);
+}
+
+static void stream_start_send_locked(struct gs_stream *s, uint8_t *body, size_t len)
+{
+	grpc_op op;
+	memset(&op, 0, sizeof(op));
+	s->send_buf = wire_buffer_from(body, len);
+	op.op = GRPC_OP_SEND_MESSAGE;
+	op.data.send_message.send_message = s->send_buf;
+	s->send_tag.done = on_stream_sent;
+	s->sending = true;
+	/* The lock is held, so take the batch's reference by hand. */
+	s->refs++;
+	if (grpc_call_start_batch(s->call, &op, 1, &s->send_tag, NULL) != GRPC_CALL_OK) {
+		s->refs--;
+		s->sending = false;
+		grpc_byte_buffer_destroy(s->send_buf);
+		s->send_buf = NULL;
+	}
+}
+
+static void on_stream_status_sent(struct cq_tag *tag, bool ok)
+{
+	(void)ok;
+	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, status_tag));
+	gs_stream_unref(s);
+}
+
+static void stream_start_status_locked(struct gs_stream *s)
+{
+	grpc_op op;
+	memset(&op, 0, sizeof(op));
+	set_status_details(s, s->finish_details);
+	op.op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	op.data.send_status_from_server.status = s->finish_status;
+	op.data.send_status_from_server.status_details = &s->status_details;
+	s->status_tag.done = on_stream_status_sent;
+	s->status_sent = true;
+	s->refs++;
+	if (grpc_call_start_batch(s->call, &op, 1, &s->status_tag, NULL) != GRPC_CALL_OK)
+		s->refs--;
+}
+
+int gs_stream_send(struct gs_stream *s, const uint8_t *body, size_t len)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->closed || s->finishing) {
+		r = -EPIPE;
+		goto out;
+	}
+	if (s->sending) {
+		/* The latest state replaces whatever was still waiting. */
+		uint8_t *copy = malloc(len ? len : 1);
+		if (!copy) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(copy, body, len);
+		free(s->pending);
+		s->pending = copy;
+		s->pending_len = len;
+		s->has_pending = true;
+		goto out;
+	}
+	stream_start_send_locked(s, (uint8_t *)(uintptr_t)body, len);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+void gs_stream_finish(struct gs_stream *s, grpc_status_code status, const char *details)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->closed && !s->finishing) {
+		s->finishing = true;
+		s->finish_status = status;
+		snprintf(s->finish_details, sizeof(s->finish_details), "%s", details ? details : "");
+		if (!s->sending)
+			stream_start_status_locked(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void on_stream_closed(struct cq_tag *tag, bool ok)
+{
+	(void)ok;
+	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, close_tag));
+
+	pthread_mutex_lock(&s->lock);
+	s->closed = true;
+	free(s->pending);
+	s->pending = NULL;
+	s->has_pending = false;
+	bool owed = s->opened;
+	pthread_mutex_unlock(&s->lock);
+
+	if (owed && s->method->stream_closed)
+		s->method->stream_closed(s->server->ctx, s);
+	gs_stream_unref(s);
+}
+
+static void on_meta_sent(struct cq_tag *tag, bool ok)
+{
+	(void)ok;
+	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, meta_tag));
+	gs_stream_unref(s);
+}
+
+/* --- dispatch ----------------------------------------------------------- */
+
+static void on_request_message(struct cq_tag *tag, bool ok)
+{
+	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, recv_tag));
+	struct gs_server *server = s->server;
+	struct gs_reply reply = { .status = GRPC_STATUS_OK };
+	uint8_t *req = NULL;
+	size_t len = 0;
+
+	if (!ok) {
+		/* The call died before its message arrived (cancelled, shutdown). */
+		send_final(s, GRPC_STATUS_CANCELLED, "call ended before its request arrived", NULL, 0, false);
+		goto out;
+	}
+	if (!s->recv_buf) {
+		send_final(s, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0, false);
+		goto out;
+	}
+	if (wire_buffer_read(s->recv_buf, &req, &len) < 0) {
+		send_final(s, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory reading the request", NULL, 0, false);
+		goto out;
+	}
+
+	if (s->kind == CALL_UNARY) {
+		s->method->unary(server->ctx, req, len, &reply);
+		if (reply.status == GRPC_STATUS_OK)
+			send_final(s, GRPC_STATUS_OK, "", reply.body, reply.len, true);
+		else
+			send_final(s, reply.status, reply.details, NULL, 0, false);
+		free(reply.body);
+		goto out;
+	}
+
+	/* A stream: metadata out now, watch for the client leaving, then hand it over. */
+	grpc_op meta;
+	memset(&meta, 0, sizeof(meta));
+	meta.op = GRPC_OP_SEND_INITIAL_METADATA;
+	s->meta_tag.done = on_meta_sent;
+	start_batch(s, &meta, 1, &s->meta_tag);
+
+	grpc_op close_op;
+	memset(&close_op, 0, sizeof(close_op));
+	close_op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	close_op.data.recv_close_on_server.cancelled = &s->cancelled;
+	s->close_tag.done = on_stream_closed;
+	start_batch(s, &close_op, 1, &s->close_tag);
+
+	grpc_status_code st = s->method->stream_open(server->ctx, s, req, len, &reply);
+	pthread_mutex_lock(&s->lock);
+	if (st == GRPC_STATUS_OK) {
+		s->opened = true;
+	} else if (!s->closed && !s->finishing) {
+		s->finishing = true;
+		s->finish_status = st;
+		snprintf(s->finish_details, sizeof(s->finish_details), "%s", reply.details);
+		if (!s->sending)
+			stream_start_status_locked(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(reply.body);
+
+out:
+	free(req);
+	gs_stream_unref(s); /* the receive batch's reference */
+}
+
+static const struct gs_method *find_method(struct gs_server *server, grpc_slice path)
+{
+	size_t len = GRPC_SLICE_LENGTH(path);
+	const void *p = GRPC_SLICE_START_PTR(path);
+
+	for (size_t i = 0; i < server->n_methods; i++) {
+		const char *name = server->methods[i].path;
+		if (strlen(name) == len && memcmp(name, p, len) == 0)
+			return &server->methods[i];
+	}
+	return NULL;
+}
+
+static int post_request(struct gs_server *server);
+
+static void accept_call(struct gs_server *server, grpc_call *call, const struct gs_method *method)
+{
+	struct gs_stream *s = calloc(1, sizeof(*s));
+	if (!s) {
+		grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory", NULL);
+		grpc_call_unref(call);
+		return;
+	}
+	pthread_mutex_lock(&server->lock);
+	server->live++;
+	pthread_mutex_unlock(&server->lock);
+
+	s->server = server;
+	s->call = call;
+	s->method = method;
+	s->refs = 1;
+	pthread_mutex_init(&s->lock, NULL);
+
+	if (!method) {
+		s->kind = CALL_UNKNOWN;
+		send_final(s, GRPC_STATUS_UNIMPLEMENTED, "unknown method", NULL, 0, false);
+		gs_stream_unref(s);
+		return;
+	}
+	s->kind = method->unary ? CALL_UNARY : CALL_STREAM;
+
+	grpc_op op;
+	memset(&op, 0, sizeof(op));
+	op.op = GRPC_OP_RECV_MESSAGE;
+	op.data.recv_message.recv_message = &s->recv_buf;
+	s->recv_tag.done = on_request_message;
+	/* The initial reference becomes the receive batch's. */
+	if (grpc_call_start_batch(call, &op, 1, &s->recv_tag, NULL) != GRPC_CALL_OK)
+		gs_stream_unref(s);
+}
+
+static void on_request(struct cq_tag *tag, bool ok)
+{
+	struct request *req = (struct request *)tag;
+	struct gs_server *server = req->server;
+
+	if (ok) {
+		/* Keep a request posted before handling this call, so no call ever waits. */
+		post_request(server);
+		accept_call(server, req->call, find_method(server, req->details.method));
+	}
+	grpc_call_details_destroy(&req->details);
+	grpc_metadata_array_destroy(&req->metadata);
+	free(req);
+	server_release(server);
+}
+
+static int post_request(struct gs_server *server)
+{
+	pthread_mutex_lock(&server->lock);
+	bool stopping = server->stopping;
+	if (!stopping)
+		server->live++;
+	pthread_mutex_unlock(&server->lock);
+	if (stopping)
+		return -ESHUTDOWN;
+
+	struct request *req = calloc(1, sizeof(*req));
+	if (!req) {
+		server_release(server);
+		return -ENOMEM;
+	}
+	req->tag.done = on_request;
+	req->server = server;
+	grpc_call_details_init(&req->details);
+	grpc_metadata_array_init(&req->metadata);
+	grpc_completion_queue *cq = cq_runner_queue(server->runner);
+	if (grpc_server_request_call(server->server, &req->call, &req->details, &req->metadata, cq, cq, &req->tag) !=
+	    GRPC_CALL_OK) {
+		grpc_call_details_destroy(&req->details);
+		grpc_metadata_array_destroy(&req->metadata);
+		free(req);
+		server_release(server);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void on_shutdown(struct cq_tag *tag, bool ok)
+{
+	(void)ok;
+	struct gs_server *server = (struct gs_server *)((char *)tag - offsetof(struct gs_server, shutdown_tag));
+	pthread_mutex_lock(&server->lock);
+	server->shutdown_done = true;
+	pthread_cond_broadcast(&server->idle);
+	pthread_mutex_unlock(&server->lock);
+}
+
+int gs_server_start(const char *socket_path, const struct gs_method *methods, size_t n_methods, void *ctx,
+		    struct gs_server **ret_server)
+{
+	char address[128];
+	int r = str_printf(address, sizeof(address), "unix:%s", socket_path);
+	if (r < 0 || strlen(socket_path) >= 108)
+		return -ENAMETOOLONG;
+
+	struct gs_server *server = calloc(1, sizeof(*server));
+	if (!server)
+		return -ENOMEM;
+	server->methods = methods;
+	server->n_methods = n_methods;
+	server->ctx = ctx;
+	pthread_mutex_init(&server->lock, NULL);
+	pthread_cond_init(&server->idle, NULL);
+	server->shutdown_tag.done = on_shutdown;
+
+	r = cq_runner_start(&server->runner);
+	if (r < 0)
+		goto fail_runner;
+
+	static char receive_key[] = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+	static char streams_key[] = GRPC_ARG_MAX_CONCURRENT_STREAMS;
+	grpc_arg args[] = {
+		{ .type = GRPC_ARG_INTEGER, .key = receive_key, .value.integer = GS_MAX_RECEIVE_BYTES },
+		{ .type = GRPC_ARG_INTEGER, .key = streams_key, .value.integer = GS_MAX_CONCURRENT_STREAMS },
+	};
+	grpc_channel_args channel_args = { .num_args = sizeof(args) / sizeof(args[0]), .args = args };
+	server->server = grpc_server_create(&channel_args, NULL);
+	grpc_server_register_completion_queue(server->server, cq_runner_queue(server->runner), NULL);
+
+	grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+	int port = grpc_server_add_http2_port(server->server, address, creds);
+	grpc_server_credentials_release(creds);
+	if (port == 0) {
+		r = -EADDRINUSE;
+		goto fail_server;
+	}
+	grpc_server_start(server->server);
+
+	r = post_request(server);
+	if (r < 0) {
+		gs_server_stop(server);
+		return r;
+	}
+	*ret_server = server;
+	return 0;
+
+fail_server:
+	/* A server that never started still needs the shutdown handshake. */
+	grpc_server_shutdown_and_notify(server->server, cq_runner_queue(server->runner), &server->shutdown_tag);
+	pthread_mutex_lock(&server->lock);
+	while (!server->shutdown_done)
+		pthread_cond_wait(&server->idle, &server->lock);
+	pthread_mutex_unlock(&server->lock);
+	grpc_server_destroy(server->server);
+	cq_runner_stop(server->runner);
+fail_runner:
+	pthread_cond_destroy(&server->idle);
+	pthread_mutex_destroy(&server->lock);
+	free(server);
+	return r;
+}
+
+void gs_server_stop(struct gs_server *server)
+{
+	if (!server)
+		return;
+
+	pthread_mutex_lock(&server->lock);
+	server->stopping = true;
+	pthread_mutex_unlock(&server->lock);
+
+	grpc_server_shutdown_and_notify(server->server, cq_runner_queue(server->runner), &server->shutdown_tag);
+	grpc_server_cancel_all_calls(server->server);
+
+	pthread_mutex_lock(&server->lock);
+	while (!server->shutdown_done || server->live > 0)
+		pthread_cond_wait(&server->idle, &server->lock);
+	pthread_mutex_unlock(&server->lock);
+
+	grpc_server_destroy(server->server);
+	cq_runner_stop(server->runner);
+	pthread_cond_destroy(&server->idle);
+	pthread_mutex_destroy(&server->lock);
+	free(server);
+}
