@@ -1,0 +1,16 @@
+/* Kubernetes name rules the kubelet enforces on device plugins, so that the
+ * plugin rejects at start-up what the kubelet would reject at registration. */
+#pragma once
+
+#include <stddef.h>
+
+/* An extended resource name such as "ascend.com/npu": a '/', no
+ * "kubernetes.io/", no "requests." prefix, a lowercase DNS-1123 subdomain
+ * before the '/', and after it at most 63 characters matching
+ * [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?. Returns 0 or -EINVAL with the
+ * broken rule in why. */
+int k8s_extended_resource_name_check(const char *name, char *why, size_t why_size);
+
+/* A lowercase RFC 1123 subdomain: at most 253 characters, dot-separated
+ * labels of at most 63 characters matching [a-z0-9]([-a-z0-9]*[a-z0-9])?. */
+int k8s_dns_subdomain_check(const char *s, size_t len);

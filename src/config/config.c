@@ -1,0 +1,241 @@
+#include "config/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/k8s_names.h"
+#include "base/parse.h"
+
+#define DEFAULT_RESOURCE_NAME "ascend.com/npu"
+#define DEFAULT_SOCKET_DIR "/var/lib/kubelet/device-plugins"
+#define DEFAULT_DRIVER_PATH "/usr/local/Ascend/driver"
+#define DEFAULT_HEALTH_INTERVAL_MS 5000
+/* Below this, polling DCMI would cost more than it tells. */
+#define MIN_HEALTH_INTERVAL_MS 100
+
+struct flag {
+	const char *name;
+	const char *arg; /* NULL for a switch */
+	const char *help;
+	int (*apply)(struct config *c, const char *value, char *why, size_t why_size);
+};
+
+static int fail(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t why_size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, why_size, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int set_path(char *dst, size_t size, const char *flag, const char *value, char *why, size_t why_size)
+{
+	if (value[0] != '/')
+		return fail(why, why_size, "--%s: '%s' is not an absolute path", flag, value);
+	if (str_copy(dst, size, value) < 0)
+		return fail(why, why_size, "--%s: path is too long", flag);
+	/* Keep "/" as is, drop other trailing slashes so joins stay tidy. */
+	size_t len = strlen(dst);
+	while (len > 1 && dst[len - 1] == '/')
+		dst[--len] = '\0';
+	return 0;
+}
+
+static int apply_resource_name(struct config *c, const char *v, char *why, size_t why_size)
+{
+	char problem[160];
+	if (k8s_extended_resource_name_check(v, problem, sizeof(problem)) < 0)
+		return fail(why, why_size, "--resource-name: '%s' is invalid: %s", v, problem);
+	if (str_copy(c->resource_name, sizeof(c->resource_name), v) < 0)
+		return fail(why, why_size, "--resource-name: too long");
+	return 0;
+}
+
+static int apply_socket_dir(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->socket_dir, sizeof(c->socket_dir), "socket-dir", v, why, why_size);
+}
+
+static int apply_dev_dir(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->dev_dir, sizeof(c->dev_dir), "dev-dir", v, why, why_size);
+}
+
+static int apply_driver_path(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->driver_path, sizeof(c->driver_path), "driver-path", v, why, why_size);
+}
+
+static int apply_host_root(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->host_root, sizeof(c->host_root), "host-root", v, why, why_size);
+}
+
+static int apply_dcmi_lib(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->dcmi_lib, sizeof(c->dcmi_lib), "dcmi-lib", v, why, why_size);
+}
+
+static int apply_backend(struct config *c, const char *v, char *why, size_t why_size)
+{
+	if (npu_backend_mode_parse(v, &c->backend) < 0)
+		return fail(why, why_size, "--backend: '%s' is not one of auto, dcmi, devfs", v);
+	return 0;
+}
+
+static int apply_health_interval(struct config *c, const char *v, char *why, size_t why_size)
+{
+	int64_t ms;
+	if (parse_duration_ms(v, &ms) < 0 || ms < MIN_HEALTH_INTERVAL_MS)
+		return fail(why, why_size,
+			    "--health-interval: '%s' is not a duration between 100ms and 24h (e.g. 500ms, 5s, 1m)", v);
+	c->health_interval_ms = ms;
+	return 0;
+}
+
+static int apply_log_level(struct config *c, const char *v, char *why, size_t why_size)
+{
+	if (log_level_parse(v, &c->log_level) < 0)
+		return fail(why, why_size, "--log-level: '%s' is not one of error, warn, info, debug", v);
+	return 0;
+}
+
+static int apply_help(struct config *c, const char *v, char *why, size_t why_size)
+{
+	(void)v, (void)why, (void)why_size;
+	c->action = CONFIG_ACTION_HELP;
+	return 0;
+}
+
+static int apply_version(struct config *c, const char *v, char *why, size_t why_size)
+{
+	(void)v, (void)why, (void)why_size;
+	if (c->action != CONFIG_ACTION_HELP)
+		c->action = CONFIG_ACTION_VERSION;
+	return 0;
+}
+
+static int apply_probe(struct config *c, const char *v, char *why, size_t why_size)
+{
+	(void)v, (void)why, (void)why_size;
+	if (c->action == CONFIG_ACTION_RUN)
+		c->action = CONFIG_ACTION_PROBE;
+	return 0;
+}
+
+static const struct flag flags[] = {
+	{ "resource-name", "NAME", "extended resource to advertise (default " DEFAULT_RESOURCE_NAME ")",
+	  apply_resource_name },
+	{ "socket-dir", "DIR", "kubelet device-plugin directory (default " DEFAULT_SOCKET_DIR ")", apply_socket_dir },
+	{ "dev-dir", "DIR", "where to look for the davinci device nodes (default /dev)", apply_dev_dir },
+	{ "driver-path", "DIR", "host path of the Ascend driver (default $ASCEND_DRIVER_PATH, else " DEFAULT_DRIVER_PATH ")",
+	  apply_driver_path },
+	{ "host-root", "DIR", "where the host's / is visible, for driver and DCMI lookups (default /)", apply_host_root },
+	{ "dcmi-lib", "PATH", "libdcmi.so to load instead of searching for it", apply_dcmi_lib },
+	{ "backend", "MODE", "auto, dcmi or devfs (default auto)", apply_backend },
+	{ "health-interval", "DURATION", "how often to poll health and rediscover, e.g. 500ms, 5s (default 5s)",
+	  apply_health_interval },
+	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level },
+	{ "probe", NULL, "check that a running plugin answers on its socket, exit 0 if so (liveness probe)",
+	  apply_probe },
+	{ "help", NULL, "print this help and exit", apply_help },
+	{ "version", NULL, "print the version and exit", apply_version },
+};
+
+void config_usage(FILE *out, const char *program)
+{
+	fprintf(out,
+		"Usage: %s [FLAGS]\n"
+		"Serves the node's Ascend NPUs to the kubelet as a device plugin.\n\nFlags:\n",
+		program);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s%s%s", flags[i].name, flags[i].arg ? " " : "",
+			 flags[i].arg ? flags[i].arg : "");
+		fprintf(out, "  %-28s %s\n", left, flags[i].help);
+	}
+	fprintf(out, "\nFlags take --flag=value or --flag value. Durations take ms, s, m or h; a bare number\n"
+		     "means seconds. Environment: ASCEND_DRIVER_PATH (driver path when --driver-path is unset).\n");
+}
+
+static const struct flag *find_flag(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
+			return &flags[i];
+	return NULL;
+}
+
+/* Derives the socket names: "ascend.com/npu" -> "ascend-npu.sock". */
+static int derive_paths(struct config *c, char *why, size_t why_size)
+{
+	const char *slash = strchr(c->resource_name, '/');
+	size_t domain_label = strcspn(c->resource_name, "./");
+	if (str_printf(c->endpoint, sizeof(c->endpoint), "%.*s-%s.sock", (int)domain_label, c->resource_name,
+		       slash + 1) < 0)
+		return fail(why, why_size, "--resource-name: too long for a socket name");
+	if (path_join(c->socket_path, sizeof(c->socket_path), c->socket_dir, c->endpoint) < 0 ||
+	    path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock") < 0)
+		return fail(why, why_size, "--socket-dir: socket paths must stay under %d bytes",
+			    CONFIG_SOCKET_PATH_MAX);
+	return 0;
+}
+
+int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, char *why,
+		 size_t why_size)
+{
+	struct config c = {
+		.action = CONFIG_ACTION_RUN,
+		.resource_name = DEFAULT_RESOURCE_NAME,
+		.socket_dir = DEFAULT_SOCKET_DIR,
+		.dev_dir = "/dev",
+		.driver_path = DEFAULT_DRIVER_PATH,
+		.host_root = "/",
+		.backend = NPU_BACKEND_AUTO,
+		.health_interval_ms = DEFAULT_HEALTH_INTERVAL_MS,
+		.log_level = LOG_LEVEL_INFO,
+	};
+	int r;
+
+	if (env_driver_path && env_driver_path[0] &&
+	    set_path(c.driver_path, sizeof(c.driver_path), "driver-path (from ASCEND_DRIVER_PATH)", env_driver_path,
+		     why, why_size) < 0)
+		return -EINVAL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+			return fail(why, why_size, "unexpected argument '%s'", arg);
+		const char *name = arg + 2;
+		const char *eq = strchr(name, '=');
+		size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+		const struct flag *f = find_flag(name, name_len);
+		if (!f)
+			return fail(why, why_size, "unknown flag '--%.*s'", (int)name_len, name);
+
+		const char *value = NULL;
+		if (f->arg) {
+			if (eq)
+				value = eq + 1;
+			else if (i + 1 < argc)
+				value = argv[++i];
+			else
+				return fail(why, why_size, "--%s needs a value (%s)", f->name, f->arg);
+		} else if (eq) {
+			return fail(why, why_size, "--%s takes no value", f->name);
+		}
+		r = f->apply(&c, value, why, why_size);
+		if (r < 0)
+			return r;
+	}
+
+	r = derive_paths(&c, why, why_size);
+	if (r < 0)
+		return r;
+	*ret_config = c;
+	return 0;
+}

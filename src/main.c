@@ -1,0 +1,52 @@
+/* ascend-device-plugin: serves the node's Ascend NPUs to the kubelet.
+ * The table of contents: signals, configuration, logging, then the daemon
+ * (src/plugin/daemon.c) until SIGTERM. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "config/config.h"
+#include "plugin/daemon.h"
+
+int main(int argc, char **argv)
+{
+	static struct config config;
+	char why[1024];
+
+	/* Before any thread exists, so that only the daemon's signalfd sees them. */
+	if (daemon_block_signals() < 0) {
+		fprintf(stderr, "ascend-device-plugin: cannot block signals\n");
+		return 1;
+	}
+
+	if (config_parse(argc, argv, getenv("ASCEND_DRIVER_PATH"), &config, why, sizeof(why)) < 0) {
+		fprintf(stderr, "ascend-device-plugin: %s\n\n", why);
+		config_usage(stderr, "ascend-device-plugin");
+		return 2;
+	}
+	switch (config.action) {
+	case CONFIG_ACTION_HELP:
+		config_usage(stdout, "ascend-device-plugin");
+		return 0;
+	case CONFIG_ACTION_VERSION:
+		printf("ascend-device-plugin %s\n", ASCEND_VERSION);
+		return 0;
+	case CONFIG_ACTION_PROBE:
+		if (daemon_probe(&config, why, sizeof(why)) < 0) {
+			fprintf(stderr, "ascend-device-plugin: probe failed: %s\n", why);
+			return 1;
+		}
+		return 0;
+	case CONFIG_ACTION_RUN:
+		break;
+	}
+
+	log_set_level(config.log_level);
+	int r = daemon_run(&config);
+	if (r < 0) {
+		log_error("cannot start: %s", strerror(-r));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,293 @@
+#include "npu/inventory.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/parse.h"
+#include "npu/devfs.h"
+
+struct inventory {
+	enum npu_backend_mode mode;
+	struct dcmi_search search;
+	char dev_dir[4096];
+	dcmi_fault_event_callback on_fault_event;
+
+	struct dcmi_lib *dcmi;
+	struct inventory_status status;
+	struct npu_snapshot *current;
+	struct npu_chip chips[NPU_MAX_CHIPS];
+};
+
+static const char *const mode_names[] = {
+	[NPU_BACKEND_AUTO] = "auto",
+	[NPU_BACKEND_DCMI] = "dcmi",
+	[NPU_BACKEND_DEVFS] = "devfs",
+};
+
+int npu_backend_mode_parse(const char *s, enum npu_backend_mode *ret_mode)
+{
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (strcmp(s, mode_names[i]) == 0) {
+			*ret_mode = (enum npu_backend_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *npu_backend_mode_name(enum npu_backend_mode mode)
+{
+	return mode_names[mode];
+}
+
+struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+	return s;
+}
+
+void npu_snapshot_unref(struct npu_snapshot *s)
+{
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1)
+		free(s);
+}
+
+const struct npu_device *npu_snapshot_find(const struct npu_snapshot *s, const char *id)
+{
+	for (size_t i = 0; i < s->count; i++)
+		if (strcmp(s->devices[i].id, id) == 0)
+			return &s->devices[i];
+	return NULL;
+}
+
+bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *b)
+{
+	if (a->count != b->count)
+		return false;
+	for (size_t i = 0; i < a->count; i++)
+		if (strcmp(a->devices[i].id, b->devices[i].id) != 0 || a->devices[i].healthy != b->devices[i].healthy)
+			return false;
+	return true;
+}
+
+void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
+{
+	static const char *const levels[] = { "normal", "warning", "major", "critical" };
+	int n = 0;
+
+	switch (d->fault) {
+	case NPU_FAULT_NONE:
+		n = snprintf(buf, size, "healthy");
+		break;
+	case NPU_FAULT_DRIVER_NOT_READY:
+		n = snprintf(buf, size, "driver not ready (davinci_manager missing)");
+		break;
+	case NPU_FAULT_NODE_MISSING:
+		n = snprintf(buf, size, "device node davinci%u missing", d->chip.phy_id);
+		break;
+	case NPU_FAULT_ABSENT:
+		n = snprintf(buf, size, "DCMI reports the chip absent");
+		break;
+	case NPU_FAULT_HEALTH_CALL:
+		n = snprintf(buf, size, "dcmi_get_device_health failed with %d", d->dcmi_code);
+		break;
+	case NPU_FAULT_HEALTH_LEVEL:
+		n = snprintf(buf, size, "DCMI health %u (%s)", d->dcmi_health,
+			     d->dcmi_health < 4 ? levels[d->dcmi_health] : "unknown");
+		break;
+	}
+	for (size_t i = 0; i < d->n_fault_codes && n > 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%s%08X", i == 0 ? ", error codes " : ",", d->fault_codes[i]);
+}
+
+int inventory_new(const struct inventory_options *options, struct inventory **ret_inventory)
+{
+	struct inventory *inv = calloc(1, sizeof(*inv));
+	if (!inv)
+		return -ENOMEM;
+	inv->mode = options->backend;
+	inv->search = options->dcmi;
+	inv->on_fault_event = options->on_fault_event;
+	int r = str_copy(inv->dev_dir, sizeof(inv->dev_dir), options->dev_dir);
+	if (r < 0)
+		goto fail;
+
+	inv->current = calloc(1, sizeof(struct npu_snapshot));
+	if (!inv->current) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	atomic_init(&inv->current->refs, 1);
+	*ret_inventory = inv;
+	return 0;
+
+fail:
+	free(inv);
+	return r;
+}
+
+void inventory_free(struct inventory *inv)
+{
+	if (!inv)
+		return;
+	dcmi_lib_close(inv->dcmi);
+	npu_snapshot_unref(inv->current);
+	free(inv);
+}
+
+/* Loads DCMI when the mode wants it and it is not loaded yet; subscribes to
+ * fault events once loaded. A failure only means "not now". */
+static void try_load_dcmi(struct inventory *inv)
+{
+	struct inventory_status *st = &inv->status;
+
+	if (inv->mode == NPU_BACKEND_DEVFS || inv->dcmi)
+		return;
+	int r = dcmi_lib_open(&inv->search, &inv->dcmi, st->dcmi_why, sizeof(st->dcmi_why));
+	if (r < 0) {
+		st->dcmi_open_error = r;
+		return;
+	}
+	st->dcmi_open_error = 0;
+	st->dcmi_why[0] = '\0';
+	snprintf(st->dcmi_path, sizeof(st->dcmi_path), "%s", dcmi_lib_path(inv->dcmi));
+	if (dcmi_driver_version(inv->dcmi, st->driver_version, sizeof(st->driver_version)) < 0)
+		st->driver_version[0] = '\0';
+	st->events_error = inv->on_fault_event ? dcmi_subscribe_faults(inv->dcmi, inv->on_fault_event) : -EOPNOTSUPP;
+	st->events = st->events_error == 0;
+}
+
+static void read_dcmi_health(struct inventory *inv, struct npu_device *d)
+{
+	unsigned int health;
+	if (dcmi_chip_health(inv->dcmi, &d->chip, &health) < 0) {
+		d->fault = NPU_FAULT_HEALTH_CALL;
+		d->dcmi_code = dcmi_last_error(inv->dcmi).code;
+		return;
+	}
+	d->dcmi_health = health;
+	if (health == DCMI_HEALTH_ABSENT)
+		d->fault = NPU_FAULT_ABSENT;
+	else if (health >= 2)
+		d->fault = NPU_FAULT_HEALTH_LEVEL;
+	if (d->fault == NPU_FAULT_NONE)
+		return;
+
+	unsigned int codes[DCMI_MAX_ERROR_CODES];
+	size_t n = 0;
+	if (d->fault == NPU_FAULT_HEALTH_LEVEL && dcmi_chip_error_codes(inv->dcmi, &d->chip, codes, DCMI_MAX_ERROR_CODES, &n) == 0) {
+		d->n_fault_codes = n < NPU_FAULT_CODES_KEPT ? n : NPU_FAULT_CODES_KEPT;
+		memcpy(d->fault_codes, codes, d->n_fault_codes * sizeof(codes[0]));
+	}
+}
+
+static void judge_device(struct inventory *inv, struct npu_device *d, bool driver_ready)
+{
+	char node[4200];
+
+	d->fault = NPU_FAULT_NONE;
+	if (!driver_ready)
+		d->fault = NPU_FAULT_DRIVER_NOT_READY;
+	else if (str_printf(node, sizeof(node), "%s/davinci%u", inv->dev_dir, d->chip.phy_id) < 0 ||
+		 !path_exists(node))
+		d->fault = NPU_FAULT_NODE_MISSING;
+	else if (inv->status.source == INVENTORY_SOURCE_DCMI)
+		read_dcmi_health(inv, d);
+	d->healthy = d->fault == NPU_FAULT_NONE;
+}
+
+static int compare_chip_phy(const void *a, const void *b)
+{
+	const struct npu_chip *x = a, *y = b;
+	return (x->phy_id > y->phy_id) - (x->phy_id < y->phy_id);
+}
+
+/* Adds the chips of the current snapshot missing from chips[0..count). */
+static size_t merge_known(struct inventory *inv, size_t count)
+{
+	size_t scanned = count;
+	for (size_t i = 0; i < inv->current->count && count < NPU_MAX_CHIPS; i++) {
+		const struct npu_chip *known = &inv->current->devices[i].chip;
+		bool found = false;
+		for (size_t j = 0; j < scanned && !found; j++)
+			found = inv->chips[j].phy_id == known->phy_id;
+		if (!found)
+			inv->chips[count++] = *known;
+	}
+	qsort(inv->chips, count, sizeof(inv->chips[0]), compare_chip_phy);
+	return count;
+}
+
+void inventory_forget(struct inventory *inv)
+{
+	struct npu_snapshot *empty = calloc(1, sizeof(*empty));
+	if (!empty)
+		return;
+	atomic_init(&empty->refs, 1);
+	npu_snapshot_unref(inv->current);
+	inv->current = empty;
+}
+
+int inventory_refresh(struct inventory *inv, bool *ret_changed)
+{
+	struct inventory_status *st = &inv->status;
+	size_t count = 0;
+	int r;
+
+	try_load_dcmi(inv);
+	if (inv->dcmi) {
+		st->source = INVENTORY_SOURCE_DCMI;
+		r = dcmi_enumerate(inv->dcmi, inv->chips, NPU_MAX_CHIPS, &count);
+		st->discovery_error = r < 0 ? dcmi_last_error(inv->dcmi) : (struct dcmi_error){ 0 };
+		if (r < 0)
+			count = 0;
+	} else if (inv->mode == NPU_BACKEND_DCMI) {
+		st->source = INVENTORY_SOURCE_NONE;
+	} else {
+		bool was_devfs = st->source == INVENTORY_SOURCE_DEVFS;
+		st->source = INVENTORY_SOURCE_DEVFS;
+		r = devfs_scan(inv->dev_dir, inv->chips, NPU_MAX_CHIPS, &count);
+		st->devfs_error = r < 0 ? r : 0;
+		if (r < 0)
+			count = 0;
+		/* Here health is the node being present: a chip whose node vanished
+		 * stays listed, as Unhealthy, until inventory_forget. */
+		if (was_devfs)
+			count = merge_known(inv, count);
+	}
+
+	char manager[4200];
+	st->driver_ready = str_printf(manager, sizeof(manager), "%s/davinci_manager", inv->dev_dir) == 0 &&
+			   path_exists(manager);
+
+	struct npu_snapshot *next = calloc(1, sizeof(*next) + count * sizeof(struct npu_device));
+	if (!next)
+		return -ENOMEM;
+	atomic_init(&next->refs, 1);
+	next->count = count;
+	for (size_t i = 0; i < count; i++) {
+		struct npu_device *d = &next->devices[i];
+		d->chip = inv->chips[i];
+		snprintf(d->id, sizeof(d->id), "npu-%u", d->chip.phy_id);
+		judge_device(inv, d, st->driver_ready);
+		next->healthy += d->healthy;
+	}
+
+	bool changed = !npu_snapshot_same(inv->current, next);
+	npu_snapshot_unref(inv->current);
+	inv->current = next;
+	*ret_changed = changed;
+	return 0;
+}
+
+struct npu_snapshot *inventory_snapshot(struct inventory *inv)
+{
+	return npu_snapshot_ref(inv->current);
+}
+
+const struct inventory_status *inventory_status(const struct inventory *inv)
+{
+	return &inv->status;
+}

@@ -1,0 +1,115 @@
+/* The node's NPU inventory: which chips exist and whether each is healthy,
+ * from DCMI or from the device files, published as immutable reference-counted
+ * snapshots. One owner (the daemon's loop thread) refreshes it; any thread
+ * may read a snapshot it holds a reference to.
+ *
+ * Health rules: DCMI health 0 or 1 is Healthy; 2, 3, absent or a failing
+ * health call is Unhealthy; a missing <dev_dir>/davinci<phy> makes that chip
+ * Unhealthy; a missing <dev_dir>/davinci_manager makes every chip Unhealthy. */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/chip.h"
+#include "npu/dcmi.h"
+
+enum npu_backend_mode {
+	NPU_BACKEND_AUTO,  /* DCMI when it loads, else device files; keeps trying DCMI */
+	NPU_BACKEND_DCMI,  /* DCMI only: no chips until it loads */
+	NPU_BACKEND_DEVFS, /* device files only */
+};
+
+/* Parses "auto", "dcmi" or "devfs". */
+int npu_backend_mode_parse(const char *s, enum npu_backend_mode *ret_mode);
+const char *npu_backend_mode_name(enum npu_backend_mode mode);
+
+/* Why a device is Unhealthy, most fundamental first. */
+enum npu_fault {
+	NPU_FAULT_NONE,
+	NPU_FAULT_DRIVER_NOT_READY, /* davinci_manager missing */
+	NPU_FAULT_NODE_MISSING,     /* davinci<phy> missing */
+	NPU_FAULT_ABSENT,           /* DCMI reports the chip absent */
+	NPU_FAULT_HEALTH_CALL,      /* dcmi_get_device_health failed */
+	NPU_FAULT_HEALTH_LEVEL,     /* DCMI health 2 (major) or 3 (critical) */
+};
+
+#define NPU_DEVICE_ID_MAX 16
+#define NPU_FAULT_CODES_KEPT 4
+
+struct npu_device {
+	char id[NPU_DEVICE_ID_MAX]; /* "npu-<phy>": stable across restarts and reboots */
+	struct npu_chip chip;
+	bool healthy;
+	enum npu_fault fault;
+	unsigned int dcmi_health; /* raw DCMI health when read */
+	int dcmi_code;            /* the failing health call's code */
+	unsigned int fault_codes[NPU_FAULT_CODES_KEPT];
+	size_t n_fault_codes;
+};
+
+struct npu_snapshot {
+	atomic_uint refs;
+	size_t count;
+	size_t healthy;
+	struct npu_device devices[]; /* sorted by phy id */
+};
+
+struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *snapshot);
+void npu_snapshot_unref(struct npu_snapshot *snapshot);
+const struct npu_device *npu_snapshot_find(const struct npu_snapshot *snapshot, const char *id);
+
+/* Whether two snapshots list the same ids with the same health. */
+bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *b);
+
+/* A readable reason for an Unhealthy device, e.g. "DCMI health 3 (critical),
+ * error codes 80E01801". */
+void npu_device_describe(const struct npu_device *device, char *buf, size_t size);
+
+struct inventory_options {
+	enum npu_backend_mode backend;
+	struct dcmi_search dcmi;
+	const char *dev_dir;
+	/* Receives DCMI fault events on a vendor thread; it must only wake the owner. */
+	dcmi_fault_event_callback on_fault_event;
+};
+
+enum inventory_source {
+	INVENTORY_SOURCE_NONE,
+	INVENTORY_SOURCE_DCMI,
+	INVENTORY_SOURCE_DEVFS,
+};
+
+/* What the owner reports when it changes: the inventory itself never logs. */
+struct inventory_status {
+	enum inventory_source source;
+	char dcmi_path[512];     /* the library in use */
+	char dcmi_why[768];      /* why DCMI is not in use, empty when it is */
+	int dcmi_open_error;     /* the negative errno of the last failed load */
+	bool events;             /* subscribed to DCMI fault events */
+	int events_error;        /* why not, when DCMI is loaded */
+	bool driver_ready;       /* davinci_manager exists */
+	char driver_version[64]; /* from DCMI, empty if unknown */
+	struct dcmi_error discovery_error; /* last failing DCMI call in discovery */
+	int devfs_error;         /* negative errno when the dev dir could not be read */
+};
+
+struct inventory;
+
+int inventory_new(const struct inventory_options *options, struct inventory **ret_inventory);
+void inventory_free(struct inventory *inventory);
+
+/* Loads DCMI if due, rediscovers the chips and re-reads their health. Sets
+ * *ret_changed when the ids or health differ from the previous snapshot. */
+int inventory_refresh(struct inventory *inventory, bool *ret_changed);
+
+/* Forgets the chips seen so far, so that the next refresh lists only what
+ * exists then (SIGHUP). */
+void inventory_forget(struct inventory *inventory);
+
+/* The latest snapshot, with a new reference. Never NULL after inventory_new. */
+struct npu_snapshot *inventory_snapshot(struct inventory *inventory);
+
+const struct inventory_status *inventory_status(const struct inventory *inventory);

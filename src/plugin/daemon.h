@@ -1,0 +1,27 @@
+/* The device plugin daemon: wires the inventory, the DevicePlugin service,
+ * its gRPC server and the registrar to one event loop, and decides when to
+ * rediscover, publish, and re-register.
+ *
+ * Triggers and what they do:
+ *   health timer, DCMI fault event, dev-dir change -> refresh the inventory and
+ *       publish a changed device list to every ListAndWatch stream;
+ *   kubelet.sock created, own socket deleted, kubelet's stream ended ->
+ *       stop the server fully, bind a new one, register again;
+ *   SIGHUP -> rediscover, then the same stop / bind / register;
+ *   SIGTERM, SIGINT -> stop serving, remove the socket, return. */
+#pragma once
+
+#include "config/config.h"
+
+/* Runs the daemon until SIGTERM or SIGINT. The caller must have blocked
+ * those signals and SIGHUP in every thread (see daemon_block_signals).
+ * Returns 0 on a clean stop or a negative errno when it cannot start. */
+int daemon_run(const struct config *config);
+
+/* Blocks SIGTERM, SIGINT, SIGHUP and SIGPIPE before any thread exists, so
+ * they reach the daemon through its signalfd and never a gRPC thread. */
+int daemon_block_signals(void);
+
+/* Liveness probe: asks the plugin at config->socket_path for its options.
+ * Returns 0 when it answers within two seconds; why says what failed. */
+int daemon_probe(const struct config *config, char *why, size_t why_size);

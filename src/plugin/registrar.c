@@ -1,0 +1,250 @@
+#include "plugin/registrar.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/parse.h"
+#include "deviceplugin.pb-c.h"
+#include "grpc/client.h"
+#include "grpc/cq.h"
+
+#define REGISTER_METHOD "/v1beta1.Registration/Register"
+#define REGISTER_TIMEOUT_MS 30000
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_MAX_MS 5000
+
+/* One Register call: its channel, its handle, and its result once done. */
+struct attempt {
+	struct attempt *next;
+	struct registrar *registrar;
+	unsigned generation;
+	struct gc_channel *channel;
+	struct gc_async *async; /* under the registrar's lock; NULL once done */
+	grpc_status_code status;
+	char details[512];
+};
+
+struct registrar {
+	struct registrar_options o;
+	char kubelet_socket[108];
+	uint8_t *request;
+	size_t request_len;
+
+	struct cq_runner *runner;
+	struct loop_async *completed_async;
+	struct loop_timer *backoff;
+	int64_t backoff_ms;
+	unsigned failures;
+	unsigned generation; /* attempts of older generations are stale */
+
+	pthread_mutex_t lock;
+	struct attempt *pending;   /* in flight */
+	struct attempt *completed; /* done, waiting for the loop */
+};
+
+static void attempt_free(struct attempt *a)
+{
+	gc_channel_close(a->channel);
+	free(a);
+}
+
+/* gRPC thread: park the result and wake the loop. */
+static void on_done(void *ctx, struct gc_result *result)
+{
+	struct attempt *a = ctx;
+	struct registrar *r = a->registrar;
+
+	a->status = result->status;
+	snprintf(a->details, sizeof(a->details), "%s", result->details);
+	gc_result_clear(result);
+
+	pthread_mutex_lock(&r->lock);
+	struct gc_async *async = a->async;
+	a->async = NULL;
+	for (struct attempt **p = &r->pending; *p; p = &(*p)->next) {
+		if (*p == a) {
+			*p = a->next;
+			break;
+		}
+	}
+	a->next = r->completed;
+	r->completed = a;
+	pthread_mutex_unlock(&r->lock);
+
+	gc_async_unref(async);
+	loop_async_send(r->completed_async);
+}
+
+static int start_attempt(struct registrar *r)
+{
+	struct attempt *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->registrar = r;
+	a->generation = r->generation;
+
+	int ret = gc_channel_open(r->kubelet_socket, &a->channel);
+	if (ret < 0) {
+		free(a);
+		return ret;
+	}
+	/* Publish the attempt before the call can complete. */
+	pthread_mutex_lock(&r->lock);
+	a->next = r->pending;
+	r->pending = a;
+	ret = gc_unary_start(a->channel, r->runner, REGISTER_METHOD, r->request, r->request_len, REGISTER_TIMEOUT_MS,
+			     on_done, a, &a->async);
+	if (ret < 0)
+		r->pending = a->next;
+	pthread_mutex_unlock(&r->lock);
+	if (ret < 0)
+		attempt_free(a);
+	return ret;
+}
+
+static void cancel_pending(struct registrar *r)
+{
+	r->generation++;
+	loop_timer_disarm(r->backoff);
+	pthread_mutex_lock(&r->lock);
+	for (struct attempt *a = r->pending; a; a = a->next)
+		if (a->async)
+			gc_async_cancel(a->async);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void on_backoff(void *ctx)
+{
+	struct registrar *r = ctx;
+	if (start_attempt(r) < 0)
+		loop_timer_arm(r->backoff, r->backoff_ms, 0);
+}
+
+static void fail_and_back_off(struct registrar *r, const char *why)
+{
+	r->failures++;
+	r->o.failed(r->o.ctx, why, r->failures);
+	loop_timer_arm(r->backoff, r->backoff_ms, 0);
+	r->backoff_ms = r->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : r->backoff_ms * 2;
+}
+
+/* Loop thread: act on finished attempts of the current generation. */
+static void on_completed(void *ctx)
+{
+	struct registrar *r = ctx;
+
+	pthread_mutex_lock(&r->lock);
+	struct attempt *done = r->completed;
+	r->completed = NULL;
+	pthread_mutex_unlock(&r->lock);
+
+	while (done) {
+		struct attempt *a = done;
+		done = a->next;
+		if (a->generation == r->generation) {
+			if (a->status == GRPC_STATUS_OK) {
+				unsigned failures = r->failures;
+				r->failures = 0;
+				r->backoff_ms = BACKOFF_FIRST_MS;
+				r->o.registered(r->o.ctx, failures);
+			} else {
+				char why[600];
+				snprintf(why, sizeof(why), "status %d: %s", a->status, a->details);
+				fail_and_back_off(r, why);
+			}
+		}
+		attempt_free(a);
+	}
+}
+
+int registrar_register(struct registrar *r)
+{
+	cancel_pending(r);
+	r->backoff_ms = BACKOFF_FIRST_MS;
+	int ret = start_attempt(r);
+	if (ret < 0)
+		fail_and_back_off(r, "cannot start the Register call");
+	return ret;
+}
+
+void registrar_cancel(struct registrar *r)
+{
+	cancel_pending(r);
+}
+
+static int pack_request(struct registrar *r)
+{
+	V1beta1__DevicePluginOptions options = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+	V1beta1__RegisterRequest req = V1BETA1__REGISTER_REQUEST__INIT;
+	static char version[] = "v1beta1";
+
+	options.pre_start_required = 0;
+	options.get_preferred_allocation_available = r->o.preferred_allocation;
+	req.version = version;
+	req.endpoint = (char *)(uintptr_t)r->o.endpoint;
+	req.resource_name = (char *)(uintptr_t)r->o.resource_name;
+	req.options = &options;
+
+	r->request_len = v1beta1__register_request__get_packed_size(&req);
+	r->request = malloc(r->request_len);
+	if (!r->request)
+		return -ENOMEM;
+	v1beta1__register_request__pack(&req, r->request);
+	return 0;
+}
+
+int registrar_new(const struct registrar_options *options, struct registrar **ret_registrar)
+{
+	struct registrar *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->o = *options;
+	r->backoff_ms = BACKOFF_FIRST_MS;
+	pthread_mutex_init(&r->lock, NULL);
+
+	int ret = str_copy(r->kubelet_socket, sizeof(r->kubelet_socket), options->kubelet_socket);
+	if (ret < 0)
+		goto fail;
+	ret = pack_request(r);
+	if (ret < 0)
+		goto fail;
+	ret = loop_async_new(options->loop, on_completed, r, &r->completed_async);
+	if (ret < 0)
+		goto fail;
+	ret = loop_timer_new(options->loop, on_backoff, r, &r->backoff);
+	if (ret < 0)
+		goto fail;
+	ret = cq_runner_start(&r->runner);
+	if (ret < 0)
+		goto fail;
+	*ret_registrar = r;
+	return 0;
+
+fail:
+	registrar_free(r);
+	return ret;
+}
+
+void registrar_free(struct registrar *r)
+{
+	if (!r)
+		return;
+	if (r->backoff)
+		cancel_pending(r);
+	/* Stopping the runner drains the cancelled calls into the completed list. */
+	cq_runner_stop(r->runner);
+	struct attempt *a = r->completed;
+	while (a) {
+		struct attempt *next = a->next;
+		attempt_free(a);
+		a = next;
+	}
+	loop_timer_free(r->backoff);
+	loop_async_free(r->completed_async);
+	free(r->request);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}

@@ -1,0 +1,38 @@
+/* Registers the plugin with the kubelet: one Register call at a time with a
+ * 30 s deadline (longer than the kubelet's own 10 s dial-back), retried with
+ * a backoff that starts at 100 ms and doubles up to 5 s, forever. The call
+ * runs asynchronously so the daemon keeps serving while it is pending (the
+ * kubelet calls back into the plugin before it answers). Results arrive on
+ * the daemon's loop. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "loop/loop.h"
+
+struct registrar;
+
+struct registrar_options {
+	struct loop *loop;
+	const char *kubelet_socket; /* <socket-dir>/kubelet.sock */
+	const char *endpoint;       /* our socket's file name */
+	const char *resource_name;
+	bool preferred_allocation;  /* advertise GetPreferredAllocation */
+
+	/* Called on the loop thread. failures counts consecutive failed attempts. */
+	void (*registered)(void *ctx, unsigned failures);
+	void (*failed)(void *ctx, const char *why, unsigned failures);
+	void *ctx;
+};
+
+int registrar_new(const struct registrar_options *options, struct registrar **ret_registrar);
+
+/* Cancels the pending attempt and backoff, if any. Accepts NULL. */
+void registrar_free(struct registrar *registrar);
+
+/* Starts over: cancels any pending attempt and backoff, registers now. */
+int registrar_register(struct registrar *registrar);
+
+/* Cancels any pending attempt and backoff; nothing more happens until the
+ * next registrar_register. */
+void registrar_cancel(struct registrar *registrar);

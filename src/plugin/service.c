@@ -1,0 +1,241 @@
+#include "plugin/service.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deviceplugin.pb-c.h"
+
+struct watcher {
+	struct gs_stream *stream;
+	bool kubelet;
+};
+
+struct service {
+	struct allocate_paths paths;
+	struct loop_async *kubelet_stream_ended;
+
+	pthread_mutex_t lock;
+	struct npu_snapshot *snapshot;
+	uint8_t *encoded; /* the snapshot as a ListAndWatchResponse */
+	size_t encoded_len;
+	struct watcher watchers[SERVICE_MAX_STREAMS];
+	size_t n_watchers;
+	bool expect_kubelet;
+};
+
+static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size_t *ret_len)
+{
+	V1beta1__ListAndWatchResponse resp = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
+	V1beta1__Device *devices = calloc(snap->count ? snap->count : 1, sizeof(*devices));
+	V1beta1__Device **ptrs = calloc(snap->count ? snap->count : 1, sizeof(*ptrs));
+	static char healthy[] = "Healthy", unhealthy[] = "Unhealthy";
+	int r = -ENOMEM;
+
+	if (!devices || !ptrs)
+		goto out;
+	for (size_t i = 0; i < snap->count; i++) {
+		v1beta1__device__init(&devices[i]);
+		devices[i].id = (char *)(uintptr_t)snap->devices[i].id;
+		devices[i].health = snap->devices[i].healthy ? healthy : unhealthy;
+		ptrs[i] = &devices[i];
+	}
+	resp.n_devices = snap->count;
+	resp.devices = ptrs;
+
+	size_t len = v1beta1__list_and_watch_response__get_packed_size(&resp);
+	uint8_t *body = malloc(len ? len : 1);
+	if (!body)
+		goto out;
+	v1beta1__list_and_watch_response__pack(&resp, body);
+	*ret_body = body;
+	*ret_len = len;
+	r = 0;
+out:
+	free(devices);
+	free(ptrs);
+	return r;
+}
+
+int service_new(const struct service_options *options, struct service **ret_service)
+{
+	struct service *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->paths = options->paths;
+	s->kubelet_stream_ended = options->kubelet_stream_ended;
+	pthread_mutex_init(&s->lock, NULL);
+	*ret_service = s;
+	return 0;
+}
+
+void service_free(struct service *s)
+{
+	if (!s)
+		return;
+	npu_snapshot_unref(s->snapshot);
+	free(s->encoded);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int service_publish(struct service *s, struct npu_snapshot *snap)
+{
+	uint8_t *body;
+	size_t len;
+	int r = encode_list(snap, &body, &len);
+	if (r < 0)
+		return r;
+
+	pthread_mutex_lock(&s->lock);
+	npu_snapshot_unref(s->snapshot);
+	s->snapshot = npu_snapshot_ref(snap);
+	free(s->encoded);
+	s->encoded = body;
+	s->encoded_len = len;
+	for (size_t i = 0; i < s->n_watchers; i++)
+		gs_stream_send(s->watchers[i].stream, body, len);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void service_expect_kubelet_stream(struct service *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->expect_kubelet = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void service_forget_kubelet_stream(struct service *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->expect_kubelet = false;
+	for (size_t i = 0; i < s->n_watchers; i++)
+		s->watchers[i].kubelet = false;
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool service_kubelet_watching(struct service *s)
+{
+	bool watching = false;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_watchers; i++)
+		watching |= s->watchers[i].kubelet;
+	pthread_mutex_unlock(&s->lock);
+	return watching;
+}
+
+/* --- handlers (gRPC thread) --------------------------------------------- */
+
+static void reply_packed(struct gs_reply *reply, const ProtobufCMessage *msg)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg);
+	if (len == 0)
+		return;
+	reply->body = malloc(len);
+	if (!reply->body) {
+		gs_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	protobuf_c_message_pack(msg, reply->body);
+	reply->len = len;
+}
+
+static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
+{
+	(void)ctx, (void)req, (void)len;
+	V1beta1__DevicePluginOptions options = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+	options.pre_start_required = 0;
+	options.get_preferred_allocation_available = 0;
+	reply_packed(reply, &options.base);
+}
+
+static void allocate(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
+{
+	struct service *s = ctx;
+
+	pthread_mutex_lock(&s->lock);
+	struct npu_snapshot *snap = s->snapshot ? npu_snapshot_ref(s->snapshot) : NULL;
+	pthread_mutex_unlock(&s->lock);
+	if (!snap) {
+		gs_reply_error(reply, GRPC_STATUS_UNAVAILABLE, "no device inventory yet");
+		return;
+	}
+	reply->status = allocate_answer(snap, &s->paths, req, len, &reply->body, &reply->len, reply->details,
+					sizeof(reply->details));
+	npu_snapshot_unref(snap);
+}
+
+static void pre_start(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
+{
+	(void)ctx;
+	V1beta1__PreStartContainerRequest *r = v1beta1__pre_start_container_request__unpack(NULL, len, req);
+	if (!r) {
+		gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "malformed PreStartContainerRequest");
+		return;
+	}
+	v1beta1__pre_start_container_request__free_unpacked(r, NULL);
+}
+
+static grpc_status_code watch_open(void *ctx, struct gs_stream *stream, const uint8_t *req, size_t len,
+				   struct gs_reply *reply)
+{
+	struct service *s = ctx;
+	V1beta1__Empty *empty = v1beta1__empty__unpack(NULL, len, req);
+	if (!empty) {
+		gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "malformed Empty request");
+		return reply->status;
+	}
+	v1beta1__empty__free_unpacked(empty, NULL);
+
+	pthread_mutex_lock(&s->lock);
+	if (s->n_watchers == SERVICE_MAX_STREAMS) {
+		pthread_mutex_unlock(&s->lock);
+		gs_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "too many ListAndWatch streams (at most %d)",
+			       SERVICE_MAX_STREAMS);
+		return reply->status;
+	}
+	gs_stream_ref(stream);
+	struct watcher *w = &s->watchers[s->n_watchers++];
+	w->stream = stream;
+	w->kubelet = s->expect_kubelet;
+	s->expect_kubelet = false;
+	if (s->encoded)
+		gs_stream_send(stream, s->encoded, s->encoded_len);
+	pthread_mutex_unlock(&s->lock);
+	return GRPC_STATUS_OK;
+}
+
+static void watch_closed(void *ctx, struct gs_stream *stream)
+{
+	struct service *s = ctx;
+	bool kubelet = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_watchers; i++) {
+		if (s->watchers[i].stream != stream)
+			continue;
+		kubelet = s->watchers[i].kubelet;
+		s->watchers[i] = s->watchers[--s->n_watchers];
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	gs_stream_unref(stream);
+	if (kubelet && s->kubelet_stream_ended)
+		loop_async_send(s->kubelet_stream_ended);
+}
+
+static const struct gs_method methods[] = {
+	{ .path = "/v1beta1.DevicePlugin/GetDevicePluginOptions", .unary = get_options },
+	{ .path = "/v1beta1.DevicePlugin/ListAndWatch", .stream_open = watch_open, .stream_closed = watch_closed },
+	{ .path = "/v1beta1.DevicePlugin/Allocate", .unary = allocate },
+	{ .path = "/v1beta1.DevicePlugin/PreStartContainer", .unary = pre_start },
+};
+
+const struct gs_method *service_methods(size_t *ret_count)
+{
+	*ret_count = sizeof(methods) / sizeof(methods[0]);
+	return methods;
+}
