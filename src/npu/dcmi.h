@@ -4,7 +4,11 @@
  * load naming it), calls dcmi_init, and wraps the calls the plugin makes.
  *
  * DCMI failures return -EIO and leave the vendor code and the name of the
- * failing call in dcmi_last_error(), so the caller can log them once. */
+ * failing call in dcmi_last_error(), so the caller can log them once. The
+ * module never logs.
+ *
+ * Threads: a struct dcmi_lib is used by one thread at a time (the plugin's
+ * event loop); only the fault handler runs elsewhere, on DCMI's thread. */
 #pragma once
 
 #include <stddef.h>
@@ -22,48 +26,78 @@ struct dcmi_search {
 };
 
 /* Tries, in order: explicit_path alone if set; else each directory of
- * ld_library_path, <host_root><driver>/lib64/driver, <host_root><driver>/lib64,
+ * ld_library_path (used as is, not under host_root; empty entries skipped),
+ * <host_root><driver>/lib64/driver, <host_root><driver>/lib64,
  * <host_root>/usr/local/dcmi, then the ldconfig cache (dlopen of the bare
- * name). The first candidate that exists decides: on failure the reason
- * (missing file, untrusted path naming the offender, dlopen error, missing
- * symbol, dcmi_init code) goes to why[why_size]. Returns 0, -ENOENT when no
- * candidate exists, -EPERM when untrusted, -ELIBBAD when it cannot be loaded
- * or lacks a symbol, -EIO when dcmi_init fails. */
+ * name). host_root NULL means "/", driver_path NULL /usr/local/Ascend/driver;
+ * "/tmp/t" + "/usr/local/Ascend/driver" is /tmp/t/usr/local/Ascend/driver.
+ * The first candidate that exists decides, even when it is refused: on
+ * failure the reason (missing file, untrusted path naming the offender,
+ * dlopen error, missing symbol, dcmi_init code) goes to why[why_size] (may be
+ * NULL; truncated to fit); when nothing is found it reads "libdcmi.so not
+ * found (searched: <every candidate>, ldconfig cache: <dlerror>)". The loaded
+ * file is the resolved path that was checked, opened RTLD_NOW | RTLD_LOCAL.
+ * A library found through the ldconfig cache can only be checked after
+ * dlopen, so its constructors have run by then; it is closed when refused.
+ * Returns 0, -ENOENT when no candidate exists, -EPERM when untrusted,
+ * -ELIBBAD when it cannot be loaded or lacks a required symbol, -EIO when
+ * dcmi_init fails (the library then stays mapped), -ENOMEM. */
 int dcmi_lib_open(const struct dcmi_search *search, struct dcmi_lib **ret_lib, char *why, size_t why_size);
 
-/* Frees the handle. The library stays mapped: its threads may still run. */
+/* Frees the handle (NULL is fine). It never calls dlclose: the library stays
+ * mapped because threads started by dcmi_init or the fault subscription may
+ * still run its code. */
 void dcmi_lib_close(struct dcmi_lib *lib);
 
-/* The file that was loaded. */
+/* The resolved path of the file that was loaded. */
 const char *dcmi_lib_path(const struct dcmi_lib *lib);
 
-/* Checks path and each parent directory: root-owned and not group/other
- * writable, except that a root-owned directory with the sticky bit (like /tmp)
- * is accepted as an ancestor. On refusal why names the offending path. */
+/* Resolves path (realpath) and checks the file and each parent directory up
+ * to /: root-owned and not group/other writable, except that a root-owned
+ * directory with the sticky bit (like /tmp) is accepted as an ancestor. On
+ * refusal (-EPERM) why names the offending path and the reason, e.g.
+ * "/tmp/x/lib64: directory is group or other writable" or
+ * "/opt/lib: owned by uid 1000, not root". -ENOENT (or another -errno) when
+ * the path cannot be resolved. */
 int dcmi_path_trusted(const char *path, char *why, size_t why_size);
 
 struct dcmi_error {
 	int code;         /* DCMI's return code, e.g. -8008 */
 	const char *call; /* e.g. "dcmi_get_card_list" */
 };
+/* The last vendor failure recorded by the calls below. Each call clears it
+ * first, so after a dcmi_enumerate that returned 0 a non-zero code means
+ * chips were skipped. {0, NULL} when there was none. Not synchronised: read
+ * it from the thread that made the call. */
 struct dcmi_error dcmi_last_error(const struct dcmi_lib *lib);
 
-/* Card list -> devices per card -> logic id -> phy id, chip info and board
- * info where available. Chips come back sorted by phy id. Chips whose
- * identity calls fail are skipped (the error is remembered). -E2BIG if more
- * than max. */
+/* Card list -> devices per card (clamped to 1..4) -> logic id -> phy id, chip
+ * info and board info where available (has_board_id only when that call
+ * succeeds; its failures are not recorded). Card ids need not be contiguous
+ * nor logic ids equal phy ids. Chips come back sorted by phy id; of two chips
+ * with one phy id the first found is kept. Chips whose identity calls fail
+ * are skipped (the error is remembered). Returns 0, -EIO when the card list
+ * fails, -E2BIG if more than max; on error *ret_count is untouched and the
+ * contents of chips are unspecified. */
 int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, size_t *ret_count);
 
-/* DCMI health of one chip: 0..3 or DCMI_HEALTH_ABSENT. */
+/* DCMI health of one chip: 0..3 or DCMI_HEALTH_ABSENT. A failing call
+ * (e.g. -8012, the card dropped) is -EIO with the code recorded. -EINVAL for
+ * a chip without a DCMI address (card_id or device_id < 0, as from devfs). */
 int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_health);
 
-/* Up to max error codes of the chip; 0 codes when the call is missing. */
+/* Up to max error codes of the chip (DCMI gives at most
+ * DCMI_MAX_ERROR_CODES; extra ones are dropped); 0 codes when the call is
+ * missing. -EIO with the code recorded when it fails (an absent chip answers
+ * -8008), -EINVAL for a chip without a DCMI address. */
 int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
 			  size_t *ret_count);
 
-/* Subscribes handler to fault events of every chip. -EOPNOTSUPP when the
- * symbol is missing or DCMI answers -8255. */
+/* Subscribes handler to fault events of every chip (card = device = -1, an
+ * all-zero filter). The handler runs on a DCMI thread. -EOPNOTSUPP when the
+ * symbol is missing or DCMI answers -8255, -EIO on other failures. */
 int dcmi_subscribe_faults(struct dcmi_lib *lib, dcmi_fault_event_callback handler);
 
-/* dcmi_get_dcmi_version into buf; -EOPNOTSUPP when missing. */
+/* dcmi_get_dcmi_version into buf (non-printable bytes replaced);
+ * -EOPNOTSUPP when missing, -ENAMETOOLONG (buf untouched) when it does not fit. */
 int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size);

@@ -7,7 +7,12 @@
 
 #include "npu/chip.h"
 
-/* Lists davinci[0-9]+ entries (not davinci_manager) sorted by phy id; family
- * UNKNOWN, card = device = logic = -1/phy. Returns 0, -E2BIG beyond max, or
- * -errno from opendir. A missing dev_dir is 0 chips. */
+/* Lists davinci<N> entries sorted by phy id, N being plain decimal up to
+ * 65535 without leading zeros (so not davinci_manager, vdavinci<N> or
+ * davinci01); directories are skipped, any other file type counts (test
+ * trees use regular files). Each chip gets phy_id = logic_id = N,
+ * card_id = device_id = -1, name "", family UNKNOWN, no board id. Returns 0,
+ * -E2BIG beyond max, -EINVAL for NULL chips with max > 0, or -errno from
+ * opendir/readdir; a missing dev_dir is 0 chips. On error *ret_count is
+ * untouched and the contents of chips are unspecified. */
 int devfs_scan(const char *dev_dir, struct npu_chip *chips, size_t max, size_t *ret_count);

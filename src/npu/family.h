@@ -17,9 +17,12 @@ enum npu_family {
 	NPU_FAMILY_310B,
 };
 
-/* A board id in the A3 set means A3 whatever the name; otherwise by name:
- * "910_93..." A3, ^(910B\d|A2G\d) 910B, ^910 910, ^(310P\d?|I2\d?) 310P,
- * ^310B 310B, ^310 310; anything else UNKNOWN. */
+/* A board id in the A3 set (0xb0-0xb4, 0x81, 0x83, 0xd1, 0xd3) means A3
+ * whatever the name; otherwise by name, first match wins: "910_93..." A3,
+ * ^(910B\d|A2G\d) 910B, ^910 910, ^(310P\d?|I2\d?) 310P, ^310B 310B, ^310 310;
+ * anything else (including "Ascend950...", "" and NULL) UNKNOWN. Like
+ * Huawei's regular expressions the patterns match a prefix: "910B" without a
+ * digit is 910, and "I25" is 310P. board_id is ignored unless has_board_id. */
 enum npu_family npu_family_detect(const char *chip_name, bool has_board_id, uint32_t board_id);
 
 /* "910", "910B", "A3", "310", "310P", "310B" or "unknown". */
@@ -30,6 +33,12 @@ struct npu_shared_node {
 	bool required;    /* a container cannot use the chip without it */
 };
 
-/* The shared nodes of a family, in the order they are mounted. UNKNOWN gets
- * the common set (davinci_manager, devmm_svm, hisi_hdc, dvpp_cmdlist). */
+/* The shared nodes of a family, in the order they are mounted; the array is
+ * static. 910, 910B, A3, 310 and 310P: davinci_manager, devmm_svm, hisi_hdc
+ * (required) and dvpp_cmdlist (optional). 310B: davinci_manager (required),
+ * then its SoC and media nodes and dvpp_cmdlist (optional; which exist
+ * depends on the board); mounting /dev/davinci_manager_docker in place of
+ * davinci_manager when it exists is left to the caller. UNKNOWN (and any
+ * value out of range) gets the common set with only davinci_manager
+ * required, since the chip might be a 310B. */
 size_t npu_family_shared_nodes(enum npu_family family, const struct npu_shared_node **ret_nodes);

@@ -1,0 +1,579 @@
+#include "npu/dcmi.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/parse.h"
+
+#define DCMI_LIB_NAME "libdcmi.so"
+#define DCMI_DEFAULT_DRIVER_PATH "/usr/local/Ascend/driver"
+
+/* One function pointer per symbol of the ABI table, so adding a call to
+ * dcmi_abi.h is the only edit needed to load it. */
+struct dcmi_fns {
+#define DCMI_FN_POINTER(name, required, ret, params) ret(*name) params;
+	DCMI_SYMBOLS(DCMI_FN_POINTER)
+#undef DCMI_FN_POINTER
+};
+
+struct dcmi_lib {
+	struct dcmi_fns fn;
+	/* Written by the wrappers below, read by dcmi_last_error(); the plugin
+	 * makes every DCMI call from one thread, so no lock. */
+	struct dcmi_error last;
+	char path[PATH_MAX];
+};
+
+/* Reasons are diagnostics for a log line: truncating them is better than
+ * losing them, unlike paths, which str_printf refuses to truncate. */
+static __attribute__((format(printf, 3, 4))) void why_set(char *why, size_t size, const char *fmt, ...)
+{
+	if (!why || size == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(why, size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		why[0] = '\0';
+}
+
+/* Resolves path and checks it and every parent directory. On success the
+ * resolved path is returned (malloc'd), so the caller loads exactly the file
+ * that was checked, not whatever a symlink points to later. */
+static int trust_check(const char *path, char **ret_real, char *why, size_t why_size)
+{
+	char *real = realpath(path, NULL);
+	if (!real) {
+		int r = -errno;
+		why_set(why, why_size, "%s: %s", path, strerror(-r));
+		return r;
+	}
+
+	int r = 0;
+	/* The walk cuts a copy down component by component. */
+	char *walk = strdup(real);
+	if (!walk) {
+		r = -ENOMEM;
+		why_set(why, why_size, "out of memory");
+		goto out;
+	}
+	bool is_target = true;
+	for (;;) {
+		struct stat st;
+		/* realpath left no symlinks, so lstat sees what the loader will. */
+		if (lstat(walk, &st) < 0) {
+			r = -errno;
+			why_set(why, why_size, "%s: %s", walk, strerror(-r));
+			goto out;
+		}
+		if (st.st_uid != 0) {
+			r = -EPERM;
+			why_set(why, why_size, "%s: owned by uid %u, not root", walk, (unsigned)st.st_uid);
+			goto out;
+		}
+		if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+			/* In a root-owned sticky directory such as /tmp, others can
+			 * add entries but cannot rename or remove root's, so it is a
+			 * safe ancestor. It is never a safe target. */
+			bool sticky_ancestor = !is_target && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX);
+			if (!sticky_ancestor) {
+				r = -EPERM;
+				why_set(why, why_size, "%s: %s is group or other writable", walk,
+					S_ISDIR(st.st_mode) ? "directory" : "file");
+				goto out;
+			}
+		}
+		if (strcmp(walk, "/") == 0)
+			break;
+		char *slash = strrchr(walk, '/');
+		if (slash == walk)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		is_target = false;
+	}
+	*ret_real = real;
+	real = NULL;
+out:
+	free(walk);
+	free(real);
+	return r;
+}
+
+int dcmi_path_trusted(const char *path, char *why, size_t why_size)
+{
+	if (!path)
+		return -EINVAL;
+	char *real = NULL;
+	int r = trust_check(path, &real, why, why_size);
+	free(real);
+	return r;
+}
+
+/* Looks a symbol up, remembering the first required one that is missing. */
+static void *lookup_symbol(void *handle, const char *name, bool required, const char **missing)
+{
+	void *sym = dlsym(handle, name);
+	if (!sym && required && !*missing)
+		*missing = name;
+	return sym;
+}
+
+static int resolve_symbols(void *handle, const char *path, struct dcmi_fns *ret_fns, char *why, size_t why_size)
+{
+	struct dcmi_fns fns = { 0 };
+	const char *missing = NULL;
+
+	/* POSIX guarantees that dlsym's void * converts to a function pointer. */
+#define DCMI_RESOLVE(name, required, ret, params) \
+	fns.name = (ret(*) params)lookup_symbol(handle, #name, (required), &missing);
+	DCMI_SYMBOLS(DCMI_RESOLVE)
+#undef DCMI_RESOLVE
+
+	if (missing) {
+		why_set(why, why_size, DCMI_LIB_NAME " at %s lacks required symbol %s", path, missing);
+		return -ELIBBAD;
+	}
+	*ret_fns = fns;
+	return 0;
+}
+
+/* Finishes loading an opened, trusted library. Before dcmi_init the vendor
+ * library has started no threads, so a library we reject is closed again;
+ * once dcmi_init has run it never is (see dcmi_lib_close). */
+static int finish_open(void *handle, const char *real, struct dcmi_lib **ret_lib, char *why, size_t why_size)
+{
+	struct dcmi_lib *lib = calloc(1, sizeof(*lib));
+	int r;
+	if (!lib) {
+		r = -ENOMEM;
+		why_set(why, why_size, "out of memory");
+		goto fail_close;
+	}
+	r = str_copy(lib->path, sizeof(lib->path), real);
+	if (r < 0) {
+		why_set(why, why_size, "%s: path too long", real);
+		goto fail_close;
+	}
+	r = resolve_symbols(handle, real, &lib->fn, why, why_size);
+	if (r < 0)
+		goto fail_close;
+
+	int rc = lib->fn.dcmi_init();
+	if (rc != DCMI_OK) {
+		why_set(why, why_size, "dcmi_init of %s failed with code %d", real, rc);
+		free(lib);
+		return -EIO;
+	}
+	*ret_lib = lib;
+	return 0;
+
+fail_close:
+	free(lib);
+	dlclose(handle);
+	return r;
+}
+
+/* Loads one candidate that exists: it decides the outcome of the search. */
+static int load_candidate(const char *path, struct dcmi_lib **ret_lib, char *why, size_t why_size)
+{
+	char *real = NULL;
+	int r = trust_check(path, &real, why, why_size);
+	if (r < 0)
+		return r;
+
+	/* RTLD_NOW: an unresolvable vendor dependency fails here, not at the
+	 * first call. RTLD_LOCAL: its symbols must not satisfy anyone else. */
+	dlerror();
+	void *handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
+		const char *err = dlerror();
+		why_set(why, why_size, "cannot load %s: %s", real, err ? err : "unknown dlopen error");
+		r = -ELIBBAD;
+		goto out;
+	}
+	r = finish_open(handle, real, ret_lib, why, why_size);
+out:
+	free(real);
+	return r;
+}
+
+/* The last resort: the dynamic loader's own search (its cache and default
+ * directories). The path is only known after loading, so the library's
+ * constructors have run before the trust check; the cache and the directories
+ * it lists are root-managed, which keeps that window small. */
+static int load_from_loader_cache(const char *searched, struct dcmi_lib **ret_lib, char *why, size_t why_size)
+{
+	dlerror();
+	void *handle = dlopen(DCMI_LIB_NAME, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
+		const char *err = dlerror();
+		why_set(why, why_size, DCMI_LIB_NAME " not found (searched: %s%sldconfig cache: %s)", searched,
+			searched[0] ? ", " : "", err ? err : "not found");
+		return -ENOENT;
+	}
+
+	struct link_map *map = NULL;
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) < 0 || !map || !map->l_name || !map->l_name[0]) {
+		why_set(why, why_size, "cannot tell where the loader found " DCMI_LIB_NAME);
+		dlclose(handle);
+		return -ELIBBAD;
+	}
+	char *real = NULL;
+	int r = trust_check(map->l_name, &real, why, why_size);
+	if (r < 0) {
+		dlclose(handle);
+		return r;
+	}
+	r = finish_open(handle, real, ret_lib, why, why_size);
+	free(real);
+	return r;
+}
+
+/* The candidates that did not exist, for the not-found message. */
+struct search_log {
+	char text[1024];
+	size_t len;
+	bool truncated;
+};
+
+static void search_log_add(struct search_log *log, const char *path)
+{
+	if (log->truncated)
+		return;
+	const char *sep = log->len > 0 ? ", " : "";
+	size_t avail = sizeof(log->text) - log->len;
+	int n = snprintf(log->text + log->len, avail, "%s%s", sep, path);
+	if (n < 0 || (size_t)n >= avail) {
+		/* Leave room for the ellipsis so the message says it is partial. */
+		static const char ellipsis[] = ", ...";
+		size_t at = log->len <= sizeof(log->text) - sizeof(ellipsis) ? log->len
+									  : sizeof(log->text) - sizeof(ellipsis);
+		memcpy(log->text + at, ellipsis, sizeof(ellipsis));
+		log->len = at + sizeof(ellipsis) - 1;
+		log->truncated = true;
+		return;
+	}
+	log->len += (size_t)n;
+}
+
+/* Whether a candidate exists; records it for the message when it does not. */
+static bool candidate_exists(const char *path, struct search_log *log)
+{
+	if (path_exists(path))
+		return true;
+	search_log_add(log, path);
+	return false;
+}
+
+int dcmi_lib_open(const struct dcmi_search *search, struct dcmi_lib **ret_lib, char *why, size_t why_size)
+{
+	if (!search || !ret_lib)
+		return -EINVAL;
+
+	if (search->explicit_path) {
+		if (!path_exists(search->explicit_path)) {
+			why_set(why, why_size, "%s: no such file", search->explicit_path);
+			return -ENOENT;
+		}
+		return load_candidate(search->explicit_path, ret_lib, why, why_size);
+	}
+
+	struct search_log log = { .len = 0 };
+	char candidate[PATH_MAX];
+	char dir[PATH_MAX];
+
+	/* LD_LIBRARY_PATH entries are paths of the plugin's own filesystem, so
+	 * host_root does not apply; empty entries are skipped rather than read
+	 * as the current directory. */
+	for (const char *p = search->ld_library_path; p && *p;) {
+		size_t n = strcspn(p, ":");
+		if (n > 0 && str_printf(dir, sizeof(dir), "%.*s", (int)n, p) == 0 &&
+		    path_join(candidate, sizeof(candidate), dir, DCMI_LIB_NAME) == 0 && candidate_exists(candidate, &log))
+			return load_candidate(candidate, ret_lib, why, why_size);
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+
+	const char *host_root = search->host_root ? search->host_root : "/";
+	const char *driver = search->driver_path ? search->driver_path : DCMI_DEFAULT_DRIVER_PATH;
+	char driver_root[PATH_MAX];
+	int r = path_join(driver_root, sizeof(driver_root), host_root, driver);
+	if (r < 0) {
+		why_set(why, why_size, "driver path %s under %s is too long", driver, host_root);
+		return r;
+	}
+
+	static const char *const driver_subdirs[] = { "lib64/driver", "lib64" };
+	for (size_t i = 0; i < sizeof(driver_subdirs) / sizeof(driver_subdirs[0]); i++) {
+		if (path_join(dir, sizeof(dir), driver_root, driver_subdirs[i]) == 0 &&
+		    path_join(candidate, sizeof(candidate), dir, DCMI_LIB_NAME) == 0 && candidate_exists(candidate, &log))
+			return load_candidate(candidate, ret_lib, why, why_size);
+	}
+	if (path_join(candidate, sizeof(candidate), host_root, "usr/local/dcmi/" DCMI_LIB_NAME) == 0 &&
+	    candidate_exists(candidate, &log))
+		return load_candidate(candidate, ret_lib, why, why_size);
+
+	return load_from_loader_cache(log.text, ret_lib, why, why_size);
+}
+
+void dcmi_lib_close(struct dcmi_lib *lib)
+{
+	/* No dlclose: dcmi_init and dcmi_subscribe_fault_event start vendor
+	 * threads that may still run, and unmapping their code under them
+	 * would crash the process. */
+	free(lib);
+}
+
+const char *dcmi_lib_path(const struct dcmi_lib *lib)
+{
+	return lib ? lib->path : "";
+}
+
+struct dcmi_error dcmi_last_error(const struct dcmi_lib *lib)
+{
+	if (!lib)
+		return (struct dcmi_error){ .code = 0, .call = NULL };
+	return lib->last;
+}
+
+static void clear_error(struct dcmi_lib *lib)
+{
+	lib->last = (struct dcmi_error){ .code = 0, .call = NULL };
+}
+
+static void record_error(struct dcmi_lib *lib, const char *call, int code)
+{
+	lib->last = (struct dcmi_error){ .code = code, .call = call };
+}
+
+static int vendor_failed(struct dcmi_lib *lib, const char *call, int code)
+{
+	record_error(lib, call, code);
+	return -EIO;
+}
+
+/* DCMI fills fixed arrays and may use all 32 bytes without a terminator;
+ * names also reach logs and resource names, so keep them printable. */
+static void copy_vendor_name(char *dst, size_t size, const unsigned char *src, size_t src_size)
+{
+	size_t n = 0;
+	while (n < src_size && n + 1 < size && src[n] != '\0') {
+		unsigned char c = src[n];
+		dst[n] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+		n++;
+	}
+	dst[n] = '\0';
+}
+
+static bool phy_seen(const struct npu_chip *chips, size_t count, uint32_t phy)
+{
+	for (size_t i = 0; i < count; i++)
+		if (chips[i].phy_id == phy)
+			return true;
+	return false;
+}
+
+static int compare_phy(const void *a, const void *b)
+{
+	const struct npu_chip *x = a, *y = b;
+	return (x->phy_id > y->phy_id) - (x->phy_id < y->phy_id);
+}
+
+/* Reads the identity of one chip. A failure is recorded and the chip skipped
+ * by the caller: one broken chip must not hide the others. */
+static int read_chip(struct dcmi_lib *lib, int card, int device, struct npu_chip *ret_chip)
+{
+	int logic = -1;
+	int rc = lib->fn.dcmi_get_device_logic_id(&logic, card, device);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_logic_id", rc);
+	if (logic < 0) {
+		/* Not a vendor code, but the closest description of the answer. */
+		return vendor_failed(lib, "dcmi_get_device_logic_id", DCMI_ERR_INVALID_DEVICE_ID);
+	}
+
+	unsigned int phy = 0;
+	rc = lib->fn.dcmi_get_device_phyid_from_logicid((unsigned int)logic, &phy);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_phyid_from_logicid", rc);
+
+	struct dcmi_chip_info info;
+	memset(&info, 0, sizeof(info));
+	rc = lib->fn.dcmi_get_device_chip_info(card, device, &info);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_chip_info", rc);
+
+	struct npu_chip chip = {
+		.phy_id = phy,
+		.logic_id = (uint32_t)logic,
+		.card_id = card,
+		.device_id = device,
+		.aicore_count = info.aicore_cnt,
+	};
+	copy_vendor_name(chip.name, sizeof(chip.name), info.chip_name, sizeof(info.chip_name));
+
+	/* Board info only sharpens the family (A3); older drivers lack it and
+	 * some chips answer "not supported", which is not worth reporting. */
+	if (lib->fn.dcmi_get_device_board_info) {
+		struct dcmi_board_info board;
+		memset(&board, 0, sizeof(board));
+		if (lib->fn.dcmi_get_device_board_info(card, device, &board) == DCMI_OK) {
+			chip.has_board_id = true;
+			chip.board_id = board.board_id;
+		}
+	}
+	chip.family = npu_family_detect(chip.name, chip.has_board_id, chip.board_id);
+	*ret_chip = chip;
+	return 0;
+}
+
+int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, size_t *ret_count)
+{
+	if (!lib || (!chips && max > 0) || !ret_count)
+		return -EINVAL;
+	clear_error(lib);
+
+	int cards[DCMI_MAX_CARDS];
+	memset(cards, 0, sizeof(cards));
+	int card_num = 0;
+	int rc = lib->fn.dcmi_get_card_list(&card_num, cards, DCMI_MAX_CARDS);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_card_list", rc);
+	/* The count comes from the vendor: never trust it past our buffer. */
+	if (card_num < 0)
+		card_num = 0;
+	if (card_num > DCMI_MAX_CARDS)
+		card_num = DCMI_MAX_CARDS;
+
+	size_t count = 0;
+	for (int i = 0; i < card_num; i++) {
+		int device_num = 0;
+		rc = lib->fn.dcmi_get_device_num_in_card(cards[i], &device_num);
+		if (rc != DCMI_OK) {
+			record_error(lib, "dcmi_get_device_num_in_card", rc);
+			continue;
+		}
+		if (device_num < 1)
+			device_num = 1;
+		if (device_num > DCMI_MAX_DEVICES_PER_CARD)
+			device_num = DCMI_MAX_DEVICES_PER_CARD;
+
+		for (int device = 0; device < device_num; device++) {
+			struct npu_chip chip;
+			if (read_chip(lib, cards[i], device, &chip) < 0)
+				continue;
+			/* Two answers for one /dev/davinciN would give two devices
+			 * the same node: the first one wins. */
+			if (phy_seen(chips, count, chip.phy_id))
+				continue;
+			if (count >= max)
+				return -E2BIG;
+			chips[count++] = chip;
+		}
+	}
+
+	if (count > 1)
+		qsort(chips, count, sizeof(chips[0]), compare_phy);
+	*ret_count = count;
+	return 0;
+}
+
+/* Chips found by devfs have no DCMI address. */
+static bool addressable(const struct npu_chip *chip)
+{
+	return chip && chip->card_id >= 0 && chip->device_id >= 0;
+}
+
+int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_health)
+{
+	if (!lib || !addressable(chip) || !ret_health)
+		return -EINVAL;
+	clear_error(lib);
+
+	unsigned int health = 0;
+	int rc = lib->fn.dcmi_get_device_health(chip->card_id, chip->device_id, &health);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_health", rc);
+	*ret_health = health;
+	return 0;
+}
+
+int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
+			  size_t *ret_count)
+{
+	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
+		return -EINVAL;
+	clear_error(lib);
+
+	if (!lib->fn.dcmi_get_device_errorcode_v2) {
+		*ret_count = 0;
+		return 0;
+	}
+	unsigned int buf[DCMI_MAX_ERROR_CODES];
+	memset(buf, 0, sizeof(buf));
+	int n = 0;
+	int rc = lib->fn.dcmi_get_device_errorcode_v2(chip->card_id, chip->device_id, &n, buf, DCMI_MAX_ERROR_CODES);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_errorcode_v2", rc);
+
+	size_t count = n < 0 ? 0 : (size_t)n;
+	if (count > DCMI_MAX_ERROR_CODES)
+		count = DCMI_MAX_ERROR_CODES;
+	if (count > max)
+		count = max;
+	if (count > 0)
+		memcpy(codes, buf, count * sizeof(buf[0]));
+	*ret_count = count;
+	return 0;
+}
+
+int dcmi_subscribe_faults(struct dcmi_lib *lib, dcmi_fault_event_callback handler)
+{
+	if (!lib || !handler)
+		return -EINVAL;
+	clear_error(lib);
+
+	if (!lib->fn.dcmi_subscribe_fault_event)
+		return -EOPNOTSUPP;
+	/* An all-zero filter selects every event; card = device = -1 selects
+	 * every chip, including ones that appear later. */
+	struct dcmi_event_filter filter;
+	memset(&filter, 0, sizeof(filter));
+	int rc = lib->fn.dcmi_subscribe_fault_event(-1, -1, filter, handler);
+	if (rc == DCMI_ERR_NOT_SUPPORTED) {
+		record_error(lib, "dcmi_subscribe_fault_event", rc);
+		return -EOPNOTSUPP;
+	}
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_subscribe_fault_event", rc);
+	return 0;
+}
+
+int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
+{
+	if (!lib || !buf || size == 0)
+		return -EINVAL;
+	clear_error(lib);
+
+	if (!lib->fn.dcmi_get_dcmi_version)
+		return -EOPNOTSUPP;
+	char version[256];
+	memset(version, 0, sizeof(version));
+	int rc = lib->fn.dcmi_get_dcmi_version(version, (int)sizeof(version));
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_dcmi_version", rc);
+	char clean[sizeof(version)];
+	copy_vendor_name(clean, sizeof(clean), (const unsigned char *)version, sizeof(version));
+	return str_copy(buf, size, clean);
+}

@@ -1,0 +1,1462 @@
+/* The DCMI backend: the ownership check, the library search order, symbol
+ * resolution, and the wrappers, first against an in-process table of mock
+ * functions (to reach failures the simulator cannot produce), then against
+ * the DCMI simulator (tests/fake-dcmi) loaded from copies of its library.
+ *
+ * Loaded libraries are never unloaded, so every simulator test loads its own
+ * copy of the library (a new file is a new object with fresh global state)
+ * and the tests that depend on the dynamic loader's own search run in a
+ * re-executed child process with a controlled LD_LIBRARY_PATH. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Included rather than linked so the tests can reach the static helpers and
+ * fill a struct dcmi_lib with mock functions; the linker then takes no
+ * object of ascend_core's copy. */
+#include "npu/dcmi.c"
+
+#ifndef FAKE_DCMI_LIB
+#error "FAKE_DCMI_LIB must name the simulator's libdcmi.so"
+#endif
+
+#define SCENARIO_ENV "TEST_DCMI_SCENARIO"
+#define ROOT_ENV "TEST_DCMI_ROOT"
+#define STATE_ENV "ASCEND_FAKE_DCMI_STATE"
+
+/* ---- file helpers ---------------------------------------------------- */
+
+struct fixture {
+	char root[64];
+};
+
+/* Creates every missing directory of root/rel with mode (umask ignored). */
+static void make_dirs(const char *root, const char *rel, mode_t mode)
+{
+	char path[PATH_MAX];
+	assert_int_equal(path_join(path, sizeof(path), root, rel), 0);
+	for (char *p = path + strlen(root) + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, mode) < 0)
+			assert_int_equal(errno, EEXIST);
+		else
+			assert_int_equal(chmod(path, mode), 0);
+		*p = saved;
+		if (saved == '\0')
+			break;
+	}
+}
+
+static void copy_file(const char *src, const char *dst, mode_t mode)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	assert_true(in >= 0);
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	assert_true(out >= 0);
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		assert_true(n >= 0);
+		if (n == 0)
+			break;
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	}
+	close(in);
+	assert_int_equal(fchmod(out, mode), 0);
+	assert_int_equal(close(out), 0);
+}
+
+/* Copies a library to root/rel_dir/libdcmi.so, creating the directories. */
+static void install_lib(const char *src, const char *root, const char *rel_dir, char *ret_path, size_t size)
+{
+	make_dirs(root, rel_dir, 0755);
+	char dir[PATH_MAX];
+	assert_int_equal(path_join(dir, sizeof(dir), root, rel_dir), 0);
+	assert_int_equal(path_join(ret_path, size, dir, "libdcmi.so"), 0);
+	copy_file(src, ret_path, 0755);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	assert_true(fd >= 0);
+	size_t len = strlen(text);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	assert_int_equal(fchmod(fd, mode), 0);
+	assert_int_equal(close(fd), 0);
+}
+
+/* The simulator re-reads its state file when it is replaced, so write a
+ * sibling and rename it over the old one. */
+static void write_state(const char *root, const char *text)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	assert_int_equal(path_join(path, sizeof(path), root, "state"), 0);
+	assert_int_equal(path_join(tmp, sizeof(tmp), root, "state.new"), 0);
+	write_file(tmp, text, 0644);
+	assert_int_equal(rename(tmp, path), 0);
+	assert_int_equal(setenv(STATE_ENV, path, 1), 0);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	if (str_copy(f->root, sizeof(f->root), "/tmp/test_dcmi.XXXXXX") < 0 || !mkdtemp(f->root) ||
+	    chmod(f->root, 0755) < 0) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* The ownership checks need root (to chown) and a /tmp like every Linux has. */
+static bool can_test_ownership(void)
+{
+	struct stat st;
+	return geteuid() == 0 && stat("/tmp", &st) == 0 && st.st_uid == 0 && (st.st_mode & S_ISVTX);
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+	if (!strstr(haystack, needle))
+		fail_msg("\"%s\" does not contain \"%s\"", haystack, needle);
+}
+
+/* ---- dcmi_path_trusted --------------------------------------------- */
+
+static void make_file(const char *root, const char *rel_dir, mode_t dir_mode, char *ret_path, size_t size)
+{
+	make_dirs(root, rel_dir, dir_mode);
+	char dir[PATH_MAX];
+	assert_int_equal(path_join(dir, sizeof(dir), root, rel_dir), 0);
+	assert_int_equal(path_join(ret_path, size, dir, "lib.so"), 0);
+	write_file(ret_path, "x", 0644);
+}
+
+static void test_trust_root_owned_tree(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	make_file(f->root, "a/b", 0755, path, sizeof(path));
+	/* /tmp (sticky, world-writable) is one of the ancestors. */
+	char why[256] = "";
+	assert_int_equal(dcmi_path_trusted(path, why, sizeof(why)), 0);
+}
+
+static void expect_refusal(const char *path, const char *offender, const char *reason)
+{
+	char why[512] = "";
+	char expected[PATH_MAX + 64];
+	assert_int_equal(dcmi_path_trusted(path, why, sizeof(why)), -EPERM);
+	assert_int_equal(str_printf(expected, sizeof(expected), "%s: %s", offender, reason), 0);
+	assert_string_equal(why, expected);
+}
+
+static void test_trust_group_writable_dir(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX], dir[PATH_MAX];
+	make_file(f->root, "a/lib64", 0755, path, sizeof(path));
+	assert_int_equal(path_join(dir, sizeof(dir), f->root, "a/lib64"), 0);
+	assert_int_equal(chmod(dir, 0775), 0);
+	expect_refusal(path, dir, "directory is group or other writable");
+}
+
+static void test_trust_other_writable_ancestor(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX], dir[PATH_MAX];
+	make_file(f->root, "a/b/c", 0755, path, sizeof(path));
+	assert_int_equal(path_join(dir, sizeof(dir), f->root, "a"), 0);
+	assert_int_equal(chmod(dir, 0757), 0);
+	expect_refusal(path, dir, "directory is group or other writable");
+}
+
+static void test_trust_writable_file(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	make_file(f->root, "a", 0755, path, sizeof(path));
+	assert_int_equal(chmod(path, 0664), 0);
+	expect_refusal(path, path, "file is group or other writable");
+	assert_int_equal(chmod(path, 0646), 0);
+	expect_refusal(path, path, "file is group or other writable");
+}
+
+static void test_trust_not_root_owned(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX], dir[PATH_MAX];
+	make_file(f->root, "a/b", 0755, path, sizeof(path));
+	assert_int_equal(path_join(dir, sizeof(dir), f->root, "a"), 0);
+	assert_int_equal(chown(dir, 1, 0), 0);
+	expect_refusal(path, dir, "owned by uid 1, not root");
+
+	assert_int_equal(chown(dir, 0, 0), 0);
+	assert_int_equal(chown(path, 1, 1), 0);
+	expect_refusal(path, path, "owned by uid 1, not root");
+}
+
+static void test_trust_sticky_ancestor_only(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX], dir[PATH_MAX];
+	make_file(f->root, "shared/lib", 0755, path, sizeof(path));
+	assert_int_equal(path_join(dir, sizeof(dir), f->root, "shared"), 0);
+	assert_int_equal(chmod(dir, 01777), 0);
+	char why[256] = "";
+	assert_int_equal(dcmi_path_trusted(path, why, sizeof(why)), 0);
+
+	/* A sticky directory is a safe ancestor, never a safe target. */
+	expect_refusal(dir, dir, "directory is group or other writable");
+
+	/* Others can create entries in it, so it must at least be root's. */
+	assert_int_equal(chown(dir, 1, 0), 0);
+	expect_refusal(path, dir, "owned by uid 1, not root");
+}
+
+static void test_trust_follows_symlinks(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char good[PATH_MAX], bad[PATH_MAX], bad_dir[PATH_MAX], link[PATH_MAX];
+	make_file(f->root, "good", 0755, good, sizeof(good));
+	make_file(f->root, "bad", 0755, bad, sizeof(bad));
+	assert_int_equal(path_join(bad_dir, sizeof(bad_dir), f->root, "bad"), 0);
+	assert_int_equal(chmod(bad_dir, 0777), 0);
+
+	/* What counts is where the link leads, which is what dlopen maps. */
+	assert_int_equal(path_join(link, sizeof(link), f->root, "bad/link.so"), 0);
+	assert_int_equal(symlink(good, link), 0);
+	char why[256] = "";
+	assert_int_equal(dcmi_path_trusted(link, why, sizeof(why)), 0);
+
+	assert_int_equal(path_join(link, sizeof(link), f->root, "good/link.so"), 0);
+	assert_int_equal(symlink(bad, link), 0);
+	expect_refusal(link, bad_dir, "directory is group or other writable");
+}
+
+static void test_trust_missing(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	assert_int_equal(path_join(path, sizeof(path), f->root, "nothing/here.so"), 0);
+	char why[256] = "";
+	assert_int_equal(dcmi_path_trusted(path, why, sizeof(why)), -ENOENT);
+	assert_contains(why, path);
+	assert_int_equal(dcmi_path_trusted(NULL, why, sizeof(why)), -EINVAL);
+	/* why is optional. */
+	assert_int_equal(dcmi_path_trusted(path, NULL, 0), -ENOENT);
+}
+
+/* ---- mock DCMI: failures the simulator cannot produce ------------------ */
+
+struct mock_chip {
+	int card;
+	int device;
+	int logic;
+	unsigned int phy;
+	const char *name;
+	bool name_fills_buffer; /* all 32 bytes, no terminator */
+	int board_rc;
+	unsigned int board_id;
+	const char *fail_call; /* identity call that fails for this chip */
+	int fail_code;
+};
+
+static struct {
+	int card_list_rc;
+	int card_num; /* what dcmi_get_card_list reports */
+	int cards[DCMI_MAX_CARDS];
+	int device_num_override; /* when non-zero, every card reports this */
+	const struct mock_chip *chips;
+	size_t chip_count;
+	int health_rc;
+	unsigned int health;
+	int error_count;
+	int subscribe_rc;
+	int subscribe_calls;
+	int version_rc;
+	bool version_fills_buffer;
+} mock;
+
+static const struct mock_chip *mock_find(int card, int device)
+{
+	for (size_t i = 0; i < mock.chip_count; i++)
+		if (mock.chips[i].card == card && mock.chips[i].device == device)
+			return &mock.chips[i];
+	return NULL;
+}
+
+static bool mock_fails(const struct mock_chip *chip, const char *call)
+{
+	return chip->fail_call && strcmp(chip->fail_call, call) == 0;
+}
+
+static int mock_get_card_list(int *card_num, int *card_list, int list_len)
+{
+	if (mock.card_list_rc)
+		return mock.card_list_rc;
+	for (int i = 0; i < mock.card_num && i < list_len && i < DCMI_MAX_CARDS; i++)
+		card_list[i] = mock.cards[i];
+	*card_num = mock.card_num;
+	return 0;
+}
+
+static int mock_get_device_num_in_card(int card_id, int *device_num)
+{
+	if (mock.device_num_override) {
+		*device_num = mock.device_num_override;
+		return 0;
+	}
+	int n = 0;
+	for (size_t i = 0; i < mock.chip_count; i++)
+		if (mock.chips[i].card == card_id)
+			n++;
+	if (n == 0)
+		return DCMI_ERR_INVALID_DEVICE_ID;
+	*device_num = n;
+	return 0;
+}
+
+static int mock_get_device_logic_id(int *device_logic_id, int card_id, int device_id)
+{
+	const struct mock_chip *chip = mock_find(card_id, device_id);
+	if (!chip)
+		return DCMI_ERR_INVALID_DEVICE_ID;
+	if (mock_fails(chip, "logic"))
+		return chip->fail_code;
+	*device_logic_id = chip->logic;
+	return 0;
+}
+
+static int mock_get_device_phyid_from_logicid(unsigned int logicid, unsigned int *phyid)
+{
+	for (size_t i = 0; i < mock.chip_count; i++) {
+		const struct mock_chip *chip = &mock.chips[i];
+		if ((unsigned int)chip->logic != logicid)
+			continue;
+		if (mock_fails(chip, "phy"))
+			return chip->fail_code;
+		*phyid = chip->phy;
+		return 0;
+	}
+	return DCMI_ERR_INVALID_DEVICE_ID;
+}
+
+static int mock_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info *chip_info)
+{
+	const struct mock_chip *chip = mock_find(card_id, device_id);
+	if (!chip)
+		return DCMI_ERR_INVALID_DEVICE_ID;
+	if (mock_fails(chip, "info"))
+		return chip->fail_code;
+	memset(chip_info, 0, sizeof(*chip_info));
+	memcpy(chip_info->chip_type, "Ascend", sizeof("Ascend"));
+	if (chip->name_fills_buffer)
+		memset(chip_info->chip_name, 'N', sizeof(chip_info->chip_name));
+	else
+		memcpy(chip_info->chip_name, chip->name, strlen(chip->name) + 1);
+	chip_info->aicore_cnt = 20;
+	return 0;
+}
+
+static int mock_get_device_board_info(int card_id, int device_id, struct dcmi_board_info *board_info)
+{
+	const struct mock_chip *chip = mock_find(card_id, device_id);
+	if (!chip)
+		return DCMI_ERR_INVALID_DEVICE_ID;
+	if (chip->board_rc)
+		return chip->board_rc;
+	board_info->board_id = chip->board_id;
+	return 0;
+}
+
+static int mock_get_device_health(int card_id, int device_id, unsigned int *health)
+{
+	(void)card_id;
+	(void)device_id;
+	if (mock.health_rc)
+		return mock.health_rc;
+	*health = mock.health;
+	return 0;
+}
+
+static int mock_get_device_errorcode_v2(int card_id, int device_id, int *error_count, unsigned int *error_code_list,
+					unsigned int list_len)
+{
+	(void)card_id;
+	(void)device_id;
+	assert_int_equal(list_len, DCMI_MAX_ERROR_CODES);
+	for (unsigned int i = 0; i < list_len; i++)
+		error_code_list[i] = 0x80E00000u + i;
+	/* A vendor that reports more than it could write must not make us
+	 * read past the buffer. */
+	*error_count = mock.error_count;
+	return 0;
+}
+
+static void noop_handler(struct dcmi_event *event)
+{
+	(void)event;
+}
+
+static int mock_subscribe_fault_event(int card_id, int device_id, struct dcmi_event_filter filter,
+				      dcmi_fault_event_callback handler)
+{
+	static const struct dcmi_event_filter zero;
+	assert_int_equal(card_id, -1);
+	assert_int_equal(device_id, -1);
+	assert_memory_equal(&filter, &zero, sizeof(zero));
+	assert_ptr_equal(handler, noop_handler);
+	mock.subscribe_calls++;
+	return mock.subscribe_rc;
+}
+
+static int mock_get_dcmi_version(char *buf, int len)
+{
+	if (mock.version_rc)
+		return mock.version_rc;
+	if (mock.version_fills_buffer)
+		memset(buf, 'v', (size_t)len);
+	else
+		memcpy(buf, "24.1.rc1", sizeof("24.1.rc1"));
+	return 0;
+}
+
+static struct dcmi_lib mock_lib(void)
+{
+	struct dcmi_lib lib = {
+		.fn = {
+			.dcmi_get_card_list = mock_get_card_list,
+			.dcmi_get_device_num_in_card = mock_get_device_num_in_card,
+			.dcmi_get_device_logic_id = mock_get_device_logic_id,
+			.dcmi_get_device_phyid_from_logicid = mock_get_device_phyid_from_logicid,
+			.dcmi_get_device_chip_info = mock_get_device_chip_info,
+			.dcmi_get_device_health = mock_get_device_health,
+			.dcmi_get_device_board_info = mock_get_device_board_info,
+			.dcmi_get_dcmi_version = mock_get_dcmi_version,
+			.dcmi_get_device_errorcode_v2 = mock_get_device_errorcode_v2,
+			.dcmi_subscribe_fault_event = mock_subscribe_fault_event,
+		},
+	};
+	return lib;
+}
+
+static void mock_set(const int *cards, int card_num, const struct mock_chip *chips, size_t chip_count)
+{
+	memset(&mock, 0, sizeof(mock));
+	for (int i = 0; i < card_num && i < DCMI_MAX_CARDS; i++)
+		mock.cards[i] = cards[i];
+	mock.card_num = card_num;
+	mock.chips = chips;
+	mock.chip_count = chip_count;
+}
+
+static void test_mock_enumerate_layout(void **state)
+{
+	(void)state;
+	/* Cards 2 and 7 (not contiguous); logic ids differ from phy ids. */
+	static const struct mock_chip chips[] = {
+		{ .card = 7, .device = 0, .logic = 0, .phy = 6, .name = "910B3", .board_id = 0x33 },
+		{ .card = 2, .device = 0, .logic = 3, .phy = 1, .name = "910B3", .board_id = 0xb2 },
+		{ .card = 2, .device = 1, .logic = 1, .phy = 0, .name = "310P3", .board_rc = DCMI_ERR_NOT_SUPPORTED },
+	};
+	static const int cards[] = { 7, 2 };
+	mock_set(cards, 2, chips, 3);
+	struct dcmi_lib lib = mock_lib();
+
+	struct npu_chip out[4];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(&lib, out, 4, &count), 0);
+	assert_int_equal(count, 3);
+	assert_int_equal(dcmi_last_error(&lib).code, 0);
+
+	assert_int_equal(out[0].phy_id, 0);
+	assert_int_equal(out[0].logic_id, 1);
+	assert_int_equal(out[0].card_id, 2);
+	assert_int_equal(out[0].device_id, 1);
+	assert_string_equal(out[0].name, "310P3");
+	assert_false(out[0].has_board_id);
+	assert_int_equal(out[0].family, NPU_FAMILY_310P);
+
+	assert_int_equal(out[1].phy_id, 1);
+	assert_int_equal(out[1].logic_id, 3);
+	assert_int_equal(out[1].card_id, 2);
+	assert_int_equal(out[1].device_id, 0);
+	assert_true(out[1].has_board_id);
+	assert_int_equal(out[1].board_id, 0xb2);
+	/* The A3 board id beats the 910B name. */
+	assert_int_equal(out[1].family, NPU_FAMILY_A3);
+
+	assert_int_equal(out[2].phy_id, 6);
+	assert_int_equal(out[2].card_id, 7);
+	assert_int_equal(out[2].family, NPU_FAMILY_910B);
+	assert_int_equal(out[2].aicore_count, 20);
+}
+
+static void test_mock_enumerate_skips_broken_chip(void **state)
+{
+	(void)state;
+	static const struct mock_chip chips[] = {
+		{ .card = 0, .device = 0, .logic = 0, .phy = 0, .name = "910B3" },
+		{ .card = 1, .device = 0, .logic = 1, .phy = 1, .name = "910B3", .fail_call = "phy",
+		  .fail_code = DCMI_ERR_IOCTL },
+		{ .card = 2, .device = 0, .logic = 2, .phy = 2, .name = "910B3", .fail_call = "info",
+		  .fail_code = DCMI_ERR_NOT_READY },
+		{ .card = 3, .device = 0, .logic = 3, .phy = 3, .name = "910B3", .fail_call = "logic",
+		  .fail_code = DCMI_ERR_DEVICE_NOT_EXIST },
+		{ .card = 4, .device = 0, .logic = -5, .phy = 4, .name = "910B3" },
+		{ .card = 5, .device = 0, .logic = 5, .phy = 5, .name = "910B3" },
+	};
+	static const int cards[] = { 0, 1, 2, 3, 4, 5, 9 /* no chips: device count fails */ };
+	mock_set(cards, 7, chips, 6);
+	struct dcmi_lib lib = mock_lib();
+
+	struct npu_chip out[8];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(out[0].phy_id, 0);
+	assert_int_equal(out[1].phy_id, 5);
+	/* The last failure is remembered for the caller's log line. */
+	struct dcmi_error err = dcmi_last_error(&lib);
+	assert_int_equal(err.code, DCMI_ERR_INVALID_DEVICE_ID);
+	assert_string_equal(err.call, "dcmi_get_device_num_in_card");
+
+	/* Only card 2, failing chip info. */
+	static const int card2[] = { 2 };
+	mock_set(card2, 1, chips, 6);
+	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
+	assert_int_equal(count, 0);
+	err = dcmi_last_error(&lib);
+	assert_int_equal(err.code, DCMI_ERR_NOT_READY);
+	assert_string_equal(err.call, "dcmi_get_device_chip_info");
+
+	/* A later successful call clears it. */
+	static const int card0[] = { 0 };
+	mock_set(card0, 1, chips, 6);
+	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(dcmi_last_error(&lib).code, 0);
+	assert_null(dcmi_last_error(&lib).call);
+}
+
+static void test_mock_enumerate_card_list_fails(void **state)
+{
+	(void)state;
+	mock_set(NULL, 0, NULL, 0);
+	mock.card_list_rc = DCMI_ERR_NOT_READY;
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip out[2];
+	size_t count = 99;
+	assert_int_equal(dcmi_enumerate(&lib, out, 2, &count), -EIO);
+	assert_int_equal(count, 99);
+	assert_int_equal(dcmi_last_error(&lib).code, DCMI_ERR_NOT_READY);
+	assert_string_equal(dcmi_last_error(&lib).call, "dcmi_get_card_list");
+}
+
+static void test_mock_enumerate_clamps_vendor_counts(void **state)
+{
+	(void)state;
+	static const struct mock_chip chips[] = {
+		{ .card = 0, .device = 0, .logic = 0, .phy = 0, .name = "910" },
+		{ .card = 0, .device = 3, .logic = 3, .phy = 3, .name = "910" },
+		{ .card = 0, .device = 4, .logic = 4, .phy = 4, .name = "910" },
+	};
+	int cards[DCMI_MAX_CARDS] = { 0 };
+	/* 1000 cards claimed, 64 written (all card 0): duplicates collapse. */
+	mock_set(cards, DCMI_MAX_CARDS, chips, 3);
+	mock.card_num = 1000;
+	/* Devices beyond 4 per card are never asked for. */
+	mock.device_num_override = 9;
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip out[8];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(out[0].phy_id, 0);
+	assert_int_equal(out[1].phy_id, 3);
+
+	/* A card claiming no devices still gets device 0 asked. */
+	mock.device_num_override = -3;
+	mock.card_num = 1;
+	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(out[0].phy_id, 0);
+
+	mock.card_num = -1;
+	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
+	assert_int_equal(count, 0);
+}
+
+static void test_mock_enumerate_duplicate_phy_keeps_first(void **state)
+{
+	(void)state;
+	static const struct mock_chip chips[] = {
+		{ .card = 4, .device = 0, .logic = 0, .phy = 2, .name = "910B3" },
+		{ .card = 1, .device = 0, .logic = 1, .phy = 2, .name = "910B4" },
+		{ .card = 1, .device = 1, .logic = 2, .phy = 1, .name = "910B4" },
+	};
+	static const int cards[] = { 4, 1 };
+	mock_set(cards, 2, chips, 3);
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip out[4];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(&lib, out, 4, &count), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(out[0].phy_id, 1);
+	assert_int_equal(out[1].phy_id, 2);
+	assert_int_equal(out[1].card_id, 4);
+	assert_string_equal(out[1].name, "910B3");
+}
+
+static void test_mock_enumerate_too_many(void **state)
+{
+	(void)state;
+	static const struct mock_chip chips[] = {
+		{ .card = 0, .device = 0, .logic = 0, .phy = 0, .name = "910B3" },
+		{ .card = 0, .device = 1, .logic = 1, .phy = 1, .name = "910B3" },
+		{ .card = 0, .device = 2, .logic = 2, .phy = 2, .name = "910B3" },
+	};
+	static const int cards[] = { 0 };
+	mock_set(cards, 1, chips, 3);
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip out[3];
+	size_t count = 99;
+	assert_int_equal(dcmi_enumerate(&lib, out, 2, &count), -E2BIG);
+	assert_int_equal(count, 99);
+	assert_int_equal(dcmi_enumerate(&lib, NULL, 0, &count), -E2BIG);
+	assert_int_equal(dcmi_enumerate(&lib, out, 3, &count), 0);
+	assert_int_equal(count, 3);
+	assert_int_equal(dcmi_enumerate(&lib, NULL, 1, &count), -EINVAL);
+}
+
+static void test_mock_enumerate_unterminated_name(void **state)
+{
+	(void)state;
+	static const struct mock_chip chips[] = {
+		{ .card = 0, .device = 0, .logic = 0, .phy = 0, .name_fills_buffer = true },
+	};
+	static const int cards[] = { 0 };
+	mock_set(cards, 1, chips, 1);
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip out[1];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(&lib, out, 1, &count), 0);
+	assert_int_equal(count, 1);
+	assert_int_equal(strlen(out[0].name), sizeof(out[0].name) - 1);
+	assert_int_equal(out[0].family, NPU_FAMILY_UNKNOWN);
+}
+
+static void test_vendor_name_copy(void **state)
+{
+	(void)state;
+	char dst[8];
+	const unsigned char control[] = { '9', '1', '0', '\n', 0x80, 'B', '\0', 'Z' };
+	copy_vendor_name(dst, sizeof(dst), control, sizeof(control));
+	assert_string_equal(dst, "910??B");
+	const unsigned char full[4] = { 'a', 'b', 'c', 'd' };
+	copy_vendor_name(dst, sizeof(dst), full, sizeof(full));
+	assert_string_equal(dst, "abcd");
+	const unsigned char longer[12] = "0123456789A";
+	copy_vendor_name(dst, sizeof(dst), longer, sizeof(longer));
+	assert_string_equal(dst, "0123456");
+}
+
+static void test_mock_health(void **state)
+{
+	(void)state;
+	mock_set(NULL, 0, NULL, 0);
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip chip = { .card_id = 3, .device_id = 1 };
+	unsigned int health = 77;
+
+	mock.health = 2;
+	assert_int_equal(dcmi_chip_health(&lib, &chip, &health), 0);
+	assert_int_equal(health, 2);
+
+	mock.health = DCMI_HEALTH_ABSENT;
+	assert_int_equal(dcmi_chip_health(&lib, &chip, &health), 0);
+	assert_int_equal(health, DCMI_HEALTH_ABSENT);
+
+	health = 77;
+	mock.health_rc = DCMI_ERR_NOT_READY;
+	assert_int_equal(dcmi_chip_health(&lib, &chip, &health), -EIO);
+	assert_int_equal(health, 77);
+	assert_int_equal(dcmi_last_error(&lib).code, DCMI_ERR_NOT_READY);
+	assert_string_equal(dcmi_last_error(&lib).call, "dcmi_get_device_health");
+
+	/* A chip found by devfs has no DCMI address. */
+	struct npu_chip devfs_chip = { .phy_id = 0, .card_id = -1, .device_id = -1 };
+	assert_int_equal(dcmi_chip_health(&lib, &devfs_chip, &health), -EINVAL);
+}
+
+static void test_mock_error_codes(void **state)
+{
+	(void)state;
+	mock_set(NULL, 0, NULL, 0);
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip chip = { .card_id = 0, .device_id = 0 };
+	unsigned int codes[DCMI_MAX_ERROR_CODES + 8];
+	size_t count = 99;
+
+	mock.error_count = 2;
+	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, 8, &count), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(codes[0], 0x80E00000u);
+	assert_int_equal(codes[1], 0x80E00001u);
+
+	mock.error_count = 1000;
+	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, sizeof(codes) / sizeof(codes[0]), &count), 0);
+	assert_int_equal(count, DCMI_MAX_ERROR_CODES);
+	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, 3, &count), 0);
+	assert_int_equal(count, 3);
+
+	mock.error_count = -4;
+	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, 8, &count), 0);
+	assert_int_equal(count, 0);
+
+	lib.fn.dcmi_get_device_errorcode_v2 = NULL;
+	count = 99;
+	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, 8, &count), 0);
+	assert_int_equal(count, 0);
+}
+
+static void test_mock_subscribe(void **state)
+{
+	(void)state;
+	mock_set(NULL, 0, NULL, 0);
+	struct dcmi_lib lib = mock_lib();
+
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), 0);
+	assert_int_equal(mock.subscribe_calls, 1);
+
+	mock.subscribe_rc = DCMI_ERR_NOT_SUPPORTED;
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), -EOPNOTSUPP);
+
+	mock.subscribe_rc = DCMI_ERR_INNER;
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), -EIO);
+	assert_int_equal(dcmi_last_error(&lib).code, DCMI_ERR_INNER);
+	assert_string_equal(dcmi_last_error(&lib).call, "dcmi_subscribe_fault_event");
+
+	lib.fn.dcmi_subscribe_fault_event = NULL;
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), -EOPNOTSUPP);
+	assert_int_equal(mock.subscribe_calls, 3);
+}
+
+static void test_mock_driver_version(void **state)
+{
+	(void)state;
+	mock_set(NULL, 0, NULL, 0);
+	struct dcmi_lib lib = mock_lib();
+	char version[64] = "";
+
+	assert_int_equal(dcmi_driver_version(&lib, version, sizeof(version)), 0);
+	assert_string_equal(version, "24.1.rc1");
+
+	char small[4] = "old";
+	assert_int_equal(dcmi_driver_version(&lib, small, sizeof(small)), -ENAMETOOLONG);
+	assert_string_equal(small, "old");
+
+	/* A vendor that fills the whole buffer still gives a bounded string. */
+	mock.version_fills_buffer = true;
+	char big[512];
+	assert_int_equal(dcmi_driver_version(&lib, big, sizeof(big)), 0);
+	assert_true(strlen(big) < 256);
+
+	mock.version_rc = DCMI_ERR_INNER;
+	assert_int_equal(dcmi_driver_version(&lib, version, sizeof(version)), -EIO);
+
+	lib.fn.dcmi_get_dcmi_version = NULL;
+	assert_int_equal(dcmi_driver_version(&lib, version, sizeof(version)), -EOPNOTSUPP);
+}
+
+/* ---- the search order ------------------------------------------------ */
+
+static struct dcmi_search search_under(const char *root)
+{
+	return (struct dcmi_search){ .host_root = root, .driver_path = "/usr/local/Ascend/driver" };
+}
+
+/* A state file the simulator accepts, with one chip. */
+static void simple_state(const char *root)
+{
+	write_state(root, "driver 24.1.rc1\nchip phy=0 card=0 device=0 logic=0 name=910B3\n");
+}
+
+static void expect_loaded(const struct dcmi_search *search, const char *expected_path)
+{
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	int r = dcmi_lib_open(search, &lib, why, sizeof(why));
+	if (r < 0)
+		fail_msg("dcmi_lib_open: %d: %s", r, why);
+	assert_non_null(lib);
+	char *real = realpath(expected_path, NULL);
+	assert_non_null(real);
+	assert_string_equal(dcmi_lib_path(lib), real);
+	free(real);
+	dcmi_lib_close(lib);
+}
+
+static void test_search_driver_lib64_driver(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char in_driver[PATH_MAX], in_lib64[PATH_MAX], in_dcmi[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64", in_lib64, sizeof(in_lib64));
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64/driver", in_driver, sizeof(in_driver));
+	struct dcmi_search search = search_under(f->root);
+	expect_loaded(&search, in_driver);
+}
+
+static void test_search_driver_lib64(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char in_lib64[PATH_MAX], in_dcmi[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64", in_lib64, sizeof(in_lib64));
+	struct dcmi_search search = search_under(f->root);
+	expect_loaded(&search, in_lib64);
+}
+
+static void test_search_usr_local_dcmi(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char in_dcmi[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
+	struct dcmi_search search = search_under(f->root);
+	expect_loaded(&search, in_dcmi);
+}
+
+static void test_search_custom_driver_path(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char in_custom[PATH_MAX], in_dcmi[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
+	install_lib(FAKE_DCMI_LIB, f->root, "opt/drv/lib64/driver", in_custom, sizeof(in_custom));
+	struct dcmi_search search = { .host_root = f->root, .driver_path = "/opt/drv/" };
+	expect_loaded(&search, in_custom);
+}
+
+static void test_search_ld_library_path_first(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char in_driver[PATH_MAX], in_ld[PATH_MAX], ld_dir[PATH_MAX], empty_dir[PATH_MAX], ld_path[3 * PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64/driver", in_driver, sizeof(in_driver));
+	install_lib(FAKE_DCMI_LIB, f->root, "ld/lib", in_ld, sizeof(in_ld));
+	make_dirs(f->root, "ld/empty", 0755);
+	assert_int_equal(path_join(ld_dir, sizeof(ld_dir), f->root, "ld/lib"), 0);
+	assert_int_equal(path_join(empty_dir, sizeof(empty_dir), f->root, "ld/empty"), 0);
+	/* Empty entries are skipped, not read as the current directory. */
+	assert_int_equal(str_printf(ld_path, sizeof(ld_path), "::%s::%s/:", empty_dir, ld_dir), 0);
+
+	struct dcmi_search search = search_under(f->root);
+	search.ld_library_path = ld_path;
+	expect_loaded(&search, in_ld);
+}
+
+static void test_search_first_existing_decides(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char in_driver[PATH_MAX], in_dcmi[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64/driver", in_driver, sizeof(in_driver));
+	assert_int_equal(chmod(in_driver, 0666), 0);
+
+	/* An untrusted first candidate is a refusal, not a reason to go on. */
+	struct dcmi_search search = search_under(f->root);
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -EPERM);
+	assert_null(lib);
+	char expected[PATH_MAX + 64];
+	assert_int_equal(str_printf(expected, sizeof(expected), "%s: file is group or other writable", in_driver), 0);
+	assert_string_equal(why, expected);
+}
+
+static void test_search_explicit_path(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char in_driver[PATH_MAX], explicit_lib[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64/driver", in_driver, sizeof(in_driver));
+	install_lib(FAKE_DCMI_LIB, f->root, "custom", explicit_lib, sizeof(explicit_lib));
+
+	struct dcmi_search search = search_under(f->root);
+	search.explicit_path = explicit_lib;
+	expect_loaded(&search, explicit_lib);
+
+	/* When set, it is the only candidate. */
+	char missing[PATH_MAX];
+	assert_int_equal(path_join(missing, sizeof(missing), f->root, "nope/libdcmi.so"), 0);
+	search.explicit_path = missing;
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ENOENT);
+	assert_null(lib);
+	assert_contains(why, missing);
+}
+
+static void test_load_lacking_symbols(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	/* Any shared library that is not DCMI: the C math library will do. */
+	void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(libm);
+	struct link_map *map = NULL;
+	assert_int_equal(dlinfo(libm, RTLD_DI_LINKMAP, &map), 0);
+	char fake[PATH_MAX];
+	install_lib(map->l_name, f->root, "lib", fake, sizeof(fake));
+	dlclose(libm);
+
+	struct dcmi_search search = { .explicit_path = fake };
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ELIBBAD);
+	assert_null(lib);
+	char expected[PATH_MAX + 64];
+	assert_int_equal(str_printf(expected, sizeof(expected), "libdcmi.so at %s lacks required symbol dcmi_init", fake),
+			 0);
+	assert_string_equal(why, expected);
+}
+
+static void test_load_not_a_library(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	make_dirs(f->root, "lib", 0755);
+	assert_int_equal(path_join(path, sizeof(path), f->root, "lib/libdcmi.so"), 0);
+	write_file(path, "this is not an ELF file\n", 0755);
+
+	struct dcmi_search search = { .explicit_path = path };
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ELIBBAD);
+	assert_null(lib);
+	assert_contains(why, path);
+}
+
+static void test_load_init_fails(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	char path[PATH_MAX], missing_state[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "lib", path, sizeof(path));
+	/* The simulator's dcmi_init fails when its state directory is missing. */
+	assert_int_equal(path_join(missing_state, sizeof(missing_state), f->root, "no-such-dir/state"), 0);
+	assert_int_equal(setenv(STATE_ENV, missing_state, 1), 0);
+
+	struct dcmi_search search = { .explicit_path = path };
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -EIO);
+	assert_null(lib);
+	char expected[PATH_MAX + 64];
+	assert_int_equal(str_printf(expected, sizeof(expected), "dcmi_init of %s failed with code -8005", path), 0);
+	assert_string_equal(why, expected);
+}
+
+/* ---- the dynamic loader's search, in a fresh process ------------------ */
+
+/* This test's executable: argv[0] rather than /proc/self/exe, which names
+ * the tool when running under valgrind. */
+static const char *self_exe = "/proc/self/exe";
+
+/* Runs this test binary again with only `scenario`, a clean environment for
+ * the loader (LD_LIBRARY_PATH = ld_path or unset) and root in ROOT_ENV. */
+static void run_child(const char *scenario, const char *root, const char *ld_path)
+{
+	static char scenario_var[128], root_var[128], ld_var[PATH_MAX + 32];
+	assert_int_equal(str_printf(scenario_var, sizeof(scenario_var), SCENARIO_ENV "=%s", scenario), 0);
+	assert_int_equal(str_printf(root_var, sizeof(root_var), ROOT_ENV "=%s", root), 0);
+	if (ld_path)
+		assert_int_equal(str_printf(ld_var, sizeof(ld_var), "LD_LIBRARY_PATH=%s", ld_path), 0);
+
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **envp = calloc(n + 4, sizeof(*envp));
+	assert_non_null(envp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(environ[i], "LD_LIBRARY_PATH=", 16) == 0 || strncmp(environ[i], "TEST_DCMI_", 10) == 0)
+			continue;
+		envp[k++] = environ[i];
+	}
+	envp[k++] = scenario_var;
+	envp[k++] = root_var;
+	if (ld_path)
+		envp[k++] = ld_var;
+	envp[k] = NULL;
+
+	static char argv0[] = "test_dcmi_loader";
+	char *const argv[] = { argv0, NULL };
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execve(self_exe, argv, envp);
+		_exit(127);
+	}
+	free(envp);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child scenario %s failed (status 0x%x)", scenario, (unsigned)status);
+}
+
+static const char *child_root(void)
+{
+	const char *root = getenv(ROOT_ENV);
+	assert_non_null(root);
+	return root;
+}
+
+/* Child: nothing anywhere, so the loader's search fails too. */
+static void child_not_found(void **state)
+{
+	(void)state;
+	const char *root = child_root();
+	struct dcmi_search search = search_under(root);
+	search.ld_library_path = "/nonexistent-a::/nonexistent-b";
+	struct dcmi_lib *lib = NULL;
+	char why[2048] = "";
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ENOENT);
+	assert_null(lib);
+	char expected[3 * PATH_MAX];
+	assert_int_equal(str_printf(expected, sizeof(expected),
+				    "libdcmi.so not found (searched: /nonexistent-a/libdcmi.so, "
+				    "/nonexistent-b/libdcmi.so, %s/usr/local/Ascend/driver/lib64/driver/libdcmi.so, "
+				    "%s/usr/local/Ascend/driver/lib64/libdcmi.so, %s/usr/local/dcmi/libdcmi.so, "
+				    "ldconfig cache: ",
+				    root, root, root),
+			 0);
+	assert_int_equal(strncmp(why, expected, strlen(expected)), 0);
+
+	/* A long search list is cut short visibly, and the end still says
+	 * what the loader answered. */
+	static char long_path[64 * 40];
+	size_t len = 0;
+	for (int i = 0; i < 60; i++) {
+		int n = snprintf(long_path + len, sizeof(long_path) - len, "%s/nonexistent-dir-%02d", i ? ":" : "", i);
+		assert_true(n > 0 && (size_t)n < sizeof(long_path) - len);
+		len += (size_t)n;
+	}
+	search.ld_library_path = long_path;
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "/nonexistent-dir-00/libdcmi.so, ");
+	assert_contains(why, ", ..., ldconfig cache: ");
+	assert_null(strstr(why, "nonexistent-dir-59"));
+
+	/* With the host's own root the paths join without a double slash. */
+	if (path_exists("/usr/local/Ascend/driver/lib64/driver/libdcmi.so") ||
+	    path_exists("/usr/local/Ascend/driver/lib64/libdcmi.so") || path_exists("/usr/local/dcmi/libdcmi.so"))
+		return;
+	search = (struct dcmi_search){ .host_root = "/" };
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "(searched: /usr/local/Ascend/driver/lib64/driver/libdcmi.so, "
+			     "/usr/local/Ascend/driver/lib64/libdcmi.so, /usr/local/dcmi/libdcmi.so, ldconfig cache");
+}
+
+/* Child: the loader finds the library through LD_LIBRARY_PATH = root/sys. */
+static void child_loader_finds(void **state)
+{
+	(void)state;
+	const char *root = child_root();
+	char empty[PATH_MAX], state_path[PATH_MAX], expected[PATH_MAX];
+	assert_int_equal(path_join(empty, sizeof(empty), root, "empty"), 0);
+	assert_int_equal(path_join(state_path, sizeof(state_path), root, "state"), 0);
+	assert_int_equal(path_join(expected, sizeof(expected), root, "sys/libdcmi.so"), 0);
+	assert_int_equal(setenv(STATE_ENV, state_path, 1), 0);
+
+	struct dcmi_search search = search_under(empty);
+	expect_loaded(&search, expected);
+}
+
+/* Child: the loader finds it in a directory others can write to. */
+static void child_loader_untrusted(void **state)
+{
+	(void)state;
+	const char *root = child_root();
+	char empty[PATH_MAX], state_path[PATH_MAX], dir[PATH_MAX];
+	assert_int_equal(path_join(empty, sizeof(empty), root, "empty"), 0);
+	assert_int_equal(path_join(state_path, sizeof(state_path), root, "state"), 0);
+	assert_int_equal(path_join(dir, sizeof(dir), root, "sys"), 0);
+	assert_int_equal(setenv(STATE_ENV, state_path, 1), 0);
+
+	struct dcmi_search search = search_under(empty);
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -EPERM);
+	assert_null(lib);
+	char expected[PATH_MAX + 64];
+	assert_int_equal(str_printf(expected, sizeof(expected), "%s: directory is group or other writable", dir), 0);
+	assert_string_equal(why, expected);
+}
+
+static void test_loader_cache_not_found(void **state)
+{
+	struct fixture *f = *state;
+	run_child("not_found", f->root, NULL);
+}
+
+static void test_loader_cache_finds(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char lib[PATH_MAX], dir[PATH_MAX];
+	make_dirs(f->root, "empty", 0755);
+	install_lib(FAKE_DCMI_LIB, f->root, "sys", lib, sizeof(lib));
+	assert_int_equal(path_join(dir, sizeof(dir), f->root, "sys"), 0);
+	run_child("loader_finds", f->root, dir);
+}
+
+static void test_loader_cache_untrusted(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	simple_state(f->root);
+	char lib[PATH_MAX], dir[PATH_MAX];
+	make_dirs(f->root, "empty", 0755);
+	install_lib(FAKE_DCMI_LIB, f->root, "sys", lib, sizeof(lib));
+	assert_int_equal(path_join(dir, sizeof(dir), f->root, "sys"), 0);
+	assert_int_equal(chmod(dir, 0777), 0);
+	run_child("loader_untrusted", f->root, dir);
+}
+
+/* ---- against the simulator -------------------------------------------- */
+
+/* Loads a fresh copy of the simulator under f->root with the given state. */
+static struct dcmi_lib *open_simulator(const struct fixture *f, const char *state_text)
+{
+	write_state(f->root, state_text);
+	char path[PATH_MAX];
+	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64/driver", path, sizeof(path));
+	struct dcmi_search search = search_under(f->root);
+	struct dcmi_lib *lib = NULL;
+	char why[1024] = "";
+	int r = dcmi_lib_open(&search, &lib, why, sizeof(why));
+	if (r < 0)
+		fail_msg("dcmi_lib_open: %d: %s", r, why);
+	return lib;
+}
+
+/* Cards 1, 3 and 9; logic ids unrelated to phy ids; one absent chip. */
+static const char layout_state[] = "driver 24.1.rc1\n"
+				   "subscribe off\n"
+				   "chip phy=4 card=3 device=0 logic=1 name=910B3 health=0 aicore=24 board=0x33\n"
+				   "chip phy=0 card=1 device=0 logic=2 name=310P3 health=1\n"
+				   "chip phy=2 card=1 device=1 logic=0 name=310P3 health=absent\n"
+				   "chip phy=7 card=9 device=0 logic=3 name=910B4 health=3 board=0xb1 "
+				   "errors=80E01801,80E18402\n";
+
+static void test_sim_enumerate(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	struct dcmi_lib *lib = open_simulator(f, layout_state);
+
+	struct npu_chip chips[8];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(lib, chips, 8, &count), 0);
+	assert_int_equal(count, 4);
+
+	static const struct {
+		uint32_t phy, logic;
+		int card, device;
+		const char *name;
+		enum npu_family family;
+	} expected[] = {
+		{ 0, 2, 1, 0, "310P3", NPU_FAMILY_310P },
+		{ 2, 0, 1, 1, "310P3", NPU_FAMILY_310P },
+		{ 4, 1, 3, 0, "910B3", NPU_FAMILY_910B },
+		{ 7, 3, 9, 0, "910B4", NPU_FAMILY_A3 },
+	};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(chips[i].phy_id, expected[i].phy);
+		assert_int_equal(chips[i].logic_id, expected[i].logic);
+		assert_int_equal(chips[i].card_id, expected[i].card);
+		assert_int_equal(chips[i].device_id, expected[i].device);
+		assert_string_equal(chips[i].name, expected[i].name);
+		assert_int_equal(chips[i].family, expected[i].family);
+	}
+	assert_int_equal(chips[2].aicore_count, 24);
+	assert_true(chips[2].has_board_id);
+	assert_int_equal(chips[2].board_id, 0x33);
+	assert_true(chips[3].has_board_id);
+	assert_int_equal(chips[3].board_id, 0xb1);
+
+	assert_int_equal(dcmi_enumerate(lib, chips, 3, &count), -E2BIG);
+	dcmi_lib_close(lib);
+}
+
+static void test_sim_health_and_errors(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	struct dcmi_lib *lib = open_simulator(f, layout_state);
+	struct npu_chip chips[8];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(lib, chips, 8, &count), 0);
+	assert_int_equal(count, 4);
+
+	unsigned int health = 77;
+	assert_int_equal(dcmi_chip_health(lib, &chips[0], &health), 0);
+	assert_int_equal(health, 1);
+	assert_int_equal(dcmi_chip_health(lib, &chips[1], &health), 0);
+	assert_int_equal(health, DCMI_HEALTH_ABSENT);
+	assert_int_equal(dcmi_chip_health(lib, &chips[3], &health), 0);
+	assert_int_equal(health, 3);
+
+	unsigned int codes[DCMI_MAX_ERROR_CODES];
+	size_t n = 99;
+	assert_int_equal(dcmi_chip_error_codes(lib, &chips[3], codes, DCMI_MAX_ERROR_CODES, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(codes[0], 0x80E01801u);
+	assert_int_equal(codes[1], 0x80E18402u);
+	assert_int_equal(dcmi_chip_error_codes(lib, &chips[3], codes, 1, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(dcmi_chip_error_codes(lib, &chips[2], codes, DCMI_MAX_ERROR_CODES, &n), 0);
+	assert_int_equal(n, 0);
+
+	/* An absent chip answers identity and health calls only. */
+	n = 99;
+	assert_int_equal(dcmi_chip_error_codes(lib, &chips[1], codes, DCMI_MAX_ERROR_CODES, &n), -EIO);
+	assert_int_equal(n, 99);
+	assert_int_equal(dcmi_last_error(lib).code, DCMI_ERR_DEVICE_NOT_EXIST);
+	assert_string_equal(dcmi_last_error(lib).call, "dcmi_get_device_errorcode_v2");
+
+	/* A chip DCMI does not know. */
+	struct npu_chip ghost = { .phy_id = 9, .card_id = 42, .device_id = 0 };
+	assert_int_equal(dcmi_chip_health(lib, &ghost, &health), -EIO);
+	assert_true(dcmi_last_error(lib).code < 0);
+
+	char version[64] = "";
+	assert_int_equal(dcmi_driver_version(lib, version, sizeof(version)), 0);
+	assert_string_equal(version, "24.1.rc1");
+
+	/* "subscribe off" makes the simulator answer "not supported". */
+	assert_int_equal(dcmi_subscribe_faults(lib, noop_handler), -EOPNOTSUPP);
+	dcmi_lib_close(lib);
+}
+
+/* Polls health until it equals want; the simulator notices a replaced state
+ * file asynchronously, so give it a bounded time. */
+static void wait_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int want)
+{
+	int64_t deadline = now_ms() + 2000;
+	unsigned int health = 0;
+	int r = 0;
+	for (;;) {
+		r = dcmi_chip_health(lib, chip, &health);
+		if (r == 0 && health == want)
+			return;
+		if (now_ms() > deadline)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	fail_msg("health of phy %u: r=%d health=%u, want %u", chip->phy_id, r, health, want);
+}
+
+static void test_sim_state_change(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	struct dcmi_lib *lib = open_simulator(f, "chip phy=1 card=0 device=0 logic=5 name=910B3 health=0\n");
+	struct npu_chip chips[2];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(lib, chips, 2, &count), 0);
+	assert_int_equal(count, 1);
+	wait_health(lib, &chips[0], 0);
+
+	write_state(f->root, "chip phy=1 card=0 device=0 logic=5 name=910B3 health=2\n");
+	wait_health(lib, &chips[0], 2);
+	write_state(f->root, "chip phy=1 card=0 device=0 logic=5 name=910B3 health=absent\n");
+	wait_health(lib, &chips[0], DCMI_HEALTH_ABSENT);
+	dcmi_lib_close(lib);
+}
+
+static atomic_int fault_events;
+static atomic_int fault_last_logic;
+
+static void count_fault(struct dcmi_event *event)
+{
+	if (event->type == DCMI_EVENT_TYPE_DMS_FAULT)
+		atomic_store(&fault_last_logic, event->event_t.dms_event.deviceid);
+	atomic_fetch_add(&fault_events, 1);
+}
+
+static void test_sim_subscribe(void **state)
+{
+	if (!can_test_ownership())
+		skip();
+	struct fixture *f = *state;
+	atomic_store(&fault_events, 0);
+	atomic_store(&fault_last_logic, -1);
+	struct dcmi_lib *lib = open_simulator(f, "subscribe on\nchip phy=3 card=2 device=0 logic=6 health=0\n");
+	assert_int_equal(dcmi_subscribe_faults(lib, count_fault), 0);
+
+	write_state(f->root, "subscribe on\nchip phy=3 card=2 device=0 logic=6 health=3\n");
+	int64_t deadline = now_ms() + 2000;
+	while (atomic_load(&fault_events) == 0 && now_ms() < deadline)
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	assert_true(atomic_load(&fault_events) > 0);
+	assert_int_equal(atomic_load(&fault_last_logic), 6);
+	dcmi_lib_close(lib);
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static int run_scenario(const char *name)
+{
+	static const struct {
+		const char *name;
+		struct CMUnitTest test;
+	} scenarios[] = {
+		{ "not_found", cmocka_unit_test(child_not_found) },
+		{ "loader_finds", cmocka_unit_test(child_loader_finds) },
+		{ "loader_untrusted", cmocka_unit_test(child_loader_untrusted) },
+	};
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		if (strcmp(scenarios[i].name, name) != 0)
+			continue;
+		const struct CMUnitTest tests[] = { scenarios[i].test };
+		return cmocka_run_group_tests_name(name, tests, NULL, NULL);
+	}
+	fprintf(stderr, "unknown scenario %s\n", name);
+	return 1;
+}
+
+#define FIXTURE_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(int argc, char **argv)
+{
+	if (argc > 0 && strchr(argv[0], '/'))
+		self_exe = argv[0];
+	const char *scenario = getenv(SCENARIO_ENV);
+	if (scenario)
+		return run_scenario(scenario);
+
+	const struct CMUnitTest tests[] = {
+		FIXTURE_TEST(test_trust_root_owned_tree),
+		FIXTURE_TEST(test_trust_group_writable_dir),
+		FIXTURE_TEST(test_trust_other_writable_ancestor),
+		FIXTURE_TEST(test_trust_writable_file),
+		FIXTURE_TEST(test_trust_not_root_owned),
+		FIXTURE_TEST(test_trust_sticky_ancestor_only),
+		FIXTURE_TEST(test_trust_follows_symlinks),
+		FIXTURE_TEST(test_trust_missing),
+		cmocka_unit_test(test_mock_enumerate_layout),
+		cmocka_unit_test(test_mock_enumerate_skips_broken_chip),
+		cmocka_unit_test(test_mock_enumerate_card_list_fails),
+		cmocka_unit_test(test_mock_enumerate_clamps_vendor_counts),
+		cmocka_unit_test(test_mock_enumerate_duplicate_phy_keeps_first),
+		cmocka_unit_test(test_mock_enumerate_too_many),
+		cmocka_unit_test(test_mock_enumerate_unterminated_name),
+		cmocka_unit_test(test_vendor_name_copy),
+		cmocka_unit_test(test_mock_health),
+		cmocka_unit_test(test_mock_error_codes),
+		cmocka_unit_test(test_mock_subscribe),
+		cmocka_unit_test(test_mock_driver_version),
+		/* These re-execute the binary, so copies of the simulator
+		 * loaded by other tests cannot answer for the loader's search. */
+		FIXTURE_TEST(test_loader_cache_not_found),
+		FIXTURE_TEST(test_loader_cache_finds),
+		FIXTURE_TEST(test_loader_cache_untrusted),
+		FIXTURE_TEST(test_search_driver_lib64_driver),
+		FIXTURE_TEST(test_search_driver_lib64),
+		FIXTURE_TEST(test_search_usr_local_dcmi),
+		FIXTURE_TEST(test_search_custom_driver_path),
+		FIXTURE_TEST(test_search_ld_library_path_first),
+		FIXTURE_TEST(test_search_first_existing_decides),
+		FIXTURE_TEST(test_search_explicit_path),
+		FIXTURE_TEST(test_load_lacking_symbols),
+		FIXTURE_TEST(test_load_not_a_library),
+		FIXTURE_TEST(test_load_init_fails),
+		FIXTURE_TEST(test_sim_enumerate),
+		FIXTURE_TEST(test_sim_health_and_errors),
+		FIXTURE_TEST(test_sim_state_change),
+		FIXTURE_TEST(test_sim_subscribe),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
