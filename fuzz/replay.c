@@ -11,7 +11,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_INPUT (1u << 20)
+#define REPLAY_MAX_BYTES (1u << 20)
 
 static int replay_file(const char *path)
 {
@@ -20,8 +20,8 @@ static int replay_file(const char *path)
 		fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	uint8_t *buf = malloc(MAX_INPUT);
-	size_t n = buf ? fread(buf, 1, MAX_INPUT, f) : 0;
+	uint8_t *buf = malloc(REPLAY_MAX_BYTES);
+	size_t n = buf ? fread(buf, 1, REPLAY_MAX_BYTES, f) : 0;
 	fclose(f);
 	if (!buf)
 		return -1;
