@@ -245,7 +245,7 @@ static void on_registered(void *ctx, unsigned failures)
 	const struct config *c = d->config;
 	long long took = (long long)(now_ms() - d->register_started_ms);
 
-	if (!d->registered_once || failures > 0)
+	if (!d->registered_once)
 		log_info("registered %s with the kubelet (endpoint %s)%s", c->resource_name, c->endpoint,
 			 failures ? " after retrying" : "");
 	else
@@ -255,9 +255,12 @@ static void on_registered(void *ctx, unsigned failures)
 
 static void on_register_failed(void *ctx, const char *why, unsigned failures)
 {
-	(void)ctx;
-	if (failures == 1)
+	struct daemon *d = ctx;
+	/* While the kubelet restarts, a failed attempt or two is expected. */
+	if (failures == 1 && !d->registered_once)
 		log_warn("registration with the kubelet failed (%s); retrying with backoff", why);
+	else if (failures == 1)
+		log_info("the kubelet does not answer yet (%s); retrying with backoff", why);
 	else
 		log_debug("registration attempt %u failed (%s)", failures, why);
 }

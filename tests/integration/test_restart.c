@@ -1,0 +1,180 @@
+/* Surviving the kubelet and the operator: kubelet restarts (several in a
+ * row), the kubelet ending its stream, the plugin's socket being deleted,
+ * SIGHUP, and SIGTERM cleanup. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/parse.h"
+#include "harness/harness.h"
+
+static void start_registered(struct node *node, unsigned chips, const char *const flags[])
+{
+	node_init(node, &(struct node_options){ .chips = chips });
+	struct proc *k = node_start_kubelet(node);
+	node_start_plugin(node, flags);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	char want[64];
+	snprintf(want, sizeof(want), "capacity=%u allocatable=%u", chips, chips);
+	assert_non_null(proc_expect(k, want, WAIT_MS));
+}
+
+static bool is_socket(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static void test_kubelet_restarts_in_a_row(void **state)
+{
+	(void)state;
+	struct node node;
+	start_registered(&node, 8, NULL);
+	struct proc *k = node.kubelet;
+
+	for (int i = 0; i < 5; i++) {
+		proc_send(k, "restart");
+		assert_non_null(proc_expect(k, "restarted", WAIT_MS));
+		/* The kubelet deleted every socket; the plugin serves anew and registers. */
+		assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+		assert_non_null(proc_expect(k, "capacity=8 allocatable=8", WAIT_MS));
+		assert_non_null(proc_expect_err(node.plugin, "registered again with the kubelet", WAIT_MS));
+	}
+	assert_true(is_socket(node.plugin_socket));
+	/* Allocation works against the new server. */
+	proc_send(k, "allocate 2");
+	assert_non_null(proc_expect(k, "allocate ok", WAIT_MS));
+	node_fini(&node);
+}
+
+static void test_kubelet_ends_stream_without_restart(void **state)
+{
+	(void)state;
+	struct node node;
+	start_registered(&node, 4, NULL);
+	struct proc *k = node.kubelet;
+
+	proc_send(k, "end-stream");
+	assert_non_null(proc_expect(k, "stream-ended", WAIT_MS));
+	assert_non_null(proc_expect(k, "allocatable=0", WAIT_MS));
+	/* The plugin notices its kubelet stream ended and registers again. */
+	assert_non_null(proc_expect_err(node.plugin, "ListAndWatch stream ended", WAIT_MS));
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, "capacity=4 allocatable=4", WAIT_MS));
+
+	/* Twice, to show the new stream is watched as the kubelet's too. */
+	proc_send(k, "end-stream");
+	assert_non_null(proc_expect(k, "stream-ended", WAIT_MS));
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, "capacity=4 allocatable=4", WAIT_MS));
+	node_fini(&node);
+}
+
+static void test_socket_deleted_by_someone_else(void **state)
+{
+	(void)state;
+	struct node node;
+	start_registered(&node, 2, NULL);
+	assert_int_equal(unlink(node.plugin_socket), 0);
+	assert_non_null(proc_expect_err(node.plugin, "was removed; serving anew", WAIT_MS));
+	assert_non_null(proc_expect(node.kubelet, "register resource=ascend.com/npu", WAIT_MS));
+	assert_true(is_socket(node.plugin_socket));
+	node_fini(&node);
+}
+
+static void test_sighup_rediscovers_and_registers(void **state)
+{
+	(void)state;
+	struct node node;
+	/* An hour between polls: only SIGHUP can make the new chip appear. */
+	start_registered(&node, 2, (const char *[]){ "--health-interval", "1h", NULL });
+	node_touch(&node, "dev/davinci2");
+	node_write_chips(&node, 3, NULL);
+
+	proc_kill(node.plugin, SIGHUP);
+	assert_non_null(proc_expect_err(node.plugin, "received SIGHUP", WAIT_MS));
+	assert_non_null(proc_expect(node.kubelet, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(node.kubelet, "capacity=3 allocatable=3", WAIT_MS));
+	node_fini(&node);
+}
+
+static void test_sigterm_removes_socket_and_exits_zero(void **state)
+{
+	(void)state;
+	struct node node;
+	start_registered(&node, 2, NULL);
+	assert_true(is_socket(node.plugin_socket));
+
+	proc_kill(node.plugin, SIGTERM);
+	assert_int_equal(proc_wait(node.plugin, WAIT_MS), 0);
+	assert_false(is_socket(node.plugin_socket));
+	assert_non_null(proc_expect(node.kubelet, "stream-ended", WAIT_MS));
+
+	proc_free(node.plugin);
+	node.plugin = NULL;
+	node_fini(&node);
+}
+
+static void test_sigint_while_registration_pending(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 1 });
+	/* A listening socket that never answers: Register stays pending. */
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	assert_int_equal(str_printf(addr.sun_path, sizeof(addr.sun_path), "%s/kubelet.sock", node.socket_dir), 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+
+	struct proc *p = node_start_plugin(&node, NULL);
+	assert_non_null(proc_expect_err(p, "registering", WAIT_MS));
+	proc_kill(p, SIGINT);
+	assert_int_equal(proc_wait(p, WAIT_MS), 0);
+	assert_false(is_socket(node.plugin_socket));
+	close(fd);
+	node_fini(&node);
+}
+
+static void test_stale_socket_is_replaced(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 1 });
+	/* A socket file left behind by a killed plugin. */
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	assert_int_equal(str_copy(addr.sun_path, sizeof(addr.sun_path), node.plugin_socket), 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	close(fd);
+
+	struct proc *k = node_start_kubelet(&node);
+	node_start_plugin(&node, NULL);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, "capacity=1 allocatable=1", WAIT_MS));
+	node_fini(&node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kubelet_restarts_in_a_row),
+		cmocka_unit_test(test_kubelet_ends_stream_without_restart),
+		cmocka_unit_test(test_socket_deleted_by_someone_else),
+		cmocka_unit_test(test_sighup_rediscovers_and_registers),
+		cmocka_unit_test(test_sigterm_removes_socket_and_exits_zero),
+		cmocka_unit_test(test_sigint_while_registration_pending),
+		cmocka_unit_test(test_stale_socket_is_replaced),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
