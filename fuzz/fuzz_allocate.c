@@ -1,0 +1,49 @@
+/* Fuzzes the Allocate path from raw request bytes: protobuf decoding,
+ * validation of container requests and building the response, against a
+ * fixed 8-chip snapshot with one Unhealthy chip. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "plugin/allocate.h"
+
+static struct npu_snapshot *make_snapshot(void)
+{
+	struct npu_snapshot *s = calloc(1, sizeof(*s) + 8 * sizeof(struct npu_device));
+	if (!s)
+		abort();
+	atomic_init(&s->refs, 1);
+	s->count = 8;
+	for (uint32_t i = 0; i < 8; i++) {
+		struct npu_device *d = &s->devices[i];
+		snprintf(d->id, sizeof(d->id), "npu-%u", i);
+		d->chip.phy_id = i;
+		d->chip.family = i % 2 ? NPU_FAMILY_910B : NPU_FAMILY_310B;
+		d->healthy = i != 3;
+		d->fault = d->healthy ? NPU_FAULT_NONE : NPU_FAULT_HEALTH_LEVEL;
+		d->dcmi_health = d->healthy ? 0 : 3;
+	}
+	s->healthy = 7;
+	return s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct npu_snapshot *snapshot;
+	if (!snapshot)
+		snapshot = make_snapshot();
+	/* gRPC itself caps requests at 4 MiB. */
+	if (size > 4 * 1024 * 1024)
+		return 0;
+
+	const struct allocate_paths paths = { .dev_dir = "/dev", .host_root = "/", .driver_path = "/usr/local/Ascend/driver" };
+	uint8_t *body = NULL;
+	size_t len = 0;
+	char details[512];
+	grpc_status_code code = allocate_answer(snapshot, &paths, data, size, &body, &len, details, sizeof(details));
+	if (code != GRPC_STATUS_OK && body)
+		abort(); /* an error must not leave a body behind */
+	free(body);
+	return 0;
+}

@@ -1,0 +1,119 @@
+/* Flags: defaults, both spellings, the environment, derived socket paths,
+ * and a clear message naming the flag for every bad value. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/config.h"
+
+static struct config cfg;
+static char why[512];
+
+static int parse(const char *env_driver, int argc, const char **argv)
+{
+	why[0] = '\0';
+	return config_parse(argc, (char **)(uintptr_t)argv, env_driver, &cfg, why, sizeof(why));
+}
+
+#define PARSE(env, ...) parse(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
+			      (const char *[]){ "p", __VA_ARGS__ })
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	const char *argv[] = { "p" };
+	assert_int_equal(parse(NULL, 1, argv), 0);
+	assert_int_equal(cfg.action, CONFIG_ACTION_RUN);
+	assert_string_equal(cfg.resource_name, "ascend.com/npu");
+	assert_string_equal(cfg.endpoint, "ascend-npu.sock");
+	assert_string_equal(cfg.socket_path, "/var/lib/kubelet/device-plugins/ascend-npu.sock");
+	assert_string_equal(cfg.kubelet_socket, "/var/lib/kubelet/device-plugins/kubelet.sock");
+	assert_string_equal(cfg.dev_dir, "/dev");
+	assert_string_equal(cfg.driver_path, "/usr/local/Ascend/driver");
+	assert_string_equal(cfg.host_root, "/");
+	assert_string_equal(cfg.dcmi_lib, "");
+	assert_int_equal(cfg.backend, NPU_BACKEND_AUTO);
+	assert_int_equal(cfg.health_interval_ms, 5000);
+	assert_int_equal(cfg.log_level, LOG_LEVEL_INFO);
+}
+
+static void test_both_spellings_and_env(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("/opt/driver", "--resource-name=huawei.com/Ascend910", "--socket-dir", "/run/dp/",
+			       "--health-interval=500ms", "--backend", "devfs", "--log-level=debug"),
+			 0);
+	assert_string_equal(cfg.resource_name, "huawei.com/Ascend910");
+	assert_string_equal(cfg.endpoint, "huawei-Ascend910.sock");
+	assert_string_equal(cfg.socket_path, "/run/dp/huawei-Ascend910.sock");
+	assert_string_equal(cfg.driver_path, "/opt/driver");
+	assert_int_equal(cfg.health_interval_ms, 500);
+	assert_int_equal(cfg.backend, NPU_BACKEND_DEVFS);
+	assert_int_equal(cfg.log_level, LOG_LEVEL_DEBUG);
+
+	/* The flag wins over ASCEND_DRIVER_PATH. */
+	assert_int_equal(PARSE("/opt/driver", "--driver-path", "/srv/driver"), 0);
+	assert_string_equal(cfg.driver_path, "/srv/driver");
+	assert_int_equal(PARSE(NULL, "--health-interval", "2"), 0);
+	assert_int_equal(cfg.health_interval_ms, 2000);
+}
+
+static void test_actions(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE(NULL, "--help"), 0);
+	assert_int_equal(cfg.action, CONFIG_ACTION_HELP);
+	assert_int_equal(PARSE(NULL, "--version"), 0);
+	assert_int_equal(cfg.action, CONFIG_ACTION_VERSION);
+	assert_int_equal(PARSE(NULL, "--probe", "--socket-dir", "/x"), 0);
+	assert_int_equal(cfg.action, CONFIG_ACTION_PROBE);
+	assert_string_equal(cfg.socket_path, "/x/ascend-npu.sock");
+}
+
+static void expect_bad(const char *needle, int rc)
+{
+	assert_int_equal(rc, -EINVAL);
+	if (!strstr(why, needle))
+		fail_msg("message '%s' does not mention '%s'", why, needle);
+}
+
+static void test_bad_input_names_the_flag(void **state)
+{
+	(void)state;
+	expect_bad("unknown flag '--bogus'", PARSE(NULL, "--bogus"));
+	expect_bad("unknown flag '--bogus'", PARSE(NULL, "--bogus=1"));
+	expect_bad("unexpected argument 'stray'", PARSE(NULL, "stray"));
+	expect_bad("--socket-dir needs a value", PARSE(NULL, "--socket-dir"));
+	expect_bad("--help takes no value", PARSE(NULL, "--help=yes"));
+	expect_bad("--resource-name: 'npu' is invalid", PARSE(NULL, "--resource-name", "npu"));
+	expect_bad("--resource-name: 'kubernetes.io/npu' is invalid", PARSE(NULL, "--resource-name=kubernetes.io/npu"));
+	expect_bad("--backend: 'gpu'", PARSE(NULL, "--backend=gpu"));
+	expect_bad("--health-interval: '0'", PARSE(NULL, "--health-interval=0"));
+	expect_bad("--health-interval: '10ms'", PARSE(NULL, "--health-interval=10ms"));
+	expect_bad("--health-interval: 'soon'", PARSE(NULL, "--health-interval=soon"));
+	expect_bad("--log-level: 'loud'", PARSE(NULL, "--log-level=loud"));
+	expect_bad("--dev-dir: 'dev' is not an absolute path", PARSE(NULL, "--dev-dir=dev"));
+	expect_bad("--host-root: 'x'", PARSE(NULL, "--host-root", "x"));
+	expect_bad("ASCEND_DRIVER_PATH", PARSE("relative/driver"));
+
+	char long_dir[200];
+	memset(long_dir, 'a', sizeof(long_dir));
+	long_dir[0] = '/';
+	long_dir[sizeof(long_dir) - 1] = '\0';
+	expect_bad("--socket-dir: socket paths must stay under 108 bytes", PARSE(NULL, "--socket-dir", long_dir));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_both_spellings_and_env),
+		cmocka_unit_test(test_actions),
+		cmocka_unit_test(test_bad_input_names_the_flag),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

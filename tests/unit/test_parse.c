@@ -1,0 +1,108 @@
+/* Checked parsers: numbers, durations, bounded strings and paths. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/k8s_names.h"
+#include "base/parse.h"
+
+static void test_numbers(void **state)
+{
+	(void)state;
+	uint64_t v = 7;
+	assert_int_equal(parse_u64("42", 10, 100, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(parse_u64("0x1f", 16, 100, &v), 0);
+	assert_int_equal(v, 31);
+	assert_int_equal(parse_u64("80E01801", 16, UINT32_MAX, &v), 0);
+	assert_int_equal(v, 0x80E01801);
+	v = 7;
+	assert_int_equal(parse_u64("101", 10, 100, &v), -ERANGE);
+	assert_int_equal(parse_u64("-1", 10, 100, &v), -EINVAL);
+	assert_int_equal(parse_u64(" 1", 10, 100, &v), -EINVAL);
+	assert_int_equal(parse_u64("1x", 10, 100, &v), -EINVAL);
+	assert_int_equal(parse_u64("", 10, 100, &v), -EINVAL);
+	assert_int_equal(parse_u64("ff", 10, 100, &v), -EINVAL);
+	assert_int_equal(parse_u64("99999999999999999999999", 10, UINT64_MAX, &v), -ERANGE);
+	/* Failures leave the output alone. */
+	assert_int_equal(v, 7);
+}
+
+static void test_durations(void **state)
+{
+	(void)state;
+	int64_t ms = -1;
+	assert_int_equal(parse_duration_ms("500ms", &ms), 0);
+	assert_int_equal(ms, 500);
+	assert_int_equal(parse_duration_ms("5s", &ms), 0);
+	assert_int_equal(ms, 5000);
+	assert_int_equal(parse_duration_ms("5", &ms), 0);
+	assert_int_equal(ms, 5000);
+	assert_int_equal(parse_duration_ms("1m", &ms), 0);
+	assert_int_equal(ms, 60000);
+	assert_int_equal(parse_duration_ms("24h", &ms), 0);
+	assert_int_equal(ms, 86400000);
+	ms = -1;
+	assert_int_equal(parse_duration_ms("25h", &ms), -ERANGE);
+	assert_int_equal(parse_duration_ms("5 s", &ms), -EINVAL);
+	assert_int_equal(parse_duration_ms("s", &ms), -EINVAL);
+	assert_int_equal(parse_duration_ms("1.5s", &ms), -EINVAL);
+	assert_int_equal(parse_duration_ms("5d", &ms), -EINVAL);
+	assert_int_equal(parse_duration_ms("-5s", &ms), -EINVAL);
+	assert_int_equal(parse_duration_ms("9999999999999999s", &ms), -ERANGE);
+	assert_int_equal(ms, -1);
+}
+
+static void test_strings_and_paths(void **state)
+{
+	(void)state;
+	char small[8] = "keep";
+	assert_int_equal(str_copy(small, sizeof(small), "1234567"), 0);
+	assert_string_equal(small, "1234567");
+	assert_int_equal(str_copy(small, sizeof(small), "12345678"), -ENAMETOOLONG);
+	assert_string_equal(small, "1234567");
+	assert_int_equal(str_printf(small, sizeof(small), "%d", 12345678), -ENAMETOOLONG);
+
+	char path[64];
+	assert_int_equal(path_join(path, sizeof(path), "/", "/usr/local/dcmi"), 0);
+	assert_string_equal(path, "/usr/local/dcmi");
+	assert_int_equal(path_join(path, sizeof(path), "/tmp/root/", "usr"), 0);
+	assert_string_equal(path, "/tmp/root/usr");
+	assert_int_equal(path_join(path, sizeof(path), "/tmp/root", "/usr/local"), 0);
+	assert_string_equal(path, "/tmp/root/usr/local");
+}
+
+static void test_resource_names(void **state)
+{
+	(void)state;
+	char why[160];
+	assert_int_equal(k8s_extended_resource_name_check("ascend.com/npu", why, sizeof(why)), 0);
+	assert_int_equal(k8s_extended_resource_name_check("huawei.com/Ascend910", why, sizeof(why)), 0);
+	assert_int_equal(k8s_extended_resource_name_check("example.com/a_b.c-d", why, sizeof(why)), 0);
+	const char *bad[] = {
+		"npu", "kubernetes.io/npu", "requests.ascend.com/npu", "Ascend.com/npu", "ascend.com/",
+		"ascend.com/-npu", "ascend.com/npu-", "-ascend.com/npu", "ascend..com/npu", "ascend.com/n/pu",
+		"ascend.com/" "a234567890123456789012345678901234567890123456789012345678901234",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		if (k8s_extended_resource_name_check(bad[i], why, sizeof(why)) != -EINVAL)
+			fail_msg("'%s' was accepted", bad[i]);
+		assert_true(why[0] != '\0');
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_strings_and_paths),
+		cmocka_unit_test(test_resource_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
