@@ -242,7 +242,8 @@ grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct a
 	if (code != GRPC_STATUS_OK)
 		goto out;
 
-	V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
+	V1beta1__AllocateResponse resp;
+	v1beta1__allocate_response__init(&resp);
 	resp.n_container_responses = req->n_container_requests;
 	resp.container_responses = arena_alloc(&arena, req->n_container_requests * sizeof(*resp.container_responses));
 	code = GRPC_STATUS_RESOURCE_EXHAUSTED;

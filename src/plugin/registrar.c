@@ -177,9 +177,13 @@ void registrar_cancel(struct registrar *r)
 
 static int pack_request(struct registrar *r)
 {
-	V1beta1__DevicePluginOptions options = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
-	V1beta1__RegisterRequest req = V1BETA1__REGISTER_REQUEST__INIT;
+	V1beta1__DevicePluginOptions options;
+	V1beta1__RegisterRequest req;
 	static char version[] = "v1beta1";
+
+	/* The init functions, unlike the INIT macros, do not cast away const. */
+	v1beta1__device_plugin_options__init(&options);
+	v1beta1__register_request__init(&req);
 
 	options.pre_start_required = 0;
 	options.get_preferred_allocation_available = r->o.preferred_allocation;

@@ -28,7 +28,8 @@ struct service {
 
 static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size_t *ret_len)
 {
-	V1beta1__ListAndWatchResponse resp = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
+	V1beta1__ListAndWatchResponse resp;
+	v1beta1__list_and_watch_response__init(&resp);
 	V1beta1__Device *devices = calloc(snap->count ? snap->count : 1, sizeof(*devices));
 	V1beta1__Device **ptrs = calloc(snap->count ? snap->count : 1, sizeof(*ptrs));
 	static char healthy[] = "Healthy", unhealthy[] = "Unhealthy";
@@ -146,7 +147,8 @@ static void reply_packed(struct gs_reply *reply, const ProtobufCMessage *msg)
 static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
 {
 	(void)ctx, (void)req, (void)len;
-	V1beta1__DevicePluginOptions options = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+	V1beta1__DevicePluginOptions options;
+	v1beta1__device_plugin_options__init(&options);
 	options.pre_start_required = 0;
 	options.get_preferred_allocation_available = 0;
 	reply_packed(reply, &options.base);
