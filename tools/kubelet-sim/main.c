@@ -1,0 +1,233 @@
+/* kubelet-sim: a stand-in for the kubelet's device manager, for integration
+ * tests, the demo and the benchmark. It serves Registration on
+ * DIR/kubelet.sock, dials back and follows the plugins that register, and
+ * takes commands on stdin, printing one event per line on stdout (see
+ * docs/kubelet-sim.md). This file is the table of contents: options, start,
+ * the loop over stdin and signals, stop. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/parse.h"
+#include "commands.h"
+#include "output.h"
+#include "registration.h"
+#include "sim.h"
+
+struct options {
+	const char *dir;
+	bool timestamps;
+	enum log_level log_level;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: kubelet-sim --dir DIR [--timestamps] [--log-level LEVEL] [--help]\n"
+	      "\n"
+	      "Simulates the kubelet's device manager for device plugin tests: serves\n"
+	      "Registration on DIR/kubelet.sock, follows registered plugins, and reads\n"
+	      "commands on stdin (allocate N, allocate-ids, allocate-none, allocate-many,\n"
+	      "release, options, list, restart, end-stream, quit), printing one event per\n"
+	      "line on stdout. See docs/kubelet-sim.md.\n"
+	      "\n"
+	      "  --dir DIR          the device-plugins directory (created if missing)\n"
+	      "  --timestamps       prefix every stdout line with ts=<CLOCK_MONOTONIC us>\n"
+	      "  --log-level LEVEL  stderr logging: error, warn, info (default), debug\n"
+	      "  --help             show this text\n",
+	      f);
+}
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("kubelet-sim: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\n", stderr);
+	va_end(ap);
+	usage(stderr);
+	return -EINVAL;
+}
+
+/* Returns 0, 1 for --help, or -EINVAL after printing why and the usage. */
+static int parse_options(int argc, char **argv, struct options *ret_options)
+{
+	struct options o = { .log_level = LOG_LEVEL_INFO };
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strncmp(arg, "--", 2) != 0)
+			return bad_usage("unexpected argument '%s'", arg);
+		const char *eq = strchr(arg, '=');
+		size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+		const char *value = eq ? eq + 1 : NULL;
+
+		if (strncmp(arg, "--help", name_len) == 0 && name_len == 6) {
+			if (value)
+				return bad_usage("option '%s' takes no value", arg);
+			usage(stdout);
+			return 1;
+		}
+		if (strncmp(arg, "--timestamps", name_len) == 0 && name_len == 12) {
+			if (value)
+				return bad_usage("option '%s' takes no value", arg);
+			o.timestamps = true;
+			continue;
+		}
+		bool is_dir = name_len == 5 && strncmp(arg, "--dir", 5) == 0;
+		bool is_level = name_len == 11 && strncmp(arg, "--log-level", 11) == 0;
+		if (!is_dir && !is_level)
+			return bad_usage("unknown option '%s'", arg);
+		if (!value) {
+			if (i + 1 >= argc)
+				return bad_usage("option '%s' needs a value", arg);
+			value = argv[++i];
+		}
+		if (is_dir) {
+			if (value[0] == '\0')
+				return bad_usage("option --dir needs a non-empty value");
+			o.dir = value;
+		} else if (log_level_parse(value, &o.log_level) < 0) {
+			return bad_usage("bad --log-level '%s' (error, warn, info or debug)", value);
+		}
+	}
+	if (!o.dir)
+		return bad_usage("--dir is required");
+	*ret_options = o;
+	return 0;
+}
+
+/* Reads what stdin has, runs every complete line. Returns 0, or 1 at quit
+ * or end of input. Lines longer than COMMAND_LINE_MAX are refused whole. */
+static int read_commands(struct sim *sim, char *buf, size_t *len, bool *skipping)
+{
+	ssize_t n = read(STDIN_FILENO, buf + *len, COMMAND_LINE_MAX - *len);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : 1;
+	bool eof = n == 0;
+	*len += (size_t)n;
+
+	bool quit = false;
+	size_t start = 0;
+	for (size_t i = 0; i < *len && !quit; i++) {
+		if (buf[i] != '\n')
+			continue;
+		buf[i] = '\0';
+		if (*skipping)
+			*skipping = false;
+		else
+			commands_run(sim, buf + start, &quit);
+		start = i + 1;
+	}
+	memmove(buf, buf + start, *len - start);
+	*len -= start;
+
+	if (*len == COMMAND_LINE_MAX) {
+		if (!*skipping)
+			out_error("command line longer than %d bytes", COMMAND_LINE_MAX - 1);
+		*skipping = true;
+		*len = 0;
+	}
+	if (eof && !quit && *len > 0 && !*skipping) {
+		/* A last line without a newline still counts. */
+		buf[*len] = '\0';
+		commands_run(sim, buf, &quit);
+	}
+	return quit || eof ? 1 : 0;
+}
+
+/* Waits for commands and signals until quit, end of input, SIGTERM or SIGINT. */
+static void run_loop(struct sim *sim, int signal_fd)
+{
+	static char buf[COMMAND_LINE_MAX + 1];
+	size_t len = 0;
+	bool skipping = false;
+	struct pollfd fds[2] = {
+		{ .fd = STDIN_FILENO, .events = POLLIN },
+		{ .fd = signal_fd, .events = POLLIN },
+	};
+	for (;;) {
+		/* Nothing times out here: the loop only reacts to input and signals. */
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("poll: %s", strerror(errno));
+			return;
+		}
+		if (fds[1].revents & POLLIN) {
+			struct signalfd_siginfo info;
+			if (read(signal_fd, &info, sizeof(info)) == (ssize_t)sizeof(info))
+				log_info("got signal %u, exiting", info.ssi_signo);
+			return;
+		}
+		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (read_commands(sim, buf, &len, &skipping) != 0)
+				return;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options opts = { 0 };
+	int r = parse_options(argc, argv, &opts);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+	log_set_level(opts.log_level);
+
+	struct sim sim;
+	r = sim_init(&sim, opts.dir);
+	if (r < 0) {
+		log_error("--dir %s is too long: %s/kubelet.sock must be shorter than %d bytes", opts.dir, opts.dir,
+			  SIM_SOCKET_PATH_MAX);
+		return 1;
+	}
+	out_init(opts.timestamps);
+
+	/* Blocked before any thread starts, so every thread inherits the mask
+	 * and the signals only arrive through the signalfd. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	int signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (signal_fd < 0) {
+		r = -errno;
+		log_error("signalfd: %s", strerror(-r));
+		goto out;
+	}
+	/* A reader that goes away must not kill us mid-teardown. */
+	struct sigaction ignore = { .sa_handler = SIG_IGN };
+	sigaction(SIGPIPE, &ignore, NULL);
+
+	r = kubelet_start(&sim);
+	if (r < 0)
+		goto out;
+
+	struct out_line line;
+	out_start(&line, "ready");
+	out_kv(&line, "dir", sim.dir);
+	out_emit(&line);
+
+	run_loop(&sim, signal_fd);
+	r = 0;
+
+out:
+	kubelet_stop(&sim, "kubelet-sim exiting");
+	/* gRPC unlinks kubelet.sock when it stops listening; make sure of it. */
+	if (r == 0)
+		unlink(sim.kubelet_socket);
+	sim_fini(&sim);
+	out_fini();
+	if (signal_fd >= 0)
+		close(signal_fd);
+	return r < 0 ? 1 : 0;
+}

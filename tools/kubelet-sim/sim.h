@@ -1,0 +1,139 @@
+/* kubelet-sim's shared state: what the simulated device manager knows about
+ * each extended resource (the registered plugin, its ListAndWatch follower,
+ * the latest device list and the allocations made), guarded by one mutex.
+ * Threads: the main thread runs commands, the kubelet.sock server thread
+ * handles Register, one follower thread per followed stream. Lock order:
+ * sim->lock, then the output lock (output.h); never join a follower while
+ * holding sim->lock. */
+#pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grpc/client.h"
+#include "grpc/server.h"
+
+#define SIM_MAX_RESOURCES 8
+/* Devices kept per resource; a ListAndWatch answer with more is cut here. */
+#define SIM_MAX_DEVICES 1024
+/* A valid extended resource name: a DNS-1123 subdomain (with "requests."
+ * in front at most 253), "/", a name of at most 63 characters. */
+#define SIM_RESOURCE_NAME_MAX 320
+/* sockaddr_un.sun_path: socket paths must be shorter. */
+#define SIM_SOCKET_PATH_MAX 108
+/* Paths of files in the directory (the directory itself is bounded by the socket path). */
+#define SIM_PATH_MAX 256
+
+#define HEALTHY "Healthy"
+#define UNHEALTHY "Unhealthy"
+#define API_VERSION "v1beta1"
+
+#define METHOD_REGISTER "/v1beta1.Registration/Register"
+#define METHOD_GET_OPTIONS "/v1beta1.DevicePlugin/GetDevicePluginOptions"
+#define METHOD_LIST_AND_WATCH "/v1beta1.DevicePlugin/ListAndWatch"
+#define METHOD_GET_PREFERRED "/v1beta1.DevicePlugin/GetPreferredAllocation"
+#define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
+
+/* Device IDs longer than this are reported as invalid (the API's limit). */
+#define DEVICE_ID_MAX 63
+
+struct follower;
+struct out_line;
+
+/* One registered plugin endpoint. Reference counted so that commands can run
+ * RPCs on its channel without holding the lock while a new registration
+ * replaces it. */
+struct sim_plugin {
+	atomic_int refs;
+	struct gc_channel *channel;
+	char resource[SIM_RESOURCE_NAME_MAX];
+	char endpoint[SIM_SOCKET_PATH_MAX];
+	bool preferred_allocation;
+	bool pre_start;
+};
+
+struct sim_device {
+	char *id;
+	char *health;
+};
+
+/* One successful `allocate`: the kubelet's pod device entry. */
+struct sim_allocation {
+	unsigned long serial;
+	char **ids;
+	size_t n_ids;
+	uint8_t *response; /* packed AllocateResponse, kept for the checkpoint */
+	size_t response_len;
+};
+
+struct sim_resource {
+	char name[SIM_RESOURCE_NAME_MAX];
+	struct sim_plugin *plugin;     /* NULL when no plugin is registered */
+	struct follower *follower;     /* NULL when none is running or waiting to be joined */
+	struct sim_device *devices;    /* sorted in natural ID order, unique IDs */
+	size_t n_devices;
+	struct sim_allocation *allocs;
+	size_t n_allocs;
+};
+
+struct sim {
+	char dir[SIM_PATH_MAX];
+	char kubelet_socket[SIM_SOCKET_PATH_MAX];
+
+	pthread_mutex_t lock;
+	struct sim_resource resources[SIM_MAX_RESOURCES];
+	size_t n_resources;
+	struct sim_resource *current; /* most recently registered; commands act on it */
+	unsigned long next_serial;
+
+	/* The kubelet.sock server; started and stopped by the main thread only. */
+	struct gs_server *server;
+};
+
+/* Returns 0, or -ENAMETOOLONG when DIR/kubelet.sock does not fit a socket
+ * address (then *sim is untouched). */
+int sim_init(struct sim *sim, const char *dir);
+/* Frees every resource; followers must have been stopped, plugins dropped. */
+void sim_fini(struct sim *sim);
+
+/* Takes over channel. Returns 0 or -ENOMEM/-ENAMETOOLONG (channel closed). */
+int sim_plugin_new(const char *resource, const char *endpoint, struct gc_channel *channel, bool preferred_allocation,
+		   bool pre_start, struct sim_plugin **ret_plugin);
+void sim_plugin_ref(struct sim_plugin *plugin);
+/* Accepts NULL. The last reference closes the channel. */
+void sim_plugin_unref(struct sim_plugin *plugin);
+
+/* The functions below are called with sim->lock held. */
+
+/* Finds the resource, creating it when create is set (-ENOSPC when full). */
+int sim_resource_get(struct sim *sim, const char *name, bool create, struct sim_resource **ret_resource);
+
+/* Replaces the device list (taking over devices[0..n), already sorted and
+ * unique) and prints the `devices` line. */
+void sim_resource_set_devices(struct sim_resource *res, struct sim_device *devices, size_t n);
+/* Marks every device unhealthy, like the kubelet when a stream ends, and
+ * prints the `devices` line. */
+void sim_resource_mark_unhealthy(struct sim_resource *res);
+bool sim_resource_is_allocated(const struct sim_resource *res, const char *id);
+
+/* Remembers a successful allocation (copies everything). */
+int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
+				const uint8_t *response, size_t response_len);
+
+/* Forgets the given IDs (all of them when all is set); an allocation left
+ * without IDs is dropped. Adds every ID released to *released (an output
+ * list, see output.h) and returns how many there were. */
+size_t sim_resource_release(struct sim_resource *res, char *const *ids, size_t n_ids, bool all,
+			    struct out_line *released);
+
+void sim_devices_free(struct sim_device *devices, size_t n);
+
+/* Natural order of device IDs: digit runs compare as numbers, so "npu-2"
+ * sorts before "npu-10". A total order (ties fall back to strcmp). */
+int sim_id_compare(const char *a, const char *b);
+/* qsort comparators for arrays of `char *` and of struct sim_device. */
+int sim_id_ptr_compare(const void *a, const void *b);
+int sim_device_compare(const void *a, const void *b);
