@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define REQUESTS_PREFIX "requests."
+
 static bool is_lower_alnum(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
@@ -19,37 +21,39 @@ int k8s_dns_subdomain_check(const char *s, size_t len)
 {
 	if (len == 0 || len > 253)
 		return -EINVAL;
-	size_t label = 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		if (c == '.') {
-			if (label == 0 || s[i - 1] == '-')
+	/* [a-z0-9]([-a-z0-9]*[a-z0-9])? labels separated by dots. */
+	size_t label_start = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && s[i] != '.') {
+			if (!is_lower_alnum(s[i]) && s[i] != '-')
 				return -EINVAL;
-			label = 0;
 			continue;
 		}
-		if (!is_lower_alnum(c) && c != '-')
+		if (i == label_start || !is_lower_alnum(s[label_start]) || !is_lower_alnum(s[i - 1]))
 			return -EINVAL;
-		if (c == '-' && label == 0)
-			return -EINVAL;
-		if (++label > 63)
-			return -EINVAL;
+		label_start = i + 1;
 	}
-	return label > 0 && s[len - 1] != '-' ? 0 : -EINVAL;
+	return 0;
 }
 
 int k8s_extended_resource_name_check(const char *name, char *why, size_t why_size)
 {
 	const char *slash = strchr(name, '/');
 	const char *problem = NULL;
+	size_t requests_len = strlen(REQUESTS_PREFIX);
 
 	if (!slash)
 		problem = "it must have the form <domain>/<name>";
 	else if (strstr(name, "kubernetes.io/"))
 		problem = "the kubernetes.io/ domain is reserved";
-	else if (strncmp(name, "requests.", 9) == 0)
+	else if (strncmp(name, REQUESTS_PREFIX, requests_len) == 0)
 		problem = "it must not start with \"requests.\"";
-	else if (k8s_dns_subdomain_check(name, (size_t)(slash - name)) < 0)
+	else if (strchr(slash + 1, '/'))
+		problem = "it must contain one '/'";
+	/* The kubelet checks "requests." + name as a qualified name, so the
+	 * domain has 253 characters minus that prefix. */
+	else if ((size_t)(slash - name) + requests_len > 253 ||
+		 k8s_dns_subdomain_check(name, (size_t)(slash - name)) < 0)
 		problem = "the domain must be a lowercase DNS-1123 subdomain";
 	else {
 		const char *n = slash + 1;

@@ -4,13 +4,14 @@
 
 #include <stddef.h>
 
-/* An extended resource name such as "ascend.com/npu": a '/', no
- * "kubernetes.io/", no "requests." prefix, a lowercase DNS-1123 subdomain
- * before the '/', and after it at most 63 characters matching
- * [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?. Returns 0 or -EINVAL with the
- * broken rule in why. */
+/* An extended resource name such as "ascend.com/npu", checked as the kubelet
+ * does: one '/', no "kubernetes.io/", no "requests." prefix, a lowercase
+ * DNS-1123 subdomain before the '/' (at most 244 characters, as the kubelet
+ * validates it behind "requests."), and after it at most 63 characters
+ * matching [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?. Returns 0 or -EINVAL
+ * with the broken rule in why. */
 int k8s_extended_resource_name_check(const char *name, char *why, size_t why_size);
 
-/* A lowercase RFC 1123 subdomain: at most 253 characters, dot-separated
- * labels of at most 63 characters matching [a-z0-9]([-a-z0-9]*[a-z0-9])?. */
+/* A lowercase RFC 1123 subdomain as Kubernetes checks it: at most 253
+ * characters of dot-separated labels matching [a-z0-9]([-a-z0-9]*[a-z0-9])?. */
 int k8s_dns_subdomain_check(const char *s, size_t len);

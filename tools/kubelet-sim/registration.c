@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/k8s_names.h"
 #include "base/parse.h"
 #include "checkpoint.h"
 #include "deviceplugin.pb-c.h"
@@ -39,68 +40,6 @@ static void go_quote(char *dst, size_t size, const char *s)
 	dst[n] = '\0';
 }
 
-static bool is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-static bool is_alnum(char c)
-{
-	return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
-}
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* over s[0..len). */
-static bool is_dns1123_subdomain(const char *s, size_t len)
-{
-	size_t label_start = 0;
-	for (size_t i = 0; i <= len; i++) {
-		if (i < len && s[i] != '.') {
-			if (!is_lower_alnum(s[i]) && s[i] != '-')
-				return false;
-			continue;
-		}
-		/* A label ends at s[i]. */
-		if (i == label_start || !is_lower_alnum(s[label_start]) || !is_lower_alnum(s[i - 1]))
-			return false;
-		label_start = i + 1;
-	}
-	return true;
-}
-
-/* The name part of a qualified name: ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63. */
-static bool is_qualified_name_part(const char *s)
-{
-	size_t len = strlen(s);
-	if (len == 0 || len > 63 || !is_alnum(s[0]) || !is_alnum(s[len - 1]))
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
-}
-
-bool is_extended_resource_name(const char *name)
-{
-	static const char requests_prefix[] = "requests.";
-	const size_t requests_len = sizeof(requests_prefix) - 1;
-
-	/* Native resources: no '/', or in the kubernetes.io namespace. */
-	const char *slash = strchr(name, '/');
-	if (!slash || strstr(name, "kubernetes.io/"))
-		return false;
-	if (strncmp(name, requests_prefix, requests_len) == 0)
-		return false;
-	/* The kubelet validates "requests." + name as a qualified name: one '/',
-	 * a DNS-1123 subdomain of at most 253 characters before it (counting
-	 * "requests."), a short name after it. */
-	if (strchr(slash + 1, '/'))
-		return false;
-	size_t prefix_len = (size_t)(slash - name);
-	if (prefix_len == 0 || requests_len + prefix_len > 253)
-		return false;
-	return is_dns1123_subdomain(name, prefix_len) && is_qualified_name_part(slash + 1);
-}
-
 static void print_rejected(const char *resource, const char *reason)
 {
 	struct out_line line;
@@ -110,7 +49,6 @@ static void print_rejected(const char *resource, const char *reason)
 	out_emit(&line);
 }
 
-/* The kubelet's checks, in its order. Fills reason on failure. */
 static int validate(const struct sim *sim, const V1beta1__RegisterRequest *req, char *socket_path,
 		    size_t socket_path_size, char *reason, size_t reason_size)
 {
@@ -123,7 +61,8 @@ static int validate(const struct sim *sim, const V1beta1__RegisterRequest *req, 
 			 quoted);
 		return -EINVAL;
 	}
-	if (!is_extended_resource_name(req->resource_name)) {
+	char problem[160];
+	if (k8s_extended_resource_name_check(req->resource_name, problem, sizeof(problem)) < 0) {
 		go_quote(quoted, sizeof(quoted), req->resource_name);
 		snprintf(reason, reason_size, "the ResourceName %s is invalid", quoted);
 		return -EINVAL;

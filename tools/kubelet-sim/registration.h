@@ -16,5 +16,3 @@ int kubelet_start(struct sim *sim);
  * (now unhealthy) and allocations are kept, like the kubelet's checkpoint. */
 void kubelet_stop(struct sim *sim, const char *reason);
 
-/* Checks a name the way the kubelet's IsExtendedResourceName does. */
-bool is_extended_resource_name(const char *name);
