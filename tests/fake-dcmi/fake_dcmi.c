@@ -1,0 +1,799 @@
+/* The DCMI simulator: the C ABI of Huawei's libdcmi.so (npu/dcmi_abi.h),
+ * answered from a state file instead of hardware, so the plugin's real
+ * dlopen-based DCMI code runs in tests and demos. The file named by
+ * ASCEND_FAKE_DCMI_STATE is parsed by state.c; a watcher thread follows it
+ * with inotify and turns health changes into fault events. The format and
+ * the behaviour are documented in docs/fake-dcmi.md.
+ *
+ * Concurrency: every API call and every reload runs under one mutex. Each
+ * call first takes in pending inotify notifications, so it sees any change
+ * completed before it started. Event handlers are resolved when a change is
+ * seen, queued, and called by the watcher thread with the mutex released, so
+ * a handler may call back into DCMI. Only dcmi_* symbols are exported (the
+ * build uses -fvisibility=hidden). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/parse.h"
+#include "state.h"
+
+#pragma GCC visibility push(default)
+#include "npu/dcmi_abi.h"
+#pragma GCC visibility pop
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Filter flags of struct dcmi_event_filter, as the vendor header defines them. */
+#define DCMI_EVENT_FILTER_FLAG_EVENT_ID (1ULL << 0)
+#define DCMI_EVENT_FILTER_FLAG_SERVERITY (1ULL << 1)
+#define DCMI_EVENT_FILTER_FLAG_NODE_TYPE (1ULL << 2)
+
+/* One subscription per (card, device) plus one for all devices: enough for
+ * every chip a state file can hold. */
+#define MAX_DEVICE_SUBSCRIPTIONS FAKE_STATE_MAX_CHIPS
+/* A reload changes at most 256 chips; the queue absorbs a few reloads while a
+ * slow handler runs, and drops (with a warning) beyond that. */
+#define EVENT_QUEUE_SIZE 1024
+/* How long the library destructor waits for a handler to return. */
+#define STOP_TIMEOUT_S 2
+
+struct subscription {
+	bool used;
+	uint32_t card;
+	uint32_t device;
+	struct dcmi_event_filter filter;
+	dcmi_fault_event_callback handler;
+};
+
+/* Handlers are resolved when the change is seen: a subscription made after a
+ * change does not receive it, one dropped by `subscribe off` still receives
+ * what happened before. At most the all-devices handler and the device's own. */
+struct pending_event {
+	struct dcmi_event event;
+	dcmi_fault_event_callback handlers[2];
+	unsigned handler_count;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	bool initialised;
+	bool stopping;
+	bool log_events;
+	char path[PATH_MAX]; /* absolute path of the state file */
+	const char *base;    /* its last component, inside path */
+	struct fake_state *state;
+	int inotify_fd;
+	int wake_fd;
+	pthread_t thread;
+	pid_t owner; /* the process that started the thread (not a forked child) */
+	struct subscription all_devices;
+	struct subscription devices[MAX_DEVICE_SUBSCRIPTIONS];
+	struct pending_event queue[EVENT_QUEUE_SIZE];
+	size_t queue_head;
+	size_t queue_count;
+	int serial;
+} sim = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.inotify_fd = -1,
+	.wake_fd = -1,
+};
+
+static const char *health_text(uint32_t health, char *buf, size_t size)
+{
+	if (health == FAKE_HEALTH_ABSENT)
+		return "absent";
+	snprintf(buf, size, "%u", health);
+	return buf;
+}
+
+static void wake_watcher(void)
+{
+	uint64_t one = 1;
+	/* A full counter (impossible in practice) still leaves the fd readable. */
+	if (write(sim.wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		fprintf(stderr, "fake-dcmi: cannot wake the watcher thread: %s\n", strerror(errno));
+}
+
+/* ---- fault events ---- */
+
+static bool filter_matches(const struct dcmi_event_filter *filter, const struct dcmi_dms_fault_event *event)
+{
+	if ((filter->filter_flag & DCMI_EVENT_FILTER_FLAG_EVENT_ID) && event->event_id != filter->event_id)
+		return false;
+	/* "Only events of the given severity and above" in the vendor reference. */
+	if ((filter->filter_flag & DCMI_EVENT_FILTER_FLAG_SERVERITY) && event->severity < filter->severity)
+		return false;
+	if ((filter->filter_flag & DCMI_EVENT_FILTER_FLAG_NODE_TYPE) && event->node_type != filter->node_type)
+		return false;
+	return true;
+}
+
+static void add_handler(struct pending_event *pending, const struct subscription *sub)
+{
+	if (!sub->used || !filter_matches(&sub->filter, &pending->event.event_t.dms_event))
+		return;
+	for (unsigned i = 0; i < pending->handler_count; i++)
+		if (pending->handlers[i] == sub->handler)
+			return; /* the same function subscribed twice hears each event once */
+	pending->handlers[pending->handler_count++] = sub->handler;
+}
+
+/* Builds the event for a chip that crossed between healthy and unhealthy and
+ * queues it for the watcher thread. The faulty side of the change (the new
+ * chip on the way down, the old one on the way back) provides severity and
+ * event id, so a recovery carries the id of the fault it ends. */
+static void queue_transition_locked(const struct fake_chip *old, const struct fake_chip *now)
+{
+	bool occur = !fake_health_is_healthy(now->health);
+	const struct fake_chip *faulty = occur ? now : old;
+	struct pending_event pending;
+	memset(&pending, 0, sizeof(pending));
+
+	struct dcmi_event *event = &pending.event;
+	struct dcmi_dms_fault_event *dms = &event->event_t.dms_event;
+	event->type = DCMI_EVENT_TYPE_DMS_FAULT;
+	dms->event_id = faulty->error_count > 0 ? faulty->errors[0] : 0;
+	dms->deviceid = (unsigned short)now->logic;
+	dms->severity = (unsigned char)(faulty->health == FAKE_HEALTH_ABSENT ? 3 : faulty->health);
+	dms->assertion = occur ? DCMI_ASSERTION_OCCUR : DCMI_ASSERTION_RECOVERY;
+	sim.serial = sim.serial == INT_MAX ? 1 : sim.serial + 1;
+	dms->event_serial_num = sim.serial;
+	dms->notify_serial_num = sim.serial;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	dms->alarm_raised_time = (unsigned long long)ts.tv_sec * 1000ULL + (unsigned long long)ts.tv_nsec / 1000000ULL;
+
+	char from_buf[16], to_buf[16];
+	const char *from = health_text(old->health, from_buf, sizeof(from_buf));
+	const char *to = health_text(now->health, to_buf, sizeof(to_buf));
+	snprintf(dms->event_name, sizeof(dms->event_name), "fake-dcmi chip phy %u: health %s -> %s, %s",
+		 now->phy, from, to, occur ? "fault" : "recovered");
+	snprintf(dms->additional_info, sizeof(dms->additional_info), "phy=%u", now->phy);
+
+	add_handler(&pending, &sim.all_devices);
+	for (size_t i = 0; i < ARRAY_SIZE(sim.devices); i++) {
+		const struct subscription *sub = &sim.devices[i];
+		if (sub->used && sub->card == now->card && sub->device == now->device)
+			add_handler(&pending, sub);
+	}
+
+	if (sim.log_events)
+		fprintf(stderr,
+			"fake-dcmi: %s event for phy %u (logic %u): health %s -> %s, severity %u, "
+			"event id 0x%08X, %u handler(s)\n",
+			occur ? "fault" : "recovery", now->phy, now->logic, from, to, dms->severity, dms->event_id,
+			pending.handler_count);
+	if (pending.handler_count == 0)
+		return;
+	if (sim.queue_count == EVENT_QUEUE_SIZE) {
+		fprintf(stderr, "fake-dcmi: event queue full, dropping the event for phy %u\n", now->phy);
+		return;
+	}
+	sim.queue[(sim.queue_head + sim.queue_count) % EVENT_QUEUE_SIZE] = pending;
+	sim.queue_count++;
+	wake_watcher();
+}
+
+static size_t drop_subscriptions_locked(void)
+{
+	size_t dropped = sim.all_devices.used ? 1 : 0;
+	for (size_t i = 0; i < ARRAY_SIZE(sim.devices); i++)
+		dropped += sim.devices[i].used ? 1 : 0;
+	memset(&sim.all_devices, 0, sizeof(sim.all_devices));
+	memset(sim.devices, 0, sizeof(sim.devices));
+	return dropped;
+}
+
+/* Makes next the current state and queues the events its changes imply. */
+static void apply_state_locked(struct fake_state *next)
+{
+	struct fake_state *prev = sim.state;
+	sim.state = next;
+
+	if (!next->subscribe) {
+		/* Like a DCMI daemon restart: the subscriptions are gone and stay
+		 * gone until the client subscribes again. */
+		size_t dropped = drop_subscriptions_locked();
+		if (dropped > 0 && sim.log_events)
+			fprintf(stderr, "fake-dcmi: subscribe off: dropped %zu subscription(s)\n", dropped);
+	} else if (prev) {
+		for (size_t i = 0; i < next->chip_count; i++) {
+			const struct fake_chip *now = &next->chips[i];
+			const struct fake_chip *old = fake_state_find_phy(prev, now->phy);
+			if (old && fake_health_is_healthy(old->health) != fake_health_is_healthy(now->health))
+				queue_transition_locked(old, now);
+		}
+	}
+	free(prev);
+}
+
+/* ---- the state file ---- */
+
+static void print_diag(void *userdata, unsigned line, const char *message)
+{
+	const char *path = userdata;
+	if (line == 0)
+		fprintf(stderr, "fake-dcmi: %s: %s\n", path, message);
+	else
+		fprintf(stderr, "fake-dcmi: %s:%u: %s\n", path, line, message);
+}
+
+/* Reads up to FAKE_STATE_MAX_FILE + 1 bytes (one more than allowed, so the
+ * parser can tell an oversized file). On success *ret_buf is the caller's to free. */
+static int read_state_file(const char *path, char **ret_buf, size_t *ret_len)
+{
+	/* O_NONBLOCK: a FIFO put there by mistake must not hang the simulator. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	int r = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		goto out;
+	}
+	buf = malloc(FAKE_STATE_MAX_FILE + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (len < FAKE_STATE_MAX_FILE + 1) {
+		ssize_t n = read(fd, buf + len, FAKE_STATE_MAX_FILE + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+/* Re-reads the state file and applies it. A missing or unreadable file means
+ * a node without chips; only running out of memory keeps the old state. */
+static void reload_locked(void)
+{
+	struct fake_state *next = malloc(sizeof(*next));
+	if (!next) {
+		fprintf(stderr, "fake-dcmi: out of memory reading %s, keeping the previous state\n", sim.path);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	int r = read_state_file(sim.path, &buf, &len);
+	if (r == 0) {
+		fake_state_parse(next, buf, len, print_diag, sim.path);
+	} else {
+		fake_state_init(next);
+		if (r == -EINVAL)
+			fprintf(stderr, "fake-dcmi: %s: not a regular file, simulating no chips\n", sim.path);
+		else if (r != -ENOENT)
+			fprintf(stderr, "fake-dcmi: %s: %s, simulating no chips\n", sim.path, strerror(-r));
+	}
+	free(buf);
+	if (sim.log_events)
+		fprintf(stderr, "fake-dcmi: read %s: %zu chip(s), driver %s, subscribe %s\n", sim.path,
+			next->chip_count, next->driver, next->subscribe ? "on" : "off");
+	apply_state_locked(next);
+}
+
+/* ---- the watcher thread ---- */
+
+/* Reads every pending inotify event; true when one concerns the state file. */
+static bool drain_inotify(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool relevant = false;
+
+	for (;;) {
+		ssize_t n = read(sim.inotify_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return relevant; /* EAGAIN: drained */
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+			if (ev->mask & IN_Q_OVERFLOW)
+				relevant = true; /* events were lost: re-read to be safe */
+			else if (ev->mask & IN_IGNORED)
+				fprintf(stderr, "fake-dcmi: the directory of %s went away, changes are no longer seen\n",
+					sim.path);
+			else if (ev->len > 0 && strcmp(ev->name, sim.base) == 0)
+				relevant = true;
+			p += sizeof(struct inotify_event) + ev->len;
+		}
+	}
+}
+
+/* Takes in the pending notifications and re-reads the file if they concern
+ * it. Both the watcher and every DCMI call do this, under the mutex: the
+ * kernel queues the notification of a rename() or unlink() before the call
+ * returns and that of an in-place write when the writer closes the file, so
+ * a DCMI call always sees a change that was complete before it started,
+ * and never a half-written file. Several changes read at once are seen as
+ * one: only the latest content counts. */
+static void take_changes_locked(void)
+{
+	if (drain_inotify())
+		reload_locked();
+}
+
+/* Calls queued handlers one event at a time, with the mutex released. */
+static void deliver_pending(void)
+{
+	for (;;) {
+		struct pending_event pending;
+		pthread_mutex_lock(&sim.lock);
+		if (sim.stopping || sim.queue_count == 0) {
+			pthread_mutex_unlock(&sim.lock);
+			return;
+		}
+		pending = sim.queue[sim.queue_head];
+		sim.queue_head = (sim.queue_head + 1) % EVENT_QUEUE_SIZE;
+		sim.queue_count--;
+		pthread_mutex_unlock(&sim.lock);
+
+		for (unsigned i = 0; i < pending.handler_count; i++) {
+			/* Each handler gets its own copy: it may scribble on it. */
+			struct dcmi_event event = pending.event;
+			pending.handlers[i](&event);
+		}
+	}
+}
+
+static void *watcher_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = sim.wake_fd, .events = POLLIN },
+			{ .fd = sim.inotify_fd, .events = POLLIN },
+		};
+		if (poll(fds, ARRAY_SIZE(fds), -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "fake-dcmi: watcher thread stops: poll: %s\n", strerror(errno));
+			return NULL;
+		}
+		if (fds[0].revents & POLLIN) {
+			uint64_t count;
+			if (read(sim.wake_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+				fprintf(stderr, "fake-dcmi: reading the wake fd: %s\n", strerror(errno));
+		}
+		if (fds[1].revents & POLLIN) {
+			pthread_mutex_lock(&sim.lock);
+			if (!sim.stopping)
+				take_changes_locked();
+			pthread_mutex_unlock(&sim.lock);
+		}
+		deliver_pending();
+
+		pthread_mutex_lock(&sim.lock);
+		bool stop = sim.stopping;
+		pthread_mutex_unlock(&sim.lock);
+		if (stop)
+			return NULL;
+	}
+}
+
+/* ---- lifecycle ---- */
+
+static void release_locked(void)
+{
+	if (sim.inotify_fd >= 0)
+		close(sim.inotify_fd);
+	if (sim.wake_fd >= 0)
+		close(sim.wake_fd);
+	sim.inotify_fd = sim.wake_fd = -1;
+	free(sim.state);
+	sim.state = NULL;
+	sim.queue_head = sim.queue_count = 0;
+	drop_subscriptions_locked();
+}
+
+/* Splits ASCEND_FAKE_DCMI_STATE into an absolute directory and a name.
+ * The directory must exist (it is what inotify watches); the file need not. */
+static int resolve_state_path(const char *env, char *ret_dir, size_t dir_size)
+{
+	const char *slash = strrchr(env, '/');
+	const char *name = slash ? slash + 1 : env;
+	char dir[PATH_MAX];
+	char resolved[PATH_MAX];
+
+	if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE=%s does not name a file\n", env);
+		return -EINVAL;
+	}
+	if (!slash)
+		memcpy(dir, ".", sizeof("."));
+	else if (slash == env)
+		memcpy(dir, "/", sizeof("/"));
+	else if (str_printf(dir, sizeof(dir), "%.*s", (int)(slash - env), env) < 0)
+		return -ENAMETOOLONG;
+
+	if (!realpath(dir, resolved)) {
+		int r = -errno;
+		fprintf(stderr, "fake-dcmi: directory of ASCEND_FAKE_DCMI_STATE %s: %s\n", dir, strerror(errno));
+		return r;
+	}
+	if (str_copy(ret_dir, dir_size, resolved) < 0 || path_join(sim.path, sizeof(sim.path), resolved, name) < 0) {
+		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE path too long\n");
+		return -ENAMETOOLONG;
+	}
+	sim.base = strrchr(sim.path, '/') + 1;
+	return 0;
+}
+
+static int start_locked(void)
+{
+	const char *env = getenv("ASCEND_FAKE_DCMI_STATE");
+	if (!env || env[0] == '\0') {
+		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE is not set; it must name the state file\n");
+		return DCMI_ERR_INNER;
+	}
+	const char *log = getenv("ASCEND_FAKE_DCMI_LOG");
+	sim.log_events = log && strcmp(log, "1") == 0;
+
+	char dir[PATH_MAX];
+	if (resolve_state_path(env, dir, sizeof(dir)) < 0)
+		return DCMI_ERR_INNER;
+
+	sim.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	sim.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (sim.inotify_fd < 0 || sim.wake_fd < 0) {
+		fprintf(stderr, "fake-dcmi: inotify/eventfd: %s\n", strerror(errno));
+		goto fail;
+	}
+	/* The directory, not the file: renames replace the file's inode. */
+	if (inotify_add_watch(sim.inotify_fd, dir,
+			      IN_ONLYDIR | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE) <
+	    0) {
+		fprintf(stderr, "fake-dcmi: watching %s: %s\n", dir, strerror(errno));
+		goto fail;
+	}
+
+	reload_locked();
+	if (!sim.state)
+		goto fail;
+
+	/* The thread blocks every signal, so signals meant for the process (and
+	 * a signalfd in the host program) never land on it. */
+	sigset_t all, saved;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	int r = pthread_create(&sim.thread, NULL, watcher_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (r != 0) {
+		fprintf(stderr, "fake-dcmi: starting the watcher thread: %s\n", strerror(r));
+		goto fail;
+	}
+	sim.owner = getpid();
+	sim.stopping = false;
+	sim.initialised = true;
+	return DCMI_OK;
+
+fail:
+	release_locked();
+	return DCMI_ERR_INNER;
+}
+
+/* Stops the watcher when the library is unloaded or the process exits, so
+ * sanitizers and valgrind see every resource released. If a handler does not
+ * return within STOP_TIMEOUT_S the thread and its resources are left alone
+ * rather than hanging the exit. */
+static void fake_dcmi_stop(void) __attribute__((destructor));
+
+static void fake_dcmi_stop(void)
+{
+	pthread_mutex_lock(&sim.lock);
+	/* A forked child has the memory but not the thread: nothing to stop. */
+	if (!sim.initialised || sim.owner != getpid()) {
+		pthread_mutex_unlock(&sim.lock);
+		return;
+	}
+	sim.initialised = false;
+	sim.stopping = true;
+	wake_watcher();
+	pthread_mutex_unlock(&sim.lock);
+
+	/* exit() called from a handler runs this on the watcher thread itself. */
+	if (pthread_equal(pthread_self(), sim.thread))
+		return;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += STOP_TIMEOUT_S;
+	if (pthread_timedjoin_np(sim.thread, NULL, &deadline) != 0) {
+		fprintf(stderr, "fake-dcmi: an event handler did not return, leaving the watcher thread\n");
+		return;
+	}
+	pthread_mutex_lock(&sim.lock);
+	release_locked();
+	pthread_mutex_unlock(&sim.lock);
+}
+
+/* ---- the API ---- */
+
+/* Every call but dcmi_init starts here: -8005 before dcmi_init, else the
+ * mutex is held (release with api_leave) and the state is current. */
+static int api_enter(void)
+{
+	pthread_mutex_lock(&sim.lock);
+	if (!sim.initialised) {
+		pthread_mutex_unlock(&sim.lock);
+		return DCMI_ERR_INNER;
+	}
+	take_changes_locked();
+	return DCMI_OK;
+}
+
+static void api_leave(void)
+{
+	pthread_mutex_unlock(&sim.lock);
+}
+
+/* The chip at (card, device). Absent chips keep their identity, so identity
+ * calls pass allow_absent; everything else reports them missing. */
+static int lookup_locked(int card_id, int device_id, bool allow_absent, const struct fake_chip **ret_chip)
+{
+	if (card_id < 0 || device_id < 0)
+		return DCMI_ERR_DEVICE_NOT_EXIST;
+	const struct fake_chip *chip = fake_state_find_device(sim.state, (uint32_t)card_id, (uint32_t)device_id);
+	if (!chip || (!allow_absent && chip->health == FAKE_HEALTH_ABSENT))
+		return DCMI_ERR_DEVICE_NOT_EXIST;
+	*ret_chip = chip;
+	return DCMI_OK;
+}
+
+int dcmi_init(void)
+{
+	pthread_mutex_lock(&sim.lock);
+	int r = sim.initialised ? DCMI_OK : start_locked();
+	pthread_mutex_unlock(&sim.lock);
+	return r;
+}
+
+int dcmi_get_card_list(int *card_num, int *card_list, int list_len)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	uint32_t cards[FAKE_STATE_MAX_CARDS];
+	size_t n = fake_state_card_list(sim.state, cards, ARRAY_SIZE(cards));
+	/* A buffer too small for every card is the caller's bug: say so rather than truncate. */
+	if (!card_num || list_len < 0 || (!card_list && list_len > 0) || n > (size_t)list_len) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			card_list[i] = (int)cards[i];
+		*card_num = (int)n;
+	}
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_num_in_card(int card_id, int *device_num)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	uint32_t n = card_id < 0 ? 0 : fake_state_devices_in_card(sim.state, (uint32_t)card_id);
+	if (!device_num)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if (n == 0)
+		r = DCMI_ERR_DEVICE_NOT_EXIST;
+	else
+		*device_num = (int)n;
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_logic_id(int *device_logic_id, int card_id, int device_id)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!device_logic_id)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_locked(card_id, device_id, true, &chip)) == DCMI_OK)
+		*device_logic_id = (int)chip->logic;
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_phyid_from_logicid(unsigned int logicid, unsigned int *phyid)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip = fake_state_find_logic(sim.state, logicid);
+	if (!phyid)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if (!chip)
+		r = DCMI_ERR_DEVICE_NOT_EXIST;
+	else
+		*phyid = chip->phy;
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_chip_info(int card_id, int device_id, struct dcmi_chip_info *chip_info)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!chip_info) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_locked(card_id, device_id, true, &chip)) == DCMI_OK) {
+		memset(chip_info, 0, sizeof(*chip_info));
+		memcpy(chip_info->chip_type, "Ascend", sizeof("Ascend"));
+		/* name is shorter than chip_name by construction (FAKE_STATE_NAME_SIZE). */
+		memcpy(chip_info->chip_name, chip->name, strlen(chip->name) + 1);
+		memcpy(chip_info->chip_ver, "V1", sizeof("V1"));
+		chip_info->aicore_cnt = chip->aicore;
+	}
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_health(int card_id, int device_id, unsigned int *health)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!health)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_locked(card_id, device_id, true, &chip)) == DCMI_OK)
+		*health = chip->health; /* FAKE_HEALTH_ABSENT is DCMI's 0xFFFFFFFF */
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_board_info(int card_id, int device_id, struct dcmi_board_info *board_info)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!board_info) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+		if (!chip->has_board) {
+			r = DCMI_ERR_NOT_SUPPORTED;
+		} else {
+			memset(board_info, 0, sizeof(*board_info));
+			board_info->board_id = chip->board;
+			board_info->slot_id = chip->card;
+		}
+	}
+	api_leave();
+	return r;
+}
+
+int dcmi_get_dcmi_version(char *buf, int len)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	if (!buf || len <= 0 || str_copy(buf, (size_t)len, sim.state->driver) < 0)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_errorcode_v2(int card_id, int device_id, int *error_count, unsigned int *error_code_list,
+				 unsigned int list_len)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!error_count || (!error_code_list && list_len > 0)) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+		if (chip->error_count > list_len) {
+			r = DCMI_ERR_INVALID_PARAMETER;
+		} else {
+			if (chip->error_count > 0)
+				memcpy(error_code_list, chip->errors, chip->error_count * sizeof(chip->errors[0]));
+			*error_count = (int)chip->error_count;
+		}
+	}
+	api_leave();
+	return r;
+}
+
+int dcmi_subscribe_fault_event(int card_id, int device_id, struct dcmi_event_filter filter,
+			       dcmi_fault_event_callback handler)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	bool all = card_id == -1 && device_id == -1;
+	const struct fake_chip *chip = NULL;
+	struct subscription *slot = NULL;
+
+	if (!handler || (!all && (card_id < 0 || device_id < 0))) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+		goto out;
+	}
+	if (!all && (r = lookup_locked(card_id, device_id, true, &chip)) != DCMI_OK)
+		goto out;
+	if (!sim.state->subscribe) {
+		r = DCMI_ERR_NOT_SUPPORTED;
+		goto out;
+	}
+	if (all) {
+		slot = &sim.all_devices;
+	} else {
+		/* A new subscription for the same device replaces the old one. */
+		for (size_t i = 0; i < ARRAY_SIZE(sim.devices) && !slot; i++)
+			if (sim.devices[i].used && sim.devices[i].card == chip->card &&
+			    sim.devices[i].device == chip->device)
+				slot = &sim.devices[i];
+		for (size_t i = 0; i < ARRAY_SIZE(sim.devices) && !slot; i++)
+			if (!sim.devices[i].used)
+				slot = &sim.devices[i];
+		if (!slot) {
+			r = DCMI_ERR_MEMORY;
+			goto out;
+		}
+	}
+	*slot = (struct subscription){
+		.used = true,
+		.card = chip ? chip->card : 0,
+		.device = chip ? chip->device : 0,
+		.filter = filter,
+		.handler = handler,
+	};
+	if (sim.log_events)
+		fprintf(stderr, "fake-dcmi: fault events subscribed for card %d device %d\n", card_id, device_id);
+out:
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *hbm_info)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!hbm_info) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+		memset(hbm_info, 0, sizeof(*hbm_info));
+		hbm_info->memory_size = chip->hbm_mb;
+	}
+	api_leave();
+	return r;
+}

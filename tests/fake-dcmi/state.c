@@ -1,0 +1,454 @@
+/* The DCMI simulator's state file parser (see state.h for the contract and
+ * docs/fake-dcmi.md for the format). One directive per line; `chip` lines are
+ * key=value lists driven by the chip_keys table, so a new key is one parser
+ * function and one table row. */
+#include "state.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/parse.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A broken generator can produce thousands of bad lines; past this many
+ * diagnostics the parser says so once and stays quiet, so stderr stays usable. */
+#define FAKE_STATE_MAX_DIAGS 100
+
+/* Marks ids not given on a chip line; real ids are at most FAKE_STATE_MAX_ID. */
+#define ID_UNSET UINT32_MAX
+
+struct parser {
+	struct fake_state *state;
+	fake_state_diag_fn diag;
+	void *userdata;
+	unsigned line;
+	unsigned diag_count;
+	unsigned card_count; /* distinct cards among the accepted chips */
+	/* Line of each accepted chip, so duplicates can point at the first one. */
+	unsigned chip_line[FAKE_STATE_MAX_CHIPS];
+};
+
+static void report(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void report(struct parser *p, const char *fmt, ...)
+{
+	if (!p->diag || p->diag_count > FAKE_STATE_MAX_DIAGS)
+		return;
+	p->diag_count++;
+	if (p->diag_count > FAKE_STATE_MAX_DIAGS) {
+		p->diag(p->userdata, p->line, "too many problems, not reporting more");
+		return;
+	}
+	char message[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	p->diag(p->userdata, p->line, message);
+}
+
+bool fake_health_is_healthy(uint32_t health)
+{
+	return health == 0 || health == 1;
+}
+
+void fake_state_init(struct fake_state *state)
+{
+	memset(state, 0, sizeof(*state));
+	memcpy(state->driver, "unknown", sizeof("unknown"));
+	state->subscribe = true;
+}
+
+/* ---- chip keys ---- */
+
+static int parse_id(const char *value, uint32_t *ret)
+{
+	return parse_u32(value, 10, FAKE_STATE_MAX_ID, ret);
+}
+
+static int key_phy(struct fake_chip *chip, const char *value)
+{
+	return parse_id(value, &chip->phy);
+}
+
+static int key_card(struct fake_chip *chip, const char *value)
+{
+	return parse_id(value, &chip->card);
+}
+
+static int key_device(struct fake_chip *chip, const char *value)
+{
+	return parse_u32(value, 10, FAKE_STATE_MAX_DEVICE, &chip->device);
+}
+
+static int key_logic(struct fake_chip *chip, const char *value)
+{
+	return parse_id(value, &chip->logic);
+}
+
+static int key_name(struct fake_chip *chip, const char *value)
+{
+	/* Tokens never hold blanks or control characters, only the length is left to check. */
+	if (value[0] == '\0')
+		return -EINVAL;
+	return str_copy(chip->name, sizeof(chip->name), value);
+}
+
+static int key_health(struct fake_chip *chip, const char *value)
+{
+	if (strcmp(value, "absent") == 0) {
+		chip->health = FAKE_HEALTH_ABSENT;
+		return 0;
+	}
+	return parse_u32(value, 10, 3, &chip->health);
+}
+
+static int key_errors(struct fake_chip *chip, const char *value)
+{
+	uint32_t codes[FAKE_STATE_MAX_ERRORS];
+	uint32_t count = 0;
+	const char *item = value;
+
+	for (;;) {
+		size_t n = strcspn(item, ",");
+		/* "0x" plus 8 digits fits easily; longer items can only be bogus. */
+		char hex[24];
+		if (n == 0 || n >= sizeof(hex) || count == FAKE_STATE_MAX_ERRORS)
+			return -EINVAL;
+		memcpy(hex, item, n);
+		hex[n] = '\0';
+		int r = parse_u32(hex, 16, UINT32_MAX, &codes[count]);
+		if (r < 0)
+			return r;
+		count++;
+		if (item[n] == '\0')
+			break;
+		item += n + 1;
+	}
+	memcpy(chip->errors, codes, count * sizeof(codes[0]));
+	chip->error_count = count;
+	return 0;
+}
+
+static int key_aicore(struct fake_chip *chip, const char *value)
+{
+	return parse_u32(value, 10, 65535, &chip->aicore);
+}
+
+static int key_hbm_mb(struct fake_chip *chip, const char *value)
+{
+	return parse_u64(value, 10, UINT32_MAX, &chip->hbm_mb);
+}
+
+static int key_board(struct fake_chip *chip, const char *value)
+{
+	int r = parse_u32(value, 16, UINT32_MAX, &chip->board);
+	if (r < 0)
+		return r;
+	chip->has_board = true;
+	return 0;
+}
+
+/* Each parser writes only its own field and returns 0 or a negative errno;
+ * `expect` completes the diagnostic for a bad value. */
+static const struct chip_key {
+	const char *name;
+	int (*parse)(struct fake_chip *chip, const char *value);
+	const char *expect;
+} chip_keys[] = {
+	{ "phy", key_phy, "a number 0-65535" },
+	{ "card", key_card, "a number 0-65535" },
+	{ "device", key_device, "a number 0-3" },
+	{ "logic", key_logic, "a number 0-65535" },
+	{ "name", key_name, "1-31 characters" },
+	{ "health", key_health, "0-3 or absent" },
+	{ "errors", key_errors, "up to 128 hex codes separated by commas" },
+	{ "aicore", key_aicore, "a number 0-65535" },
+	{ "hbm_mb", key_hbm_mb, "a number of megabytes" },
+	{ "board", key_board, "a hex number such as 0xb0" },
+};
+
+/* Duplicate keys are tracked in a bit mask. */
+_Static_assert(ARRAY_SIZE(chip_keys) <= 32, "chip key mask too small");
+
+static const struct chip_key *find_chip_key(const char *name, uint32_t *ret_bit)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(chip_keys); i++) {
+		if (strcmp(chip_keys[i].name, name) == 0) {
+			*ret_bit = 1u << i;
+			return &chip_keys[i];
+		}
+	}
+	return NULL;
+}
+
+/* ---- lines ---- */
+
+/* Splits the next blank-separated token off *cursor (the line is modified in
+ * place). Returns NULL at the end of the line. */
+static char *next_token(char **cursor)
+{
+	char *s = *cursor + strspn(*cursor, " \t\r");
+	if (*s == '\0') {
+		*cursor = s;
+		return NULL;
+	}
+	char *end = s + strcspn(s, " \t\r");
+	if (*end != '\0')
+		*end++ = '\0';
+	*cursor = end;
+	return s;
+}
+
+static void add_chip(struct parser *p, const struct fake_chip *chip)
+{
+	struct fake_state *s = p->state;
+
+	if (s->chip_count == FAKE_STATE_MAX_CHIPS) {
+		report(p, "more than %d chips, line ignored", FAKE_STATE_MAX_CHIPS);
+		return;
+	}
+	bool known_card = false;
+	for (size_t i = 0; i < s->chip_count; i++) {
+		const struct fake_chip *c = &s->chips[i];
+		known_card |= c->card == chip->card;
+		if (c->phy == chip->phy) {
+			report(p, "phy %u already defined on line %u, line ignored", chip->phy, p->chip_line[i]);
+			return;
+		}
+		if (c->card == chip->card && c->device == chip->device) {
+			report(p, "card %u device %u already defined on line %u, line ignored", chip->card,
+			       chip->device, p->chip_line[i]);
+			return;
+		}
+		if (c->logic == chip->logic) {
+			report(p, "logic %u already defined on line %u, line ignored", chip->logic,
+			       p->chip_line[i]);
+			return;
+		}
+	}
+	if (!known_card && p->card_count == FAKE_STATE_MAX_CARDS) {
+		report(p, "more than %d cards, line ignored", FAKE_STATE_MAX_CARDS);
+		return;
+	}
+	p->card_count += known_card ? 0 : 1;
+	p->chip_line[s->chip_count] = p->line;
+	s->chips[s->chip_count++] = *chip;
+}
+
+static void parse_chip(struct parser *p, char *cursor)
+{
+	struct fake_chip chip;
+	memset(&chip, 0, sizeof(chip));
+	chip.phy = chip.card = chip.logic = ID_UNSET;
+	memcpy(chip.name, "910B3", sizeof("910B3"));
+
+	uint32_t seen = 0;
+	char *token;
+	while ((token = next_token(&cursor))) {
+		char *eq = strchr(token, '=');
+		if (!eq || eq == token) {
+			report(p, "expected key=value, got '%.64s', line ignored", token);
+			return;
+		}
+		*eq = '\0';
+		const char *value = eq + 1;
+		uint32_t bit;
+		const struct chip_key *key = find_chip_key(token, &bit);
+		if (!key) {
+			/* Only the key is dropped: state files written for a newer
+			 * simulator keep working, minus the new detail. */
+			report(p, "unknown key '%.64s' ignored", token);
+			continue;
+		}
+		if (seen & bit) {
+			report(p, "duplicate key '%s', line ignored", key->name);
+			return;
+		}
+		if (key->parse(&chip, value) < 0) {
+			report(p, "bad value '%.64s' for '%s' (expected %s), line ignored", value, key->name,
+			       key->expect);
+			return;
+		}
+		seen |= bit;
+	}
+	if (chip.phy == ID_UNSET) {
+		report(p, "chip without phy=, line ignored");
+		return;
+	}
+	if (chip.card == ID_UNSET)
+		chip.card = chip.phy;
+	if (chip.logic == ID_UNSET)
+		chip.logic = chip.phy;
+	add_chip(p, &chip);
+}
+
+/* For directives that take exactly one value; NULL after reporting otherwise. */
+static const char *single_value(struct parser *p, const char *directive, char *cursor)
+{
+	const char *value = next_token(&cursor);
+	if (!value || next_token(&cursor)) {
+		report(p, "'%s' takes exactly one value, line ignored", directive);
+		return NULL;
+	}
+	return value;
+}
+
+static void parse_driver(struct parser *p, char *cursor)
+{
+	const char *value = single_value(p, "driver", cursor);
+	if (!value)
+		return;
+	if (str_copy(p->state->driver, sizeof(p->state->driver), value) < 0)
+		report(p, "driver version longer than %d bytes, line ignored", FAKE_STATE_DRIVER_SIZE - 1);
+}
+
+static void parse_subscribe(struct parser *p, char *cursor)
+{
+	const char *value = single_value(p, "subscribe", cursor);
+	if (!value)
+		return;
+	if (strcmp(value, "on") == 0)
+		p->state->subscribe = true;
+	else if (strcmp(value, "off") == 0)
+		p->state->subscribe = false;
+	else
+		report(p, "bad value '%.64s' for 'subscribe' (expected on or off), line ignored", value);
+}
+
+static const struct directive {
+	const char *name;
+	void (*parse)(struct parser *p, char *cursor);
+} directives[] = {
+	{ "driver", parse_driver },
+	{ "subscribe", parse_subscribe },
+	{ "chip", parse_chip },
+};
+
+/* Rejects control characters (NUL included) so that tokens and the
+ * diagnostics quoting them stay printable. Tabs and CRs count as blanks. */
+static bool has_control_chars(const char *line, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)line[i];
+		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+			return true;
+	}
+	return false;
+}
+
+static void parse_line(struct parser *p, char *line)
+{
+	char *hash = strchr(line, '#');
+	if (hash)
+		*hash = '\0';
+
+	char *cursor = line;
+	const char *name = next_token(&cursor);
+	if (!name)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(directives); i++) {
+		if (strcmp(directives[i].name, name) == 0) {
+			directives[i].parse(p, cursor);
+			return;
+		}
+	}
+	report(p, "unknown directive '%.64s', line ignored", name);
+}
+
+int fake_state_parse(struct fake_state *state, const char *buf, size_t len, fake_state_diag_fn diag,
+		     void *userdata)
+{
+	struct parser p = { .state = state, .diag = diag, .userdata = userdata };
+
+	fake_state_init(state);
+	if (len > FAKE_STATE_MAX_FILE) {
+		report(&p, "file larger than %u bytes, ignored", FAKE_STATE_MAX_FILE);
+		return -EFBIG;
+	}
+
+	char line[FAKE_STATE_MAX_LINE + 1];
+	size_t pos = 0;
+	while (pos < len) {
+		const char *start = buf + pos;
+		const char *nl = memchr(start, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - start) : len - pos;
+		pos += n + (nl ? 1 : 0);
+		p.line++;
+
+		if (n > FAKE_STATE_MAX_LINE) {
+			report(&p, "line longer than %d bytes, ignored", FAKE_STATE_MAX_LINE);
+			continue;
+		}
+		if (has_control_chars(start, n)) {
+			report(&p, "control character in line, ignored");
+			continue;
+		}
+		memcpy(line, start, n);
+		line[n] = '\0';
+		parse_line(&p, line);
+	}
+	return 0;
+}
+
+/* ---- lookups ---- */
+
+const struct fake_chip *fake_state_find_device(const struct fake_state *state, uint32_t card, uint32_t device)
+{
+	for (size_t i = 0; i < state->chip_count; i++)
+		if (state->chips[i].card == card && state->chips[i].device == device)
+			return &state->chips[i];
+	return NULL;
+}
+
+const struct fake_chip *fake_state_find_logic(const struct fake_state *state, uint32_t logic)
+{
+	for (size_t i = 0; i < state->chip_count; i++)
+		if (state->chips[i].logic == logic)
+			return &state->chips[i];
+	return NULL;
+}
+
+const struct fake_chip *fake_state_find_phy(const struct fake_state *state, uint32_t phy)
+{
+	for (size_t i = 0; i < state->chip_count; i++)
+		if (state->chips[i].phy == phy)
+			return &state->chips[i];
+	return NULL;
+}
+
+size_t fake_state_card_list(const struct fake_state *state, uint32_t *cards, size_t max)
+{
+	/* Insertion into a sorted, duplicate-free scratch list: at most 256 x 64 steps. */
+	uint32_t sorted[FAKE_STATE_MAX_CARDS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < state->chip_count; i++) {
+		uint32_t card = state->chips[i].card;
+		size_t at = 0;
+		while (at < n && sorted[at] < card)
+			at++;
+		if (at < n && sorted[at] == card)
+			continue;
+		if (n == FAKE_STATE_MAX_CARDS)
+			break; /* the parser never lets this happen */
+		memmove(&sorted[at + 1], &sorted[at], (n - at) * sizeof(sorted[0]));
+		sorted[at] = card;
+		n++;
+	}
+	if (n > 0 && max > 0)
+		memcpy(cards, sorted, (n < max ? n : max) * sizeof(sorted[0]));
+	return n;
+}
+
+uint32_t fake_state_devices_in_card(const struct fake_state *state, uint32_t card)
+{
+	uint32_t n = 0;
+	for (size_t i = 0; i < state->chip_count; i++)
+		if (state->chips[i].card == card)
+			n++;
+	return n;
+}

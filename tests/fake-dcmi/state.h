@@ -1,0 +1,82 @@
+/* The DCMI simulator's state file parser: turns the text of a state file
+ * (see docs/fake-dcmi.md) into a struct fake_state describing the simulated
+ * node. It is pure: no I/O, no globals, no logging. Problems found in the
+ * text are reported line by line through a callback, and the offending line
+ * (or, for an unknown key inside a `chip` line, only that key) is ignored,
+ * so a state file with a typo still describes the rest of the node. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bounds on everything a state file can grow. The chip and card limits match
+ * what real DCMI reports (64 cards of at most 4 devices); 256 chips leaves
+ * room for unusual layouts in tests. */
+#define FAKE_STATE_MAX_FILE (1u << 20)
+#define FAKE_STATE_MAX_LINE 4096
+#define FAKE_STATE_MAX_CHIPS 256
+#define FAKE_STATE_MAX_CARDS 64
+#define FAKE_STATE_MAX_DEVICE 3
+#define FAKE_STATE_MAX_ERRORS 128
+/* phy and logic ids travel in unsigned short fields of DCMI events. */
+#define FAKE_STATE_MAX_ID 65535u
+/* Sizes include the terminating NUL; chip_name in struct dcmi_chip_info is 32 bytes. */
+#define FAKE_STATE_NAME_SIZE 32
+#define FAKE_STATE_DRIVER_SIZE 64
+
+/* DCMI's health values: 0 normal, 1 warning, 2 major, 3 critical, or absent. */
+#define FAKE_HEALTH_ABSENT 0xFFFFFFFFu
+
+struct fake_chip {
+	uint32_t phy;
+	uint32_t card;
+	uint32_t device;
+	uint32_t logic;
+	char name[FAKE_STATE_NAME_SIZE];
+	uint32_t health;
+	uint32_t aicore;
+	uint64_t hbm_mb;
+	bool has_board;
+	uint32_t board;
+	uint32_t error_count;
+	uint32_t errors[FAKE_STATE_MAX_ERRORS];
+};
+
+struct fake_state {
+	char driver[FAKE_STATE_DRIVER_SIZE];
+	bool subscribe;
+	size_t chip_count;
+	struct fake_chip chips[FAKE_STATE_MAX_CHIPS]; /* in file order */
+};
+
+/* Called once per problem: line is 1-based, message is one line of text
+ * without a trailing newline, valid only during the call. */
+typedef void (*fake_state_diag_fn)(void *userdata, unsigned line, const char *message);
+
+/* Resets state to an empty node: driver "unknown", subscribe on, no chips. */
+void fake_state_init(struct fake_state *state);
+
+/* Parses buf[len] (need not be NUL-terminated) into state, which is reset
+ * first. diag may be NULL. Returns 0 (bad lines are reported and skipped;
+ * after 100 diagnostics one more says the rest go unreported), or -EFBIG when
+ * len exceeds FAKE_STATE_MAX_FILE: then nothing is parsed, one diagnostic
+ * with line 0 is reported and state is left empty. */
+int fake_state_parse(struct fake_state *state, const char *buf, size_t len, fake_state_diag_fn diag,
+		     void *userdata);
+
+/* Healthy means DCMI health 0 or 1; 2, 3 and absent are unhealthy. Fault
+ * events are sent only when a chip crosses between these two classes. */
+bool fake_health_is_healthy(uint32_t health);
+
+/* Lookups; NULL when no chip matches. */
+const struct fake_chip *fake_state_find_device(const struct fake_state *state, uint32_t card, uint32_t device);
+const struct fake_chip *fake_state_find_logic(const struct fake_state *state, uint32_t logic);
+const struct fake_chip *fake_state_find_phy(const struct fake_state *state, uint32_t phy);
+
+/* Writes the distinct card ids, ascending, to cards[max]. Returns how many
+ * there are (at most FAKE_STATE_MAX_CARDS); only the first max are written. */
+size_t fake_state_card_list(const struct fake_state *state, uint32_t *cards, size_t max);
+
+/* Number of chips on a card (0 when the card is unknown). */
+uint32_t fake_state_devices_in_card(const struct fake_state *state, uint32_t card);

@@ -1,0 +1,473 @@
+/* Unit tests of the DCMI simulator's state-file parser
+ * (tests/fake-dcmi/state.c, included whole to keep the simulator out of
+ * ascend_core): defaults, every key, bad values, unknown keys and
+ * directives, duplicates, every limit, and the lookups the library uses. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake-dcmi/state.c"
+
+#define MAX_DIAGS 200
+
+struct diags {
+	unsigned count;
+	unsigned line[MAX_DIAGS];
+	char message[MAX_DIAGS][256];
+};
+
+static void record_diag(void *userdata, unsigned line, const char *message)
+{
+	struct diags *d = userdata;
+	if (d->count < MAX_DIAGS) {
+		d->line[d->count] = line;
+		snprintf(d->message[d->count], sizeof(d->message[0]), "%s", message);
+	}
+	d->count++;
+}
+
+/* The state is large (about 150 KiB): keep it off the stack. */
+static struct fake_state state;
+static struct diags diags;
+
+static int parse_text(const char *text)
+{
+	memset(&diags, 0, sizeof(diags));
+	return fake_state_parse(&state, text, strlen(text), record_diag, &diags);
+}
+
+/* Exactly one diagnostic, on the given line, containing the given text. */
+static void assert_one_diag(unsigned line, const char *needle)
+{
+	if (diags.count != 1 || !strstr(diags.message[0], needle))
+		print_error("diagnostics: %u, first: %u: %s (wanted %u: %s)\n", diags.count, diags.line[0],
+			    diags.message[0], line, needle);
+	assert_int_equal(diags.count, 1);
+	assert_int_equal(diags.line[0], line);
+	assert_non_null(strstr(diags.message[0], needle));
+}
+
+static void test_empty_input_is_an_empty_node(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text(""), 0);
+	assert_string_equal(state.driver, "unknown");
+	assert_true(state.subscribe);
+	assert_int_equal(state.chip_count, 0);
+	assert_int_equal(diags.count, 0);
+
+	/* A NULL diag callback is allowed. */
+	assert_int_equal(fake_state_parse(&state, "chp\n", 4, NULL, NULL), 0);
+	assert_int_equal(state.chip_count, 0);
+}
+
+static void test_documented_example(void **unused)
+{
+	(void)unused;
+	const char *text = "driver 24.1.rc1                      # what dcmi_get_dcmi_version reports\n"
+			   "subscribe on\n"
+			   "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+			   "chip phy=1 card=1 device=0 logic=1 name=910B3 health=2 errors=80E01801\n"
+			   "chip phy=2 card=2 device=0 logic=2 name=910B3 health=absent\n";
+	assert_int_equal(parse_text(text), 0);
+	assert_int_equal(diags.count, 0);
+	assert_string_equal(state.driver, "24.1.rc1");
+	assert_true(state.subscribe);
+	assert_int_equal(state.chip_count, 3);
+
+	assert_int_equal(state.chips[0].aicore, 20);
+	assert_int_equal(state.chips[0].hbm_mb, 65536);
+	assert_int_equal(state.chips[0].health, 0);
+	assert_int_equal(state.chips[1].health, 2);
+	assert_int_equal(state.chips[1].error_count, 1);
+	assert_int_equal(state.chips[1].errors[0], 0x80E01801u);
+	assert_int_equal(state.chips[2].health, FAKE_HEALTH_ABSENT);
+}
+
+static void test_chip_defaults(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=5\n"), 0);
+	assert_int_equal(diags.count, 0);
+	assert_int_equal(state.chip_count, 1);
+	const struct fake_chip *c = &state.chips[0];
+	assert_int_equal(c->phy, 5);
+	assert_int_equal(c->card, 5);
+	assert_int_equal(c->device, 0);
+	assert_int_equal(c->logic, 5);
+	assert_string_equal(c->name, "910B3");
+	assert_int_equal(c->health, 0);
+	assert_int_equal(c->aicore, 0);
+	assert_int_equal(c->hbm_mb, 0);
+	assert_false(c->has_board);
+	assert_int_equal(c->error_count, 0);
+}
+
+static void test_every_key(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=9 card=4 device=3 logic=12 name=310P3 health=3 errors=1,0xA,80e01801 "
+				    "aicore=8 hbm_mb=24576 board=0xb0\n"),
+			 0);
+	assert_int_equal(diags.count, 0);
+	assert_int_equal(state.chip_count, 1);
+	const struct fake_chip *c = &state.chips[0];
+	assert_int_equal(c->phy, 9);
+	assert_int_equal(c->card, 4);
+	assert_int_equal(c->device, 3);
+	assert_int_equal(c->logic, 12);
+	assert_string_equal(c->name, "310P3");
+	assert_int_equal(c->health, 3);
+	assert_int_equal(c->error_count, 3);
+	assert_int_equal(c->errors[0], 1);
+	assert_int_equal(c->errors[1], 10);
+	assert_int_equal(c->errors[2], 0x80E01801u);
+	assert_int_equal(c->aicore, 8);
+	assert_int_equal(c->hbm_mb, 24576);
+	assert_true(c->has_board);
+	assert_int_equal(c->board, 0xb0);
+
+	/* Keys come in any order; board takes hex with or without 0x. */
+	assert_int_equal(parse_text("chip board=d1 health=1 phy=3\n"), 0);
+	assert_int_equal(state.chips[0].board, 0xd1);
+	assert_int_equal(state.chips[0].health, 1);
+	assert_int_equal(state.chips[0].card, 3);
+}
+
+static void test_health_values(void **unused)
+{
+	(void)unused;
+	static const char *good[] = { "0", "1", "2", "3", "absent" };
+	static const uint32_t value[] = { 0, 1, 2, 3, FAKE_HEALTH_ABSENT };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "chip phy=0 health=%s\n", good[i]);
+		assert_int_equal(parse_text(line), 0);
+		assert_int_equal(diags.count, 0);
+		assert_int_equal(state.chips[0].health, value[i]);
+	}
+	assert_true(fake_health_is_healthy(0));
+	assert_true(fake_health_is_healthy(1));
+	assert_false(fake_health_is_healthy(2));
+	assert_false(fake_health_is_healthy(3));
+	assert_false(fake_health_is_healthy(FAKE_HEALTH_ABSENT));
+}
+
+/* Each bad value drops the whole line with one diagnostic naming the key. */
+static void test_bad_values_drop_the_line(void **unused)
+{
+	(void)unused;
+	static const char *bad[] = {
+		"phy=abc",	     "phy=65536",  "phy=-1",	    "phy=+1",	   "phy= ",	   "phy=1x",
+		"phy=0 card=x",	     "phy=0 card=70000",	    "phy=0 device=4",  "phy=0 device=-0",
+		"phy=0 logic=65536", "phy=0 name=",		    "phy=0 name=ABCDEFGHIJKLMNOPQRSTUVWXYZ012345",
+		"phy=0 health=4",    "phy=0 health=-1",	    "phy=0 health=abs", "phy=0 health=",
+		"phy=0 errors=",     "phy=0 errors=80E0180G",   "phy=0 errors=1,,2", "phy=0 errors=1,",
+		"phy=0 errors=,1",   "phy=0 errors=100000000", "phy=0 errors=0000000000000000000000001",
+		"phy=0 aicore=65536", "phy=0 aicore=ten",	    "phy=0 hbm_mb=4294967296", "phy=0 hbm_mb=1.5",
+		"phy=0 board=zz",    "phy=0 board=0x100000000", "phy=0 board=",	    "phy=0 board=0x",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char line[128];
+		snprintf(line, sizeof(line), "# comment\nchip %s\n", bad[i]);
+		assert_int_equal(parse_text(line), 0);
+		if (state.chip_count != 0 || diags.count != 1)
+			print_error("input: chip %s\n", bad[i]);
+		assert_int_equal(state.chip_count, 0);
+		/* "phy= " splits into "phy=" and nothing: an empty value. */
+		assert_one_diag(2, "line ignored");
+	}
+
+	assert_int_equal(parse_text("chip phy=0 health=7\n"), 0);
+	assert_one_diag(1, "bad value '7' for 'health' (expected 0-3 or absent), line ignored");
+}
+
+static void test_errors_list(void **unused)
+{
+	(void)unused;
+	/* Exactly 128 codes fit; 129 do not. */
+	char line[2048] = "chip phy=0 errors=";
+	for (int i = 0; i < FAKE_STATE_MAX_ERRORS; i++) {
+		char item[16];
+		snprintf(item, sizeof(item), "%s%X", i ? "," : "", 0x80000000u + (unsigned)i);
+		strncat(line, item, sizeof(line) - strlen(line) - 1);
+	}
+	assert_int_equal(parse_text(line), 0);
+	assert_int_equal(diags.count, 0);
+	assert_int_equal(state.chips[0].error_count, FAKE_STATE_MAX_ERRORS);
+	assert_int_equal(state.chips[0].errors[127], 0x8000007Fu);
+
+	strncat(line, ",1", sizeof(line) - strlen(line) - 1);
+	assert_int_equal(parse_text(line), 0);
+	assert_int_equal(state.chip_count, 0);
+	assert_one_diag(1, "'errors'");
+
+	assert_int_equal(parse_text("chip phy=0 errors=0x80E01801,0XFFFFFFFF,0\n"), 0);
+	assert_int_equal(state.chips[0].error_count, 3);
+	assert_int_equal(state.chips[0].errors[1], 0xFFFFFFFFu);
+	assert_int_equal(state.chips[0].errors[2], 0);
+}
+
+static void test_unknown_key_is_ignored_with_one_warning(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("\nchip phy=1 colour=red health=2\n"), 0);
+	assert_one_diag(2, "unknown key 'colour' ignored");
+	assert_int_equal(state.chip_count, 1);
+	assert_int_equal(state.chips[0].health, 2);
+
+	assert_int_equal(parse_text("chip phy=1 a=1 b=2\n"), 0);
+	assert_int_equal(diags.count, 2);
+	assert_int_equal(state.chip_count, 1);
+}
+
+static void test_unknown_directive(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=0\n\n# c\nchp phy=1\nchip phy=2\n"), 0);
+	assert_one_diag(4, "unknown directive 'chp', line ignored");
+	assert_int_equal(state.chip_count, 2);
+	assert_int_equal(state.chips[1].phy, 2);
+}
+
+static void test_malformed_chip_lines(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=0 novalue\n"), 0);
+	assert_one_diag(1, "expected key=value, got 'novalue', line ignored");
+	assert_int_equal(state.chip_count, 0);
+
+	assert_int_equal(parse_text("chip =5 phy=0\n"), 0);
+	assert_one_diag(1, "expected key=value");
+
+	assert_int_equal(parse_text("chip phy=0 phy=1\n"), 0);
+	assert_one_diag(1, "duplicate key 'phy', line ignored");
+
+	assert_int_equal(parse_text("chip card=1\n"), 0);
+	assert_one_diag(1, "chip without phy=, line ignored");
+
+	assert_int_equal(parse_text("chip\n"), 0);
+	assert_one_diag(1, "chip without phy=");
+	assert_int_equal(state.chip_count, 0);
+}
+
+static void test_duplicates_keep_the_first(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=0 name=first\nchip phy=0 card=9 name=second\n"), 0);
+	assert_one_diag(2, "phy 0 already defined on line 1, line ignored");
+	assert_int_equal(state.chip_count, 1);
+	assert_string_equal(state.chips[0].name, "first");
+
+	assert_int_equal(parse_text("chip phy=0 card=3 device=1\nchip phy=1 card=3 device=1\n"), 0);
+	assert_one_diag(2, "card 3 device 1 already defined on line 1");
+	assert_int_equal(state.chip_count, 1);
+
+	/* Default logic (= phy 1) clashes with chip 0's explicit logic 1. */
+	assert_int_equal(parse_text("chip phy=0 logic=1\nchip phy=1\n"), 0);
+	assert_one_diag(2, "logic 1 already defined on line 1");
+	assert_int_equal(state.chip_count, 1);
+}
+
+static void test_chip_and_card_limits(void **unused)
+{
+	(void)unused;
+	/* 64 cards of 4 devices: the full 256 chips, then one more. */
+	static char text[256 * 64];
+	size_t len = 0;
+	for (int i = 0; i <= FAKE_STATE_MAX_CHIPS; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "chip phy=%d card=%d device=%d\n", i, i / 4,
+					i % 4);
+	assert_int_equal(parse_text(text), 0);
+	assert_int_equal(state.chip_count, FAKE_STATE_MAX_CHIPS);
+	assert_one_diag(FAKE_STATE_MAX_CHIPS + 1, "more than 256 chips, line ignored");
+
+	/* The 65th distinct card is refused, a chip on a known card is not. */
+	len = 0;
+	for (int i = 0; i <= FAKE_STATE_MAX_CARDS; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "chip phy=%d card=%d\n", i, i);
+	snprintf(text + len, sizeof(text) - len, "chip phy=100 card=0 device=1\n");
+	assert_int_equal(parse_text(text), 0);
+	assert_int_equal(state.chip_count, FAKE_STATE_MAX_CARDS + 1);
+	assert_one_diag(FAKE_STATE_MAX_CARDS + 1, "more than 64 cards, line ignored");
+	uint32_t cards[FAKE_STATE_MAX_CARDS];
+	assert_int_equal(fake_state_card_list(&state, cards, ARRAY_SIZE(cards)), FAKE_STATE_MAX_CARDS);
+}
+
+static void test_line_length_limit(void **unused)
+{
+	(void)unused;
+	static char text[3 * FAKE_STATE_MAX_LINE];
+	/* A 4096-byte line is fine, a 4097-byte one is not; numbering goes on. */
+	memset(text, 0, sizeof(text));
+	text[0] = '#';
+	memset(text + 1, 'x', FAKE_STATE_MAX_LINE - 1);
+	size_t len = FAKE_STATE_MAX_LINE;
+	text[len++] = '\n';
+	memcpy(text + len, "chip", 4);
+	memset(text + len + 4, ' ', FAKE_STATE_MAX_LINE - 3);
+	len += FAKE_STATE_MAX_LINE + 1;
+	text[len++] = '\n';
+	memcpy(text + len, "chip phy=3\n", 11);
+	assert_int_equal(parse_text(text), 0);
+	assert_one_diag(2, "line longer than 4096 bytes, ignored");
+	assert_int_equal(state.chip_count, 1);
+	assert_int_equal(state.chips[0].phy, 3);
+}
+
+static void test_file_size_limit(void **unused)
+{
+	(void)unused;
+	char *big = malloc(FAKE_STATE_MAX_FILE + 1);
+	assert_non_null(big);
+	/* Exactly the limit: parsed (all comment lines but the first). */
+	memset(big, '\n', FAKE_STATE_MAX_FILE + 1);
+	memcpy(big, "chip phy=1\n", 11);
+	memset(&diags, 0, sizeof(diags));
+	assert_int_equal(fake_state_parse(&state, big, FAKE_STATE_MAX_FILE, record_diag, &diags), 0);
+	assert_int_equal(state.chip_count, 1);
+	assert_int_equal(diags.count, 0);
+
+	/* One byte more: refused as a whole, state left empty. */
+	memset(&diags, 0, sizeof(diags));
+	assert_int_equal(fake_state_parse(&state, big, FAKE_STATE_MAX_FILE + 1, record_diag, &diags), -EFBIG);
+	assert_int_equal(state.chip_count, 0);
+	assert_one_diag(0, "file larger than 1048576 bytes, ignored");
+	free(big);
+}
+
+static void test_blanks_comments_and_control_characters(void **unused)
+{
+	(void)unused;
+	static const char text[] = "   \n"
+				   "\t# indented comment\n"
+				   "chip\tphy=1 \t health=2   # trailing comment\r\n"
+				   "driver 1.0#glued comment\n"
+				   "chip phy=2\0 name=x\n"
+				   "chip phy=3 name=a\x01"
+				   "b\n"
+				   "chip phy=4"; /* no final newline */
+	memset(&diags, 0, sizeof(diags));
+	assert_int_equal(fake_state_parse(&state, text, sizeof(text) - 1, record_diag, &diags), 0);
+	assert_int_equal(state.chip_count, 2);
+	assert_int_equal(state.chips[0].phy, 1);
+	assert_int_equal(state.chips[0].health, 2);
+	assert_int_equal(state.chips[1].phy, 4);
+	assert_string_equal(state.driver, "1.0");
+	assert_int_equal(diags.count, 2);
+	assert_int_equal(diags.line[0], 5);
+	assert_string_equal(diags.message[0], "control character in line, ignored");
+	assert_int_equal(diags.line[1], 6);
+}
+
+static void test_driver_and_subscribe(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("subscribe off\ndriver 23.0.3\ndriver 24.1.rc1\n"), 0);
+	assert_int_equal(diags.count, 0);
+	assert_false(state.subscribe);
+	assert_string_equal(state.driver, "24.1.rc1"); /* the last one wins */
+
+	assert_int_equal(parse_text("subscribe off\nsubscribe on\n"), 0);
+	assert_true(state.subscribe);
+
+	assert_int_equal(parse_text("subscribe maybe\n"), 0);
+	assert_one_diag(1, "bad value 'maybe' for 'subscribe' (expected on or off)");
+	assert_true(state.subscribe);
+
+	assert_int_equal(parse_text("subscribe\n"), 0);
+	assert_one_diag(1, "'subscribe' takes exactly one value");
+
+	assert_int_equal(parse_text("driver 24.1 rc1\n"), 0);
+	assert_one_diag(1, "'driver' takes exactly one value, line ignored");
+	assert_string_equal(state.driver, "unknown");
+
+	char line[128];
+	snprintf(line, sizeof(line), "driver %063d\n", 7);
+	assert_int_equal(parse_text(line), 0);
+	assert_int_equal(diags.count, 0);
+	assert_int_equal(strlen(state.driver), 63);
+	snprintf(line, sizeof(line), "driver %064d\n", 7);
+	assert_int_equal(parse_text(line), 0);
+	assert_one_diag(1, "driver version longer than 63 bytes");
+	assert_string_equal(state.driver, "unknown");
+}
+
+static void test_diagnostics_are_capped(void **unused)
+{
+	(void)unused;
+	static char text[300 * 8];
+	size_t len = 0;
+	for (int i = 0; i < 300; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "bogus\n");
+	snprintf(text + len, sizeof(text) - len, "chip phy=0\n");
+	assert_int_equal(parse_text(text), 0);
+	/* 100 diagnostics, one notice, then silence; parsing goes on. */
+	assert_int_equal(diags.count, FAKE_STATE_MAX_DIAGS + 1);
+	assert_string_equal(diags.message[FAKE_STATE_MAX_DIAGS], "too many problems, not reporting more");
+	assert_int_equal(state.chip_count, 1);
+}
+
+static void test_lookups(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=0 card=5\n"
+				    "chip phy=1 card=1 logic=7\n"
+				    "chip phy=2 card=3\n"
+				    "chip phy=3 card=1 device=1 logic=1\n"),
+			 0);
+	assert_int_equal(diags.count, 0);
+
+	uint32_t cards[FAKE_STATE_MAX_CARDS];
+	assert_int_equal(fake_state_card_list(&state, cards, ARRAY_SIZE(cards)), 3);
+	assert_int_equal(cards[0], 1);
+	assert_int_equal(cards[1], 3);
+	assert_int_equal(cards[2], 5);
+	/* A short buffer gets the first ids, the count stays true. */
+	uint32_t one[1];
+	assert_int_equal(fake_state_card_list(&state, one, 1), 3);
+	assert_int_equal(one[0], 1);
+
+	assert_int_equal(fake_state_devices_in_card(&state, 1), 2);
+	assert_int_equal(fake_state_devices_in_card(&state, 5), 1);
+	assert_int_equal(fake_state_devices_in_card(&state, 2), 0);
+
+	assert_int_equal(fake_state_find_device(&state, 1, 1)->phy, 3);
+	assert_null(fake_state_find_device(&state, 1, 2));
+	assert_int_equal(fake_state_find_logic(&state, 7)->phy, 1);
+	assert_null(fake_state_find_logic(&state, 4));
+	assert_int_equal(fake_state_find_phy(&state, 2)->card, 3);
+	assert_null(fake_state_find_phy(&state, 9));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_empty_input_is_an_empty_node),
+		cmocka_unit_test(test_documented_example),
+		cmocka_unit_test(test_chip_defaults),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_health_values),
+		cmocka_unit_test(test_bad_values_drop_the_line),
+		cmocka_unit_test(test_errors_list),
+		cmocka_unit_test(test_unknown_key_is_ignored_with_one_warning),
+		cmocka_unit_test(test_unknown_directive),
+		cmocka_unit_test(test_malformed_chip_lines),
+		cmocka_unit_test(test_duplicates_keep_the_first),
+		cmocka_unit_test(test_chip_and_card_limits),
+		cmocka_unit_test(test_line_length_limit),
+		cmocka_unit_test(test_file_size_limit),
+		cmocka_unit_test(test_blanks_comments_and_control_characters),
+		cmocka_unit_test(test_driver_and_subscribe),
+		cmocka_unit_test(test_diagnostics_are_capped),
+		cmocka_unit_test(test_lookups),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
