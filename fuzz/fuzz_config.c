@@ -1,0 +1,38 @@
+/* Fuzzes the flag parser: the input is split at NUL bytes into argv. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+
+#define MAX_ARGS 32
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct config config;
+	if (size > 16384)
+		return 0;
+	char *copy = malloc(size + 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	copy[size] = '\0';
+
+	char *argv[MAX_ARGS + 1] = { (char *)(uintptr_t)"ascend-device-plugin" };
+	int argc = 1;
+	for (char *p = copy; p < copy + size && argc < MAX_ARGS; p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+
+	char why[512] = "";
+	if (config_parse(argc, argv, argc > 2 ? argv[2] : NULL, &config, why, sizeof(why)) == 0) {
+		/* Whatever was accepted yields socket paths that fit a sockaddr_un. */
+		if (strlen(config.socket_path) >= CONFIG_SOCKET_PATH_MAX || config.endpoint[0] == '\0')
+			abort();
+	} else if (why[0] == '\0') {
+		abort(); /* a refusal always says why */
+	}
+	free(copy);
+	return 0;
+}
