@@ -3,7 +3,7 @@
 # each (default 60), starting from a scratch copy of its seed corpus so the
 # committed corpus only grows by hand. Crashes are left in the scratch dir.
 set -euo pipefail
-build=${1:?usage: fuzz.sh BUILD_DIR}
+build=$(cd "${1:?usage: fuzz.sh BUILD_DIR}" && pwd)
 seconds=${FUZZ_SECONDS:-60}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/ascend-fuzz-XXXXXX)
