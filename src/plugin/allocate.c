@@ -237,6 +237,14 @@ grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct a
 	V1beta1__AllocateRequest *req = v1beta1__allocate_request__unpack(NULL, len, request);
 	if (!req)
 		return reject(details, details_size, GRPC_STATUS_INVALID_ARGUMENT, "malformed AllocateRequest");
+	/* protobuf-c hands strings over NUL-terminated, so "npu-0\0x" would read
+	 * as "npu-0". Such a string packs shorter than it arrived; the kubelet
+	 * encodes canonically, so any difference means a request to refuse. */
+	if (v1beta1__allocate_request__get_packed_size(req) != len) {
+		code = reject(details, details_size, GRPC_STATUS_INVALID_ARGUMENT,
+			      "malformed AllocateRequest: a string holds a NUL byte or the encoding is not canonical");
+		goto out;
+	}
 
 	code = validate(snap, req, details, details_size);
 	if (code != GRPC_STATUS_OK)
