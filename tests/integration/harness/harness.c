@@ -44,6 +44,64 @@ struct proc {
 	char name[64];
 };
 
+/* Processes and node trees still alive, so that a test that fails between
+ * start and cleanup (cmocka leaves it by longjmp) leaves nothing behind once
+ * the test program exits. */
+#define MAX_LIVE 32
+static pid_t live_pids[MAX_LIVE];
+static char live_roots[MAX_LIVE][64];
+
+static void track(pid_t *slots_pid, char (*slots_root)[64], pid_t pid, const char *root)
+{
+	for (size_t i = 0; i < MAX_LIVE; i++) {
+		if (slots_pid && slots_pid[i] == 0) {
+			slots_pid[i] = pid;
+			return;
+		}
+		if (slots_root && slots_root[i][0] == '\0') {
+			snprintf(slots_root[i], sizeof(slots_root[i]), "%s", root);
+			return;
+		}
+	}
+}
+
+static void untrack_pid(pid_t pid)
+{
+	for (size_t i = 0; i < MAX_LIVE; i++)
+		if (live_pids[i] == pid)
+			live_pids[i] = 0;
+}
+
+static void untrack_root(const char *root)
+{
+	for (size_t i = 0; i < MAX_LIVE; i++)
+		if (strcmp(live_roots[i], root) == 0)
+			live_roots[i][0] = '\0';
+}
+
+static void remove_tree(const char *path);
+
+static void clean_up_leftovers(void)
+{
+	for (size_t i = 0; i < MAX_LIVE; i++) {
+		if (live_pids[i] > 0) {
+			kill(live_pids[i], SIGKILL);
+			waitpid(live_pids[i], NULL, 0);
+		}
+	}
+	for (size_t i = 0; i < MAX_LIVE; i++)
+		if (live_roots[i][0])
+			remove_tree(live_roots[i]);
+}
+
+static void register_cleanup(void)
+{
+	static bool registered;
+	if (!registered)
+		atexit(clean_up_leftovers);
+	registered = true;
+}
+
 static void remember(struct stream *s, const char *line)
 {
 	snprintf(s->history[s->n_history % HISTORY_LINES], sizeof(s->history[0]), "%s", line);
@@ -102,6 +160,8 @@ struct proc *proc_start(const char *const argv[], const char *const extra_env[])
 	free(envp);
 	if (r != 0)
 		fail_msg("cannot start %s: %s", argv[0], strerror(r));
+	register_cleanup();
+	track(live_pids, NULL, p->pid, NULL);
 
 	close(in[0]);
 	close(out[1]);
@@ -255,6 +315,7 @@ int proc_wait(struct proc *p, int timeout_ms)
 		int status;
 		pid_t r = waitpid(p->pid, &status, WNOHANG);
 		if (r == p->pid) {
+			untrack_pid(p->pid);
 			p->exited = true;
 			p->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 			break;
@@ -400,6 +461,8 @@ void node_init(struct node *node, const struct node_options *o)
 	snprintf(node->root, sizeof(node->root), "/tmp/ascend-it-XXXXXX");
 	assert_non_null(mkdtemp(node->root));
 	chmod(node->root, 0755);
+	register_cleanup();
+	track(NULL, live_roots, 0, node->root);
 	snprintf(node->dev_dir, sizeof(node->dev_dir), "%s/dev", node->root);
 	snprintf(node->socket_dir, sizeof(node->socket_dir), "%s/kubelet", node->root);
 	snprintf(node->driver_path, sizeof(node->driver_path), "/usr/local/Ascend/driver");
@@ -463,6 +526,7 @@ void node_fini(struct node *node)
 		node->kubelet = NULL;
 	}
 	remove_tree(node->root);
+	untrack_root(node->root);
 	/* A sanitizer report or a crash at exit fails the test here. */
 	assert_int_equal(plugin_status, 0);
 }

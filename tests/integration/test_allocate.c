@@ -1,0 +1,581 @@
+/* Allocate as the kubelet calls it, over the plugin's real unix socket: the
+ * container response (device nodes by physical id, the family's shared
+ * nodes and the driver paths that exist on the host, read-only, and
+ * ASCEND_VISIBLE_DEVICES), paths given as host paths, and every bad request
+ * answered with the exact gRPC status and a message naming the problem while
+ * the plugin keeps serving. Requests go through kubelet-sim's `allocate*`
+ * commands, and straight through gc_unary where the test needs bytes
+ * kubelet-sim would never send. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "deviceplugin.pb-c.h"
+#include "harness/harness.h"
+
+#define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
+#define BLOCK_LINES 64
+#define BLOCK_LINE_SIZE 512
+
+/* --- kubelet-sim answers -------------------------------------------------- */
+
+/* The lines of one `allocate ...` answer: `allocate ok` up to and including
+ * `allocate end`, or the single `allocate error` line. */
+struct block {
+	char lines[BLOCK_LINES][BLOCK_LINE_SIZE];
+	size_t n;
+};
+
+static void block_add(struct block *b, const char *line)
+{
+	assert_true(b->n < BLOCK_LINES);
+	assert_true(strlen(line) < BLOCK_LINE_SIZE);
+	snprintf(b->lines[b->n++], BLOCK_LINE_SIZE, "%s", line);
+}
+
+/* The next line of kubelet-sim's that starts with "allocate ". */
+static const char *next_allocate_line(struct proc *k)
+{
+	for (;;) {
+		const char *line = proc_expect(k, "allocate ", WAIT_MS);
+		assert_non_null(line);
+		if (strncmp(line, "allocate ", 9) == 0)
+			return line;
+	}
+}
+
+/* Sends one command and collects its answer. */
+static void sim_allocate(struct proc *k, const char *command, struct block *b)
+{
+	memset(b, 0, sizeof(*b));
+	proc_send(k, command);
+	const char *line = next_allocate_line(k);
+	block_add(b, line);
+	if (strncmp(line, "allocate error", 14) == 0)
+		return;
+	if (strncmp(line, "allocate ok", 11) != 0)
+		fail_msg("'%s' answered '%s'", command, line);
+	do {
+		line = next_allocate_line(k);
+		block_add(b, line);
+	} while (strcmp(line, "allocate end") != 0);
+}
+
+static bool block_has(const struct block *b, const char *line)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (strcmp(b->lines[i], line) == 0)
+			return true;
+	return false;
+}
+
+static size_t block_count(const struct block *b, const char *prefix)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++)
+		n += strncmp(b->lines[i], prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+static bool block_mentions(const struct block *b, const char *text)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (strstr(b->lines[i], text))
+			return true;
+	return false;
+}
+
+static void dump_block(const struct block *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		fprintf(stderr, "    | %s\n", b->lines[i]);
+}
+
+static void expect_line(const struct block *b, const char *line)
+{
+	if (!block_has(b, line)) {
+		dump_block(b);
+		fail_msg("missing line '%s'", line);
+	}
+}
+
+static void expect_no_mention(const struct block *b, const char *text)
+{
+	if (block_mentions(b, text)) {
+		dump_block(b);
+		fail_msg("the answer mentions '%s'", text);
+	}
+}
+
+static void expect_device(const struct block *b, const char *path)
+{
+	char line[BLOCK_LINE_SIZE];
+	snprintf(line, sizeof(line), "allocate device host=%s container=%s permissions=rw", path, path);
+	expect_line(b, line);
+}
+
+static void expect_mount(const struct block *b, const char *path)
+{
+	char line[BLOCK_LINE_SIZE];
+	snprintf(line, sizeof(line), "allocate mount host=%s container=%s read_only=1", path, path);
+	expect_line(b, line);
+}
+
+/* An `allocate error` with this gRPC code whose message contains every
+ * given fragment (NULL-terminated). */
+static void expect_error(const struct block *b, unsigned code, ...)
+{
+	char want[64];
+	snprintf(want, sizeof(want), "allocate error code=%u message=", code);
+	if (b->n != 1 || strncmp(b->lines[0], want, strlen(want)) != 0) {
+		dump_block(b);
+		fail_msg("expected a line starting with '%s'", want);
+	}
+	va_list ap;
+	va_start(ap, code);
+	for (const char *fragment = va_arg(ap, const char *); fragment; fragment = va_arg(ap, const char *)) {
+		if (!strstr(b->lines[0], fragment)) {
+			va_end(ap);
+			fail_msg("'%s' does not name '%s'", b->lines[0], fragment);
+		}
+	}
+	va_end(ap);
+}
+
+/* A plain one-device allocation still succeeds: the plugin kept serving. */
+static void expect_still_serves(struct proc *k, const char *id)
+{
+	char command[96], want[96];
+	snprintf(command, sizeof(command), "allocate-ids %s", id);
+	snprintf(want, sizeof(want), "allocate ok ids=%s", id);
+	struct block b;
+	sim_allocate(k, command, &b);
+	expect_line(&b, want);
+}
+
+/* --- nodes -------------------------------------------------------------- */
+
+/* Builds the node and waits until kubelet-sim lists all its chips healthy. */
+static void start_node(struct node *node, const struct node_options *options)
+{
+	node_init(node, options);
+	struct proc *k = node_start_kubelet(node);
+	node_start_plugin(node, NULL);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	char want[96];
+	snprintf(want, sizeof(want), "capacity=%u allocatable=%u unhealthy=-", options->chips, options->chips);
+	assert_non_null(proc_expect(k, want, WAIT_MS));
+}
+
+/* The standard 910B3 state with one chip at a given DCMI health. */
+static void write_state_with_health(struct node *node, unsigned chips, unsigned phy, unsigned health)
+{
+	char extra[4096] = "";
+	size_t used = 0;
+	for (unsigned i = 0; i < chips; i++)
+		used += (size_t)snprintf(extra + used, sizeof(extra) - used,
+					 "chip phy=%u name=910B3 health=%u aicore=20 hbm_mb=65536\n", i,
+					 i == phy ? health : 0);
+	assert_true(used < sizeof(extra));
+	node_write_state(node, "driver 24.1.rc1\n%s", extra);
+}
+
+/* --- direct gRPC -------------------------------------------------------- */
+
+/* Packs an AllocateRequest of one container asking for ids. */
+static uint8_t *pack_request(const char *const ids[], size_t n, size_t *ret_len)
+{
+	V1beta1__ContainerAllocateRequest container = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
+	V1beta1__ContainerAllocateRequest *containers[1] = { &container };
+	V1beta1__AllocateRequest req = V1BETA1__ALLOCATE_REQUEST__INIT;
+	char *copies[16];
+	assert_true(n <= 16);
+	for (size_t i = 0; i < n; i++)
+		copies[i] = (char *)(uintptr_t)ids[i];
+	container.devices_ids = copies;
+	container.n_devices_ids = n;
+	req.container_requests = containers;
+	req.n_container_requests = 1;
+	size_t len = v1beta1__allocate_request__get_packed_size(&req);
+	uint8_t *buf = malloc(len);
+	assert_non_null(buf);
+	v1beta1__allocate_request__pack(&req, buf);
+	*ret_len = len;
+	return buf;
+}
+
+/* Allocate with a deadline; returns the decoded answer (status OK) or NULL
+ * with the status in *res. */
+static V1beta1__AllocateResponse *call_allocate(struct gc_channel *ch, const uint8_t *body, size_t len,
+						 struct gc_result *res)
+{
+	assert_int_equal(gc_unary(ch, METHOD_ALLOCATE, body, len, WAIT_MS, res), 0);
+	if (res->status != GRPC_STATUS_OK)
+		return NULL;
+	static const uint8_t empty[1];
+	V1beta1__AllocateResponse *resp =
+		v1beta1__allocate_response__unpack(NULL, res->len, res->body ? res->body : empty);
+	assert_non_null(resp);
+	return resp;
+}
+
+static V1beta1__AllocateResponse *allocate_ids(struct gc_channel *ch, const char *const ids[], size_t n)
+{
+	size_t len;
+	uint8_t *body = pack_request(ids, n, &len);
+	struct gc_result res;
+	V1beta1__AllocateResponse *resp = call_allocate(ch, body, len, &res);
+	if (!resp)
+		fail_msg("Allocate answered status %d: %s", (int)res.status, res.details);
+	gc_result_clear(&res);
+	free(body);
+	assert_int_equal(resp->n_container_responses, 1);
+	return resp;
+}
+
+static int device_index(const V1beta1__ContainerAllocateResponse *c, const char *path)
+{
+	for (size_t i = 0; i < c->n_devices; i++)
+		if (strcmp(c->devices[i]->host_path, path) == 0)
+			return (int)i;
+	return -1;
+}
+
+static const char *env_value(const V1beta1__ContainerAllocateResponse *c, const char *key)
+{
+	for (size_t i = 0; i < c->n_envs; i++)
+		if (strcmp(c->envs[i]->key, key) == 0)
+			return c->envs[i]->value;
+	return NULL;
+}
+
+/* --- tests -------------------------------------------------------------- */
+
+static void test_two_npus_on_910b(void **state)
+{
+	(void)state;
+	struct node node;
+	start_node(&node, &(struct node_options){ .chips = 8 });
+	struct proc *k = node.kubelet;
+
+	struct block b;
+	sim_allocate(k, "allocate 2", &b);
+	expect_line(&b, "allocate ok ids=npu-0,npu-1");
+	expect_device(&b, "/dev/davinci0");
+	expect_device(&b, "/dev/davinci1");
+	expect_device(&b, "/dev/davinci_manager");
+	expect_device(&b, "/dev/devmm_svm");
+	expect_device(&b, "/dev/hisi_hdc");
+	/* dvpp_cmdlist is optional and this node has none. */
+	assert_int_equal(block_count(&b, "allocate device "), 5);
+	expect_mount(&b, "/usr/local/Ascend/driver/lib64");
+	expect_mount(&b, "/usr/local/Ascend/driver/version.info");
+	expect_mount(&b, "/usr/local/bin/npu-smi");
+	expect_mount(&b, "/etc/ascend_install.info");
+	/* No include/ and no /usr/local/dcmi on this node. */
+	assert_int_equal(block_count(&b, "allocate mount "), 4);
+	expect_line(&b, "allocate env name=ASCEND_VISIBLE_DEVICES value=0,1");
+	/* Host paths, never the plugin's view of them. */
+	expect_no_mention(&b, node.root);
+	expect_no_mention(&b, "dvpp_cmdlist");
+
+	/* An optional node that appears is handed out from the next allocation on. */
+	node_touch(&node, "dev/dvpp_cmdlist");
+	sim_allocate(k, "allocate 1", &b);
+	expect_line(&b, "allocate ok ids=npu-2");
+	expect_device(&b, "/dev/davinci2");
+	expect_device(&b, "/dev/dvpp_cmdlist");
+	expect_device(&b, "/dev/davinci_manager");
+	assert_int_equal(block_count(&b, "allocate device "), 5);
+	expect_line(&b, "allocate env name=ASCEND_VISIBLE_DEVICES value=2");
+	expect_no_mention(&b, "davinci0");
+
+	/* Several containers in one request: each gets its own answer. */
+	sim_allocate(k, "allocate-many 2 npu-6,npu-4", &b);
+	expect_line(&b, "allocate container index=0");
+	expect_line(&b, "allocate container index=1");
+	assert_int_equal(block_count(&b, "allocate env name=ASCEND_VISIBLE_DEVICES value=4,6"), 2);
+	node_fini(&node);
+}
+
+static void test_ids_out_of_order_follow_phy_order(void **state)
+{
+	(void)state;
+	struct node node;
+	start_node(&node, &(struct node_options){ .chips = 16 });
+	struct gc_channel *ch = node_plugin_channel(&node);
+
+	V1beta1__AllocateResponse *resp = allocate_ids(ch, (const char *[]){ "npu-5", "npu-2" }, 2);
+	const V1beta1__ContainerAllocateResponse *c = resp->container_responses[0];
+	assert_string_equal(env_value(c, "ASCEND_VISIBLE_DEVICES"), "2,5");
+	assert_true(c->n_devices >= 2);
+	assert_string_equal(c->devices[0]->host_path, "/dev/davinci2");
+	assert_string_equal(c->devices[0]->container_path, "/dev/davinci2");
+	assert_string_equal(c->devices[1]->host_path, "/dev/davinci5");
+	assert_string_equal(c->devices[1]->container_path, "/dev/davinci5");
+	for (size_t i = 0; i < c->n_devices; i++)
+		assert_string_equal(c->devices[i]->permissions, "rw");
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		assert_true(c->mounts[i]->read_only);
+		assert_string_equal(c->mounts[i]->host_path, c->mounts[i]->container_path);
+	}
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+
+	/* Numeric order, not string order: 9 before 10. */
+	resp = allocate_ids(ch, (const char *[]){ "npu-10", "npu-9", "npu-15", "npu-0" }, 4);
+	c = resp->container_responses[0];
+	assert_string_equal(env_value(c, "ASCEND_VISIBLE_DEVICES"), "0,9,10,15");
+	int at0 = device_index(c, "/dev/davinci0"), at9 = device_index(c, "/dev/davinci9");
+	int at10 = device_index(c, "/dev/davinci10"), at15 = device_index(c, "/dev/davinci15");
+	assert_true(at0 >= 0 && at9 > at0 && at10 > at9 && at15 > at10);
+	assert_int_equal(device_index(c, "/dev/davinci1"), -1);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+
+	gc_channel_close(ch);
+	node_fini(&node);
+}
+
+static void test_paths_are_checked_at_each_allocation(void **state)
+{
+	(void)state;
+	struct node node;
+	start_node(&node, &(struct node_options){ .chips = 2 });
+	struct proc *k = node.kubelet;
+
+	struct block b;
+	sim_allocate(k, "allocate-ids npu-0", &b);
+	expect_mount(&b, "/etc/ascend_install.info");
+	assert_int_equal(block_count(&b, "allocate mount "), 4);
+
+	node_remove(&node, "etc/ascend_install.info");
+	node_touch(&node, "usr/local/dcmi/libdcmi.so");
+	node_touch(&node, "usr/local/Ascend/driver/include/dcmi_interface_api.h");
+	sim_allocate(k, "allocate-ids npu-0", &b);
+	expect_no_mention(&b, "ascend_install.info");
+	expect_mount(&b, "/usr/local/dcmi");
+	expect_mount(&b, "/usr/local/Ascend/driver/include");
+	expect_mount(&b, "/usr/local/Ascend/driver/lib64");
+	assert_int_equal(block_count(&b, "allocate mount "), 5);
+
+	/* A shared node that disappears is not handed out either. */
+	node_remove(&node, "dev/hisi_hdc");
+	sim_allocate(k, "allocate-ids npu-1", &b);
+	expect_device(&b, "/dev/davinci1");
+	expect_no_mention(&b, "hisi_hdc");
+	assert_int_equal(block_count(&b, "allocate device "), 3);
+
+	/* A chip whose device node disappears turns Unhealthy and is refused,
+	 * with the reason. */
+	node_remove(&node, "dev/davinci1");
+	assert_non_null(proc_expect(k, "capacity=2 allocatable=1 unhealthy=npu-1", WAIT_MS));
+	sim_allocate(k, "allocate-ids npu-1", &b);
+	expect_error(&b, 9, "npu-1", "davinci1", NULL);
+	expect_still_serves(k, "npu-0");
+
+	/* Without davinci_manager the driver is not ready: nothing is allocatable. */
+	node_remove(&node, "dev/davinci_manager");
+	assert_non_null(proc_expect(k, "capacity=2 allocatable=0", WAIT_MS));
+	sim_allocate(k, "allocate-ids npu-0", &b);
+	expect_error(&b, 9, "npu-0", "davinci_manager", NULL);
+	node_fini(&node);
+}
+
+static void test_bad_requests_are_rejected_precisely(void **state)
+{
+	(void)state;
+	struct node node;
+	start_node(&node, &(struct node_options){ .chips = 8 });
+	struct proc *k = node.kubelet;
+	struct block b;
+
+	sim_allocate(k, "allocate-none", &b);
+	expect_error(&b, 3, "no container requests", NULL);
+	expect_still_serves(k, "npu-0");
+
+	sim_allocate(k, "allocate-ids -", &b);
+	expect_error(&b, 3, "no devices", NULL);
+	expect_still_serves(k, "npu-0");
+
+	sim_allocate(k, "allocate-ids npu-0,npu-1,npu-2,npu-3,npu-4,npu-5,npu-6,npu-7,npu-8", &b);
+	expect_error(&b, 3, "9 devices", "advertises 8", NULL);
+	expect_still_serves(k, "npu-0");
+
+	/* 64 characters: too long. 63 is a legal length, merely unknown. */
+	char command[128];
+	char id[65];
+	memset(id, 'x', 64);
+	id[64] = '\0';
+	snprintf(command, sizeof(command), "allocate-ids %s", id);
+	sim_allocate(k, command, &b);
+	expect_error(&b, 3, "longer than 63", NULL);
+	expect_still_serves(k, "npu-0");
+	id[63] = '\0';
+	snprintf(command, sizeof(command), "allocate-ids npu-0,%s", id);
+	sim_allocate(k, command, &b);
+	expect_error(&b, 3, "unknown device ID", id, NULL);
+
+	sim_allocate(k, "allocate-ids npu-1,npu-42", &b);
+	expect_error(&b, 3, "unknown device ID", "npu-42", NULL);
+	expect_still_serves(k, "npu-0");
+
+	sim_allocate(k, "allocate-ids npu-1,npu-2,npu-1", &b);
+	expect_error(&b, 3, "duplicate", "npu-1", NULL);
+	expect_still_serves(k, "npu-0");
+
+	/* A bad container anywhere in the request fails the whole request. */
+	sim_allocate(k, "allocate-many 2 npu-1,npu-99", &b);
+	expect_error(&b, 3, "npu-99", NULL);
+	expect_still_serves(k, "npu-0");
+
+	/* A known device that went Unhealthy: FAILED_PRECONDITION, once the
+	 * kubelet has seen it Unhealthy too. */
+	write_state_with_health(&node, 8, 3, 2);
+	assert_non_null(proc_expect(k, "capacity=8 allocatable=7 unhealthy=npu-3", WAIT_MS));
+	sim_allocate(k, "allocate-ids npu-3", &b);
+	expect_error(&b, 9, "npu-3", "Unhealthy", NULL);
+	sim_allocate(k, "allocate-ids npu-2,npu-3", &b);
+	expect_error(&b, 9, "npu-3", NULL);
+	expect_still_serves(k, "npu-2");
+
+	/* Bytes that are no AllocateRequest at all; and an empty body, which
+	 * decodes as a request without containers. */
+	struct gc_channel *ch = node_plugin_channel(&node);
+	static const uint8_t garbage[] = { 0x0a, 0x05, 'a', 'b' }; /* a field longer than the body */
+	struct gc_result res;
+	assert_null(call_allocate(ch, garbage, sizeof(garbage), &res));
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	assert_non_null(strstr(res.details, "malformed"));
+	static const uint8_t bad_wire_type[] = { 0x0f, 0xff, 0xff };
+	assert_null(call_allocate(ch, bad_wire_type, sizeof(bad_wire_type), &res));
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	assert_null(call_allocate(ch, NULL, 0, &res));
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	assert_non_null(strstr(res.details, "no container requests"));
+
+	/* An empty ID (kubelet-sim cannot send one). */
+	size_t len;
+	uint8_t *body = pack_request((const char *[]){ "npu-0", "" }, 2, &len);
+	assert_null(call_allocate(ch, body, len, &res));
+	free(body);
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	assert_non_null(strstr(res.details, "unknown device ID \"\""));
+
+	/* More container requests than the plugin accepts in one call. */
+	V1beta1__ContainerAllocateRequest container = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
+	char *one[] = { (char *)(uintptr_t)"npu-0" };
+	container.devices_ids = one;
+	container.n_devices_ids = 1;
+	V1beta1__ContainerAllocateRequest *containers[65];
+	for (size_t i = 0; i < 65; i++)
+		containers[i] = &container;
+	V1beta1__AllocateRequest many = V1BETA1__ALLOCATE_REQUEST__INIT;
+	many.container_requests = containers;
+	many.n_container_requests = 65;
+	len = v1beta1__allocate_request__get_packed_size(&many);
+	body = malloc(len);
+	assert_non_null(body);
+	v1beta1__allocate_request__pack(&many, body);
+	assert_null(call_allocate(ch, body, len, &res));
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	assert_non_null(strstr(res.details, "65 container requests"));
+	/* 64 is the most the plugin takes, and it answers each. */
+	many.n_container_requests = 64;
+	len = v1beta1__allocate_request__pack(&many, body);
+	V1beta1__AllocateResponse *resp = call_allocate(ch, body, len, &res);
+	free(body);
+	assert_non_null(resp);
+	assert_int_equal(resp->n_container_responses, 64);
+	assert_string_equal(env_value(resp->container_responses[63], "ASCEND_VISIBLE_DEVICES"), "0");
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+	gc_result_clear(&res);
+
+	resp = allocate_ids(ch, (const char *[]){ "npu-7" }, 1);
+	assert_string_equal(env_value(resp->container_responses[0], "ASCEND_VISIBLE_DEVICES"), "7");
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+	gc_channel_close(ch);
+
+	/* Recovered: allocatable again. */
+	write_state_with_health(&node, 8, 3, 0);
+	assert_non_null(proc_expect(k, "capacity=8 allocatable=8 unhealthy=-", WAIT_MS));
+	expect_still_serves(k, "npu-3");
+	node_fini(&node);
+}
+
+/* protobuf-c hands strings over NUL-terminated, so an ID with an embedded
+ * NUL reads as its prefix: "npu-0\0x" must not be taken for npu-0, an ID
+ * the plugin never advertised is unknown. */
+static void test_id_with_embedded_nul_is_unknown(void **state)
+{
+	(void)state;
+	struct node node;
+	start_node(&node, &(struct node_options){ .chips = 2 });
+	struct gc_channel *ch = node_plugin_channel(&node);
+
+	/* AllocateRequest { container_requests { devices_ids: "npu-0\0x" } } */
+	static const uint8_t request[] = { 0x0a, 0x09, 0x0a, 0x07, 'n', 'p', 'u', '-', '0', 0x00, 'x' };
+	struct gc_result res;
+	V1beta1__AllocateResponse *resp = call_allocate(ch, request, sizeof(request), &res);
+	if (resp) {
+		const char *visible = env_value(resp->container_responses[0], "ASCEND_VISIBLE_DEVICES");
+		char message[128];
+		snprintf(message, sizeof(message), "the ID \"npu-0\\0x\" was allocated as ASCEND_VISIBLE_DEVICES=%s",
+			 visible ? visible : "(none)");
+		v1beta1__allocate_response__free_unpacked(resp, NULL);
+		gc_result_clear(&res);
+		gc_channel_close(ch);
+		node_fini(&node);
+		fail_msg("%s", message);
+	}
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	gc_channel_close(ch);
+	expect_still_serves(node.kubelet, "npu-0");
+	node_fini(&node);
+}
+
+static void test_310p_shared_nodes(void **state)
+{
+	(void)state;
+	struct node node;
+	start_node(&node, &(struct node_options){ .chips = 2, .chip_name = "310P3" });
+	struct proc *k = node.kubelet;
+	assert_non_null(proc_expect_err(node.plugin, "family 310P", WAIT_MS));
+
+	struct block b;
+	sim_allocate(k, "allocate 2", &b);
+	expect_line(&b, "allocate ok ids=npu-0,npu-1");
+	expect_device(&b, "/dev/davinci0");
+	expect_device(&b, "/dev/davinci1");
+	expect_device(&b, "/dev/davinci_manager");
+	expect_device(&b, "/dev/devmm_svm");
+	expect_device(&b, "/dev/hisi_hdc");
+	assert_int_equal(block_count(&b, "allocate device "), 5);
+	assert_int_equal(block_count(&b, "allocate mount "), 4);
+	expect_line(&b, "allocate env name=ASCEND_VISIBLE_DEVICES value=0,1");
+
+	/* 310P inference cards use DVPP: its node is handed out once present. */
+	node_touch(&node, "dev/dvpp_cmdlist");
+	sim_allocate(k, "allocate-ids npu-1", &b);
+	expect_device(&b, "/dev/davinci1");
+	expect_device(&b, "/dev/dvpp_cmdlist");
+	assert_int_equal(block_count(&b, "allocate device "), 5);
+	node_fini(&node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_npus_on_910b),
+		cmocka_unit_test(test_ids_out_of_order_follow_phy_order),
+		cmocka_unit_test(test_paths_are_checked_at_each_allocation),
+		cmocka_unit_test(test_bad_requests_are_rejected_precisely),
+		cmocka_unit_test(test_id_with_embedded_nul_is_unknown),
+		cmocka_unit_test(test_310p_shared_nodes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
