@@ -439,11 +439,17 @@ static void test_lookups(void **unused)
 	assert_int_equal(fake_state_devices_in_card(&state, 5), 1);
 	assert_int_equal(fake_state_devices_in_card(&state, 2), 0);
 
-	assert_int_equal(fake_state_find_device(&state, 1, 1)->phy, 3);
+	const struct fake_chip *found = fake_state_find_device(&state, 1, 1);
+	assert_non_null(found);
+	assert_int_equal(found->phy, 3);
 	assert_null(fake_state_find_device(&state, 1, 2));
-	assert_int_equal(fake_state_find_logic(&state, 7)->phy, 1);
+	found = fake_state_find_logic(&state, 7);
+	assert_non_null(found);
+	assert_int_equal(found->phy, 1);
 	assert_null(fake_state_find_logic(&state, 4));
-	assert_int_equal(fake_state_find_phy(&state, 2)->card, 3);
+	found = fake_state_find_phy(&state, 2);
+	assert_non_null(found);
+	assert_int_equal(found->card, 3);
 	assert_null(fake_state_find_phy(&state, 9));
 }
 

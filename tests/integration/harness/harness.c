@@ -104,7 +104,11 @@ static void register_cleanup(void)
 
 static void remember(struct stream *s, const char *line)
 {
-	snprintf(s->history[s->n_history % HISTORY_LINES], sizeof(s->history[0]), "%s", line);
+	/* Long lines are cut: history is for reading, not matching. */
+	char *slot = s->history[s->n_history % HISTORY_LINES];
+	size_t n = strnlen(line, sizeof(s->history[0]) - 1);
+	memcpy(slot, line, n);
+	slot[n] = '\0';
 	s->n_history++;
 }
 
