@@ -1,0 +1,1347 @@
+/* ascend-bench: measures ascend-device-plugin as the kubelet experiences it,
+ * on simulated nodes (device files, a driver tree with the DCMI simulator as
+ * libdcmi.so, a state file) with kubelet-sim as the kubelet. It runs the real
+ * plugin and kubelet-sim as processes and prints a table of measured values
+ * against targets:
+ *
+ *   - plugin RSS (VmRSS) idle and after N Allocate calls, 8 and 128 chips;
+ *   - Allocate latency p50/p99 from a gRPC client (gc_unary in a loop);
+ *   - fault -> ListAndWatch update latency p50/p99, from the rename of the
+ *     state file to the moment a ListAndWatch client here receives the list
+ *     showing the change, with DCMI fault events and without (polling);
+ *   - kubelet restart -> registered again, from kubelet-sim's `restarted`
+ *     line to its next `register` line (both timestamped by kubelet-sim);
+ *   - start -> registered, from spawning the plugin to kubelet-sim's
+ *     `register` line.
+ *
+ * scripts/bench.sh (make bench) gives it the binaries' paths and a work
+ * directory; docs/performance.md describes the method and the latest table.
+ * Every wait has a deadline; children are stopped and node directories
+ * removed on every path, and a SIGINT or SIGTERM kills the children. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/parse.h"
+#include "deviceplugin.pb-c.h"
+#include "grpc/client.h"
+
+extern char **environ;
+
+#define RESOURCE "ascend.com/npu"
+#define DRIVER_PATH "/usr/local/Ascend/driver"
+#define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
+#define METHOD_LIST_AND_WATCH "/v1beta1.DevicePlugin/ListAndWatch"
+#define METHOD_GET_OPTIONS "/v1beta1.DevicePlugin/GetDevicePluginOptions"
+
+/* Deadlines: every wait is bounded by one of these. */
+#define WAIT_MS 10000      /* a line, a registration, a device list */
+#define STOP_WAIT_MS 5000  /* a child's exit after SIGTERM, then SIGKILL */
+#define CALL_TIMEOUT_MS 5000
+
+#define FAULTY_CHIP 3
+#define WARMUP_CALLS 100
+#define MAX_CHILDREN 8
+#define LINE_MAX_BYTES 8192
+#define READ_BUF_BYTES (256 * 1024)
+#define PATH_BYTES 512
+
+/* --- settings --------------------------------------------------------------- */
+
+struct settings {
+	const char *plugin_bin;
+	const char *sim_bin;
+	const char *dcmi_lib;
+	const char *work_dir; /* NULL: a fresh one under /tmp, removed at the end */
+	uint32_t allocate_calls;
+	uint32_t fault_cycles;
+	uint32_t restarts;
+	uint32_t starts;
+	uint32_t poll_interval_ms;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: ascend-bench --plugin PATH --kubelet-sim PATH --dcmi-lib PATH [options]\n"
+	      "\n"
+	      "Runs ascend-device-plugin on simulated nodes and prints a table of RSS and\n"
+	      "latencies against targets (see docs/performance.md).\n"
+	      "\n"
+	      "  --plugin PATH            the ascend-device-plugin binary\n"
+	      "  --kubelet-sim PATH       the kubelet-sim binary\n"
+	      "  --dcmi-lib PATH          the DCMI simulator (libdcmi.so)\n"
+	      "  --work-dir DIR           root-owned directory for the nodes (default: a new one in /tmp)\n"
+	      "  --allocate-calls N       Allocate calls per node (default 10000)\n"
+	      "  --fault-cycles N         fault/recovery cycles per mode (default 50)\n"
+	      "  --restarts N             kubelet restarts (default 20)\n"
+	      "  --starts N               plugin starts (default 10)\n"
+	      "  --poll-interval-ms N     --health-interval of the no-events run (default 100)\n",
+	      f);
+}
+
+static int parse_settings(int argc, char **argv, struct settings *s)
+{
+	*s = (struct settings){
+		.allocate_calls = 10000, .fault_cycles = 50, .restarts = 20, .starts = 10, .poll_interval_ms = 100,
+	};
+	static const struct {
+		const char *name;
+		size_t offset;
+	} paths[] = {
+		{ "--plugin", offsetof(struct settings, plugin_bin) },
+		{ "--kubelet-sim", offsetof(struct settings, sim_bin) },
+		{ "--dcmi-lib", offsetof(struct settings, dcmi_lib) },
+		{ "--work-dir", offsetof(struct settings, work_dir) },
+	};
+	static const struct {
+		const char *name;
+		size_t offset;
+		uint32_t min, max;
+	} numbers[] = {
+		{ "--allocate-calls", offsetof(struct settings, allocate_calls), 1, 10000000 },
+		{ "--fault-cycles", offsetof(struct settings, fault_cycles), 1, 10000 },
+		{ "--restarts", offsetof(struct settings, restarts), 1, 10000 },
+		{ "--starts", offsetof(struct settings, starts), 1, 10000 },
+		{ "--poll-interval-ms", offsetof(struct settings, poll_interval_ms), 100, 60000 },
+	};
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--help") == 0) {
+			usage(stdout);
+			exit(0);
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "ascend-bench: %s needs a value\n", arg);
+			return -EINVAL;
+		}
+		const char *value = argv[++i];
+		bool known = false;
+		for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]) && !known; k++) {
+			if (strcmp(arg, paths[k].name) == 0) {
+				memcpy((char *)s + paths[k].offset, &value, sizeof(value));
+				known = true;
+			}
+		}
+		for (size_t k = 0; k < sizeof(numbers) / sizeof(numbers[0]) && !known; k++) {
+			if (strcmp(arg, numbers[k].name) != 0)
+				continue;
+			uint32_t v;
+			if (parse_u32(value, 10, numbers[k].max, &v) < 0 || v < numbers[k].min) {
+				fprintf(stderr, "ascend-bench: %s: '%s' is not a number in %u..%u\n", arg, value,
+					numbers[k].min, numbers[k].max);
+				return -EINVAL;
+			}
+			memcpy((char *)s + numbers[k].offset, &v, sizeof(v));
+			known = true;
+		}
+		if (!known) {
+			fprintf(stderr, "ascend-bench: unknown option '%s'\n\n", arg);
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (!s->plugin_bin || !s->sim_bin || !s->dcmi_lib) {
+		fprintf(stderr, "ascend-bench: --plugin, --kubelet-sim and --dcmi-lib are required\n\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --- time and samples ---------------------------------------------------------- */
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Latencies in nanoseconds (Allocate) or microseconds (the rest). */
+struct samples {
+	int64_t *v;
+	size_t n, cap;
+	bool sorted;
+};
+
+static int samples_init(struct samples *s, size_t cap)
+{
+	*s = (struct samples){ .v = calloc(cap ? cap : 1, sizeof(int64_t)), .cap = cap };
+	return s->v ? 0 : -ENOMEM;
+}
+
+static void samples_add(struct samples *s, int64_t value)
+{
+	if (s->n < s->cap)
+		s->v[s->n++] = value;
+	s->sorted = false;
+}
+
+static int compare_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile; -1 when there are no samples. */
+static int64_t percentile(struct samples *s, unsigned p)
+{
+	if (s->n == 0)
+		return -1;
+	if (!s->sorted) {
+		qsort(s->v, s->n, sizeof(s->v[0]), compare_i64);
+		s->sorted = true;
+	}
+	size_t rank = (s->n * p + 99) / 100;
+	return s->v[rank ? rank - 1 : 0];
+}
+
+static void samples_free(struct samples *s)
+{
+	free(s->v);
+	*s = (struct samples){ 0 };
+}
+
+/* --- children ---------------------------------------------------------------- */
+
+/* Children to kill if the bench is interrupted; only pids and kill() here. */
+static volatile sig_atomic_t live_pids[MAX_CHILDREN];
+
+static void on_fatal_signal(int sig)
+{
+	for (size_t i = 0; i < MAX_CHILDREN; i++)
+		if (live_pids[i] > 0)
+			kill((pid_t)live_pids[i], SIGKILL);
+	_exit(128 + sig);
+}
+
+static void track_pid(pid_t pid, bool add)
+{
+	for (size_t i = 0; i < MAX_CHILDREN; i++) {
+		if (add && live_pids[i] == 0) {
+			live_pids[i] = pid;
+			return;
+		}
+		if (!add && live_pids[i] == pid) {
+			live_pids[i] = 0;
+			return;
+		}
+	}
+}
+
+/* A child process: stdin a pipe (or /dev/null), stdout a pipe read line by
+ * line (EOF there means the child is exiting), stderr appended to a file. */
+struct child {
+	pid_t pid;
+	int in_fd;
+	int out_fd;
+	char name[32];
+	char stderr_path[PATH_BYTES];
+	char *buf;
+	size_t len;
+	bool eof;
+	char line[LINE_MAX_BYTES];
+};
+
+static void child_reset(struct child *c)
+{
+	*c = (struct child){ .pid = -1, .in_fd = -1, .out_fd = -1 };
+}
+
+static int child_start(struct child *c, const char *name, const char *const argv[], const char *extra_env,
+		       const char *stderr_path, bool with_stdin)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	int r = 0;
+
+	child_reset(c);
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->stderr_path, sizeof(c->stderr_path), "%s", stderr_path);
+	c->buf = malloc(READ_BUF_BYTES);
+	if (!c->buf)
+		return -ENOMEM;
+	if (pipe2(out, O_CLOEXEC) < 0 || (with_stdin && pipe2(in, O_CLOEXEC) < 0)) {
+		r = -errno;
+		goto fail;
+	}
+
+	size_t n_env = 0;
+	while (environ[n_env])
+		n_env++;
+	char **envp = calloc(n_env + 2, sizeof(*envp));
+	if (!envp) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	memcpy(envp, environ, n_env * sizeof(*envp));
+	if (extra_env)
+		envp[n_env] = (char *)(uintptr_t)extra_env;
+
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	if (with_stdin)
+		posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+	else
+		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderr_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+	/* The bench's own signal handling must not leak into the children. */
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	sigset_t none, defaults;
+	sigemptyset(&none);
+	sigemptyset(&defaults);
+	sigaddset(&defaults, SIGINT);
+	sigaddset(&defaults, SIGTERM);
+	sigaddset(&defaults, SIGPIPE);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+	r = -posix_spawn(&c->pid, argv[0], &fa, &attr, (char *const *)(uintptr_t)argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	free(envp);
+	if (r < 0) {
+		c->pid = -1;
+		fprintf(stderr, "ascend-bench: cannot start %s: %s\n", argv[0], strerror(-r));
+		goto fail;
+	}
+	track_pid(c->pid, true);
+
+	close(out[1]);
+	c->out_fd = out[0];
+	if (with_stdin) {
+		close(in[0]);
+		c->in_fd = in[1];
+	}
+	return 0;
+
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+	}
+	free(c->buf);
+	c->buf = NULL;
+	return r;
+}
+
+/* Takes one complete line out of the buffer into c->line. */
+static bool take_line(struct child *c)
+{
+	char *nl = memchr(c->buf, '\n', c->len);
+	size_t n, used;
+	if (nl) {
+		n = (size_t)(nl - c->buf);
+		used = n + 1;
+	} else if (c->len == READ_BUF_BYTES || (c->eof && c->len > 0)) {
+		n = used = c->len;
+	} else {
+		return false;
+	}
+	if (n >= sizeof(c->line))
+		n = sizeof(c->line) - 1;
+	memcpy(c->line, c->buf, n);
+	c->line[n] = '\0';
+	memmove(c->buf, c->buf + used, c->len - used);
+	c->len -= used;
+	return true;
+}
+
+/* Reads what the pipe has within timeout_ms. Returns false on timeout. */
+static bool fill(struct child *c, int timeout_ms)
+{
+	if (c->eof)
+		return false;
+	struct pollfd pfd = { .fd = c->out_fd, .events = POLLIN };
+	int n = poll(&pfd, 1, timeout_ms);
+	if (n < 0 && errno == EINTR)
+		return true;
+	if (n <= 0)
+		return false;
+	ssize_t got = read(c->out_fd, c->buf + c->len, READ_BUF_BYTES - c->len);
+	if (got <= 0)
+		c->eof = true;
+	else
+		c->len += (size_t)got;
+	return true;
+}
+
+/* Prints the last lines of a file to stderr, to show why something failed. */
+static void print_tail(const char *title, const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from = size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, from);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	const char *start = buf;
+	if (from > 0 && strchr(buf, '\n'))
+		start = strchr(buf, '\n') + 1;
+	fprintf(stderr, "--- %s (%s), last lines:\n%s", title, path, start);
+}
+
+/* Waits for a stdout line containing needle; returns it (valid until the
+ * next read) or NULL after saying what was awaited. */
+static const char *child_expect(struct child *c, const char *needle, int timeout_ms)
+{
+	int64_t deadline = mono_us() + (int64_t)timeout_ms * 1000;
+	for (;;) {
+		while (take_line(c))
+			if (strstr(c->line, needle))
+				return c->line;
+		int64_t left_ms = (deadline - mono_us() + 999) / 1000;
+		if (left_ms <= 0 || c->eof) {
+			fprintf(stderr, "ascend-bench: %s: no line with '%s' within %d ms%s\n", c->name, needle,
+				timeout_ms, c->eof ? " (it exited)" : "");
+			print_tail(c->name, c->stderr_path);
+			return NULL;
+		}
+		fill(c, (int)left_ms);
+	}
+}
+
+/* Discards the output read so far and what the pipe holds now. */
+static void child_drain(struct child *c)
+{
+	while (fill(c, 0))
+		c->len = 0;
+	c->len = 0;
+}
+
+static int child_send(struct child *c, const char *line)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "%s\n", line);
+	if (n < 0 || (size_t)n >= sizeof(buf) || write(c->in_fd, buf, (size_t)n) != n) {
+		fprintf(stderr, "ascend-bench: cannot write '%s' to %s\n", line, c->name);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Sends SIGTERM, waits for the exit (EOF on stdout, then the status) up to
+ * STOP_WAIT_MS, then SIGKILL. Returns the exit status, 128+signal, or -1
+ * when no child was running. Frees what the child held. */
+static int child_stop(struct child *c)
+{
+	int result = -1;
+	if (c->pid > 0) {
+		kill(c->pid, SIGTERM);
+		int64_t deadline = mono_us() + STOP_WAIT_MS * 1000;
+		while (!c->eof) {
+			int64_t left_ms = (deadline - mono_us() + 999) / 1000;
+			if (left_ms <= 0) {
+				fprintf(stderr, "ascend-bench: %s did not exit within %d ms; killing it\n", c->name,
+					STOP_WAIT_MS);
+				kill(c->pid, SIGKILL);
+				break;
+			}
+			if (fill(c, (int)left_ms))
+				c->len = 0;
+		}
+		int status;
+		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		result = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		track_pid(c->pid, false);
+	}
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	free(c->buf);
+	child_reset(c);
+	return result;
+}
+
+/* kubelet-sim's `ts=<microseconds>` prefix (CLOCK_MONOTONIC, like mono_us). */
+static int line_ts(const char *line, int64_t *ret_us)
+{
+	char digits[24];
+	if (strncmp(line, "ts=", 3) != 0)
+		return -EINVAL;
+	size_t n = strspn(line + 3, "0123456789");
+	if (n == 0 || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, line + 3, n);
+	digits[n] = '\0';
+	uint64_t v;
+	int r = parse_u64(digits, 10, INT64_MAX, &v);
+	if (r == 0)
+		*ret_us = (int64_t)v;
+	return r;
+}
+
+/* --- simulated nodes ----------------------------------------------------------- */
+
+struct node {
+	unsigned chips;
+	bool events;
+	char root[PATH_BYTES];
+	char dev[PATH_BYTES];
+	char sockets[PATH_BYTES];
+	char state[PATH_BYTES];
+	char plugin_socket[PATH_BYTES];
+	char plugin_log[PATH_BYTES];
+	char sim_log[PATH_BYTES];
+	struct child sim;
+	struct child plugin;
+};
+
+static int make_dirs(const char *path)
+{
+	char tmp[PATH_BYTES];
+	if (str_copy(tmp, sizeof(tmp), path) < 0)
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Creates an empty file (and its directories) under root. */
+static int touch(const char *root, const char *relative)
+{
+	char path[PATH_BYTES];
+	if (path_join(path, sizeof(path), root, relative) < 0)
+		return -ENAMETOOLONG;
+	char *slash = strrchr(path, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	int r = make_dirs(path);
+	*slash = '/';
+	if (r < 0)
+		return r;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0) {
+		int r = -errno;
+		close(in);
+		return r;
+	}
+	char buf[65536];
+	ssize_t n;
+	int r = 0;
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n) {
+			r = -EIO;
+			break;
+		}
+	}
+	if (n < 0)
+		r = -errno;
+	close(in);
+	if (close(out) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_tree(const char *path)
+{
+	if (path[0])
+		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Writes the DCMI state: every chip healthy except the faulty one at the
+ * given health (0 for none), then renames it into place. *ret_renamed_us is
+ * the time just before the rename. */
+static int node_write_state(struct node *n, unsigned faulty_health, int64_t *ret_renamed_us)
+{
+	char tmp[PATH_BYTES + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", n->state);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "driver 24.1.rc1\nsubscribe %s\n", n->events ? "on" : "off");
+	/* At most 64 cards, as real DCMI reports: big nodes put several chips on a card. */
+	unsigned per_card = (n->chips + 63) / 64;
+	for (unsigned i = 0; i < n->chips; i++) {
+		unsigned health = i == FAULTY_CHIP ? faulty_health : 0;
+		fprintf(f, "chip phy=%u card=%u device=%u name=910B3 health=%u aicore=20 hbm_mb=65536%s\n", i,
+			i / per_card, i % per_card, health, health ? " errors=80E01801" : "");
+	}
+	if (fclose(f) != 0)
+		return -EIO;
+	int64_t t = mono_us();
+	if (rename(tmp, n->state) < 0)
+		return -errno;
+	if (ret_renamed_us)
+		*ret_renamed_us = t;
+	return 0;
+}
+
+static int node_create(struct node *n, const char *work_dir, const char *name, unsigned chips, bool events,
+		       const char *dcmi_lib)
+{
+	*n = (struct node){ .chips = chips, .events = events };
+	child_reset(&n->sim);
+	child_reset(&n->plugin);
+	if (str_printf(n->root, sizeof(n->root), "%s/%s", work_dir, name) < 0 ||
+	    str_printf(n->dev, sizeof(n->dev), "%s/dev", n->root) < 0 ||
+	    str_printf(n->sockets, sizeof(n->sockets), "%s/kubelet", n->root) < 0 ||
+	    str_printf(n->state, sizeof(n->state), "%s/dcmi-state", n->root) < 0 ||
+	    str_printf(n->plugin_socket, sizeof(n->plugin_socket), "%s/ascend-npu.sock", n->sockets) < 0 ||
+	    str_printf(n->plugin_log, sizeof(n->plugin_log), "%s/plugin.log", n->root) < 0 ||
+	    str_printf(n->sim_log, sizeof(n->sim_log), "%s/kubelet-sim.log", n->root) < 0)
+		return -ENAMETOOLONG;
+
+	/* The layout of tests/integration/harness: device nodes as regular
+	 * files, the driver tree with the simulator as its libdcmi.so, and the
+	 * files Allocate mounts. */
+	char driver_dir[PATH_BYTES], lib[PATH_BYTES + 16];
+	if (str_printf(driver_dir, sizeof(driver_dir), "%s%s/lib64/driver", n->root, DRIVER_PATH) < 0)
+		return -ENAMETOOLONG;
+	int r;
+	if ((r = make_dirs(n->dev)) < 0 || (r = make_dirs(n->sockets)) < 0 || (r = make_dirs(driver_dir)) < 0)
+		return r;
+	char relative[64];
+	for (unsigned i = 0; i < chips; i++) {
+		snprintf(relative, sizeof(relative), "dev/davinci%u", i);
+		if ((r = touch(n->root, relative)) < 0)
+			return r;
+	}
+	static const char *const files[] = {
+		"dev/davinci_manager",
+		"dev/devmm_svm",
+		"dev/hisi_hdc",
+		"usr/local/Ascend/driver/version.info",
+		"usr/local/Ascend/driver/lib64/libascend_hal.so",
+		"usr/local/bin/npu-smi",
+		"etc/ascend_install.info",
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if ((r = touch(n->root, files[i])) < 0)
+			return r;
+	snprintf(lib, sizeof(lib), "%s/libdcmi.so", driver_dir);
+	if ((r = copy_file(dcmi_lib, lib, 0755)) < 0) {
+		fprintf(stderr, "ascend-bench: cannot copy %s: %s\n", dcmi_lib, strerror(-r));
+		return r;
+	}
+	return node_write_state(n, 0, NULL);
+}
+
+static int start_sim(struct node *n, const struct settings *s)
+{
+	const char *argv[] = { s->sim_bin, "--dir", n->sockets, "--timestamps", NULL };
+	int r = child_start(&n->sim, "kubelet-sim", argv, NULL, n->sim_log, true);
+	if (r < 0)
+		return r;
+	return child_expect(&n->sim, " ready", WAIT_MS) ? 0 : -ETIMEDOUT;
+}
+
+/* Spawns the plugin; *ret_spawned_us is the time just before the spawn. */
+static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_spawned_us)
+{
+	char env[PATH_BYTES + 32], interval[32];
+	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
+	snprintf(interval, sizeof(interval), "%ums", s->poll_interval_ms);
+	const char *argv[] = {
+		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
+		"--driver-path", DRIVER_PATH,
+		/* Without events the plugin polls; the default 5 s would make the run long. */
+		n->events ? NULL : "--health-interval", interval, NULL,
+	};
+	if (ret_spawned_us)
+		*ret_spawned_us = mono_us();
+	return child_start(&n->plugin, "ascend-device-plugin", argv, env, n->plugin_log, false);
+}
+
+/* Waits for kubelet-sim's `register` line (returning its timestamp) and then
+ * for the device list with every chip allocatable. */
+static int wait_registered(struct node *n, int64_t *ret_register_us)
+{
+	const char *line = child_expect(&n->sim, "register resource=" RESOURCE " ", WAIT_MS);
+	if (!line)
+		return -ETIMEDOUT;
+	if (ret_register_us && line_ts(line, ret_register_us) < 0) {
+		fprintf(stderr, "ascend-bench: no timestamp in '%s'\n", line);
+		return -EINVAL;
+	}
+	char want[128];
+	snprintf(want, sizeof(want), "devices resource=%s capacity=%u allocatable=%u ", RESOURCE, n->chips, n->chips);
+	return child_expect(&n->sim, want, WAIT_MS) ? 0 : -ETIMEDOUT;
+}
+
+/* Stops the plugin; an exit status other than 0 is reported. */
+static int stop_plugin(struct node *n)
+{
+	if (n->plugin.pid <= 0)
+		return 0;
+	int status = child_stop(&n->plugin);
+	if (status == 0)
+		return 0;
+	fprintf(stderr, "ascend-bench: the plugin exited with status %d\n", status);
+	print_tail("plugin log", n->plugin_log);
+	return -EIO;
+}
+
+/* Stops both processes. */
+static int node_stop(struct node *n)
+{
+	int r = stop_plugin(n);
+	if (n->sim.pid > 0)
+		child_stop(&n->sim);
+	return r;
+}
+
+static void node_destroy(struct node *n)
+{
+	node_stop(n);
+	remove_tree(n->root);
+}
+
+/* --- measurements ---------------------------------------------------------------- */
+
+/* VmRSS or VmHWM of a process in KiB; -1 when unreadable. */
+static long long status_kib(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long long kib = -1;
+	size_t key_len = strlen(key);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, key_len) != 0 || line[key_len] != ':')
+			continue;
+		const char *p = line + key_len + 1;
+		p += strspn(p, " \t");
+		char digits[24];
+		size_t n = strspn(p, "0123456789");
+		uint64_t v;
+		if (n > 0 && n < sizeof(digits)) {
+			memcpy(digits, p, n);
+			digits[n] = '\0';
+			if (parse_u64(digits, 10, INT64_MAX, &v) == 0)
+				kib = (long long)v;
+		}
+		break;
+	}
+	fclose(f);
+	return kib;
+}
+
+/* CPU time (user + system, all threads) of a process in microseconds;
+ * -1 when unreadable. Resolution: one clock tick. */
+static int64_t process_cpu_us(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* Fields after the command name, which may hold spaces: state is
+	 * field 3, utime 14, stime 15. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	uint64_t ticks = 0;
+	unsigned field = 2;
+	char *save = NULL;
+	for (char *tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		field++;
+		if (field == 14 || field == 15) {
+			uint64_t v;
+			if (parse_u64(tok, 10, UINT64_MAX / 4, &v) < 0)
+				return -1;
+			ticks += v;
+		}
+		if (field == 15)
+			break;
+	}
+	long hz = sysconf(_SC_CLK_TCK);
+	return field == 15 && hz > 0 ? (int64_t)(ticks * 1000000 / (uint64_t)hz) : -1;
+}
+
+static int64_t self_cpu_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* CPU spent per call, in microseconds, by the plugin and by this client. */
+struct cpu_cost {
+	double plugin_us;
+	double client_us;
+};
+
+/* calls unary calls of method (after warm-up calls that open the
+ * connection), each timed in nanoseconds. */
+static int measure_unary(struct node *n, const char *method, const uint8_t *req, size_t len, uint32_t calls,
+			 struct samples *out, struct cpu_cost *cost)
+{
+	struct gc_channel *ch;
+	int64_t plugin_cpu = -1, client_cpu = 0;
+	int r = gc_channel_open(n->plugin_socket, &ch);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < WARMUP_CALLS + calls; i++) {
+		if (i == WARMUP_CALLS) {
+			plugin_cpu = process_cpu_us(n->plugin.pid);
+			client_cpu = self_cpu_us();
+		}
+		struct gc_result res;
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		r = gc_unary(ch, method, req, len, CALL_TIMEOUT_MS, &res);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (r == 0 && res.status != GRPC_STATUS_OK) {
+			fprintf(stderr, "ascend-bench: %s failed: status %d: %s\n", method, res.status, res.details);
+			r = -EIO;
+		}
+		gc_result_clear(&res);
+		if (r < 0)
+			break;
+		if (i >= WARMUP_CALLS)
+			samples_add(out, (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
+	}
+	int64_t plugin_end = process_cpu_us(n->plugin.pid);
+	cost->plugin_us = plugin_cpu >= 0 && plugin_end >= 0 ? (double)(plugin_end - plugin_cpu) / calls : -1;
+	cost->client_us = (double)(self_cpu_us() - client_cpu) / calls;
+	gc_channel_close(ch);
+	return r;
+}
+
+/* Allocate for one healthy device (npu-0), one container. */
+static int measure_allocate(struct node *n, uint32_t calls, struct samples *out, struct cpu_cost *cost)
+{
+	char id[] = "npu-0";
+	char *ids[] = { id };
+	V1beta1__ContainerAllocateRequest container = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
+	V1beta1__ContainerAllocateRequest *containers[] = { &container };
+	V1beta1__AllocateRequest req = V1BETA1__ALLOCATE_REQUEST__INIT;
+	container.devices_ids = ids;
+	container.n_devices_ids = 1;
+	req.container_requests = containers;
+	req.n_container_requests = 1;
+	uint8_t packed[64];
+	size_t len = v1beta1__allocate_request__get_packed_size(&req);
+	if (len > sizeof(packed))
+		return -E2BIG;
+	v1beta1__allocate_request__pack(&req, packed);
+	return measure_unary(n, METHOD_ALLOCATE, packed, len, calls, out, cost);
+}
+
+/* Health of the faulty chip in a ListAndWatch answer: 1 healthy, 0
+ * unhealthy, -1 absent or undecodable. */
+static int faulty_health_in(const uint8_t *body, size_t len, unsigned chips)
+{
+	static const uint8_t empty[1];
+	char want[16];
+	snprintf(want, sizeof(want), "npu-%d", FAULTY_CHIP);
+	V1beta1__ListAndWatchResponse *resp = v1beta1__list_and_watch_response__unpack(NULL, len, body ? body : empty);
+	if (!resp)
+		return -1;
+	int health = -1;
+	if (resp->n_devices == chips) {
+		for (size_t i = 0; i < resp->n_devices; i++)
+			if (strcmp(resp->devices[i]->id, want) == 0)
+				health = strcmp(resp->devices[i]->health, "Healthy") == 0;
+	}
+	v1beta1__list_and_watch_response__free_unpacked(resp, NULL);
+	return health;
+}
+
+/* Reads the stream until the faulty chip's health is as wanted; returns the
+ * time the answer arrived in *ret_us. */
+static int await_health(struct gc_stream *stream, unsigned chips, bool healthy, int64_t *ret_us)
+{
+	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
+	for (;;) {
+		int64_t left_ms = (deadline - mono_us() + 999) / 1000;
+		if (left_ms <= 0)
+			break;
+		uint8_t *body = NULL;
+		size_t len = 0;
+		int r = gc_stream_next(stream, left_ms, &body, &len);
+		int64_t now = mono_us();
+		if (r == -ETIMEDOUT)
+			break;
+		if (r < 0) {
+			fprintf(stderr, "ascend-bench: the ListAndWatch stream ended\n");
+			return r;
+		}
+		int h = faulty_health_in(body, len, chips);
+		free(body);
+		if (h == (healthy ? 1 : 0)) {
+			*ret_us = now;
+			return 0;
+		}
+	}
+	fprintf(stderr, "ascend-bench: no ListAndWatch update with npu-%d %s within %d ms\n", FAULTY_CHIP,
+		healthy ? "Healthy" : "Unhealthy", WAIT_MS);
+	return -ETIMEDOUT;
+}
+
+/* A small reproducible generator for the stimulus jitter. */
+static uint32_t next_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (uint32_t)(*state >> 32);
+}
+
+/* Fault and recovery cycles: each change of the state file is one sample,
+ * in microseconds, from just before the rename to the update's arrival.
+ * With jitter_ms > 0 each change is made a random 0..jitter_ms after the
+ * previous update arrived: a polling plugin sends updates right after its
+ * timer fires, so back-to-back changes would always land at the start of an
+ * interval and measure the worst case only. The pause is the stimulus
+ * timing, not a wait for anything. */
+static int measure_faults(struct node *n, uint32_t cycles, uint32_t jitter_ms, struct samples *out)
+{
+	struct gc_channel *ch;
+	struct gc_stream *stream = NULL;
+	uint64_t seed = 0x9E3779B97F4A7C15ULL;
+	int r = gc_channel_open(n->plugin_socket, &ch);
+	if (r < 0)
+		return r;
+	r = gc_stream_open(ch, METHOD_LIST_AND_WATCH, NULL, 0, &stream);
+	int64_t t0, t1;
+	if (r == 0)
+		r = await_health(stream, n->chips, true, &t1);
+	for (uint32_t i = 0; r == 0 && i < cycles * 2; i++) {
+		bool fault = i % 2 == 0;
+		if (jitter_ms > 0) {
+			uint32_t us = next_random(&seed) % (jitter_ms * 1000);
+			struct timespec pause = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+			while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+				;
+		}
+		r = node_write_state(n, fault ? 2 : 0, &t0);
+		if (r == 0)
+			r = await_health(stream, n->chips, !fault, &t1);
+		if (r == 0)
+			samples_add(out, t1 - t0);
+	}
+	gc_stream_close(stream);
+	gc_channel_close(ch);
+	return r;
+}
+
+/* kubelet-sim `restart`: from its `restarted` line to its next `register`
+ * line, in microseconds, then the full device list again. The plugin may
+ * register before kubelet-sim prints `restarted` (the socket is up first);
+ * such a sample counts as 0 and is counted in *ret_reordered. */
+static int measure_restarts(struct node *n, uint32_t restarts, struct samples *out, unsigned *ret_reordered)
+{
+	char want_devices[128];
+	snprintf(want_devices, sizeof(want_devices), "devices resource=%s capacity=%u allocatable=%u ", RESOURCE,
+		 n->chips, n->chips);
+	*ret_reordered = 0;
+	for (uint32_t i = 0; i < restarts; i++) {
+		child_drain(&n->sim);
+		if (child_send(&n->sim, "restart") < 0)
+			return -EIO;
+		int64_t restarted = -1, registered = -1;
+		int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
+		while (restarted < 0 || registered < 0) {
+			int left_ms = (int)((deadline - mono_us() + 999) / 1000);
+			const char *line = left_ms > 0 ? child_expect(&n->sim, " re", left_ms) : NULL;
+			if (!line) {
+				fprintf(stderr, "ascend-bench: restart %u: %s%s missing\n", i + 1,
+					restarted < 0 ? "`restarted` " : "", registered < 0 ? "`register`" : "");
+				return -ETIMEDOUT;
+			}
+			int64_t ts;
+			if (line_ts(line, &ts) < 0)
+				continue;
+			if (strstr(line, " restarted ") && restarted < 0)
+				restarted = ts;
+			else if (strstr(line, " register resource=" RESOURCE " ") && registered < 0)
+				registered = ts;
+		}
+		if (registered < restarted)
+			(*ret_reordered)++;
+		samples_add(out, registered > restarted ? registered - restarted : 0);
+		if (!child_expect(&n->sim, want_devices, WAIT_MS))
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* Plugin start -> kubelet-sim's `register` line, in microseconds; the
+ * plugin is stopped (and must exit 0) after each start. */
+static int measure_starts(struct node *n, const struct settings *s, uint32_t starts, struct samples *out)
+{
+	for (uint32_t i = 0; i < starts; i++) {
+		int64_t spawned, registered;
+		int r = start_plugin(n, s, &spawned);
+		if (r == 0)
+			r = wait_registered(n, &registered);
+		if (r == 0)
+			samples_add(out, registered - spawned);
+		int stop = stop_plugin(n);
+		if (r == 0)
+			r = stop;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* --- scenarios -------------------------------------------------------------------- */
+
+struct results {
+	/* [0]: 8 chips, [1]: 128 chips; -1 when not measured. */
+	long long rss_idle_kib[2];
+	long long rss_after_kib[2];
+	long long hwm_kib[2];
+	long long anon_kib[2]; /* after the Allocate calls */
+	long long file_kib[2];
+	struct samples allocate_ns[2];
+	struct samples options_ns; /* GetDevicePluginOptions: the cost of a gRPC round trip alone */
+	struct cpu_cost allocate_cpu[2];
+	struct cpu_cost options_cpu;
+	struct samples fault_events_us;
+	struct samples fault_poll_us;
+	struct samples restart_us;
+	struct samples start_us;
+	unsigned reordered;
+};
+
+static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void progress(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("ascend-bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Starts kubelet-sim and the plugin on a new node and waits for the plugin's
+ * registration and full device list. */
+static int node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name, unsigned chips,
+		   bool events)
+{
+	int r = node_create(n, work_dir, name, chips, events, s->dcmi_lib);
+	if (r < 0) {
+		fprintf(stderr, "ascend-bench: cannot build the node in %s/%s: %s\n", work_dir, name, strerror(-r));
+		return r;
+	}
+	if ((r = start_sim(n, s)) < 0 || (r = start_plugin(n, s, NULL)) < 0 || (r = wait_registered(n, NULL)) < 0)
+		return r;
+	return 0;
+}
+
+/* Allocate calls with RSS before and after; slot 0 for 8 chips, 1 for 128. */
+static int allocate_with_rss(struct node *n, const struct settings *s, struct results *res, int slot)
+{
+	res->rss_idle_kib[slot] = status_kib(n->plugin.pid, "VmRSS");
+	progress("%u chips: %u Allocate calls", n->chips, s->allocate_calls);
+	int r = measure_allocate(n, s->allocate_calls, &res->allocate_ns[slot], &res->allocate_cpu[slot]);
+	if (r < 0)
+		return r;
+	res->rss_after_kib[slot] = status_kib(n->plugin.pid, "VmRSS");
+	res->hwm_kib[slot] = status_kib(n->plugin.pid, "VmHWM");
+	res->anon_kib[slot] = status_kib(n->plugin.pid, "RssAnon");
+	res->file_kib[slot] = status_kib(n->plugin.pid, "RssFile");
+	if (slot == 0) {
+		progress("%u chips: %u GetDevicePluginOptions calls (gRPC baseline)", n->chips, s->allocate_calls);
+		r = measure_unary(n, METHOD_GET_OPTIONS, NULL, 0, s->allocate_calls, &res->options_ns, &res->options_cpu);
+	}
+	return r;
+}
+
+/* 8 chips with fault events: RSS, Allocate, faults, kubelet restarts, starts. */
+static int scenario_events(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	int r = node_up(&n, s, work_dir, "node-8", 8, true);
+	if (r == 0)
+		r = allocate_with_rss(&n, s, res, 0);
+	if (r == 0) {
+		progress("8 chips, DCMI fault events: %u fault/recovery cycles", s->fault_cycles);
+		r = measure_faults(&n, s->fault_cycles, 0, &res->fault_events_us);
+	}
+	if (r == 0) {
+		progress("8 chips: %u kubelet restarts", s->restarts);
+		r = measure_restarts(&n, s->restarts, &res->restart_us, &res->reordered);
+	}
+	if (r == 0)
+		r = stop_plugin(&n);
+	if (r == 0) {
+		progress("8 chips: %u plugin starts", s->starts);
+		r = measure_starts(&n, s, s->starts, &res->start_us);
+	}
+	if (r < 0)
+		print_tail("plugin log", n.plugin_log);
+	node_destroy(&n);
+	return r;
+}
+
+/* 8 chips without fault events: the plugin polls health. */
+static int scenario_polling(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	int r = node_up(&n, s, work_dir, "node-8-poll", 8, false);
+	if (r == 0) {
+		progress("8 chips, no fault events (--health-interval %ums): %u fault/recovery cycles, "
+			 "changes at a random phase of the interval",
+			 s->poll_interval_ms, s->fault_cycles);
+		r = measure_faults(&n, s->fault_cycles, s->poll_interval_ms, &res->fault_poll_us);
+	}
+	if (r < 0)
+		print_tail("plugin log", n.plugin_log);
+	if (node_stop(&n) < 0 && r == 0)
+		r = -EIO;
+	node_destroy(&n);
+	return r;
+}
+
+/* 128 chips: RSS and Allocate. */
+static int scenario_big(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	int r = node_up(&n, s, work_dir, "node-128", 128, true);
+	if (r == 0)
+		r = allocate_with_rss(&n, s, res, 1);
+	if (r < 0)
+		print_tail("plugin log", n.plugin_log);
+	if (node_stop(&n) < 0 && r == 0)
+		r = -EIO;
+	node_destroy(&n);
+	return r;
+}
+
+/* --- the table ---------------------------------------------------------------------- */
+
+#define ROW_FORMAT "%-46s %11s  %-28s %s\n"
+
+/* One row: value < 0 means not measured; target <= 0 means none. */
+static void row(const char *label, double value, const char *unit, double target, const char *target_note,
+		unsigned *misses)
+{
+	char measured[32] = "n/a", goal[48] = "-";
+	const char *verdict = "-";
+	if (value >= 0)
+		snprintf(measured, sizeof(measured), value < 100 ? "%.2f %s" : "%.1f %s", value, unit);
+	if (target > 0) {
+		snprintf(goal, sizeof(goal), "<= %g %s%s%s", target, unit, target_note ? " " : "",
+			 target_note ? target_note : "");
+		verdict = value < 0 ? "FAIL" : value <= target ? "PASS" : "MISS";
+		if (value < 0 || value > target)
+			(*misses)++;
+	}
+	printf(ROW_FORMAT, label, measured, goal, verdict);
+}
+
+static double mib(long long kib)
+{
+	return kib < 0 ? -1.0 : (double)kib / 1024.0;
+}
+
+/* A percentile scaled to the unit (divisor 1000: ns -> us or us -> ms). */
+static double pct(struct samples *s, unsigned p, double divisor)
+{
+	int64_t v = percentile(s, p);
+	return v < 0 ? -1.0 : (double)v / divisor;
+}
+
+static void print_machine(void)
+{
+	char model[256] = "unknown", line[512];
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "model name", 10) != 0)
+			continue;
+		const char *colon = strchr(line, ':');
+		if (colon) {
+			colon += strspn(colon + 1, " \t") + 1;
+			snprintf(model, sizeof(model), "%.*s", (int)strcspn(colon, "\n"), colon);
+		}
+		break;
+	}
+	if (f)
+		fclose(f);
+	struct utsname u;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	printf("machine: %ld CPUs online, %s, %s %s %s\n", sysconf(_SC_NPROCESSORS_ONLN), model, u.sysname, u.release,
+	       u.machine);
+}
+
+static unsigned print_table(const struct settings *s, struct results *res)
+{
+	unsigned misses = 0;
+	char label[96], note[48];
+
+	printf("\n");
+	print_machine();
+	printf("runs: %u Allocate calls per node (+%d warm-up), %u fault/recovery cycles per mode, %u kubelet "
+	       "restarts, %u plugin starts\n\n",
+	       s->allocate_calls, WARMUP_CALLS, s->fault_cycles, s->restarts, s->starts);
+	printf(ROW_FORMAT, "measurement", "measured", "target", "result");
+
+	static const unsigned chips[2] = { 8, 128 };
+	for (int k = 0; k < 2; k++) {
+		snprintf(label, sizeof(label), "plugin RSS idle, %u chips", chips[k]);
+		row(label, mib(res->rss_idle_kib[k]), "MiB", 10, NULL, &misses);
+		snprintf(label, sizeof(label), "plugin RSS after %u Allocate, %u chips", s->allocate_calls, chips[k]);
+		row(label, mib(res->rss_after_kib[k]), "MiB", 10, NULL, &misses);
+		snprintf(label, sizeof(label), "  of which anonymous (RssAnon), %u chips", chips[k]);
+		row(label, mib(res->anon_kib[k]), "MiB", 0, NULL, &misses);
+		snprintf(label, sizeof(label), "  of which file-backed (RssFile), %u chips", chips[k]);
+		row(label, mib(res->file_kib[k]), "MiB", 0, NULL, &misses);
+		snprintf(label, sizeof(label), "plugin peak RSS (VmHWM), %u chips", chips[k]);
+		row(label, mib(res->hwm_kib[k]), "MiB", 0, NULL, &misses);
+	}
+	for (int k = 0; k < 2; k++) {
+		snprintf(label, sizeof(label), "Allocate latency p50, %u chips", chips[k]);
+		row(label, pct(&res->allocate_ns[k], 50, 1000), "us", 200, NULL, &misses);
+		snprintf(label, sizeof(label), "Allocate latency p99, %u chips", chips[k]);
+		row(label, pct(&res->allocate_ns[k], 99, 1000), "us", 0, NULL, &misses);
+		snprintf(label, sizeof(label), "  CPU per Allocate: plugin, %u chips", chips[k]);
+		row(label, res->allocate_cpu[k].plugin_us, "us", 0, NULL, &misses);
+		snprintf(label, sizeof(label), "  CPU per Allocate: gRPC client, %u chips", chips[k]);
+		row(label, res->allocate_cpu[k].client_us, "us", 0, NULL, &misses);
+	}
+	row("GetDevicePluginOptions p50 (gRPC baseline)", pct(&res->options_ns, 50, 1000), "us", 0, NULL, &misses);
+	row("GetDevicePluginOptions p99 (gRPC baseline)", pct(&res->options_ns, 99, 1000), "us", 0, NULL, &misses);
+	row("  CPU per call: plugin", res->options_cpu.plugin_us, "us", 0, NULL, &misses);
+	row("  CPU per call: gRPC client", res->options_cpu.client_us, "us", 0, NULL, &misses);
+	row("fault -> ListAndWatch p50, events", pct(&res->fault_events_us, 50, 1000), "ms", 0, NULL, &misses);
+	row("fault -> ListAndWatch p99, events", pct(&res->fault_events_us, 99, 1000), "ms", 100, NULL, &misses);
+	/* Polling: bounded by the interval; the target allows one interval plus 10%. */
+	double bound = s->poll_interval_ms * 1.1;
+	snprintf(note, sizeof(note), "(interval %u ms)", s->poll_interval_ms);
+	snprintf(label, sizeof(label), "fault -> ListAndWatch p50, polling %u ms", s->poll_interval_ms);
+	row(label, pct(&res->fault_poll_us, 50, 1000), "ms", 0, NULL, &misses);
+	snprintf(label, sizeof(label), "fault -> ListAndWatch p99, polling %u ms", s->poll_interval_ms);
+	row(label, pct(&res->fault_poll_us, 99, 1000), "ms", bound, note, &misses);
+	row("kubelet restart -> registered p50", pct(&res->restart_us, 50, 1000), "ms", 500, NULL, &misses);
+	row("kubelet restart -> registered p99", pct(&res->restart_us, 99, 1000), "ms", 500, NULL, &misses);
+	row("plugin start -> registered p50", pct(&res->start_us, 50, 1000), "ms", 100, NULL, &misses);
+	row("plugin start -> registered p99", pct(&res->start_us, 99, 1000), "ms", 100, NULL, &misses);
+	if (res->reordered)
+		printf("\nnote: in %u of %u restarts the plugin registered before kubelet-sim printed `restarted` "
+		       "(counted as 0 ms)\n",
+		       res->reordered, s->restarts);
+	return misses;
+}
+
+/* --- main ------------------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	struct settings s;
+	if (parse_settings(argc, argv, &s) < 0)
+		return 2;
+
+	struct sigaction fatal = { .sa_handler = on_fatal_signal };
+	sigaction(SIGINT, &fatal, NULL);
+	sigaction(SIGTERM, &fatal, NULL);
+	struct sigaction ignore = { .sa_handler = SIG_IGN };
+	sigaction(SIGPIPE, &ignore, NULL);
+
+	char own_dir[] = "/tmp/ascend-bench-XXXXXX";
+	const char *work_dir = s.work_dir;
+	if (!work_dir) {
+		if (!mkdtemp(own_dir)) {
+			fprintf(stderr, "ascend-bench: mkdtemp: %s\n", strerror(errno));
+			return 1;
+		}
+		/* Root-owned, not group/world-writable: DCMI's ownership check passes. */
+		chmod(own_dir, 0755);
+		work_dir = own_dir;
+	}
+
+	struct results res = {
+		.rss_idle_kib = { -1, -1 }, .rss_after_kib = { -1, -1 }, .hwm_kib = { -1, -1 },
+		.anon_kib = { -1, -1 }, .file_kib = { -1, -1 },
+		.allocate_cpu = { { -1, -1 }, { -1, -1 } }, .options_cpu = { -1, -1 },
+	};
+	size_t n_faults = (size_t)s.fault_cycles * 2;
+	if (samples_init(&res.allocate_ns[0], s.allocate_calls) < 0 ||
+	    samples_init(&res.allocate_ns[1], s.allocate_calls) < 0 || samples_init(&res.options_ns, s.allocate_calls) < 0 ||
+	    samples_init(&res.fault_events_us, n_faults) < 0 || samples_init(&res.fault_poll_us, n_faults) < 0 ||
+	    samples_init(&res.restart_us, s.restarts) < 0 || samples_init(&res.start_us, s.starts) < 0) {
+		fprintf(stderr, "ascend-bench: out of memory\n");
+		return 1;
+	}
+
+	int64_t started = mono_us();
+	int failed = 0;
+	failed += scenario_events(&s, work_dir, &res) < 0;
+	failed += scenario_polling(&s, work_dir, &res) < 0;
+	failed += scenario_big(&s, work_dir, &res) < 0;
+	unsigned misses = print_table(&s, &res);
+	printf("\n%s in %.1f s: %u target(s) missed%s\n", failed ? "incomplete" : "done",
+	       (double)(mono_us() - started) / 1e6, misses, failed ? ", some measurements failed (see above)" : "");
+
+	for (int k = 0; k < 2; k++)
+		samples_free(&res.allocate_ns[k]);
+	samples_free(&res.options_ns);
+	samples_free(&res.fault_events_us);
+	samples_free(&res.fault_poll_us);
+	samples_free(&res.restart_us);
+	samples_free(&res.start_us);
+	if (!s.work_dir)
+		remove_tree(own_dir);
+	return failed ? 1 : 0;
+}
