@@ -136,9 +136,8 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 				used += (size_t)snprintf(ids + used, sizeof(ids) - used, "%s%s", i ? "," : "",
 							 snap->devices[i].id);
 			const struct npu_chip *chip = &snap->devices[0].chip;
-			log_info("found %zu NPU chips (%s%s%s, family %s): %s", snap->count,
-				 chip->name[0] ? "chip " : "", chip->name[0] ? chip->name : "name unknown",
-				 "", npu_family_name(chip->family), ids);
+			log_info("found %zu NPU chips (%s%s, family %s): %s", snap->count, chip->name[0] ? "chip " : "",
+				 chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family), ids);
 		}
 	}
 	for (size_t i = 0; i < snap->count; i++) {
