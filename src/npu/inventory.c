@@ -90,6 +90,9 @@ void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 	case NPU_FAULT_ABSENT:
 		n = snprintf(buf, size, "DCMI reports the chip absent");
 		break;
+	case NPU_FAULT_DISCOVERY:
+		n = snprintf(buf, size, "DCMI cannot list the chips (error %d)", d->dcmi_code);
+		break;
 	case NPU_FAULT_HEALTH_CALL:
 		n = snprintf(buf, size, "dcmi_get_device_health failed with %d", d->dcmi_code);
 		break;
@@ -143,8 +146,17 @@ static void try_load_dcmi(struct inventory *inv)
 {
 	struct inventory_status *st = &inv->status;
 
-	if (inv->mode == NPU_BACKEND_DEVFS || inv->dcmi)
+	if (inv->mode == NPU_BACKEND_DEVFS)
 		return;
+	if (inv->dcmi) {
+		/* Events may come later (DCMI's own daemon starting after us):
+		 * until they do, ask again on every refresh. */
+		if (!st->events && inv->on_fault_event) {
+			st->events_error = dcmi_subscribe_faults(inv->dcmi, inv->on_fault_event);
+			st->events = st->events_error == 0;
+		}
+		return;
+	}
 	int r = dcmi_lib_open(&inv->search, &inv->dcmi, st->dcmi_why, sizeof(st->dcmi_why));
 	if (r < 0) {
 		st->dcmi_open_error = r;
@@ -233,6 +245,7 @@ void inventory_forget(struct inventory *inv)
 int inventory_refresh(struct inventory *inv, bool *ret_changed)
 {
 	struct inventory_status *st = &inv->status;
+	bool discovery_failed = false;
 	size_t count = 0;
 	int r;
 
@@ -241,8 +254,11 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		st->source = INVENTORY_SOURCE_DCMI;
 		r = dcmi_enumerate(inv->dcmi, inv->chips, NPU_MAX_CHIPS, &count);
 		st->discovery_error = r < 0 ? dcmi_last_error(inv->dcmi) : (struct dcmi_error){ 0 };
-		if (r < 0)
-			count = 0;
+		/* When DCMI cannot list the chips at all, the chips it listed
+		 * before are still there, and not usable: keep them, Unhealthy. */
+		discovery_failed = r < 0;
+		if (discovery_failed)
+			count = merge_known(inv, 0);
 	} else if (inv->mode == NPU_BACKEND_DCMI) {
 		st->source = INVENTORY_SOURCE_NONE;
 	} else {
@@ -272,6 +288,11 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		d->chip = inv->chips[i];
 		snprintf(d->id, sizeof(d->id), "npu-%u", d->chip.phy_id);
 		judge_device(inv, d, st->driver_ready);
+		if (discovery_failed && d->healthy) {
+			d->fault = NPU_FAULT_DISCOVERY;
+			d->dcmi_code = st->discovery_error.code;
+			d->healthy = false;
+		}
 		next->healthy += d->healthy;
 	}
 

@@ -34,6 +34,7 @@ enum npu_fault {
 	NPU_FAULT_ABSENT,           /* DCMI reports the chip absent */
 	NPU_FAULT_HEALTH_CALL,      /* dcmi_get_device_health failed */
 	NPU_FAULT_HEALTH_LEVEL,     /* DCMI health 2 (major) or 3 (critical) */
+	NPU_FAULT_DISCOVERY,        /* DCMI failed to list the chips at all */
 };
 
 #define NPU_DEVICE_ID_MAX 16

@@ -92,7 +92,8 @@ static void report_status(struct daemon *d, const struct inventory_status *st)
 			log_warn("DCMI unavailable (%s); no devices until it loads, retrying every %lldms",
 				 st->dcmi_why, (long long)c->health_interval_ms);
 	}
-	if (st->source == INVENTORY_SOURCE_DCMI && (first || old->source != INVENTORY_SOURCE_DCMI)) {
+	if (st->source == INVENTORY_SOURCE_DCMI &&
+	    (first || old->source != INVENTORY_SOURCE_DCMI || st->events != old->events)) {
 		if (st->events)
 			log_info("subscribed to DCMI fault events");
 		else

@@ -1,0 +1,410 @@
+/* Discovery as the kubelet sees it: --backend auto falls back to the device
+ * files when DCMI cannot be loaded and switches to DCMI once it can; dcmi
+ * waits for the library; devfs names devices after /dev/davinci<phy>. Nothing
+ * is fatal: a missing, unloadable or untrusted library, no chips or a driver
+ * loaded late all mean "zero devices for now", said once with the reason,
+ * while the plugin stays registered and picks the chips up later without a
+ * restart. Large nodes (16, 128 and 256 chips, the bound) register whole. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "harness/harness.h"
+
+#define INTERVAL "200ms"
+/* Several intervals: retries surely ran within it. */
+#define QUIET_WINDOW_MS 800
+
+#define STATE_SIZE (64 * 1024)
+
+/* Each test builds its own node in *state. A test that fails part way
+ * leaves its processes and tree to teardown; one that ends calls finish. */
+static int setup(void **state)
+{
+	struct node *node = calloc(1, sizeof(*node));
+	if (!node)
+		return -1;
+	*state = node;
+	return 0;
+}
+
+/* Stops the processes (asserting a clean plugin exit) and removes the tree. */
+static void finish(struct node *node)
+{
+	node_fini(node);
+	node->root[0] = '\0';
+}
+
+static int teardown(void **state)
+{
+	/* node_fini may fail an assertion: free the heap copy first. */
+	struct node node = *(struct node *)*state;
+	free(*state);
+	*state = NULL;
+	if (node.root[0])
+		node_fini(&node);
+	return 0;
+}
+
+/* Writes the DCMI state for chips 0..n-1, four to a card (as DCMI allows at
+ * most 64 cards), with attrs[phy] instead of "health=0" where given. */
+static void write_state(struct node *node, unsigned n, const char *const attrs[])
+{
+	char *buf = calloc(1, STATE_SIZE);
+	assert_non_null(buf);
+	size_t used = 0;
+	int w = snprintf(buf, STATE_SIZE, "driver 24.1.rc1\n");
+	assert_true(w > 0);
+	used = (size_t)w;
+	for (unsigned i = 0; i < n; i++) {
+		const char *a = attrs && attrs[i] ? attrs[i] : "health=0";
+		w = snprintf(buf + used, STATE_SIZE - used, "chip phy=%u card=%u device=%u logic=%u name=910B3 %s\n", i,
+			     i / 4, i % 4, i, a);
+		assert_true(w > 0 && (size_t)w < STATE_SIZE - used);
+		used += (size_t)w;
+	}
+	node_write_state(node, "%s", buf);
+	free(buf);
+}
+
+static const char *devices_line(char *buf, size_t size, unsigned capacity, unsigned allocatable, const char *unhealthy)
+{
+	int w = snprintf(buf, size, "devices resource=ascend.com/npu capacity=%u allocatable=%u unhealthy=%s", capacity,
+			 allocatable, unhealthy);
+	assert_true(w > 0 && (size_t)w < size);
+	return buf;
+}
+
+static struct proc *start_plugin(struct node *node, const char *backend, const char *dcmi_lib)
+{
+	const char *flags[8] = { "--health-interval", INTERVAL, "--backend", backend };
+	size_t n = 4;
+	if (dcmi_lib) {
+		flags[n++] = "--dcmi-lib";
+		flags[n++] = dcmi_lib;
+	}
+	flags[n] = NULL;
+	return node_start_plugin(node, flags);
+}
+
+/* Asserts that the kubelet gets no device update for a few intervals (the
+ * plugin keeps retrying meanwhile) and that the plugin still runs. */
+static void assert_steady(struct node *node)
+{
+	assert_false(proc_sees_within(node->kubelet, "devices ", QUIET_WINDOW_MS));
+	assert_int_equal(proc_wait(node->plugin, 0), -1);
+}
+
+/* auto without a loadable DCMI: the device files, one warning saying why,
+ * then DCMI as soon as the library is installed (seen by a DCMI-only fault). */
+static void test_auto_falls_back_to_devfs_then_switches(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 8, .no_dcmi = true });
+	const char *faulty[8] = { [3] = "health=2" };
+	write_state(node, 8, faulty);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "auto", NULL);
+	char line[128];
+
+	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "libdcmi.so not found"));
+	assert_non_null(strstr(warning, node->dev_dir));
+	/* Health from the device files: every node is there. */
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	proc_send(k, "list");
+	for (int i = 0; i < 8; i++) {
+		char want[64];
+		snprintf(want, sizeof(want), "device id=npu-%d health=Healthy", i);
+		assert_non_null(proc_expect(k, want, WAIT_MS));
+	}
+	assert_steady(node);
+	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	assert_int_equal(proc_count_err(p, "using DCMI from"), 0);
+
+	node_install_dcmi(node, true);
+	const char *using = proc_expect_err(p, "using DCMI from", WAIT_MS);
+	assert_non_null(using);
+	assert_non_null(strstr(using, node->dcmi_dir));
+	/* Only DCMI knows chip 3 is faulty. */
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-3"), WAIT_MS));
+	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	finish(node);
+}
+
+/* dcmi without a library: zero devices, registered anyway, no fallback to
+ * the device files that do exist; the chips appear when the library does. */
+static void test_dcmi_backend_waits_for_library(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 8, .no_dcmi = true });
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "dcmi", NULL);
+	char line[128];
+
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
+	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "libdcmi.so not found"));
+	assert_non_null(proc_expect_err(p, "registered ascend.com/npu with the kubelet", WAIT_MS));
+	assert_steady(node);
+	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+
+	node_install_dcmi(node, true);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
+	finish(node);
+}
+
+/* --dcmi-lib naming a file that does not exist: zero devices, the reason
+ * names the path, once; the file appearing later is loaded. */
+static void test_dcmi_lib_missing_then_installed(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 4, .no_dcmi = true });
+	char lib[300];
+	snprintf(lib, sizeof(lib), "%s/libdcmi.so", node->dcmi_dir);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "dcmi", lib);
+	char line[128];
+
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
+	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, lib));
+	assert_steady(node);
+	assert_int_equal(proc_count_err(p, lib), 1);
+
+	node_install_dcmi(node, true);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
+	finish(node);
+}
+
+/* --dcmi-lib naming a file that is not a library: refused with the loader's
+ * reason, retried, and loaded once replaced by a real one. */
+static void test_dcmi_lib_unloadable_then_replaced(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 4, .no_dcmi = true });
+	node_touch(node, "usr/local/Ascend/driver/lib64/driver/libdcmi.so");
+	char lib[300];
+	snprintf(lib, sizeof(lib), "%s/libdcmi.so", node->dcmi_dir);
+	/* Trusted whatever the umask: only loading it can fail. */
+	assert_int_equal(chmod(lib, 0644), 0);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "dcmi", lib);
+	char line[128];
+
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
+	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "cannot load"));
+	assert_non_null(strstr(warning, lib));
+	assert_steady(node);
+	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+
+	node_install_dcmi(node, true);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
+	finish(node);
+}
+
+/* dcmi_init failing (the driver is not loaded yet: the simulator's state
+ * directory does not exist) means zero devices for now, said once with the
+ * code; the load is retried and succeeds once the driver is there. */
+static void test_dcmi_init_fails_until_driver_loads(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 4 });
+	char dir[sizeof(node->state_file)];
+	int w = snprintf(dir, sizeof(dir), "%s/driver-later", node->root);
+	assert_true(w > 0 && (size_t)w < sizeof(dir));
+	w = snprintf(node->state_file, sizeof(node->state_file), "%s/dcmi-state", dir);
+	assert_true(w > 0 && (size_t)w < sizeof(node->state_file));
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "dcmi", NULL);
+	char line[128];
+
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
+	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "dcmi_init"));
+	assert_non_null(strstr(warning, "-8005"));
+	assert_steady(node);
+	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_state(node, 4, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
+	finish(node);
+}
+
+/* A library in a directory others may write to is refused, naming the
+ * directory; once the directory is fixed it loads. */
+static void test_untrusted_directory_refused(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 4 });
+	assert_int_equal(chmod(node->dcmi_dir, 0777), 0);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "dcmi", NULL);
+	char line[128], want[400];
+
+	/* Loading it would have shown 4 chips. */
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
+	snprintf(want, sizeof(want), "%s: directory is group or other writable", node->dcmi_dir);
+	const char *warning = proc_expect_err(p, want, WAIT_MS);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "DCMI unavailable"));
+	assert_steady(node);
+	assert_int_equal(proc_count_err(p, "group or other writable"), 1);
+	assert_int_equal(proc_count_err(p, "using DCMI from"), 0);
+
+	assert_int_equal(chmod(node->dcmi_dir, 0755), 0);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
+	finish(node);
+}
+
+/* The same refusal in auto mode falls back to the device files and says
+ * which path was refused. */
+static void test_untrusted_library_auto_falls_back(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 2 });
+	char lib[300], want[400];
+	snprintf(lib, sizeof(lib), "%s/libdcmi.so", node->dcmi_dir);
+	assert_int_equal(chmod(lib, 0666), 0);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "auto", NULL);
+	char line[128];
+
+	snprintf(want, sizeof(want), "%s: file is group or other writable", lib);
+	const char *warning = proc_expect_err(p, want, WAIT_MS);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "DCMI unavailable"));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 2, "-"), WAIT_MS));
+	assert_int_equal(proc_count_err(p, "using DCMI from"), 0);
+	finish(node);
+}
+
+/* DCMI loaded but reporting no chips (driver still coming up): capacity 0,
+ * then the chips are picked up by the same process. */
+static void test_zero_chips_then_chips_appear(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 8 });
+	write_state(node, 0, NULL);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "auto", NULL);
+	char line[128];
+
+	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "no NPU chips found", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
+	assert_steady(node);
+	assert_int_equal(proc_count_err(p, "no NPU chips found"), 1);
+
+	write_state(node, 8, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "found 8 NPU chips", WAIT_MS));
+	/* The same process throughout. */
+	assert_int_equal(proc_wait(p, 0), -1);
+	finish(node);
+}
+
+/* devfs: one device per /dev/davinci<N> named npu-<N>, other nodes ignored,
+ * DCMI not consulted even though it is installed; health is the node being
+ * present, and nodes appearing later are new devices. */
+static void test_devfs_backend_names_devices_by_node(void **state)
+{
+	struct node *node = *state;
+	/* DCMI would report no chips at all. */
+	node_init(node, &(struct node_options){ .chips = 0 });
+	node_touch(node, "dev/davinci0");
+	node_touch(node, "dev/davinci3");
+	node_touch(node, "dev/davinci12");
+	node_touch(node, "dev/vdavinci100");
+	node_touch(node, "dev/davinci_manager_docker");
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "devfs", NULL);
+	char line[128];
+
+	assert_non_null(proc_expect_err(p, "using device files under", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 3, 3, "-"), WAIT_MS));
+	proc_send(k, "list");
+	assert_non_null(proc_expect(k, "device id=npu-0 health=Healthy", WAIT_MS));
+	assert_non_null(proc_expect(k, "device id=npu-3 health=Healthy", WAIT_MS));
+	assert_non_null(proc_expect(k, "device id=npu-12 health=Healthy", WAIT_MS));
+
+	node_remove(node, "dev/davinci3");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 3, 2, "npu-3"), WAIT_MS));
+	node_touch(node, "dev/davinci3");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 3, 3, "-"), WAIT_MS));
+	node_touch(node, "dev/davinci5");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
+	assert_int_equal(proc_count_err(p, "DCMI"), 0);
+	finish(node);
+}
+
+/* A node of n chips registers with every chip Healthy and listed. */
+static void check_large_node(struct node *node, unsigned n)
+{
+	node_init(node, &(struct node_options){ .chips = n });
+	write_state(node, n, NULL);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = start_plugin(node, "auto", NULL);
+	char line[128], want[64];
+
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), n, n, "-"), WAIT_MS));
+	snprintf(want, sizeof(want), "found %u NPU chips", n);
+	assert_non_null(proc_expect_err(p, want, WAIT_MS));
+	proc_send(k, "list");
+	assert_non_null(proc_expect(k, "device id=npu-0 health=Healthy", WAIT_MS));
+	snprintf(want, sizeof(want), "device id=npu-%u health=Healthy", n - 1);
+	assert_non_null(proc_expect(k, want, WAIT_MS));
+	finish(node);
+}
+
+static void test_16_chip_node(void **state)
+{
+	check_large_node(*state, 16);
+}
+
+static void test_128_chip_node(void **state)
+{
+	check_large_node(*state, 128);
+}
+
+static void test_256_chip_node(void **state)
+{
+	check_large_node(*state, 256);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_auto_falls_back_to_devfs_then_switches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_backend_waits_for_library, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_lib_missing_then_installed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_lib_unloadable_then_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_init_fails_until_driver_loads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_directory_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_library_auto_falls_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_chips_then_chips_appear, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_devfs_backend_names_devices_by_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_16_chip_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_128_chip_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_256_chip_node, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,373 @@
+/* Health as the kubelet sees it: DCMI fault events and health polling turn
+ * chip faults into Unhealthy devices and back, DCMI health 0 and 1 are both
+ * Healthy (and a change between them is not an update), an absent chip stays
+ * listed as Unhealthy, a missing /dev/davinci<phy> makes that device
+ * Unhealthy and a missing /dev/davinci_manager every device, logged once.
+ *
+ * No timing is asserted (the benchmark measures latency). Each test proves
+ * the mechanism by its setup instead: with a 1h health interval only a fault
+ * event can deliver a fault; with `subscribe off` only polling can. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness/harness.h"
+
+#define CHIPS 8
+/* Long enough that no poll happens during a test: only events refresh. */
+#define NO_POLLING "1h"
+#define SHORT_INTERVAL "100ms"
+/* How long a change that must not produce an update is watched for: several
+ * short intervals, so a poll surely ran in between. */
+#define QUIET_WINDOW_MS 800
+
+#define STATE_SIZE (64 * 1024)
+
+/* Each test builds its own node in *state. A test that fails part way
+ * leaves its processes and tree to teardown; one that ends calls finish. */
+static int setup(void **state)
+{
+	struct node *node = calloc(1, sizeof(*node));
+	if (!node)
+		return -1;
+	*state = node;
+	return 0;
+}
+
+/* Stops the processes (asserting a clean plugin exit) and removes the tree. */
+static void finish(struct node *node)
+{
+	node_fini(node);
+	node->root[0] = '\0';
+}
+
+static int teardown(void **state)
+{
+	/* node_fini may fail an assertion: free the heap copy first. */
+	struct node node = *(struct node *)*state;
+	free(*state);
+	*state = NULL;
+	if (node.root[0])
+		node_fini(&node);
+	return 0;
+}
+
+/* Writes the DCMI state for chips 0..n-1: `head` first (e.g. "subscribe
+ * off\n", may be NULL), then one chip line each, with attrs[phy] (e.g.
+ * "health=2 errors=80E01801") instead of "health=0" where attrs and
+ * attrs[phy] are not NULL. */
+static void write_state(struct node *node, const char *head, unsigned n, const char *const attrs[])
+{
+	char *buf = calloc(1, STATE_SIZE);
+	assert_non_null(buf);
+	size_t used = 0;
+	int w = snprintf(buf, STATE_SIZE, "driver 24.1.rc1\n%s", head ? head : "");
+	assert_true(w > 0 && (size_t)w < STATE_SIZE);
+	used = (size_t)w;
+	for (unsigned i = 0; i < n; i++) {
+		const char *a = attrs && attrs[i] ? attrs[i] : "health=0";
+		w = snprintf(buf + used, STATE_SIZE - used, "chip phy=%u name=910B3 aicore=20 hbm_mb=65536 %s\n", i, a);
+		assert_true(w > 0 && (size_t)w < STATE_SIZE - used);
+		used += (size_t)w;
+	}
+	node_write_state(node, "%s", buf);
+	free(buf);
+}
+
+/* The kubelet-sim line for a device list; unhealthy is the comma-separated
+ * ids, or "-" for none. */
+static const char *devices_line(char *buf, size_t size, unsigned capacity, unsigned allocatable, const char *unhealthy)
+{
+	int w = snprintf(buf, size, "devices resource=ascend.com/npu capacity=%u allocatable=%u unhealthy=%s", capacity,
+			 allocatable, unhealthy);
+	assert_true(w > 0 && (size_t)w < size);
+	return buf;
+}
+
+/* Starts kubelet-sim and the plugin with the given health interval and waits
+ * until the kubelet sees every chip Healthy. When subscribed is true the
+ * plugin must have subscribed to fault events, otherwise it must have said
+ * that it polls. */
+static void start(struct node *node, const char *interval, bool subscribed, unsigned chips)
+{
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", interval, NULL });
+	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
+	if (subscribed)
+		assert_non_null(proc_expect_err(p, "subscribed to DCMI fault events", WAIT_MS));
+	else
+		assert_non_null(proc_expect_err(p, "DCMI fault events unavailable", WAIT_MS));
+	char line[128];
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), chips, chips, "-"), WAIT_MS));
+}
+
+/* With events and no polling, a major fault and its recovery both reach the
+ * kubelet, and the plugin says why the chip is Unhealthy. */
+static void test_fault_and_recovery_by_event(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, NO_POLLING, true, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	const char *faulty[CHIPS] = { [3] = "health=2 errors=80E01801" };
+	write_state(node, NULL, CHIPS, faulty);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-3"), WAIT_MS));
+	/* The handler ran (logic id 3 = phy 3 here), then the chip was judged. */
+	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 3 fault", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-3 is Unhealthy: DCMI health 2 (major), error codes 80E01801", WAIT_MS));
+
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 3 recovered", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-3 recovered: Healthy", WAIT_MS));
+
+	/* A critical fault on another chip takes the same path. */
+	const char *critical[CHIPS] = { [6] = "health=3" };
+	write_state(node, NULL, CHIPS, critical);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-6"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-6 is Unhealthy: DCMI health 3 (critical)", WAIT_MS));
+	finish(node);
+}
+
+/* A chip DCMI reports absent is Unhealthy but still listed: the capacity
+ * does not shrink under pods that hold it. */
+static void test_absent_chip_stays_listed(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, SHORT_INTERVAL, true, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	const char *absent[CHIPS] = { [3] = "health=absent" };
+	write_state(node, NULL, CHIPS, absent);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-3"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-3 is Unhealthy: DCMI reports the chip absent", WAIT_MS));
+	/* Still there for the kubelet, as Unhealthy. */
+	proc_send(k, "list");
+	assert_non_null(proc_expect(k, "device id=npu-3 health=Unhealthy", WAIT_MS));
+
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-3 recovered: Healthy", WAIT_MS));
+	finish(node);
+}
+
+/* DCMI health 1 (general warning) is Healthy, and moving between 0 and 1 is
+ * no change for the kubelet: no ListAndWatch update is sent for it. DCMI
+ * sends no event between two healthy levels, so only polls see these. */
+static void test_warning_is_healthy_and_quiet(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, SHORT_INTERVAL, true, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	const char *warning[CHIPS] = { [3] = "health=1" };
+	write_state(node, NULL, CHIPS, warning);
+	assert_false(proc_sees_within(k, "devices ", QUIET_WINDOW_MS));
+	write_state(node, NULL, CHIPS, NULL);
+	assert_false(proc_sees_within(k, "devices ", QUIET_WINDOW_MS));
+
+	/* Sentinel: a real fault on npu-5, written together with npu-3 back at
+	 * health 1, is the next update, and it leaves npu-3 Healthy. */
+	const char *both[CHIPS] = { [3] = "health=1", [5] = "health=2" };
+	write_state(node, NULL, CHIPS, both);
+	const char *got = proc_expect(k, "devices ", WAIT_MS);
+	assert_non_null(got);
+	assert_string_equal(got, devices_line(line, sizeof(line), 8, 7, "npu-5"));
+	assert_int_equal(proc_count_err(p, "npu-3 is Unhealthy"), 0);
+	finish(node);
+}
+
+/* Without fault events (the driver does not support them) the fault and the
+ * recovery arrive by polling. */
+static void test_fault_by_polling_without_events(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS, .extra_state = "subscribe off\n" });
+	start(node, "200ms", false, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	const char *faulty[CHIPS] = { [4] = "health=2 errors=80E18005" };
+	write_state(node, "subscribe off\n", CHIPS, faulty);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-4"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-4 is Unhealthy: DCMI health 2 (major), error codes 80E18005", WAIT_MS));
+
+	write_state(node, "subscribe off\n", CHIPS, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-4 recovered: Healthy", WAIT_MS));
+	assert_int_equal(proc_count_err(p, "DCMI fault event:"), 0);
+	finish(node);
+}
+
+/* Fault events that were unavailable when the plugin started (DCMI's
+ * daemon not up yet) are used once DCMI offers them: the plugin subscribes
+ * again rather than polling for the rest of its life. The plugin's own
+ * "DCMI fault event" line shows that the handler ran. */
+static void test_subscribes_when_events_become_available(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS, .extra_state = "subscribe off\n" });
+	start(node, "200ms", false, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	write_state(node, "subscribe on\n", CHIPS, NULL);
+	assert_non_null(proc_expect_err(p, "subscribed to DCMI fault events", WAIT_MS));
+	const char *faulty[CHIPS] = { [7] = "health=2" };
+	write_state(node, NULL, CHIPS, faulty);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-7"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 7 fault", WAIT_MS));
+	finish(node);
+}
+
+/* A subscription lost while running (DCMI's daemon restarted) delivers no
+ * more events; the plugin must keep polling while subscribed, so the next
+ * fault is still caught. */
+static void test_fault_after_subscription_lost(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "200ms", true, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	/* The subscription works at first. */
+	const char *first[CHIPS] = { [1] = "health=2" };
+	write_state(node, NULL, CHIPS, first);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-1"), WAIT_MS));
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+
+	unsigned events = proc_count_err(p, "DCMI fault event:");
+	assert_true(events >= 1);
+
+	/* DCMI drops every subscription, then chip 2 fails: no event is sent. */
+	write_state(node, "subscribe off\n", CHIPS, NULL);
+	const char *faulty[CHIPS] = { [2] = "health=3" };
+	write_state(node, "subscribe off\n", CHIPS, faulty);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-2"), WAIT_MS));
+
+	write_state(node, "subscribe off\n", CHIPS, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	/* Polls delivered both. */
+	assert_int_equal(proc_count_err(p, "DCMI fault event:"), events);
+	finish(node);
+}
+
+/* A chip whose /dev/davinci<phy> disappears is Unhealthy (a container could
+ * not use it) while DCMI still says it is fine; it comes back with the node. */
+static void test_device_node_disappears(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "200ms", true, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	node_remove(node, "dev/davinci2");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-2"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2 is Unhealthy: device node davinci2 missing", WAIT_MS));
+	proc_send(k, "list");
+	assert_non_null(proc_expect(k, "device id=npu-2 health=Unhealthy", WAIT_MS));
+
+	node_touch(node, "dev/davinci2");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2 recovered: Healthy", WAIT_MS));
+	finish(node);
+}
+
+/* "npu-0,npu-1,...,npu-<n-1>" */
+static const char *all_ids(char *buf, size_t size, unsigned n)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		int w = snprintf(buf + used, size - used, "%snpu-%u", i ? "," : "", i);
+		assert_true(w > 0 && (size_t)w < size - used);
+		used += (size_t)w;
+	}
+	return buf;
+}
+
+/* Without /dev/davinci_manager no container can use any chip: every device
+ * is Unhealthy, said once however many polls see it, and all recover when
+ * it returns. Polls are made observable by chips that DCMI starts to report
+ * while events are off: only a poll can discover them. */
+static void test_driver_not_ready(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS, .extra_state = "subscribe off\n" });
+	/* Nodes for the chips DCMI reports later, created before the plugin
+	 * starts so they stir nothing. */
+	node_touch(node, "dev/davinci8");
+	node_touch(node, "dev/davinci9");
+	node_touch(node, "dev/davinci10");
+	start(node, SHORT_INTERVAL, false, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[256], ids[128];
+
+	node_remove(node, "dev/davinci_manager");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 0, all_ids(ids, sizeof(ids), 8)), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "davinci_manager is missing", WAIT_MS));
+
+	/* Three more chips, one per state change, each found by a poll. */
+	for (unsigned n = 9; n <= 11; n++) {
+		write_state(node, "subscribe off\n", n, NULL);
+		assert_non_null(
+			proc_expect(k, devices_line(line, sizeof(line), n, 0, all_ids(ids, sizeof(ids), n)), WAIT_MS));
+	}
+	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
+	assert_int_equal(proc_count_err(p, "npu-10 is Unhealthy: driver not ready"), 1);
+
+	node_touch(node, "dev/davinci_manager");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 11, 11, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "driver ready:", WAIT_MS));
+	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
+	finish(node);
+}
+
+/* A node whose driver is not loaded yet at start: every chip Unhealthy from
+ * the first update, then all Healthy once davinci_manager appears. */
+static void test_driver_not_ready_at_start(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 2, .no_manager = true });
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", "200ms", NULL });
+	char line[128];
+
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 0, "npu-0,npu-1"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "davinci_manager is missing", WAIT_MS));
+	node_touch(node, "dev/davinci_manager");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 2, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "driver ready:", WAIT_MS));
+	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
+	finish(node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fault_and_recovery_by_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_absent_chip_stays_listed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warning_is_healthy_and_quiet, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_by_polling_without_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_after_subscription_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_subscribes_when_events_become_available, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_node_disappears, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_not_ready, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_driver_not_ready_at_start, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
