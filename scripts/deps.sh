@@ -8,10 +8,20 @@ packages=(
 	libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
 	libcmocka-dev
 )
-# Extra groups: `deps.sh fuzz` adds clang for libFuzzer builds.
+# Extra groups: `deps.sh fuzz` adds clang for libFuzzer builds; `deps.sh
+# manifests` adds what tests/scripts/test_manifests.sh needs: kubectl (an
+# existing one is kept: Debian's is older than most) and Node.js with npm, then
+# the npm packages of tests/manifests/.
+manifests=false
 for extra in "$@"; do
 	case "$extra" in
 	fuzz) packages+=(clang) ;;
+	manifests)
+		manifests=true
+		command -v kubectl >/dev/null || packages+=(kubernetes-client)
+		command -v node >/dev/null || packages+=(nodejs)
+		command -v npm >/dev/null || packages+=(npm)
+		;;
 	*) echo "deps.sh: unknown group '$extra'" >&2; exit 2 ;;
 	esac
 done
@@ -20,15 +30,18 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-cmd="apt-get install -y --no-install-recommends ${missing[*]}"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "Missing packages: ${missing[*]}" >&2
-	echo "Install them with: sudo apt-get update && sudo $cmd" >&2
-	exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+	cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "Missing packages: ${missing[*]}" >&2
+		echo "Install them with: sudo apt-get update && sudo $cmd" >&2
+		exit 1
+	fi
+	echo "Installing: ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	$cmd
 fi
-echo "Installing: ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-$cmd
+if $manifests; then
+	"$(dirname "$0")/../tests/manifests/install.sh"
+fi

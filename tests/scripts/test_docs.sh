@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# The operator documentation (docs/*.md, docs/zh-CN/*.md, README.md,
+# README.zh-CN.md) against what the project really has:
+#
+# - every operator page exists in English and in Chinese, and the READMEs
+#   link to them;
+# - relative links and their #anchors resolve;
+# - configuration.md quotes `ascend-device-plugin --help` exactly and lists
+#   every flag;
+# - every command that runs ascend-device-plugin or kubelet-sim, and every
+#   container argument shown, uses flags those binaries have;
+# - every log line quoted in a ```log block is one the daemon can print
+#   (matched against the log calls in src/);
+# - paths into the repository (deploy/..., examples/...) exist, the label
+#   selector and image tag are the manifests', the resource figures are the
+#   manifest's, and the "your own overlay" example renders.
+#
+# Usage: test_docs.sh PLUGIN_BINARY [KUBELET_SIM_BINARY]
+set -euo pipefail
+plugin=${1:?usage: test_docs.sh PATH_TO_ascend-device-plugin [PATH_TO_kubelet-sim]}
+sim=${2:-}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0 skipped=0
+
+pass() {
+	passed=$((passed + 1))
+	echo "ok $1"
+}
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1: ${*:2}"
+}
+skip() {
+	skipped=$((skipped + 1))
+	echo "skip $1: ${*:2}"
+}
+check() {
+	local what=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then
+		pass "$what"
+	else
+		fail "$what" "$(sed 's/^/    /' "$tmp/out")"
+	fi
+}
+
+# linked_both_ways FILE_A LINK_IN_A FILE_B LINK_IN_B
+linked_both_ways() {
+	grep -qF "]($2)" "$root/$1" || { echo "$1 does not link to $2"; return 1; }
+	grep -qF "]($4)" "$root/$3" || { echo "$3 does not link to $4"; return 1; }
+}
+
+pages=(install scheduling inference-images configuration troubleshooting uninstall)
+files=("$root/README.md")
+check "README.zh-CN.md exists" test -f "$root/README.zh-CN.md"
+[[ -f $root/README.zh-CN.md ]] && files+=("$root/README.zh-CN.md")
+for page in "${pages[@]}"; do
+	check "docs/$page.md exists" test -f "$root/docs/$page.md"
+	check "docs/zh-CN/$page.md exists" test -f "$root/docs/zh-CN/$page.md"
+	[[ -f $root/docs/$page.md ]] && files+=("$root/docs/$page.md")
+	[[ -f $root/docs/zh-CN/$page.md ]] && files+=("$root/docs/zh-CN/$page.md")
+	check "README.md links to docs/$page.md" grep -qF "](docs/$page.md)" "$root/README.md"
+	check "README.zh-CN.md links to docs/zh-CN/$page.md" grep -qF "](docs/zh-CN/$page.md)" "$root/README.zh-CN.md"
+	check "docs/$page.md and its translation link to each other" linked_both_ways "docs/$page.md" "zh-CN/$page.md" "docs/zh-CN/$page.md" "../$page.md"
+done
+check "README.md and README.zh-CN.md link to each other" linked_both_ways README.md README.zh-CN.md README.zh-CN.md README.md
+
+"$plugin" --help >"$tmp/plugin-help"
+if [[ -n $sim && -x $sim ]]; then
+	"$sim" --help >"$tmp/sim-help" 2>&1 || true
+else
+	: >"$tmp/sim-help"
+fi
+version=$("$plugin" --version | awk '{print $2}')
+
+# The per-file checks, in Perl: one "ok"/"FAIL"/"skip" line each.
+cat >"$tmp/check.pl" <<'PERL'
+use strict;
+use warnings;
+use utf8;
+use File::Basename qw(dirname);
+use Cwd qw(abs_path);
+binmode STDOUT, ':encoding(UTF-8)';
+
+my ($root, $plugin_help, $sim_help, @files) = @ARGV;
+sub slurp { my ($f) = @_; open(my $h, '<:encoding(UTF-8)', $f) or die "$f: $!"; local $/; my $t = <$h>; close $h; return $t; }
+sub rel { my ($f) = @_; (my $r = $f) =~ s{^\Q$root\E/}{}; return $r; }
+sub result { my ($what, @problems) = @_; print @problems ? "FAIL $what: " . join('; ', @problems) . "\n" : "ok $what\n"; }
+
+# Flags of each binary, from --help.
+my %flags;
+for ([plugin => $plugin_help], [sim => $sim_help]) {
+	my ($bin, $file) = @$_;
+	$flags{$bin} = { map { $_ => 1 } (slurp($file) =~ /^\s+--([a-z][a-z-]*)/mg) };
+}
+my $help_text = slurp($plugin_help);
+
+# Log formats from src/: level -> [regex, ...].
+my %formats;
+for my $c (split /\n/, `find "$root/src" -name '*.c'`) {
+	my $src = slurp($c);
+	while ($src =~ /\blog_(error|warn|info|debug)\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
+		my ($level, $lits) = ($1, $2);
+		my $fmt = join '', ($lits =~ /"((?:[^"\\]|\\.)*)"/g);
+		$fmt =~ s/\\"/"/g;
+		my $re = '';
+		for my $part (split /(%%|%[-0-9.*]*(?:ll|l|z|h)?[sdiuxXc])/, $fmt) {
+			next if $part eq '';
+			if ($part eq '%%') { $re .= '%' }
+			elsif ($part =~ /^%.*s$/) { $re .= '.*' }
+			elsif ($part =~ /^%.*[xX]$/) { $re .= '[0-9A-Fa-f]+' }
+			elsif ($part =~ /^%.*c$/) { $re .= '.' }
+			elsif ($part =~ /^%/) { $re .= '-?[0-9]+' }
+			else { $re .= quotemeta($part) }
+		}
+		push @{ $formats{$level} }, qr/^$re$/;
+	}
+}
+
+# GitHub's heading anchors.
+sub anchors {
+	my ($text) = @_;
+	my %seen;
+	my @out;
+	$text =~ s/^```.*?^```//msg;
+	for my $h ($text =~ /^#{1,6}\s+(.+?)\s*$/mg) {
+		my $a = lc $h;
+		$a =~ s/`//g;
+		$a =~ s/[^\p{L}\p{M}\p{N}\p{Pc} -]//g;
+		$a =~ s/ /-/g;
+		my $n = $seen{$a}++;
+		push @out, $n ? "$a-$n" : $a;
+	}
+	return map { $_ => 1 } @out;
+}
+
+# Flags used by commands in a piece of text.
+sub command_flags {
+	my ($line) = @_;
+	my @found;
+	# A binary run as a command: first word of a command (after a prompt,
+	# sudo, exec, a pipe or a list dash), or named by its path.
+	while ($line =~ m{(?:(?:^|[|;&(]|\bexec|\bsudo|^\s*-)\s*(?:\S*/)?|(?<![\w.-])/[\w./-]*/)(ascend-device-plugin|kubelet-sim)(?=[\s"',\]]|$)(.*)}g) {
+		my ($bin, $rest) = ($1 eq 'kubelet-sim' ? 'sim' : 'plugin', $2);
+		$rest =~ s/(?:\s#|\||;|&&).*//;
+		push @found, map { [$bin, $_] } ($rest =~ /(?<![\w-])--([a-z][a-z-]*)/g);
+	}
+	# Container arguments shown as a YAML list item or a JSON value.
+	push @found, map { ['plugin', $_] } ($line =~ /^\s*-\s+"?--([a-z][a-z-]*)/g);
+	push @found, map { ['plugin', $_] } ($line =~ /"value"\s*:\s*"--([a-z][a-z-]*)/g);
+	return @found;
+}
+
+my %anchor_cache;
+for my $file (@files) {
+	my $r = rel($file);
+	my $text = slurp($file);
+	my $dir = dirname($file);
+
+	# Code blocks (with their info string) and the prose around them.
+	my (@blocks, $prose);
+	($prose = $text) =~ s/^```(\S*)[^\n]*\n(.*?)^```[^\n]*$/push @blocks, [$1, $2]; ''/msge;
+
+	# Links.
+	my @bad;
+	(my $linkable = $prose) =~ s/`[^`\n]*`//g;
+	for my $target ($linkable =~ /\]\(([^)\s]+)\)/g) {
+		next if $target =~ /^(?:https?|mailto):/;
+		my ($path, $anchor) = split /#/, $target, 2;
+		my $dest = $path eq '' ? $file : "$dir/$path";
+		if (!-e $dest) { push @bad, "$target: no such file"; next; }
+		if (defined $anchor && $dest =~ /\.md$/) {
+			my $key = abs_path($dest);
+			$anchor_cache{$key} //= { anchors(slurp($dest)) };
+			push @bad, "$target: no such heading" unless $anchor_cache{$key}{$anchor};
+		}
+	}
+	result("$r: links resolve", @bad);
+
+	# Flags of commands and arguments.
+	my @uses;
+	for my $b (@blocks) {
+		my $code = $b->[1];
+		$code =~ s/\\\n/ /g;                    # continued lines
+		$code =~ s/\n(?=\s+\[?--)/ /g;          # a synopsis wrapped onto indented lines
+		push @uses, command_flags($_) for split /\n/, $code;
+	}
+	push @uses, command_flags($_) for $prose =~ /`([^`\n]+)`/g;
+	# The flag tables: rows whose first cell names flags.
+	for my $cell ($prose =~ /^\|\s*(`--[^|]*)\|/mg) {
+		push @uses, map { ['plugin', $_] } ($cell =~ /`--([a-z][a-z-]*)/g);
+	}
+	my @unknown = map { "--$_->[1] (" . ($_->[0] eq 'sim' ? 'kubelet-sim' : 'ascend-device-plugin') . ')' }
+		grep { !$flags{ $_->[0] }{ $_->[1] } } @uses;
+	my %u;
+	@unknown = grep { !$u{$_}++ } @unknown;
+	result("$r: commands use only existing flags (" . scalar(@uses) . " uses)", map { "$_ is not a flag" } @unknown);
+
+	# Log lines.
+	my @logs = map { grep { /\S/ } split /\n/, $_->[1] } grep { $_->[0] eq 'log' } @blocks;
+	if (@logs) {
+		my @nomatch;
+		for my $l (@logs) {
+			if ($l !~ /^\S+Z (error|warn|info|debug)\s+(.*)$/) { push @nomatch, "not a log line: $l"; next; }
+			my ($level, $msg) = ($1, $2);
+			push @nomatch, "no $level log call prints: $msg" unless grep { $msg =~ $_ } @{ $formats{$level} || [] };
+		}
+		result("$r: " . scalar(@logs) . " quoted log lines are ones the daemon prints", @nomatch);
+	}
+
+	# Paths into the repository.
+	my @missing;
+	my $all = join("\n", $prose, map { $_->[1] } @blocks);
+	for my $p ($all =~ m{(?<![\w./-])((?:deploy|examples|docs|tests|scripts|src|tools)/[\w./-]*[\w/])(?![\w<])}g) {
+		push @missing, $p unless -e "$root/$p";
+	}
+	my %m;
+	result("$r: repository paths exist", grep { !$m{$_}++ } @missing);
+
+	# The --help block of the configuration reference.
+	if ($r =~ m{docs/(?:zh-CN/)?configuration\.md$}) {
+		my ($block) = grep { $_->[1] =~ /^Usage: ascend-device-plugin/ } @blocks;
+		result("$r: quotes --help exactly", !$block ? 'no block starting "Usage: ascend-device-plugin"' : $block->[1] eq $help_text ? () : 'the block differs from ascend-device-plugin --help');
+		my %listed = map { $_ => 1 } map { /`--([a-z][a-z-]*)/g } ($prose =~ /^\|\s*(`--[^|]*)\|/mg);
+		result("$r: the flag table lists every flag", map { "--$_ missing" } grep { !$listed{$_} } sort keys %{ $flags{plugin} });
+	}
+}
+PERL
+perl "$tmp/check.pl" "$root" "$tmp/plugin-help" "$tmp/sim-help" "${files[@]}" >"$tmp/checks" 2>&1 || echo "FAIL check.pl: exited with $?" >>"$tmp/checks"
+cat "$tmp/checks"
+passed=$((passed + $(grep -c '^ok ' "$tmp/checks" || true)))
+failed=$((failed + $(grep -c '^FAIL ' "$tmp/checks" || true)))
+
+# Facts the docs repeat from the manifests.
+manifest=$root/deploy/base/ascend-device-plugin.yaml
+selectors_match() {
+	local bad
+	bad=$(grep -ho -- '-l name=[A-Za-z0-9.-]*' "${files[@]}" | sort -u | grep -vx -- '-l name=ascend-device-plugin' || true)
+	[[ -z $bad ]] || { echo "selectors that match no plugin pod: $bad"; return 1; }
+	grep -q '^        name: ascend-device-plugin$' "$manifest" || { echo "the manifest's pod label changed"; return 1; }
+}
+check "label selectors in the docs select the plugin's pods" selectors_match
+tags_match() {
+	local bad
+	bad=$(grep -ho 'ascend-device-plugin:[0-9][0-9A-Za-z.-]*' "${files[@]}" | sort -u | grep -vx "ascend-device-plugin:$version" || true)
+	[[ -z $bad ]] || { echo "image tags other than $version: $bad"; return 1; }
+}
+check "image tags in the docs are the current version $version" tags_match
+figures_match() {
+	local value doc
+	for value in "cpu: 10m" "memory: 16Mi" "memory: 64Mi"; do
+		grep -q "^ *${value}$" "$manifest" || { echo "the manifest no longer has '$value': update the docs"; return 1; }
+		for doc in "$root/docs/install.md" "$root/docs/zh-CN/install.md" "$root/docs/configuration.md" "$root/docs/zh-CN/configuration.md"; do
+			grep -qF "$value" "$doc" || { echo "${doc#"$root"/} does not say '$value'"; return 1; }
+		done
+	done
+}
+check "the resource figures in the docs are the manifest's" figures_match
+
+# The "your own overlay" example of configuration.md renders as it says.
+own_overlay() { # doc
+	local dir
+	dir=$(mktemp -d "$tmp/own.XXXX")
+	ln -s "$root" "$dir/ascend-k8s"
+	mkdir "$dir/my-cluster"
+	awk '/^# my-cluster\/kustomization.yaml/{on=1} on&&/^```/{exit} on' "$1" >"$dir/my-cluster/kustomization.yaml"
+	[[ -s $dir/my-cluster/kustomization.yaml ]] || { echo "no '# my-cluster/kustomization.yaml' block"; return 1; }
+	kubectl kustomize "$dir/my-cluster" >"$dir/out.yaml"
+	grep -q "image: registry.example.com/ascend/ascend-device-plugin:$version" "$dir/out.yaml" || { echo "the new image is not in the render"; return 1; }
+	grep -q 'path: /opt/Ascend/driver' "$dir/out.yaml" || { echo "the driver path is not in the render"; return 1; }
+}
+for doc in docs/configuration.md docs/zh-CN/configuration.md; do
+	if command -v kubectl >/dev/null; then
+		check "$doc: the 'your own overlay' example renders" own_overlay "$root/$doc"
+	else
+		skip "$doc: the 'your own overlay' example renders" "no kubectl"
+	fi
+done
+
+echo "$passed passed, $failed failed$( ((skipped)) && echo ", $skipped skipped")"
+((failed == 0))

@@ -1,0 +1,354 @@
+#!/usr/bin/env bash
+# The deployment artifacts: every YAML in deploy/ and examples/, the plugin's
+# Dockerfile, the example inference image and the smoke-test Job's script.
+#
+# - kustomize renders deploy/ and each overlay (kubectl kustomize);
+# - tests/manifests/check.cjs parses every file, validates every object
+#   against the Kubernetes API schemas (unknown fields included) and checks
+#   the project's rules: see its header;
+# - the checks themselves are checked: a broken label, a misspelt field, an
+#   unknown flag and an overlay out of step must each make check.cjs fail;
+# - the Dockerfile: built by the project's own scripts on debian:12, run on
+#   debian:12-slim with every library the binary links (ldd), no compiler;
+# - the inference image's entrypoint and the smoke test's script run against
+#   fake files and device nodes.
+#
+# Usage: test_manifests.sh PLUGIN_BINARY   (ctest passes more; they are unused)
+# Needs kubectl (kustomize v4 or newer) and Node.js: scripts/deps.sh manifests.
+set -euo pipefail
+plugin=${1:?usage: test_manifests.sh PATH_TO_ascend-device-plugin}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+manifests=$root/tests/manifests
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0 skipped=0
+
+pass() {
+	passed=$((passed + 1))
+	echo "ok $1"
+}
+fail() { # what, why...
+	failed=$((failed + 1))
+	echo "FAIL $1: ${*:2}"
+}
+skip() {
+	skipped=$((skipped + 1))
+	echo "skip $1: ${*:2}"
+}
+# check WHAT COMMAND...: passes when COMMAND succeeds; shows its output if not.
+check() {
+	local what=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then
+		pass "$what"
+	else
+		fail "$what" "$(sed 's/^/    /' "$tmp/out")"
+	fi
+}
+finish() {
+	echo "$passed passed, $failed failed$( ((skipped)) && echo ", $skipped skipped")"
+	((failed == 0))
+}
+
+version=$("$plugin" --version | awk '{print $2}')
+
+# ---- tools ---------------------------------------------------------------------
+
+kustomize_ok() {
+	command -v kubectl >/dev/null || { echo "no kubectl (run: scripts/deps.sh manifests)"; return 1; }
+	kubectl version --client 2>/dev/null | grep -Eq 'Kustomize Version: v([4-9]|[1-9][0-9])' || {
+		echo "kubectl's built-in kustomize is older than v4 (kubectl < 1.21): deploy/overlays use 'patches'; install a newer kubectl"
+		return 1
+	}
+}
+node_ok() {
+	command -v node >/dev/null || { echo "no node (run: scripts/deps.sh manifests)"; return 1; }
+	"$manifests/install.sh"
+}
+check "kubectl with kustomize v4 or newer" kustomize_ok
+check "npm packages of tests/manifests installed" node_ok
+if ((failed)); then
+	finish
+	exit 1
+fi
+
+# ---- render and check -------------------------------------------------------------
+
+mapfile -t overlays < <(find "$root/deploy/overlays" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)
+
+# render SRC OUT [VARIANT...]: kubectl kustomize of SRC/deploy (variant
+# "deploy") and of SRC/deploy/overlays/<variant>/ into OUT/<variant>.yaml;
+# all variants when none is named.
+render() {
+	local src=$1 out=$2 variant dir
+	shift 2
+	mkdir -p "$out"
+	(($#)) || set -- deploy "${overlays[@]}"
+	for variant in "$@"; do
+		dir=$src/deploy/overlays/$variant
+		[[ $variant == deploy ]] && dir=$src/deploy
+		kubectl kustomize "$dir" >"$out/$variant.yaml" || { echo "kubectl kustomize ${dir#"$src"/} failed"; return 1; }
+	done
+}
+
+# run_checks ROOT RENDER_DIR: check.cjs, holding the npm packages' lock shared.
+run_checks() {
+	flock -s "$manifests/package.json" node "$manifests/check.cjs" "$1" "$plugin" "$2"
+}
+
+for variant in deploy "${overlays[@]}"; do
+	check "kubectl kustomize renders $variant" render "$root" "$tmp/render" "$variant"
+done
+set +e
+run_checks "$root" "$tmp/render" >"$tmp/checks" 2>&1
+status=$?
+set -e
+cat "$tmp/checks"
+passed=$((passed + $(grep -c '^ok ' "$tmp/checks" || true)))
+failed=$((failed + $(grep -c '^FAIL ' "$tmp/checks" || true)))
+if ((status != 0)) && ! grep -q '^FAIL ' "$tmp/checks"; then
+	fail "check.cjs" "exited with $status"
+fi
+
+# ---- the checks catch what they are for ----------------------------------------------
+
+# mutation WHAT FILE SED_SCRIPT EXPECTED: on a copy of deploy/ and examples/
+# with FILE edited by SED_SCRIPT, check.cjs must fail with a line containing
+# EXPECTED.
+mutation() {
+	local what=$1 file=$2 script=$3 expected=$4 copy
+	copy=$(mktemp -d "$tmp/mutation.XXXX")
+	cp -r "$root/deploy" "$root/examples" "$tmp/render" "$copy/"
+	sed -i "$script" "$copy/$file"
+	if cmp -s "$root/$file" "$copy/$file"; then
+		fail "$what" "the edit did not apply to $file"
+		return
+	fi
+	# Render again only what the edit can change.
+	case $file in
+	deploy/overlays/*) render "$copy" "$copy/render" "$(cut -d/ -f3 <<<"$file")" ;;
+	deploy/*) render "$copy" "$copy/render" ;;
+	esac >/dev/null 2>&1 || true
+	if run_checks "$copy" "$copy/render" >"$copy/out" 2>&1; then
+		fail "$what" "check.cjs passed"
+	elif grep '^FAIL ' "$copy/out" | grep -qF -- "$expected"; then
+		pass "$what"
+	else
+		fail "$what" "no FAIL line with '$expected':" "$(grep '^FAIL ' "$copy/out" | head -5)"
+	fi
+}
+mutation "a changed pod label is caught" deploy/base/ascend-device-plugin.yaml \
+	'/^      labels:/,/^    spec:/ s/name: ascend-device-plugin/name: device-plugin/' \
+	"pods labelled name=ascend-device-plugin"
+mutation "a misspelt field is caught" examples/npu-smoke-test.yaml \
+	's/activeDeadlineSeconds:/activeDeadlineSecond:/' \
+	"unknown field /spec/activeDeadlineSecond"
+mutation "an unknown plugin flag is caught" deploy/base/ascend-device-plugin.yaml \
+	's/- --health-interval=5s/- --health-intervall=5s/' \
+	"--health-intervall is not a flag"
+mutation "an overlay whose probe misses the new resource name is caught" deploy/overlays/resource-name/kustomization.yaml \
+	'/livenessProbe:/,/readinessProbe:/ s#--resource-name=huawei.com/Ascend910#--resource-name=ascend.com/npu#' \
+	"livenessProbe runs --probe"
+
+# ---- the plugin's Dockerfile -----------------------------------------------------------
+
+dockerfile=$root/Dockerfile
+# The lines of the runtime stage (after the last FROM).
+runtime_stage() { awk '/^FROM /{n++} n==2' "$dockerfile"; }
+
+check "Dockerfile: build on debian:12, run on debian:12-slim" \
+	diff <(grep '^FROM ' "$dockerfile") <(printf 'FROM debian:12 AS build\nFROM debian:12-slim\n')
+build_stage() { awk '/^FROM /{n++} n==1' "$dockerfile"; }
+uses_project_build() { build_stage | grep -q 'scripts/deps.sh' && build_stage | grep -q 'cmake --build'; }
+check "Dockerfile: the build stage uses scripts/deps.sh and CMake" uses_project_build
+check "Dockerfile: the image is built like the tested binary (release, static gRPC)" \
+	grep -q -- '-DCMAKE_BUILD_TYPE=RelWithDebInfo .*-DSTATIC_GRPC=ON' "$dockerfile"
+# The packages the runtime stage installs (none, while gRPC is linked statically).
+runtime_packages=$(runtime_stage | grep -o 'apt-get install[^&]*' | tr ' ' '\n' | grep -Ev '^(apt-get|install|-.*|\\)?$' | sort -u || true)
+no_build_tools() {
+	! grep -E -- '-dev$|^(gcc|g\+\+|clang|cmake|make|pkg-config|build-essential|protobuf-c-compiler|protobuf-compiler)$' <<<"$runtime_packages"
+}
+check "Dockerfile: the runtime stage installs no compiler or -dev package" no_build_tools
+
+# depends_closure PACKAGE...: the packages and all they depend on, from
+# dpkg's records of this machine (Debian 12, like the image).
+depends_closure() {
+	local -A seen=()
+	local queue=("$@") p d deps
+	while ((${#queue[@]})); do
+		p=${queue[0]}
+		queue=("${queue[@]:1}")
+		[[ -n ${seen[$p]:-} ]] && continue
+		seen[$p]=1
+		deps=$(dpkg-query -W -f='${Depends},${Pre-Depends}' "$p" 2>/dev/null | tr ',|' '\n\n' | sed 's/([^)]*)//; s/:any//; s/ //g' | grep -v '^$' || true)
+		for d in $deps; do queue+=("$d"); done
+	done
+	printf '%s\n' "${!seen[@]}"
+}
+# Every library the binary links (ldd) must be in debian:12-slim (apt, dpkg
+# and what they depend on) or installed by the runtime stage.
+libraries_covered() {
+	local available real base pkg line libs=() missing=()
+	local -A owner=()
+	command -v dpkg-query >/dev/null || { echo "no dpkg-query"; return 1; }
+	# shellcheck disable=SC2086
+	available=$(depends_closure apt dpkg $runtime_packages)
+	mapfile -t libs < <(ldd "$plugin" | awk '/=> \//{print $3}' | xargs -r readlink -f)
+	# One dpkg -S for all (it is slow); dpkg may record a file under /lib or
+	# /usr/lib (merged /usr), so ask for both.
+	while IFS= read -r line; do
+		owner[${line##*/}]=${line%%:*}
+	done < <(printf '%s\n' "${libs[@]}" | sed -E 's,^/usr(/lib),\1,; p; s,^(/lib),/usr\1,' | xargs -r dpkg -S 2>/dev/null || true)
+	for real in "${libs[@]}"; do
+		base=${real##*/}
+		pkg=${owner[$base]:-}
+		[[ -n $pkg ]] || { echo "no package owns $real"; return 1; }
+		grep -qx "$pkg" <<<"$available" || missing+=("$pkg")
+	done
+	((${#missing[@]} == 0)) || { echo "not in debian:12-slim nor installed by the runtime stage: $(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')"; return 1; }
+}
+# make test's second run passes a sanitizer build, linked differently from
+# the image's binary (dynamically, with the sanitizer runtimes).
+if ldd "$plugin" | grep -qE 'lib(asan|ubsan|tsan)\.so'; then
+	skip "Dockerfile: the image has every library the binary links (ldd)" "a sanitizer build is not what the image ships"
+else
+	check "Dockerfile: the image has every library the binary links (ldd)" libraries_covered
+fi
+runs_the_binary() {
+	runtime_stage | grep -q '^COPY --from=build .* /usr/local/bin/ascend-device-plugin$' &&
+		runtime_stage | grep -qx 'ENTRYPOINT \["/usr/local/bin/ascend-device-plugin"\]'
+}
+check "Dockerfile: installs and runs /usr/local/bin/ascend-device-plugin" runs_the_binary
+oci_labels() {
+	local label
+	for label in title description version revision; do
+		grep -q "org.opencontainers.image.$label=" "$dockerfile" || { echo "no org.opencontainers.image.$label"; return 1; }
+	done
+	grep -qx "ARG VERSION=$version" "$dockerfile" || { echo "ARG VERSION is not $version"; return 1; }
+}
+check "Dockerfile: OCI labels, version $version" oci_labels
+# .dockerignore must not hide a directory the CMake build adds.
+context_complete() {
+	local sub first
+	for sub in $(sed -n 's/^add_subdirectory(\([^)]*\))/\1/p' "$root/CMakeLists.txt") scripts CMakeLists.txt; do
+		first=${sub%%/*}
+		if grep -qxE "/?($first|$sub)/?" "$root/.dockerignore"; then
+			echo ".dockerignore excludes $sub, which the build needs"
+			return 1
+		fi
+	done
+}
+check ".dockerignore keeps every directory the build needs" context_complete
+
+# ---- the example inference image ---------------------------------------------------------
+
+image=$root/examples/inference-image
+copies_exist() {
+	local src
+	local src
+	while read -r src; do
+		[[ -f $image/$src ]] || { echo "COPY $src: no such file"; return 1; }
+	done < <(awk '/^COPY /{print $2}' "$image/Dockerfile")
+}
+check "inference image: every COPY source exists" copies_exist
+cann_base_and_env() {
+	local line
+	for line in '^ARG CANN_BASE=' '^FROM \$\{CANN_BASE\}$' '^ENV ASCEND_HOME=' '^ENV PATH=' '^ENV LD_LIBRARY_PATH='; do
+		grep -qE "$line" "$image/Dockerfile" || { echo "no line matching $line"; return 1; }
+	done
+}
+check "inference image: CANN base image as a build argument, CANN environment set" cann_base_and_env
+no_driver_inside() { ! grep -E '^(RUN|COPY|ADD) .*\.run\b' "$image/Dockerfile"; }
+check "inference image: no driver installed in the image" no_driver_inside
+if command -v python3 >/dev/null; then
+	check "inference image: the placeholder server is valid Python" \
+		python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$image/inference_server.py"
+else
+	skip "inference image: the placeholder server is valid Python" "no python3"
+fi
+
+# version_check WHAT COMPATIBLE EXPECTED: the entrypoint with a driver of
+# release V100R001C15 and a CANN whose compatible list is COMPATIBLE.
+version_check() {
+	local what=$1 compatible=$2 expected=$3 fake
+	fake=$(mktemp -d "$tmp/versions.XXXX")
+	mkdir -p "$fake/driver" "$fake/toolkit/aarch64-linux"
+	printf 'Version=24.1.rc1\nInnerversion=V100R001C15SPC006B220\n' >"$fake/driver/version.info"
+	[[ -n $compatible ]] && printf 'version=8.0.RC1\ncompatible_version=%s\n' "$compatible" >"$fake/toolkit/aarch64-linux/ascend_toolkit_install.info"
+	local out
+	out=$(ASCEND_DRIVER_PATH=$fake/driver ASCEND_TOOLKIT_HOME=$fake/toolkit sh "$image/check-driver-version.sh" echo server-started 2>&1) || true
+	if grep -qF -- "$expected" <<<"$out" && grep -qx server-started <<<"$out"; then
+		pass "$what"
+	else
+		fail "$what" "$out"
+	fi
+}
+version_check "inference image: a matching driver is reported as such" "[V100R001C13],[V100R001C15]" "release V100R001C15 is in CANN's compatible list"
+version_check "inference image: a mismatched driver warns and the server still starts" "[V100R001C30]" "WARNING: the driver's release V100R001C15 is not in CANN's compatible list"
+version_check "inference image: no CANN install info is reported" "" "cannot tell the CANN version"
+
+# ---- the smoke test's script ------------------------------------------------------------------
+
+node -e '
+	const YAML = require(process.argv[1]);
+	const job = YAML.parse(require("fs").readFileSync(process.argv[2], "utf8"));
+	process.stdout.write(job.spec.template.spec.containers[0].command[2]);
+' "$manifests/node_modules/yaml" "$root/examples/npu-smoke-test.yaml" >"$tmp/smoke.sh"
+check "smoke test: the script is valid sh" sh -n "$tmp/smoke.sh"
+# As the pod runs it: sh -c SCRIPT.
+script=$(cat "$tmp/smoke.sh")
+
+# smoke WHAT EXPECTED_STATUS EXPECTED_TEXT COMMAND...: runs the script under COMMAND.
+smoke() {
+	local what=$1 want=$2 text=$3 got out
+	shift 3
+	set +e
+	out=$("$@" 2>&1)
+	got=$?
+	set -e
+	local status_ok=false
+	if ((want == 0)); then ((got == 0)) && status_ok=true; else ((got != 0)) && status_ok=true; fi
+	if $status_ok && grep -qF -- "$text" <<<"$out"; then
+		pass "$what"
+	else
+		fail "$what" "exit $got:" "$out"
+	fi
+}
+smoke "smoke test: fails without ASCEND_VISIBLE_DEVICES" 1 "SMOKE TEST FAILED: ASCEND_VISIBLE_DEVICES is not set" \
+	env -u ASCEND_VISIBLE_DEVICES sh -c "$script"
+smoke "smoke test: fails when an allocated device node is missing" 1 "SMOKE TEST FAILED: /dev/davinci977: Device not found" \
+	env ASCEND_VISIBLE_DEVICES=977 sh -c "$script"
+
+# fake_dev_run MODE NPUS COMMAND...: COMMAND with ASCEND_VISIBLE_DEVICES=NPUS
+# in a mount namespace of its own whose /dev holds stand-ins (copies of
+# /dev/null) for davinci0, davinci1 and davinci_manager, with permissions MODE.
+fake_dev_run() {
+	local mode=$1 npus=$2
+	shift 2
+	unshare -m sh -c '
+		set -e
+		mount -t tmpfs -o mode=755 none /dev
+		mknod -m 666 /dev/null c 1 3
+		for n in davinci0 davinci1 davinci_manager; do mknod -m "$1" /dev/$n c 1 3; done
+		shift
+		exec "$@"
+	' fake "$mode" env ASCEND_VISIBLE_DEVICES="$npus" "$@"
+}
+if unshare -m sh -c 'mount -t tmpfs none /mnt 2>/dev/null' 2>/dev/null; then
+	smoke "smoke test: passes with its NPUs present" 0 "SMOKE TEST PASSED: 2 NPU(s) usable: 0,1" \
+		fake_dev_run 666 0,1 env EXPECTED_NPUS=2 sh -c "$script"
+	smoke "smoke test: fails when the pod expected more NPUs" 1 "SMOKE TEST FAILED: got 1 NPUs, expected 2" \
+		fake_dev_run 666 0 env EXPECTED_NPUS=2 sh -c "$script"
+	if command -v setpriv >/dev/null; then
+		smoke "smoke test: reports Permission denied" 1 "SMOKE TEST FAILED: /dev/davinci0: Permission denied for uid 65534" \
+			fake_dev_run 600 0 env EXPECTED_NPUS=1 setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$script"
+	else
+		skip "smoke test: reports Permission denied" "no setpriv"
+	fi
+else
+	skip "smoke test: passes with its NPUs present" "cannot make a mount namespace here"
+	skip "smoke test: fails when the pod expected more NPUs" "cannot make a mount namespace here"
+	skip "smoke test: reports Permission denied" "cannot make a mount namespace here"
+fi
+
+finish
