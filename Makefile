@@ -5,12 +5,16 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build asan test test-fast demo bench fuzz clean
+.PHONY: all deps test-deps build asan test test-fast demo bench fuzz clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+# The manifest tests also need kubectl, Node.js and their npm packages.
+test-deps:
+	@scripts/deps.sh manifests
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON $(CMAKE_ARGS) >/dev/null
@@ -21,7 +25,7 @@ asan: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # The whole suite, then the whole suite again under ASan+UBSan.
-test: build asan
+test: test-deps build asan
 	@echo "== test suite (release build)"
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@echo "== test suite (ASan + UBSan)"
@@ -31,7 +35,7 @@ test: build asan
 	 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 # Only the release-build suite, for quick iterations.
-test-fast: build
+test-fast: test-deps build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
