@@ -10,8 +10,10 @@ packages=(
 )
 # Extra groups: `deps.sh fuzz` adds clang for libFuzzer builds; `deps.sh
 # manifests` adds what tests/scripts/test_manifests.sh needs: kubectl (an
-# existing one is kept: Debian's is older than most) and Node.js with npm, then
-# the npm packages of tests/manifests/.
+# existing one is kept) and Node.js with npm, then the npm packages of
+# tests/manifests/ and Debian's own kubectl 1.20, taken out of the package
+# kubernetes-client into tests/manifests/.cache/ without installing it (the
+# manifests are rendered with it too).
 manifests=false
 for extra in "$@"; do
 	case "$extra" in
@@ -43,5 +45,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 	$cmd
 fi
 if $manifests; then
+	# apt-get download needs the package lists, which images often lack.
+	if [ "$(id -u)" -eq 0 ] && ! apt-cache show kubernetes-client >/dev/null 2>&1; then
+		apt-get update -qq || true
+	fi
 	"$(dirname "$0")/../tests/manifests/install.sh"
 fi

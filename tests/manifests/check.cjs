@@ -13,7 +13,9 @@
 //   (so "yes" is a boolean), with no duplicate keys;
 // - every object validates against the Kubernetes API schemas of the npm
 //   package kubernetes-models, and has no field the schema does not know
-//   (a misspelt field is silently dropped by a lenient client);
+//   (a misspelt field is silently dropped by a lenient client): the objects
+//   of every file but the kustomizations and the patches they name, and the
+//   rendered ones;
 // - the DaemonSet of deploy/ and of every overlay keeps the project's rules
 //   (invariants below) and each overlay changes what it says it changes;
 // - the example workloads request NPUs the way the plugin serves them.
@@ -433,9 +435,22 @@ for (const file of sources) {
 	});
 }
 
+// The overlays' patch files (patchesStrategicMerge, patchesJson6902 and
+// patches), relative to the root like objectsByFile's keys.
+const patchFiles = new Set();
 for (const [file, objects] of Object.entries(objectsByFile)) {
-	// Kustomizations are kustomize's input, checked by rendering them.
-	if (path.basename(file) === 'kustomization.yaml') continue;
+	if (path.basename(file) !== 'kustomization.yaml') continue;
+	const add = (p) => typeof p === 'string' && patchFiles.add(path.join(path.dirname(file), p));
+	for (const k of objects) {
+		for (const p of k.patchesStrategicMerge || []) add(p);
+		for (const p of [...(k.patchesJson6902 || []), ...(k.patches || [])]) add(p && p.path);
+	}
+}
+
+for (const [file, objects] of Object.entries(objectsByFile)) {
+	// Kustomizations and their patches are kustomize's input, checked by
+	// rendering them; a patch no kustomization names is checked as an object.
+	if (path.basename(file) === 'kustomization.yaml' || patchFiles.has(file)) continue;
 	for (const o of objects) {
 		check(`${file} ${objName(o)} matches the Kubernetes API schema`, () => schemaProblems(o).join('; '));
 	}

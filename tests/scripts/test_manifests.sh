@@ -2,19 +2,26 @@
 # The deployment artifacts: every YAML in deploy/ and examples/, the plugin's
 # Dockerfile, the example inference image and the smoke-test Job's script.
 #
-# - kustomize renders deploy/ and each overlay (kubectl kustomize);
+# - kustomize renders deploy/ and each overlay (kubectl kustomize) with every
+#   kubectl at hand: the one on PATH and Debian 12's own (kubectl 1.20, whose
+#   kustomize v2.0.3 knows no directories in resources: and no inline
+#   patches), which tests/manifests/install.sh takes out of the package
+#   kubernetes-client once; where it cannot, that leg is skipped, saying why;
+# - every kubectl renders the same objects (tests/manifests/same-objects.cjs);
 # - tests/manifests/check.cjs parses every file, validates every object
 #   against the Kubernetes API schemas (unknown fields included) and checks
-#   the project's rules: see its header;
+#   the project's rules, on every kubectl's renders: see its header;
 # - the checks themselves are checked: a broken label, a misspelt field, an
-#   unknown flag and an overlay out of step must each make check.cjs fail;
+#   unknown flag and an overlay out of step must each make check.cjs fail, a
+#   difference between two renders must be caught, and kubectl 1.20 must
+#   really be the old kustomize (a directory in resources: fails);
 # - the Dockerfile: built by the project's own scripts on debian:12, run on
 #   debian:12-slim with every library the binary links (ldd), no compiler;
 # - the inference image's entrypoint and the smoke test's script run against
 #   fake files and device nodes.
 #
 # Usage: test_manifests.sh PLUGIN_BINARY   (ctest passes more; they are unused)
-# Needs kubectl (kustomize v4 or newer) and Node.js: scripts/deps.sh manifests.
+# Needs kubectl (any since 1.14) and Node.js: scripts/deps.sh manifests.
 set -euo pipefail
 plugin=${1:?usage: test_manifests.sh PATH_TO_ascend-device-plugin}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -54,18 +61,50 @@ version=$("$plugin" --version | awk '{print $2}')
 
 # ---- tools ---------------------------------------------------------------------
 
-kustomize_ok() {
-	command -v kubectl >/dev/null || { echo "no kubectl (run: scripts/deps.sh manifests)"; return 1; }
-	kubectl version --client 2>/dev/null | grep -Eq 'Kustomize Version: v([4-9]|[1-9][0-9])' || {
-		echo "kubectl's built-in kustomize is older than v4 (kubectl < 1.21): deploy/overlays use 'patches'; install a newer kubectl"
-		return 1
-	}
+# The kubectls to render with, their names ("kubectl v1.32.4") and their
+# kustomize versions. kubectl 1.14 to 1.20 embed kustomize v2.0.3 and do not
+# say so.
+kubectls=() names=() kustomizes=()
+# add_kubectl PATH: adds it unless a kubectl of its version is there already.
+add_kubectl() {
+	local json version kustomize name known
+	json=$("$1" version --client -o json 2>&1) || { echo "$1 version --client: $json"; return 1; }
+	version=$(sed -n 's/^ *"gitVersion": *"\([^"]*\)".*/\1/p' <<<"$json")
+	kustomize=$(sed -n 's/^ *"kustomizeVersion": *"\([^"]*\)".*/\1/p' <<<"$json")
+	[[ -z $kustomize && $version =~ ^v1\.(1[4-9]|20)\. ]] && kustomize=v2.0.3
+	name="kubectl $version"
+	for known in "${names[@]}"; do
+		[[ $known == "$name" ]] && return 0
+	done
+	kubectls+=("$1")
+	names+=("$name")
+	kustomizes+=("${kustomize:-unknown}")
 }
+if command -v kubectl >/dev/null; then
+	check "kubectl on PATH runs" add_kubectl "$(command -v kubectl)"
+else
+	skip "kubectl on PATH" "none (run: scripts/deps.sh manifests)"
+fi
+leg120="the kubectl 1.20 leg (Debian 12's kubernetes-client, kustomize v2.0.3)"
+if debian_kubectl=$("$manifests/install.sh" debian-kubectl 2>"$tmp/why"); then
+	sed 's/^/  /' "$tmp/why"
+	before=${#kubectls[@]} failed_before=$failed
+	check "Debian's kubectl (kubernetes-client $(cat "${debian_kubectl%/*}/version")) runs" add_kubectl "$debian_kubectl"
+	if ((${#kubectls[@]} == before && failed == failed_before)); then
+		echo "note: the kubectl on PATH is Debian's version already: it is $leg120"
+	fi
+else
+	debian_kubectl=
+	skip "$leg120" "$(grep -v '^Downloading' "$tmp/why" | tr '\n' ' ')"
+fi
+check "at least one kubectl" test ${#kubectls[@]} -gt 0
+for i in "${!kubectls[@]}"; do
+	echo "rendering with ${names[i]} (kustomize ${kustomizes[i]}): ${kubectls[i]}"
+done
 node_ok() {
 	command -v node >/dev/null || { echo "no node (run: scripts/deps.sh manifests)"; return 1; }
-	"$manifests/install.sh"
+	"$manifests/install.sh" npm
 }
-check "kubectl with kustomize v4 or newer" kustomize_ok
 check "npm packages of tests/manifests installed" node_ok
 if ((failed)); then
 	finish
@@ -76,18 +115,20 @@ fi
 
 mapfile -t overlays < <(find "$root/deploy/overlays" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)
 
-# render SRC OUT [VARIANT...]: kubectl kustomize of SRC/deploy (variant
-# "deploy") and of SRC/deploy/overlays/<variant>/ into OUT/<variant>.yaml;
-# all variants when none is named.
+# render KUBECTL SRC OUT [VARIANT...]: KUBECTL kustomize of SRC/deploy
+# (variant "deploy") and of SRC/deploy/overlays/<variant>/ into
+# OUT/<variant>.yaml; all variants when none is named. kustomize v5 warns on
+# stderr that bases, patchesStrategicMerge and patchesJson6902 are
+# deprecated: they are what kustomize v2.0.3 reads.
 render() {
-	local src=$1 out=$2 variant dir
-	shift 2
+	local kubectl=$1 src=$2 out=$3 variant dir
+	shift 3
 	mkdir -p "$out"
 	(($#)) || set -- deploy "${overlays[@]}"
 	for variant in "$@"; do
 		dir=$src/deploy/overlays/$variant
 		[[ $variant == deploy ]] && dir=$src/deploy
-		kubectl kustomize "$dir" >"$out/$variant.yaml" || { echo "kubectl kustomize ${dir#"$src"/} failed"; return 1; }
+		"$kubectl" kustomize "$dir" >"$out/$variant.yaml" || { echo "kubectl kustomize ${dir#"$src"/} failed"; return 1; }
 	done
 }
 
@@ -96,19 +137,42 @@ run_checks() {
 	flock -s "$manifests/package.json" node "$manifests/check.cjs" "$1" "$plugin" "$2"
 }
 
-for variant in deploy "${overlays[@]}"; do
-	check "kubectl kustomize renders $variant" render "$root" "$tmp/render" "$variant"
+# The first kubectl renders into $tmp/render, the others into $tmp/render-N.
+render_dir() { if (($1)); then echo "$tmp/render-$1"; else echo "$tmp/render"; fi; }
+for i in "${!kubectls[@]}"; do
+	for variant in deploy "${overlays[@]}"; do
+		check "${names[i]} renders $variant" render "${kubectls[i]}" "$root" "$(render_dir "$i")" "$variant"
+	done
 done
-set +e
-run_checks "$root" "$tmp/render" >"$tmp/checks" 2>&1
-status=$?
-set -e
-cat "$tmp/checks"
-passed=$((passed + $(grep -c '^ok ' "$tmp/checks" || true)))
-failed=$((failed + $(grep -c '^FAIL ' "$tmp/checks" || true)))
-if ((status != 0)) && ! grep -q '^FAIL ' "$tmp/checks"; then
-	fail "check.cjs" "exited with $status"
-fi
+# same_objects A B: same-objects.cjs, holding the npm packages' lock shared.
+same_objects() { flock -s "$manifests/package.json" node "$manifests/same-objects.cjs" "$@"; }
+for ((i = 1; i < ${#kubectls[@]}; i++)); do
+	for variant in deploy "${overlays[@]}"; do
+		check "$variant: ${names[i]} renders the objects ${names[0]} does" \
+			same_objects "$tmp/render/$variant.yaml" "$(render_dir "$i")/$variant.yaml"
+	done
+done
+
+# check.cjs on the first kubectl's renders, one line per check; on the
+# others', one line for all (a failed check is shown with the kubectl's name).
+for i in "${!kubectls[@]}"; do
+	set +e
+	run_checks "$root" "$(render_dir "$i")" >"$tmp/checks" 2>&1
+	status=$?
+	set -e
+	if ((i == 0)); then
+		cat "$tmp/checks"
+		passed=$((passed + $(grep -c '^ok ' "$tmp/checks" || true)))
+	else
+		grep '^FAIL ' "$tmp/checks" | sed "s/^FAIL /FAIL ${names[i]}: /" || true
+		grep -q '^FAIL ' "$tmp/checks" || ((status != 0)) ||
+			pass "${names[i]}: check.cjs passes on its renders ($(grep -c '^ok ' "$tmp/checks") checks)"
+	fi
+	failed=$((failed + $(grep -c '^FAIL ' "$tmp/checks" || true)))
+	if ((status != 0)) && ! grep -q '^FAIL ' "$tmp/checks"; then
+		fail "check.cjs on ${names[i]}'s renders" "exited with $status: $(tail -5 "$tmp/checks")"
+	fi
+done
 
 # ---- the checks catch what they are for ----------------------------------------------
 
@@ -126,8 +190,8 @@ mutation() {
 	fi
 	# Render again only what the edit can change.
 	case $file in
-	deploy/overlays/*) render "$copy" "$copy/render" "$(cut -d/ -f3 <<<"$file")" ;;
-	deploy/*) render "$copy" "$copy/render" ;;
+	deploy/overlays/*) render "${kubectls[0]}" "$copy" "$copy/render" "$(cut -d/ -f3 <<<"$file")" ;;
+	deploy/*) render "${kubectls[0]}" "$copy" "$copy/render" ;;
 	esac >/dev/null 2>&1 || true
 	if run_checks "$copy" "$copy/render" >"$copy/out" 2>&1; then
 		fail "$what" "check.cjs passed"
@@ -146,9 +210,41 @@ mutation "a misspelt field is caught" examples/npu-smoke-test.yaml \
 mutation "an unknown plugin flag is caught" deploy/base/ascend-device-plugin.yaml \
 	's/- --health-interval=5s/- --health-intervall=5s/' \
 	"--health-intervall is not a flag"
-mutation "an overlay whose probe misses the new resource name is caught" deploy/overlays/resource-name/kustomization.yaml \
+mutation "an overlay whose probe misses the new resource name is caught" deploy/overlays/resource-name/patch-strategic-merge.yaml \
 	'/livenessProbe:/,/readinessProbe:/ s#--resource-name=huawei.com/Ascend910#--resource-name=ascend.com/npu#' \
 	"livenessProbe runs --probe"
+
+# Two renders that differ in one value are told apart.
+render_difference_caught() {
+	local copy out
+	copy=$(mktemp -d "$tmp/difference.XXXX")
+	sed 's/--health-interval=2s/--health-interval=3s/' "$tmp/render/health-interval.yaml" >"$copy/health-interval.yaml"
+	if out=$(same_objects "$tmp/render/health-interval.yaml" "$copy/health-interval.yaml" 2>&1); then
+		echo "same-objects.cjs found no difference"
+		return 1
+	fi
+	grep -qF '/spec/template/spec/containers/0/args/2: "--health-interval=2s" vs "--health-interval=3s"' <<<"$out" ||
+		{ echo "not the expected difference: $out"; return 1; }
+}
+check "a difference between two kubectls' renders is caught" render_difference_caught
+# Debian's kubectl is the old kustomize this project keeps working with.
+old_kustomize_caught() {
+	local copy
+	copy=$(mktemp -d "$tmp/old.XXXX")
+	cp -r "$root/deploy" "$copy/"
+	sed -i 's#^  - base/ascend-device-plugin.yaml$#  - base#' "$copy/deploy/kustomization.yaml"
+	cmp -s "$root/deploy/kustomization.yaml" "$copy/deploy/kustomization.yaml" && { echo "the edit did not apply"; return 1; }
+	if "$debian_kubectl" kustomize "$copy/deploy" >/dev/null 2>"$copy/err"; then
+		echo "Debian's kubectl rendered a directory in resources:"
+		return 1
+	fi
+	grep -q "must be a file" "$copy/err" || { echo "not the expected error: $(cat "$copy/err")"; return 1; }
+}
+if [[ -n $debian_kubectl ]]; then
+	check "Debian's kubectl fails on a directory in resources: (kustomize v2.0.3)" old_kustomize_caught
+else
+	skip "Debian's kubectl fails on a directory in resources: (kustomize v2.0.3)" "no kubectl 1.20 leg"
+fi
 
 # ---- the plugin's Dockerfile -----------------------------------------------------------
 
