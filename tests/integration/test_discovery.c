@@ -23,35 +23,6 @@
 
 #define STATE_SIZE (64 * 1024)
 
-/* Each test builds its own node in *state. A test that fails part way
- * leaves its processes and tree to teardown; one that ends calls finish. */
-static int setup(void **state)
-{
-	struct node *node = calloc(1, sizeof(*node));
-	if (!node)
-		return -1;
-	*state = node;
-	return 0;
-}
-
-/* Stops the processes (asserting a clean plugin exit) and removes the tree. */
-static void finish(struct node *node)
-{
-	node_fini(node);
-	node->root[0] = '\0';
-}
-
-static int teardown(void **state)
-{
-	/* node_fini may fail an assertion: free the heap copy first. */
-	struct node node = *(struct node *)*state;
-	free(*state);
-	*state = NULL;
-	if (node.root[0])
-		node_fini(&node);
-	return 0;
-}
-
 /* Writes the DCMI state for chips 0..n-1, four to a card (as DCMI allows at
  * most 64 cards), with attrs[phy] instead of "health=0" where given. */
 static void write_state(struct node *node, unsigned n, const char *const attrs[])
@@ -136,7 +107,7 @@ static void test_auto_falls_back_to_devfs_then_switches(void **state)
 	/* Only DCMI knows chip 3 is faulty. */
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-3"), WAIT_MS));
 	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
-	finish(node);
+	node_fini(node);
 }
 
 /* dcmi without a library: zero devices, registered anyway, no fallback to
@@ -161,7 +132,7 @@ static void test_dcmi_backend_waits_for_library(void **state)
 	node_install_dcmi(node, true);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* --dcmi-lib naming a file that does not exist: zero devices, the reason
@@ -185,7 +156,7 @@ static void test_dcmi_lib_missing_then_installed(void **state)
 
 	node_install_dcmi(node, true);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* --dcmi-lib naming a file that is not a library: refused with the loader's
@@ -213,7 +184,7 @@ static void test_dcmi_lib_unloadable_then_replaced(void **state)
 
 	node_install_dcmi(node, true);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* dcmi_init failing (the driver is not loaded yet: the simulator's state
@@ -244,7 +215,7 @@ static void test_dcmi_init_fails_until_driver_loads(void **state)
 	write_state(node, 4, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* A library in a directory others may write to is refused, naming the
@@ -271,7 +242,7 @@ static void test_untrusted_directory_refused(void **state)
 	assert_int_equal(chmod(node->dcmi_dir, 0755), 0);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* The same refusal in auto mode falls back to the device files and says
@@ -293,7 +264,7 @@ static void test_untrusted_library_auto_falls_back(void **state)
 	assert_non_null(strstr(warning, "DCMI unavailable"));
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 2, "-"), WAIT_MS));
 	assert_int_equal(proc_count_err(p, "using DCMI from"), 0);
-	finish(node);
+	node_fini(node);
 }
 
 /* DCMI loaded but reporting no chips (driver still coming up): capacity 0,
@@ -318,7 +289,7 @@ static void test_zero_chips_then_chips_appear(void **state)
 	assert_non_null(proc_expect_err(p, "found 8 NPU chips", WAIT_MS));
 	/* The same process throughout. */
 	assert_int_equal(proc_wait(p, 0), -1);
-	finish(node);
+	node_fini(node);
 }
 
 /* devfs: one device per /dev/davinci<N> named npu-<N>, other nodes ignored,
@@ -352,7 +323,7 @@ static void test_devfs_backend_names_devices_by_node(void **state)
 	node_touch(node, "dev/davinci5");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
 	assert_int_equal(proc_count_err(p, "DCMI"), 0);
-	finish(node);
+	node_fini(node);
 }
 
 /* A node of n chips registers with every chip Healthy and listed. */
@@ -372,7 +343,7 @@ static void check_large_node(struct node *node, unsigned n)
 	assert_non_null(proc_expect(k, "device id=npu-0 health=Healthy", WAIT_MS));
 	snprintf(want, sizeof(want), "device id=npu-%u health=Healthy", n - 1);
 	assert_non_null(proc_expect(k, want, WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 static void test_16_chip_node(void **state)
@@ -393,18 +364,18 @@ static void test_256_chip_node(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_auto_falls_back_to_devfs_then_switches, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dcmi_backend_waits_for_library, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dcmi_lib_missing_then_installed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dcmi_lib_unloadable_then_replaced, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dcmi_init_fails_until_driver_loads, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_untrusted_directory_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_untrusted_library_auto_falls_back, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zero_chips_then_chips_appear, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_devfs_backend_names_devices_by_node, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_16_chip_node, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_128_chip_node, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_256_chip_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto_falls_back_to_devfs_then_switches, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_backend_waits_for_library, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_lib_missing_then_installed, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_lib_unloadable_then_replaced, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_dcmi_init_fails_until_driver_loads, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_directory_refused, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_library_auto_falls_back, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_chips_then_chips_appear, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_devfs_backend_names_devices_by_node, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_16_chip_node, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_128_chip_node, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_256_chip_node, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,35 +28,6 @@
 
 #define STATE_SIZE (64 * 1024)
 
-/* Each test builds its own node in *state. A test that fails part way
- * leaves its processes and tree to teardown; one that ends calls finish. */
-static int setup(void **state)
-{
-	struct node *node = calloc(1, sizeof(*node));
-	if (!node)
-		return -1;
-	*state = node;
-	return 0;
-}
-
-/* Stops the processes (asserting a clean plugin exit) and removes the tree. */
-static void finish(struct node *node)
-{
-	node_fini(node);
-	node->root[0] = '\0';
-}
-
-static int teardown(void **state)
-{
-	/* node_fini may fail an assertion: free the heap copy first. */
-	struct node node = *(struct node *)*state;
-	free(*state);
-	*state = NULL;
-	if (node.root[0])
-		node_fini(&node);
-	return 0;
-}
-
 /* Writes the DCMI state for chips 0..n-1: `head` first (e.g. "subscribe
  * off\n", may be NULL), then one chip line each, with attrs[phy] (e.g.
  * "health=2 errors=80E01801") instead of "health=0" where attrs and
@@ -133,7 +104,7 @@ static void test_fault_and_recovery_by_event(void **state)
 	write_state(node, NULL, CHIPS, critical);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-6"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "npu-6 is Unhealthy: DCMI health 3 (critical)", WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* A chip DCMI reports absent is Unhealthy but still listed: the capacity
@@ -157,7 +128,7 @@ static void test_absent_chip_stays_listed(void **state)
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "npu-3 recovered: Healthy", WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* DCMI health 1 (general warning) is Healthy, and moving between 0 and 1 is
@@ -185,7 +156,7 @@ static void test_warning_is_healthy_and_quiet(void **state)
 	assert_non_null(got);
 	assert_string_equal(got, devices_line(line, sizeof(line), 8, 7, "npu-5"));
 	assert_int_equal(proc_count_err(p, "npu-3 is Unhealthy"), 0);
-	finish(node);
+	node_fini(node);
 }
 
 /* Without fault events (the driver does not support them) the fault and the
@@ -207,7 +178,7 @@ static void test_fault_by_polling_without_events(void **state)
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "npu-4 recovered: Healthy", WAIT_MS));
 	assert_int_equal(proc_count_err(p, "DCMI fault event:"), 0);
-	finish(node);
+	node_fini(node);
 }
 
 /* Fault events that were unavailable when the plugin started (DCMI's
@@ -228,7 +199,7 @@ static void test_subscribes_when_events_become_available(void **state)
 	write_state(node, NULL, CHIPS, faulty);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-7"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 7 fault", WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* A subscription lost while running (DCMI's daemon restarted) delivers no
@@ -262,7 +233,7 @@ static void test_fault_after_subscription_lost(void **state)
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	/* Polls delivered both. */
 	assert_int_equal(proc_count_err(p, "DCMI fault event:"), events);
-	finish(node);
+	node_fini(node);
 }
 
 /* A chip whose /dev/davinci<phy> disappears is Unhealthy (a container could
@@ -284,7 +255,7 @@ static void test_device_node_disappears(void **state)
 	node_touch(node, "dev/davinci2");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "npu-2 recovered: Healthy", WAIT_MS));
-	finish(node);
+	node_fini(node);
 }
 
 /* "npu-0,npu-1,...,npu-<n-1>" */
@@ -334,7 +305,7 @@ static void test_driver_not_ready(void **state)
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 11, 11, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "driver ready:", WAIT_MS));
 	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
-	finish(node);
+	node_fini(node);
 }
 
 /* A node whose driver is not loaded yet at start: every chip Unhealthy from
@@ -353,21 +324,21 @@ static void test_driver_not_ready_at_start(void **state)
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 2, "-"), WAIT_MS));
 	assert_non_null(proc_expect_err(p, "driver ready:", WAIT_MS));
 	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
-	finish(node);
+	node_fini(node);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fault_and_recovery_by_event, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_absent_chip_stays_listed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_warning_is_healthy_and_quiet, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fault_by_polling_without_events, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fault_after_subscription_lost, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_subscribes_when_events_become_available, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_device_node_disappears, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_driver_not_ready, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_driver_not_ready_at_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_and_recovery_by_event, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_absent_chip_stays_listed, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_warning_is_healthy_and_quiet, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_fault_by_polling_without_events, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_fault_after_subscription_lost, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_subscribes_when_events_become_available, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_device_node_disappears, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_driver_not_ready, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_driver_not_ready_at_start, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

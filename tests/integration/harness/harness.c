@@ -516,9 +516,34 @@ static void remove_tree(const char *path)
 		waitpid(pid, NULL, 0);
 }
 
+int node_setup(void **state)
+{
+	struct node *node = calloc(1, sizeof(*node));
+	if (!node)
+		return -1;
+	*state = node;
+	return 0;
+}
+
+int node_teardown(void **state)
+{
+	struct node *node = *state;
+	*state = NULL;
+	if (node && node->root[0]) {
+		proc_free(node->plugin);
+		proc_free(node->kubelet);
+		remove_tree(node->root);
+		untrack_root(node->root);
+	}
+	free(node);
+	return 0;
+}
+
 void node_fini(struct node *node)
 {
 	int plugin_status = 0;
+	if (node->root[0] == '\0')
+		return;
 	if (node->plugin) {
 		proc_kill(node->plugin, SIGTERM);
 		plugin_status = proc_free(node->plugin);
@@ -531,6 +556,7 @@ void node_fini(struct node *node)
 	}
 	remove_tree(node->root);
 	untrack_root(node->root);
+	node->root[0] = '\0';
 	/* A sanitizer report or a crash at exit fails the test here. */
 	assert_int_equal(plugin_status, 0);
 }

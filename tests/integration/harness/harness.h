@@ -73,8 +73,15 @@ struct node {
 /* Builds the node; fails the test on error. */
 void node_init(struct node *node, const struct node_options *options);
 
-/* Stops processes (asserting the plugin exits 0 after SIGTERM if running) and removes the tree. */
+/* Stops processes (asserting the plugin exits 0 after SIGTERM if running) and
+ * removes the tree. A second call does nothing. */
 void node_fini(struct node *node);
+
+/* cmocka setup and teardown for tests that take their node from *state: a
+ * test that fails part way leaves its node to node_teardown, which cleans
+ * up without asserting. */
+int node_setup(void **state);
+int node_teardown(void **state);
 
 /* Replaces the DCMI state file atomically (write + rename). */
 void node_write_state(struct node *node, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
