@@ -88,8 +88,8 @@ static gpr_timespec deadline_after(int64_t timeout_ms)
 	return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
 }
 
-/* The state of one unary call, blocking or not. */
-struct unary_call {
+/* What one client call owns, unary or streaming. */
+struct call_io {
 	grpc_call *call;
 	grpc_byte_buffer *send_buf;
 	grpc_byte_buffer *recv_buf;
@@ -97,43 +97,84 @@ struct unary_call {
 	grpc_metadata_array trailing_md;
 	grpc_status_code status;
 	grpc_slice details;
+	bool has_status;
 };
 
-static int unary_begin(struct unary_call *u, grpc_channel *channel, grpc_completion_queue *cq, const char *method,
-		       const uint8_t *req, size_t len, int64_t timeout_ms, void *tag)
+static int call_io_open(struct call_io *io, grpc_channel *channel, grpc_completion_queue *cq, const char *method,
+			gpr_timespec deadline, const uint8_t *req, size_t len)
 {
-	memset(u, 0, sizeof(*u));
+	memset(io, 0, sizeof(*io));
 	grpc_slice path = grpc_slice_from_copied_string(method);
-	u->call = grpc_channel_create_call(channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, path, NULL,
-					   deadline_after(timeout_ms), NULL);
+	io->call = grpc_channel_create_call(channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, path, NULL, deadline, NULL);
 	grpc_slice_unref(path);
-	if (!u->call)
+	if (!io->call)
 		return -EIO;
+	io->send_buf = wire_buffer_from(req, len);
+	grpc_metadata_array_init(&io->initial_md);
+	grpc_metadata_array_init(&io->trailing_md);
+	return 0;
+}
 
-	u->send_buf = wire_buffer_from(req, len);
-	grpc_metadata_array_init(&u->initial_md);
-	grpc_metadata_array_init(&u->trailing_md);
-
-	grpc_op ops[6];
-	memset(ops, 0, sizeof(ops));
+/* The opening of every call: metadata, the one request, half-close, and the
+ * server's metadata. Fills ops[0..3] and returns 4. */
+static size_t call_io_request_ops(struct call_io *io, grpc_op *ops)
+{
+	memset(ops, 0, 4 * sizeof(*ops));
 	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
 	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = u->send_buf;
+	ops[1].data.send_message.send_message = io->send_buf;
 	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
 	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->initial_md;
-	ops[4].op = GRPC_OP_RECV_MESSAGE;
-	ops[4].data.recv_message.recv_message = &u->recv_buf;
-	ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-	ops[5].data.recv_status_on_client.trailing_metadata = &u->trailing_md;
-	ops[5].data.recv_status_on_client.status = &u->status;
-	ops[5].data.recv_status_on_client.status_details = &u->details;
+	ops[3].data.recv_initial_metadata.recv_initial_metadata = &io->initial_md;
+	return 4;
+}
 
-	if (grpc_call_start_batch(u->call, ops, 6, tag, NULL) != GRPC_CALL_OK) {
-		grpc_byte_buffer_destroy(u->send_buf);
-		grpc_metadata_array_destroy(&u->initial_md);
-		grpc_metadata_array_destroy(&u->trailing_md);
-		grpc_call_unref(u->call);
+static void call_io_recv_op(struct call_io *io, grpc_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	op->op = GRPC_OP_RECV_MESSAGE;
+	op->data.recv_message.recv_message = &io->recv_buf;
+}
+
+static void call_io_status_op(struct call_io *io, grpc_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	op->op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	op->data.recv_status_on_client.trailing_metadata = &io->trailing_md;
+	op->data.recv_status_on_client.status = &io->status;
+	op->data.recv_status_on_client.status_details = &io->details;
+}
+
+/* Frees what the call holds except the grpc_call itself. */
+static void call_io_free_buffers(struct call_io *io)
+{
+	if (io->recv_buf)
+		grpc_byte_buffer_destroy(io->recv_buf);
+	io->recv_buf = NULL;
+	grpc_byte_buffer_destroy(io->send_buf);
+	io->send_buf = NULL;
+	if (io->has_status)
+		grpc_slice_unref(io->details);
+	io->has_status = false;
+	grpc_metadata_array_destroy(&io->initial_md);
+	grpc_metadata_array_destroy(&io->trailing_md);
+}
+
+/* Starts a whole unary call as one batch. */
+static int unary_begin(struct call_io *io, grpc_channel *channel, grpc_completion_queue *cq, const char *method,
+		       const uint8_t *req, size_t len, int64_t timeout_ms, void *tag)
+{
+	int r = call_io_open(io, channel, cq, method, deadline_after(timeout_ms), req, len);
+	if (r < 0)
+		return r;
+
+	grpc_op ops[6];
+	size_t n = call_io_request_ops(io, ops);
+	call_io_recv_op(io, &ops[n++]);
+	call_io_status_op(io, &ops[n++]);
+	if (grpc_call_start_batch(io->call, ops, n, tag, NULL) != GRPC_CALL_OK) {
+		call_io_free_buffers(io);
+		grpc_call_unref(io->call);
 		return -EIO;
 	}
 	return 0;
@@ -148,24 +189,20 @@ static void copy_details(char *dst, size_t size, grpc_slice details)
 	dst[n] = '\0';
 }
 
-/* Turns a completed call into a result and frees what the call held but
- * the grpc_call itself. */
-static void unary_finish(struct unary_call *u, struct gc_result *result)
+/* Turns a completed unary call into a result and frees what the call held
+ * but the grpc_call itself. */
+static void unary_finish(struct call_io *io, struct gc_result *result)
 {
+	io->has_status = true;
 	memset(result, 0, sizeof(*result));
-	result->status = u->status;
-	copy_details(result->details, sizeof(result->details), u->details);
-	if (u->status == GRPC_STATUS_OK && u->recv_buf &&
-	    wire_buffer_read(u->recv_buf, &result->body, &result->len) < 0) {
+	result->status = io->status;
+	copy_details(result->details, sizeof(result->details), io->details);
+	if (io->status == GRPC_STATUS_OK && io->recv_buf &&
+	    wire_buffer_read(io->recv_buf, &result->body, &result->len) < 0) {
 		result->status = GRPC_STATUS_RESOURCE_EXHAUSTED;
 		snprintf(result->details, sizeof(result->details), "out of memory reading the response");
 	}
-	if (u->recv_buf)
-		grpc_byte_buffer_destroy(u->recv_buf);
-	grpc_byte_buffer_destroy(u->send_buf);
-	grpc_slice_unref(u->details);
-	grpc_metadata_array_destroy(&u->initial_md);
-	grpc_metadata_array_destroy(&u->trailing_md);
+	call_io_free_buffers(io);
 }
 
 static void drain_and_destroy(grpc_completion_queue *cq)
@@ -180,7 +217,7 @@ int gc_unary(struct gc_channel *ch, const char *method, const uint8_t *req, size
 	     struct gc_result *ret_result)
 {
 	grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
-	struct unary_call u;
+	struct call_io u;
 	int tag;
 
 	int r = unary_begin(&u, ch->channel, cq, method, req, len, timeout_ms, &tag);
@@ -204,7 +241,7 @@ int gc_unary(struct gc_channel *ch, const char *method, const uint8_t *req, size
 
 struct gc_async {
 	struct cq_tag tag;
-	struct unary_call u;
+	struct call_io u;
 	gc_async_done_fn done;
 	void *ctx;
 	pthread_mutex_t lock;
@@ -274,13 +311,7 @@ void gc_async_cancel(struct gc_async *a)
 
 struct gc_stream {
 	grpc_completion_queue *cq;
-	grpc_call *call;
-	grpc_byte_buffer *send_buf;
-	grpc_byte_buffer *recv_buf;
-	grpc_metadata_array initial_md;
-	grpc_metadata_array trailing_md;
-	grpc_status_code status;
-	grpc_slice details;
+	struct call_io io;
 	char details_text[512];
 
 	/* Tags are the addresses of these flags' owners. */
@@ -298,36 +329,19 @@ int gc_stream_open(struct gc_channel *ch, const char *method, const uint8_t *req
 		return -ENOMEM;
 
 	s->cq = grpc_completion_queue_create_for_next(NULL);
-	grpc_slice path = grpc_slice_from_copied_string(method);
-	s->call = grpc_channel_create_call(ch->channel, NULL, GRPC_PROPAGATE_DEFAULTS, s->cq, path, NULL,
-					   gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-	grpc_slice_unref(path);
-	if (!s->call) {
+	int r = call_io_open(&s->io, ch->channel, s->cq, method, gpr_inf_future(GPR_CLOCK_MONOTONIC), req, len);
+	if (r < 0) {
 		drain_and_destroy(s->cq);
 		free(s);
-		return -EIO;
+		return r;
 	}
-	s->send_buf = wire_buffer_from(req, len);
-	grpc_metadata_array_init(&s->initial_md);
-	grpc_metadata_array_init(&s->trailing_md);
 
 	grpc_op ops[4];
-	memset(ops, 0, sizeof(ops));
-	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-	ops[1].op = GRPC_OP_SEND_MESSAGE;
-	ops[1].data.send_message.send_message = s->send_buf;
-	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-	ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
-	s->start_pending = grpc_call_start_batch(s->call, ops, 4, &s->start_tag, NULL) == GRPC_CALL_OK;
-
-	grpc_op st;
-	memset(&st, 0, sizeof(st));
-	st.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-	st.data.recv_status_on_client.trailing_metadata = &s->trailing_md;
-	st.data.recv_status_on_client.status = &s->status;
-	st.data.recv_status_on_client.status_details = &s->details;
-	s->status_pending = grpc_call_start_batch(s->call, &st, 1, &s->status_tag, NULL) == GRPC_CALL_OK;
+	size_t n = call_io_request_ops(&s->io, ops);
+	s->start_pending = grpc_call_start_batch(s->io.call, ops, n, &s->start_tag, NULL) == GRPC_CALL_OK;
+	grpc_op status;
+	call_io_status_op(&s->io, &status);
+	s->status_pending = grpc_call_start_batch(s->io.call, &status, 1, &s->status_tag, NULL) == GRPC_CALL_OK;
 
 	if (!s->start_pending || !s->status_pending) {
 		gc_stream_close(s);
@@ -348,10 +362,11 @@ static bool stream_wait(struct gc_stream *s, gpr_timespec deadline)
 	} else if (ev.tag == &s->status_tag) {
 		s->status_pending = false;
 		s->ended = true;
-		copy_details(s->details_text, sizeof(s->details_text), s->details);
+		s->io.has_status = true;
+		copy_details(s->details_text, sizeof(s->details_text), s->io.details);
 	} else if (ev.tag == &s->recv_tag) {
 		s->recv_pending = false;
-		if (!s->recv_buf)
+		if (!s->io.recv_buf)
 			s->drained = true;
 	}
 	return true;
@@ -363,19 +378,17 @@ int gc_stream_next(struct gc_stream *s, int64_t timeout_ms, uint8_t **ret_body, 
 
 	if (!s->recv_pending && !s->drained) {
 		grpc_op op;
-		memset(&op, 0, sizeof(op));
-		op.op = GRPC_OP_RECV_MESSAGE;
-		op.data.recv_message.recv_message = &s->recv_buf;
-		if (grpc_call_start_batch(s->call, &op, 1, &s->recv_tag, NULL) != GRPC_CALL_OK)
+		call_io_recv_op(&s->io, &op);
+		if (grpc_call_start_batch(s->io.call, &op, 1, &s->recv_tag, NULL) != GRPC_CALL_OK)
 			s->drained = true;
 		else
 			s->recv_pending = true;
 	}
 
 	for (;;) {
-		if (!s->recv_pending && s->recv_buf) {
-			grpc_byte_buffer *buf = s->recv_buf;
-			s->recv_buf = NULL;
+		if (!s->recv_pending && s->io.recv_buf) {
+			grpc_byte_buffer *buf = s->io.recv_buf;
+			s->io.recv_buf = NULL;
 			int r = wire_buffer_read(buf, ret_body, ret_len);
 			grpc_byte_buffer_destroy(buf);
 			return r;
@@ -391,32 +404,26 @@ int gc_stream_next(struct gc_stream *s, int64_t timeout_ms, uint8_t **ret_body, 
 void gc_stream_status(struct gc_stream *s, grpc_status_code *ret_status, const char **ret_details)
 {
 	if (ret_status)
-		*ret_status = s->ended ? s->status : GRPC_STATUS_UNKNOWN;
+		*ret_status = s->ended ? s->io.status : GRPC_STATUS_UNKNOWN;
 	if (ret_details)
 		*ret_details = s->details_text;
 }
 
 void gc_stream_cancel(struct gc_stream *s)
 {
-	grpc_call_cancel(s->call, NULL);
+	grpc_call_cancel(s->io.call, NULL);
 }
 
 void gc_stream_close(struct gc_stream *s)
 {
 	if (!s)
 		return;
-	grpc_call_cancel(s->call, NULL);
+	grpc_call_cancel(s->io.call, NULL);
 	while (s->start_pending || s->status_pending || s->recv_pending)
 		stream_wait(s, gpr_inf_future(GPR_CLOCK_MONOTONIC));
 
-	if (s->recv_buf)
-		grpc_byte_buffer_destroy(s->recv_buf);
-	grpc_byte_buffer_destroy(s->send_buf);
-	if (s->ended)
-		grpc_slice_unref(s->details);
-	grpc_metadata_array_destroy(&s->initial_md);
-	grpc_metadata_array_destroy(&s->trailing_md);
-	grpc_call_unref(s->call);
+	call_io_free_buffers(&s->io);
+	grpc_call_unref(s->io.call);
 	drain_and_destroy(s->cq);
 	free(s);
 }
