@@ -22,29 +22,8 @@ sim=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0 skipped=0
-
-pass() {
-	passed=$((passed + 1))
-	echo "ok $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL $1: ${*:2}"
-}
-skip() {
-	skipped=$((skipped + 1))
-	echo "skip $1: ${*:2}"
-}
-check() {
-	local what=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then
-		pass "$what"
-	else
-		fail "$what" "$(sed 's/^/    /' "$tmp/out")"
-	fi
-}
+# shellcheck source=tests/scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # linked_both_ways FILE_A LINK_IN_A FILE_B LINK_IN_B
 linked_both_ways() {
@@ -279,5 +258,4 @@ for doc in docs/configuration.md docs/zh-CN/configuration.md; do
 	fi
 done
 
-echo "$passed passed, $failed failed$( ((skipped)) && echo ", $skipped skipped")"
-((failed == 0))
+finish

@@ -28,34 +28,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 manifests=$root/tests/manifests
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0 skipped=0
-
-pass() {
-	passed=$((passed + 1))
-	echo "ok $1"
-}
-fail() { # what, why...
-	failed=$((failed + 1))
-	echo "FAIL $1: ${*:2}"
-}
-skip() {
-	skipped=$((skipped + 1))
-	echo "skip $1: ${*:2}"
-}
-# check WHAT COMMAND...: passes when COMMAND succeeds; shows its output if not.
-check() {
-	local what=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then
-		pass "$what"
-	else
-		fail "$what" "$(sed 's/^/    /' "$tmp/out")"
-	fi
-}
-finish() {
-	echo "$passed passed, $failed failed$( ((skipped)) && echo ", $skipped skipped")"
-	((failed == 0))
-}
+# shellcheck source=tests/scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 version=$("$plugin" --version | awk '{print $2}')
 

@@ -1,0 +1,33 @@
+# Shared by the shell tests in this folder (sourced, not run): counters, one
+# line per check, and the closing "N passed, N failed" line CI reads.
+# The sourcing script sets $tmp to a scratch directory first.
+
+passed=0 failed=0 skipped=0
+
+pass() {
+	passed=$((passed + 1))
+	echo "ok $1"
+}
+fail() { # what, why...
+	failed=$((failed + 1))
+	echo "FAIL $1: ${*:2}"
+}
+skip() { # what, why...
+	skipped=$((skipped + 1))
+	echo "skip $1: ${*:2}"
+}
+# check WHAT COMMAND...: passes when COMMAND succeeds; shows its output if not.
+check() {
+	local what=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then
+		pass "$what"
+	else
+		fail "$what" "$(sed 's/^/    /' "$tmp/out")"
+	fi
+}
+# The closing line; the exit status of the test.
+finish() {
+	echo "$passed passed, $failed failed$( ((skipped)) && echo ", $skipped skipped")"
+	((failed == 0))
+}
