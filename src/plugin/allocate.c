@@ -1,6 +1,5 @@
 #include "plugin/allocate.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include "base/arena.h"
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
+#include "plugin/request.h"
 
 /* Driver paths a container needs read-only; "<driver>" is the driver path. */
 static const struct {
@@ -23,55 +23,46 @@ static const struct {
 	{ false, "/etc/ascend_install.info" },
 };
 
-static grpc_status_code reject(char *details, size_t size, grpc_status_code code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static grpc_status_code reject(char *details, size_t size, grpc_status_code code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(details, size, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1__AllocateRequest *req,
 				 char *details, size_t size)
 {
 	if (req->n_container_requests == 0)
-		return reject(details, size, GRPC_STATUS_INVALID_ARGUMENT, "AllocateRequest has no container requests");
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "AllocateRequest has no container requests");
 	if (req->n_container_requests > ALLOCATE_MAX_CONTAINERS)
-		return reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
-			      "AllocateRequest has %zu container requests, at most %d are accepted",
-			      req->n_container_requests, ALLOCATE_MAX_CONTAINERS);
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "AllocateRequest has %zu container requests, at most %d are accepted",
+				      req->n_container_requests, ALLOCATE_MAX_CONTAINERS);
 
 	for (size_t c = 0; c < req->n_container_requests; c++) {
 		const V1beta1__ContainerAllocateRequest *cr = req->container_requests[c];
 		if (cr->n_devices_ids == 0)
-			return reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
-				      "container request %zu asks for no devices", c);
+			return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+					      "container request %zu asks for no devices", c);
 		if (cr->n_devices_ids > snap->count)
-			return reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
-				      "container request %zu asks for %zu devices but the plugin advertises %zu", c,
-				      cr->n_devices_ids, snap->count);
+			return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+					      "container request %zu asks for %zu devices but the plugin advertises %zu", c,
+					      cr->n_devices_ids, snap->count);
 
 		for (size_t i = 0; i < cr->n_devices_ids; i++) {
 			const char *id = cr->devices_ids[i];
 			if (strlen(id) > ALLOCATE_MAX_ID_LENGTH)
-				return reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
-					      "device ID \"%.32s...\" is longer than %d characters", id,
-					      ALLOCATE_MAX_ID_LENGTH);
+				return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+						      "device ID \"%.32s...\" is longer than %d characters", id,
+						      ALLOCATE_MAX_ID_LENGTH);
 			const struct npu_device *d = npu_snapshot_find(snap, id);
 			if (!d)
-				return reject(details, size, GRPC_STATUS_INVALID_ARGUMENT, "unknown device ID \"%s\"", id);
+				return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+						      "unknown device ID \"%s\"", id);
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(cr->devices_ids[j], id) == 0)
-					return reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
-						      "duplicate device ID \"%s\"", id);
+					return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+							      "duplicate device ID \"%s\"", id);
 			if (!d->healthy) {
 				char why[256];
 				npu_device_describe(d, why, sizeof(why));
-				return reject(details, size, GRPC_STATUS_FAILED_PRECONDITION,
-					      "device %s is Unhealthy (%s)", id, why);
+				return request_reject(details, size, GRPC_STATUS_FAILED_PRECONDITION,
+						      "device %s is Unhealthy (%s)", id, why);
 			}
 		}
 	}
@@ -234,17 +225,11 @@ grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct a
 	grpc_status_code code;
 	uint8_t *body = NULL;
 
-	V1beta1__AllocateRequest *req = v1beta1__allocate_request__unpack(NULL, len, request);
-	if (!req)
-		return reject(details, details_size, GRPC_STATUS_INVALID_ARGUMENT, "malformed AllocateRequest");
-	/* protobuf-c hands strings over NUL-terminated, so "npu-0\0x" would read
-	 * as "npu-0". Such a string packs shorter than it arrived; the kubelet
-	 * encodes canonically, so any difference means a request to refuse. */
-	if (v1beta1__allocate_request__get_packed_size(req) != len) {
-		code = reject(details, details_size, GRPC_STATUS_INVALID_ARGUMENT,
-			      "malformed AllocateRequest: a string holds a NUL byte or the encoding is not canonical");
-		goto out;
-	}
+	ProtobufCMessage *message;
+	code = request_unpack(&v1beta1__allocate_request__descriptor, request, len, &message, details, details_size);
+	if (code != GRPC_STATUS_OK)
+		return code;
+	V1beta1__AllocateRequest *req = (V1beta1__AllocateRequest *)message;
 
 	code = validate(snap, req, details, details_size);
 	if (code != GRPC_STATUS_OK)
@@ -274,7 +259,7 @@ grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct a
 	goto out;
 
 oom:
-	reject(details, details_size, code, "out of memory building the response");
+	request_reject(details, details_size, code, "out of memory building the response");
 out:
 	arena_free(&arena);
 	v1beta1__allocate_request__free_unpacked(req, NULL);

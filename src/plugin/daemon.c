@@ -460,7 +460,7 @@ static int daemon_init(struct daemon *d, const struct config *c)
 		.kubelet_socket = c->kubelet_socket,
 		.endpoint = c->endpoint,
 		.resource_name = c->resource_name,
-		.preferred_allocation = false,
+		.preferred_allocation = true, /* served by plugin/preferred.c */
 		.registered = on_registered,
 		.failed = on_register_failed,
 		.ctx = d,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "deviceplugin.pb-c.h"
+#include "plugin/preferred.h"
 
 struct watcher {
 	struct gs_stream *stream;
@@ -150,21 +151,38 @@ static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_rep
 	V1beta1__DevicePluginOptions options;
 	v1beta1__device_plugin_options__init(&options);
 	options.pre_start_required = 0;
-	options.get_preferred_allocation_available = 0;
+	options.get_preferred_allocation_available = 1;
 	reply_packed(reply, &options.base);
+}
+
+/* The current snapshot with a new reference, or NULL (and an UNAVAILABLE
+ * reply) before the first one is published. */
+static struct npu_snapshot *current_snapshot(struct service *s, struct gs_reply *reply)
+{
+	pthread_mutex_lock(&s->lock);
+	struct npu_snapshot *snap = s->snapshot ? npu_snapshot_ref(s->snapshot) : NULL;
+	pthread_mutex_unlock(&s->lock);
+	if (!snap)
+		gs_reply_error(reply, GRPC_STATUS_UNAVAILABLE, "no device inventory yet");
+	return snap;
+}
+
+static void preferred(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
+{
+	struct npu_snapshot *snap = current_snapshot(ctx, reply);
+	if (!snap)
+		return;
+	reply->status = preferred_answer(snap, req, len, &reply->body, &reply->len, reply->details,
+					 sizeof(reply->details));
+	npu_snapshot_unref(snap);
 }
 
 static void allocate(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
 {
 	struct service *s = ctx;
-
-	pthread_mutex_lock(&s->lock);
-	struct npu_snapshot *snap = s->snapshot ? npu_snapshot_ref(s->snapshot) : NULL;
-	pthread_mutex_unlock(&s->lock);
-	if (!snap) {
-		gs_reply_error(reply, GRPC_STATUS_UNAVAILABLE, "no device inventory yet");
+	struct npu_snapshot *snap = current_snapshot(s, reply);
+	if (!snap)
 		return;
-	}
 	reply->status = allocate_answer(snap, &s->paths, req, len, &reply->body, &reply->len, reply->details,
 					sizeof(reply->details));
 	npu_snapshot_unref(snap);
@@ -232,6 +250,7 @@ static void watch_closed(void *ctx, struct gs_stream *stream)
 static const struct gs_method methods[] = {
 	{ .path = "/v1beta1.DevicePlugin/GetDevicePluginOptions", .unary = get_options },
 	{ .path = "/v1beta1.DevicePlugin/ListAndWatch", .stream_open = watch_open, .stream_closed = watch_closed },
+	{ .path = "/v1beta1.DevicePlugin/GetPreferredAllocation", .unary = preferred },
 	{ .path = "/v1beta1.DevicePlugin/Allocate", .unary = allocate },
 	{ .path = "/v1beta1.DevicePlugin/PreStartContainer", .unary = pre_start },
 };

@@ -1,6 +1,7 @@
 /* The DevicePlugin gRPC service: GetDevicePluginOptions, ListAndWatch
  * (fanned out to every watcher, the full list at once and on every change),
- * Allocate and PreStartContainer. Handlers run on the gRPC thread and only
+ * GetPreferredAllocation (advertised; see plugin/preferred.h), Allocate and
+ * PreStartContainer. Handlers run on the gRPC thread and only
  * read the latest published snapshot; they never call into DCMI.
  *
  * It also tells the daemon when the kubelet's stream ends: the first stream

@@ -27,6 +27,8 @@ static void test_registers_and_advertises_every_chip(void **state)
 	assert_non_null(strstr(line, "endpoint=ascend-npu.sock"));
 	assert_non_null(strstr(line, "version=v1beta1"));
 	assert_non_null(strstr(line, "pre_start=0"));
+	/* Advertised because it is served (kubelet-sim reads it back from GetDevicePluginOptions). */
+	assert_non_null(strstr(line, "preferred_allocation=1"));
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=8 allocatable=8 unhealthy=-", WAIT_MS));
 	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
 	assert_non_null(proc_expect_err(p, "registered ascend.com/npu with the kubelet", WAIT_MS));
@@ -102,7 +104,7 @@ static void test_options_and_probe(void **state)
 	V1beta1__DevicePluginOptions *o = v1beta1__device_plugin_options__unpack(NULL, res.len, res.body);
 	assert_non_null(o);
 	assert_false(o->pre_start_required);
-	assert_false(o->get_preferred_allocation_available);
+	assert_true(o->get_preferred_allocation_available);
 	v1beta1__device_plugin_options__free_unpacked(o, NULL);
 	gc_result_clear(&res);
 	gc_channel_close(ch);

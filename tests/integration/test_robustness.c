@@ -75,7 +75,7 @@ static void expect_plugin_serves(struct node *node)
 	V1beta1__DevicePluginOptions *o =
 		v1beta1__device_plugin_options__unpack(NULL, res.len, res.body ? res.body : empty);
 	assert_non_null(o);
-	assert_false(o->get_preferred_allocation_available);
+	assert_true(o->get_preferred_allocation_available);
 	v1beta1__device_plugin_options__free_unpacked(o, NULL);
 	gc_result_clear(&res);
 	gc_channel_close(ch);
@@ -86,7 +86,7 @@ static void expect_plugin_serves(struct node *node)
 static void expect_kubelet_still_registered(struct proc *k)
 {
 	proc_send(k, "options");
-	assert_non_null(proc_expect(k, "options preferred_allocation=0 pre_start=0", WAIT_MS));
+	assert_non_null(proc_expect(k, "options preferred_allocation=1 pre_start=0", WAIT_MS));
 }
 
 /* --- ListAndWatch clients ----------------------------------------------- */
@@ -215,8 +215,10 @@ static void test_unknown_methods_are_unimplemented(void **state)
 	struct gc_channel *ch = node_plugin_channel(&node);
 	static const char *const unknown[] = {
 		"/v1beta1.DevicePlugin/Nope",
-		/* Not advertised (get_preferred_allocation_available=0), so not served. */
-		"/v1beta1.DevicePlugin/GetPreferredAllocation",
+		/* Served methods under another service or with another case. */
+		"/v1beta1.DevicePlugin/GetPreferredAllocations",
+		"/v1beta1.DevicePlugin/getPreferredAllocation",
+		"/v1alpha.DevicePlugin/GetPreferredAllocation",
 		"/v1beta1.Registration/Register",
 		"/grpc.health.v1.Health/Check",
 		"/",
@@ -260,6 +262,18 @@ static void test_unknown_methods_are_unimplemented(void **state)
 				  PROMPT_MS, &res),
 			 0);
 	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	gc_result_clear(&res);
+	/* GetPreferredAllocation is served: a body that is no request is refused
+	 * as such, and so is an empty one (no container requests). */
+	assert_int_equal(gc_unary(ch, "/v1beta1.DevicePlugin/GetPreferredAllocation", not_empty, sizeof(not_empty),
+				  PROMPT_MS, &res),
+			 0);
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	assert_non_null(strstr(res.details, "malformed PreferredAllocationRequest"));
+	gc_result_clear(&res);
+	assert_int_equal(gc_unary(ch, "/v1beta1.DevicePlugin/GetPreferredAllocation", NULL, 0, PROMPT_MS, &res), 0);
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	assert_non_null(strstr(res.details, "no container requests"));
 	gc_result_clear(&res);
 	gc_channel_close(ch);
 	expect_plugin_serves(&node);

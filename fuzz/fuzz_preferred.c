@@ -1,0 +1,94 @@
+/* Fuzzes the GetPreferredAllocation path from raw request bytes: protobuf
+ * decoding, request checks and the topology choice, each input against
+ * fixed snapshots of every topology (910 rings, 910B full mesh and Box16,
+ * A3 pairs, 310P cards, unknown chips), some with Unhealthy chips. An
+ * answer must name distinct advertised devices, no more than asked for. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deviceplugin.pb-c.h"
+#include "plugin/preferred.h"
+
+static const struct {
+	enum npu_family family;
+	uint32_t count;
+	uint32_t unhealthy; /* phy id of an Unhealthy chip, or count for none */
+} layouts[] = {
+	{ NPU_FAMILY_910, 8, 8 },   { NPU_FAMILY_910B, 8, 3 },  { NPU_FAMILY_910B, 16, 16 },
+	{ NPU_FAMILY_A3, 16, 1 },   { NPU_FAMILY_310P, 8, 8 },  { NPU_FAMILY_UNKNOWN, 4, 0 },
+};
+#define N_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
+
+static struct npu_snapshot *make_snapshot(size_t layout)
+{
+	uint32_t count = layouts[layout].count;
+	struct npu_snapshot *s = calloc(1, sizeof(*s) + count * sizeof(struct npu_device));
+	if (!s)
+		abort();
+	atomic_init(&s->refs, 1);
+	s->count = count;
+	for (uint32_t i = 0; i < count; i++) {
+		struct npu_device *d = &s->devices[i];
+		snprintf(d->id, sizeof(d->id), "npu-%u", i);
+		d->chip.phy_id = i;
+		d->chip.card_id = (int)(i / 2);
+		d->chip.device_id = (int)(i % 2);
+		d->chip.family = layouts[layout].family;
+		d->healthy = i != layouts[layout].unhealthy;
+		d->fault = d->healthy ? NPU_FAULT_NONE : NPU_FAULT_HEALTH_LEVEL;
+		s->healthy += d->healthy;
+	}
+	return s;
+}
+
+static void check_answer(const struct npu_snapshot *snap, const uint8_t *data, size_t size, const uint8_t *body,
+			 size_t len)
+{
+	static const uint8_t empty[1];
+	V1beta1__PreferredAllocationRequest *req = v1beta1__preferred_allocation_request__unpack(NULL, size, data);
+	V1beta1__PreferredAllocationResponse *resp =
+		v1beta1__preferred_allocation_response__unpack(NULL, len, body ? body : empty);
+	if (!req || !resp || resp->n_container_responses != req->n_container_requests)
+		abort();
+	for (size_t c = 0; c < resp->n_container_responses; c++) {
+		const V1beta1__ContainerPreferredAllocationResponse *out = resp->container_responses[c];
+		if (out->n_deviceids > (size_t)req->container_requests[c]->allocation_size)
+			abort();
+		for (size_t i = 0; i < out->n_deviceids; i++) {
+			if (!npu_snapshot_find(snap, out->deviceids[i]))
+				abort();
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(out->deviceids[i], out->deviceids[j]) == 0)
+					abort();
+		}
+	}
+	v1beta1__preferred_allocation_response__free_unpacked(resp, NULL);
+	v1beta1__preferred_allocation_request__free_unpacked(req, NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct npu_snapshot *snapshots[N_LAYOUTS];
+	if (!snapshots[0])
+		for (size_t i = 0; i < N_LAYOUTS; i++)
+			snapshots[i] = make_snapshot(i);
+	/* gRPC itself caps requests at 4 MiB. */
+	if (size > 4 * 1024 * 1024)
+		return 0;
+
+	for (size_t i = 0; i < N_LAYOUTS; i++) {
+		uint8_t *body = NULL;
+		size_t len = 0;
+		char details[512];
+		grpc_status_code code = preferred_answer(snapshots[i], data, size, &body, &len, details, sizeof(details));
+		if (code != GRPC_STATUS_OK && body)
+			abort(); /* an error must not leave a body behind */
+		if (code == GRPC_STATUS_OK)
+			check_answer(snapshots[i], data, size, body, len);
+		free(body);
+	}
+	return 0;
+}

@@ -1,0 +1,146 @@
+#include "plugin/preferred.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "deviceplugin.pb-c.h"
+#include "plugin/request.h"
+#include "plugin/topology.h"
+
+/* Device IDs the kubelet sends are at most 63 characters; longer ones are
+ * cut in messages so that a hostile request cannot fill the details. */
+#define ID_SHOWN 63
+
+typedef V1beta1__ContainerPreferredAllocationRequest container_request;
+typedef V1beta1__ContainerPreferredAllocationResponse container_response;
+
+/* The first ID of the container request that the snapshot does not hold. */
+static const char *first_unknown(const struct npu_snapshot *snap, const container_request *cr)
+{
+	for (size_t i = 0; i < cr->n_must_include_deviceids; i++)
+		if (!npu_snapshot_find(snap, cr->must_include_deviceids[i]))
+			return cr->must_include_deviceids[i];
+	for (size_t i = 0; i < cr->n_available_deviceids; i++)
+		if (!npu_snapshot_find(snap, cr->available_deviceids[i]))
+			return cr->available_deviceids[i];
+	return "";
+}
+
+static grpc_status_code answer_container(struct arena *arena, const struct npu_snapshot *snap, size_t c,
+					 const container_request *cr, container_response **ret_response,
+					 char *details, size_t size)
+{
+	if (cr->allocation_size < 1)
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "container request %zu: allocation_size %d is not positive", c,
+				      (int)cr->allocation_size);
+	size_t want = (size_t)cr->allocation_size;
+	/* topology_choose refuses it as well; checked here first so that the
+	 * room reserved for the answer stays bounded by the snapshot. */
+	if (want > snap->count)
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "container request %zu: allocation_size %zu is more than the %zu devices the plugin advertises",
+				      c, want, snap->count);
+
+	const struct npu_device **chosen = arena_alloc(arena, want * sizeof(*chosen));
+	container_response *out = arena_alloc(arena, sizeof(*out));
+	if (!chosen || !out)
+		return request_reject(details, size, GRPC_STATUS_RESOURCE_EXHAUSTED,
+				      "out of memory building the response");
+
+	size_t n;
+	int r = topology_choose(snap, (const char *const *)cr->available_deviceids, cr->n_available_deviceids,
+				(const char *const *)cr->must_include_deviceids, cr->n_must_include_deviceids, want,
+				chosen, &n);
+	if (r == -EINVAL)
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "container request %zu: must_include_deviceIDs holds more devices than allocation_size %zu",
+				      c, want);
+	if (r == -E2BIG)
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "container request %zu lists %zu available and %zu must_include IDs, at most %d of each are accepted",
+				      c, cr->n_available_deviceids, cr->n_must_include_deviceids, NPU_MAX_CHIPS);
+	if (r == -ENOENT) {
+		const char *id = first_unknown(snap, cr);
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "container request %zu: unknown device ID \"%.*s%s\"", c, ID_SHOWN, id,
+				      strlen(id) > ID_SHOWN ? "..." : "");
+	}
+	if (r == -ERANGE)
+		return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "container request %zu: allocation_size %zu is more than the devices in available_deviceIDs and must_include_deviceIDs",
+				      c, want);
+	if (r < 0)
+		return request_reject(details, size, GRPC_STATUS_INTERNAL, "container request %zu: unexpected error %d",
+				      c, r);
+
+	v1beta1__container_preferred_allocation_response__init(out);
+	out->deviceids = arena_alloc(arena, (n ? n : 1) * sizeof(*out->deviceids));
+	if (!out->deviceids)
+		return request_reject(details, size, GRPC_STATUS_RESOURCE_EXHAUSTED,
+				      "out of memory building the response");
+	/* The snapshot outlives packing, so the IDs are not copied. */
+	for (size_t i = 0; i < n; i++)
+		out->deviceids[i] = (char *)(uintptr_t)chosen[i]->id;
+	out->n_deviceids = n;
+	*ret_response = out;
+	return GRPC_STATUS_OK;
+}
+
+grpc_status_code preferred_answer(const struct npu_snapshot *snap, const uint8_t *request, size_t len,
+				  uint8_t **ret_body, size_t *ret_len, char *details, size_t details_size)
+{
+	struct arena arena = { 0 };
+	ProtobufCMessage *message;
+	grpc_status_code code = request_unpack(&v1beta1__preferred_allocation_request__descriptor, request, len,
+					       &message, details, details_size);
+	if (code != GRPC_STATUS_OK)
+		return code;
+	const V1beta1__PreferredAllocationRequest *req = (const V1beta1__PreferredAllocationRequest *)message;
+
+	if (req->n_container_requests == 0) {
+		code = request_reject(details, details_size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "PreferredAllocationRequest has no container requests");
+		goto out;
+	}
+	if (req->n_container_requests > PREFERRED_MAX_CONTAINERS) {
+		code = request_reject(details, details_size, GRPC_STATUS_INVALID_ARGUMENT,
+				      "PreferredAllocationRequest has %zu container requests, at most %d are accepted",
+				      req->n_container_requests, PREFERRED_MAX_CONTAINERS);
+		goto out;
+	}
+
+	V1beta1__PreferredAllocationResponse resp;
+	v1beta1__preferred_allocation_response__init(&resp);
+	resp.container_responses = arena_alloc(&arena, req->n_container_requests * sizeof(*resp.container_responses));
+	if (!resp.container_responses) {
+		code = request_reject(details, details_size, GRPC_STATUS_RESOURCE_EXHAUSTED,
+				      "out of memory building the response");
+		goto out;
+	}
+	for (size_t c = 0; c < req->n_container_requests; c++) {
+		code = answer_container(&arena, snap, c, req->container_requests[c], &resp.container_responses[c],
+					details, details_size);
+		if (code != GRPC_STATUS_OK)
+			goto out;
+	}
+	resp.n_container_responses = req->n_container_requests;
+
+	size_t size = v1beta1__preferred_allocation_response__get_packed_size(&resp);
+	uint8_t *body = malloc(size ? size : 1);
+	if (!body) {
+		code = request_reject(details, details_size, GRPC_STATUS_RESOURCE_EXHAUSTED,
+				      "out of memory building the response");
+		goto out;
+	}
+	v1beta1__preferred_allocation_response__pack(&resp, body);
+	*ret_body = body;
+	*ret_len = size;
+	code = GRPC_STATUS_OK;
+out:
+	arena_free(&arena);
+	protobuf_c_message_free_unpacked(message, NULL);
+	return code;
+}

@@ -1,0 +1,272 @@
+#include "plugin/topology.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* What a device is to this request. */
+enum slot {
+	SLOT_NONE,     /* not offered */
+	SLOT_OFFERED,  /* offered but Unhealthy in the snapshot: counted, never chosen */
+	SLOT_FREE,     /* offered and Healthy: may be chosen */
+	SLOT_CHOSEN,   /* part of the answer (must_include devices start here) */
+};
+
+enum grouping {
+	GROUP_BY_NODE, /* one group: the node is a full mesh or its topology is unknown */
+	GROUP_BY_RING, /* 910 HCCS rings: phy / 4 */
+	GROUP_BY_MESH, /* 910B Box16 meshes: phy / 8 */
+	GROUP_BY_PAIR, /* A3 die pairs: phy / 2 */
+	GROUP_BY_CARD, /* 310P: chip.card_id */
+};
+
+struct rules {
+	enum grouping grouping;
+	size_t group_size;  /* requests up to this size stay inside one group */
+	bool even_rest;     /* prefer a group left with an even number free (Volcano's 910 rule) */
+	bool split_halves;  /* even requests above one group take half from each of two */
+};
+
+struct group {
+	long key;      /* ring, mesh, pair or card number: orders ties */
+	uint16_t free; /* devices still free */
+	uint16_t must; /* must_include devices */
+	bool touched;  /* the answer already holds a device of it */
+};
+
+struct chooser {
+	const struct npu_snapshot *snap;
+	uint8_t slot[NPU_MAX_CHIPS];
+	uint16_t group_of[NPU_MAX_CHIPS];
+	struct group groups[NPU_MAX_CHIPS];
+	size_t n_groups;
+	size_t n_must;
+	size_t n_chosen;
+};
+
+/* The family every chip shares; a mixed node gets no topology rules. */
+static enum npu_family node_family(const struct npu_snapshot *snap)
+{
+	if (snap->count == 0)
+		return NPU_FAMILY_UNKNOWN;
+	enum npu_family family = snap->devices[0].chip.family;
+	for (size_t i = 1; i < snap->count; i++)
+		if (snap->devices[i].chip.family != family)
+			return NPU_FAMILY_UNKNOWN;
+	return family;
+}
+
+static struct rules rules_for(const struct npu_snapshot *snap)
+{
+	switch (node_family(snap)) {
+	case NPU_FAMILY_910:
+		return (struct rules){ .grouping = GROUP_BY_RING, .group_size = 4, .even_rest = true };
+	case NPU_FAMILY_910B:
+		/* Atlas 800T/800I A2 (8 chips) is one full mesh; only the Box16
+		 * joins two meshes. */
+		if (snap->count <= 8)
+			break;
+		return (struct rules){ .grouping = GROUP_BY_MESH, .group_size = 8, .split_halves = true };
+	case NPU_FAMILY_A3:
+		return (struct rules){ .grouping = GROUP_BY_PAIR, .group_size = 2 };
+	case NPU_FAMILY_310P:
+		return (struct rules){ .grouping = GROUP_BY_CARD, .group_size = 2 };
+	case NPU_FAMILY_UNKNOWN:
+	case NPU_FAMILY_310:
+	case NPU_FAMILY_310B:
+		break;
+	}
+	return (struct rules){ .grouping = GROUP_BY_NODE };
+}
+
+static long group_key(enum grouping grouping, const struct npu_device *d)
+{
+	switch (grouping) {
+	case GROUP_BY_RING:
+		return d->chip.phy_id / 4;
+	case GROUP_BY_MESH:
+		return d->chip.phy_id / 8;
+	case GROUP_BY_PAIR:
+		return d->chip.phy_id / 2;
+	case GROUP_BY_CARD:
+		return d->chip.card_id;
+	case GROUP_BY_NODE:
+		break;
+	}
+	return 0;
+}
+
+static int find_index(const struct npu_snapshot *snap, const char *id, size_t *ret_index)
+{
+	const struct npu_device *d = npu_snapshot_find(snap, id);
+	if (!d)
+		return -ENOENT;
+	*ret_index = (size_t)(d - snap->devices);
+	return 0;
+}
+
+/* Groups the devices in play; the snapshot is sorted by phy id, so groups
+ * of phy-derived keys come out in ascending order. */
+static void build_groups(struct chooser *c, enum grouping grouping)
+{
+	for (size_t i = 0; i < c->snap->count; i++) {
+		if (c->slot[i] != SLOT_FREE && c->slot[i] != SLOT_CHOSEN)
+			continue;
+		long key = group_key(grouping, &c->snap->devices[i]);
+		size_t g = 0;
+		while (g < c->n_groups && c->groups[g].key != key)
+			g++;
+		if (g == c->n_groups)
+			c->groups[c->n_groups++] = (struct group){ .key = key };
+		c->group_of[i] = (uint16_t)g;
+		if (c->slot[i] == SLOT_FREE) {
+			c->groups[g].free++;
+		} else {
+			c->groups[g].must++;
+			c->groups[g].touched = true;
+		}
+	}
+}
+
+/* Moves up to n free devices of group g, lowest phy first, into the answer. */
+static void take(struct chooser *c, size_t g, size_t n)
+{
+	for (size_t i = 0; i < c->snap->count && n > 0; i++) {
+		if (c->slot[i] != SLOT_FREE || c->group_of[i] != g)
+			continue;
+		c->slot[i] = SLOT_CHOSEN;
+		c->groups[g].free--;
+		c->groups[g].touched = true;
+		c->n_chosen++;
+		n--;
+	}
+}
+
+/* The whole answer inside one group that holds every must_include device;
+ * false when no group can. */
+static bool place_in_one_group(struct chooser *c, const struct rules *rules, size_t size)
+{
+	size_t best = SIZE_MAX, best_rest = 0;
+	for (size_t g = 0; g < c->n_groups; g++) {
+		const struct group *gr = &c->groups[g];
+		size_t have = (size_t)gr->free + gr->must;
+		if (gr->must != c->n_must || have < size)
+			continue;
+		size_t rest = have - size;
+		bool better;
+		if (best == SIZE_MAX)
+			better = true;
+		else if (rules->even_rest && rest % 2 != best_rest % 2)
+			better = rest % 2 == 0;
+		else
+			better = rest < best_rest || (rest == best_rest && gr->key < c->groups[best].key);
+		if (better) {
+			best = g;
+			best_rest = rest;
+		}
+	}
+	if (best == SIZE_MAX)
+		return false;
+	take(c, best, size - c->n_chosen);
+	return true;
+}
+
+/* Half of the answer from each of exactly two groups (Box16 meshes). */
+static bool place_halves(struct chooser *c, size_t size)
+{
+	size_t half = size / 2;
+	if (c->n_groups != 2)
+		return false;
+	for (size_t g = 0; g < 2; g++)
+		if (c->groups[g].must > half || (size_t)c->groups[g].free + c->groups[g].must < half)
+			return false;
+	for (size_t g = 0; g < 2; g++)
+		take(c, g, half - c->groups[g].must);
+	return true;
+}
+
+/* Whether group g is a better next pick than other while need devices are
+ * missing: groups the answer already touches first (fullest first), then an
+ * untouched group that holds the rest (tightest fit, keeping bigger groups
+ * whole), then the fullest untouched group. */
+static bool pick_before(const struct chooser *c, size_t g, size_t other, size_t need)
+{
+	const struct group *a = &c->groups[g], *b = &c->groups[other];
+	int class_a = a->touched ? 0 : a->free >= need ? 1 : 2;
+	int class_b = b->touched ? 0 : b->free >= need ? 1 : 2;
+	if (class_a != class_b)
+		return class_a < class_b;
+	if (a->free != b->free)
+		return class_a == 1 ? a->free < b->free : a->free > b->free;
+	return a->key < b->key;
+}
+
+/* Best effort: as few groups as possible. */
+static void place_fewest_groups(struct chooser *c, size_t size)
+{
+	while (c->n_chosen < size) {
+		size_t need = size - c->n_chosen, best = SIZE_MAX;
+		for (size_t g = 0; g < c->n_groups; g++)
+			if (c->groups[g].free > 0 && (best == SIZE_MAX || pick_before(c, g, best, need)))
+				best = g;
+		if (best == SIZE_MAX)
+			return; /* only Unhealthy devices are left */
+		take(c, best, need);
+	}
+}
+
+int topology_choose(const struct npu_snapshot *snap, const char *const available[], size_t n_available,
+		    const char *const must_include[], size_t n_must_include, size_t size,
+		    const struct npu_device *ret_chosen[], size_t *ret_count)
+{
+	struct chooser c = { .snap = snap };
+	size_t offered = 0, index;
+	int r;
+
+	if (size == 0)
+		return -EINVAL;
+	if (n_available > NPU_MAX_CHIPS || n_must_include > NPU_MAX_CHIPS || snap->count > NPU_MAX_CHIPS)
+		return -E2BIG;
+	for (size_t i = 0; i < n_must_include; i++) {
+		if ((r = find_index(snap, must_include[i], &index)) < 0)
+			return r;
+		if (c.slot[index] == SLOT_NONE) {
+			c.slot[index] = SLOT_CHOSEN;
+			c.n_must++;
+			offered++;
+		}
+	}
+	for (size_t i = 0; i < n_available; i++) {
+		if ((r = find_index(snap, available[i], &index)) < 0)
+			return r;
+		if (c.slot[index] == SLOT_NONE) {
+			c.slot[index] = snap->devices[index].healthy ? SLOT_FREE : SLOT_OFFERED;
+			offered++;
+		}
+	}
+	if (c.n_must > size)
+		return -EINVAL;
+	if (size > offered)
+		return -ERANGE;
+	c.n_chosen = c.n_must;
+
+	const struct rules rules = rules_for(snap);
+	build_groups(&c, rules.grouping);
+	if (c.n_chosen < size) {
+		bool placed = false;
+		if (size <= rules.group_size)
+			placed = place_in_one_group(&c, &rules, size);
+		if (!placed && rules.split_halves && size % 2 == 0 && size > rules.group_size)
+			placed = place_halves(&c, size);
+		if (!placed)
+			place_fewest_groups(&c, size);
+	}
+
+	size_t n = 0;
+	for (size_t i = 0; i < snap->count; i++)
+		if (c.slot[i] == SLOT_CHOSEN)
+			ret_chosen[n++] = &snap->devices[i];
+	*ret_count = n;
+	return 0;
+}
