@@ -160,6 +160,7 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 /* --- inventory ---------------------------------------------------------- */
 
 static void watch_dev_dir(struct daemon *d);
+static void watch_socket_dir_again(struct daemon *d);
 
 static void refresh(struct daemon *d, const char *reason)
 {
@@ -180,6 +181,8 @@ static void refresh(struct daemon *d, const char *reason)
 	npu_snapshot_unref(snap);
 	if (d->dev_dir_wd < 0)
 		watch_dev_dir(d);
+	if (d->socket_dir_wd < 0)
+		watch_socket_dir_again(d);
 }
 
 static void on_health_timer(void *ctx)
@@ -281,13 +284,31 @@ static void watch_dev_dir(struct daemon *d)
 						  IN_DELETE_SELF | IN_MOVE_SELF);
 }
 
+static int watch_socket_dir(struct daemon *d)
+{
+	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, d->config->socket_dir,
+					     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+						     IN_MOVE_SELF);
+	return d->socket_dir_wd < 0 ? -errno : 0;
+}
+
+/* The kubelet's directory was removed and comes back (with the health timer's
+ * refresh asking): whatever was in it, our socket is gone, so serve anew. */
+static void watch_socket_dir_again(struct daemon *d)
+{
+	if (watch_socket_dir(d) < 0)
+		return;
+	log_info("%s is back; serving anew", d->config->socket_dir);
+	rebind(d, "socket directory back");
+}
+
 static void on_inotify(void *ctx, uint32_t events)
 {
 	(void)events;
 	struct daemon *d = ctx;
 	const struct config *c = d->config;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool kubelet_started = false, socket_gone = false, devices_changed = false;
+	bool kubelet_started = false, socket_gone = false, devices_changed = false, socket_dir_gone = false;
 
 	for (;;) {
 		ssize_t n = read(d->inotify_fd, buf, sizeof(buf));
@@ -302,6 +323,8 @@ static void on_inotify(void *ctx, uint32_t events)
 					kubelet_started = true;
 				if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && strcmp(name, c->endpoint) == 0)
 					socket_gone = true;
+				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+					socket_dir_gone = true;
 			} else if (ev->wd == d->dev_dir_wd) {
 				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 					d->dev_dir_wd = -1;
@@ -313,6 +336,13 @@ static void on_inotify(void *ctx, uint32_t events)
 
 	if (devices_changed)
 		refresh(d, "device nodes changed");
+	if (socket_dir_gone) {
+		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
+		d->socket_dir_wd = -1;
+		log_warn("%s was removed; waiting for it to come back", c->socket_dir);
+		registrar_cancel(d->registrar);
+		return;
+	}
 	/* Our own restarts delete and recreate the socket too: only a socket
 	 * that is still missing now was removed by someone else. */
 	if (kubelet_started) {
@@ -422,10 +452,8 @@ static int daemon_init(struct daemon *d, const struct config *c)
 		return r;
 	if ((r = ensure_dir(c->socket_dir)) < 0)
 		return r;
-	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, c->socket_dir,
-					     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO);
-	if (d->socket_dir_wd < 0)
-		return -errno;
+	if ((r = watch_socket_dir(d)) < 0)
+		return r;
 
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
 	    (r = loop_timer_new(d->loop, on_rebind_timer, d, &d->rebind_timer)) < 0 ||

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -91,6 +92,34 @@ static void test_socket_deleted_by_someone_else(void **state)
 	node_fini(&node);
 }
 
+static void test_socket_dir_removed_and_recreated(void **state)
+{
+	(void)state;
+	struct node node;
+	start_registered(&node, 2, (const char *[]){ "--health-interval", "200ms", NULL });
+
+	/* The kubelet's directory goes away with everything in it, and a new
+	 * kubelet creates it again later. */
+	proc_send(node.kubelet, "quit");
+	assert_int_equal(proc_wait(node.kubelet, WAIT_MS), 0);
+	proc_free(node.kubelet);
+	node.kubelet = NULL;
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", node.socket_dir);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(proc_expect_err(node.plugin, "was removed; waiting for it to come back", WAIT_MS));
+
+	struct proc *k = node_start_kubelet(&node);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, "capacity=2 allocatable=2", WAIT_MS));
+	/* Watched again: only inotify can tell the plugin its socket went. */
+	assert_non_null(proc_expect_err(node.plugin, "is back; serving anew", WAIT_MS));
+	assert_int_equal(unlink(node.plugin_socket), 0);
+	assert_non_null(proc_expect_err(node.plugin, "was removed; serving anew", WAIT_MS));
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	node_fini(&node);
+}
+
 static void test_sighup_rediscovers_and_registers(void **state)
 {
 	(void)state;
@@ -171,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_kubelet_restarts_in_a_row),
 		cmocka_unit_test(test_kubelet_ends_stream_without_restart),
 		cmocka_unit_test(test_socket_deleted_by_someone_else),
+		cmocka_unit_test(test_socket_dir_removed_and_recreated),
 		cmocka_unit_test(test_sighup_rediscovers_and_registers),
 		cmocka_unit_test(test_sigterm_removes_socket_and_exits_zero),
 		cmocka_unit_test(test_sigint_while_registration_pending),
