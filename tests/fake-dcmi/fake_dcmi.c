@@ -672,7 +672,9 @@ int dcmi_get_device_health(int card_id, int device_id, unsigned int *health)
 	const struct fake_chip *chip;
 	if (!health)
 		r = DCMI_ERR_INVALID_PARAMETER;
-	else if ((r = lookup_locked(card_id, device_id, true, &chip)) == DCMI_OK)
+	else if ((r = lookup_locked(card_id, device_id, true, &chip)) == DCMI_OK && chip->health_rc != 0)
+		r = chip->health_rc; /* a card that dropped answers e.g. -8012 */
+	else if (r == DCMI_OK)
 		*health = chip->health; /* FAKE_HEALTH_ABSENT is DCMI's 0xFFFFFFFF */
 	api_leave();
 	return r;

@@ -133,6 +133,24 @@ static int key_errors(struct fake_chip *chip, const char *value)
 	return 0;
 }
 
+/* A DCMI return code: 0 or a negative number down to -9999 (-8012 "not ready"
+ * is what a card that dropped off the bus answers). */
+static int key_health_rc(struct fake_chip *chip, const char *value)
+{
+	uint32_t magnitude;
+	if (strcmp(value, "0") == 0) {
+		chip->health_rc = 0;
+		return 0;
+	}
+	if (value[0] != '-')
+		return -EINVAL;
+	int r = parse_u32(value + 1, 10, 9999, &magnitude);
+	if (r < 0 || magnitude == 0)
+		return r < 0 ? r : -EINVAL;
+	chip->health_rc = -(int32_t)magnitude;
+	return 0;
+}
+
 static int key_aicore(struct fake_chip *chip, const char *value)
 {
 	return parse_u32(value, 10, 65535, &chip->aicore);
@@ -165,6 +183,7 @@ static const struct chip_key {
 	{ "logic", key_logic, "a number 0-65535" },
 	{ "name", key_name, "1-31 characters" },
 	{ "health", key_health, "0-3 or absent" },
+	{ "health_rc", key_health_rc, "0 or a negative DCMI code such as -8012" },
 	{ "errors", key_errors, "up to 128 hex codes separated by commas" },
 	{ "aicore", key_aicore, "a number 0-65535" },
 	{ "hbm_mb", key_hbm_mb, "a number of megabytes" },

@@ -35,6 +35,7 @@ struct fake_chip {
 	uint32_t logic;
 	char name[FAKE_STATE_NAME_SIZE];
 	uint32_t health;
+	int32_t health_rc; /* what dcmi_get_device_health returns; 0 = success */
 	uint32_t aicore;
 	uint64_t hbm_mb;
 	bool has_board;

@@ -181,6 +181,28 @@ static void test_fault_by_polling_without_events(void **state)
 	node_fini(node);
 }
 
+/* A chip whose health call fails (-8012: the card dropped off the bus) is
+ * Unhealthy, and Healthy again once the call answers; found by polling,
+ * since DCMI raises no event for it. */
+static void test_failing_health_call(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, SHORT_INTERVAL, true, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	const char *dropped[CHIPS] = { [6] = "health=0 health_rc=-8012" };
+	write_state(node, NULL, CHIPS, dropped);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-6"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-6 is Unhealthy: dcmi_get_device_health failed with -8012", WAIT_MS));
+
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-6 recovered: Healthy", WAIT_MS));
+	node_fini(node);
+}
+
 /* Fault events that were unavailable when the plugin started (DCMI's
  * daemon not up yet) are used once DCMI offers them: the plugin subscribes
  * again rather than polling for the rest of its life. The plugin's own
@@ -334,6 +356,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_absent_chip_stays_listed, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_warning_is_healthy_and_quiet, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_fault_by_polling_without_events, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_failing_health_call, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_fault_after_subscription_lost, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_subscribes_when_events_become_available, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_device_node_disappears, node_setup, node_teardown),

@@ -134,6 +134,10 @@ static void test_every_key(void **unused)
 	assert_true(c->has_board);
 	assert_int_equal(c->board, 0xb0);
 
+	assert_int_equal(c->health_rc, 0);
+	assert_int_equal(parse_text("chip phy=1 health_rc=-8012\n"), 0);
+	assert_int_equal(state.chips[0].health_rc, -8012);
+
 	/* Keys come in any order; board takes hex with or without 0x. */
 	assert_int_equal(parse_text("chip board=d1 health=1 phy=3\n"), 0);
 	assert_int_equal(state.chips[0].board, 0xd1);
@@ -173,6 +177,7 @@ static void test_bad_values_drop_the_line(void **unused)
 		"phy=0 errors=,1",   "phy=0 errors=100000000", "phy=0 errors=0000000000000000000000001",
 		"phy=0 aicore=65536", "phy=0 aicore=ten",	    "phy=0 hbm_mb=4294967296", "phy=0 hbm_mb=1.5",
 		"phy=0 board=zz",    "phy=0 board=0x100000000", "phy=0 board=",	    "phy=0 board=0x",
+		"phy=0 health_rc=8012", "phy=0 health_rc=-0",	    "phy=0 health_rc=-10000", "phy=0 health_rc=-",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		char line[128];
