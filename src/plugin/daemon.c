@@ -233,7 +233,6 @@ static void rebind(struct daemon *d, const char *why)
 	d->bind_failed = false;
 	log_debug("serving on %s (%s); registering", c->socket_path, why);
 	d->register_started_ms = now_ms();
-	service_expect_kubelet_stream(d->service);
 	registrar_register(d->registrar);
 }
 
@@ -248,6 +247,8 @@ static void on_registered(void *ctx, unsigned failures)
 	const struct config *c = d->config;
 	long long took = (long long)(now_ms() - d->register_started_ms);
 
+	service_register_ended(d->service, true);
+
 	if (!d->registered_once)
 		log_info("registered %s with the kubelet (endpoint %s)%s", c->resource_name, c->endpoint,
 			 failures ? " after retrying" : "");
@@ -256,9 +257,16 @@ static void on_registered(void *ctx, unsigned failures)
 	d->registered_once = true;
 }
 
+static void on_register_attempt(void *ctx)
+{
+	struct daemon *d = ctx;
+	service_register_started(d->service);
+}
+
 static void on_register_failed(void *ctx, const char *why, unsigned failures)
 {
 	struct daemon *d = ctx;
+	service_register_ended(d->service, false);
 	/* While the kubelet restarts, a failed attempt or two is expected. */
 	if (failures == 1 && !d->registered_once)
 		log_warn("registration with the kubelet failed (%s); retrying with backoff", why);
@@ -489,6 +497,7 @@ static int daemon_init(struct daemon *d, const struct config *c)
 		.endpoint = c->endpoint,
 		.resource_name = c->resource_name,
 		.preferred_allocation = true, /* served by plugin/preferred.c */
+		.attempting = on_register_attempt,
 		.registered = on_registered,
 		.failed = on_register_failed,
 		.ctx = d,

@@ -85,6 +85,8 @@ static int start_attempt(struct registrar *r)
 		return -ENOMEM;
 	a->registrar = r;
 	a->generation = r->generation;
+	if (r->o.attempting)
+		r->o.attempting(r->o.ctx);
 
 	int ret = gc_channel_open(r->kubelet_socket, &a->channel);
 	if (ret < 0) {

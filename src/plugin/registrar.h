@@ -19,7 +19,9 @@ struct registrar_options {
 	const char *resource_name;
 	bool preferred_allocation;  /* advertise GetPreferredAllocation */
 
-	/* Called on the loop thread. failures counts consecutive failed attempts. */
+	/* Called on the loop thread. attempting: a Register call is about to
+	 * start. failures counts consecutive failed attempts. */
+	void (*attempting)(void *ctx);
 	void (*registered)(void *ctx, unsigned failures);
 	void (*failed)(void *ctx, const char *why, unsigned failures);
 	void *ctx;

@@ -24,7 +24,8 @@ struct service {
 	size_t encoded_len;
 	struct watcher watchers[SERVICE_MAX_STREAMS];
 	size_t n_watchers;
-	bool expect_kubelet;
+	bool registering;    /* a Register call is under way */
+	bool expect_kubelet; /* the kubelet dialed back: its stream comes next */
 };
 
 static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size_t *ret_len)
@@ -103,10 +104,20 @@ int service_publish(struct service *s, struct npu_snapshot *snap)
 	return 0;
 }
 
-void service_expect_kubelet_stream(struct service *s)
+void service_register_started(struct service *s)
 {
 	pthread_mutex_lock(&s->lock);
-	s->expect_kubelet = true;
+	s->registering = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void service_register_ended(struct service *s, bool ok)
+{
+	pthread_mutex_lock(&s->lock);
+	s->registering = false;
+	/* Accepted: the kubelet's stream may still be on its way. */
+	if (!ok)
+		s->expect_kubelet = false;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -117,16 +128,6 @@ void service_forget_kubelet_stream(struct service *s)
 	for (size_t i = 0; i < s->n_watchers; i++)
 		s->watchers[i].kubelet = false;
 	pthread_mutex_unlock(&s->lock);
-}
-
-bool service_kubelet_watching(struct service *s)
-{
-	bool watching = false;
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n_watchers; i++)
-		watching |= s->watchers[i].kubelet;
-	pthread_mutex_unlock(&s->lock);
-	return watching;
 }
 
 /* --- handlers (gRPC thread) --------------------------------------------- */
@@ -147,7 +148,14 @@ static void reply_packed(struct gs_reply *reply, const ProtobufCMessage *msg)
 
 static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
 {
-	(void)ctx, (void)req, (void)len;
+	struct service *s = ctx;
+	(void)req, (void)len;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->registering)
+		s->expect_kubelet = true;
+	pthread_mutex_unlock(&s->lock);
+
 	V1beta1__DevicePluginOptions options;
 	v1beta1__device_plugin_options__init(&options);
 	options.pre_start_required = 0;
@@ -211,10 +219,16 @@ static grpc_status_code watch_open(void *ctx, struct gs_stream *stream, const ui
 	v1beta1__empty__free_unpacked(empty, NULL);
 
 	pthread_mutex_lock(&s->lock);
-	if (s->n_watchers == SERVICE_MAX_STREAMS) {
+	/* The last slot is the kubelet's: other watchers filling every slot
+	 * must not keep the kubelet from watching after it re-registers us. */
+	size_t others = 0;
+	for (size_t i = 0; i < s->n_watchers; i++)
+		others += !s->watchers[i].kubelet;
+	bool full = s->n_watchers == SERVICE_MAX_STREAMS || (!s->expect_kubelet && others >= SERVICE_MAX_STREAMS - 1);
+	if (full) {
 		pthread_mutex_unlock(&s->lock);
-		gs_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "too many ListAndWatch streams (at most %d)",
-			       SERVICE_MAX_STREAMS);
+		gs_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED,
+			       "too many ListAndWatch streams (at most %d besides the kubelet's)", SERVICE_MAX_STREAMS - 1);
 		return reply->status;
 	}
 	gs_stream_ref(stream);

@@ -4,8 +4,8 @@
  * PreStartContainer. Handlers run on the gRPC thread and only
  * read the latest published snapshot; they never call into DCMI.
  *
- * It also tells the daemon when the kubelet's stream ends: the first stream
- * opened after service_expect_kubelet_stream is taken to be the kubelet's. */
+ * It also tells the daemon when the kubelet's stream ends (see
+ * service_registering for how that stream is recognised). */
 #pragma once
 
 #include <stddef.h>
@@ -15,7 +15,8 @@
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
 
-/* Bounds concurrent ListAndWatch streams (the kubelet's plus monitoring tools). */
+/* Bounds concurrent ListAndWatch streams: the kubelet's, which always has a
+ * slot, plus up to SERVICE_MAX_STREAMS - 1 others (monitoring tools). */
 #define SERVICE_MAX_STREAMS 32
 
 struct service;
@@ -35,12 +36,16 @@ const struct gs_method *service_methods(size_t *ret_count);
 /* Makes snapshot the current state and sends it to every watcher. */
 int service_publish(struct service *service, struct npu_snapshot *snapshot);
 
-/* The next ListAndWatch stream to open belongs to the kubelet. */
-void service_expect_kubelet_stream(struct service *service);
+/* A Register call starts, or ended (ok: the kubelet accepted us). While it
+ * runs, the kubelet dials back for GetDevicePluginOptions and then opens its
+ * ListAndWatch stream: the first stream after such a dial-back is taken to
+ * be the kubelet's. Outside a Register call a dial-back means nothing, so
+ * watchers that come while the kubelet is away, or a liveness probe asking
+ * for the options, are never mistaken for it. */
+void service_register_started(struct service *service);
+void service_register_ended(struct service *service, bool ok);
 
 /* Forget which stream is the kubelet's, so that ending it (for instance
  * while the daemon stops its own server) is not reported. */
 void service_forget_kubelet_stream(struct service *service);
 
-/* Whether the kubelet's stream is open now. */
-bool service_kubelet_watching(struct service *service);

@@ -553,9 +553,43 @@ static void test_stream_bound_and_churn(void **state)
 	node_fini(&node);
 }
 
+/* Watchers that come while the kubelet is away are never taken for the
+ * kubelet, and cannot take its slot: with every other slot full, the
+ * kubelet still registers and watches, and a watcher leaving afterwards does
+ * not make the plugin register again. */
+static void test_kubelet_keeps_its_slot(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 2 });
+	struct proc *p = node_start_plugin(&node, NULL);
+	assert_non_null(proc_expect_err(p, "registration with the kubelet failed", WAIT_MS));
+
+	struct gc_channel *ch = node_plugin_channel(&node);
+	struct gc_stream *streams[SERVICE_MAX_STREAMS - 1];
+	for (size_t i = 0; i < SERVICE_MAX_STREAMS - 1; i++)
+		streams[i] = open_accepted(ch, 2);
+	struct gc_stream *extra = open_watch(ch);
+	assert_false(watch_accepted(extra, 2));
+	gc_stream_close(extra);
+
+	struct proc *k = node_start_kubelet(&node);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, "capacity=2 allocatable=2", WAIT_MS));
+
+	gc_stream_close(streams[0]);
+	assert_false(proc_sees_within(k, "register", 500));
+	assert_int_equal(proc_count_err(p, "ListAndWatch stream ended"), 0);
+	for (size_t i = 1; i < SERVICE_MAX_STREAMS - 1; i++)
+		gc_stream_close(streams[i]);
+	gc_channel_close(ch);
+	node_fini(&node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kubelet_keeps_its_slot),
 		cmocka_unit_test(test_unknown_methods_are_unimplemented),
 		cmocka_unit_test(test_garbage_bytes_on_the_socket),
 		cmocka_unit_test(test_oversized_request),
