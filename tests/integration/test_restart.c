@@ -104,8 +104,12 @@ static void test_socket_dir_removed_and_recreated(void **state)
 	assert_int_equal(proc_wait(node.kubelet, WAIT_MS), 0);
 	proc_free(node.kubelet);
 	node.kubelet = NULL;
-	char cmd[200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", node.socket_dir);
+	/* Renamed away first: the plugin may be binding its socket in there
+	 * right now, and a plain rm -rf would race with it. */
+	char gone[200], cmd[240];
+	snprintf(gone, sizeof(gone), "%s.gone", node.socket_dir);
+	assert_int_equal(rename(node.socket_dir, gone), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", gone);
 	assert_int_equal(system(cmd), 0);
 	assert_non_null(proc_expect_err(node.plugin, "was removed; waiting for it to come back", WAIT_MS));
 
