@@ -49,7 +49,11 @@ struct daemon {
 	bool bind_failed;
 	bool registered_once;
 	int64_t register_started_ms;
-	int exit_code;
+	/* The kubelet.sock we are registered with, so that an inotify event for
+	 * a kubelet we already registered with does not start over. */
+	bool registered;
+	dev_t kubelet_dev;
+	ino_t kubelet_ino;
 };
 
 /* DCMI calls its fault handler on a vendor thread without a context pointer. */
@@ -213,6 +217,7 @@ static void rebind(struct daemon *d, const char *why)
 	size_t n_methods;
 	const struct gs_method *methods = service_methods(&n_methods);
 
+	d->registered = false;
 	registrar_cancel(d->registrar);
 	service_forget_kubelet_stream(d->service);
 	/* The old server must be gone first: stopping it unlinks the socket path. */
@@ -248,6 +253,10 @@ static void on_registered(void *ctx, unsigned failures)
 	long long took = (long long)(now_ms() - d->register_started_ms);
 
 	service_register_ended(d->service, true);
+	struct stat st;
+	d->registered = stat(c->kubelet_socket, &st) == 0;
+	d->kubelet_dev = d->registered ? st.st_dev : 0;
+	d->kubelet_ino = d->registered ? st.st_ino : 0;
 
 	if (!d->registered_once)
 		log_info("registered %s with the kubelet (endpoint %s)%s", c->resource_name, c->endpoint,
@@ -348,8 +357,18 @@ static void on_inotify(void *ctx, uint32_t events)
 		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
 		d->socket_dir_wd = -1;
 		log_warn("%s was removed; waiting for it to come back", c->socket_dir);
+		d->registered = false;
 		registrar_cancel(d->registrar);
 		return;
+	}
+	/* A starting kubelet deletes our socket, then creates kubelet.sock; when
+	 * the first event alone already led to registering with the new
+	 * kubelet, the second must not start over. */
+	struct stat st;
+	if (kubelet_started && d->registered && stat(c->kubelet_socket, &st) == 0 && st.st_dev == d->kubelet_dev &&
+	    st.st_ino == d->kubelet_ino) {
+		log_debug("kubelet.sock created, and already registered with it");
+		kubelet_started = false;
 	}
 	/* Our own restarts delete and recreate the socket too: only a socket
 	 * that is still missing now was removed by someone else. */
