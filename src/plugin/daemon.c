@@ -1,7 +1,6 @@
 #include "plugin/daemon.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

@@ -165,25 +165,7 @@ static void expect_still_serves(struct proc *k, const char *id)
 static void start_node(struct node *node, const struct node_options *options)
 {
 	node_init(node, options);
-	struct proc *k = node_start_kubelet(node);
-	node_start_plugin(node, NULL);
-	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
-	char want[96];
-	snprintf(want, sizeof(want), "capacity=%u allocatable=%u unhealthy=-", options->chips, options->chips);
-	assert_non_null(proc_expect(k, want, WAIT_MS));
-}
-
-/* The standard 910B3 state with one chip at a given DCMI health. */
-static void write_state_with_health(struct node *node, unsigned chips, unsigned phy, unsigned health)
-{
-	char extra[4096] = "";
-	size_t used = 0;
-	for (unsigned i = 0; i < chips; i++)
-		used += (size_t)snprintf(extra + used, sizeof(extra) - used,
-					 "chip phy=%u name=910B3 health=%u aicore=20 hbm_mb=65536\n", i,
-					 i == phy ? health : 0);
-	assert_true(used < sizeof(extra));
-	node_write_state(node, "driver 24.1.rc1\n%s", extra);
+	node_start_registered(node, NULL);
 }
 
 /* --- direct gRPC -------------------------------------------------------- */
@@ -435,7 +417,7 @@ static void test_bad_requests_are_rejected_precisely(void **state)
 
 	/* A known device that went Unhealthy: FAILED_PRECONDITION, once the
 	 * kubelet has seen it Unhealthy too. */
-	write_state_with_health(&node, 8, 3, 2);
+	node_write_health(&node, 8, 3, 2);
 	assert_non_null(proc_expect(k, "capacity=8 allocatable=7 unhealthy=npu-3", WAIT_MS));
 	sim_allocate(k, "allocate-ids npu-3", &b);
 	expect_error(&b, 9, "npu-3", "Unhealthy", NULL);
@@ -501,7 +483,7 @@ static void test_bad_requests_are_rejected_precisely(void **state)
 	gc_channel_close(ch);
 
 	/* Recovered: allocatable again. */
-	write_state_with_health(&node, 8, 3, 0);
+	node_write_health(&node, 8, 3, 0);
 	assert_non_null(proc_expect(k, "capacity=8 allocatable=8 unhealthy=-", WAIT_MS));
 	expect_still_serves(k, "npu-3");
 	node_fini(&node);

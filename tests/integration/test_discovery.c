@@ -21,35 +21,11 @@
 /* Several intervals: retries surely ran within it. */
 #define QUIET_WINDOW_MS 800
 
-#define STATE_SIZE (64 * 1024)
-
-/* Writes the DCMI state for chips 0..n-1, four to a card (as DCMI allows at
- * most 64 cards), with attrs[phy] instead of "health=0" where given. */
+/* The DCMI state for chips 0..n-1, with attrs[phy] instead of "health=0"
+ * where given. */
 static void write_state(struct node *node, unsigned n, const char *const attrs[])
 {
-	char *buf = calloc(1, STATE_SIZE);
-	assert_non_null(buf);
-	size_t used = 0;
-	int w = snprintf(buf, STATE_SIZE, "driver 24.1.rc1\n");
-	assert_true(w > 0);
-	used = (size_t)w;
-	for (unsigned i = 0; i < n; i++) {
-		const char *a = attrs && attrs[i] ? attrs[i] : "health=0";
-		w = snprintf(buf + used, STATE_SIZE - used, "chip phy=%u card=%u device=%u logic=%u name=910B3 %s\n", i,
-			     i / 4, i % 4, i, a);
-		assert_true(w > 0 && (size_t)w < STATE_SIZE - used);
-		used += (size_t)w;
-	}
-	node_write_state(node, "%s", buf);
-	free(buf);
-}
-
-static const char *devices_line(char *buf, size_t size, unsigned capacity, unsigned allocatable, const char *unhealthy)
-{
-	int w = snprintf(buf, size, "devices resource=ascend.com/npu capacity=%u allocatable=%u unhealthy=%s", capacity,
-			 allocatable, unhealthy);
-	assert_true(w > 0 && (size_t)w < size);
-	return buf;
+	node_write_chip_state(node, &(struct chip_state){ .chips = n, .attrs = attrs });
 }
 
 static struct proc *start_plugin(struct node *node, const char *backend, const char *dcmi_lib)

@@ -26,38 +26,11 @@
  * short intervals, so a poll surely ran in between. */
 #define QUIET_WINDOW_MS 800
 
-#define STATE_SIZE (64 * 1024)
-
-/* Writes the DCMI state for chips 0..n-1: `head` first (e.g. "subscribe
- * off\n", may be NULL), then one chip line each, with attrs[phy] (e.g.
- * "health=2 errors=80E01801") instead of "health=0" where attrs and
- * attrs[phy] are not NULL. */
+/* The DCMI state for chips 0..n-1 after head (may be NULL), with attrs[phy]
+ * instead of "health=0" where given. */
 static void write_state(struct node *node, const char *head, unsigned n, const char *const attrs[])
 {
-	char *buf = calloc(1, STATE_SIZE);
-	assert_non_null(buf);
-	size_t used = 0;
-	int w = snprintf(buf, STATE_SIZE, "driver 24.1.rc1\n%s", head ? head : "");
-	assert_true(w > 0 && (size_t)w < STATE_SIZE);
-	used = (size_t)w;
-	for (unsigned i = 0; i < n; i++) {
-		const char *a = attrs && attrs[i] ? attrs[i] : "health=0";
-		w = snprintf(buf + used, STATE_SIZE - used, "chip phy=%u name=910B3 aicore=20 hbm_mb=65536 %s\n", i, a);
-		assert_true(w > 0 && (size_t)w < STATE_SIZE - used);
-		used += (size_t)w;
-	}
-	node_write_state(node, "%s", buf);
-	free(buf);
-}
-
-/* The kubelet-sim line for a device list; unhealthy is the comma-separated
- * ids, or "-" for none. */
-static const char *devices_line(char *buf, size_t size, unsigned capacity, unsigned allocatable, const char *unhealthy)
-{
-	int w = snprintf(buf, size, "devices resource=ascend.com/npu capacity=%u allocatable=%u unhealthy=%s", capacity,
-			 allocatable, unhealthy);
-	assert_true(w > 0 && (size_t)w < size);
-	return buf;
+	node_write_chip_state(node, &(struct chip_state){ .chips = n, .head = head, .attrs = attrs });
 }
 
 /* Starts kubelet-sim and the plugin with the given health interval and waits

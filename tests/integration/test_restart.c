@@ -21,12 +21,7 @@
 static void start_registered(struct node *node, unsigned chips, const char *const flags[])
 {
 	node_init(node, &(struct node_options){ .chips = chips });
-	struct proc *k = node_start_kubelet(node);
-	node_start_plugin(node, flags);
-	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
-	char want[64];
-	snprintf(want, sizeof(want), "capacity=%u allocatable=%u", chips, chips);
-	assert_non_null(proc_expect(k, want, WAIT_MS));
+	node_start_registered(node, flags);
 }
 
 static bool is_socket(const char *path)

@@ -39,25 +39,7 @@
 static void start_node(struct node *node, unsigned chips)
 {
 	node_init(node, &(struct node_options){ .chips = chips });
-	struct proc *k = node_start_kubelet(node);
-	node_start_plugin(node, NULL);
-	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
-	char want[96];
-	snprintf(want, sizeof(want), "capacity=%u allocatable=%u unhealthy=-", chips, chips);
-	assert_non_null(proc_expect(k, want, WAIT_MS));
-}
-
-/* The standard 910B3 state with one chip (or none: phy < 0) at a DCMI health. */
-static void write_health(struct node *node, unsigned chips, int phy, unsigned health)
-{
-	char text[4096];
-	size_t used = (size_t)snprintf(text, sizeof(text), "driver 24.1.rc1\n");
-	for (unsigned i = 0; i < chips; i++)
-		used += (size_t)snprintf(text + used, sizeof(text) - used,
-					 "chip phy=%u name=910B3 health=%u aicore=20 hbm_mb=65536\n", i,
-					 (int)i == phy ? health : 0);
-	assert_true(used < sizeof(text));
-	node_write_state(node, "%s", text);
+	node_start_registered(node, NULL);
 }
 
 static bool plugin_alive(struct node *node)
@@ -353,7 +335,7 @@ static void test_garbage_bytes_on_the_socket(void **state)
 	expect_plugin_serves(&node);
 	expect_kubelet_still_registered(k);
 	/* kubelet-sim's stream was not disturbed: it still gets changes. */
-	write_health(&node, 4, 1, 2);
+	node_write_health(&node, 4, 1, 2);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=3 unhealthy=npu-1", WAIT_MS));
 	assert_int_equal(proc_count_err(node.plugin, "ListAndWatch stream ended"), 0);
 	node_fini(&node);
@@ -433,7 +415,7 @@ static void test_concurrent_watchers_all_see_changes(void **state)
 	expect_first_list(s1, 4, -1);
 	expect_first_list(s2, 4, -1);
 
-	write_health(&node, 4, 2, 3);
+	node_write_health(&node, 4, 2, 3);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=3 unhealthy=npu-2", WAIT_MS));
 	expect_list(s1, 4, 2);
 	expect_list(s2, 4, 2);
@@ -442,7 +424,7 @@ static void test_concurrent_watchers_all_see_changes(void **state)
 	struct gc_stream *s3 = open_watch(ch1);
 	expect_first_list(s3, 4, 2);
 
-	write_health(&node, 4, -1, 0);
+	node_write_health(&node, 4, -1, 0);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=4 unhealthy=-", WAIT_MS));
 	expect_list(s1, 4, -1);
 	expect_list(s2, 4, -1);
@@ -477,10 +459,10 @@ static void test_watcher_leaving_does_not_disturb_others(void **state)
 	assert_false(proc_sees_within(k, "register", 1000));
 	assert_int_equal(proc_count_err(node.plugin, "ListAndWatch stream ended"), 0);
 
-	write_health(&node, 4, 0, 2);
+	node_write_health(&node, 4, 0, 2);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=3 unhealthy=npu-0", WAIT_MS));
 	expect_list(s2, 4, 0);
-	write_health(&node, 4, -1, 0);
+	node_write_health(&node, 4, -1, 0);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=4 unhealthy=-", WAIT_MS));
 	expect_list(s2, 4, -1);
 
@@ -492,7 +474,7 @@ static void test_watcher_leaving_does_not_disturb_others(void **state)
 	gc_stream_close(s2);
 	gc_channel_close(ch2);
 	assert_false(proc_sees_within(k, "register", 500));
-	write_health(&node, 4, 3, 3);
+	node_write_health(&node, 4, 3, 3);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=3 unhealthy=npu-3", WAIT_MS));
 	expect_list(s1, 4, 3);
 
@@ -547,7 +529,7 @@ static void test_stream_bound_and_churn(void **state)
 	/* None of this touched the kubelet's stream. */
 	assert_false(proc_sees_within(k, "register", 300));
 	assert_int_equal(proc_count_err(node.plugin, "ListAndWatch stream ended"), 0);
-	write_health(&node, 2, 1, 2);
+	node_write_health(&node, 2, 1, 2);
 	assert_non_null(proc_expect(k, "capacity=2 allocatable=1 unhealthy=npu-1", WAIT_MS));
 	expect_plugin_serves(&node);
 	expect_kubelet_still_registered(k);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "base/parse.h"
+#include "npu/chip.h"
 
 extern char **environ;
 
@@ -446,21 +447,56 @@ void node_write_state(struct node *node, const char *fmt, ...)
 	assert_int_equal(rename(tmp, node->state_file), 0);
 }
 
+#define STATE_BYTES (64 * 1024)
+
+void node_write_chip_state(struct node *node, const struct chip_state *st)
+{
+	char *buf = calloc(1, STATE_BYTES);
+	assert_non_null(buf);
+	int w = snprintf(buf, STATE_BYTES, "driver 24.1.rc1\n%s", st->head ? st->head : "");
+	assert_true(w > 0 && w < STATE_BYTES);
+	size_t used = (size_t)w;
+	bool four_per_card = st->chips > 64;
+	for (unsigned i = 0; i < st->chips; i++) {
+		const char *attrs = st->attrs && st->attrs[i] ? st->attrs[i] : "health=0";
+		w = snprintf(buf + used, STATE_BYTES - used,
+			     "chip phy=%u card=%u device=%u name=%s aicore=20 hbm_mb=65536 %s\n", i,
+			     four_per_card ? i / 4 : i, four_per_card ? i % 4 : 0, st->name ? st->name : "910B3", attrs);
+		assert_true(w > 0 && (size_t)w < STATE_BYTES - used);
+		used += (size_t)w;
+	}
+	node_write_state(node, "%s%s", buf, st->tail ? st->tail : "");
+	free(buf);
+}
+
+void node_write_health(struct node *node, unsigned chips, int phy, unsigned health)
+{
+	char attr[16];
+	const char *attrs[NPU_MAX_CHIPS] = { NULL };
+	snprintf(attr, sizeof(attr), "health=%u", health);
+	assert_true(chips <= NPU_MAX_CHIPS && phy < (int)chips);
+	if (phy >= 0)
+		attrs[phy] = attr;
+	node_write_chip_state(node, &(struct chip_state){ .chips = chips, .attrs = attrs });
+}
+
 void node_write_chips(struct node *node, unsigned chips, const char *extra)
 {
-	char *buf = calloc(1, 64 * 1024);
-	assert_non_null(buf);
-	size_t used = (size_t)snprintf(buf, 64 * 1024, "driver 24.1.rc1\n");
-	for (unsigned i = 0; i < chips; i++)
-		used += (size_t)snprintf(buf + used, 64 * 1024 - used,
-					 "chip phy=%u name=910B3 health=0 aicore=20 hbm_mb=65536\n", i);
-	node_write_state(node, "%s%s", buf, extra ? extra : "");
-	free(buf);
+	node_write_chip_state(node, &(struct chip_state){ .chips = chips, .tail = extra });
+}
+
+const char *devices_line(char *buf, size_t size, unsigned capacity, unsigned allocatable, const char *unhealthy)
+{
+	int w = snprintf(buf, size, "devices resource=ascend.com/npu capacity=%u allocatable=%u unhealthy=%s", capacity,
+			 allocatable, unhealthy);
+	assert_true(w > 0 && (size_t)w < size);
+	return buf;
 }
 
 void node_init(struct node *node, const struct node_options *o)
 {
 	memset(node, 0, sizeof(*node));
+	node->chips = o->chips;
 	/* A fresh root-owned dir under the sticky /tmp passes DCMI's ownership check. */
 	snprintf(node->root, sizeof(node->root), "/tmp/ascend-it-XXXXXX");
 	assert_non_null(mkdtemp(node->root));
@@ -493,19 +529,7 @@ void node_init(struct node *node, const struct node_options *o)
 	if (!o->no_dcmi)
 		node_install_dcmi(node, true);
 
-	char extra[256] = "";
-	if (o->extra_state)
-		snprintf(extra, sizeof(extra), "%s", o->extra_state);
-	if (o->chip_name && strcmp(o->chip_name, "910B3") != 0) {
-		char *buf = calloc(1, 64 * 1024);
-		size_t used = (size_t)snprintf(buf, 64 * 1024, "driver 24.1.rc1\n");
-		for (unsigned i = 0; i < o->chips; i++)
-			used += (size_t)snprintf(buf + used, 64 * 1024 - used, "chip phy=%u name=%s\n", i, o->chip_name);
-		node_write_state(node, "%s%s", buf, extra);
-		free(buf);
-	} else {
-		node_write_chips(node, o->chips, extra);
-	}
+	node_write_chip_state(node, &(struct chip_state){ .chips = o->chips, .name = o->chip_name, .tail = o->extra_state });
 }
 
 static void remove_tree(const char *path)
@@ -585,6 +609,15 @@ struct proc *node_start_kubelet(struct node *node)
 	node->kubelet = proc_start(argv, NULL);
 	assert_non_null(proc_expect(node->kubelet, "ready", WAIT_MS));
 	return node->kubelet;
+}
+
+void node_start_registered(struct node *node, const char *const extra_flags[])
+{
+	struct proc *k = node_start_kubelet(node);
+	node_start_plugin(node, extra_flags);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	char want[128];
+	assert_non_null(proc_expect(k, devices_line(want, sizeof(want), node->chips, node->chips, "-"), WAIT_MS));
 }
 
 struct gc_channel *node_plugin_channel(struct node *node)

@@ -59,6 +59,7 @@ struct node_options {
 };
 
 struct node {
+	unsigned chips;          /* as in node_options */
 	char root[64];           /* the node's temp dir; also --host-root */
 	char dev_dir[128];       /* <root>/dev */
 	char socket_dir[128];    /* <root>/kubelet */
@@ -86,8 +87,30 @@ int node_teardown(void **state);
 /* Replaces the DCMI state file atomically (write + rename). */
 void node_write_state(struct node *node, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The standard state for n healthy chips, followed by extra lines. */
+/* A DCMI state file for chips phy 0..chips-1. */
+struct chip_state {
+	unsigned chips;
+	const char *name;          /* chip name, default "910B3" */
+	const char *head;          /* lines before the chips, e.g. "subscribe off\n"; may be NULL */
+	const char *const *attrs;  /* attrs[phy], e.g. "health=2 errors=80E01801", replaces
+				    * "health=0" where not NULL; attrs may be NULL */
+	const char *tail;          /* lines after the chips; may be NULL */
+};
+
+/* Writes "driver 24.1.rc1", the head, one chip line per chip and the tail.
+ * Nodes of more than 64 chips put four on each card, since DCMI lists at
+ * most 64 cards; smaller ones have card = phy. */
+void node_write_chip_state(struct node *node, const struct chip_state *state);
+
+/* The standard state with one chip (none when phy < 0) at a DCMI health. */
+void node_write_health(struct node *node, unsigned chips, int phy, unsigned health);
+
+/* The standard state for n healthy 910B3 chips, followed by extra lines. */
 void node_write_chips(struct node *node, unsigned chips, const char *extra);
+
+/* kubelet-sim's line for a device list of resource ascend.com/npu;
+ * unhealthy is the comma-separated ids, or "-" for none. */
+const char *devices_line(char *buf, size_t size, unsigned capacity, unsigned allocatable, const char *unhealthy);
 
 /* Installs (or removes) the simulator as the driver tree's libdcmi.so. */
 void node_install_dcmi(struct node *node, bool present);
@@ -101,6 +124,10 @@ struct proc *node_start_plugin(struct node *node, const char *const extra_flags[
 
 /* Starts kubelet-sim on the node's socket dir and waits for it to be ready. */
 struct proc *node_start_kubelet(struct node *node);
+
+/* Starts kubelet-sim, then the plugin with extra flags, and waits until
+ * the kubelet has the registration and every chip of the node Healthy. */
+void node_start_registered(struct node *node, const char *const extra_flags[]);
 
 /* A gRPC channel to the plugin's socket. */
 struct gc_channel *node_plugin_channel(struct node *node);
