@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/crash.h"
 #include "base/log.h"
 #include "config/config.h"
 #include "plugin/daemon.h"
@@ -43,10 +44,10 @@ int main(int argc, char **argv)
 	}
 
 	log_set_level(config.log_level);
-	int r = daemon_run(&config);
-	if (r < 0) {
-		log_error("cannot start: %s", strerror(-r));
+	if (crash_guard_install("ascend-device-plugin") < 0) {
+		fprintf(stderr, "ascend-device-plugin: cannot install the crash handler\n");
 		return 1;
 	}
-	return 0;
+	/* The daemon logs why it could not start. */
+	return daemon_run(&config) < 0 ? 1 : 0;
 }

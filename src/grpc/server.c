@@ -336,15 +336,15 @@ static void on_request_message(struct cq_tag *tag, bool ok)
 	if (!ok) {
 		/* The call died before its message arrived (cancelled, shutdown). */
 		send_final(s, GRPC_STATUS_CANCELLED, "call ended before its request arrived", NULL, 0, false);
-		goto out;
+		goto aborted;
 	}
 	if (!s->recv_buf) {
 		send_final(s, GRPC_STATUS_INVALID_ARGUMENT, "missing request message", NULL, 0, false);
-		goto out;
+		goto aborted;
 	}
 	if (wire_buffer_read(s->recv_buf, &req, &len) < 0) {
 		send_final(s, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory reading the request", NULL, 0, false);
-		goto out;
+		goto aborted;
 	}
 
 	if (s->kind == CALL_UNARY) {
@@ -384,7 +384,11 @@ static void on_request_message(struct cq_tag *tag, bool ok)
 	}
 	pthread_mutex_unlock(&s->lock);
 	free(reply.body);
+	goto out;
 
+aborted:
+	if (s->kind == CALL_STREAM && s->method->stream_aborted)
+		s->method->stream_aborted(server->ctx);
 out:
 	free(req);
 	gs_stream_unref(s); /* the receive batch's reference */

@@ -43,6 +43,10 @@ struct gs_method {
 	 * Called exactly once for each stream whose stream_open returned OK; the
 	 * stream must not be used after this returns unless a reference was taken. */
 	void (*stream_closed)(void *ctx, struct gs_stream *stream);
+
+	/* Optional: a call to this streaming method ended before stream_open
+	 * could run (cancelled before its request was read, or no request). */
+	void (*stream_aborted)(void *ctx);
 };
 
 /* Binds unix:<socket_path> (an existing file there is replaced), starts the

@@ -26,8 +26,9 @@ void loop_quit(struct loop *loop);
 
 /* A one-shot or periodic timer on CLOCK_MONOTONIC. */
 int loop_timer_new(struct loop *loop, loop_fn fn, void *ctx, struct loop_timer **ret_timer);
-/* Fires after delay_ms, then every interval_ms if it is > 0. Re-arming replaces. */
-int loop_timer_arm(struct loop_timer *timer, int64_t delay_ms, int64_t interval_ms);
+/* Fires after delay_ms (at once when <= 0), then every interval_ms if it is
+ * > 0. Re-arming replaces. Cannot fail. */
+void loop_timer_arm(struct loop_timer *timer, int64_t delay_ms, int64_t interval_ms);
 void loop_timer_disarm(struct loop_timer *timer);
 void loop_timer_free(struct loop_timer *timer);
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -538,26 +539,62 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 	return 0;
 }
 
-int dcmi_subscribe_faults(struct dcmi_lib *lib, dcmi_fault_event_callback handler)
+/* The one fault subscriber. DCMI keeps calling the trampoline for as long
+ * as the process lives; the lock held around the call is what lets
+ * dcmi_unsubscribe_faults promise that the subscriber is done. */
+static struct {
+	pthread_mutex_t lock;
+	dcmi_fault_fn fn;
+	void *ctx;
+} subscriber = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void fault_trampoline(struct dcmi_event *event)
 {
-	if (!lib || !handler)
+	pthread_mutex_lock(&subscriber.lock);
+	if (subscriber.fn && event)
+		subscriber.fn(subscriber.ctx, event);
+	pthread_mutex_unlock(&subscriber.lock);
+}
+
+int dcmi_subscribe_faults(struct dcmi_lib *lib, dcmi_fault_fn fn, void *ctx)
+{
+	if (!lib || !fn)
 		return -EINVAL;
 	clear_error(lib);
 
 	if (!lib->fn.dcmi_subscribe_fault_event)
 		return -EOPNOTSUPP;
+	pthread_mutex_lock(&subscriber.lock);
+	bool busy = subscriber.fn && (subscriber.fn != fn || subscriber.ctx != ctx);
+	if (!busy) {
+		subscriber.fn = fn;
+		subscriber.ctx = ctx;
+	}
+	pthread_mutex_unlock(&subscriber.lock);
+	if (busy)
+		return -EBUSY;
+
 	/* An all-zero filter selects every event; card = device = -1 selects
 	 * every chip, including ones that appear later. */
 	struct dcmi_event_filter filter;
 	memset(&filter, 0, sizeof(filter));
-	int rc = lib->fn.dcmi_subscribe_fault_event(-1, -1, filter, handler);
+	int rc = lib->fn.dcmi_subscribe_fault_event(-1, -1, filter, fault_trampoline);
+	if (rc == DCMI_OK)
+		return 0;
+	dcmi_unsubscribe_faults();
 	if (rc == DCMI_ERR_NOT_SUPPORTED) {
 		record_error(lib, "dcmi_subscribe_fault_event", rc);
 		return -EOPNOTSUPP;
 	}
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_subscribe_fault_event", rc);
-	return 0;
+	return vendor_failed(lib, "dcmi_subscribe_fault_event", rc);
+}
+
+void dcmi_unsubscribe_faults(void)
+{
+	pthread_mutex_lock(&subscriber.lock);
+	subscriber.fn = NULL;
+	subscriber.ctx = NULL;
+	pthread_mutex_unlock(&subscriber.lock);
 }
 
 int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)

@@ -93,10 +93,20 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
 int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
 			  size_t *ret_count);
 
-/* Subscribes handler to fault events of every chip (card = device = -1, an
- * all-zero filter). The handler runs on a DCMI thread. -EOPNOTSUPP when the
- * symbol is missing or DCMI answers -8255, -EIO on other failures. */
-int dcmi_subscribe_faults(struct dcmi_lib *lib, dcmi_fault_event_callback handler);
+/* Receives a fault event on a DCMI thread: it must only copy what it needs
+ * and wake its owner. */
+typedef void (*dcmi_fault_fn)(void *ctx, const struct dcmi_event *event);
+
+/* Subscribes fn(ctx, ...) to fault events of every chip (card = device = -1,
+ * an all-zero filter). DCMI's callback carries no context and cannot be
+ * unsubscribed, so this module hands each event to the one subscriber it
+ * holds. -EBUSY when another subscriber holds it, -EOPNOTSUPP when the symbol
+ * is missing or DCMI answers -8255, -EIO on other failures. */
+int dcmi_subscribe_faults(struct dcmi_lib *lib, dcmi_fault_fn fn, void *ctx);
+
+/* Drops the subscriber. When it returns, fn is not running and is never
+ * called again, so ctx may be freed. Harmless when not subscribed. */
+void dcmi_unsubscribe_faults(void);
 
 /* dcmi_get_dcmi_version into buf (non-printable bytes replaced);
  * -EOPNOTSUPP when missing, -ENAMETOOLONG (buf untouched) when it does not fit. */

@@ -12,7 +12,8 @@ struct inventory {
 	enum npu_backend_mode mode;
 	struct dcmi_search search;
 	char dev_dir[4096];
-	dcmi_fault_event_callback on_fault_event;
+	dcmi_fault_fn on_fault_event;
+	void *fault_ctx;
 
 	struct dcmi_lib *dcmi;
 	struct inventory_status status;
@@ -113,6 +114,7 @@ int inventory_new(const struct inventory_options *options, struct inventory **re
 	inv->mode = options->backend;
 	inv->search = options->dcmi;
 	inv->on_fault_event = options->on_fault_event;
+	inv->fault_ctx = options->fault_ctx;
 	int r = str_copy(inv->dev_dir, sizeof(inv->dev_dir), options->dev_dir);
 	if (r < 0)
 		goto fail;
@@ -135,6 +137,8 @@ void inventory_free(struct inventory *inv)
 {
 	if (!inv)
 		return;
+	if (inv->status.events)
+		dcmi_unsubscribe_faults();
 	dcmi_lib_close(inv->dcmi);
 	npu_snapshot_unref(inv->current);
 	free(inv);
@@ -152,7 +156,7 @@ static void try_load_dcmi(struct inventory *inv)
 		/* Events may come later (DCMI's own daemon starting after us):
 		 * until they do, ask again on every refresh. */
 		if (!st->events && inv->on_fault_event) {
-			st->events_error = dcmi_subscribe_faults(inv->dcmi, inv->on_fault_event);
+			st->events_error = dcmi_subscribe_faults(inv->dcmi, inv->on_fault_event, inv->fault_ctx);
 			st->events = st->events_error == 0;
 		}
 		return;
@@ -167,7 +171,8 @@ static void try_load_dcmi(struct inventory *inv)
 	snprintf(st->dcmi_path, sizeof(st->dcmi_path), "%s", dcmi_lib_path(inv->dcmi));
 	if (dcmi_driver_version(inv->dcmi, st->driver_version, sizeof(st->driver_version)) < 0)
 		st->driver_version[0] = '\0';
-	st->events_error = inv->on_fault_event ? dcmi_subscribe_faults(inv->dcmi, inv->on_fault_event) : -EOPNOTSUPP;
+	st->events_error = inv->on_fault_event ? dcmi_subscribe_faults(inv->dcmi, inv->on_fault_event, inv->fault_ctx)
+					       : -EOPNOTSUPP;
 	st->events = st->events_error == 0;
 }
 

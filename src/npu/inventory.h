@@ -73,8 +73,10 @@ struct inventory_options {
 	enum npu_backend_mode backend;
 	struct dcmi_search dcmi;
 	const char *dev_dir;
-	/* Receives DCMI fault events on a vendor thread; it must only wake the owner. */
-	dcmi_fault_event_callback on_fault_event;
+	/* Receives DCMI fault events on a vendor thread; it must only wake the
+	 * owner. Never called once inventory_free has returned. */
+	dcmi_fault_fn on_fault_event;
+	void *fault_ctx;
 };
 
 enum inventory_source {

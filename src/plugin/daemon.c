@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/crash.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "grpc/client.h"
@@ -19,6 +20,7 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/registrar.h"
+#include "plugin/session.h"
 #include "plugin/service.h"
 
 #define REBIND_RETRY_MS 1000
@@ -33,13 +35,21 @@ struct daemon {
 
 	struct loop_timer *health_timer;
 	struct loop_timer *rebind_timer;
+	struct loop_timer *watchdog_timer;
 	struct loop_async *fault_async;
-	struct loop_async *stream_ended_async;
+	struct loop_async *stream_async;
 
 	struct inventory *inventory;
 	struct service *service;
 	struct gs_server *server;
 	struct registrar *registrar;
+	struct session session;
+	uint64_t seen_opened, seen_ended; /* the service's kubelet stream tags, as fed to the session */
+
+	/* Fault events: written on DCMI's thread, read on the loop. */
+	pthread_mutex_t fault_lock;
+	struct dcmi_dms_fault_event last_fault;
+	unsigned fault_count;
 
 	/* What was last logged, so each condition is reported once. */
 	struct npu_snapshot *logged;
@@ -48,29 +58,20 @@ struct daemon {
 	bool bind_failed;
 	bool registered_once;
 	int64_t register_started_ms;
-	/* The kubelet.sock we are registered with, so that an inotify event for
-	 * a kubelet we already registered with does not start over. */
-	bool registered;
-	dev_t kubelet_dev;
-	ino_t kubelet_ino;
 };
 
-/* DCMI calls its fault handler on a vendor thread without a context pointer. */
-static struct loop_async *fault_wakeup;
-static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dcmi_dms_fault_event last_fault;
-static unsigned fault_count;
-
-static void on_dcmi_fault(struct dcmi_event *event)
+/* DCMI's thread: copy the event and wake the loop, nothing more. The npu
+ * layer guarantees no call once the inventory is freed. */
+static void on_dcmi_fault(void *ctx, const struct dcmi_event *event)
 {
-	if (event && event->type == DCMI_EVENT_TYPE_DMS_FAULT) {
-		pthread_mutex_lock(&fault_lock);
-		last_fault = event->event_t.dms_event;
-		fault_count++;
-		pthread_mutex_unlock(&fault_lock);
+	struct daemon *d = ctx;
+	if (event->type == DCMI_EVENT_TYPE_DMS_FAULT) {
+		pthread_mutex_lock(&d->fault_lock);
+		d->last_fault = event->event_t.dms_event;
+		d->fault_count++;
+		pthread_mutex_unlock(&d->fault_lock);
 	}
-	if (fault_wakeup)
-		loop_async_send(fault_wakeup);
+	loop_async_send(d->fault_async);
 }
 
 /* --- reporting ---------------------------------------------------------- */
@@ -168,7 +169,12 @@ static void watch_socket_dir_again(struct daemon *d);
 static void refresh(struct daemon *d, const char *reason)
 {
 	bool changed = false;
-	if (inventory_refresh(d->inventory, &changed) < 0) {
+	/* Vendor code runs in here: if it kills the process, say so. */
+	crash_guard_enter("loading or querying the DCMI library (libdcmi.so); "
+			  "check the driver installation, or run with --backend devfs");
+	int r = inventory_refresh(d->inventory, &changed);
+	crash_guard_leave();
+	if (r < 0) {
 		log_error("cannot refresh the inventory (%s): out of memory", reason);
 		return;
 	}
@@ -196,11 +202,11 @@ static void on_health_timer(void *ctx)
 static void on_fault(void *ctx)
 {
 	struct daemon *d = ctx;
-	pthread_mutex_lock(&fault_lock);
-	struct dcmi_dms_fault_event ev = last_fault;
-	unsigned count = fault_count;
-	fault_count = 0;
-	pthread_mutex_unlock(&fault_lock);
+	pthread_mutex_lock(&d->fault_lock);
+	struct dcmi_dms_fault_event ev = d->last_fault;
+	unsigned count = d->fault_count;
+	d->fault_count = 0;
+	pthread_mutex_unlock(&d->fault_lock);
 	if (count)
 		log_info("DCMI fault event: chip logic id %u %s, severity %u, event 0x%08X%s", ev.deviceid,
 			 ev.assertion == DCMI_ASSERTION_RECOVERY ? "recovered" : "fault", ev.severity, ev.event_id,
@@ -208,73 +214,161 @@ static void on_fault(void *ctx)
 	refresh(d, "fault event");
 }
 
-/* --- serving and registering ---------------------------------------------- */
+/* --- the session's operations -------------------------------------------- */
 
-static void rebind(struct daemon *d, const char *why)
+static void op_unbind(void *ctx)
 {
-	const struct config *c = d->config;
-	size_t n_methods;
-	const struct gs_method *methods = service_methods(&n_methods);
-
-	d->registered = false;
+	struct daemon *d = ctx;
 	registrar_cancel(d->registrar);
 	service_forget_kubelet_stream(d->service);
-	/* The old server must be gone first: stopping it unlinks the socket path. */
+	/* The old server must be gone before a new one binds: stopping it
+	 * unlinks the socket path. */
 	gs_server_stop(d->server);
 	d->server = NULL;
+}
 
-	int r = gs_server_start(c->socket_path, methods, n_methods, d->service, &d->server);
-	if (r < 0) {
+static int op_bind(void *ctx)
+{
+	struct daemon *d = ctx;
+	size_t n_methods;
+	const struct gs_method *methods = service_methods(&n_methods);
+	return gs_server_start(d->config->socket_path, methods, n_methods, d->service, &d->server);
+}
+
+static void op_register_start(void *ctx, uint64_t tag)
+{
+	struct daemon *d = ctx;
+	d->register_started_ms = now_ms();
+	registrar_register(d->registrar, tag);
+}
+
+static void op_arm_bind_retry(void *ctx)
+{
+	struct daemon *d = ctx;
+	loop_timer_arm(d->rebind_timer, REBIND_RETRY_MS, 0);
+}
+
+static void op_watchdog(void *ctx, bool arm)
+{
+	struct daemon *d = ctx;
+	if (arm)
+		loop_timer_arm(d->watchdog_timer, SESSION_WATCHDOG_MS, 0);
+	else
+		loop_timer_disarm(d->watchdog_timer);
+}
+
+/* The daemon speaks for the session: one debug line per event, and the
+ * lines an operator needs at info level. */
+static void op_transition(void *ctx, enum session_state from, enum session_event ev, enum session_state to,
+			  bool handled, int error)
+{
+	struct daemon *d = ctx;
+	const struct config *c = d->config;
+
+	log_debug("session: %s + %s -> %s%s", session_state_name(from), session_event_name(ev), session_state_name(to),
+		  handled ? "" : " (ignored)");
+	if (!handled)
+		return;
+	switch (ev) {
+	case SESSION_EV_KUBELET_STARTED:
+		log_info("kubelet.sock created: the kubelet (re)started");
+		break;
+	case SESSION_EV_SOCKET_DELETED:
+		log_info("%s was removed; serving anew", c->socket_path);
+		break;
+	case SESSION_EV_DIR_GONE:
+		log_warn("%s was removed; waiting for it to come back", c->socket_dir);
+		break;
+	case SESSION_EV_DIR_BACK:
+		log_info("%s is back; serving anew", c->socket_dir);
+		break;
+	case SESSION_EV_STREAM_ENDED:
+		log_info("the kubelet's ListAndWatch stream ended; serving anew and registering again");
+		break;
+	case SESSION_EV_WATCHDOG:
+		log_warn("the kubelet accepted the registration but opened no ListAndWatch stream within %dms; "
+			 "registering again",
+			 SESSION_WATCHDOG_MS);
+		break;
+	case SESSION_EV_REGISTERED: {
+		long long took = (long long)(now_ms() - d->register_started_ms);
+		if (!d->registered_once)
+			log_info("registered %s with the kubelet (endpoint %s)", c->resource_name, c->endpoint);
+		else
+			log_info("registered again with the kubelet in %lldms", took);
+		d->registered_once = true;
+		break;
+	}
+	default:
+		break;
+	}
+	/* A failed bind at start is the caller's to report; later ones are
+	 * retried, and said once. */
+	if (error < 0 && ev != SESSION_EV_START) {
 		if (!d->bind_failed)
-			log_error("cannot serve on %s: %s; retrying every %dms", c->socket_path, strerror(-r),
+			log_error("cannot serve on %s: %s; retrying every %dms", c->socket_path, strerror(-error),
 				  REBIND_RETRY_MS);
 		d->bind_failed = true;
-		loop_timer_arm(d->rebind_timer, REBIND_RETRY_MS, 0);
-		return;
-	}
-	if (d->bind_failed)
+	} else if (to != SESSION_UNBOUND && to != SESSION_STOPPED && d->bind_failed) {
 		log_info("serving on %s", c->socket_path);
-	d->bind_failed = false;
-	log_debug("serving on %s (%s); registering", c->socket_path, why);
-	d->register_started_ms = now_ms();
-	registrar_register(d->registrar);
+		d->bind_failed = false;
+	}
+	if (to == SESSION_REGISTERING && from != SESSION_REGISTERING)
+		log_debug("serving on %s; registering", c->socket_path);
 }
+
+static const struct session_ops session_ops = {
+	.unbind = op_unbind,
+	.bind = op_bind,
+	.register_start = op_register_start,
+	.arm_bind_retry = op_arm_bind_retry,
+	.watchdog = op_watchdog,
+	.transition = op_transition,
+};
 
 static void on_rebind_timer(void *ctx)
 {
-	rebind(ctx, "retry");
+	struct daemon *d = ctx;
+	session_handle(&d->session, SESSION_EV_BIND_RETRY, NULL);
 }
 
-static void on_registered(void *ctx, unsigned failures)
+static void on_watchdog_timer(void *ctx)
 {
 	struct daemon *d = ctx;
-	const struct config *c = d->config;
-	long long took = (long long)(now_ms() - d->register_started_ms);
+	session_handle(&d->session, SESSION_EV_WATCHDOG, NULL);
+}
 
-	service_register_ended(d->service, true);
+/* Which kubelet.sock is there now (all zero when none). */
+static struct session_kubelet kubelet_now(const struct daemon *d)
+{
 	struct stat st;
-	d->registered = stat(c->kubelet_socket, &st) == 0;
-	d->kubelet_dev = d->registered ? st.st_dev : 0;
-	d->kubelet_ino = d->registered ? st.st_ino : 0;
-
-	if (!d->registered_once)
-		log_info("registered %s with the kubelet (endpoint %s)%s", c->resource_name, c->endpoint,
-			 failures ? " after retrying" : "");
-	else
-		log_info("registered again with the kubelet in %lldms", took);
-	d->registered_once = true;
+	if (stat(d->config->kubelet_socket, &st) < 0)
+		return (struct session_kubelet){ 0 };
+	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
 }
 
-static void on_register_attempt(void *ctx)
+/* --- the registrar's and the service's reports ------------------------------ */
+
+static void on_register_attempt(void *ctx, uint64_t tag)
 {
 	struct daemon *d = ctx;
-	service_register_started(d->service);
+	session_attempting(&d->session, kubelet_now(d));
+	service_register_started(d->service, tag);
 }
 
-static void on_register_failed(void *ctx, const char *why, unsigned failures)
+static void on_registered(void *ctx, uint64_t tag, unsigned failures)
 {
 	struct daemon *d = ctx;
-	service_register_ended(d->service, false);
+	service_register_ended(d->service, tag, true);
+	if (failures && !d->registered_once)
+		log_debug("the kubelet accepted the registration after %u failed attempts", failures);
+	session_handle(&d->session, SESSION_EV_REGISTERED, &(struct session_event_data){ .tag = tag });
+}
+
+static void on_register_failed(void *ctx, uint64_t tag, const char *why, unsigned failures)
+{
+	struct daemon *d = ctx;
+	service_register_ended(d->service, tag, false);
 	/* While the kubelet restarts, a failed attempt or two is expected. */
 	if (failures == 1 && !d->registered_once)
 		log_warn("registration with the kubelet failed (%s); retrying with backoff", why);
@@ -284,11 +378,19 @@ static void on_register_failed(void *ctx, const char *why, unsigned failures)
 		log_debug("registration attempt %u failed (%s)", failures, why);
 }
 
-static void on_stream_ended(void *ctx)
+static void on_kubelet_stream(void *ctx)
 {
 	struct daemon *d = ctx;
-	log_info("the kubelet's ListAndWatch stream ended; serving anew and registering again");
-	rebind(d, "kubelet stream ended");
+	uint64_t opened, ended;
+	service_kubelet_stream(d->service, &opened, &ended);
+	if (opened != d->seen_opened) {
+		d->seen_opened = opened;
+		session_handle(&d->session, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = opened });
+	}
+	if (ended != d->seen_ended) {
+		d->seen_ended = ended;
+		session_handle(&d->session, SESSION_EV_STREAM_ENDED, &(struct session_event_data){ .tag = ended });
+	}
 }
 
 /* --- watching the file system ------------------------------------------- */
@@ -308,14 +410,12 @@ static int watch_socket_dir(struct daemon *d)
 	return d->socket_dir_wd < 0 ? -errno : 0;
 }
 
-/* The kubelet's directory was removed and comes back (with the health timer's
- * refresh asking): whatever was in it, our socket is gone, so serve anew. */
+/* The kubelet's directory was removed and comes back (the health timer's
+ * refresh asks): whatever was in it, our socket is gone. */
 static void watch_socket_dir_again(struct daemon *d)
 {
-	if (watch_socket_dir(d) < 0)
-		return;
-	log_info("%s is back; serving anew", d->config->socket_dir);
-	rebind(d, "socket directory back");
+	if (watch_socket_dir(d) == 0)
+		session_handle(&d->session, SESSION_EV_DIR_BACK, NULL);
 }
 
 static void on_inotify(void *ctx, uint32_t events)
@@ -355,29 +455,18 @@ static void on_inotify(void *ctx, uint32_t events)
 	if (socket_dir_gone) {
 		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
 		d->socket_dir_wd = -1;
-		log_warn("%s was removed; waiting for it to come back", c->socket_dir);
-		d->registered = false;
-		registrar_cancel(d->registrar);
+		session_handle(&d->session, SESSION_EV_DIR_GONE, NULL);
 		return;
 	}
-	/* A starting kubelet deletes our socket, then creates kubelet.sock; when
-	 * the first event alone already led to registering with the new
-	 * kubelet, the second must not start over. */
-	struct stat st;
-	if (kubelet_started && d->registered && stat(c->kubelet_socket, &st) == 0 && st.st_dev == d->kubelet_dev &&
-	    st.st_ino == d->kubelet_ino) {
-		log_debug("kubelet.sock created, and already registered with it");
-		kubelet_started = false;
-	}
 	/* Our own restarts delete and recreate the socket too: only a socket
-	 * that is still missing now was removed by someone else. */
-	if (kubelet_started) {
-		log_info("kubelet.sock created: the kubelet (re)started");
-		rebind(d, "kubelet restarted");
-	} else if (socket_gone && !path_exists(c->socket_path)) {
-		log_info("%s was removed; serving anew", c->socket_path);
-		rebind(d, "socket removed");
-	}
+	 * that is still missing now was removed by someone else. A starting
+	 * kubelet deletes it and then creates kubelet.sock; the session knows
+	 * whether the registration this leads to already reaches that kubelet. */
+	if (socket_gone && !path_exists(c->socket_path))
+		session_handle(&d->session, SESSION_EV_SOCKET_DELETED, NULL);
+	if (kubelet_started)
+		session_handle(&d->session, SESSION_EV_KUBELET_STARTED,
+			       &(struct session_event_data){ .kubelet = kubelet_now(d) });
 }
 
 /* --- signals ------------------------------------------------------------- */
@@ -393,13 +482,14 @@ static void on_signal(void *ctx, uint32_t events)
 		case SIGTERM:
 		case SIGINT:
 			log_info("received %s; stopping", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			session_handle(&d->session, SESSION_EV_STOP, NULL);
 			loop_quit(d->loop);
 			return;
 		case SIGHUP:
 			log_info("received SIGHUP; rediscovering and registering again");
 			inventory_forget(d->inventory);
 			refresh(d, "SIGHUP");
-			rebind(d, "SIGHUP");
+			session_handle(&d->session, SESSION_EV_RELOAD, NULL);
 			break;
 		default:
 			break;
@@ -427,24 +517,20 @@ int daemon_block_signals(void)
 
 /* --- lifecycle ------------------------------------------------------------ */
 
-static int ensure_dir(const char *path)
-{
-	if (mkdir(path, 0750) == 0 || errno == EEXIST)
-		return 0;
-	return -errno;
-}
-
+/* Tears down in reverse order whatever daemon_init got to build. The
+ * inventory goes first: freeing it drops the DCMI fault subscription and
+ * waits for a callback in progress, which uses fault_async. */
 static void daemon_fini(struct daemon *d)
 {
-	fault_wakeup = NULL;
+	inventory_free(d->inventory);
+	session_handle(&d->session, SESSION_EV_STOP, NULL);
 	registrar_free(d->registrar);
-	service_forget_kubelet_stream(d->service);
 	gs_server_stop(d->server);
 	service_free(d->service);
-	inventory_free(d->inventory);
 	npu_snapshot_unref(d->logged);
-	loop_async_free(d->stream_ended_async);
+	loop_async_free(d->stream_async);
 	loop_async_free(d->fault_async);
+	loop_timer_free(d->watchdog_timer);
 	loop_timer_free(d->rebind_timer);
 	loop_timer_free(d->health_timer);
 	if (d->inotify_fd >= 0)
@@ -452,41 +538,74 @@ static void daemon_fini(struct daemon *d)
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
 	loop_free(d->loop);
+	pthread_mutex_destroy(&d->fault_lock);
 }
 
-static int daemon_init(struct daemon *d, const struct config *c)
+/* The socket directory must exist (it is created when only it is missing,
+ * as on a node whose kubelet has not started yet) and take a new socket. */
+static int prepare_socket_dir(const char *dir, char *why, size_t why_size)
+{
+	struct stat st;
+	int r = 0;
+
+	if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+		r = -errno;
+	else if (stat(dir, &st) < 0)
+		r = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		r = -ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		r = -errno;
+	if (r < 0)
+		snprintf(why, why_size, "socket directory %s: %s", dir, strerror(-r));
+	return r;
+}
+
+/* Builds everything the daemon needs before it serves; on failure why says
+ * what could not be had and why, and daemon_fini undoes the part built. */
+static int daemon_init(struct daemon *d, const struct config *c, char *why, size_t why_size)
 {
 	sigset_t set;
 	int r;
 
 	*d = (struct daemon){ .config = c, .signal_fd = -1, .inotify_fd = -1, .socket_dir_wd = -1, .dev_dir_wd = -1 };
+	pthread_mutex_init(&d->fault_lock, NULL);
+	session_init(&d->session, &session_ops, d);
 
-	if ((r = loop_new(&d->loop)) < 0)
+	if ((r = loop_new(&d->loop)) < 0) {
+		snprintf(why, why_size, "cannot create the event loop (epoll): %s", strerror(-r));
 		return r;
-
+	}
 	signal_set(&set);
 	d->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (d->signal_fd < 0)
-		return -errno;
-	if ((r = loop_add_fd(d->loop, d->signal_fd, EPOLLIN, on_signal, d)) < 0)
+	if (d->signal_fd < 0 || (r = loop_add_fd(d->loop, d->signal_fd, EPOLLIN, on_signal, d)) < 0) {
+		r = d->signal_fd < 0 ? -errno : r;
+		snprintf(why, why_size, "cannot create a signalfd: %s", strerror(-r));
 		return r;
-
+	}
 	d->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (d->inotify_fd < 0)
-		return -errno;
-	if ((r = loop_add_fd(d->loop, d->inotify_fd, EPOLLIN, on_inotify, d)) < 0)
+	if (d->inotify_fd < 0 || (r = loop_add_fd(d->loop, d->inotify_fd, EPOLLIN, on_inotify, d)) < 0) {
+		r = d->inotify_fd < 0 ? -errno : r;
+		snprintf(why, why_size, "cannot create an inotify instance: %s%s", strerror(-r),
+			 r == -EMFILE ? " (per-process fd limit, or fs.inotify.max_user_instances)" : "");
 		return r;
-	if ((r = ensure_dir(c->socket_dir)) < 0)
+	}
+	if ((r = prepare_socket_dir(c->socket_dir, why, why_size)) < 0)
 		return r;
-	if ((r = watch_socket_dir(d)) < 0)
+	if ((r = watch_socket_dir(d)) < 0) {
+		snprintf(why, why_size, "cannot watch %s: %s%s", c->socket_dir, strerror(-r),
+			 r == -ENOSPC ? " (fs.inotify.max_user_watches)" : "");
 		return r;
+	}
 
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
 	    (r = loop_timer_new(d->loop, on_rebind_timer, d, &d->rebind_timer)) < 0 ||
+	    (r = loop_timer_new(d->loop, on_watchdog_timer, d, &d->watchdog_timer)) < 0 ||
 	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0 ||
-	    (r = loop_async_new(d->loop, on_stream_ended, d, &d->stream_ended_async)) < 0)
+	    (r = loop_async_new(d->loop, on_kubelet_stream, d, &d->stream_async)) < 0) {
+		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
-	fault_wakeup = d->fault_async;
+	}
 
 	const struct inventory_options inv = {
 		.backend = c->backend,
@@ -498,16 +617,21 @@ static int daemon_init(struct daemon *d, const struct config *c)
 		},
 		.dev_dir = c->dev_dir,
 		.on_fault_event = on_dcmi_fault,
+		.fault_ctx = d,
 	};
-	if ((r = inventory_new(&inv, &d->inventory)) < 0)
+	if ((r = inventory_new(&inv, &d->inventory)) < 0) {
+		snprintf(why, why_size, "cannot create the inventory: %s", strerror(-r));
 		return r;
+	}
 
 	const struct service_options svc = {
 		.paths = { .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path },
-		.kubelet_stream_ended = d->stream_ended_async,
+		.kubelet_stream_changed = d->stream_async,
 	};
-	if ((r = service_new(&svc, &d->service)) < 0)
+	if ((r = service_new(&svc, &d->service)) < 0) {
+		snprintf(why, why_size, "cannot create the service: %s", strerror(-r));
 		return r;
+	}
 
 	const struct registrar_options reg = {
 		.loop = d->loop,
@@ -520,13 +644,18 @@ static int daemon_init(struct daemon *d, const struct config *c)
 		.failed = on_register_failed,
 		.ctx = d,
 	};
-	return registrar_new(&reg, &d->registrar);
+	if ((r = registrar_new(&reg, &d->registrar)) < 0) {
+		snprintf(why, why_size, "cannot start the registrar (gRPC client thread): %s", strerror(-r));
+		return r;
+	}
+	return 0;
 }
 
 int daemon_run(const struct config *c)
 {
 	struct daemon d;
-	int r = daemon_init(&d, c);
+	char why[CONFIG_PATH_MAX + 512] = "";
+	int r = daemon_init(&d, c, why, sizeof(why));
 	if (r < 0)
 		goto out;
 
@@ -535,12 +664,20 @@ int daemon_run(const struct config *c)
 		 (long long)c->health_interval_ms);
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
-	rebind(&d, "start");
+	r = session_handle(&d.session, SESSION_EV_START, NULL);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "cannot serve on %s: %s", c->socket_path, strerror(-r));
+		goto out;
+	}
 
 	r = loop_run(d.loop);
+	if (r < 0)
+		snprintf(why, sizeof(why), "the event loop failed (epoll_wait): %s", strerror(-r));
 out:
 	daemon_fini(&d);
-	if (r == 0)
+	if (r < 0)
+		log_error("cannot start: %s", why);
+	else
 		log_info("stopped");
 	return r;
 }
@@ -548,20 +685,23 @@ out:
 int daemon_probe(const struct config *c, char *why, size_t why_size)
 {
 	struct gc_channel *ch;
-	struct gc_result res;
+	struct gc_result res = { 0 };
 	int r = gc_channel_open(c->socket_path, &ch);
 	if (r < 0) {
 		snprintf(why, why_size, "%s: %s", c->socket_path, strerror(-r));
 		return r;
 	}
 	r = gc_unary(ch, "/v1beta1.DevicePlugin/GetDevicePluginOptions", NULL, 0, 2000, &res);
-	if (r == 0 && res.status != GRPC_STATUS_OK) {
-		snprintf(why, why_size, "%s: status %d: %s", c->socket_path, res.status, res.details);
-		r = -EIO;
-	} else if (r < 0) {
+	if (r < 0) {
+		/* The failed call wrote no result: nothing to clear. */
 		snprintf(why, why_size, "%s: %s", c->socket_path, strerror(-r));
+	} else {
+		if (res.status != GRPC_STATUS_OK) {
+			snprintf(why, why_size, "%s: status %d: %s", c->socket_path, res.status, res.details);
+			r = -EIO;
+		}
+		gc_result_clear(&res);
 	}
-	gc_result_clear(&res);
 	gc_channel_close(ch);
 	return r;
 }

@@ -39,6 +39,7 @@ struct registrar {
 	int64_t backoff_ms;
 	unsigned failures;
 	unsigned generation; /* attempts of older generations are stale */
+	uint64_t tag;        /* the caller's name for the current registration */
 
 	pthread_mutex_t lock;
 	struct attempt *pending;   /* in flight */
@@ -86,7 +87,7 @@ static int start_attempt(struct registrar *r)
 	a->registrar = r;
 	a->generation = r->generation;
 	if (r->o.attempting)
-		r->o.attempting(r->o.ctx);
+		r->o.attempting(r->o.ctx, r->tag);
 
 	int ret = gc_channel_open(r->kubelet_socket, &a->channel);
 	if (ret < 0) {
@@ -118,20 +119,25 @@ static void cancel_pending(struct registrar *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-static void on_backoff(void *ctx)
-{
-	struct registrar *r = ctx;
-	if (start_attempt(r) < 0)
-		loop_timer_arm(r->backoff, r->backoff_ms, 0);
-}
-
 static void fail_and_back_off(struct registrar *r, const char *why)
 {
 	r->failures++;
-	r->o.failed(r->o.ctx, why, r->failures);
+	r->o.failed(r->o.ctx, r->tag, why, r->failures);
 	loop_timer_arm(r->backoff, r->backoff_ms, 0);
 	r->backoff_ms = r->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : r->backoff_ms * 2;
 }
+
+static void on_backoff(void *ctx)
+{
+	struct registrar *r = ctx;
+	int ret = start_attempt(r);
+	if (ret < 0) {
+		char why[128];
+		snprintf(why, sizeof(why), "cannot start the Register call: %s", strerror(-ret));
+		fail_and_back_off(r, why);
+	}
+}
+
 
 /* Loop thread: act on finished attempts of the current generation. */
 static void on_completed(void *ctx)
@@ -151,7 +157,7 @@ static void on_completed(void *ctx)
 				unsigned failures = r->failures;
 				r->failures = 0;
 				r->backoff_ms = BACKOFF_FIRST_MS;
-				r->o.registered(r->o.ctx, failures);
+				r->o.registered(r->o.ctx, r->tag, failures);
 			} else {
 				char why[600];
 				snprintf(why, sizeof(why), "status %d: %s", a->status, a->details);
@@ -162,19 +168,23 @@ static void on_completed(void *ctx)
 	}
 }
 
-int registrar_register(struct registrar *r)
+void registrar_register(struct registrar *r, uint64_t tag)
 {
 	cancel_pending(r);
+	r->tag = tag;
 	r->backoff_ms = BACKOFF_FIRST_MS;
 	int ret = start_attempt(r);
-	if (ret < 0)
-		fail_and_back_off(r, "cannot start the Register call");
-	return ret;
+	if (ret < 0) {
+		char why[128];
+		snprintf(why, sizeof(why), "cannot start the Register call: %s", strerror(-ret));
+		fail_and_back_off(r, why);
+	}
 }
 
 void registrar_cancel(struct registrar *r)
 {
-	cancel_pending(r);
+	if (r)
+		cancel_pending(r);
 }
 
 static int pack_request(struct registrar *r)

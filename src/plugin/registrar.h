@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "loop/loop.h"
 
@@ -19,11 +20,13 @@ struct registrar_options {
 	const char *resource_name;
 	bool preferred_allocation;  /* advertise GetPreferredAllocation */
 
-	/* Called on the loop thread. attempting: a Register call is about to
-	 * start. failures counts consecutive failed attempts. */
-	void (*attempting)(void *ctx);
-	void (*registered)(void *ctx, unsigned failures);
-	void (*failed)(void *ctx, const char *why, unsigned failures);
+	/* Called on the loop thread with the tag given to registrar_register.
+	 * attempting: a Register call is about to start (also from inside
+	 * registrar_register); it must not call back into the registrar.
+	 * failures counts consecutive failed attempts. */
+	void (*attempting)(void *ctx, uint64_t tag);
+	void (*registered)(void *ctx, uint64_t tag, unsigned failures);
+	void (*failed)(void *ctx, uint64_t tag, const char *why, unsigned failures);
 	void *ctx;
 };
 
@@ -32,9 +35,11 @@ int registrar_new(const struct registrar_options *options, struct registrar **re
 /* Cancels the pending attempt and backoff, if any. Accepts NULL. */
 void registrar_free(struct registrar *registrar);
 
-/* Starts over: cancels any pending attempt and backoff, registers now. */
-int registrar_register(struct registrar *registrar);
+/* Starts over: cancels any pending attempt and backoff, registers now; the
+ * callbacks of this registration carry tag. When the first call cannot even
+ * start, the failure is reported and retried like any other. */
+void registrar_register(struct registrar *registrar, uint64_t tag);
 
 /* Cancels any pending attempt and backoff; nothing more happens until the
- * next registrar_register. */
+ * next registrar_register. Accepts NULL. */
 void registrar_cancel(struct registrar *registrar);

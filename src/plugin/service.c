@@ -6,17 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/macro.h"
 #include "deviceplugin.pb-c.h"
 #include "plugin/preferred.h"
 
 struct watcher {
 	struct gs_stream *stream;
-	bool kubelet;
+	uint64_t kubelet_tag; /* the registration it follows; 0: not the kubelet's */
 };
 
 struct service {
 	struct allocate_paths paths;
-	struct loop_async *kubelet_stream_ended;
+	struct loop_async *kubelet_stream_changed;
 
 	pthread_mutex_t lock;
 	struct npu_snapshot *snapshot;
@@ -24,8 +25,10 @@ struct service {
 	size_t encoded_len;
 	struct watcher watchers[SERVICE_MAX_STREAMS];
 	size_t n_watchers;
-	bool registering;    /* a Register call is under way */
-	bool expect_kubelet; /* the kubelet dialed back: its stream comes next */
+	uint64_t registering;    /* the tag of the Register call under way, or 0 */
+	uint64_t expect_kubelet; /* the kubelet dialed back: its stream comes next */
+	uint64_t opened_tag;     /* see service_kubelet_stream */
+	uint64_t ended_tag;
 };
 
 static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size_t *ret_len)
@@ -68,7 +71,7 @@ int service_new(const struct service_options *options, struct service **ret_serv
 	if (!s)
 		return -ENOMEM;
 	s->paths = options->paths;
-	s->kubelet_stream_ended = options->kubelet_stream_ended;
+	s->kubelet_stream_changed = options->kubelet_stream_changed;
 	pthread_mutex_init(&s->lock, NULL);
 	*ret_service = s;
 	return 0;
@@ -98,36 +101,62 @@ int service_publish(struct service *s, struct npu_snapshot *snap)
 	free(s->encoded);
 	s->encoded = body;
 	s->encoded_len = len;
+	/* A failed send needs no handling: -EPIPE means the stream has ended
+	 * and its close handler is about to drop it; after -ENOMEM the watcher
+	 * misses this list, and every later one is complete again. */
 	for (size_t i = 0; i < s->n_watchers; i++)
-		gs_stream_send(s->watchers[i].stream, body, len);
+		(void)gs_stream_send(s->watchers[i].stream, body, len);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
-void service_register_started(struct service *s)
+void service_register_started(struct service *s, uint64_t tag)
 {
 	pthread_mutex_lock(&s->lock);
-	s->registering = true;
+	s->registering = tag;
 	pthread_mutex_unlock(&s->lock);
 }
 
-void service_register_ended(struct service *s, bool ok)
+void service_register_ended(struct service *s, uint64_t tag, bool ok)
 {
 	pthread_mutex_lock(&s->lock);
-	s->registering = false;
+	if (s->registering == tag)
+		s->registering = 0;
 	/* Accepted: the kubelet's stream may still be on its way. */
-	if (!ok)
-		s->expect_kubelet = false;
+	if (!ok && s->expect_kubelet == tag)
+		s->expect_kubelet = 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void service_kubelet_stream(struct service *s, uint64_t *ret_opened, uint64_t *ret_ended)
+{
+	pthread_mutex_lock(&s->lock);
+	*ret_opened = s->opened_tag;
+	*ret_ended = s->ended_tag;
 	pthread_mutex_unlock(&s->lock);
 }
 
 void service_forget_kubelet_stream(struct service *s)
 {
+	if (!s)
+		return;
 	pthread_mutex_lock(&s->lock);
-	s->expect_kubelet = false;
+	s->registering = 0;
+	s->expect_kubelet = 0;
 	for (size_t i = 0; i < s->n_watchers; i++)
-		s->watchers[i].kubelet = false;
+		s->watchers[i].kubelet_tag = 0;
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Under the lock: records a kubelet stream's news for the loop. */
+static void kubelet_stream_news_locked(struct service *s, uint64_t opened, uint64_t ended)
+{
+	if (opened > s->opened_tag)
+		s->opened_tag = opened;
+	if (ended > s->ended_tag)
+		s->ended_tag = ended;
+	if (s->kubelet_stream_changed)
+		loop_async_send(s->kubelet_stream_changed);
 }
 
 /* --- handlers (gRPC thread) --------------------------------------------- */
@@ -153,7 +182,7 @@ static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_rep
 
 	pthread_mutex_lock(&s->lock);
 	if (s->registering)
-		s->expect_kubelet = true;
+		s->expect_kubelet = s->registering;
 	pthread_mutex_unlock(&s->lock);
 
 	V1beta1__DevicePluginOptions options;
@@ -223,7 +252,7 @@ static grpc_status_code watch_open(void *ctx, struct gs_stream *stream, const ui
 	 * must not keep the kubelet from watching after it re-registers us. */
 	size_t others = 0;
 	for (size_t i = 0; i < s->n_watchers; i++)
-		others += !s->watchers[i].kubelet;
+		others += !s->watchers[i].kubelet_tag;
 	bool full = s->n_watchers == SERVICE_MAX_STREAMS || (!s->expect_kubelet && others >= SERVICE_MAX_STREAMS - 1);
 	if (full) {
 		pthread_mutex_unlock(&s->lock);
@@ -234,10 +263,12 @@ static grpc_status_code watch_open(void *ctx, struct gs_stream *stream, const ui
 	gs_stream_ref(stream);
 	struct watcher *w = &s->watchers[s->n_watchers++];
 	w->stream = stream;
-	w->kubelet = s->expect_kubelet;
-	s->expect_kubelet = false;
+	w->kubelet_tag = s->expect_kubelet;
+	s->expect_kubelet = 0;
+	if (w->kubelet_tag)
+		kubelet_stream_news_locked(s, w->kubelet_tag, 0);
 	if (s->encoded)
-		gs_stream_send(stream, s->encoded, s->encoded_len);
+		(void)gs_stream_send(stream, s->encoded, s->encoded_len); /* as in service_publish */
 	pthread_mutex_unlock(&s->lock);
 	return GRPC_STATUS_OK;
 }
@@ -245,25 +276,43 @@ static grpc_status_code watch_open(void *ctx, struct gs_stream *stream, const ui
 static void watch_closed(void *ctx, struct gs_stream *stream)
 {
 	struct service *s = ctx;
-	bool kubelet = false;
 
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->n_watchers; i++) {
 		if (s->watchers[i].stream != stream)
 			continue;
-		kubelet = s->watchers[i].kubelet;
+		if (s->watchers[i].kubelet_tag)
+			kubelet_stream_news_locked(s, 0, s->watchers[i].kubelet_tag);
 		s->watchers[i] = s->watchers[--s->n_watchers];
 		break;
 	}
 	pthread_mutex_unlock(&s->lock);
 	gs_stream_unref(stream);
-	if (kubelet && s->kubelet_stream_ended)
-		loop_async_send(s->kubelet_stream_ended);
+}
+
+/* A ListAndWatch call ended before its request was read: when the kubelet
+ * had just dialed back, it was almost surely the kubelet's, cancelled at
+ * once (it will not open another by itself). Reporting it as opened and
+ * ended lets the daemon register again instead of waiting for a stream
+ * that never comes. */
+static void watch_aborted(void *ctx)
+{
+	struct service *s = ctx;
+
+	pthread_mutex_lock(&s->lock);
+	uint64_t tag = s->expect_kubelet;
+	s->expect_kubelet = 0;
+	if (tag)
+		kubelet_stream_news_locked(s, tag, tag);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static const struct gs_method methods[] = {
 	{ .path = "/v1beta1.DevicePlugin/GetDevicePluginOptions", .unary = get_options },
-	{ .path = "/v1beta1.DevicePlugin/ListAndWatch", .stream_open = watch_open, .stream_closed = watch_closed },
+	{ .path = "/v1beta1.DevicePlugin/ListAndWatch",
+	  .stream_open = watch_open,
+	  .stream_closed = watch_closed,
+	  .stream_aborted = watch_aborted },
 	{ .path = "/v1beta1.DevicePlugin/GetPreferredAllocation", .unary = preferred },
 	{ .path = "/v1beta1.DevicePlugin/Allocate", .unary = allocate },
 	{ .path = "/v1beta1.DevicePlugin/PreStartContainer", .unary = pre_start },
@@ -271,6 +320,6 @@ static const struct gs_method methods[] = {
 
 const struct gs_method *service_methods(size_t *ret_count)
 {
-	*ret_count = sizeof(methods) / sizeof(methods[0]);
+	*ret_count = ELEMENTSOF(methods);
 	return methods;
 }

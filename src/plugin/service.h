@@ -4,11 +4,13 @@
  * PreStartContainer. Handlers run on the gRPC thread and only
  * read the latest published snapshot; they never call into DCMI.
  *
- * It also tells the daemon when the kubelet's stream ends (see
- * service_registering for how that stream is recognised). */
+ * It also tells the daemon when the kubelet's stream opens and ends (see
+ * service_register_started for how that stream is recognised). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "grpc/server.h"
 #include "loop/loop.h"
@@ -23,8 +25,9 @@ struct service;
 
 struct service_options {
 	struct allocate_paths paths;
-	/* Sent when the kubelet's stream ends; runs on the daemon's loop. */
-	struct loop_async *kubelet_stream_ended;
+	/* Sent when the kubelet's stream opens or ends; runs on the daemon's
+	 * loop, which then reads service_kubelet_stream. */
+	struct loop_async *kubelet_stream_changed;
 };
 
 int service_new(const struct service_options *options, struct service **ret_service);
@@ -36,16 +39,22 @@ const struct gs_method *service_methods(size_t *ret_count);
 /* Makes snapshot the current state and sends it to every watcher. */
 int service_publish(struct service *service, struct npu_snapshot *snapshot);
 
-/* A Register call starts, or ended (ok: the kubelet accepted us). While it
- * runs, the kubelet dials back for GetDevicePluginOptions and then opens its
- * ListAndWatch stream: the first stream after such a dial-back is taken to
- * be the kubelet's. Outside a Register call a dial-back means nothing, so
- * watchers that come while the kubelet is away, or a liveness probe asking
- * for the options, are never mistaken for it. */
-void service_register_started(struct service *service);
-void service_register_ended(struct service *service, bool ok);
+/* An attempt of the registration tagged tag (> 0) starts, or ended (ok:
+ * the kubelet accepted us). While it runs, the kubelet dials back for
+ * GetDevicePluginOptions and then opens its ListAndWatch stream: the first
+ * stream after such a dial-back is taken to be the kubelet's and carries the
+ * tag. Outside a Register call a dial-back means nothing, so watchers that
+ * come while the kubelet is away, or a liveness probe asking for the options,
+ * are never mistaken for it. */
+void service_register_started(struct service *service, uint64_t tag);
+void service_register_ended(struct service *service, uint64_t tag, bool ok);
+
+/* The tags of the latest kubelet stream that opened and of the latest that
+ * ended (0: none yet). A ListAndWatch call that the kubelet cancels before
+ * its request is even read counts as opened and ended. Tags only grow, so
+ * the loop compares them with what it saw last. */
+void service_kubelet_stream(struct service *service, uint64_t *ret_opened, uint64_t *ret_ended);
 
 /* Forget which stream is the kubelet's, so that ending it (for instance
- * while the daemon stops its own server) is not reported. */
+ * while the daemon stops its own server) is not reported. Accepts NULL. */
 void service_forget_kubelet_stream(struct service *service);
-

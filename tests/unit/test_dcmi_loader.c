@@ -322,6 +322,7 @@ static struct {
 	int error_count;
 	int subscribe_rc;
 	int subscribe_calls;
+	dcmi_fault_event_callback subscribe_handler;
 	int version_rc;
 	bool version_fills_buffer;
 } mock;
@@ -442,9 +443,15 @@ static int mock_get_device_errorcode_v2(int card_id, int device_id, int *error_c
 	return 0;
 }
 
-static void noop_handler(struct dcmi_event *event)
+static void noop_handler(void *ctx, const struct dcmi_event *event)
+{
+	(void)ctx, (void)event;
+}
+
+static void count_calls(void *ctx, const struct dcmi_event *event)
 {
 	(void)event;
+	(*(int *)ctx)++;
 }
 
 static int mock_subscribe_fault_event(int card_id, int device_id, struct dcmi_event_filter filter,
@@ -454,7 +461,8 @@ static int mock_subscribe_fault_event(int card_id, int device_id, struct dcmi_ev
 	assert_int_equal(card_id, -1);
 	assert_int_equal(device_id, -1);
 	assert_memory_equal(&filter, &zero, sizeof(zero));
-	assert_ptr_equal(handler, noop_handler);
+	assert_non_null(handler);
+	mock.subscribe_handler = handler;
 	mock.subscribe_calls++;
 	return mock.subscribe_rc;
 }
@@ -775,20 +783,32 @@ static void test_mock_subscribe(void **state)
 	mock_set(NULL, 0, NULL, 0);
 	struct dcmi_lib lib = mock_lib();
 
-	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), 0);
+	int events = 0;
+	struct dcmi_event event = { .type = DCMI_EVENT_TYPE_DMS_FAULT };
+	assert_int_equal(dcmi_subscribe_faults(&lib, count_calls, &events), 0);
 	assert_int_equal(mock.subscribe_calls, 1);
+	mock.subscribe_handler(&event);
+	assert_int_equal(events, 1);
+	/* One subscriber at a time; once it is dropped, DCMI's calls reach nobody. */
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler, NULL), -EBUSY);
+	dcmi_unsubscribe_faults();
+	mock.subscribe_handler(&event);
+	assert_int_equal(events, 1);
+
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler, NULL), 0);
+	assert_int_equal(mock.subscribe_calls, 2);
 
 	mock.subscribe_rc = DCMI_ERR_NOT_SUPPORTED;
-	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), -EOPNOTSUPP);
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler, NULL), -EOPNOTSUPP);
 
 	mock.subscribe_rc = DCMI_ERR_INNER;
-	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), -EIO);
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler, NULL), -EIO);
 	assert_int_equal(dcmi_last_error(&lib).code, DCMI_ERR_INNER);
 	assert_string_equal(dcmi_last_error(&lib).call, "dcmi_subscribe_fault_event");
 
 	lib.fn.dcmi_subscribe_fault_event = NULL;
-	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler), -EOPNOTSUPP);
-	assert_int_equal(mock.subscribe_calls, 3);
+	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler, NULL), -EOPNOTSUPP);
+	assert_int_equal(mock.subscribe_calls, 4);
 }
 
 static void test_mock_driver_version(void **state)
@@ -1315,7 +1335,7 @@ static void test_sim_health_and_errors(void **state)
 	assert_string_equal(version, "24.1.rc1");
 
 	/* "subscribe off" makes the simulator answer "not supported". */
-	assert_int_equal(dcmi_subscribe_faults(lib, noop_handler), -EOPNOTSUPP);
+	assert_int_equal(dcmi_subscribe_faults(lib, noop_handler, NULL), -EOPNOTSUPP);
 	dcmi_lib_close(lib);
 }
 
@@ -1359,8 +1379,9 @@ static void test_sim_state_change(void **state)
 static atomic_int fault_events;
 static atomic_int fault_last_logic;
 
-static void count_fault(struct dcmi_event *event)
+static void count_fault(void *ctx, const struct dcmi_event *event)
 {
+	(void)ctx;
 	if (event->type == DCMI_EVENT_TYPE_DMS_FAULT)
 		atomic_store(&fault_last_logic, event->event_t.dms_event.deviceid);
 	atomic_fetch_add(&fault_events, 1);
@@ -1374,7 +1395,7 @@ static void test_sim_subscribe(void **state)
 	atomic_store(&fault_events, 0);
 	atomic_store(&fault_last_logic, -1);
 	struct dcmi_lib *lib = open_simulator(f, "subscribe on\nchip phy=3 card=2 device=0 logic=6 health=0\n");
-	assert_int_equal(dcmi_subscribe_faults(lib, count_fault), 0);
+	assert_int_equal(dcmi_subscribe_faults(lib, count_fault, NULL), 0);
 
 	write_state(f->root, "subscribe on\nchip phy=3 card=2 device=0 logic=6 health=3\n");
 	int64_t deadline = now_ms() + 2000;
@@ -1382,6 +1403,7 @@ static void test_sim_subscribe(void **state)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	assert_true(atomic_load(&fault_events) > 0);
 	assert_int_equal(atomic_load(&fault_last_logic), 6);
+	dcmi_unsubscribe_faults();
 	dcmi_lib_close(lib);
 }
 

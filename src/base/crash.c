@@ -1,0 +1,70 @@
+#include "base/crash.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/macro.h"
+
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+static struct sigaction previous[ELEMENTSOF(fatal_signals)];
+static const char *line_prefix = "";
+static _Atomic(const char *) guard_what;
+static atomic_long guard_tid;
+
+static void put(const char *s)
+{
+	size_t len = strlen(s);
+	while (len > 0) {
+		ssize_t n = write(STDERR_FILENO, s, len);
+		if (n <= 0)
+			return;
+		s += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Only async-signal-safe calls: strlen, write, _exit, sigaction, raise. */
+static void on_fatal(int sig)
+{
+	const char *what = atomic_load(&guard_what);
+	if (what && atomic_load(&guard_tid) == (long)syscall(SYS_gettid)) {
+		put(line_prefix);
+		put(": fatal: ");
+		put("SIG");
+		put(sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+		put(" while ");
+		put(what);
+		put("\n");
+		_exit(1);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++)
+		if (fatal_signals[i] == sig)
+			sigaction(sig, &previous[i], NULL);
+	raise(sig);
+}
+
+int crash_guard_install(const char *prefix)
+{
+	struct sigaction sa = { .sa_handler = on_fatal, .sa_flags = SA_RESETHAND | SA_NODEFER };
+	sigemptyset(&sa.sa_mask);
+	line_prefix = prefix;
+	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++)
+		if (sigaction(fatal_signals[i], &sa, &previous[i]) < 0)
+			return -errno;
+	return 0;
+}
+
+void crash_guard_enter(const char *what)
+{
+	atomic_store(&guard_tid, (long)syscall(SYS_gettid));
+	atomic_store(&guard_what, what);
+}
+
+void crash_guard_leave(void)
+{
+	atomic_store(&guard_what, NULL);
+}

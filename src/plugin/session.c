@@ -1,0 +1,155 @@
+#include "plugin/session.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "base/macro.h"
+
+static const char *const state_names[] = {
+	[SESSION_UNBOUND] = "UNBOUND",         [SESSION_REGISTERING] = "REGISTERING",
+	[SESSION_REGISTERED] = "REGISTERED",   [SESSION_WATCHED] = "WATCHED",
+	[SESSION_STOPPED] = "STOPPED",
+};
+
+static const char *const event_names[] = {
+	[SESSION_EV_START] = "start",
+	[SESSION_EV_BIND_RETRY] = "bind-retry",
+	[SESSION_EV_SOCKET_DELETED] = "socket-deleted",
+	[SESSION_EV_KUBELET_STARTED] = "kubelet-started",
+	[SESSION_EV_DIR_GONE] = "dir-gone",
+	[SESSION_EV_DIR_BACK] = "dir-back",
+	[SESSION_EV_REGISTERED] = "registered",
+	[SESSION_EV_STREAM_OPENED] = "stream-opened",
+	[SESSION_EV_STREAM_ENDED] = "stream-ended",
+	[SESSION_EV_WATCHDOG] = "watchdog",
+	[SESSION_EV_RELOAD] = "reload",
+	[SESSION_EV_STOP] = "stop",
+};
+
+const char *session_state_name(enum session_state state)
+{
+	return (unsigned)state < ELEMENTSOF(state_names) ? state_names[state] : "?";
+}
+
+const char *session_event_name(enum session_event event)
+{
+	return (unsigned)event < ELEMENTSOF(event_names) ? event_names[event] : "?";
+}
+
+void session_init(struct session *s, const struct session_ops *ops, void *ctx)
+{
+	*s = (struct session){ .ops = ops, .ctx = ctx, .state = SESSION_UNBOUND };
+}
+
+void session_attempting(struct session *s, struct session_kubelet kubelet)
+{
+	s->kubelet = kubelet;
+}
+
+static bool same_kubelet(struct session_kubelet a, struct session_kubelet b)
+{
+	return a.dev == b.dev && a.ino == b.ino;
+}
+
+/* Every registration gets a new tag; starting one needs a server. */
+static enum session_state register_anew(struct session *s)
+{
+	s->tag++;
+	s->kubelet = (struct session_kubelet){ 0 };
+	s->ops->register_start(s->ctx, s->tag);
+	return SESSION_REGISTERING;
+}
+
+/* Stop / bind / register: the only way back to a working registration once
+ * the socket or the kubelet changed under us. */
+static enum session_state restart(struct session *s, int *ret_error)
+{
+	s->ops->unbind(s->ctx);
+	int r = s->ops->bind(s->ctx);
+	if (r < 0) {
+		*ret_error = r;
+		s->ops->arm_bind_retry(s->ctx);
+		return SESSION_UNBOUND;
+	}
+	return register_anew(s);
+}
+
+/* The next state, or -1 to ignore the event. Bound means every state that
+ * serves: REGISTERING, REGISTERED and WATCHED. */
+static int next_state(struct session *s, enum session_event ev, const struct session_event_data *data,
+		      int *ret_error)
+{
+	enum session_state st = s->state;
+	bool bound = st == SESSION_REGISTERING || st == SESSION_REGISTERED || st == SESSION_WATCHED;
+	bool current = data && data->tag == s->tag;
+
+	if (st == SESSION_STOPPED)
+		return -1;
+
+	switch (ev) {
+	case SESSION_EV_START:
+		return st == SESSION_UNBOUND ? (int)restart(s, ret_error) : -1;
+	case SESSION_EV_BIND_RETRY:
+		return st == SESSION_UNBOUND ? (int)restart(s, ret_error) : -1;
+	case SESSION_EV_SOCKET_DELETED:
+		return bound ? (int)restart(s, ret_error) : -1;
+	case SESSION_EV_KUBELET_STARTED:
+		/* The attempt under way, or the registration that stands, may
+		 * already reach this very kubelet: then there is nothing to do. */
+		if (bound && same_kubelet(data->kubelet, s->kubelet))
+			return -1;
+		if (st == SESSION_REGISTERING)
+			return (int)register_anew(s);
+		return (int)restart(s, ret_error);
+	case SESSION_EV_DIR_GONE:
+		if (!bound)
+			return -1;
+		s->ops->unbind(s->ctx);
+		return SESSION_UNBOUND;
+	case SESSION_EV_DIR_BACK:
+		return (int)restart(s, ret_error);
+	case SESSION_EV_REGISTERED:
+		if (!current)
+			return -1;
+		if (st == SESSION_REGISTERING)
+			return SESSION_REGISTERED;
+		/* The kubelet's stream can open before its answer arrives. */
+		return st == SESSION_WATCHED ? SESSION_WATCHED : -1;
+	case SESSION_EV_STREAM_OPENED:
+		return current && (st == SESSION_REGISTERING || st == SESSION_REGISTERED) ? SESSION_WATCHED : -1;
+	case SESSION_EV_STREAM_ENDED:
+		return current && bound ? (int)restart(s, ret_error) : -1;
+	case SESSION_EV_WATCHDOG:
+		return st == SESSION_REGISTERED ? (int)register_anew(s) : -1;
+	case SESSION_EV_RELOAD:
+		return (int)restart(s, ret_error);
+	case SESSION_EV_STOP:
+		s->ops->unbind(s->ctx);
+		return SESSION_STOPPED;
+	case SESSION_EVENT_COUNT:
+		break;
+	}
+	return -1;
+}
+
+int session_handle(struct session *s, enum session_event ev, const struct session_event_data *data)
+{
+	static const struct session_event_data none;
+	enum session_state from = s->state;
+	int error = 0;
+	int next = next_state(s, ev, data ? data : &none, &error);
+
+	if (next < 0) {
+		s->ops->transition(s->ctx, from, ev, from, false, 0);
+		return 0;
+	}
+	s->state = (enum session_state)next;
+	/* Leaving REGISTERED disarms the watchdog; each new registration
+	 * accepted arms it afresh. */
+	if (s->state == SESSION_REGISTERED)
+		s->ops->watchdog(s->ctx, true);
+	else if (from == SESSION_REGISTERED)
+		s->ops->watchdog(s->ctx, false);
+	s->ops->transition(s->ctx, from, ev, s->state, true, error);
+	return ev == SESSION_EV_START ? error : 0;
+}

@@ -1,0 +1,107 @@
+/* The registration lifecycle as one explicit state machine: when the plugin
+ * binds its socket, when it registers with the kubelet, when it starts over,
+ * and which registration the kubelet's ListAndWatch stream belongs to. It runs
+ * on the daemon's loop thread and only decides: the daemon feeds it events
+ * (inotify, signals, the registrar's results, the service's stream reports,
+ * timers) and carries out its decisions through session_ops. It has no
+ * sockets or timers of its own, so every (state, event) pair is unit-tested.
+ *
+ *   UNBOUND --start/retry/dir back--> bind ok: REGISTERING, else UNBOUND (retry timer)
+ *   REGISTERING --Register accepted--> REGISTERED (watchdog armed)
+ *   REGISTERING, REGISTERED --kubelet's stream opened--> WATCHED
+ *   REGISTERED --watchdog: no stream in time--> REGISTERING (register again)
+ *   bound --socket deleted, new kubelet, stream ended, SIGHUP--> restart:
+ *       stop the server fully, bind anew, register (the kubelet never
+ *       reconnects by itself, and gRPC unlinks the path of a stopped server)
+ *   bound --device-plugins directory removed--> UNBOUND until it is back
+ *   any --SIGTERM--> STOPPED
+ *
+ * Every registration gets a new tag. The service tags the kubelet's stream
+ * with the registration it followed, so that the end of a stream that an
+ * older, overlapping registration opened is recognised as stale instead of
+ * starting yet another cycle. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How long the kubelet may take to open its stream after accepting us. */
+#define SESSION_WATCHDOG_MS 1000
+
+enum session_state {
+	SESSION_UNBOUND,     /* not serving: before start, after a failed bind, or without the directory */
+	SESSION_REGISTERING, /* serving; a Register call is in flight or backing off */
+	SESSION_REGISTERED,  /* the kubelet accepted us; its stream is awaited (watchdog armed) */
+	SESSION_WATCHED,     /* the kubelet's ListAndWatch stream is open */
+	SESSION_STOPPED,     /* shutting down: every event is ignored */
+	SESSION_STATE_COUNT
+};
+
+enum session_event {
+	SESSION_EV_START,           /* the daemon starts serving */
+	SESSION_EV_BIND_RETRY,      /* the retry timer after a failed bind */
+	SESSION_EV_SOCKET_DELETED,  /* our socket file was removed by someone else */
+	SESSION_EV_KUBELET_STARTED, /* kubelet.sock was created; data.kubelet says which */
+	SESSION_EV_DIR_GONE,        /* the device-plugins directory was removed */
+	SESSION_EV_DIR_BACK,        /* it exists again (so our socket is gone) */
+	SESSION_EV_REGISTERED,      /* a Register call was accepted; data.tag */
+	SESSION_EV_STREAM_OPENED,   /* the kubelet's stream opened; data.tag */
+	SESSION_EV_STREAM_ENDED,    /* the kubelet's stream ended or was cancelled; data.tag */
+	SESSION_EV_WATCHDOG,        /* SESSION_WATCHDOG_MS after SESSION_REGISTERED, still no stream */
+	SESSION_EV_RELOAD,          /* SIGHUP */
+	SESSION_EV_STOP,            /* SIGTERM or SIGINT */
+	SESSION_EVENT_COUNT
+};
+
+/* Which kubelet.sock: a kubelet that restarts creates a new file. All zero
+ * when there is none. */
+struct session_kubelet {
+	uint64_t dev;
+	uint64_t ino;
+};
+
+struct session_event_data {
+	uint64_t tag;                  /* registration events and stream reports */
+	struct session_kubelet kubelet; /* SESSION_EV_KUBELET_STARTED */
+};
+
+/* What the owner does for the session; all called on the loop thread. */
+struct session_ops {
+	/* Stop serving: cancel registering, forget the kubelet's stream, stop
+	 * the server and wait until it is gone. Must accept "not serving". */
+	void (*unbind)(void *ctx);
+	/* Serve on the socket. Returns 0 or a negative errno. */
+	int (*bind)(void *ctx);
+	/* Start registering under tag (the registrar retries by itself). */
+	void (*register_start)(void *ctx, uint64_t tag);
+	/* Try bind again later. */
+	void (*arm_bind_retry)(void *ctx);
+	/* Arm (or disarm) the SESSION_WATCHDOG_MS timer. */
+	void (*watchdog)(void *ctx, bool arm);
+	/* Told after every event: handled false when it was ignored (stale or
+	 * meaningless in that state); error is a failed bind's errno or 0. */
+	void (*transition)(void *ctx, enum session_state from, enum session_event event, enum session_state to,
+			   bool handled, int error);
+};
+
+struct session {
+	const struct session_ops *ops;
+	void *ctx;
+	enum session_state state;
+	uint64_t tag;                  /* the current registration */
+	struct session_kubelet kubelet; /* the kubelet.sock its latest attempt dialled */
+};
+
+void session_init(struct session *session, const struct session_ops *ops, void *ctx);
+
+/* Feeds one event. Returns 0, or the negative errno of a failed bind on
+ * SESSION_EV_START (the daemon cannot start); later bind failures are retried. */
+int session_handle(struct session *session, enum session_event event, const struct session_event_data *data);
+
+/* The registrar is about to dial kubelet (one attempt of the current
+ * registration): a kubelet.sock created with this identity needs no new
+ * registration, the attempt already reaches it. */
+void session_attempting(struct session *session, struct session_kubelet kubelet);
+
+const char *session_state_name(enum session_state state);
+const char *session_event_name(enum session_event event);
