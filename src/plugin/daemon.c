@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -541,6 +542,29 @@ static void daemon_fini(struct daemon *d)
 	pthread_mutex_destroy(&d->fault_lock);
 }
 
+/* gRPC aborts the process when it cannot get the fds it needs for itself, so
+ * make sure there is room before it starts: raise the soft open-file limit
+ * to the hard one, as systemd does for its services, and refuse to start
+ * below DAEMON_MIN_OPEN_FILES. */
+#define DAEMON_MIN_OPEN_FILES 128
+
+static int ensure_open_files(char *why, size_t why_size)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return 0;
+	}
+	if (rl.rlim_cur >= DAEMON_MIN_OPEN_FILES)
+		return 0;
+	snprintf(why, why_size, "the open-file limit (RLIMIT_NOFILE, ulimit -n) is %llu; at least %d are needed",
+		 (unsigned long long)rl.rlim_cur, DAEMON_MIN_OPEN_FILES);
+	return -EMFILE;
+}
+
 /* The socket directory must exist (it is created when only it is missing,
  * as on a node whose kubelet has not started yet) and take a new socket. */
 static int prepare_socket_dir(const char *dir, char *why, size_t why_size)
@@ -571,6 +595,9 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 	*d = (struct daemon){ .config = c, .signal_fd = -1, .inotify_fd = -1, .socket_dir_wd = -1, .dev_dir_wd = -1 };
 	pthread_mutex_init(&d->fault_lock, NULL);
 	session_init(&d->session, &session_ops, d);
+
+	if ((r = ensure_open_files(why, why_size)) < 0)
+		return r;
 
 	if ((r = loop_new(&d->loop)) < 0) {
 		snprintf(why, why_size, "cannot create the event loop (epoll): %s", strerror(-r));

@@ -573,6 +573,13 @@ static int lookup_locked(int card_id, int device_id, bool allow_absent, const st
 
 int dcmi_init(void)
 {
+	/* A vendor library that kills its host process, for the plugin's
+	 * start-up failure tests. */
+	const char *crash = getenv("ASCEND_FAKE_DCMI_CRASH");
+	if (crash && strcmp(crash, "abort") == 0)
+		abort();
+	if (crash && strcmp(crash, "segv") == 0)
+		raise(SIGSEGV);
 	pthread_mutex_lock(&sim.lock);
 	int r = sim.initialised ? DCMI_OK : start_locked();
 	pthread_mutex_unlock(&sim.lock);

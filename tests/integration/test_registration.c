@@ -1,5 +1,6 @@
 /* Registration and the device list as the kubelet sees them: the plugin
  * serves first, registers ascend.com/npu, and advertises every chip. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -7,11 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "base/parse.h"
 #include "deviceplugin.pb-c.h"
+#include "grpc/server.h"
 #include "harness/harness.h"
 
 static void test_registers_and_advertises_every_chip(void **state)
@@ -121,6 +125,76 @@ static void test_options_and_probe(void **state)
 	node_fini(&node);
 }
 
+/* The kubelet cancels its ListAndWatch right after accepting Register,
+ * sometimes before the plugin's server has even read the request: every
+ * time, the plugin must notice and register again, or the node stays at 0
+ * allocatable for good. */
+static void test_stream_cancelled_at_once(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 2 });
+	struct proc *k = node_start_kubelet(&node);
+	node_start_plugin(&node, NULL);
+
+	for (int round = 0; round < 8; round++) {
+		assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+		proc_send(k, "end-stream");
+		assert_non_null(proc_expect(k, "stream-ended resource=ascend.com/npu", WAIT_MS));
+	}
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(k, "capacity=2 allocatable=2", WAIT_MS));
+	node_fini(&node);
+}
+
+/* A kubelet stand-in that accepts Register and never dials back or watches. */
+struct mute_kubelet {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	unsigned registers;
+};
+
+static void mute_register(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
+{
+	(void)req, (void)len, (void)reply; /* an empty OK answer is a valid Empty */
+	struct mute_kubelet *m = ctx;
+	pthread_mutex_lock(&m->lock);
+	m->registers++;
+	pthread_cond_broadcast(&m->changed);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Accepted, but no stream follows: the watchdog registers again. */
+static void test_watchdog_registers_again(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 1 });
+	struct mute_kubelet m = { .lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER };
+	static const struct gs_method methods[] = { { .path = "/v1beta1.Registration/Register", .unary = mute_register } };
+	char kubelet_sock[256];
+	assert_int_equal(path_join(kubelet_sock, sizeof(kubelet_sock), node.socket_dir, "kubelet.sock"), 0);
+	struct gs_server *server;
+	assert_int_equal(gs_server_start(kubelet_sock, methods, 1, &m, &server), 0);
+
+	struct proc *p = node_start_plugin(&node, (const char *const[]){ "--log-level", "debug", NULL });
+	assert_non_null(proc_expect_err(p, "registered ascend.com/npu with the kubelet", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "opened no ListAndWatch stream within", WAIT_MS));
+
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += WAIT_MS / 1000;
+	pthread_mutex_lock(&m.lock);
+	while (m.registers < 2 && pthread_cond_timedwait(&m.changed, &m.lock, &deadline) == 0)
+		;
+	unsigned registers = m.registers;
+	pthread_mutex_unlock(&m.lock);
+	assert_true(registers >= 2);
+
+	node_fini(&node);
+	gs_server_stop(server);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +203,8 @@ int main(void)
 		cmocka_unit_test(test_device_ids_follow_phy_ids),
 		cmocka_unit_test(test_custom_resource_name),
 		cmocka_unit_test(test_options_and_probe),
+		cmocka_unit_test(test_stream_cancelled_at_once),
+		cmocka_unit_test(test_watchdog_registers_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
