@@ -21,7 +21,9 @@ static bool has_prefix_digit(const char *s, const char *prefix)
 }
 
 /* A3 (910_93) boards report names that older tools also use for 910B, so the
- * board id is the reliable signal (ascend-facts.md, "DCMI"). */
+ * board id (dcmi_get_device_board_info in Huawei's DCMI API reference) is
+ * the reliable signal; the ids are those Huawei's MindCluster device plugin
+ * treats as A3. */
 static bool is_a3_board(uint32_t board_id)
 {
 	if (board_id >= 0xb0 && board_id <= 0xb4)

@@ -1,6 +1,7 @@
 /* Ascend chip families: recognising them from DCMI's chip name and board id,
  * and the shared device nodes a container of each family needs besides its
- * /dev/davinci<phy> nodes (ascend-facts.md, "Device files"). */
+ * /dev/davinci<phy> nodes, as Huawei's MindCluster Ascend device plugin and
+ * Ascend Docker Runtime (both open source) mount them for each chip family. */
 #pragma once
 
 #include <stdbool.h>

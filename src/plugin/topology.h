@@ -1,9 +1,10 @@
 /* Topology-aware chip choice for GetPreferredAllocation: which of the
  * devices the kubelet offers to give a container so that its chips can talk
  * over the fast interconnect and the node keeps whole interconnect groups
- * free for later requests (ascend-facts.md, "Chips per node and
- * interconnect"). A pure function of the snapshot and the request: no
- * locking, no logging, no heap.
+ * free for later requests. The groups and rules are those of Volcano's
+ * Ascend scheduling documentation and Huawei's MindCluster (Ascend device
+ * plugin) documentation on chip affinity. A pure function of the snapshot
+ * and the request: no locking, no logging, no heap.
  *
  * The node's family (the family every chip of the snapshot shares; mixed or
  * unrecognised chips count as UNKNOWN) decides the groups and the rules:

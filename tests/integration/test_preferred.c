@@ -158,7 +158,8 @@ static void test_a3_takes_whole_pairs(void **state)
 	struct node *node = *state;
 	node_init(node, &(struct node_options){ .chips = 16 });
 	/* A3 by board id (the name alone would say 910B); a die's card is phy / 2.
-	 * Healthy: 0, 2, 3 and 4, the example of ascend-facts.md. */
+	 * Healthy: 0, 2, 3 and 4: a pair has one die taken, so a request of 2 must
+	 * take the whole pair {2,3}. */
 	char text[4096];
 	size_t used = (size_t)snprintf(text, sizeof(text), "driver 24.1.rc1\n");
 	for (unsigned i = 0; i < 16; i++)

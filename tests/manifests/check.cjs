@@ -412,16 +412,42 @@ function checkExamples(objectsByFile) {
 			assert(ports.some((cp) => cp.name === p.targetPort || cp.containerPort === p.targetPort), `targetPort ${p.targetPort} is no container port`);
 		}
 	});
-	const job = (objectsByFile['examples/npu-smoke-test.yaml'] || []).find((o) => o.kind === 'Job');
-	check('npu-smoke-test: a Job that fails at once and gives up when it cannot be scheduled', () => {
+	const jobOf = (name) => (objectsByFile[`examples/${name}.yaml`] || []).find((o) => o.kind === 'Job');
+	for (const name of ['npu-smoke-test', 'npu-smoke-test-nonroot']) {
+		const job = jobOf(name);
+		check(`${name}: a Job that fails at once and gives up when it cannot be scheduled`, () => {
+			assert(job, 'no Job');
+			const spec = job.spec.template.spec;
+			assert(job.spec.backoffLimit === 0, `backoffLimit ${job.spec.backoffLimit}`);
+			assert(job.spec.activeDeadlineSeconds > 0, 'no activeDeadlineSeconds');
+			assert(spec.restartPolicy === 'Never', `restartPolicy ${spec.restartPolicy}`);
+			const c = spec.containers[0];
+			const expected = (c.env || []).find((e) => e.name === 'EXPECTED_NPUS');
+			assert(expected && expected.value === String(npuLimit(c)), `EXPECTED_NPUS ${show(expected)} differs from the limit ${npuLimit(c)}`);
+		});
+	}
+	check('npu-smoke-test-nonroot: runs as a non-root user and group with a supplementary group, no privilege', () => {
+		const job = jobOf('npu-smoke-test-nonroot');
 		assert(job, 'no Job');
 		const spec = job.spec.template.spec;
-		assert(job.spec.backoffLimit === 0, `backoffLimit ${job.spec.backoffLimit}`);
-		assert(job.spec.activeDeadlineSeconds > 0, 'no activeDeadlineSeconds');
-		assert(spec.restartPolicy === 'Never', `restartPolicy ${spec.restartPolicy}`);
+		const pod = spec.securityContext || {};
 		const c = spec.containers[0];
-		const expected = (c.env || []).find((e) => e.name === 'EXPECTED_NPUS');
-		assert(expected && expected.value === String(npuLimit(c)), `EXPECTED_NPUS ${show(expected)} differs from the limit ${npuLimit(c)}`);
+		const sc = c.securityContext || {};
+		const effective = (k) => (sc[k] !== undefined ? sc[k] : pod[k]);
+		assert(effective('runAsNonRoot') === true, `runAsNonRoot ${show(effective('runAsNonRoot'))}`);
+		assert(effective('runAsUser') > 0, `runAsUser ${show(effective('runAsUser'))}`);
+		assert(effective('runAsGroup') > 0, `runAsGroup ${show(effective('runAsGroup'))}`);
+		const groups = pod.supplementalGroups || [];
+		assert(groups.length > 0 && groups.every((g) => g > 0), `supplementalGroups ${show(groups)}`);
+		assert(sc.allowPrivilegeEscalation === false, `allowPrivilegeEscalation ${show(sc.allowPrivilegeEscalation)}`);
+		assert(!sc.privileged, 'privileged');
+	});
+	check('npu-smoke-test-nonroot: the same script as npu-smoke-test', () => {
+		const a = jobOf('npu-smoke-test');
+		const b = jobOf('npu-smoke-test-nonroot');
+		assert(a && b, 'a Job is missing');
+		const script = (j) => show(j.spec.template.spec.containers[0].command);
+		assert(script(a) === script(b), 'the commands differ');
 	});
 }
 

@@ -13,7 +13,11 @@
 #   (matched against the log calls in src/);
 # - paths into the repository (deploy/..., examples/...) exist, the label
 #   selector and image tag are the manifests', the resource figures are the
-#   manifest's, and the "your own overlay" example renders.
+#   manifest's, and the "your own overlay" example renders;
+# - LICENSE is the Apache License 2.0 and both READMEs link to it;
+# - no doc, example, manifest or source file cites a file outside the
+#   repository (a sibling "shared" directory, the internal facts file) or
+#   speaks of internal process (who updates what).
 #
 # Usage: test_docs.sh PLUGIN_BINARY [KUBELET_SIM_BINARY]
 set -euo pipefail
@@ -237,6 +241,29 @@ figures_match() {
 	done
 }
 check "the resource figures in the docs are the manifest's" figures_match
+
+# The licence.
+license_is_apache() {
+	[[ -f $root/LICENSE ]] || { echo "no LICENSE"; return 1; }
+	grep -q 'Apache License' "$root/LICENSE" && grep -q 'Version 2.0, January 2004' "$root/LICENSE" &&
+		grep -q 'END OF TERMS AND CONDITIONS' "$root/LICENSE" || { echo "LICENSE is not the full Apache License 2.0"; return 1; }
+}
+check "LICENSE is the full Apache License 2.0" license_is_apache
+check "README.md links to LICENSE" grep -qF '](LICENSE)' "$root/README.md"
+check "README.zh-CN.md links to LICENSE" grep -qF '](LICENSE)' "$root/README.zh-CN.md"
+
+# Nothing cites what is not in the repository. The patterns are split so that
+# this file does not match itself.
+outside_refs() {
+	local hits
+	hits=$(find "$root" \( -name .git -o -name 'build*' -o -name node_modules \) -prune -o -type f \
+		\( -name '*.md' -o -name '*.[ch]' -o -name '*.sh' -o -name '*.yaml' -o -name '*.cjs' -o -name '*.py' \
+		-o -name '*.proto' -o -name '*.txt' -o -name '*.cmake' -o -name Dockerfile -o -name Makefile -o -name LICENSE \) -print0 |
+		xargs -0 grep -nIE -e '\.\./'"shared" -e '/work/'"shared" -e 'ascend-'"facts" -e '\bthe '"lead\b" 2>/dev/null |
+		sed "s#^$root/##" || true)
+	[[ -z $hits ]] || { echo "cites a file outside the repository or internal process:"; echo "$hits" | head -20; return 1; }
+}
+check "no file cites a path outside the repository (shared/, the facts file) or internal process" outside_refs
 
 # The "your own overlay" example of configuration.md renders as it says.
 own_overlay() { # doc

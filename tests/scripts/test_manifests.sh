@@ -18,7 +18,8 @@
 # - the Dockerfile: built by the project's own scripts on debian:12, run on
 #   debian:12-slim with every library the binary links (ldd), no compiler;
 # - the inference image's entrypoint and the smoke test's script run against
-#   fake files and device nodes.
+#   fake files and device nodes, the non-root smoke test's as its user with
+#   and without its supplementary group.
 #
 # Usage: test_manifests.sh PLUGIN_BINARY   (ctest passes more; they are unused)
 # Needs kubectl (any since 1.14) and Node.js: scripts/deps.sh manifests.
@@ -184,6 +185,12 @@ mutation "a misspelt field is caught" examples/npu-smoke-test.yaml \
 mutation "an unknown plugin flag is caught" deploy/base/ascend-device-plugin.yaml \
 	's/- --health-interval=5s/- --health-intervall=5s/' \
 	"--health-intervall is not a flag"
+mutation "a non-root smoke test without its supplementary group is caught" examples/npu-smoke-test-nonroot.yaml \
+	'/supplementalGroups:/d' \
+	"supplementalGroups []"
+mutation "a non-root smoke test whose script drifts from the root one is caught" examples/npu-smoke-test-nonroot.yaml \
+	's/SMOKE TEST PASSED/SMOKE TEST OK/' \
+	"the commands differ"
 mutation "an overlay whose probe misses the new resource name is caught" deploy/overlays/resource-name/patch-strategic-merge.yaml \
 	'/livenessProbe:/,/readinessProbe:/ s#--resource-name=huawei.com/Ascend910#--resource-name=ascend.com/npu#' \
 	"livenessProbe runs --probe"
@@ -389,20 +396,23 @@ smoke "smoke test: fails without ASCEND_VISIBLE_DEVICES" 1 "SMOKE TEST FAILED: A
 smoke "smoke test: fails when an allocated device node is missing" 1 "SMOKE TEST FAILED: /dev/davinci977: Device not found" \
 	env ASCEND_VISIBLE_DEVICES=977 sh -c "$script"
 
-# fake_dev_run MODE NPUS COMMAND...: COMMAND with ASCEND_VISIBLE_DEVICES=NPUS
+# fake_dev_run MODE[:GID] NPUS COMMAND...: COMMAND with ASCEND_VISIBLE_DEVICES=NPUS
 # in a mount namespace of its own whose /dev holds stand-ins (copies of
-# /dev/null) for davinci0, davinci1 and davinci_manager, with permissions MODE.
+# /dev/null) for davinci0, davinci1 and davinci_manager, with permissions MODE
+# and group GID (default root), as the driver's nodes are crw-rw---- with the
+# group HwHiAiUser on a node.
 fake_dev_run() {
-	local mode=$1 npus=$2
+	local mode=${1%%:*} group=0 npus=$2
+	[[ $1 == *:* ]] && group=${1#*:}
 	shift 2
 	unshare -m sh -c '
 		set -e
 		mount -t tmpfs -o mode=755 none /dev
 		mknod -m 666 /dev/null c 1 3
-		for n in davinci0 davinci1 davinci_manager; do mknod -m "$1" /dev/$n c 1 3; done
-		shift
+		for n in davinci0 davinci1 davinci_manager; do mknod -m "$1" /dev/$n c 1 3; chgrp "$2" /dev/$n; done
+		shift 2
 		exec "$@"
-	' fake "$mode" env ASCEND_VISIBLE_DEVICES="$npus" "$@"
+	' fake "$mode" "$group" env ASCEND_VISIBLE_DEVICES="$npus" "$@"
 }
 if unshare -m sh -c 'mount -t tmpfs none /mnt 2>/dev/null' 2>/dev/null; then
 	smoke "smoke test: passes with its NPUs present" 0 "SMOKE TEST PASSED: 2 NPU(s) usable: 0,1" \
@@ -419,6 +429,29 @@ else
 	skip "smoke test: passes with its NPUs present" "cannot make a mount namespace here"
 	skip "smoke test: fails when the pod expected more NPUs" "cannot make a mount namespace here"
 	skip "smoke test: reports Permission denied" "cannot make a mount namespace here"
+fi
+
+# The non-root Job: its user, group and supplementary group, from its YAML
+# (check.cjs checks that its script is the root Job's). On device nodes
+# crw-rw---- whose group is the supplementary group it passes; without that
+# group it reports Permission denied, as on a node whose HwHiAiUser gid is
+# not the one in the Job.
+node -e '
+	const YAML = require(process.argv[1]);
+	const job = YAML.parse(require("fs").readFileSync(process.argv[2], "utf8"));
+	const s = job.spec.template.spec.securityContext || {};
+	console.log(s.runAsUser, s.runAsGroup, (s.supplementalGroups || []).join(","));
+' "$manifests/node_modules/yaml" "$root/examples/npu-smoke-test-nonroot.yaml" >"$tmp/nonroot-ids"
+read -r nr_uid nr_gid nr_groups <"$tmp/nonroot-ids"
+nr_group=${nr_groups%%,*}
+if unshare -m sh -c 'mount -t tmpfs none /mnt 2>/dev/null' 2>/dev/null && command -v setpriv >/dev/null; then
+	smoke "non-root smoke test: passes with the device nodes' group as its supplementary group" 0 "SMOKE TEST PASSED: 1 NPU(s) usable: 0" \
+		fake_dev_run "660:$nr_group" 0 setpriv --reuid="$nr_uid" --regid="$nr_gid" --groups="$nr_groups" sh -c "$script"
+	smoke "non-root smoke test: Permission denied without that group" 1 "SMOKE TEST FAILED: /dev/davinci0: Permission denied for uid $nr_uid" \
+		fake_dev_run "660:$nr_group" 0 setpriv --reuid="$nr_uid" --regid="$nr_gid" --clear-groups sh -c "$script"
+else
+	skip "non-root smoke test: passes with the device nodes' group as its supplementary group" "no mount namespace or no setpriv"
+	skip "non-root smoke test: Permission denied without that group" "no mount namespace or no setpriv"
 fi
 
 finish

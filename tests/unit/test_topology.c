@@ -1,7 +1,7 @@
 /* Topology-aware choice (plugin/topology.c) on hand-built snapshots: 910
  * rings with Volcano's ring preference, 910B full mesh and Box16 meshes, A3
- * die pairs (the example of ascend-facts.md), 310P cards, lowest phy ids
- * elsewhere; must_include, Unhealthy offers, best effort for the sizes the
+ * die pairs (a whole free pair over two half-taken ones), 310P cards, lowest
+ * phy ids elsewhere; must_include, Unhealthy offers, best effort for the sizes the
  * rules call invalid, and the errors with nothing written. Lists are written
  * as phy ids ("0-3,6"), the devices being "npu-<phy>". */
 #include <errno.h>
@@ -238,7 +238,7 @@ static void test_a3_whole_pairs(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_A3, 16);
-	/* The example of ascend-facts.md. */
+	/* Free {0,2,3,4}: only {2,3} is a whole free pair. */
 	assert_string_equal(choose(s, "0,2,3,4", "", 2), "2,3");
 	assert_string_equal(choose(s, "0-15", "", 2), "0,1");
 	assert_string_equal(choose(s, "0,2-5,7", "", 4), "2,3,4,5");
