@@ -1,4 +1,5 @@
 #include "plugin/daemon.h"
+#include "deviceplugin_api.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -718,7 +719,7 @@ int daemon_probe(const struct config *c, char *why, size_t why_size)
 		snprintf(why, why_size, "%s: %s", c->socket_path, strerror(-r));
 		return r;
 	}
-	r = gc_unary(ch, "/v1beta1.DevicePlugin/GetDevicePluginOptions", NULL, 0, 2000, &res);
+	r = gc_unary(ch, DP_METHOD_GET_OPTIONS, NULL, 0, 2000, &res);
 	if (r < 0) {
 		/* The failed call wrote no result: nothing to clear. */
 		snprintf(why, why_size, "%s: %s", c->socket_path, strerror(-r));

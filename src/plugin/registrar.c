@@ -8,10 +8,10 @@
 
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
+#include "deviceplugin_api.h"
 #include "grpc/client.h"
 #include "grpc/cq.h"
 
-#define REGISTER_METHOD "/v1beta1.Registration/Register"
 #define REGISTER_TIMEOUT_MS 30000
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -98,7 +98,7 @@ static int start_attempt(struct registrar *r)
 	pthread_mutex_lock(&r->lock);
 	a->next = r->pending;
 	r->pending = a;
-	ret = gc_unary_start(a->channel, r->runner, REGISTER_METHOD, r->request, r->request_len, REGISTER_TIMEOUT_MS,
+	ret = gc_unary_start(a->channel, r->runner, DP_METHOD_REGISTER, r->request, r->request_len, REGISTER_TIMEOUT_MS,
 			     on_done, a, &a->async);
 	if (ret < 0)
 		r->pending = a->next;
@@ -191,7 +191,7 @@ static int pack_request(struct registrar *r)
 {
 	V1beta1__DevicePluginOptions options;
 	V1beta1__RegisterRequest req;
-	static char version[] = "v1beta1";
+	static char version[] = DP_API_VERSION;
 
 	/* The init functions, unlike the INIT macros, do not cast away const. */
 	v1beta1__device_plugin_options__init(&options);

@@ -8,6 +8,7 @@
 
 #include "base/macro.h"
 #include "deviceplugin.pb-c.h"
+#include "deviceplugin_api.h"
 #include "plugin/preferred.h"
 
 struct watcher {
@@ -37,7 +38,7 @@ static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size
 	v1beta1__list_and_watch_response__init(&resp);
 	V1beta1__Device *devices = calloc(snap->count ? snap->count : 1, sizeof(*devices));
 	V1beta1__Device **ptrs = calloc(snap->count ? snap->count : 1, sizeof(*ptrs));
-	static char healthy[] = "Healthy", unhealthy[] = "Unhealthy";
+	static char healthy[] = DP_HEALTHY, unhealthy[] = DP_UNHEALTHY;
 	int r = -ENOMEM;
 
 	if (!devices || !ptrs)
@@ -308,14 +309,14 @@ static void watch_aborted(void *ctx)
 }
 
 static const struct gs_method methods[] = {
-	{ .path = "/v1beta1.DevicePlugin/GetDevicePluginOptions", .unary = get_options },
-	{ .path = "/v1beta1.DevicePlugin/ListAndWatch",
+	{ .path = DP_METHOD_GET_OPTIONS, .unary = get_options },
+	{ .path = DP_METHOD_LIST_AND_WATCH,
 	  .stream_open = watch_open,
 	  .stream_closed = watch_closed,
 	  .stream_aborted = watch_aborted },
-	{ .path = "/v1beta1.DevicePlugin/GetPreferredAllocation", .unary = preferred },
-	{ .path = "/v1beta1.DevicePlugin/Allocate", .unary = allocate },
-	{ .path = "/v1beta1.DevicePlugin/PreStartContainer", .unary = pre_start },
+	{ .path = DP_METHOD_GET_PREFERRED, .unary = preferred },
+	{ .path = DP_METHOD_ALLOCATE, .unary = allocate },
+	{ .path = DP_METHOD_PRE_START, .unary = pre_start },
 };
 
 const struct gs_method *service_methods(size_t *ret_count)

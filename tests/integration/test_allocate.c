@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "deviceplugin.pb-c.h"
+#include "deviceplugin_api.h"
 #include "harness/harness.h"
 
-#define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
 #define BLOCK_LINES 64
 #define BLOCK_LINE_SIZE 512
 
@@ -197,7 +197,7 @@ static uint8_t *pack_request(const char *const ids[], size_t n, size_t *ret_len)
 static V1beta1__AllocateResponse *call_allocate(struct gc_channel *ch, const uint8_t *body, size_t len,
 						 struct gc_result *res)
 {
-	assert_int_equal(gc_unary(ch, METHOD_ALLOCATE, body, len, WAIT_MS, res), 0);
+	assert_int_equal(gc_unary(ch, DP_METHOD_ALLOCATE, body, len, WAIT_MS, res), 0);
 	if (res->status != GRPC_STATUS_OK)
 		return NULL;
 	static const uint8_t empty[1];

@@ -12,6 +12,7 @@
 
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
+#include "deviceplugin_api.h"
 #include "harness/harness.h"
 
 static struct gc_result do_register(struct node *node, const char *version, const char *name, const char *endpoint)
@@ -29,7 +30,7 @@ static struct gc_result do_register(struct node *node, const char *version, cons
 	struct gc_channel *ch;
 	assert_int_equal(gc_channel_open(path, &ch), 0);
 	struct gc_result res;
-	assert_int_equal(gc_unary(ch, "/v1beta1.Registration/Register", buf, len, WAIT_MS, &res), 0);
+	assert_int_equal(gc_unary(ch, DP_METHOD_REGISTER, buf, len, WAIT_MS, &res), 0);
 	gc_channel_close(ch);
 	return res;
 }

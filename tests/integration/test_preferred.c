@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "deviceplugin.pb-c.h"
+#include "deviceplugin_api.h"
 #include "harness/harness.h"
 
-#define METHOD_PREFERRED "/v1beta1.DevicePlugin/GetPreferredAllocation"
 
 /* --- kubelet-sim -------------------------------------------------------- */
 
@@ -93,7 +93,7 @@ static uint8_t *pack_request(size_t containers, const char *const available[], s
 static V1beta1__PreferredAllocationResponse *call(struct gc_channel *ch, uint8_t *body, size_t len,
 						   struct gc_result *res)
 {
-	assert_int_equal(gc_unary(ch, METHOD_PREFERRED, body, len, WAIT_MS, res), 0);
+	assert_int_equal(gc_unary(ch, DP_METHOD_GET_PREFERRED, body, len, WAIT_MS, res), 0);
 	free(body);
 	if (res->status != GRPC_STATUS_OK)
 		return NULL;

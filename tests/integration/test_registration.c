@@ -15,6 +15,7 @@
 
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
+#include "deviceplugin_api.h"
 #include "grpc/server.h"
 #include "harness/harness.h"
 
@@ -103,7 +104,7 @@ static void test_options_and_probe(void **state)
 
 	struct gc_channel *ch = node_plugin_channel(&node);
 	struct gc_result res;
-	assert_int_equal(gc_unary(ch, "/v1beta1.DevicePlugin/GetDevicePluginOptions", NULL, 0, WAIT_MS, &res), 0);
+	assert_int_equal(gc_unary(ch, DP_METHOD_GET_OPTIONS, NULL, 0, WAIT_MS, &res), 0);
 	assert_int_equal(res.status, GRPC_STATUS_OK);
 	V1beta1__DevicePluginOptions *o = v1beta1__device_plugin_options__unpack(NULL, res.len, res.body);
 	assert_non_null(o);
@@ -171,7 +172,7 @@ static void test_watchdog_registers_again(void **state)
 	struct node node;
 	node_init(&node, &(struct node_options){ .chips = 1 });
 	struct mute_kubelet m = { .lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER };
-	static const struct gs_method methods[] = { { .path = "/v1beta1.Registration/Register", .unary = mute_register } };
+	static const struct gs_method methods[] = { { .path = DP_METHOD_REGISTER, .unary = mute_register } };
 	char kubelet_sock[256];
 	assert_int_equal(path_join(kubelet_sock, sizeof(kubelet_sock), node.socket_dir, "kubelet.sock"), 0);
 	struct gs_server *server;

@@ -226,7 +226,7 @@ static int allocate_rpc(struct sim_plugin *plugin, size_t n_containers, char **i
 		goto fail;
 	v1beta1__allocate_request__pack(&req, packed);
 
-	r = gc_unary(plugin->channel, METHOD_ALLOCATE, packed, len, ALLOCATE_TIMEOUT_MS, &result);
+	r = gc_unary(plugin->channel, DP_METHOD_ALLOCATE, packed, len, ALLOCATE_TIMEOUT_MS, &result);
 	if (r < 0)
 		goto fail;
 	if (result.status != GRPC_STATUS_OK) {
@@ -289,7 +289,7 @@ static int pick_preferred(struct sim_plugin *plugin, char **candidates, size_t n
 	}
 	v1beta1__preferred_allocation_request__pack(&req, packed);
 
-	r = gc_unary(plugin->channel, METHOD_GET_PREFERRED, packed, len, ALLOCATE_TIMEOUT_MS, &result);
+	r = gc_unary(plugin->channel, DP_METHOD_GET_PREFERRED, packed, len, ALLOCATE_TIMEOUT_MS, &result);
 	if (r < 0) {
 		char message[128];
 		snprintf(message, sizeof(message), "cannot call GetPreferredAllocation: %s", strerror(-r));
@@ -388,7 +388,7 @@ static void cmd_allocate(struct sim *sim, char **args)
 		oom = !candidates;
 		for (size_t i = 0; candidates && i < res->n_devices; i++) {
 			const struct sim_device *dev = &res->devices[i];
-			if (strcmp(dev->health, HEALTHY) != 0 || sim_resource_is_allocated(res, dev->id))
+			if (strcmp(dev->health, DP_HEALTHY) != 0 || sim_resource_is_allocated(res, dev->id))
 				continue;
 			candidates[n_candidates] = strdup(dev->id);
 			if (!candidates[n_candidates]) {
@@ -535,7 +535,7 @@ static void cmd_options(struct sim *sim, char **args)
 		print_rpc_error("options", -1, "no device plugin registered");
 		return;
 	}
-	int r = gc_unary(plugin->channel, METHOD_GET_OPTIONS, NULL, 0, OPTIONS_TIMEOUT_MS, &result);
+	int r = gc_unary(plugin->channel, DP_METHOD_GET_OPTIONS, NULL, 0, OPTIONS_TIMEOUT_MS, &result);
 	if (r < 0) {
 		char message[128];
 		snprintf(message, sizeof(message), "cannot call GetDevicePluginOptions: %s", strerror(-r));

@@ -86,7 +86,7 @@ static int build_devices(struct follower *f, const V1beta1__ListAndWatchResponse
 	for (size_t i = 0; i < n; i++) {
 		if (kept > 0 && strcmp(devices[kept - 1].id, devices[i].id) == 0) {
 			warn_invalid(f, &problems, "duplicate device ID", devices[i].id);
-			if (strcmp(devices[i].health, HEALTHY) != 0) {
+			if (strcmp(devices[i].health, DP_HEALTHY) != 0) {
 				char *health = devices[kept - 1].health;
 				devices[kept - 1].health = devices[i].health;
 				devices[i].health = health;
@@ -162,7 +162,7 @@ static void *follow(void *arg)
 
 	pthread_mutex_lock(&f->lock);
 	int r = atomic_load(&f->stop) ? -ECANCELED
-				       : gc_stream_open(f->plugin->channel, METHOD_LIST_AND_WATCH, NULL, 0, &stream);
+				       : gc_stream_open(f->plugin->channel, DP_METHOD_LIST_AND_WATCH, NULL, 0, &stream);
 	if (r == 0)
 		f->stream = stream;
 	pthread_mutex_unlock(&f->lock);

@@ -53,10 +53,10 @@ static int validate(const struct sim *sim, const V1beta1__RegisterRequest *req, 
 		    size_t socket_path_size, char *reason, size_t reason_size)
 {
 	char quoted[320];
-	if (strcmp(req->version, API_VERSION) != 0) {
+	if (strcmp(req->version, DP_API_VERSION) != 0) {
 		go_quote(quoted, sizeof(quoted), req->version);
 		snprintf(reason, reason_size,
-			 "requested API version %s is not supported by kubelet. Supported versions are [\"" API_VERSION
+			 "requested API version %s is not supported by kubelet. Supported versions are [\"" DP_API_VERSION
 			 "\"]",
 			 quoted);
 		return -EINVAL;
@@ -98,7 +98,7 @@ static int dial_back(const char *socket_path, struct gc_channel **ret_channel, b
 		snprintf(reason, reason_size, "failed to dial device plugin: %s", strerror(-r));
 		goto fail;
 	}
-	r = gc_unary(channel, METHOD_GET_OPTIONS, NULL, 0, DIAL_BACK_TIMEOUT_MS, &res);
+	r = gc_unary(channel, DP_METHOD_GET_OPTIONS, NULL, 0, DIAL_BACK_TIMEOUT_MS, &res);
 	if (r < 0) {
 		snprintf(reason, reason_size, "failed to get device plugin options: %s", strerror(-r));
 		goto fail;
@@ -158,7 +158,7 @@ static int install(struct sim *sim, struct sim_plugin *plugin, char *reason, siz
 	out_start(&line, "register");
 	out_kv(&line, "resource", plugin->resource);
 	out_kv(&line, "endpoint", plugin->endpoint);
-	out_kv(&line, "version", API_VERSION);
+	out_kv(&line, "version", DP_API_VERSION);
 	out_kv_bool(&line, "preferred_allocation", plugin->preferred_allocation);
 	out_kv_bool(&line, "pre_start", plugin->pre_start);
 	out_emit(&line);
@@ -214,7 +214,7 @@ static void handle_register(void *ctx, const uint8_t *body, size_t len, struct g
 }
 
 static const struct gs_method registration_methods[] = {
-	{ .path = METHOD_REGISTER, .unary = handle_register },
+	{ .path = DP_METHOD_REGISTER, .unary = handle_register },
 };
 
 static int mkdir_p(const char *dir)

@@ -114,7 +114,7 @@ static void print_devices(const struct sim_resource *res)
 
 	out_start(&unhealthy, NULL);
 	for (size_t i = 0; i < res->n_devices; i++) {
-		if (strcmp(res->devices[i].health, HEALTHY) == 0)
+		if (strcmp(res->devices[i].health, DP_HEALTHY) == 0)
 			healthy++;
 		else
 			out_list_add(&unhealthy, res->devices[i].id);
@@ -138,9 +138,9 @@ void sim_resource_set_devices(struct sim_resource *res, struct sim_device *devic
 void sim_resource_mark_unhealthy(struct sim_resource *res)
 {
 	for (size_t i = 0; i < res->n_devices; i++) {
-		if (strcmp(res->devices[i].health, UNHEALTHY) == 0)
+		if (strcmp(res->devices[i].health, DP_UNHEALTHY) == 0)
 			continue;
-		char *health = strdup(UNHEALTHY);
+		char *health = strdup(DP_UNHEALTHY);
 		if (!health)
 			continue; /* keeps the old string; printed as is */
 		free(res->devices[i].health);

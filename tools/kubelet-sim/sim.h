@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "grpc/client.h"
+#include "deviceplugin_api.h"
 #include "grpc/server.h"
 
 #define SIM_MAX_RESOURCES 8
@@ -26,16 +27,6 @@
 #define SIM_SOCKET_PATH_MAX 108
 /* Paths of files in the directory (the directory itself is bounded by the socket path). */
 #define SIM_PATH_MAX 256
-
-#define HEALTHY "Healthy"
-#define UNHEALTHY "Unhealthy"
-#define API_VERSION "v1beta1"
-
-#define METHOD_REGISTER "/v1beta1.Registration/Register"
-#define METHOD_GET_OPTIONS "/v1beta1.DevicePlugin/GetDevicePluginOptions"
-#define METHOD_LIST_AND_WATCH "/v1beta1.DevicePlugin/ListAndWatch"
-#define METHOD_GET_PREFERRED "/v1beta1.DevicePlugin/GetPreferredAllocation"
-#define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
 
 /* Device IDs longer than this are reported as invalid (the API's limit). */
 #define DEVICE_ID_MAX 63
