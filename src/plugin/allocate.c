@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/arena.h"
+#include "base/macro.h"
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
 #include "plugin/request.h"
@@ -165,7 +166,7 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 
 	struct response_builder b = { .arena = arena, .out = out };
 	b.devices_cap = n + 32; /* the chips plus every shared node of any family */
-	b.mounts_cap = sizeof(driver_mounts) / sizeof(driver_mounts[0]);
+	b.mounts_cap = ELEMENTSOF(driver_mounts);
 	out->devices = arena_alloc(arena, b.devices_cap * sizeof(*out->devices));
 	out->mounts = arena_alloc(arena, b.mounts_cap * sizeof(*out->mounts));
 	if (!out->devices || !out->mounts)

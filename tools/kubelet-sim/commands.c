@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/macro.h"
 #include "base/parse.h"
 #include "checkpoint.h"
 #include "deviceplugin.pb-c.h"
@@ -655,7 +656,7 @@ void commands_run(struct sim *sim, char *line, bool *ret_quit)
 	if (argc == 0 || argv[0][0] == '#')
 		return;
 
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
 		const struct command *c = &commands[i];
 		if (strcmp(argv[0], c->name) != 0)
 			continue;

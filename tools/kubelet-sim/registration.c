@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "base/k8s_names.h"
+#include "base/macro.h"
 #include "base/parse.h"
 #include "checkpoint.h"
 #include "deviceplugin.pb-c.h"
@@ -302,7 +303,7 @@ int kubelet_start(struct sim *sim)
 	}
 
 	r = gs_server_start(sim->kubelet_socket, registration_methods,
-			    sizeof(registration_methods) / sizeof(registration_methods[0]), sim, &sim->server);
+			    ELEMENTSOF(registration_methods), sim, &sim->server);
 	if (r < 0) {
 		log_error("cannot serve %s: %s", sim->kubelet_socket, strerror(-r));
 		return r;
