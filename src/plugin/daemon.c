@@ -103,8 +103,8 @@ static void report_status(struct daemon *d, const struct inventory_status *st)
 		if (st->events)
 			log_info("subscribed to DCMI fault events");
 		else
-			log_warn("DCMI fault events unavailable (%d); polling health every %lldms", st->events_error,
-				 (long long)c->health_interval_ms);
+			log_warn("DCMI fault events unavailable (%s); polling health every %lldms",
+				 strerror(-st->events_error), (long long)c->health_interval_ms);
 	}
 	if ((first && !st->driver_ready) || (!first && st->driver_ready != old->driver_ready)) {
 		if (st->driver_ready)
