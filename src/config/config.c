@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -201,10 +202,7 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 	};
 	int r;
 
-	if (env_driver_path && env_driver_path[0] &&
-	    set_path(c.driver_path, sizeof(c.driver_path), "driver-path (from ASCEND_DRIVER_PATH)", env_driver_path,
-		     why, why_size) < 0)
-		return -EINVAL;
+	bool driver_path_flag = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -231,7 +229,16 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 		r = f->apply(&c, value, why, why_size);
 		if (r < 0)
 			return r;
+		driver_path_flag |= f->apply == apply_driver_path;
 	}
+
+	/* Precedence is flag > environment > default, and the environment is
+	 * only judged when it is the one that counts: a stale relative
+	 * ASCEND_DRIVER_PATH must not stop a plugin given --driver-path. */
+	if (!driver_path_flag && env_driver_path && env_driver_path[0] &&
+	    set_path(c.driver_path, sizeof(c.driver_path), "driver-path (from ASCEND_DRIVER_PATH)", env_driver_path,
+		     why, why_size) < 0)
+		return -EINVAL;
 
 	r = derive_paths(&c, why, why_size);
 	if (r < 0)
