@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/parse.h"
 #include "npu/devfs.h"
@@ -82,7 +83,11 @@ void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 		n = snprintf(buf, size, "healthy");
 		break;
 	case NPU_FAULT_DRIVER_NOT_READY:
-		n = snprintf(buf, size, "driver not ready (davinci_manager missing)");
+		if (d->dev_error)
+			n = snprintf(buf, size, "driver state unknown (cannot check davinci_manager: %s)",
+				     strerror(-d->dev_error));
+		else
+			n = snprintf(buf, size, "driver not ready (davinci_manager missing)");
 		break;
 	case NPU_FAULT_NODE_MISSING:
 		n = snprintf(buf, size, "device node davinci%u missing", d->chip.phy_id);
@@ -200,14 +205,29 @@ static void judge_device(struct inventory *inv, struct npu_device *d, bool drive
 	char node[4200];
 
 	d->fault = NPU_FAULT_NONE;
-	if (!driver_ready)
+	if (!driver_ready) {
 		d->fault = NPU_FAULT_DRIVER_NOT_READY;
+		d->dev_error = inv->status.devfs_error;
+	}
 	else if (str_printf(node, sizeof(node), "%s/davinci%u", inv->dev_dir, d->chip.phy_id) < 0 ||
 		 !path_exists(node))
 		d->fault = NPU_FAULT_NODE_MISSING;
 	else if (inv->status.source == INVENTORY_SOURCE_DCMI)
 		read_dcmi_health(inv, d);
 	d->healthy = d->fault == NPU_FAULT_NONE;
+}
+
+/* 0 when <dev_dir>/davinci_manager exists, -ENOENT when it does not, and
+ * the real errno when that cannot be told: an unreadable dev dir is not a
+ * driver that is not loaded, and must not be reported as one. */
+static int check_manager(const struct inventory *inv)
+{
+	char manager[4200];
+	struct stat st;
+	int r = str_printf(manager, sizeof(manager), "%s/davinci_manager", inv->dev_dir);
+	if (r < 0)
+		return r;
+	return stat(manager, &st) == 0 ? 0 : -errno;
 }
 
 static int compare_chip_phy(const void *a, const void *b)
@@ -246,6 +266,7 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 {
 	struct inventory_status *st = &inv->status;
 	bool discovery_failed = false;
+	int scan_error = 0;
 	size_t count = 0;
 	int r;
 
@@ -265,7 +286,7 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		bool was_devfs = st->source == INVENTORY_SOURCE_DEVFS;
 		st->source = INVENTORY_SOURCE_DEVFS;
 		r = devfs_scan(inv->dev_dir, inv->chips, NPU_MAX_CHIPS, &count);
-		st->devfs_error = r < 0 ? r : 0;
+		scan_error = r < 0 ? r : 0;
 		if (r < 0)
 			count = 0;
 		/* Here health is the node being present: a chip whose node vanished
@@ -274,9 +295,9 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 			count = merge_known(inv, count);
 	}
 
-	char manager[4200];
-	st->driver_ready = str_printf(manager, sizeof(manager), "%s/davinci_manager", inv->dev_dir) == 0 &&
-			   path_exists(manager);
+	r = check_manager(inv);
+	st->driver_ready = r == 0;
+	st->devfs_error = scan_error ? scan_error : r == -ENOENT ? 0 : r;
 
 	struct npu_snapshot *next = calloc(1, sizeof(*next) + count * sizeof(struct npu_device));
 	if (!next)
