@@ -1,9 +1,11 @@
 /* ascend-device-plugin: serves the node's Ascend NPUs to the kubelet.
- * The table of contents: signals, configuration, logging, then the daemon
- * (src/plugin/daemon.c) until SIGTERM. */
+ * The table of contents: signals, configuration, logging (a writer thread
+ * from here on), then the daemon (src/plugin/daemon.c) until SIGTERM, then
+ * the log's flush with a deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "config/config.h"
@@ -43,10 +45,14 @@ int main(int argc, char **argv)
 	}
 
 	log_set_level(config.log_level);
-	int r = daemon_run(&config);
-	if (r < 0) {
+	/* From here on a stderr nobody reads cannot stall the daemon. */
+	int r = log_start(STDERR_FILENO, LOG_QUEUE_BYTES_DEFAULT);
+	if (r < 0)
+		log_warn("logging directly, a blocked stderr would block the daemon: %s", strerror(-r));
+	r = daemon_run(&config);
+	if (r < 0)
 		log_error("cannot start: %s", strerror(-r));
-		return 1;
-	}
-	return 0;
+	/* Flush, but never hang on exit because of a blocked stderr. */
+	log_stop(LOG_STOP_TIMEOUT_MS);
+	return r < 0 ? 1 : 0;
 }
