@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/k8s_names.h"
+#include "base/macro.h"
 #include "base/parse.h"
 
 #define DEFAULT_RESOURCE_NAME "ascend.com/npu"
@@ -153,7 +154,7 @@ void config_usage(FILE *out, const char *program)
 		"Usage: %s [FLAGS]\n"
 		"Serves the node's Ascend NPUs to the kubelet as a device plugin.\n\nFlags:\n",
 		program);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++) {
 		char left[64];
 		snprintf(left, sizeof(left), "--%s%s%s", flags[i].name, flags[i].arg ? " " : "",
 			 flags[i].arg ? flags[i].arg : "");
@@ -165,7 +166,7 @@ void config_usage(FILE *out, const char *program)
 
 static const struct flag *find_flag(const char *name, size_t len)
 {
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++)
 		if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
 			return &flags[i];
 	return NULL;

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/macro.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 #include "npu/devfs.h"
 
 struct inventory {
@@ -29,7 +31,7 @@ static const char *const mode_names[] = {
 
 int npu_backend_mode_parse(const char *s, enum npu_backend_mode *ret_mode)
 {
-	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(mode_names); i++) {
 		if (strcmp(s, mode_names[i]) == 0) {
 			*ret_mode = (enum npu_backend_mode)i;
 			return 0;
@@ -41,6 +43,16 @@ int npu_backend_mode_parse(const char *s, enum npu_backend_mode *ret_mode)
 const char *npu_backend_mode_name(enum npu_backend_mode mode)
 {
 	return mode_names[mode];
+}
+
+struct npu_snapshot *npu_snapshot_new(size_t count)
+{
+	struct npu_snapshot *s = calloc(1, sizeof(*s) + count * sizeof(struct npu_device));
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	s->count = count;
+	return s;
 }
 
 struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *s)
@@ -76,38 +88,39 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
 void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 {
 	static const char *const levels[] = { "normal", "warning", "major", "critical" };
-	int n = 0;
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, "...");
 
 	switch (d->fault) {
 	case NPU_FAULT_NONE:
-		n = snprintf(buf, size, "healthy");
+		strbuf_printf(&sb, "healthy");
 		break;
 	case NPU_FAULT_DRIVER_NOT_READY:
 		if (d->dev_error)
-			n = snprintf(buf, size, "driver state unknown (cannot check davinci_manager: %s)",
-				     strerror(-d->dev_error));
+			strbuf_printf(&sb, "driver state unknown (cannot check davinci_manager: %s)",
+				      strerror(-d->dev_error));
 		else
-			n = snprintf(buf, size, "driver not ready (davinci_manager missing)");
+			strbuf_printf(&sb, "driver not ready (davinci_manager missing)");
 		break;
 	case NPU_FAULT_NODE_MISSING:
-		n = snprintf(buf, size, "device node davinci%u missing", d->chip.phy_id);
+		strbuf_printf(&sb, "device node davinci%u missing", d->chip.phy_id);
 		break;
 	case NPU_FAULT_ABSENT:
-		n = snprintf(buf, size, "DCMI reports the chip absent");
+		strbuf_printf(&sb, "DCMI reports the chip absent");
 		break;
 	case NPU_FAULT_DISCOVERY:
-		n = snprintf(buf, size, "DCMI cannot list the chips (error %d)", d->dcmi_code);
+		strbuf_printf(&sb, "DCMI cannot list the chips (error %d)", d->dcmi_code);
 		break;
 	case NPU_FAULT_HEALTH_CALL:
-		n = snprintf(buf, size, "dcmi_get_device_health failed with %d", d->dcmi_code);
+		strbuf_printf(&sb, "dcmi_get_device_health failed with %d", d->dcmi_code);
 		break;
 	case NPU_FAULT_HEALTH_LEVEL:
-		n = snprintf(buf, size, "DCMI health %u (%s)", d->dcmi_health,
-			     d->dcmi_health < 4 ? levels[d->dcmi_health] : "unknown");
+		strbuf_printf(&sb, "DCMI health %u (%s)", d->dcmi_health,
+			      d->dcmi_health < ELEMENTSOF(levels) ? levels[d->dcmi_health] : "unknown");
 		break;
 	}
-	for (size_t i = 0; i < d->n_fault_codes && n > 0 && (size_t)n < size; i++)
-		n += snprintf(buf + n, size - (size_t)n, "%s%08X", i == 0 ? ", error codes " : ",", d->fault_codes[i]);
+	for (size_t i = 0; i < d->n_fault_codes; i++)
+		strbuf_printf(&sb, "%s%08X", i == 0 ? ", error codes " : ",", d->fault_codes[i]);
 }
 
 int inventory_new(const struct inventory_options *options, struct inventory **ret_inventory)
@@ -122,12 +135,11 @@ int inventory_new(const struct inventory_options *options, struct inventory **re
 	if (r < 0)
 		goto fail;
 
-	inv->current = calloc(1, sizeof(struct npu_snapshot));
+	inv->current = npu_snapshot_new(0);
 	if (!inv->current) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	atomic_init(&inv->current->refs, 1);
 	*ret_inventory = inv;
 	return 0;
 
@@ -230,12 +242,6 @@ static int check_manager(const struct inventory *inv)
 	return stat(manager, &st) == 0 ? 0 : -errno;
 }
 
-static int compare_chip_phy(const void *a, const void *b)
-{
-	const struct npu_chip *x = a, *y = b;
-	return (x->phy_id > y->phy_id) - (x->phy_id < y->phy_id);
-}
-
 /* Adds the chips of the current snapshot missing from chips[0..count). */
 static size_t merge_known(struct inventory *inv, size_t count)
 {
@@ -248,16 +254,15 @@ static size_t merge_known(struct inventory *inv, size_t count)
 		if (!found)
 			inv->chips[count++] = *known;
 	}
-	qsort(inv->chips, count, sizeof(inv->chips[0]), compare_chip_phy);
+	qsort(inv->chips, count, sizeof(inv->chips[0]), npu_chip_compare_phy);
 	return count;
 }
 
 void inventory_forget(struct inventory *inv)
 {
-	struct npu_snapshot *empty = calloc(1, sizeof(*empty));
+	struct npu_snapshot *empty = npu_snapshot_new(0);
 	if (!empty)
 		return;
-	atomic_init(&empty->refs, 1);
 	npu_snapshot_unref(inv->current);
 	inv->current = empty;
 }
@@ -299,11 +304,9 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 	st->driver_ready = r == 0;
 	st->devfs_error = scan_error ? scan_error : r == -ENOENT ? 0 : r;
 
-	struct npu_snapshot *next = calloc(1, sizeof(*next) + count * sizeof(struct npu_device));
+	struct npu_snapshot *next = npu_snapshot_new(count);
 	if (!next)
 		return -ENOMEM;
-	atomic_init(&next->refs, 1);
-	next->count = count;
 	for (size_t i = 0; i < count; i++) {
 		struct npu_device *d = &next->devices[i];
 		d->chip = inv->chips[i];

@@ -60,6 +60,8 @@ struct npu_snapshot {
 	struct npu_device devices[]; /* sorted by phy id */
 };
 
+/* A snapshot of count zeroed devices with one reference, or NULL without memory. */
+struct npu_snapshot *npu_snapshot_new(size_t count);
 struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *snapshot);
 void npu_snapshot_unref(struct npu_snapshot *snapshot);
 const struct npu_device *npu_snapshot_find(const struct npu_snapshot *snapshot, const char *id);
