@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,6 +115,20 @@ static void write_all(int fd, const char *p, size_t n)
 		p += w;
 		n -= (size_t)w;
 	}
+}
+
+/* Writes what fd takes without waiting, per call (RWF_NOWAIT): O_NONBLOCK
+ * would change the file description shared with the parent. Returns the
+ * bytes written; 0 where the kernel cannot promise not to wait (EAGAIN, or
+ * EOPNOTSUPP on some files), and on any error, which the writer will meet. */
+static size_t write_nowait(int fd, const char *p, size_t n)
+{
+	struct iovec iov = { .iov_base = (void *)(uintptr_t)p, .iov_len = n };
+	ssize_t w;
+	do
+		w = pwritev2(fd, &iov, 1, -1, RWF_NOWAIT);
+	while (w < 0 && errno == EINTR);
+	return w > 0 ? (size_t)w : 0;
 }
 
 /* Appends a whole line when it fits; the caller holds the lock. */
@@ -234,10 +249,15 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		/* Under the lock, so that lines of different threads stay whole. */
 		write_all(q.fd, line, n);
 		break;
-	case MODE_QUEUED:
-		if (!say_dropped_locked() || !push_locked(line, n))
+	case MODE_QUEUED: {
+		/* With nothing queued, a write the kernel can take at once keeps
+		 * the line in order with what this process does next (a test,
+		 * a person reading along); the rest waits for the writer. */
+		size_t done = q.len == 0 && q.dropped_unsaid == 0 ? write_nowait(q.fd, line, n) : 0;
+		if (done < n && (!say_dropped_locked() || !push_locked(line + done, n - done)))
 			drop_locked();
 		break;
+	}
 	case MODE_DROPPED:
 		q.dropped++;
 		break;

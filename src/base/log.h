@@ -5,10 +5,12 @@
  * Logging never blocks the caller once log_start has run: the caller formats
  * its line and queues it, and a thread of the log's own does the writes that
  * may block (a stderr pipe nobody drains blocks write() forever, which must
- * not stop the event loop, health reporting or SIGTERM). A full queue drops
- * the line and counts it; once writing resumes, one line says how many were
- * dropped. Before log_start, and after a log_stop that drained the queue,
- * lines are written directly by the caller. */
+ * not stop the event loop, health reporting or SIGTERM). While nothing is
+ * queued the caller first offers the line to the kernel without waiting
+ * (pwritev2 with RWF_NOWAIT), so that in the usual case a line is out before
+ * the caller goes on. A full queue drops the line and counts it; once
+ * writing resumes, one line says how many were dropped. Before log_start, and
+ * after a log_stop that drained the queue, lines are written directly. */
 #pragma once
 
 #include <stdbool.h>

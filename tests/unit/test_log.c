@@ -1,8 +1,9 @@
 /* The log's queue: with its output blocked, log_msg returns at once, a full
  * queue drops lines and counts them, and once the output drains the queued
  * lines come out in order followed by one line saying how many were dropped;
- * log_stop gives up on a blocked output at its deadline. Every wait here is
- * a poll with a deadline on the pipe the log writes to. */
+ * with nothing queued a line is out before log_msg returns; log_stop gives
+ * up on a blocked output at its deadline. Every wait here is a poll with a
+ * deadline on the pipe the log writes to. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -125,6 +127,23 @@ static void test_full_queue_drops_and_says_so(void **state)
 	assert_int_equal(log_dropped(), total - queued);
 }
 
+/* With nothing queued and room in the pipe, the line is in the pipe when
+ * log_msg returns: output keeps its order with what the caller does next.
+ * Kernels whose pipes refuse RWF_NOWAIT leave it to the writer thread. */
+static void test_line_is_out_when_log_msg_returns(void **state)
+{
+	(void)state;
+	struct iovec probe = { .iov_base = (void *)(uintptr_t)"", .iov_len = 0 };
+	if (pwritev2(pipe_fds[1], &probe, 1, -1, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP)
+		skip();
+	log_line(42);
+	struct pollfd pfd = { .fd = pipe_fds[0], .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	char line[LOG_LINE_MAX];
+	read_line(pipe_fds[0], line, sizeof(line));
+	assert_non_null(strstr(line, "line 42"));
+}
+
 /* An overlong line is cut, and says so, instead of being dropped or split. */
 static void test_long_line_is_cut(void **state)
 {
@@ -162,6 +181,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_queue_drops_and_says_so),
+		cmocka_unit_test(test_line_is_out_when_log_msg_returns),
 		cmocka_unit_test(test_long_line_is_cut),
 		cmocka_unit_test(test_stop_gives_up_on_a_blocked_output),
 	};
