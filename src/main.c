@@ -1,9 +1,11 @@
 /* ascend-device-plugin: serves the node's Ascend NPUs to the kubelet.
- * The table of contents: signals, configuration, logging, then the daemon
- * (src/plugin/daemon.c) until SIGTERM. */
+ * The table of contents: signals, configuration, logging (a writer thread
+ * from here on), then the daemon (src/plugin/daemon.c) until SIGTERM, then
+ * the log's flush with a deadline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/crash.h"
 #include "base/log.h"
@@ -44,10 +46,18 @@ int main(int argc, char **argv)
 	}
 
 	log_set_level(config.log_level);
+	/* From here on a stderr nobody reads cannot stall the daemon. */
+	int r = log_start(STDERR_FILENO, LOG_QUEUE_BYTES_DEFAULT);
+	if (r < 0)
+		log_warn("logging directly, a blocked stderr would block the daemon: %s", strerror(-r));
 	if (crash_guard_install("ascend-device-plugin") < 0) {
-		fprintf(stderr, "ascend-device-plugin: cannot install the crash handler\n");
+		log_error("cannot install the crash handler");
+		log_stop(LOG_STOP_TIMEOUT_MS);
 		return 1;
 	}
 	/* The daemon logs why it could not start. */
-	return daemon_run(&config) < 0 ? 1 : 0;
+	r = daemon_run(&config);
+	/* Flush, but never hang on exit because of a blocked stderr. */
+	log_stop(LOG_STOP_TIMEOUT_MS);
+	return r < 0 ? 1 : 0;
 }

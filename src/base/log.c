@@ -1,11 +1,19 @@
 #include "base/log.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "base/macro.h"
 
 static const char *const level_names[] = {
 	[LOG_LEVEL_ERROR] = "error",
@@ -16,9 +24,40 @@ static const char *const level_names[] = {
 
 static _Atomic int threshold = LOG_LEVEL_INFO;
 
+enum log_mode {
+	MODE_DIRECT,  /* the caller writes (not started, or stopped cleanly) */
+	MODE_QUEUED,  /* the writer thread writes */
+	MODE_DROPPED, /* the writer failed for good, or log_stop gave up: drop */
+};
+
+/* The queue is a byte ring of whole lines: a line goes in entirely or not at
+ * all, and the writer writes from the oldest byte on. Only the writer
+ * removes bytes, only callers (under the lock) append them, so the writer
+ * may read [head, head + len) without the lock while callers append after it. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;    /* to the writer: bytes queued, or stop */
+	pthread_cond_t drained; /* to log_stop: the queue is empty, or the writer ended */
+	enum log_mode mode;
+	bool started;
+	bool stopping;
+	bool writer_done;
+	int fd;
+	char *ring;
+	size_t cap, head, len;
+	uint64_t dropped;        /* since log_start, for log_dropped() */
+	uint64_t dropped_unsaid; /* not yet reported by a line of the log's own */
+	pthread_t writer;
+} q = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.mode = MODE_DIRECT,
+	.fd = STDERR_FILENO,
+};
+
 int log_level_parse(const char *s, enum log_level *ret_level)
 {
-	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(level_names); i++) {
 		if (strcmp(s, level_names[i]) == 0) {
 			*ret_level = (enum log_level)i;
 			return 0;
@@ -37,11 +76,10 @@ bool log_enabled(enum log_level level)
 	return (int)level <= atomic_load(&threshold);
 }
 
-void log_msg(enum log_level level, const char *fmt, ...)
+/* "<UTC time> <level> <message>\n" into buf[LOG_LINE_MAX]; returns the length.
+ * A cut line ends in "...\n" so that a reader sees it was cut. */
+static size_t format_line(char *buf, enum log_level level, const char *fmt, va_list ap)
 {
-	if (!log_enabled(level))
-		return;
-
 	struct timespec now;
 	struct tm tm;
 	char stamp[32];
@@ -49,13 +87,276 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 
-	/* flockfile keeps lines from different threads whole. */
+	/* One byte is kept for the newline. */
+	const size_t room = LOG_LINE_MAX - 1;
+	int n = snprintf(buf, room, "%s.%03ldZ %-5s ", stamp, now.tv_nsec / 1000000, level_names[level]);
+	size_t used = n > 0 && (size_t)n < room ? (size_t)n : 0;
+	n = vsnprintf(buf + used, room - used, fmt, ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= room - used) {
+		used = room - 1; /* vsnprintf's terminator is at room - 1 */
+		memcpy(buf + used - 3, "...", 3);
+	} else {
+		used += (size_t)n;
+	}
+	buf[used++] = '\n';
+	return used;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Writes what fd takes without waiting, per call (RWF_NOWAIT): O_NONBLOCK
+ * would change the file description shared with the parent. Returns the
+ * bytes written; 0 where the kernel cannot promise not to wait (EAGAIN, or
+ * EOPNOTSUPP on some files), and on any error, which the writer will meet. */
+static size_t write_nowait(int fd, const char *p, size_t n)
+{
+	struct iovec iov = { .iov_base = (void *)(uintptr_t)p, .iov_len = n };
+	ssize_t w;
+	do
+		w = pwritev2(fd, &iov, 1, -1, RWF_NOWAIT);
+	while (w < 0 && errno == EINTR);
+	return w > 0 ? (size_t)w : 0;
+}
+
+/* Appends a whole line when it fits; the caller holds the lock. */
+static bool push_locked(const char *line, size_t n)
+{
+	if (n > q.cap - q.len)
+		return false;
+	size_t tail = (q.head + q.len) % q.cap;
+	size_t first = n < q.cap - tail ? n : q.cap - tail;
+	memcpy(q.ring + tail, line, first);
+	memcpy(q.ring, line + first, n - first);
+	q.len += n;
+	pthread_cond_signal(&q.wake);
+	return true;
+}
+
+static void drop_locked(void)
+{
+	q.dropped++;
+	q.dropped_unsaid++;
+}
+
+static size_t format_linef(char *buf, enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static size_t format_linef(char *buf, enum log_level level, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	flockfile(stderr);
-	fprintf(stderr, "%s.%03ldZ %-5s ", stamp, now.tv_nsec / 1000000, level_names[level]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
+	size_t n = format_line(buf, level, fmt, ap);
 	va_end(ap);
+	return n;
+}
+
+/* Queues the line that reports unreported drops, when it fits. Until it
+ * does, new lines are dropped too, so that the report stands in the gap. */
+static bool say_dropped_locked(void)
+{
+	if (q.dropped_unsaid == 0)
+		return true;
+	char line[LOG_LINE_MAX];
+	size_t n = format_linef(line, LOG_LEVEL_WARN, "log: %llu lines dropped: stderr was not being read",
+				(unsigned long long)q.dropped_unsaid);
+	if (!push_locked(line, n))
+		return false;
+	q.dropped_unsaid = 0;
+	return true;
+}
+
+/* A line ends with the byte before it; a discarded queue is counted in lines. */
+static uint64_t count_lines_locked(void)
+{
+	uint64_t lines = 0;
+	for (size_t i = 0; i < q.len; i++)
+		lines += q.ring[(q.head + i) % q.cap] == '\n';
+	return lines;
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&q.lock);
+	for (;;) {
+		if (q.mode == MODE_QUEUED)
+			say_dropped_locked();
+		if (q.len == 0) {
+			pthread_cond_broadcast(&q.drained);
+			if (q.stopping)
+				break;
+			pthread_cond_wait(&q.wake, &q.lock);
+			continue;
+		}
+		const char *p = q.ring + q.head;
+		size_t chunk = q.len < q.cap - q.head ? q.len : q.cap - q.head;
+		pthread_mutex_unlock(&q.lock);
+
+		/* The write that may block for good, outside the lock. */
+		ssize_t w = write(q.fd, p, chunk);
+		int err = errno;
+		if (w < 0 && err == EAGAIN) {
+			/* Someone set O_NONBLOCK on the shared file description. */
+			struct pollfd pfd = { .fd = q.fd, .events = POLLOUT };
+			poll(&pfd, 1, -1);
+		}
+
+		pthread_mutex_lock(&q.lock);
+		if (w > 0) {
+			q.head = (q.head + (size_t)w) % q.cap;
+			q.len -= (size_t)w;
+		} else if (w == 0 || (err != EINTR && err != EAGAIN)) {
+			/* stderr is gone (EPIPE, EBADF...): nothing will be read
+			 * again, so keep no line and stop saying so. */
+			uint64_t lines = count_lines_locked();
+			q.dropped += lines;
+			q.head = q.len = 0;
+			q.dropped_unsaid = 0;
+			q.mode = MODE_DROPPED;
+		}
+	}
+	q.writer_done = true;
+	pthread_mutex_unlock(&q.lock);
+	return NULL;
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	if (!log_enabled(level))
+		return;
+
+	char line[LOG_LINE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	size_t n = format_line(line, level, fmt, ap);
+	va_end(ap);
+
+	pthread_mutex_lock(&q.lock);
+	switch (q.mode) {
+	case MODE_DIRECT:
+		/* Under the lock, so that lines of different threads stay whole. */
+		write_all(q.fd, line, n);
+		break;
+	case MODE_QUEUED: {
+		/* With nothing queued, a write the kernel can take at once keeps
+		 * the line in order with what this process does next (a test,
+		 * a person reading along); the rest waits for the writer. */
+		size_t done = q.len == 0 && q.dropped_unsaid == 0 ? write_nowait(q.fd, line, n) : 0;
+		if (done < n && (!say_dropped_locked() || !push_locked(line + done, n - done)))
+			drop_locked();
+		break;
+	}
+	case MODE_DROPPED:
+		q.dropped++;
+		break;
+	}
+	pthread_mutex_unlock(&q.lock);
+}
+
+int log_start(int fd, size_t queue_bytes)
+{
+	if (fd < 0 || queue_bytes < LOG_LINE_MAX)
+		return -EINVAL;
+
+	pthread_mutex_lock(&q.lock);
+	int r = 0;
+	if (q.started) {
+		r = -EALREADY;
+		goto out;
+	}
+	q.ring = malloc(queue_bytes);
+	if (!q.ring) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* log_stop waits with a deadline that wall-clock steps must not move. */
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&q.drained, &attr);
+	pthread_condattr_destroy(&attr);
+	q.fd = fd;
+	q.cap = queue_bytes;
+	q.head = q.len = 0;
+	q.dropped = q.dropped_unsaid = 0;
+
+	/* Signals belong to whoever waits for them (a signalfd), never to the writer. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = -pthread_create(&q.writer, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0) {
+		pthread_cond_destroy(&q.drained);
+		free(q.ring);
+		q.ring = NULL;
+		q.fd = STDERR_FILENO;
+		goto out;
+	}
+	q.started = true;
+	q.mode = MODE_QUEUED;
+out:
+	pthread_mutex_unlock(&q.lock);
+	return r;
+}
+
+void log_stop(int timeout_ms)
+{
+	pthread_mutex_lock(&q.lock);
+	if (!q.started || q.stopping) {
+		pthread_mutex_unlock(&q.lock);
+		return;
+	}
+	q.stopping = true;
+	pthread_cond_signal(&q.wake);
+
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	while (!q.writer_done && pthread_cond_timedwait(&q.drained, &q.lock, &deadline) != ETIMEDOUT)
+		;
+	bool done = q.writer_done;
+	if (done) {
+		q.mode = MODE_DIRECT;
+	} else {
+		/* The writer is stuck in write(): what it holds goes with the
+		 * process. The queue stays allocated for it. */
+		q.dropped += count_lines_locked();
+		q.mode = MODE_DROPPED;
+	}
+	pthread_mutex_unlock(&q.lock);
+
+	if (done) {
+		pthread_join(q.writer, NULL);
+		pthread_mutex_lock(&q.lock);
+		free(q.ring);
+		q.ring = NULL;
+		q.cap = 0;
+		pthread_mutex_unlock(&q.lock);
+	}
+}
+
+uint64_t log_dropped(void)
+{
+	pthread_mutex_lock(&q.lock);
+	uint64_t n = q.dropped;
+	pthread_mutex_unlock(&q.lock);
+	return n;
 }

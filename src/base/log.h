@@ -1,9 +1,21 @@
 /* Logging for the top level of programs: one line per event on stderr, with
  * a UTC timestamp and a level, filtered by a process-wide threshold. Library
- * modules never log; they return negative errno codes and let callers speak. */
+ * modules never log; they return negative errno codes and let callers speak.
+ *
+ * Logging never blocks the caller once log_start has run: the caller formats
+ * its line and queues it, and a thread of the log's own does the writes that
+ * may block (a stderr pipe nobody drains blocks write() forever, which must
+ * not stop the event loop, health reporting or SIGTERM). While nothing is
+ * queued the caller first offers the line to the kernel without waiting
+ * (pwritev2 with RWF_NOWAIT), so that in the usual case a line is out before
+ * the caller goes on. A full queue drops the line and counts it; once
+ * writing resumes, one line says how many were dropped. Before log_start, and
+ * after a log_stop that drained the queue, lines are written directly. */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 enum log_level {
 	LOG_LEVEL_ERROR,
@@ -12,15 +24,42 @@ enum log_level {
 	LOG_LEVEL_DEBUG,
 };
 
+/* A line longer than this (newline included) is cut, ending in "...". */
+#define LOG_LINE_MAX 4096
+/* The queue of lines waiting for the writer: about 500 typical lines. */
+#define LOG_QUEUE_BYTES_DEFAULT (64 * 1024)
+/* How long log_stop waits for a blocked stderr at exit. */
+#define LOG_STOP_TIMEOUT_MS 1000
+
 /* Parses "error", "warn", "info" or "debug". Returns 0 or -EINVAL. */
 int log_level_parse(const char *s, enum log_level *ret_level);
 void log_set_level(enum log_level level);
 bool log_enabled(enum log_level level);
 
-/* Writes one line atomically with respect to other threads. */
+/* Writes one line, whole with respect to other threads' lines; never blocks
+ * after log_start. */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+/* From now on lines go through a queue of queue_bytes (at least
+ * LOG_LINE_MAX) to a writer thread that writes them to fd (the program's
+ * stderr: STDERR_FILENO). The thread blocks every signal. Returns 0,
+ * -EALREADY when started before (even if stopped since), -EINVAL, or the
+ * errno of allocating the queue or creating the thread; on failure logging
+ * stays direct. */
+int log_start(int fd, size_t queue_bytes);
+
+/* Writes what is queued, waiting at most timeout_ms for it, and ends the
+ * writer. When the queue could not be drained in time (stderr blocked), the
+ * rest is abandoned to the process's exit and later lines are dropped; when
+ * it was, later lines are written directly again. Does nothing when not
+ * started. For the exit path: never hangs on a blocked stderr. */
+void log_stop(int timeout_ms);
+
+/* Lines dropped since log_start because the queue was full, the writer had
+ * failed for good (e.g. EPIPE) or log_stop had given up. */
+uint64_t log_dropped(void);

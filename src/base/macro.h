@@ -1,10 +1,12 @@
-/* Small macros used across the tree: the element count of an array and the
- * enclosing object of an embedded member. */
+/* Small macros shared by every module. */
 #pragma once
 
 #include <stddef.h>
 
-#define ELEMENTSOF(array) (sizeof(array) / sizeof((array)[0]))
+/* The number of elements of an array (not a pointer: that fails to compile). */
+#define ELEMENTSOF(x)                                                                                     \
+	(__builtin_choose_expr(!__builtin_types_compatible_p(__typeof__(x), __typeof__(&(x)[0])),        \
+			       sizeof(x) / sizeof((x)[0]), (void)0))
 
-/* The object of type that embeds member at ptr (a callback's tag, say). */
-#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+/* The structure that contains member ptr. */
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/macro.h"
+
 int parse_u64(const char *s, unsigned base, uint64_t max, uint64_t *ret_value)
 {
 	if (!s || (base != 10 && base != 16))
@@ -61,7 +63,7 @@ int parse_duration_ms(const char *s, int64_t *ret_ms)
 	number[digits] = '\0';
 	const char *suffix = s + digits;
 
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(units); i++) {
 		if (strcmp(suffix, units[i].suffix) != 0)
 			continue;
 		uint64_t v;
@@ -87,16 +89,20 @@ int str_copy(char *dst, size_t size, const char *src)
 
 int str_printf(char *dst, size_t size, const char *fmt, ...)
 {
-	char tmp[4096];
-	va_list ap;
+	/* Measured first, so that dst is untouched when it does not fit and no
+	 * intermediate buffer bounds the result below size. */
+	va_list ap, again;
 	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
+	if (n >= 0 && (size_t)n < size)
+		vsnprintf(dst, size, fmt, again);
+	va_end(again);
 	if (n < 0)
 		return -EINVAL;
-	if ((size_t)n >= size || (size_t)n >= sizeof(tmp))
+	if ((size_t)n >= size)
 		return -ENAMETOOLONG;
-	memcpy(dst, tmp, (size_t)n + 1);
 	return 0;
 }
 

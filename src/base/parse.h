@@ -17,7 +17,8 @@ int parse_duration_ms(const char *s, int64_t *ret_ms);
 /* Copies src into dst[size]; -ENAMETOOLONG (dst untouched) when it does not fit. */
 int str_copy(char *dst, size_t size, const char *src);
 
-/* Formats into dst[size]; -ENAMETOOLONG (dst untouched) on truncation. */
+/* Formats into dst[size], whatever size is; -ENAMETOOLONG (dst untouched)
+ * when the result does not fit, -EINVAL on a formatting error. */
 int str_printf(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* dir + "/" + name with one slash between them, bounded like str_printf. */

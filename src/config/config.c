@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/k8s_names.h"
+#include "base/macro.h"
 #include "base/parse.h"
 
 #define DEFAULT_RESOURCE_NAME "ascend.com/npu"
@@ -152,7 +154,7 @@ void config_usage(FILE *out, const char *program)
 		"Usage: %s [FLAGS]\n"
 		"Serves the node's Ascend NPUs to the kubelet as a device plugin.\n\nFlags:\n",
 		program);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++) {
 		char left[64];
 		snprintf(left, sizeof(left), "--%s%s%s", flags[i].name, flags[i].arg ? " " : "",
 			 flags[i].arg ? flags[i].arg : "");
@@ -164,7 +166,7 @@ void config_usage(FILE *out, const char *program)
 
 static const struct flag *find_flag(const char *name, size_t len)
 {
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++)
 		if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
 			return &flags[i];
 	return NULL;
@@ -201,10 +203,7 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 	};
 	int r;
 
-	if (env_driver_path && env_driver_path[0] &&
-	    set_path(c.driver_path, sizeof(c.driver_path), "driver-path (from ASCEND_DRIVER_PATH)", env_driver_path,
-		     why, why_size) < 0)
-		return -EINVAL;
+	bool driver_path_flag = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -231,7 +230,16 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 		r = f->apply(&c, value, why, why_size);
 		if (r < 0)
 			return r;
+		driver_path_flag |= f->apply == apply_driver_path;
 	}
+
+	/* Precedence is flag > environment > default, and the environment is
+	 * only judged when it is the one that counts: a stale relative
+	 * ASCEND_DRIVER_PATH must not stop a plugin given --driver-path. */
+	if (!driver_path_flag && env_driver_path && env_driver_path[0] &&
+	    set_path(c.driver_path, sizeof(c.driver_path), "driver-path (from ASCEND_DRIVER_PATH)", env_driver_path,
+		     why, why_size) < 0)
+		return -EINVAL;
 
 	r = derive_paths(&c, why, why_size);
 	if (r < 0)

@@ -20,3 +20,15 @@ struct npu_chip {
 	bool has_board_id;
 	uint32_t board_id;
 };
+
+/* Three-way comparison of phy ids, the order every chip list is kept in. */
+static inline int npu_phy_compare(uint32_t a, uint32_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* qsort comparator for arrays of struct npu_chip, by phy id. */
+static inline int npu_chip_compare_phy(const void *a, const void *b)
+{
+	return npu_phy_compare(((const struct npu_chip *)a)->phy_id, ((const struct npu_chip *)b)->phy_id);
+}

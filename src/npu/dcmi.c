@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/macro.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 
 #define DCMI_LIB_NAME "libdcmi.so"
 #define DCMI_DEFAULT_DRIVER_PATH "/usr/local/Ascend/driver"
@@ -240,31 +242,16 @@ static int load_from_loader_cache(const char *searched, struct dcmi_lib **ret_li
 	return r;
 }
 
-/* The candidates that did not exist, for the not-found message. */
+/* The candidates that did not exist, for the not-found message; a list too
+ * long for it ends in ", ..." so that the message says it is partial. */
 struct search_log {
 	char text[1024];
-	size_t len;
-	bool truncated;
+	struct strbuf sb;
 };
 
 static void search_log_add(struct search_log *log, const char *path)
 {
-	if (log->truncated)
-		return;
-	const char *sep = log->len > 0 ? ", " : "";
-	size_t avail = sizeof(log->text) - log->len;
-	int n = snprintf(log->text + log->len, avail, "%s%s", sep, path);
-	if (n < 0 || (size_t)n >= avail) {
-		/* Leave room for the ellipsis so the message says it is partial. */
-		static const char ellipsis[] = ", ...";
-		size_t at = log->len <= sizeof(log->text) - sizeof(ellipsis) ? log->len
-									  : sizeof(log->text) - sizeof(ellipsis);
-		memcpy(log->text + at, ellipsis, sizeof(ellipsis));
-		log->len = at + sizeof(ellipsis) - 1;
-		log->truncated = true;
-		return;
-	}
-	log->len += (size_t)n;
+	strbuf_printf(&log->sb, "%s%s", log->sb.len > 0 ? ", " : "", path);
 }
 
 /* Whether a candidate exists; records it for the message when it does not. */
@@ -289,7 +276,8 @@ int dcmi_lib_open(const struct dcmi_search *search, struct dcmi_lib **ret_lib, c
 		return load_candidate(search->explicit_path, ret_lib, why, why_size);
 	}
 
-	struct search_log log = { .len = 0 };
+	struct search_log log;
+	strbuf_init(&log.sb, log.text, sizeof(log.text), ", ...");
 	char candidate[PATH_MAX];
 	char dir[PATH_MAX];
 
@@ -316,7 +304,7 @@ int dcmi_lib_open(const struct dcmi_search *search, struct dcmi_lib **ret_lib, c
 	}
 
 	static const char *const driver_subdirs[] = { "lib64/driver", "lib64" };
-	for (size_t i = 0; i < sizeof(driver_subdirs) / sizeof(driver_subdirs[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(driver_subdirs); i++) {
 		if (path_join(dir, sizeof(dir), driver_root, driver_subdirs[i]) == 0 &&
 		    path_join(candidate, sizeof(candidate), dir, DCMI_LIB_NAME) == 0 && candidate_exists(candidate, &log))
 			return load_candidate(candidate, ret_lib, why, why_size);
@@ -383,12 +371,6 @@ static bool phy_seen(const struct npu_chip *chips, size_t count, uint32_t phy)
 		if (chips[i].phy_id == phy)
 			return true;
 	return false;
-}
-
-static int compare_phy(const void *a, const void *b)
-{
-	const struct npu_chip *x = a, *y = b;
-	return (x->phy_id > y->phy_id) - (x->phy_id < y->phy_id);
 }
 
 /* Reads the identity of one chip. A failure is recorded and the chip skipped
@@ -485,7 +467,7 @@ int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, siz
 	}
 
 	if (count > 1)
-		qsort(chips, count, sizeof(chips[0]), compare_phy);
+		qsort(chips, count, sizeof(chips[0]), npu_chip_compare_phy);
 	*ret_count = count;
 	return 0;
 }

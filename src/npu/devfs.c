@@ -26,12 +26,6 @@ static int parse_chip_name(const char *name, uint32_t *ret_phy)
 	return parse_u32(digits, 10, DEVFS_MAX_PHY_ID, ret_phy);
 }
 
-static int compare_phy(const void *a, const void *b)
-{
-	const struct npu_chip *x = a, *y = b;
-	return (x->phy_id > y->phy_id) - (x->phy_id < y->phy_id);
-}
-
 int devfs_scan(const char *dev_dir, struct npu_chip *chips, size_t max, size_t *ret_count)
 {
 	if (!dev_dir || (!chips && max > 0))
@@ -81,7 +75,7 @@ int devfs_scan(const char *dev_dir, struct npu_chip *chips, size_t max, size_t *
 		return r;
 
 	if (count > 1)
-		qsort(chips, count, sizeof(chips[0]), compare_phy);
+		qsort(chips, count, sizeof(chips[0]), npu_chip_compare_phy);
 	*ret_count = count;
 	return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "base/macro.h"
+
 /* Huawei matches chip names with start-anchored regular expressions; these
  * prefix checks give the same answers without a regex engine. */
 static bool has_prefix(const char *s, const char *prefix)
@@ -129,13 +131,13 @@ size_t npu_family_shared_nodes(enum npu_family family, const struct npu_shared_n
 	case NPU_FAMILY_310:
 	case NPU_FAMILY_310P:
 		*ret_nodes = common_nodes;
-		return sizeof(common_nodes) / sizeof(common_nodes[0]);
+		return ELEMENTSOF(common_nodes);
 	case NPU_FAMILY_310B:
 		*ret_nodes = nodes_310b;
-		return sizeof(nodes_310b) / sizeof(nodes_310b[0]);
+		return ELEMENTSOF(nodes_310b);
 	case NPU_FAMILY_UNKNOWN:
 		break;
 	}
 	*ret_nodes = unknown_nodes;
-	return sizeof(unknown_nodes) / sizeof(unknown_nodes[0]);
+	return ELEMENTSOF(unknown_nodes);
 }

@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/macro.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 #include "npu/devfs.h"
 
 struct inventory {
@@ -29,7 +32,7 @@ static const char *const mode_names[] = {
 
 int npu_backend_mode_parse(const char *s, enum npu_backend_mode *ret_mode)
 {
-	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(mode_names); i++) {
 		if (strcmp(s, mode_names[i]) == 0) {
 			*ret_mode = (enum npu_backend_mode)i;
 			return 0;
@@ -41,6 +44,16 @@ int npu_backend_mode_parse(const char *s, enum npu_backend_mode *ret_mode)
 const char *npu_backend_mode_name(enum npu_backend_mode mode)
 {
 	return mode_names[mode];
+}
+
+struct npu_snapshot *npu_snapshot_new(size_t count)
+{
+	struct npu_snapshot *s = calloc(1, sizeof(*s) + count * sizeof(struct npu_device));
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	s->count = count;
+	return s;
 }
 
 struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *s)
@@ -76,34 +89,39 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
 void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 {
 	static const char *const levels[] = { "normal", "warning", "major", "critical" };
-	int n = 0;
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, "...");
 
 	switch (d->fault) {
 	case NPU_FAULT_NONE:
-		n = snprintf(buf, size, "healthy");
+		strbuf_printf(&sb, "healthy");
 		break;
 	case NPU_FAULT_DRIVER_NOT_READY:
-		n = snprintf(buf, size, "driver not ready (davinci_manager missing)");
+		if (d->dev_error)
+			strbuf_printf(&sb, "driver state unknown (cannot check davinci_manager: %s)",
+				      strerror(-d->dev_error));
+		else
+			strbuf_printf(&sb, "driver not ready (davinci_manager missing)");
 		break;
 	case NPU_FAULT_NODE_MISSING:
-		n = snprintf(buf, size, "device node davinci%u missing", d->chip.phy_id);
+		strbuf_printf(&sb, "device node davinci%u missing", d->chip.phy_id);
 		break;
 	case NPU_FAULT_ABSENT:
-		n = snprintf(buf, size, "DCMI reports the chip absent");
+		strbuf_printf(&sb, "DCMI reports the chip absent");
 		break;
 	case NPU_FAULT_DISCOVERY:
-		n = snprintf(buf, size, "DCMI cannot list the chips (error %d)", d->dcmi_code);
+		strbuf_printf(&sb, "DCMI cannot list the chips (error %d)", d->dcmi_code);
 		break;
 	case NPU_FAULT_HEALTH_CALL:
-		n = snprintf(buf, size, "dcmi_get_device_health failed with %d", d->dcmi_code);
+		strbuf_printf(&sb, "dcmi_get_device_health failed with %d", d->dcmi_code);
 		break;
 	case NPU_FAULT_HEALTH_LEVEL:
-		n = snprintf(buf, size, "DCMI health %u (%s)", d->dcmi_health,
-			     d->dcmi_health < 4 ? levels[d->dcmi_health] : "unknown");
+		strbuf_printf(&sb, "DCMI health %u (%s)", d->dcmi_health,
+			      d->dcmi_health < ELEMENTSOF(levels) ? levels[d->dcmi_health] : "unknown");
 		break;
 	}
-	for (size_t i = 0; i < d->n_fault_codes && n > 0 && (size_t)n < size; i++)
-		n += snprintf(buf + n, size - (size_t)n, "%s%08X", i == 0 ? ", error codes " : ",", d->fault_codes[i]);
+	for (size_t i = 0; i < d->n_fault_codes; i++)
+		strbuf_printf(&sb, "%s%08X", i == 0 ? ", error codes " : ",", d->fault_codes[i]);
 }
 
 int inventory_new(const struct inventory_options *options, struct inventory **ret_inventory)
@@ -119,12 +137,11 @@ int inventory_new(const struct inventory_options *options, struct inventory **re
 	if (r < 0)
 		goto fail;
 
-	inv->current = calloc(1, sizeof(struct npu_snapshot));
+	inv->current = npu_snapshot_new(0);
 	if (!inv->current) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	atomic_init(&inv->current->refs, 1);
 	*ret_inventory = inv;
 	return 0;
 
@@ -205,8 +222,10 @@ static void judge_device(struct inventory *inv, struct npu_device *d, bool drive
 	char node[4200];
 
 	d->fault = NPU_FAULT_NONE;
-	if (!driver_ready)
+	if (!driver_ready) {
 		d->fault = NPU_FAULT_DRIVER_NOT_READY;
+		d->dev_error = inv->status.devfs_error;
+	}
 	else if (str_printf(node, sizeof(node), "%s/davinci%u", inv->dev_dir, d->chip.phy_id) < 0 ||
 		 !path_exists(node))
 		d->fault = NPU_FAULT_NODE_MISSING;
@@ -215,10 +234,17 @@ static void judge_device(struct inventory *inv, struct npu_device *d, bool drive
 	d->healthy = d->fault == NPU_FAULT_NONE;
 }
 
-static int compare_chip_phy(const void *a, const void *b)
+/* 0 when <dev_dir>/davinci_manager exists, -ENOENT when it does not, and
+ * the real errno when that cannot be told: an unreadable dev dir is not a
+ * driver that is not loaded, and must not be reported as one. */
+static int check_manager(const struct inventory *inv)
 {
-	const struct npu_chip *x = a, *y = b;
-	return (x->phy_id > y->phy_id) - (x->phy_id < y->phy_id);
+	char manager[4200];
+	struct stat st;
+	int r = str_printf(manager, sizeof(manager), "%s/davinci_manager", inv->dev_dir);
+	if (r < 0)
+		return r;
+	return stat(manager, &st) == 0 ? 0 : -errno;
 }
 
 /* Adds the chips of the current snapshot missing from chips[0..count). */
@@ -233,16 +259,15 @@ static size_t merge_known(struct inventory *inv, size_t count)
 		if (!found)
 			inv->chips[count++] = *known;
 	}
-	qsort(inv->chips, count, sizeof(inv->chips[0]), compare_chip_phy);
+	qsort(inv->chips, count, sizeof(inv->chips[0]), npu_chip_compare_phy);
 	return count;
 }
 
 void inventory_forget(struct inventory *inv)
 {
-	struct npu_snapshot *empty = calloc(1, sizeof(*empty));
+	struct npu_snapshot *empty = npu_snapshot_new(0);
 	if (!empty)
 		return;
-	atomic_init(&empty->refs, 1);
 	npu_snapshot_unref(inv->current);
 	inv->current = empty;
 }
@@ -251,6 +276,7 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 {
 	struct inventory_status *st = &inv->status;
 	bool discovery_failed = false;
+	int scan_error = 0;
 	size_t count = 0;
 	int r;
 
@@ -270,7 +296,7 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		bool was_devfs = st->source == INVENTORY_SOURCE_DEVFS;
 		st->source = INVENTORY_SOURCE_DEVFS;
 		r = devfs_scan(inv->dev_dir, inv->chips, NPU_MAX_CHIPS, &count);
-		st->devfs_error = r < 0 ? r : 0;
+		scan_error = r < 0 ? r : 0;
 		if (r < 0)
 			count = 0;
 		/* Here health is the node being present: a chip whose node vanished
@@ -279,15 +305,13 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 			count = merge_known(inv, count);
 	}
 
-	char manager[4200];
-	st->driver_ready = str_printf(manager, sizeof(manager), "%s/davinci_manager", inv->dev_dir) == 0 &&
-			   path_exists(manager);
+	r = check_manager(inv);
+	st->driver_ready = r == 0;
+	st->devfs_error = scan_error ? scan_error : r == -ENOENT ? 0 : r;
 
-	struct npu_snapshot *next = calloc(1, sizeof(*next) + count * sizeof(struct npu_device));
+	struct npu_snapshot *next = npu_snapshot_new(count);
 	if (!next)
 		return -ENOMEM;
-	atomic_init(&next->refs, 1);
-	next->count = count;
 	for (size_t i = 0; i < count; i++) {
 		struct npu_device *d = &next->devices[i];
 		d->chip = inv->chips[i];

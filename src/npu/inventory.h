@@ -47,6 +47,8 @@ struct npu_device {
 	enum npu_fault fault;
 	unsigned int dcmi_health; /* raw DCMI health when read */
 	int dcmi_code;            /* the failing health call's code */
+	int dev_error;            /* DRIVER_NOT_READY: negative errno when davinci_manager could not
+				   * be checked (an unreadable dev dir), 0 when it is missing */
 	unsigned int fault_codes[NPU_FAULT_CODES_KEPT];
 	size_t n_fault_codes;
 };
@@ -58,6 +60,8 @@ struct npu_snapshot {
 	struct npu_device devices[]; /* sorted by phy id */
 };
 
+/* A snapshot of count zeroed devices with one reference, or NULL without memory. */
+struct npu_snapshot *npu_snapshot_new(size_t count);
 struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *snapshot);
 void npu_snapshot_unref(struct npu_snapshot *snapshot);
 const struct npu_device *npu_snapshot_find(const struct npu_snapshot *snapshot, const char *id);
@@ -93,10 +97,14 @@ struct inventory_status {
 	int dcmi_open_error;     /* the negative errno of the last failed load */
 	bool events;             /* subscribed to DCMI fault events */
 	int events_error;        /* why not, when DCMI is loaded */
-	bool driver_ready;       /* davinci_manager exists */
+	bool driver_ready;       /* davinci_manager exists (and could be checked) */
 	char driver_version[64]; /* from DCMI, empty if unknown */
 	struct dcmi_error discovery_error; /* last failing DCMI call in discovery */
-	int devfs_error;         /* negative errno when the dev dir could not be read */
+	/* Negative errno when the dev dir could not be read: listing it
+	 * (devfs backend) or checking davinci_manager in it (every backend).
+	 * When set, driver_ready is false because of it, not because
+	 * davinci_manager is missing; 0 otherwise. */
+	int devfs_error;
 };
 
 struct inventory;

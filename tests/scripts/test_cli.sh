@@ -35,6 +35,10 @@ check "bad log level" 2 stderr "--log-level: 'verbose'" --log-level verbose
 check "missing value" 2 stderr "--dev-dir needs a value" --dev-dir
 check "relative path" 2 stderr "--driver-path: 'driver' is not an absolute path" --driver-path driver
 ASCEND_DRIVER_PATH=relative check "env driver path" 2 stderr "ASCEND_DRIVER_PATH"
+# The flag wins over the environment, which is then not validated at all.
+ASCEND_DRIVER_PATH=relative check "flag over bad env" 0 stdout "ascend-device-plugin 0." --driver-path /x --version
+ASCEND_DRIVER_PATH=relative check "flag over bad env, probe" 1 stderr "probe failed" \
+	--driver-path /x --probe --socket-dir /nonexistent
 check "probe with nothing there" 1 stderr "probe failed" --probe --socket-dir /nonexistent
 
 echo "$passed passed, $failed failed"

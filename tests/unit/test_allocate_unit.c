@@ -29,10 +29,9 @@ static void touch(const char *name)
 
 static struct npu_snapshot *snapshot_310b(void)
 {
-	struct npu_snapshot *s = calloc(1, sizeof(*s) + sizeof(struct npu_device));
+	struct npu_snapshot *s = npu_snapshot_new(1);
 	assert_non_null(s);
-	atomic_init(&s->refs, 1);
-	s->count = s->healthy = 1;
+	s->healthy = 1;
 	snprintf(s->devices[0].id, sizeof(s->devices[0].id), "npu-0");
 	s->devices[0].chip.family = NPU_FAMILY_310B;
 	s->devices[0].healthy = true;

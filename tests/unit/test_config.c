@@ -58,6 +58,11 @@ static void test_both_spellings_and_env(void **state)
 	/* The flag wins over ASCEND_DRIVER_PATH. */
 	assert_int_equal(PARSE("/opt/driver", "--driver-path", "/srv/driver"), 0);
 	assert_string_equal(cfg.driver_path, "/srv/driver");
+	/* ...and then the environment is not judged at all, in either order. */
+	assert_int_equal(PARSE("relative/driver", "--driver-path", "/srv/driver"), 0);
+	assert_string_equal(cfg.driver_path, "/srv/driver");
+	assert_int_equal(PARSE("relative/driver", "--version", "--driver-path=/srv/driver"), 0);
+	assert_string_equal(cfg.driver_path, "/srv/driver");
 	assert_int_equal(PARSE(NULL, "--health-interval", "2"), 0);
 	assert_int_equal(cfg.health_interval_ms, 2000);
 }

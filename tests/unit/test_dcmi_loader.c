@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 /* Included rather than linked so the tests can reach the static helpers and
  * fill a struct dcmi_lib with mock functions; the linker then takes no
  * object of ascend_core's copy. */
@@ -762,7 +763,7 @@ static void test_mock_error_codes(void **state)
 	assert_int_equal(codes[1], 0x80E00001u);
 
 	mock.error_count = 1000;
-	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, sizeof(codes) / sizeof(codes[0]), &count), 0);
+	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, ELEMENTSOF(codes), &count), 0);
 	assert_int_equal(count, DCMI_MAX_ERROR_CODES);
 	assert_int_equal(dcmi_chip_error_codes(&lib, &chip, codes, 3, &count), 0);
 	assert_int_equal(count, 3);
@@ -1419,7 +1420,7 @@ static int run_scenario(const char *name)
 		{ "loader_finds", cmocka_unit_test(child_loader_finds) },
 		{ "loader_untrusted", cmocka_unit_test(child_loader_untrusted) },
 	};
-	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(scenarios); i++) {
 		if (strcmp(scenarios[i].name, name) != 0)
 			continue;
 		const struct CMUnitTest tests[] = { scenarios[i].test };

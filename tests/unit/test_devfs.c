@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "base/parse.h"
 #include "npu/devfs.h"
 
@@ -39,7 +40,7 @@ static void remove_tree(const char *dir)
 					     "davinci65536", "davinci65535", "davinci-1", "davinci7x",
 					     "davinci1",	 "davinci2" };
 	char path[PATH_MAX];
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
 		if (path_join(path, sizeof(path), dir, names[i]) == 0)
 			unlink(path);
 	}
@@ -75,7 +76,7 @@ static void test_scan_picks_chips_sorted(void **state)
 	static const char *const names[] = { "davinci12",   "davinci_manager", "davinci3", "vdavinci100",
 					     "davinciX",    "davinci0",	       "davinci01", "davinci",
 					     "davinci65536", "davinci-1",      "davinci7x" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
 		touch(f->dir, names[i]);
 	/* A directory is never a device node. */
 	char sub[PATH_MAX];

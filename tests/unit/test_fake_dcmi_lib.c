@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/macro.h"
 #include "npu/dcmi_abi.h"
 
 #define EVENT_WAIT_MS 2000
@@ -524,7 +525,7 @@ static void test_fault_and_recovery_events(void **unused)
 		{ "1", "", DCMI_ASSERTION_RECOVERY, 3, 0 },
 	};
 	int64_t worst_us = 0;
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
 		size_t before = events_seen();
 		/* No DCMI call until the event arrives: this is the inotify path. */
 		write_event_state("on", steps[i].health, steps[i].extra);

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "base/macro.h"
 #include "npu/family.h"
 
 static enum npu_family by_name(const char *name)
@@ -55,7 +56,7 @@ static void test_a3_by_board_id(void **state)
 {
 	(void)state;
 	static const uint32_t a3_boards[] = { 0xb0, 0xb1, 0xb2, 0xb3, 0xb4, 0x81, 0x83, 0xd1, 0xd3 };
-	for (size_t i = 0; i < sizeof(a3_boards) / sizeof(a3_boards[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(a3_boards); i++) {
 		/* The board id wins whatever the name says, even without one. */
 		assert_int_equal(npu_family_detect("910B3", true, a3_boards[i]), NPU_FAMILY_A3);
 		assert_int_equal(npu_family_detect("310P3", true, a3_boards[i]), NPU_FAMILY_A3);
@@ -65,7 +66,7 @@ static void test_a3_by_board_id(void **state)
 		assert_int_equal(npu_family_detect("910B3", false, a3_boards[i]), NPU_FAMILY_910B);
 	}
 	static const uint32_t other_boards[] = { 0, 0xaf, 0xb5, 0x80, 0x82, 0x84, 0xd0, 0xd2, 0xd4, 0x1b0 };
-	for (size_t i = 0; i < sizeof(other_boards) / sizeof(other_boards[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(other_boards); i++)
 		assert_int_equal(npu_family_detect("910B3", true, other_boards[i]), NPU_FAMILY_910B);
 }
 
@@ -136,7 +137,7 @@ static void test_shared_nodes_common(void **state)
 	static const char *const common[] = { "davinci_manager", "devmm_svm", "hisi_hdc", "dvpp_cmdlist" };
 	static const enum npu_family families[] = { NPU_FAMILY_910, NPU_FAMILY_910B, NPU_FAMILY_A3, NPU_FAMILY_310,
 						    NPU_FAMILY_310P };
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(families); i++) {
 		assert_nodes(families[i], common, 4);
 		assert_int_equal(node_required(families[i], "davinci_manager"), 1);
 		assert_int_equal(node_required(families[i], "devmm_svm"), 1);
@@ -151,7 +152,7 @@ static void test_shared_nodes_310b(void **state)
 	static const char *const expected[] = { "davinci_manager", "svm0", "ts_aisle", "upgrade", "sys", "vdec",
 						"vpc", "pngd", "venc", "log_drv", "acodec", "ai", "ao", "vo",
 						"hdmi", "dvpp_cmdlist" };
-	assert_nodes(NPU_FAMILY_310B, expected, sizeof(expected) / sizeof(expected[0]));
+	assert_nodes(NPU_FAMILY_310B, expected, ELEMENTSOF(expected));
 	assert_int_equal(node_required(NPU_FAMILY_310B, "davinci_manager"), 1);
 	assert_int_equal(node_required(NPU_FAMILY_310B, "devmm_svm"), -1);
 	assert_int_equal(node_required(NPU_FAMILY_310B, "hisi_hdc"), -1);

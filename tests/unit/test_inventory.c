@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -218,12 +220,106 @@ static void test_dcmi_mode_without_library(void **state)
 	remove_tree(&t);
 }
 
+/* A DCMI inventory over dev_dir of the library installed in t. */
+static struct inventory *dcmi_inventory(struct tree *t, const char *dev_dir)
+{
+	struct inventory *inv;
+	const struct inventory_options o = {
+		.backend = NPU_BACKEND_DCMI,
+		.dcmi = { .explicit_path = t->lib, .host_root = "/", .driver_path = "/none" },
+		.dev_dir = dev_dir,
+	};
+	assert_int_equal(inventory_new(&o, &inv), 0);
+	return inv;
+}
+
+/* What an unreadable dev dir looks like; 0 when it is reported as itself,
+ * else which check failed (this runs in a child without cmocka). */
+static int judge_unreadable(struct inventory *inv, int want_errno)
+{
+	bool changed;
+	if (inventory_refresh(inv, &changed) < 0)
+		return 10;
+	const struct inventory_status *st = inventory_status(inv);
+	if (st->source != INVENTORY_SOURCE_DCMI)
+		return 11;
+	if (st->driver_ready)
+		return 12;
+	if (st->devfs_error != -want_errno)
+		return 13;
+	struct npu_snapshot *s = inventory_snapshot(inv);
+	int r = 0;
+	char why[256], want[256];
+	snprintf(want, sizeof(want), "driver state unknown (cannot check davinci_manager: %s)", strerror(want_errno));
+	if (s->count != 2 || s->healthy != 0)
+		r = 14;
+	else if (s->devices[0].fault != NPU_FAULT_DRIVER_NOT_READY || s->devices[0].dev_error != -want_errno)
+		r = 15;
+	else if (npu_device_describe(&s->devices[0], why, sizeof(why)), strcmp(why, want) != 0)
+		r = 16;
+	npu_snapshot_unref(s);
+	return r;
+}
+
+/* A dev dir whose davinci_manager cannot be checked is reported with the
+ * real errno, not as a driver that is not loaded. Root passes mode bits, so
+ * the permission case runs in a child that drops to nobody; ENOTDIR (the
+ * dev dir is a file) fails for root too. */
+static void test_unreadable_dev_dir_is_not_a_missing_manager(void **state)
+{
+	(void)state;
+	struct tree t;
+	make_tree(&t);
+	put(t.state, "chip phy=0 health=0\nchip phy=1 health=0\n");
+	setenv("ASCEND_FAKE_DCMI_STATE", t.state, 1);
+	install_library(&t);
+	dev_node(&t, "davinci0");
+	dev_node(&t, "davinci1");
+	dev_node(&t, "davinci_manager");
+
+	/* ENOTDIR, in this process. */
+	char file[128];
+	snprintf(file, sizeof(file), "%s/not-a-dir", t.root);
+	put(file, "");
+	struct inventory *inv = dcmi_inventory(&t, file);
+	assert_int_equal(judge_unreadable(inv, ENOTDIR), 0);
+	inventory_free(inv);
+
+	/* EACCES: the dev dir is root's and 0700, the inventory runs as nobody. */
+	assert_int_equal(chmod(t.root, 0755), 0);
+	assert_int_equal(chmod(t.dev, 0700), 0);
+	inv = dcmi_inventory(&t, t.dev);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+				       setresuid(65534, 65534, 65534) < 0))
+			_exit(20);
+		_exit(judge_unreadable(inv, EACCES));
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	/* As root here the same tree is ready: the errno was the reason. */
+	bool changed;
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	if (geteuid() == 0) {
+		assert_true(inventory_status(inv)->driver_ready);
+		assert_int_equal(inventory_status(inv)->devfs_error, 0);
+	}
+	inventory_free(inv);
+	remove_tree(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dcmi_health_mapping),
 		cmocka_unit_test(test_devfs_health_is_node_presence),
 		cmocka_unit_test(test_dcmi_mode_without_library),
+		cmocka_unit_test(test_unreadable_dev_dir_is_not_a_missing_manager),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
 #include "base/k8s_names.h"
+#include "base/macro.h"
 #include "base/parse.h"
 
 static void test_numbers(void **state)
@@ -66,6 +68,15 @@ static void test_strings_and_paths(void **state)
 	assert_int_equal(str_copy(small, sizeof(small), "12345678"), -ENAMETOOLONG);
 	assert_string_equal(small, "1234567");
 	assert_int_equal(str_printf(small, sizeof(small), "%d", 12345678), -ENAMETOOLONG);
+	assert_string_equal(small, "1234567");
+
+	/* No hidden bound below size: a result of 5000 bytes fits 5001. */
+	static char big[5001];
+	assert_int_equal(str_printf(big, sizeof(big), "%05000d", 7), 0);
+	assert_int_equal(strlen(big), 5000);
+	assert_int_equal(big[4999], '7');
+	assert_int_equal(str_printf(big, sizeof(big) - 1, "%05000d", 8), -ENAMETOOLONG);
+	assert_int_equal(big[4999], '7');
 
 	char path[64];
 	assert_int_equal(path_join(path, sizeof(path), "/", "/usr/local/dcmi"), 0);
@@ -88,7 +99,7 @@ static void test_resource_names(void **state)
 		"ascend.com/-npu", "ascend.com/npu-", "-ascend.com/npu", "ascend..com/npu", "ascend.com/n/pu",
 		"ascend.com/" "a234567890123456789012345678901234567890123456789012345678901234",
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
 		why[0] = '\0';
 		if (k8s_extended_resource_name_check(bad[i], why, sizeof(why)) != -EINVAL)
 			fail_msg("'%s' was accepted", bad[i]);

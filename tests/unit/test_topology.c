@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "base/macro.h"
 #include "plugin/topology.h"
 
 #define LIST_MAX (NPU_MAX_CHIPS + 8)
@@ -22,10 +23,8 @@
 /* count chips phy 0..count-1 of one family, all Healthy, card = phy. */
 static struct npu_snapshot *make_snapshot(enum npu_family family, unsigned count)
 {
-	struct npu_snapshot *s = calloc(1, sizeof(*s) + count * sizeof(struct npu_device));
+	struct npu_snapshot *s = npu_snapshot_new(count);
 	assert_non_null(s);
-	atomic_init(&s->refs, 1);
-	s->count = count;
 	s->healthy = count;
 	for (unsigned i = 0; i < count; i++) {
 		struct npu_device *d = &s->devices[i];
@@ -305,7 +304,7 @@ static void test_other_families_take_lowest_ids(void **state)
 {
 	(void)state;
 	static const enum npu_family families[] = { NPU_FAMILY_UNKNOWN, NPU_FAMILY_310, NPU_FAMILY_310B };
-	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+	for (size_t f = 0; f < ELEMENTSOF(families); f++) {
 		struct npu_snapshot *s = make_snapshot(families[f], 12);
 		assert_string_equal(choose(s, "9,5,1,11", "", 2), "1,5");
 		assert_string_equal(choose(s, "0-11", "10", 3), "0,1,10");

@@ -198,6 +198,8 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	/* Logging never blocks the loop, as in the plugin; direct if it fails. */
+	log_start(STDERR_FILENO, LOG_QUEUE_BYTES_DEFAULT);
 	int signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (signal_fd < 0) {
 		r = -errno;
@@ -229,5 +231,6 @@ out:
 	out_fini();
 	if (signal_fd >= 0)
 		close(signal_fd);
+	log_stop(LOG_STOP_TIMEOUT_MS);
 	return r < 0 ? 1 : 0;
 }

@@ -43,6 +43,7 @@ struct proc {
 	bool exited;
 	int status;
 	char name[64];
+	int err_filler; /* > 0 while stderr is blocked: our writer on its pipe */
 };
 
 /* Processes and node trees still alive, so that a test that fails between
@@ -218,7 +219,7 @@ static int64_t mono_ms(void)
 static bool pump(struct proc *p, int timeout_ms)
 {
 	struct pollfd fds[2] = { { .fd = p->out.eof ? -1 : p->out.fd, .events = POLLIN },
-				 { .fd = p->err.eof ? -1 : p->err.fd, .events = POLLIN } };
+				 { .fd = p->err.eof || p->err_filler > 0 ? -1 : p->err.fd, .events = POLLIN } };
 	if (p->out.eof && p->err.eof)
 		return false;
 	int n = poll(fds, 2, timeout_ms);
@@ -360,8 +361,38 @@ int proc_free(struct proc *p)
 	close(p->in_fd);
 	close(p->out.fd);
 	close(p->err.fd);
+	if (p->err_filler > 0)
+		close(p->err_filler);
 	free(p);
 	return status;
+}
+
+void proc_block_stderr(struct proc *p)
+{
+	assert_true(p->err_filler <= 0);
+	/* Opening the pipe again through /proc gives a writer with a file
+	 * description of its own: O_NONBLOCK on it leaves the child's alone. */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->err.fd);
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(fd > 0);
+	/* Whole lines while they fit, then single bytes, until not one more fits. */
+	char line[64];
+	memset(line, '#', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	while (write(fd, line, sizeof(line)) == (ssize_t)sizeof(line))
+		;
+	while (write(fd, "\n", 1) == 1)
+		;
+	assert_int_equal(errno, EAGAIN);
+	p->err_filler = fd;
+}
+
+void proc_unblock_stderr(struct proc *p)
+{
+	assert_true(p->err_filler > 0);
+	close(p->err_filler);
+	p->err_filler = 0;
 }
 
 /* --- the node ----------------------------------------------------------- */

@@ -47,6 +47,14 @@ int proc_wait(struct proc *p, int timeout_ms);
 
 pid_t proc_pid(const struct proc *p);
 
+/* Stops reading the process's stderr and fills its pipe, so that the
+ * process's next write to stderr blocks, as under a log collector that
+ * stopped reading. Lines already read stay readable. */
+void proc_block_stderr(struct proc *p);
+
+/* Reads stderr again (the filler first), so that a blocked writer resumes. */
+void proc_unblock_stderr(struct proc *p);
+
 /* Kills if still running, reaps and frees. Returns the exit status as proc_wait. */
 int proc_free(struct proc *p);
 
