@@ -8,6 +8,7 @@
 #include "base/arena.h"
 #include "base/macro.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 #include "deviceplugin.pb-c.h"
 #include "plugin/request.h"
 
@@ -127,7 +128,7 @@ static bool exists_in(const char *dir, const char *name)
 static int compare_phy(const void *a, const void *b)
 {
 	const struct npu_device *const *x = a, *const *y = b;
-	return ((*x)->chip.phy_id > (*y)->chip.phy_id) - ((*x)->chip.phy_id < (*y)->chip.phy_id);
+	return npu_phy_compare((*x)->chip.phy_id, (*y)->chip.phy_id);
 }
 
 static void add_shared_nodes(struct response_builder *b, const struct allocate_paths *paths, enum npu_family family)
@@ -205,9 +206,10 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 	out->envs = arena_alloc(arena, sizeof(*out->envs));
 	if (!visible || !env || !out->envs || b.oom)
 		return NULL;
-	size_t used = 0;
+	struct strbuf sb;
+	strbuf_init(&sb, visible, cap, NULL);
 	for (size_t i = 0; i < n; i++)
-		used += (size_t)snprintf(visible + used, cap - used, "%s%u", i ? "," : "", devs[i]->chip.phy_id);
+		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", devs[i]->chip.phy_id); /* cap fits n ids */
 	v1beta1__container_allocate_response__envs_entry__init(env);
 	env->key = arena_strdup(arena, "ASCEND_VISIBLE_DEVICES");
 	env->value = visible;

@@ -17,6 +17,7 @@
 #include "base/crash.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 #include "grpc/client.h"
 #include "grpc/server.h"
 #include "loop/loop.h"
@@ -106,9 +107,13 @@ static void report_status(struct daemon *d, const struct inventory_status *st)
 			log_warn("DCMI fault events unavailable (%s); polling health every %lldms",
 				 strerror(-st->events_error), (long long)c->health_interval_ms);
 	}
-	if ((first && !st->driver_ready) || (!first && st->driver_ready != old->driver_ready)) {
+	if ((first && !st->driver_ready) ||
+	    (!first && (st->driver_ready != old->driver_ready || st->devfs_error != old->devfs_error))) {
 		if (st->driver_ready)
 			log_info("driver ready: %s/davinci_manager is present", c->dev_dir);
+		else if (st->devfs_error)
+			log_warn("cannot check %s/davinci_manager: %s; every device is Unhealthy", c->dev_dir,
+				 strerror(-st->devfs_error));
 		else
 			log_warn("driver not ready: %s/davinci_manager is missing; every device is Unhealthy",
 				 c->dev_dir);
@@ -120,7 +125,7 @@ static void report_status(struct daemon *d, const struct inventory_status *st)
 				 st->discovery_error.call ? st->discovery_error.call : "DCMI",
 				 st->discovery_error.code);
 	}
-	if (st->devfs_error != old->devfs_error && st->devfs_error)
+	if (st->devfs_error != old->devfs_error && st->devfs_error && st->driver_ready)
 		log_warn("cannot read %s: %s", c->dev_dir, strerror(-st->devfs_error));
 	*old = *st;
 }
@@ -137,11 +142,12 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 			log_warn("no NPU chips found; advertising 0 devices and retrying every %lldms",
 				 (long long)d->config->health_interval_ms);
 		} else {
-			char ids[1024] = "";
-			size_t used = 0;
-			for (size_t i = 0; i < snap->count && used < sizeof(ids) - 16; i++)
-				used += (size_t)snprintf(ids + used, sizeof(ids) - used, "%s%s", i ? "," : "",
-							 snap->devices[i].id);
+			char ids[1024];
+			struct strbuf sb;
+			strbuf_init(&sb, ids, sizeof(ids), ",...");
+			for (size_t i = 0; i < snap->count; i++)
+				if (strbuf_printf(&sb, "%s%s", i ? "," : "", snap->devices[i].id) < 0)
+					break;
 			const struct npu_chip *chip = &snap->devices[0].chip;
 			log_info("found %zu NPU chips (%s%s, family %s): %s", snap->count, chip->name[0] ? "chip " : "",
 				 chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family), ids);

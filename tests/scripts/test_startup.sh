@@ -72,17 +72,34 @@ expect_start_failure "socket path over sun_path" 2 "--socket-dir: socket paths m
 
 # A live plugin on the endpoint keeps it: a second one must not unlink and
 # steal its socket.
-mkfifo "$tmp/first.fifo"
-"$plugin" --socket-dir "$tmp/kubelet" "${common[@]}" 2>"$tmp/first.fifo" &
-holder=$!
-exec 3<"$tmp/first.fifo"
-serving=false
+# start_until NEEDLE COMMAND...: starts a plugin in the background (its PID
+# in $holder, its stderr on fd 3) and reads its stderr until a line holds
+# the needle (true) or 30 s pass without one (false).
+start_until() {
+	local needle=$1 line
+	shift
+	rm -f "$tmp/fifo" "$tmp/first.err"
+	mkfifo "$tmp/fifo"
+	"$@" 2>"$tmp/fifo" &
+	holder=$!
+	exec 3<"$tmp/fifo"
+	while IFS= read -r -t 30 line <&3; do
+		echo "$line" >>"$tmp/first.err"
+		case $line in *"$needle"*) return 0 ;; esac
+	done
+	return 1
+}
+stop_holder() {
+	kill -TERM "$holder"
+	wait "$holder"
+	local status=$?
+	exec 3<&-
+	holder=
+	return $status
+}
+
 # Its first failed registration comes after its socket is bound.
-while IFS= read -r -t 30 line <&3; do
-	echo "$line" >>"$tmp/first.err"
-	case $line in *"registration with the kubelet failed"*) serving=true && break ;; esac
-done
-if $serving; then
+if start_until "registration with the kubelet failed" "$plugin" --socket-dir "$tmp/kubelet" "${common[@]}"; then
 	expect_start_failure "endpoint in use by a live server" 1 \
 		"cannot serve on $tmp/kubelet/ascend-npu.sock: Address already in use" \
 		"$plugin" --socket-dir "$tmp/kubelet" "${common[@]}"
@@ -90,11 +107,21 @@ if $serving; then
 else
 	fail "endpoint in use by a live server" "the first plugin did not start:" "$(cat "$tmp/first.err")"
 fi
-kill -TERM "$holder"
-wait "$holder"
-check "the first plugin stops cleanly" test $? -eq 0
-exec 3<&-
-holder=
+check "the first plugin stops cleanly" stop_holder
+
+# Not a start-up failure, but the same rule: an unreadable device directory is
+# reported with its real reason, not as a driver that is not loaded.
+mkdir -p "$tmp/private-dev" "$tmp/open-kubelet"
+chmod 700 "$tmp/private-dev"
+chmod 777 "$tmp/open-kubelet"
+if start_until "davinci_manager" setpriv --reuid=$uid --regid=$uid --clear-groups \
+	"$plugin" --socket-dir "$tmp/open-kubelet" --dev-dir "$tmp/private-dev" --backend devfs; then
+	check "unreadable dev dir: the reason is the errno" \
+		grep -qF "cannot check $tmp/private-dev/davinci_manager: Permission denied" "$tmp/first.err"
+else
+	fail "unreadable dev dir" "no line about davinci_manager:" "$(cat "$tmp/first.err")"
+fi
+stop_holder
 
 # The kernel's inotify limits, set to 0 in a user namespace of our own.
 if unshare -U -r true 2>/dev/null; then
