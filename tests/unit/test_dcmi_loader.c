@@ -26,6 +26,8 @@
  * object of ascend_core's copy. */
 #include "npu/dcmi.c"
 
+#include "integration/harness/wait.h"
+
 #ifndef FAKE_DCMI_LIB
 #error "FAKE_DCMI_LIB must name the simulator's libdcmi.so"
 #endif
@@ -1320,10 +1322,10 @@ static void test_sim_health_and_errors(void **state)
 }
 
 /* Polls health until it equals want; the simulator notices a replaced state
- * file asynchronously, so give it a bounded time. */
+ * file asynchronously, so give it the suite's deadline. */
 static void wait_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int want)
 {
-	int64_t deadline = now_ms() + 2000;
+	int64_t deadline = now_ms() + WAIT_MS;
 	unsigned int health = 0;
 	int r = 0;
 	for (;;) {
@@ -1377,7 +1379,7 @@ static void test_sim_subscribe(void **state)
 	assert_int_equal(dcmi_subscribe_faults(lib, count_fault), 0);
 
 	write_state(f->root, "subscribe on\nchip phy=3 card=2 device=0 logic=6 health=3\n");
-	int64_t deadline = now_ms() + 2000;
+	int64_t deadline = now_ms() + WAIT_MS;
 	while (atomic_load(&fault_events) == 0 && now_ms() < deadline)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	assert_true(atomic_load(&fault_events) > 0);

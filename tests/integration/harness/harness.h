@@ -12,9 +12,7 @@
 #include <sys/types.h>
 
 #include "grpc/client.h"
-
-/* Generous: sanitizer builds on a loaded 2-core machine are slow. */
-#define WAIT_MS 10000
+#include "wait.h" /* WAIT_MS */
 
 struct proc;
 
