@@ -27,6 +27,8 @@
  * object of ascend_core's copy. */
 #include "npu/dcmi.c"
 
+#include "integration/harness/wait.h"
+
 #ifndef FAKE_DCMI_LIB
 #error "FAKE_DCMI_LIB must name the simulator's libdcmi.so"
 #endif
@@ -169,8 +171,6 @@ static void make_file(const char *root, const char *rel_dir, mode_t dir_mode, ch
 
 static void test_trust_root_owned_tree(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX];
 	make_file(f->root, "a/b", 0755, path, sizeof(path));
@@ -190,8 +190,6 @@ static void expect_refusal(const char *path, const char *offender, const char *r
 
 static void test_trust_group_writable_dir(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX], dir[PATH_MAX];
 	make_file(f->root, "a/lib64", 0755, path, sizeof(path));
@@ -202,8 +200,6 @@ static void test_trust_group_writable_dir(void **state)
 
 static void test_trust_other_writable_ancestor(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX], dir[PATH_MAX];
 	make_file(f->root, "a/b/c", 0755, path, sizeof(path));
@@ -214,8 +210,6 @@ static void test_trust_other_writable_ancestor(void **state)
 
 static void test_trust_writable_file(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX];
 	make_file(f->root, "a", 0755, path, sizeof(path));
@@ -227,8 +221,6 @@ static void test_trust_writable_file(void **state)
 
 static void test_trust_not_root_owned(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX], dir[PATH_MAX];
 	make_file(f->root, "a/b", 0755, path, sizeof(path));
@@ -243,8 +235,6 @@ static void test_trust_not_root_owned(void **state)
 
 static void test_trust_sticky_ancestor_only(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX], dir[PATH_MAX];
 	make_file(f->root, "shared/lib", 0755, path, sizeof(path));
@@ -263,8 +253,6 @@ static void test_trust_sticky_ancestor_only(void **state)
 
 static void test_trust_follows_symlinks(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char good[PATH_MAX], bad[PATH_MAX], bad_dir[PATH_MAX], link[PATH_MAX];
 	make_file(f->root, "good", 0755, good, sizeof(good));
@@ -869,8 +857,6 @@ static void expect_loaded(const struct dcmi_search *search, const char *expected
 
 static void test_search_driver_lib64_driver(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char in_driver[PATH_MAX], in_lib64[PATH_MAX], in_dcmi[PATH_MAX];
@@ -883,8 +869,6 @@ static void test_search_driver_lib64_driver(void **state)
 
 static void test_search_driver_lib64(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char in_lib64[PATH_MAX], in_dcmi[PATH_MAX];
@@ -896,8 +880,6 @@ static void test_search_driver_lib64(void **state)
 
 static void test_search_usr_local_dcmi(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char in_dcmi[PATH_MAX];
@@ -908,8 +890,6 @@ static void test_search_usr_local_dcmi(void **state)
 
 static void test_search_custom_driver_path(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char in_custom[PATH_MAX], in_dcmi[PATH_MAX];
@@ -921,8 +901,6 @@ static void test_search_custom_driver_path(void **state)
 
 static void test_search_ld_library_path_first(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char in_driver[PATH_MAX], in_ld[PATH_MAX], ld_dir[PATH_MAX], empty_dir[PATH_MAX], ld_path[3 * PATH_MAX];
@@ -941,8 +919,6 @@ static void test_search_ld_library_path_first(void **state)
 
 static void test_search_first_existing_decides(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char in_driver[PATH_MAX], in_dcmi[PATH_MAX];
@@ -963,8 +939,6 @@ static void test_search_first_existing_decides(void **state)
 
 static void test_search_explicit_path(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char in_driver[PATH_MAX], explicit_lib[PATH_MAX];
@@ -988,8 +962,6 @@ static void test_search_explicit_path(void **state)
 
 static void test_load_lacking_symbols(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	/* Any shared library that is not DCMI: the C math library will do. */
 	void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
@@ -1013,8 +985,6 @@ static void test_load_lacking_symbols(void **state)
 
 static void test_load_not_a_library(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX];
 	make_dirs(f->root, "lib", 0755);
@@ -1031,8 +1001,6 @@ static void test_load_not_a_library(void **state)
 
 static void test_load_init_fails(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	char path[PATH_MAX], missing_state[PATH_MAX];
 	install_lib(FAKE_DCMI_LIB, f->root, "lib", path, sizeof(path));
@@ -1197,8 +1165,6 @@ static void test_loader_cache_not_found(void **state)
 
 static void test_loader_cache_finds(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char lib[PATH_MAX], dir[PATH_MAX];
@@ -1210,8 +1176,6 @@ static void test_loader_cache_finds(void **state)
 
 static void test_loader_cache_untrusted(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	simple_state(f->root);
 	char lib[PATH_MAX], dir[PATH_MAX];
@@ -1250,8 +1214,6 @@ static const char layout_state[] = "driver 24.1.rc1\n"
 
 static void test_sim_enumerate(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	struct dcmi_lib *lib = open_simulator(f, layout_state);
 
@@ -1291,8 +1253,6 @@ static void test_sim_enumerate(void **state)
 
 static void test_sim_health_and_errors(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	struct dcmi_lib *lib = open_simulator(f, layout_state);
 	struct npu_chip chips[8];
@@ -1341,10 +1301,10 @@ static void test_sim_health_and_errors(void **state)
 }
 
 /* Polls health until it equals want; the simulator notices a replaced state
- * file asynchronously, so give it a bounded time. */
+ * file asynchronously, so give it the suite's deadline. */
 static void wait_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int want)
 {
-	int64_t deadline = now_ms() + 2000;
+	int64_t deadline = now_ms() + WAIT_MS;
 	unsigned int health = 0;
 	int r = 0;
 	for (;;) {
@@ -1360,8 +1320,6 @@ static void wait_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsig
 
 static void test_sim_state_change(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	struct dcmi_lib *lib = open_simulator(f, "chip phy=1 card=0 device=0 logic=5 name=910B3 health=0\n");
 	struct npu_chip chips[2];
@@ -1390,8 +1348,6 @@ static void count_fault(void *ctx, const struct dcmi_event *event)
 
 static void test_sim_subscribe(void **state)
 {
-	if (!can_test_ownership())
-		skip();
 	struct fixture *f = *state;
 	atomic_store(&fault_events, 0);
 	atomic_store(&fault_last_logic, -1);
@@ -1399,7 +1355,7 @@ static void test_sim_subscribe(void **state)
 	assert_int_equal(dcmi_subscribe_faults(lib, count_fault, NULL), 0);
 
 	write_state(f->root, "subscribe on\nchip phy=3 card=2 device=0 logic=6 health=3\n");
-	int64_t deadline = now_ms() + 2000;
+	int64_t deadline = now_ms() + WAIT_MS;
 	while (atomic_load(&fault_events) == 0 && now_ms() < deadline)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	assert_true(atomic_load(&fault_events) > 0);
@@ -1432,6 +1388,58 @@ static int run_scenario(const char *name)
 
 #define FIXTURE_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* The tests that need can_test_ownership(): run by a CTest entry of their
+ * own (--root-only), which exits with SKIP_CODE when they cannot run so
+ * that CTest reports them as skipped rather than passed. */
+static const struct CMUnitTest root_tests[] = {
+	FIXTURE_TEST(test_trust_root_owned_tree),
+	FIXTURE_TEST(test_trust_group_writable_dir),
+	FIXTURE_TEST(test_trust_other_writable_ancestor),
+	FIXTURE_TEST(test_trust_writable_file),
+	FIXTURE_TEST(test_trust_not_root_owned),
+	FIXTURE_TEST(test_trust_sticky_ancestor_only),
+	FIXTURE_TEST(test_trust_follows_symlinks),
+	/* These re-execute the binary, so copies of the simulator
+	 * loaded by other tests cannot answer for the loader's search. */
+	FIXTURE_TEST(test_loader_cache_finds),
+	FIXTURE_TEST(test_loader_cache_untrusted),
+	FIXTURE_TEST(test_search_driver_lib64_driver),
+	FIXTURE_TEST(test_search_driver_lib64),
+	FIXTURE_TEST(test_search_usr_local_dcmi),
+	FIXTURE_TEST(test_search_custom_driver_path),
+	FIXTURE_TEST(test_search_ld_library_path_first),
+	FIXTURE_TEST(test_search_first_existing_decides),
+	FIXTURE_TEST(test_search_explicit_path),
+	FIXTURE_TEST(test_load_lacking_symbols),
+	FIXTURE_TEST(test_load_not_a_library),
+	FIXTURE_TEST(test_load_init_fails),
+	FIXTURE_TEST(test_sim_enumerate),
+	FIXTURE_TEST(test_sim_health_and_errors),
+	FIXTURE_TEST(test_sim_state_change),
+	FIXTURE_TEST(test_sim_subscribe),
+};
+
+static const struct CMUnitTest tests[] = {
+	FIXTURE_TEST(test_trust_missing),
+	cmocka_unit_test(test_mock_enumerate_layout),
+	cmocka_unit_test(test_mock_enumerate_skips_broken_chip),
+	cmocka_unit_test(test_mock_enumerate_card_list_fails),
+	cmocka_unit_test(test_mock_enumerate_clamps_vendor_counts),
+	cmocka_unit_test(test_mock_enumerate_duplicate_phy_keeps_first),
+	cmocka_unit_test(test_mock_enumerate_too_many),
+	cmocka_unit_test(test_mock_enumerate_unterminated_name),
+	cmocka_unit_test(test_vendor_name_copy),
+	cmocka_unit_test(test_mock_health),
+	cmocka_unit_test(test_mock_error_codes),
+	cmocka_unit_test(test_mock_subscribe),
+	cmocka_unit_test(test_mock_driver_version),
+	FIXTURE_TEST(test_loader_cache_not_found),
+};
+
+/* The exit code tests/CMakeLists.txt gives CTest as SKIP_RETURN_CODE (the
+ * Automake convention). */
+#define SKIP_CODE 77
+
 int main(int argc, char **argv)
 {
 	if (argc > 0 && strchr(argv[0], '/'))
@@ -1440,46 +1448,16 @@ int main(int argc, char **argv)
 	if (scenario)
 		return run_scenario(scenario);
 
-	const struct CMUnitTest tests[] = {
-		FIXTURE_TEST(test_trust_root_owned_tree),
-		FIXTURE_TEST(test_trust_group_writable_dir),
-		FIXTURE_TEST(test_trust_other_writable_ancestor),
-		FIXTURE_TEST(test_trust_writable_file),
-		FIXTURE_TEST(test_trust_not_root_owned),
-		FIXTURE_TEST(test_trust_sticky_ancestor_only),
-		FIXTURE_TEST(test_trust_follows_symlinks),
-		FIXTURE_TEST(test_trust_missing),
-		cmocka_unit_test(test_mock_enumerate_layout),
-		cmocka_unit_test(test_mock_enumerate_skips_broken_chip),
-		cmocka_unit_test(test_mock_enumerate_card_list_fails),
-		cmocka_unit_test(test_mock_enumerate_clamps_vendor_counts),
-		cmocka_unit_test(test_mock_enumerate_duplicate_phy_keeps_first),
-		cmocka_unit_test(test_mock_enumerate_too_many),
-		cmocka_unit_test(test_mock_enumerate_unterminated_name),
-		cmocka_unit_test(test_vendor_name_copy),
-		cmocka_unit_test(test_mock_health),
-		cmocka_unit_test(test_mock_error_codes),
-		cmocka_unit_test(test_mock_subscribe),
-		cmocka_unit_test(test_mock_driver_version),
-		/* These re-execute the binary, so copies of the simulator
-		 * loaded by other tests cannot answer for the loader's search. */
-		FIXTURE_TEST(test_loader_cache_not_found),
-		FIXTURE_TEST(test_loader_cache_finds),
-		FIXTURE_TEST(test_loader_cache_untrusted),
-		FIXTURE_TEST(test_search_driver_lib64_driver),
-		FIXTURE_TEST(test_search_driver_lib64),
-		FIXTURE_TEST(test_search_usr_local_dcmi),
-		FIXTURE_TEST(test_search_custom_driver_path),
-		FIXTURE_TEST(test_search_ld_library_path_first),
-		FIXTURE_TEST(test_search_first_existing_decides),
-		FIXTURE_TEST(test_search_explicit_path),
-		FIXTURE_TEST(test_load_lacking_symbols),
-		FIXTURE_TEST(test_load_not_a_library),
-		FIXTURE_TEST(test_load_init_fails),
-		FIXTURE_TEST(test_sim_enumerate),
-		FIXTURE_TEST(test_sim_health_and_errors),
-		FIXTURE_TEST(test_sim_state_change),
-		FIXTURE_TEST(test_sim_subscribe),
-	};
+	if (argc > 1 && strcmp(argv[1], "--root-only") == 0) {
+		if (!can_test_ownership()) {
+			fprintf(stderr, "skipped: the ownership checks need root and a root-owned sticky /tmp\n");
+			return SKIP_CODE;
+		}
+		return cmocka_run_group_tests_name("root-only", root_tests, NULL, NULL);
+	}
+	if (argc > 1) {
+		fprintf(stderr, "usage: %s [--root-only]\n", argv[0]);
+		return 2;
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -272,6 +272,18 @@ const char *proc_expect_err(struct proc *p, const char *needle, int timeout_ms)
 	return expect_on(p, &p->err, needle, timeout_ms);
 }
 
+const char *proc_expect_next(struct proc *p, const char *needle, const char *want, int timeout_ms)
+{
+	const char *line = proc_expect(p, needle, timeout_ms);
+	if (line && !strstr(line, want)) {
+		fprintf(stderr, "the first line containing '%s' from %s was\n    %s\nnot one containing '%s'\n", needle,
+			p->name, line, want);
+		dump(p);
+		return NULL;
+	}
+	return line;
+}
+
 bool proc_sees_within(struct proc *p, const char *needle, int window_ms)
 {
 	int64_t deadline = mono_ms() + window_ms;

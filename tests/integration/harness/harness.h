@@ -12,9 +12,7 @@
 #include <sys/types.h>
 
 #include "grpc/client.h"
-
-/* Generous: sanitizer builds on a loaded 2-core machine are slow. */
-#define WAIT_MS 10000
+#include "wait.h" /* WAIT_MS */
 
 struct proc;
 
@@ -28,6 +26,14 @@ struct proc *proc_start(const char *const argv[], const char *const extra_env[])
  * what was seen. */
 const char *proc_expect(struct proc *p, const char *needle, int timeout_ms);
 const char *proc_expect_err(struct proc *p, const char *needle, int timeout_ms);
+
+/* The sentinel check that replaces "nothing happens for a while": after
+ * the action that must have no visible effect, cause a different event that
+ * the process reports after it, then expect that event's line to be the
+ * first line containing needle. Returns the line, or NULL (after printing
+ * what was seen) when the first such line does not contain want, or on
+ * timeout or exit. */
+const char *proc_expect_next(struct proc *p, const char *needle, const char *want, int timeout_ms);
 
 /* Whether a line containing needle arrives on stdout within window_ms;
  * used to assert that something does NOT happen. Consumes what it reads. */
