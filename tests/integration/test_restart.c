@@ -22,6 +22,10 @@ static void start_registered(struct node *node, unsigned chips, const char *cons
 {
 	node_init(node, &(struct node_options){ .chips = chips });
 	node_start_registered(node, flags);
+	/* The kubelet follows the plugin before its Register answer is sent:
+	 * wait until the plugin has that answer too, or a restart right away
+	 * cancels it and the next registration is not "again" but the first. */
+	assert_non_null(proc_expect_err(node->plugin, "registered ascend.com/npu with the kubelet", WAIT_MS));
 }
 
 static bool is_socket(const char *path)
