@@ -9,11 +9,9 @@
 
 static struct npu_snapshot *make_snapshot(void)
 {
-	struct npu_snapshot *s = calloc(1, sizeof(*s) + 8 * sizeof(struct npu_device));
+	struct npu_snapshot *s = npu_snapshot_new(8);
 	if (!s)
 		abort();
-	atomic_init(&s->refs, 1);
-	s->count = 8;
 	for (uint32_t i = 0; i < 8; i++) {
 		struct npu_device *d = &s->devices[i];
 		snprintf(d->id, sizeof(d->id), "npu-%u", i);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/macro.h"
 #include "deviceplugin.pb-c.h"
 #include "plugin/preferred.h"
 
@@ -19,16 +20,14 @@ static const struct {
 	{ NPU_FAMILY_910, 8, 8 },   { NPU_FAMILY_910B, 8, 3 },  { NPU_FAMILY_910B, 16, 16 },
 	{ NPU_FAMILY_A3, 16, 1 },   { NPU_FAMILY_310P, 8, 8 },  { NPU_FAMILY_UNKNOWN, 4, 0 },
 };
-#define N_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
+#define N_LAYOUTS ELEMENTSOF(layouts)
 
 static struct npu_snapshot *make_snapshot(size_t layout)
 {
 	uint32_t count = layouts[layout].count;
-	struct npu_snapshot *s = calloc(1, sizeof(*s) + count * sizeof(struct npu_device));
+	struct npu_snapshot *s = npu_snapshot_new(count);
 	if (!s)
 		abort();
-	atomic_init(&s->refs, 1);
-	s->count = count;
 	for (uint32_t i = 0; i < count; i++) {
 		struct npu_device *d = &s->devices[i];
 		snprintf(d->id, sizeof(d->id), "npu-%u", i);

@@ -13,6 +13,7 @@
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
 #include "deviceplugin_api.h"
+#include "base/macro.h"
 #include "harness/harness.h"
 
 static struct gc_result do_register(struct node *node, const char *version, const char *name, const char *endpoint)
@@ -48,7 +49,7 @@ static void test_rejects_like_the_kubelet(void **state)
 	assert_non_null(proc_expect(k, "register-rejected", WAIT_MS));
 
 	const char *bad_names[] = { "npu", "kubernetes.io/npu", "requests.ascend.com/npu", "Ascend.com/npu", "a.com/-x" };
-	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(bad_names); i++) {
 		res = do_register(&node, "v1beta1", bad_names[i], "x.sock");
 		char want[128];
 		snprintf(want, sizeof(want), "the ResourceName \"%s\" is invalid", bad_names[i]);

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "base/macro.h"
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
 #include "harness/harness.h"
@@ -206,7 +207,7 @@ static void test_unknown_methods_are_unimplemented(void **state)
 		"/grpc.health.v1.Health/Check",
 		"/",
 	};
-	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(unknown); i++) {
 		struct gc_result res;
 		int64_t started = now_ms();
 		assert_int_equal(gc_unary(ch, unknown[i], NULL, 0, PROMPT_MS, &res), 0);
