@@ -1,5 +1,4 @@
 #include "plugin/daemon.h"
-#include "deviceplugin_api.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,10 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <grpc/support/log.h>
+
 #include "base/crash.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
+#include "deviceplugin_api.h"
 #include "grpc/client.h"
 #include "grpc/server.h"
 #include "loop/loop.h"
@@ -685,10 +687,19 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 	return 0;
 }
 
+/* gRPC's own messages are internals (our errors are reported where they
+ * surface, with their cause), and gRPC would write them to stderr from its
+ * threads, bypassing the log queue: route them through it, at debug level. */
+static void on_grpc_log(gpr_log_func_args *args)
+{
+	log_debug("grpc: %s:%d: %s", args->file, args->line, args->message);
+}
+
 int daemon_run(const struct config *c)
 {
 	struct daemon d;
 	char why[CONFIG_PATH_MAX + 512] = "";
+	gpr_set_log_function(on_grpc_log);
 	int r = daemon_init(&d, c, why, sizeof(why));
 	if (r < 0)
 		goto out;
