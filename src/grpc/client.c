@@ -37,7 +37,7 @@ int gc_channel_open(const char *socket_path, struct gc_channel **ret_channel)
 {
 	char target[128];
 	int r = str_printf(target, sizeof(target), "unix:%s", socket_path);
-	if (r < 0 || strlen(socket_path) >= 108)
+	if (r < 0 || strlen(socket_path) >= WIRE_SOCKET_PATH_MAX)
 		return -ENAMETOOLONG;
 
 	struct gc_channel *ch = calloc(1, sizeof(*ch));
