@@ -632,6 +632,9 @@ static int claim_path(const struct sockaddr_un *addr)
 	/* Connected, or a backlog full of connections: a live server. */
 	if (r == 0 || r == -EAGAIN || r == -EINPROGRESS)
 		return -EADDRINUSE;
+	/* ENOENT: someone removed it meanwhile (a restarting kubelet does). */
+	if (r == -ENOENT)
+		return 0;
 	if (r != -ECONNREFUSED)
 		return r;
 	if (unlink(addr->sun_path) < 0 && errno != ENOENT)
@@ -663,15 +666,23 @@ static int listen_on(struct gs_server *server, const char *socket_path)
 	if (bind(server->listen_fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0)
 		return -errno;
 	/* The file's mode came from the umask; nobody can connect before
-	 * listen(), so setting it now leaves no window. */
+	 * listen(), so setting it now leaves no window.
+	 * A restarting kubelet deletes every socket in its directory: if it
+	 * deleted this one right after bind(), nobody can reach it; serve on
+	 * anyway, as gRPC did, and let the caller notice the deletion. */
 	struct stat st;
-	if (lstat(socket_path, &st) < 0) {
+	if (lstat(socket_path, &st) == 0) {
+		server->path_dev = st.st_dev;
+		server->path_ino = st.st_ino;
+		if (chmod(socket_path, GS_SOCKET_MODE) < 0 && errno != ENOENT) {
+			r = -errno;
+			goto fail_unlink;
+		}
+	} else if (errno != ENOENT) {
 		r = -errno;
 		goto fail_unlink;
 	}
-	server->path_dev = st.st_dev;
-	server->path_ino = st.st_ino;
-	if (chmod(socket_path, GS_SOCKET_MODE) < 0 || listen(server->listen_fd, SOMAXCONN) < 0) {
+	if (listen(server->listen_fd, SOMAXCONN) < 0) {
 		r = -errno;
 		goto fail_unlink;
 	}
