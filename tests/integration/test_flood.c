@@ -4,7 +4,7 @@
  * registered kubelet is still served (Allocate answers, device list
  * updates); the plugin's RSS rises by at most FLOOD_RSS_BOUND_KIB and comes
  * back to within SETTLED_RSS_SLACK_KIB of idle after it, and its fds stay
- * bounded. No fd is left behind by 400 kubelet restarts. The socket file is
+ * bounded. No fd is left behind by 600 kubelet restarts. The socket file is
  * 0600 even when the plugin runs under umask 0.
  *
  * The RSS bounds are checked in the release build only: ASan's allocator and
@@ -37,7 +37,7 @@
 
 #define FLOOD_CONNECTIONS 2000
 #define FLOOD_ROUNDS 5000
-#define RESTARTS 400
+#define RESTARTS 600
 #define FLOOD_RSS_BOUND_KIB (16 * 1024)
 #define SETTLED_RSS_SLACK_KIB (4 * 1024)
 /* A probe may wait behind a full listen backlog of dead connections. */
@@ -321,10 +321,17 @@ static void test_kubelet_restarts_leak_no_fd(void **state)
 		/* Drains the plugin's log, lest it block on a full pipe. */
 		assert_int_equal(proc_count_err(node->plugin, "cannot serve"), 0);
 	}
-	/* The last registration's connection may still be closing. */
+	/* The connections of the last registrations may still be closing
+	 * (slowly under ASan): give the plugin round trips through its gRPC
+	 * thread, not time, until they are gone. A leak never goes. */
 	unsigned after = count_fds(pid);
+	for (int i = 0; i < 50 && after > before; i++) {
+		proc_send(node->kubelet, "options");
+		assert_non_null(proc_expect(node->kubelet, "options preferred_allocation=", WAIT_MS));
+		after = count_fds(pid);
+	}
 	print_message("plugin fds: %u before %u kubelet restarts, %u after\n", before, RESTARTS, after);
-	assert_true(after <= before + 1);
+	assert_true(after <= before);
 	node_fini(node);
 }
 
