@@ -15,11 +15,14 @@
  *     `register` line;
  *   - the same fault latency with the plugin logging at debug level to a
  *     stderr pipe that is full and never read, and SIGTERM -> exit then.
+ *   - plugin RSS and fds under connection floods: 2,000 connections held
+ *     open, then 5,000 connect/close rounds, and what is left after each.
  *
  * scripts/bench.sh (make bench) gives it the binaries' paths and a work
  * directory; docs/performance.md describes the method and the latest table.
  * Every wait has a deadline; children are stopped and node directories
  * removed on every path, and a SIGINT or SIGTERM kills the children. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -33,7 +36,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1065,6 +1071,12 @@ struct results {
 	struct samples restart_us;
 	struct samples start_us;
 	unsigned reordered;
+	/* Connection floods, 8 chips. */
+	long long flood_idle_kib;
+	long long flood_open_kib;   /* 2,000 connections open */
+	long long flood_closed_kib; /* after they closed */
+	long long rounds_kib;       /* after 5,000 connect/close rounds */
+	long long flood_fds_before, flood_fds_after;
 };
 
 static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1243,6 +1255,128 @@ static int scenario_blocked_stderr(const struct settings *s, const char *work_di
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+/* --- connection floods --------------------------------------------------------------- */
+
+#define FLOOD_CONNECTIONS 2000
+#define FLOOD_ROUNDS 5000
+/* The plugin trims its heap after 500 ms without new connections. */
+#define FLOOD_QUIET_MS 1000
+
+static long long count_fds(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	long long n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A non-blocking connect: -1 when refused or the backlog is full. */
+static int dial(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -1;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Waits until the plugin answers a new client again, then lets it be quiet
+ * for FLOOD_QUIET_MS: the settled state the rows report. */
+static int settle_after_flood(struct node *n)
+{
+	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 6000;
+	for (;;) {
+		struct gc_channel *ch;
+		struct gc_result res;
+		if (gc_channel_open(n->plugin_socket, &ch) < 0)
+			return -EIO;
+		int r = gc_unary(ch, METHOD_GET_OPTIONS, NULL, 0, WAIT_MS, &res);
+		gc_channel_close(ch);
+		if (r == 0) {
+			gc_result_clear(&res);
+			if (res.status == GRPC_STATUS_OK)
+				break;
+		}
+		if (mono_us() > deadline)
+			return -ETIMEDOUT;
+		/* Refused while the plugin works through its backlog: pace the retries. */
+		poll(NULL, 0, 10);
+	}
+	poll(NULL, 0, FLOOD_QUIET_MS);
+	return 0;
+}
+
+static int scenario_flood(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	int *fds = NULL;
+	int r = node_up(&n, s, work_dir, "node-8-flood", 8, true);
+	if (r < 0)
+		goto out;
+
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < FLOOD_CONNECTIONS + 256) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	fds = calloc(FLOOD_CONNECTIONS, sizeof(*fds));
+	if (!fds) {
+		r = -ENOMEM;
+		goto out;
+	}
+	res->flood_idle_kib = status_kib(n.plugin.pid, "VmRSS");
+	res->flood_fds_before = count_fds(n.plugin.pid);
+	progress("8 chips: %d connections held open (half of them sending garbage)", FLOOD_CONNECTIONS);
+	static const char garbage[] = "GET / HTTP/1.1\r\n\r\nnot HTTP/2";
+	for (int i = 0; i < FLOOD_CONNECTIONS; i++) {
+		fds[i] = dial(n.plugin_socket);
+		if (fds[i] >= 0 && i % 2)
+			(void)!send(fds[i], garbage, sizeof(garbage), MSG_NOSIGNAL);
+	}
+	/* The plugin has dealt with every connection once it serves a new one. */
+	struct gc_channel *ch;
+	struct gc_result one;
+	if (gc_channel_open(n.plugin_socket, &ch) == 0) {
+		if (gc_unary(ch, METHOD_GET_OPTIONS, NULL, 0, WAIT_MS, &one) == 0)
+			gc_result_clear(&one);
+		gc_channel_close(ch);
+	}
+	res->flood_open_kib = status_kib(n.plugin.pid, "VmRSS");
+	for (int i = 0; i < FLOOD_CONNECTIONS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if ((r = settle_after_flood(&n)) < 0)
+		goto out;
+	res->flood_closed_kib = status_kib(n.plugin.pid, "VmRSS");
+
+	progress("8 chips: %d connect/close rounds", FLOOD_ROUNDS);
+	for (int i = 0; i < FLOOD_ROUNDS; i++) {
+		int fd = dial(n.plugin_socket);
+		if (fd >= 0)
+			close(fd);
+	}
+	if ((r = settle_after_flood(&n)) < 0)
+		goto out;
+	res->rounds_kib = status_kib(n.plugin.pid, "VmRSS");
+	res->flood_fds_after = count_fds(n.plugin.pid);
+
+out:
+	free(fds);
+	if (r < 0)
+		print_tail("plugin log", n.plugin_log);
+	if (node_stop(&n) < 0 && r == 0)
+		r = -EIO;
 	node_destroy(&n);
 	return r;
 }
@@ -1366,6 +1500,18 @@ static unsigned print_table(const struct settings *s, struct results *res)
 	row("kubelet restart -> registered p99", pct(&res->restart_us, 99, 1000), "ms", 500, NULL, &misses);
 	row("plugin start -> registered p50", pct(&res->start_us, 50, 1000), "ms", 100, NULL, &misses);
 	row("plugin start -> registered p99", pct(&res->start_us, 99, 1000), "ms", 100, NULL, &misses);
+	/* Two decimals, like the measured column. */
+	double idle = mib(res->flood_idle_kib) < 0 ? -1 : (double)(long long)(mib(res->flood_idle_kib) * 100) / 100;
+	row("plugin RSS idle before the floods, 8 chips", idle, "MiB", 0, NULL, &misses);
+	row("plugin RSS with 2,000 connections open", mib(res->flood_open_kib), "MiB", idle < 0 ? 0 : idle + 16,
+	    "(idle + 16)", &misses);
+	row("plugin RSS after they closed", mib(res->flood_closed_kib), "MiB", idle < 0 ? 0 : idle + 2, "(idle + 2)",
+	    &misses);
+	row("plugin RSS after 5,000 connect/close rounds", mib(res->rounds_kib), "MiB", idle < 0 ? 0 : idle + 2,
+	    "(idle + 2)", &misses);
+	row("plugin fds before the floods", (double)res->flood_fds_before, "", 0, NULL, &misses);
+	row("plugin fds after the floods", (double)res->flood_fds_after, "", (double)res->flood_fds_before, NULL,
+	    &misses);
 	if (res->reordered)
 		printf("\nnote: in %u of %u restarts the plugin registered before kubelet-sim printed `restarted` "
 		       "(counted as 0 ms)\n",
@@ -1404,6 +1550,8 @@ int main(int argc, char **argv)
 		.anon_kib = { -1, -1 }, .file_kib = { -1, -1 },
 		.allocate_cpu = { { -1, -1 }, { -1, -1 } }, .options_cpu = { -1, -1 },
 		.blocked_exit_us = -1,
+		.flood_idle_kib = -1, .flood_open_kib = -1, .flood_closed_kib = -1, .rounds_kib = -1,
+		.flood_fds_before = -1, .flood_fds_after = -1,
 	};
 	size_t n_faults = (size_t)s.fault_cycles * 2;
 	if (samples_init(&res.allocate_ns[0], s.allocate_calls) < 0 ||
@@ -1421,6 +1569,7 @@ int main(int argc, char **argv)
 	failed += scenario_polling(&s, work_dir, &res) < 0;
 	failed += scenario_big(&s, work_dir, &res) < 0;
 	failed += scenario_blocked_stderr(&s, work_dir, &res) < 0;
+	failed += scenario_flood(&s, work_dir, &res) < 0;
 	unsigned misses = print_table(&s, &res);
 	printf("\n%s in %.1f s: %u target(s) missed%s\n", failed ? "incomplete" : "done",
 	       (double)(mono_us() - started) / 1e6, misses, failed ? ", some measurements failed (see above)" : "");

@@ -7,7 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
@@ -22,6 +27,7 @@
 
 struct gc_channel {
 	grpc_channel *channel;
+	char path[WIRE_SOCKET_PATH_MAX];
 };
 
 void gc_result_clear(struct gc_result *result)
@@ -37,12 +43,13 @@ int gc_channel_open(const char *socket_path, struct gc_channel **ret_channel)
 {
 	char target[128];
 	int r = str_printf(target, sizeof(target), "unix:%s", socket_path);
-	if (r < 0 || strlen(socket_path) >= 108)
+	if (r < 0 || strlen(socket_path) >= WIRE_SOCKET_PATH_MAX)
 		return -ENAMETOOLONG;
 
 	struct gc_channel *ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
+	memcpy(ch->path, socket_path, strlen(socket_path) + 1);
 
 	/* grpc_arg wants mutable strings; these arrays give it some. */
 	static char authority_key[] = GRPC_ARG_DEFAULT_AUTHORITY, authority[] = "localhost";
@@ -241,6 +248,7 @@ int gc_unary(struct gc_channel *ch, const char *method, const uint8_t *req, size
 
 struct gc_async {
 	struct cq_tag tag;
+	grpc_channel *direct; /* this call's own connection */
 	struct call_io u;
 	gc_async_done_fn done;
 	void *ctx;
@@ -259,6 +267,8 @@ void gc_async_unref(struct gc_async *a)
 	if (left > 0)
 		return;
 	grpc_call_unref(a->u.call);
+	grpc_channel_destroy(a->direct);
+	grpc_shutdown();
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
@@ -277,6 +287,43 @@ static void on_async_done(struct cq_tag *tag, bool ok)
 	gc_async_unref(a);
 }
 
+/* A channel over one connection made now, or a lame channel that fails
+ * every call with UNAVAILABLE when nothing accepts. No subchannel is
+ * involved: with a subchannel per call (a private pool, so that one failed
+ * connection's backoff does not delay the next channel), gRPC 1.51
+ * sometimes never closes the socket of one of several subchannels to the
+ * same address once the server has gone (github.com/grpc/grpc/issues/38871):
+ * the plugin leaked a socket every few dozen kubelet restarts. With the
+ * shared pool instead, a new channel inherits the last one's failure and
+ * fails at once. A connection of our own has neither problem. */
+static grpc_channel *direct_channel(const char *path)
+{
+	char target[WIRE_SOCKET_PATH_MAX + 8], why[WIRE_SOCKET_PATH_MAX + 80];
+	snprintf(target, sizeof(target), "unix:%s", path);
+
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0 && connect(fd, (const struct sockaddr *)&addr, sizeof(addr)) == 0) {
+		static char authority_key[] = GRPC_ARG_DEFAULT_AUTHORITY, authority[] = "localhost";
+		static char retries_key[] = GRPC_ARG_ENABLE_RETRIES;
+		grpc_arg args[] = {
+			{ .type = GRPC_ARG_STRING, .key = authority_key, .value.string = authority },
+			{ .type = GRPC_ARG_INTEGER, .key = retries_key, .value.integer = 0 },
+		};
+		grpc_channel_args channel_args = { .num_args = sizeof(args) / sizeof(args[0]), .args = args };
+		grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+		grpc_channel *channel = grpc_channel_create_from_fd(target, fd, creds, &channel_args);
+		grpc_channel_credentials_release(creds);
+		return channel;
+	}
+	/* EAGAIN: a full backlog; the caller retries like for a refusal. */
+	snprintf(why, sizeof(why), "cannot connect to %s: %s", target, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return grpc_lame_client_channel_create(target, GRPC_STATUS_UNAVAILABLE, why);
+}
+
 int gc_unary_start(struct gc_channel *ch, struct cq_runner *runner, const char *method, const uint8_t *req,
 		   size_t len, int64_t timeout_ms, gc_async_done_fn done, void *ctx, struct gc_async **ret_async)
 {
@@ -289,8 +336,12 @@ int gc_unary_start(struct gc_channel *ch, struct cq_runner *runner, const char *
 	a->refs = 2; /* the operation's and the caller's */
 	pthread_mutex_init(&a->lock, NULL);
 
-	int r = unary_begin(&a->u, ch->channel, cq_runner_queue(runner), method, req, len, timeout_ms, &a->tag);
+	grpc_init();
+	a->direct = direct_channel(ch->path);
+	int r = unary_begin(&a->u, a->direct, cq_runner_queue(runner), method, req, len, timeout_ms, &a->tag);
 	if (r < 0) {
+		grpc_channel_destroy(a->direct);
+		grpc_shutdown();
 		pthread_mutex_destroy(&a->lock);
 		free(a);
 		return r;

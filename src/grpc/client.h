@@ -34,9 +34,12 @@ void gc_channel_close(struct gc_channel *channel);
 int gc_unary(struct gc_channel *channel, const char *method, const uint8_t *req, size_t len, int64_t timeout_ms,
 	     struct gc_result *ret_result);
 
-/* Asynchronous unary call. done() runs exactly once, on the runner's thread,
- * with the result (which done() may keep: it owns result->body). The handle
- * stays valid for gc_async_cancel until the caller drops it with gc_async_unref. */
+/* Asynchronous unary call over a connection of its own, made when the call
+ * starts and closed when the call is done (the channel only supplies the
+ * socket path); nothing listening there makes it complete at once with
+ * UNAVAILABLE. done() runs exactly once, on the runner's thread, with the
+ * result (which done() may keep: it owns result->body). The handle stays
+ * valid for gc_async_cancel until the caller drops it with gc_async_unref. */
 struct gc_async;
 typedef void (*gc_async_done_fn)(void *ctx, struct gc_result *result);
 int gc_unary_start(struct gc_channel *channel, struct cq_runner *runner, const char *method, const uint8_t *req,

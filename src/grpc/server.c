@@ -1,28 +1,75 @@
 #include "grpc/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 
-#include "base/parse.h"
 #include "grpc/cq.h"
 #include "grpc/wire.h"
 
 /* Bounds what one client connection can open at once. */
 #define GS_MAX_CONCURRENT_STREAMS 64
 
+/* A connection with no call for this long is closed (GOAWAY): it frees the
+ * slot of a client that connects and does nothing. The kubelet's connection
+ * always has its ListAndWatch stream open. */
+#define GS_MAX_IDLE_MS 30000
+
+/* gRPC's memory quota for all connections: read buffers shrink and, past
+ * it, gRPC closes connections rather than grow. Far above what the kubelet's
+ * few calls need. */
+#define GS_MEMORY_QUOTA_BYTES (16 * 1024 * 1024)
+
+/* How long the accept thread waits for quiet before trimming the heap. */
+#define GS_TRIM_AFTER_MS 500
+
+_Static_assert(sizeof(((struct sockaddr_un *)0)->sun_path) == WIRE_SOCKET_PATH_MAX, "sun_path size");
+
+/* A connection the server has handed to gRPC, known by its socket inode: the
+ * fd number alone could be reused once gRPC closes it. */
+struct conn {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
 struct gs_server {
 	grpc_server *server;
+	grpc_resource_quota *quota;
+
+	/* The listening socket is ours, not gRPC's: gRPC 1.51 accepts every
+	 * connection as fast as it comes and keeps each one's transport (some
+	 * 14 KiB) until the peer goes, with no bound on their number. */
+	char path[WIRE_SOCKET_PATH_MAX];
+	dev_t path_dev; /* the socket file we bound, to unlink only our own */
+	ino_t path_ino;
+	int listen_fd;
+	int wake_fd; /* eventfd that stops the accept thread */
+	pthread_t accept_thread;
+	bool accepting;
+	struct conn conns[GS_MAX_CONNECTIONS]; /* accept thread only */
+	unsigned n_conns;
+	unsigned long long rejected; /* connections closed at once: all slots taken */
+
 	struct cq_runner *runner;
 	const struct gs_method *methods;
 	size_t n_methods;
@@ -502,12 +549,158 @@ static void on_shutdown(struct cq_tag *tag, bool ok)
 	pthread_mutex_unlock(&server->lock);
 }
 
+/* --- the listening socket ------------------------------------------------ */
+
+/* Drops the connections gRPC has closed since the last look. */
+static void sweep_conns(struct gs_server *server)
+{
+	unsigned kept = 0;
+	for (unsigned i = 0; i < server->n_conns; i++) {
+		struct conn *c = &server->conns[i];
+		struct stat st;
+		if (fstat(c->fd, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
+			server->conns[kept++] = *c;
+	}
+	server->n_conns = kept;
+}
+
+static void accept_one(struct gs_server *server)
+{
+	int fd = accept4(server->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return; /* EAGAIN, or a peer that left before we got to it */
+
+	struct stat st;
+	if (server->n_conns == GS_MAX_CONNECTIONS)
+		sweep_conns(server);
+	if (server->n_conns == GS_MAX_CONNECTIONS || fstat(fd, &st) < 0) {
+		/* Refusing at once costs nothing; a kubelet dials again. */
+		close(fd);
+		server->rejected++;
+		return;
+	}
+	server->conns[server->n_conns++] = (struct conn){ .fd = fd, .dev = st.st_dev, .ino = st.st_ino };
+	grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+	grpc_server_add_channel_from_fd(server->server, fd, creds);
+	grpc_server_credentials_release(creds);
+}
+
+static void *accept_thread(void *arg)
+{
+	struct gs_server *server = arg;
+	bool trim_owed = false;
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = server->listen_fd, .events = POLLIN },
+			{ .fd = server->wake_fd, .events = POLLIN },
+		};
+		/* Quiet for GS_TRIM_AFTER_MS after accepting: hand the memory
+		 * of the connections gone since back to the system. glibc keeps
+		 * freed memory of gRPC's threads in their arenas otherwise, so
+		 * a burst of connections would raise RSS for good. */
+		int n = poll(p, 2, trim_owed ? GS_TRIM_AFTER_MS : -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || p[1].revents)
+			break;
+		if (n == 0) {
+			sweep_conns(server);
+			malloc_trim(0);
+			trim_owed = false;
+			continue;
+		}
+		if (p[0].revents & POLLIN) {
+			accept_one(server);
+			trim_owed = true;
+		}
+	}
+	return NULL;
+}
+
+/* An existing socket file at path: refuses to take it over from a server that
+ * still accepts, and removes it when nothing listens there any more. */
+static int claim_path(const struct sockaddr_un *addr)
+{
+	struct stat st;
+	if (lstat(addr->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	int r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? 0 : -errno;
+	close(fd);
+	/* Connected, or a backlog full of connections: a live server. */
+	if (r == 0 || r == -EAGAIN || r == -EINPROGRESS)
+		return -EADDRINUSE;
+	/* ENOENT: someone removed it meanwhile (a restarting kubelet does). */
+	if (r == -ENOENT)
+		return 0;
+	if (r != -ECONNREFUSED)
+		return r;
+	if (unlink(addr->sun_path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static void unlink_own_path(struct gs_server *server)
+{
+	struct stat st;
+	if (lstat(server->path, &st) == 0 && st.st_dev == server->path_dev && st.st_ino == server->path_ino)
+		unlink(server->path);
+}
+
+static int listen_on(struct gs_server *server, const char *socket_path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	if (strlen(socket_path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
+	memcpy(server->path, socket_path, strlen(socket_path) + 1);
+
+	int r = claim_path(&addr);
+	if (r < 0)
+		return r;
+	server->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (server->listen_fd < 0)
+		return -errno;
+	if (bind(server->listen_fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return -errno;
+	/* The file's mode came from the umask; nobody can connect before
+	 * listen(), so setting it now leaves no window.
+	 * A restarting kubelet deletes every socket in its directory: if it
+	 * deleted this one right after bind(), nobody can reach it; serve on
+	 * anyway, as gRPC did, and let the caller notice the deletion. */
+	struct stat st;
+	if (lstat(socket_path, &st) == 0) {
+		server->path_dev = st.st_dev;
+		server->path_ino = st.st_ino;
+		if (chmod(socket_path, GS_SOCKET_MODE) < 0 && errno != ENOENT) {
+			r = -errno;
+			goto fail_unlink;
+		}
+	} else if (errno != ENOENT) {
+		r = -errno;
+		goto fail_unlink;
+	}
+	if (listen(server->listen_fd, SOMAXCONN) < 0) {
+		r = -errno;
+		goto fail_unlink;
+	}
+	return 0;
+
+fail_unlink:
+	unlink_own_path(server);
+	return r;
+}
+
 int gs_server_start(const char *socket_path, const struct gs_method *methods, size_t n_methods, void *ctx,
 		    struct gs_server **ret_server)
 {
-	char address[128];
-	int r = str_printf(address, sizeof(address), "unix:%s", socket_path);
-	if (r < 0 || strlen(socket_path) >= 108)
+	if (strlen(socket_path) >= WIRE_SOCKET_PATH_MAX)
 		return -ENAMETOOLONG;
 
 	struct gs_server *server = calloc(1, sizeof(*server));
@@ -516,51 +709,65 @@ int gs_server_start(const char *socket_path, const struct gs_method *methods, si
 	server->methods = methods;
 	server->n_methods = n_methods;
 	server->ctx = ctx;
+	server->listen_fd = -1;
+	server->wake_fd = -1;
 	pthread_mutex_init(&server->lock, NULL);
 	pthread_cond_init(&server->idle, NULL);
 	server->shutdown_tag.done = on_shutdown;
 
+	int r = listen_on(server, socket_path);
+	if (r < 0)
+		goto fail_listen;
+	server->wake_fd = eventfd(0, EFD_CLOEXEC);
+	if (server->wake_fd < 0) {
+		r = -errno;
+		goto fail_listen;
+	}
+
 	r = cq_runner_start(&server->runner);
 	if (r < 0)
-		goto fail_runner;
+		goto fail_listen;
+
+	server->quota = grpc_resource_quota_create("gs_server");
+	grpc_resource_quota_resize(server->quota, GS_MEMORY_QUOTA_BYTES);
 
 	static char receive_key[] = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
 	static char streams_key[] = GRPC_ARG_MAX_CONCURRENT_STREAMS;
+	static char idle_key[] = GRPC_ARG_MAX_CONNECTION_IDLE_MS;
+	static char quota_key[] = GRPC_ARG_RESOURCE_QUOTA;
 	grpc_arg args[] = {
 		{ .type = GRPC_ARG_INTEGER, .key = receive_key, .value.integer = GS_MAX_RECEIVE_BYTES },
 		{ .type = GRPC_ARG_INTEGER, .key = streams_key, .value.integer = GS_MAX_CONCURRENT_STREAMS },
+		{ .type = GRPC_ARG_INTEGER, .key = idle_key, .value.integer = GS_MAX_IDLE_MS },
+		{ .type = GRPC_ARG_POINTER,
+		  .key = quota_key,
+		  .value.pointer = { .p = server->quota, .vtable = grpc_resource_quota_arg_vtable() } },
 	};
 	grpc_channel_args channel_args = { .num_args = sizeof(args) / sizeof(args[0]), .args = args };
 	server->server = grpc_server_create(&channel_args, NULL);
 	grpc_server_register_completion_queue(server->server, cq_runner_queue(server->runner), NULL);
-
-	grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-	int port = grpc_server_add_http2_port(server->server, address, creds);
-	grpc_server_credentials_release(creds);
-	if (port == 0) {
-		r = -EADDRINUSE;
-		goto fail_server;
-	}
 	grpc_server_start(server->server);
 
 	r = post_request(server);
-	if (r < 0) {
-		gs_server_stop(server);
-		return r;
-	}
+	if (r < 0)
+		goto fail_stop;
+	r = -pthread_create(&server->accept_thread, NULL, accept_thread, server);
+	if (r < 0)
+		goto fail_stop;
+	server->accepting = true;
+
 	*ret_server = server;
 	return 0;
 
-fail_server:
-	/* A server that never started still needs the shutdown handshake. */
-	grpc_server_shutdown_and_notify(server->server, cq_runner_queue(server->runner), &server->shutdown_tag);
-	pthread_mutex_lock(&server->lock);
-	while (!server->shutdown_done)
-		pthread_cond_wait(&server->idle, &server->lock);
-	pthread_mutex_unlock(&server->lock);
-	grpc_server_destroy(server->server);
-	cq_runner_stop(server->runner);
-fail_runner:
+fail_stop:
+	gs_server_stop(server);
+	return r;
+
+fail_listen:
+	if (server->listen_fd >= 0)
+		close(server->listen_fd);
+	if (server->wake_fd >= 0)
+		close(server->wake_fd);
 	pthread_cond_destroy(&server->idle);
 	pthread_mutex_destroy(&server->lock);
 	free(server);
@@ -571,6 +778,17 @@ void gs_server_stop(struct gs_server *server)
 {
 	if (!server)
 		return;
+
+	/* No new connection from here on. */
+	if (server->accepting) {
+		uint64_t one = 1;
+		if (write(server->wake_fd, &one, sizeof(one)) != sizeof(one))
+			abort(); /* an eventfd write of 1 cannot fail */
+		pthread_join(server->accept_thread, NULL);
+	}
+	close(server->listen_fd);
+	close(server->wake_fd);
+	unlink_own_path(server);
 
 	pthread_mutex_lock(&server->lock);
 	server->stopping = true;
@@ -585,8 +803,11 @@ void gs_server_stop(struct gs_server *server)
 	pthread_mutex_unlock(&server->lock);
 
 	grpc_server_destroy(server->server);
+	grpc_resource_quota_unref(server->quota);
 	cq_runner_stop(server->runner);
 	pthread_cond_destroy(&server->idle);
 	pthread_mutex_destroy(&server->lock);
 	free(server);
+	/* What the connections held goes back to the system too. */
+	malloc_trim(0);
 }

@@ -1,4 +1,7 @@
-/* A gRPC server on a unix socket, built on the gRPC core C API. It serves a
+/* A gRPC server on a unix socket, built on the gRPC core C API. The server
+ * owns its listening socket and hands each accepted connection to gRPC, so
+ * that it can bound how many connections are live (gRPC 1.51 has no such
+ * limit) and report why binding failed. It serves a
  * table of unary and server-streaming methods keyed by their full path, and
  * answers UNIMPLEMENTED at once for any other path (a generic request is always
  * posted, so no call waits for a deadline the kubelet never sets). Handlers run
@@ -13,6 +16,15 @@
 
 /* Largest request accepted; larger ones get RESOURCE_EXHAUSTED from gRPC itself. */
 #define GS_MAX_RECEIVE_BYTES (4 * 1024 * 1024)
+
+/* Connections served at once. One more is accepted and closed at once, so a
+ * flood of connections costs the plugin at most this many gRPC transports
+ * (about 14 KiB each, idle) and never fills the listen backlog. The kubelet
+ * needs one connection, a probe one more. */
+#define GS_MAX_CONNECTIONS 32
+
+/* Mode of the socket file, whatever the umask: only root talks to it. */
+#define GS_SOCKET_MODE 0600
 
 struct gs_server;
 struct gs_stream;
@@ -49,16 +61,26 @@ struct gs_method {
 	void (*stream_aborted)(void *ctx);
 };
 
-/* Binds unix:<socket_path> (an existing file there is replaced), starts the
- * completion-queue thread and begins serving. The method table and ctx must
- * outlive the server. Returns 0, -ENAMETOOLONG, -EADDRINUSE or -EIO. */
+/* Binds unix:<socket_path> with mode GS_SOCKET_MODE, starts the
+ * completion-queue and accept threads and begins serving. The method table
+ * and ctx must outlive the server. A socket file already at the path is
+ * replaced only when nothing accepts on it any more (a stale socket). Returns
+ * 0 or a negative errno saying why, among them:
+ *   -ENAMETOOLONG  the path does not fit sun_path (WIRE_SOCKET_PATH_MAX);
+ *   -EADDRINUSE    a live server accepts on the path (it is left alone);
+ *   -EEXIST        something other than a socket is at the path;
+ *   -ENOENT        the directory does not exist;
+ *   -ENOTDIR       a component of the directory is not a directory;
+ *   -EACCES        the directory is not writable (or not searchable);
+ *   -EROFS         the directory is on a read-only file system;
+ *   -ENOMEM, -EMFILE and the like for a lack of resources. */
 int gs_server_start(const char *socket_path, const struct gs_method *methods, size_t n_methods, void *ctx,
 		    struct gs_server **ret_server);
 
-/* Cancels every call, waits until all have ended (stream_closed included),
- * stops the thread and frees the server. gRPC unlinks the socket path when
- * it stops listening, even if another server has bound it since: stop the
- * old server before binding a new one at the same path. Accepts NULL. */
+/* Stops accepting, removes the socket file if it is still the one this
+ * server bound (not one bound since by someone else), cancels every call,
+ * waits until all have ended (stream_closed included), stops the threads and
+ * frees the server. Accepts NULL. */
 void gs_server_stop(struct gs_server *server);
 
 /* Queues a message on the stream (the bytes are copied). At most one send is

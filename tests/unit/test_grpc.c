@@ -1,6 +1,7 @@
 /* The gRPC layer over a real unix socket: unary calls, errors, unknown
  * methods, oversized requests, streams with latest-wins sends, client
- * disconnects, and server restarts at the same path. */
+ * disconnects, server restarts at the same path, the socket file's mode and
+ * ownership, and the errno of each way binding can fail. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -10,13 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "grpc/client.h"
 #include "grpc/server.h"
+#include "grpc/wire.h"
 
 struct fixture {
 	char dir[64];
@@ -306,6 +313,203 @@ static void test_unavailable_when_nobody_listens(void **state)
 	gc_channel_close(ch);
 }
 
+/* --- binding: the socket file and each way it can fail -------------------- */
+
+static void expect_echo(const char *path)
+{
+	struct gc_channel *ch;
+	struct gc_result res;
+	assert_int_equal(gc_channel_open(path, &ch), 0);
+	assert_int_equal(gc_unary(ch, "/test.Svc/Echo", (const uint8_t *)"ping", 4, 10000, &res), 0);
+	assert_int_equal(res.status, GRPC_STATUS_OK);
+	assert_int_equal(res.len, 4);
+	assert_memory_equal(res.body, "ping", 4);
+	gc_result_clear(&res);
+	gc_channel_close(ch);
+}
+
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_ino;
+}
+
+static int start_at(const char *path)
+{
+	struct gs_server *server = NULL;
+	int r = gs_server_start(path, methods, 2, NULL, &server);
+	gs_server_stop(server);
+	return r;
+}
+
+static void test_start_errno(void **state)
+{
+	struct fixture *f = *state;
+	char path[256];
+
+	/* One byte over the limit, then exactly at it. */
+	memset(path, 0, sizeof(path));
+	snprintf(path, sizeof(path), "%s/", f->dir);
+	memset(path + strlen(path), 'a', WIRE_SOCKET_PATH_MAX - strlen(path));
+	assert_int_equal(strlen(path), WIRE_SOCKET_PATH_MAX);
+	assert_int_equal(start_at(path), -ENAMETOOLONG);
+	path[WIRE_SOCKET_PATH_MAX - 1] = '\0';
+	assert_int_equal(start_at(path), 0);
+
+	snprintf(path, sizeof(path), "%s/missing/s.sock", f->dir);
+	assert_int_equal(start_at(path), -ENOENT);
+
+	char file[128];
+	snprintf(file, sizeof(file), "%s/file", f->dir);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	snprintf(path, sizeof(path), "%s/s.sock", file);
+	assert_int_equal(start_at(path), -ENOTDIR);
+	/* Something that is not a socket is never replaced. */
+	assert_int_equal(start_at(file), -EEXIST);
+	assert_int_equal(unlink(file), 0);
+}
+
+/* Runs fn in a child process and returns its exit status: the child may
+ * change its credentials or mounts without touching the test process. */
+static int in_child(int (*fn)(const char *dir), const char *dir)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn(dir));
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+#define CHILD_SKIP 77
+
+static int bind_unprivileged(const char *dir)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/locked/s.sock", dir);
+	if (geteuid() == 0 && (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0))
+		return CHILD_SKIP;
+	return -start_at(path);
+}
+
+static void test_start_eacces(void **state)
+{
+	struct fixture *f = *state;
+	char locked[128];
+	snprintf(locked, sizeof(locked), "%s/locked", f->dir);
+	assert_int_equal(mkdir(locked, 0755), 0);
+	/* The fixture's directory is 0700: let the unprivileged child reach locked/. */
+	assert_int_equal(chmod(f->dir, 0711), 0);
+	if (geteuid() != 0)
+		assert_int_equal(chmod(locked, 0555), 0);
+	int status = in_child(bind_unprivileged, f->dir);
+	assert_int_equal(rmdir(locked), 0);
+	if (status == CHILD_SKIP)
+		skip();
+	assert_int_equal(status, EACCES);
+}
+
+static int bind_read_only(const char *dir)
+{
+	char ro[128], path[160];
+	snprintf(ro, sizeof(ro), "%s/ro", dir);
+	snprintf(path, sizeof(path), "%s/s.sock", ro);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", ro, "tmpfs", MS_RDONLY, NULL) < 0)
+		return CHILD_SKIP;
+	return -start_at(path);
+}
+
+static void test_start_erofs(void **state)
+{
+	struct fixture *f = *state;
+	char ro[128];
+	snprintf(ro, sizeof(ro), "%s/ro", f->dir);
+	assert_int_equal(mkdir(ro, 0755), 0);
+	int status = in_child(bind_read_only, f->dir);
+	assert_int_equal(rmdir(ro), 0);
+	if (status == CHILD_SKIP) {
+		print_message("cannot mount a read-only tmpfs here (needs CAP_SYS_ADMIN); skipped\n");
+		skip();
+	}
+	assert_int_equal(status, EROFS);
+}
+
+/* A second server must not take the socket of one that still serves. */
+static void test_start_refuses_live_socket(void **state)
+{
+	struct fixture *f = *state;
+	ino_t before = inode_of(f->path);
+	struct gs_server *second = NULL;
+	assert_int_equal(gs_server_start(f->path, methods, 2, f, &second), -EADDRINUSE);
+	assert_null(second);
+	assert_int_equal(inode_of(f->path), before);
+	expect_echo(f->path);
+}
+
+/* A socket nobody accepts on any more (a server that died) is replaced. */
+static void test_start_replaces_stale_socket(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/stale.sock", f->dir);
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	close(fd);
+
+	struct gs_server *server;
+	assert_int_equal(gs_server_start(path, methods, 2, f, &server), 0);
+	expect_echo(path);
+	gs_server_stop(server);
+	/* Stopping removes the server's own socket file. */
+	struct stat st;
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* Stopping a server whose socket file was replaced leaves the new one alone. */
+static void test_stop_leaves_a_successor_socket(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(unlink(f->path), 0);
+	struct gs_server *successor;
+	assert_int_equal(gs_server_start(f->path, methods, 2, f, &successor), 0);
+	ino_t ino = inode_of(f->path);
+
+	gs_server_stop(f->server);
+	f->server = NULL;
+	assert_int_equal(inode_of(f->path), ino);
+	expect_echo(f->path);
+	f->server = successor;
+}
+
+/* The mode is 0600 even when the umask would let everyone in. */
+static void test_socket_mode_ignores_umask(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/open.sock", f->dir);
+	mode_t old = umask(0);
+	struct gs_server *server;
+	int r = gs_server_start(path, methods, 2, f, &server);
+	umask(old);
+	assert_int_equal(r, 0);
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, GS_SOCKET_MODE);
+	gs_server_stop(server);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +522,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_ends_when_server_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_latest_wins, setup, teardown),
 		cmocka_unit_test(test_unavailable_when_nobody_listens),
+		cmocka_unit_test_setup_teardown(test_start_errno, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_eacces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_erofs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_refuses_live_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_replaces_stale_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_leaves_a_successor_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_mode_ignores_umask, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
