@@ -1255,6 +1255,10 @@ static int scenario_blocked_stderr(const struct settings *s, const char *work_di
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	node_destroy(&n);
+	return r;
+}
+
 /* --- connection floods --------------------------------------------------------------- */
 
 #define FLOOD_CONNECTIONS 2000

@@ -17,6 +17,7 @@
 #include <grpc/slice.h>
 #include <grpc/support/time.h>
 
+#include "base/macro.h"
 #include "base/parse.h"
 #include "grpc/wire.h"
 
@@ -70,7 +71,7 @@ int gc_channel_open(const char *socket_path, struct gc_channel **ret_channel)
 		{ .type = GRPC_ARG_INTEGER, .key = pool_key, .value.integer = 1 },
 		{ .type = GRPC_ARG_INTEGER, .key = retries_key, .value.integer = 0 },
 	};
-	grpc_channel_args channel_args = { .num_args = sizeof(args) / sizeof(args[0]), .args = args };
+	grpc_channel_args channel_args = { .num_args = ELEMENTSOF(args), .args = args };
 	grpc_channel_credentials *creds = grpc_insecure_credentials_create();
 	ch->channel = grpc_channel_create(target, creds, &channel_args);
 	grpc_channel_credentials_release(creds);
@@ -179,7 +180,7 @@ static int unary_begin(struct call_io *io, grpc_channel *channel, grpc_completio
 	size_t n = call_io_request_ops(io, ops);
 	call_io_recv_op(io, &ops[n++]);
 	call_io_status_op(io, &ops[n++]);
-	if (grpc_call_start_batch(io->call, ops, n, tag, NULL) != GRPC_CALL_OK) {
+	if (cq_start_batch(io->call, ops, n, tag) != GRPC_CALL_OK) {
 		call_io_free_buffers(io);
 		grpc_call_unref(io->call);
 		return -EIO;
@@ -311,7 +312,7 @@ static grpc_channel *direct_channel(const char *path)
 			{ .type = GRPC_ARG_STRING, .key = authority_key, .value.string = authority },
 			{ .type = GRPC_ARG_INTEGER, .key = retries_key, .value.integer = 0 },
 		};
-		grpc_channel_args channel_args = { .num_args = sizeof(args) / sizeof(args[0]), .args = args };
+		grpc_channel_args channel_args = { .num_args = ELEMENTSOF(args), .args = args };
 		grpc_channel_credentials *creds = grpc_insecure_credentials_create();
 		grpc_channel *channel = grpc_channel_create_from_fd(target, fd, creds, &channel_args);
 		grpc_channel_credentials_release(creds);
@@ -389,10 +390,10 @@ int gc_stream_open(struct gc_channel *ch, const char *method, const uint8_t *req
 
 	grpc_op ops[4];
 	size_t n = call_io_request_ops(&s->io, ops);
-	s->start_pending = grpc_call_start_batch(s->io.call, ops, n, &s->start_tag, NULL) == GRPC_CALL_OK;
+	s->start_pending = cq_start_batch(s->io.call, ops, n, &s->start_tag) == GRPC_CALL_OK;
 	grpc_op status;
 	call_io_status_op(&s->io, &status);
-	s->status_pending = grpc_call_start_batch(s->io.call, &status, 1, &s->status_tag, NULL) == GRPC_CALL_OK;
+	s->status_pending = cq_start_batch(s->io.call, &status, 1, &s->status_tag) == GRPC_CALL_OK;
 
 	if (!s->start_pending || !s->status_pending) {
 		gc_stream_close(s);
@@ -430,7 +431,7 @@ int gc_stream_next(struct gc_stream *s, int64_t timeout_ms, uint8_t **ret_body, 
 	if (!s->recv_pending && !s->drained) {
 		grpc_op op;
 		call_io_recv_op(&s->io, &op);
-		if (grpc_call_start_batch(s->io.call, &op, 1, &s->recv_tag, NULL) != GRPC_CALL_OK)
+		if (cq_start_batch(s->io.call, &op, 1, &s->recv_tag) != GRPC_CALL_OK)
 			s->drained = true;
 		else
 			s->recv_pending = true;

@@ -6,6 +6,15 @@
 
 #include <grpc/support/time.h>
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define HANDOVER(tag) __tsan_release(tag)
+#define TAKEOVER(tag) __tsan_acquire(tag)
+#else
+#define HANDOVER(tag) ((void)(tag))
+#define TAKEOVER(tag) ((void)(tag))
+#endif
+
 struct cq_runner {
 	grpc_completion_queue *cq;
 	pthread_t thread;
@@ -21,6 +30,7 @@ static void *cq_thread(void *arg)
 			break;
 		if (ev.type == GRPC_OP_COMPLETE) {
 			struct cq_tag *tag = ev.tag;
+			TAKEOVER(tag);
 			tag->done(tag, ev.success != 0);
 		}
 	}
@@ -48,6 +58,17 @@ fail:
 	grpc_shutdown();
 	free(runner);
 	return r;
+}
+
+void cq_handover(struct cq_tag *tag)
+{
+	HANDOVER(tag);
+}
+
+grpc_call_error cq_start_batch(grpc_call *call, const grpc_op *ops, size_t n, void *tag)
+{
+	HANDOVER(tag);
+	return grpc_call_start_batch(call, ops, n, tag, NULL);
 }
 
 grpc_completion_queue *cq_runner_queue(struct cq_runner *runner)

@@ -23,6 +23,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 
+#include "base/macro.h"
 #include "grpc/cq.h"
 #include "grpc/wire.h"
 
@@ -193,7 +194,7 @@ static void set_status_details(struct gs_stream *s, const char *details)
 static bool start_batch(struct gs_stream *s, const grpc_op *ops, size_t n, struct cq_tag *tag)
 {
 	gs_stream_ref(s);
-	if (grpc_call_start_batch(s->call, ops, n, tag, NULL) != GRPC_CALL_OK) {
+	if (cq_start_batch(s->call, ops, n, tag) != GRPC_CALL_OK) {
 		gs_stream_unref(s);
 		return false;
 	}
@@ -203,7 +204,7 @@ static bool start_batch(struct gs_stream *s, const grpc_op *ops, size_t n, struc
 static void on_batch_released(struct cq_tag *tag, bool ok)
 {
 	(void)ok;
-	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, final_tag));
+	struct gs_stream *s = container_of(tag, struct gs_stream, final_tag);
 	gs_stream_unref(s);
 }
 
@@ -240,7 +241,7 @@ static void stream_start_status_locked(struct gs_stream *s);
 
 static void on_stream_sent(struct cq_tag *tag, bool ok)
 {
-	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, send_tag));
+	struct gs_stream *s = container_of(tag, struct gs_stream, send_tag);
 
 	pthread_mutex_lock(&s->lock);
 	s->sending = false;
@@ -273,7 +274,7 @@ static void stream_start_send_locked(struct gs_stream *s, uint8_t *body, size_t 
 	s->sending = true;
 	/* The lock is held, so take the batch's reference by hand. */
 	s->refs++;
-	if (grpc_call_start_batch(s->call, &op, 1, &s->send_tag, NULL) != GRPC_CALL_OK) {
+	if (cq_start_batch(s->call, &op, 1, &s->send_tag) != GRPC_CALL_OK) {
 		s->refs--;
 		s->sending = false;
 		grpc_byte_buffer_destroy(s->send_buf);
@@ -284,7 +285,7 @@ static void stream_start_send_locked(struct gs_stream *s, uint8_t *body, size_t 
 static void on_stream_status_sent(struct cq_tag *tag, bool ok)
 {
 	(void)ok;
-	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, status_tag));
+	struct gs_stream *s = container_of(tag, struct gs_stream, status_tag);
 	gs_stream_unref(s);
 }
 
@@ -299,7 +300,7 @@ static void stream_start_status_locked(struct gs_stream *s)
 	s->status_tag.done = on_stream_status_sent;
 	s->status_sent = true;
 	s->refs++;
-	if (grpc_call_start_batch(s->call, &op, 1, &s->status_tag, NULL) != GRPC_CALL_OK)
+	if (cq_start_batch(s->call, &op, 1, &s->status_tag) != GRPC_CALL_OK)
 		s->refs--;
 }
 
@@ -348,7 +349,7 @@ void gs_stream_finish(struct gs_stream *s, grpc_status_code status, const char *
 static void on_stream_closed(struct cq_tag *tag, bool ok)
 {
 	(void)ok;
-	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, close_tag));
+	struct gs_stream *s = container_of(tag, struct gs_stream, close_tag);
 
 	pthread_mutex_lock(&s->lock);
 	s->closed = true;
@@ -366,7 +367,7 @@ static void on_stream_closed(struct cq_tag *tag, bool ok)
 static void on_meta_sent(struct cq_tag *tag, bool ok)
 {
 	(void)ok;
-	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, meta_tag));
+	struct gs_stream *s = container_of(tag, struct gs_stream, meta_tag);
 	gs_stream_unref(s);
 }
 
@@ -374,7 +375,7 @@ static void on_meta_sent(struct cq_tag *tag, bool ok)
 
 static void on_request_message(struct cq_tag *tag, bool ok)
 {
-	struct gs_stream *s = (struct gs_stream *)((char *)tag - offsetof(struct gs_stream, recv_tag));
+	struct gs_stream *s = container_of(tag, struct gs_stream, recv_tag);
 	struct gs_server *server = s->server;
 	struct gs_reply reply = { .status = GRPC_STATUS_OK };
 	uint8_t *req = NULL;
@@ -488,7 +489,7 @@ static void accept_call(struct gs_server *server, grpc_call *call, const struct 
 	op.data.recv_message.recv_message = &s->recv_buf;
 	s->recv_tag.done = on_request_message;
 	/* The initial reference becomes the receive batch's. */
-	if (grpc_call_start_batch(call, &op, 1, &s->recv_tag, NULL) != GRPC_CALL_OK)
+	if (cq_start_batch(call, &op, 1, &s->recv_tag) != GRPC_CALL_OK)
 		gs_stream_unref(s);
 }
 
@@ -528,6 +529,7 @@ static int post_request(struct gs_server *server)
 	grpc_call_details_init(&req->details);
 	grpc_metadata_array_init(&req->metadata);
 	grpc_completion_queue *cq = cq_runner_queue(server->runner);
+	cq_handover(&req->tag);
 	if (grpc_server_request_call(server->server, &req->call, &req->details, &req->metadata, cq, cq, &req->tag) !=
 	    GRPC_CALL_OK) {
 		grpc_call_details_destroy(&req->details);
@@ -542,7 +544,7 @@ static int post_request(struct gs_server *server)
 static void on_shutdown(struct cq_tag *tag, bool ok)
 {
 	(void)ok;
-	struct gs_server *server = (struct gs_server *)((char *)tag - offsetof(struct gs_server, shutdown_tag));
+	struct gs_server *server = container_of(tag, struct gs_server, shutdown_tag);
 	pthread_mutex_lock(&server->lock);
 	server->shutdown_done = true;
 	pthread_cond_broadcast(&server->idle);
@@ -743,7 +745,7 @@ int gs_server_start(const char *socket_path, const struct gs_method *methods, si
 		  .key = quota_key,
 		  .value.pointer = { .p = server->quota, .vtable = grpc_resource_quota_arg_vtable() } },
 	};
-	grpc_channel_args channel_args = { .num_args = sizeof(args) / sizeof(args[0]), .args = args };
+	grpc_channel_args channel_args = { .num_args = ELEMENTSOF(args), .args = args };
 	server->server = grpc_server_create(&channel_args, NULL);
 	grpc_server_register_completion_queue(server->server, cq_runner_queue(server->runner), NULL);
 	grpc_server_start(server->server);
@@ -794,6 +796,7 @@ void gs_server_stop(struct gs_server *server)
 	server->stopping = true;
 	pthread_mutex_unlock(&server->lock);
 
+	cq_handover(&server->shutdown_tag);
 	grpc_server_shutdown_and_notify(server->server, cq_runner_queue(server->runner), &server->shutdown_tag);
 	grpc_server_cancel_all_calls(server->server);
 

@@ -319,7 +319,7 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 			log_error("cannot serve on %s: %s; retrying every %dms", c->socket_path, strerror(-error),
 				  REBIND_RETRY_MS);
 		d->bind_failed = true;
-	} else if (to != SESSION_UNBOUND && to != SESSION_STOPPED && d->bind_failed) {
+	} else if ((to == SESSION_REGISTERING || to == SESSION_REGISTERED || to == SESSION_WATCHED) && d->bind_failed) {
 		log_info("serving on %s", c->socket_path);
 		d->bind_failed = false;
 	}

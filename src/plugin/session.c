@@ -6,7 +6,8 @@
 #include "base/macro.h"
 
 static const char *const state_names[] = {
-	[SESSION_UNBOUND] = "UNBOUND",         [SESSION_REGISTERING] = "REGISTERING",
+	[SESSION_UNBOUND] = "UNBOUND",         [SESSION_NO_DIR] = "NO_DIR",
+	[SESSION_REGISTERING] = "REGISTERING",
 	[SESSION_REGISTERED] = "REGISTERED",   [SESSION_WATCHED] = "WATCHED",
 	[SESSION_STOPPED] = "STOPPED",
 };
@@ -75,7 +76,8 @@ static enum session_state restart(struct session *s, int *ret_error)
 }
 
 /* The next state, or -1 to ignore the event. Bound means every state that
- * serves: REGISTERING, REGISTERED and WATCHED. */
+ * serves: REGISTERING, REGISTERED and WATCHED. The first switch holds what
+ * every state does alike, the second what only matters with the directory. */
 static int next_state(struct session *s, enum session_event ev, const struct session_event_data *data,
 		      int *ret_error)
 {
@@ -93,6 +95,28 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		return st == SESSION_UNBOUND ? (int)restart(s, ret_error) : -1;
 	case SESSION_EV_SOCKET_DELETED:
 		return bound ? (int)restart(s, ret_error) : -1;
+	case SESSION_EV_DIR_GONE:
+		if (st == SESSION_NO_DIR)
+			return -1;
+		s->ops->unbind(s->ctx);
+		return SESSION_NO_DIR;
+	case SESSION_EV_DIR_BACK:
+		return (int)restart(s, ret_error);
+	case SESSION_EV_RELOAD:
+		/* Without the directory there is nowhere to serve; its return
+		 * starts over anyway. */
+		return st == SESSION_NO_DIR ? -1 : (int)restart(s, ret_error);
+	case SESSION_EV_STOP:
+		s->ops->unbind(s->ctx);
+		return SESSION_STOPPED;
+	default:
+		break;
+	}
+	/* Without the directory nothing else matters until it is back. */
+	if (st == SESSION_NO_DIR)
+		return -1;
+
+	switch (ev) {
 	case SESSION_EV_KUBELET_STARTED:
 		/* The attempt under way, or the registration that stands, may
 		 * already reach this very kubelet: then there is nothing to do. */
@@ -100,13 +124,6 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 			return -1;
 		if (st == SESSION_REGISTERING)
 			return (int)register_anew(s);
-		return (int)restart(s, ret_error);
-	case SESSION_EV_DIR_GONE:
-		if (!bound)
-			return -1;
-		s->ops->unbind(s->ctx);
-		return SESSION_UNBOUND;
-	case SESSION_EV_DIR_BACK:
 		return (int)restart(s, ret_error);
 	case SESSION_EV_REGISTERED:
 		if (!current)
@@ -121,12 +138,7 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		return current && bound ? (int)restart(s, ret_error) : -1;
 	case SESSION_EV_WATCHDOG:
 		return st == SESSION_REGISTERED ? (int)register_anew(s) : -1;
-	case SESSION_EV_RELOAD:
-		return (int)restart(s, ret_error);
-	case SESSION_EV_STOP:
-		s->ops->unbind(s->ctx);
-		return SESSION_STOPPED;
-	case SESSION_EVENT_COUNT:
+	default:
 		break;
 	}
 	return -1;

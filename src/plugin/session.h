@@ -13,7 +13,8 @@
  *   bound --socket deleted, new kubelet, stream ended, SIGHUP--> restart:
  *       stop the server fully, bind anew, register (the kubelet never
  *       reconnects by itself, and gRPC unlinks the path of a stopped server)
- *   bound --device-plugins directory removed--> UNBOUND until it is back
+ *   any --device-plugins directory removed--> NO_DIR until it is back
+ *       (a bind can only fail meanwhile, so retries wait for it too)
  *   any --SIGTERM--> STOPPED
  *
  * Every registration gets a new tag. The service tags the kubelet's stream
@@ -29,7 +30,8 @@
 #define SESSION_WATCHDOG_MS 1000
 
 enum session_state {
-	SESSION_UNBOUND,     /* not serving: before start, after a failed bind, or without the directory */
+	SESSION_UNBOUND,     /* not serving: before start, or after a failed bind (retry timer armed) */
+	SESSION_NO_DIR,      /* not serving: the device-plugins directory is gone */
 	SESSION_REGISTERING, /* serving; a Register call is in flight or backing off */
 	SESSION_REGISTERED,  /* the kubelet accepted us; its stream is awaited (watchdog armed) */
 	SESSION_WATCHED,     /* the kubelet's ListAndWatch stream is open */

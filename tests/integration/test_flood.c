@@ -43,14 +43,10 @@
 /* A probe may wait behind a full listen backlog of dead connections. */
 #define PROBE_WAIT_MS (6 * WAIT_MS)
 
-#if defined(__SANITIZE_ADDRESS__)
+/* Sanitizers keep freed memory in quarantine or shadow it: RSS bounds hold
+ * for the release build only. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RSS_CHECKED 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSS_CHECKED 0
-#else
-#define RSS_CHECKED 1
-#endif
 #else
 #define RSS_CHECKED 1
 #endif
