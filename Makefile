@@ -33,13 +33,16 @@ tsan-build: deps
 # test (halt_on_error). The suppressions cover gRPC's own internals only.
 # setarch -R: TSan's shadow layout does not fit every address the kernel may
 # pick when vm.mmap_rnd_bits is high ("unexpected memory mapping").
-tsan: tsan-build
-	@echo "== unit and integration suites (ThreadSanitizer)"
-	@TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
+TSAN_RUN = TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
 	 setarch $$(uname -m) -R ctest --test-dir $(TSAN_BUILD) --output-on-failure -j $(JOBS) -L 'unit|integration'
 
-# The whole suite, then the whole suite again under ASan+UBSan.
-test: test-deps build asan
+tsan: tsan-build
+	@echo "== unit and integration suites (ThreadSanitizer)"
+	@$(TSAN_RUN)
+
+# The whole suite, the whole suite again under ASan+UBSan, then the unit and
+# integration suites under TSan.
+test: test-deps build asan tsan-build
 	@echo "== test suite (release build)"
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@echo "== test suite (ASan + UBSan)"
@@ -47,6 +50,8 @@ test: test-deps build asan
 	 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+	@echo "== unit and integration suites (ThreadSanitizer)"
+	@$(TSAN_RUN)
 
 # Only the release-build suite, for quick iterations.
 test-fast: test-deps build
