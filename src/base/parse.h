@@ -27,5 +27,9 @@ int path_join(char *dst, size_t size, const char *dir, const char *name);
 /* Whether the path exists (any file type); follows symlinks. */
 bool path_exists(const char *path);
 
+/* sockaddr_un.sun_path, terminator included: a unix socket's path must be
+ * shorter. The one definition for the plugin, kubelet-sim and the tests. */
+#define SOCKET_PATH_MAX 108
+
 /* Milliseconds on CLOCK_MONOTONIC. */
 int64_t now_ms(void);

@@ -183,7 +183,7 @@ static int derive_paths(struct config *c, char *why, size_t why_size)
 	if (path_join(c->socket_path, sizeof(c->socket_path), c->socket_dir, c->endpoint) < 0 ||
 	    path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock") < 0)
 		return fail(why, why_size, "--socket-dir: socket paths must stay under %d bytes",
-			    CONFIG_SOCKET_PATH_MAX);
+			    SOCKET_PATH_MAX);
 	return 0;
 }
 

@@ -8,11 +8,10 @@
 #include <stdio.h>
 
 #include "base/log.h"
+#include "base/parse.h"
 #include "npu/inventory.h"
 
 #define CONFIG_PATH_MAX 4096
-/* sun_path holds 108 bytes including the terminator. */
-#define CONFIG_SOCKET_PATH_MAX 108
 
 enum config_action {
 	CONFIG_ACTION_RUN,
@@ -26,8 +25,8 @@ struct config {
 	char resource_name[320];
 	char endpoint[128];      /* socket file name: "ascend-npu.sock" */
 	char socket_dir[CONFIG_PATH_MAX];
-	char socket_path[CONFIG_SOCKET_PATH_MAX];  /* <socket_dir>/<endpoint> */
-	char kubelet_socket[CONFIG_SOCKET_PATH_MAX]; /* <socket_dir>/kubelet.sock */
+	char socket_path[SOCKET_PATH_MAX];  /* <socket_dir>/<endpoint> */
+	char kubelet_socket[SOCKET_PATH_MAX]; /* <socket_dir>/kubelet.sock */
 	char dev_dir[CONFIG_PATH_MAX];
 	char driver_path[CONFIG_PATH_MAX];
 	char host_root[CONFIG_PATH_MAX];

@@ -28,7 +28,7 @@
 
 struct gc_channel {
 	grpc_channel *channel;
-	char path[WIRE_SOCKET_PATH_MAX];
+	char path[SOCKET_PATH_MAX];
 };
 
 void gc_result_clear(struct gc_result *result)
@@ -44,7 +44,7 @@ int gc_channel_open(const char *socket_path, struct gc_channel **ret_channel)
 {
 	char target[128];
 	int r = str_printf(target, sizeof(target), "unix:%s", socket_path);
-	if (r < 0 || strlen(socket_path) >= WIRE_SOCKET_PATH_MAX)
+	if (r < 0 || strlen(socket_path) >= SOCKET_PATH_MAX)
 		return -ENAMETOOLONG;
 
 	struct gc_channel *ch = calloc(1, sizeof(*ch));
@@ -299,7 +299,7 @@ static void on_async_done(struct cq_tag *tag, bool ok)
  * fails at once. A connection of our own has neither problem. */
 static grpc_channel *direct_channel(const char *path)
 {
-	char target[WIRE_SOCKET_PATH_MAX + 8], why[WIRE_SOCKET_PATH_MAX + 80];
+	char target[SOCKET_PATH_MAX + 8], why[SOCKET_PATH_MAX + 80];
 	snprintf(target, sizeof(target), "unix:%s", path);
 
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };

@@ -24,6 +24,7 @@
 #include <grpc/slice.h>
 
 #include "base/macro.h"
+#include "base/parse.h"
 #include "grpc/cq.h"
 #include "grpc/wire.h"
 
@@ -43,7 +44,7 @@
 /* How long the accept thread waits for quiet before trimming the heap. */
 #define GS_TRIM_AFTER_MS 500
 
-_Static_assert(sizeof(((struct sockaddr_un *)0)->sun_path) == WIRE_SOCKET_PATH_MAX, "sun_path size");
+_Static_assert(sizeof(((struct sockaddr_un *)0)->sun_path) == SOCKET_PATH_MAX, "sun_path size");
 
 /* A connection the server has handed to gRPC, known by its socket inode: the
  * fd number alone could be reused once gRPC closes it. */
@@ -60,7 +61,7 @@ struct gs_server {
 	/* The listening socket is ours, not gRPC's: gRPC 1.51 accepts every
 	 * connection as fast as it comes and keeps each one's transport (some
 	 * 14 KiB) until the peer goes, with no bound on their number. */
-	char path[WIRE_SOCKET_PATH_MAX];
+	char path[SOCKET_PATH_MAX];
 	dev_t path_dev; /* the socket file we bound, to unlink only our own */
 	ino_t path_ino;
 	int listen_fd;
@@ -702,7 +703,7 @@ fail_unlink:
 int gs_server_start(const char *socket_path, const struct gs_method *methods, size_t n_methods, void *ctx,
 		    struct gs_server **ret_server)
 {
-	if (strlen(socket_path) >= WIRE_SOCKET_PATH_MAX)
+	if (strlen(socket_path) >= SOCKET_PATH_MAX)
 		return -ENAMETOOLONG;
 
 	struct gs_server *server = calloc(1, sizeof(*server));

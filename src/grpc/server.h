@@ -66,7 +66,7 @@ struct gs_method {
  * and ctx must outlive the server. A socket file already at the path is
  * replaced only when nothing accepts on it any more (a stale socket). Returns
  * 0 or a negative errno saying why, among them:
- *   -ENAMETOOLONG  the path does not fit sun_path (WIRE_SOCKET_PATH_MAX);
+ *   -ENAMETOOLONG  the path does not fit sun_path (SOCKET_PATH_MAX);
  *   -EADDRINUSE    a live server accepts on the path (it is left alone);
  *   -EEXIST        something other than a socket is at the path;
  *   -ENOENT        the directory does not exist;

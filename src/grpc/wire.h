@@ -7,10 +7,6 @@
 
 #include <grpc/byte_buffer.h>
 
-/* sizeof(sockaddr_un.sun_path) on Linux, terminator included: a socket path
- * must be shorter than this. */
-#define WIRE_SOCKET_PATH_MAX 108
-
 /* A new byte buffer holding a copy of body[len] (len may be 0). */
 grpc_byte_buffer *wire_buffer_from(const uint8_t *body, size_t len);
 

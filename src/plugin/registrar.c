@@ -29,7 +29,7 @@ struct attempt {
 
 struct registrar {
 	struct registrar_options o;
-	char kubelet_socket[108];
+	char kubelet_socket[SOCKET_PATH_MAX];
 	uint8_t *request;
 	size_t request_len;
 

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "base/parse.h"
 #include "grpc/client.h"
 #include "grpc/server.h"
 #include "grpc/wire.h"
@@ -351,10 +352,10 @@ static void test_start_errno(void **state)
 	/* One byte over the limit, then exactly at it. */
 	memset(path, 0, sizeof(path));
 	snprintf(path, sizeof(path), "%s/", f->dir);
-	memset(path + strlen(path), 'a', WIRE_SOCKET_PATH_MAX - strlen(path));
-	assert_int_equal(strlen(path), WIRE_SOCKET_PATH_MAX);
+	memset(path + strlen(path), 'a', SOCKET_PATH_MAX - strlen(path));
+	assert_int_equal(strlen(path), SOCKET_PATH_MAX);
 	assert_int_equal(start_at(path), -ENAMETOOLONG);
-	path[WIRE_SOCKET_PATH_MAX - 1] = '\0';
+	path[SOCKET_PATH_MAX - 1] = '\0';
 	assert_int_equal(start_at(path), 0);
 
 	snprintf(path, sizeof(path), "%s/missing/s.sock", f->dir);

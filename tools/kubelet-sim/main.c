@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	r = sim_init(&sim, opts.dir);
 	if (r < 0) {
 		log_error("--dir %s is too long: %s/kubelet.sock must be shorter than %d bytes", opts.dir, opts.dir,
-			  SIM_SOCKET_PATH_MAX);
+			  SOCKET_PATH_MAX);
 		return 1;
 	}
 	out_init(opts.timestamps);

@@ -78,7 +78,7 @@ static int validate(const struct sim *sim, const V1beta1__RegisterRequest *req, 
 	if (path_join(socket_path, socket_path_size, sim->dir, endpoint) < 0) {
 		go_quote(quoted, sizeof(quoted), endpoint);
 		snprintf(reason, reason_size, "the socket path for endpoint %s is %d bytes or longer", quoted,
-			 SIM_SOCKET_PATH_MAX);
+			 SOCKET_PATH_MAX);
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -184,7 +184,7 @@ static void handle_register(void *ctx, const uint8_t *body, size_t len, struct g
 	static const uint8_t empty[1];
 	struct sim *sim = ctx;
 	char reason[512];
-	char socket_path[SIM_SOCKET_PATH_MAX];
+	char socket_path[SOCKET_PATH_MAX];
 	struct gc_channel *channel = NULL;
 	bool preferred = false, pre_start = false;
 

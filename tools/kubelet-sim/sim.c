@@ -10,7 +10,7 @@
 
 int sim_init(struct sim *sim, const char *dir)
 {
-	char socket_path[SIM_SOCKET_PATH_MAX];
+	char socket_path[SOCKET_PATH_MAX];
 	/* The socket path is the binding limit: a dir that fits in it fits in sim->dir. */
 	int r = path_join(socket_path, sizeof(socket_path), dir, "kubelet.sock");
 	if (r < 0)

@@ -13,8 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grpc/client.h"
+#include "base/parse.h"
 #include "deviceplugin_api.h"
+#include "grpc/client.h"
 #include "grpc/server.h"
 
 #define SIM_MAX_RESOURCES 8
@@ -23,8 +24,6 @@
 /* A valid extended resource name: a DNS-1123 subdomain (with "requests."
  * in front at most 253), "/", a name of at most 63 characters. */
 #define SIM_RESOURCE_NAME_MAX 320
-/* sockaddr_un.sun_path: socket paths must be shorter. */
-#define SIM_SOCKET_PATH_MAX 108
 /* Paths of files in the directory (the directory itself is bounded by the socket path). */
 #define SIM_PATH_MAX 256
 
@@ -41,7 +40,7 @@ struct sim_plugin {
 	atomic_int refs;
 	struct gc_channel *channel;
 	char resource[SIM_RESOURCE_NAME_MAX];
-	char endpoint[SIM_SOCKET_PATH_MAX];
+	char endpoint[SOCKET_PATH_MAX];
 	bool preferred_allocation;
 	bool pre_start;
 };
@@ -72,7 +71,7 @@ struct sim_resource {
 
 struct sim {
 	char dir[SIM_PATH_MAX];
-	char kubelet_socket[SIM_SOCKET_PATH_MAX];
+	char kubelet_socket[SOCKET_PATH_MAX];
 
 	pthread_mutex_t lock;
 	struct sim_resource resources[SIM_MAX_RESOURCES];
