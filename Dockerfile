@@ -1,4 +1,5 @@
 # syntax=docker/dockerfile:1
+# SPDX-License-Identifier: Apache-2.0
 #
 # The ascend-device-plugin image: built with the project's own dependency
 # script and CMake build on Debian 12, shipped on debian:12-slim. The binary

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Entry points. Each target installs missing Debian packages first
 # (scripts/deps.sh), so a fresh Debian 12 machine needs nothing else.
 BUILD      ?= build

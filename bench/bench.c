@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ascend-bench: measures ascend-device-plugin as the kubelet experiences it,
  * on simulated nodes (device files, a driver tree with the DCMI simulator as
  * libdcmi.so, a state file) with kubelet-sim as the kubelet. It runs the real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the Allocate path from raw request bytes: protobuf decoding,
  * validation of container requests and building the response, against a
  * fixed 8-chip snapshot with one Unhealthy chip. */

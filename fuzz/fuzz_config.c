@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the flag parser: the input is split at NUL bytes into argv. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the DCMI simulator's state-file parser (tests/fake-dcmi/state.c):
  * any input must parse without crashing, and the result must respect every
  * bound and uniqueness rule the simulator relies on. */

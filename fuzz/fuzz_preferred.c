@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the GetPreferredAllocation path from raw request bytes: protobuf
  * decoding, request checks and the topology choice, each input against
  * fixed snapshots of every topology (910 rings, 910B full mesh and Box16,

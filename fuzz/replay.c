@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Replays a fuzz corpus without libFuzzer: every file under the directories
  * (or the files) given on the command line goes once through the target, so
  * the corpus runs as an ordinary test under the sanitizers of the build. */

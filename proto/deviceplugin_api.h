@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin API's names that are not messages: the full gRPC method
  * paths of the Registration and DevicePlugin services of deviceplugin.proto
  * (package v1beta1), and the string constants of the API. One definition

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the benchmark (bench/bench.c) against a build: the plugin, kubelet-sim
 # and the DCMI simulator on simulated 8- and 128-chip nodes, and prints the
 # table of RSS and latencies against targets (see docs/performance.md).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A guided tour of ascend-device-plugin on a simulated 8-chip Ascend 910B3
 # node: the DCMI simulator stands in for the driver, kubelet-sim for the
 # kubelet. Shows registration, capacity, an allocation, a chip fault and its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages the project builds and tests with. As root it
 # runs apt-get; otherwise it prints the command to run and fails.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target built in BUILD_DIR (make fuzz) for FUZZ_SECONDS
 # each (default 60), starting from a scratch copy of its seed corpus so the
 # committed corpus only grows by hand. Crashes are left in the scratch dir.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ascend-device-plugin: serves the node's Ascend NPUs to the kubelet.
  * The table of contents: signals, configuration, logging (a writer thread
  * from here on), then the daemon (src/plugin/daemon.c) until SIGTERM, then

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The image's entrypoint: prints the node's driver version and the image's
 # CANN version, warns when CANN's list of compatible driver releases does not
 # name the node's driver, then runs its arguments (the server).

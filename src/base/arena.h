@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A bump allocator for building one response: every allocation is freed at
  * once with arena_free, so message trees need no per-field cleanup. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Last words when vendor code kills the process. While the calling thread
  * holds a guard, a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
  * writes one line naming what was being done and exits with status 1, so an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Kubernetes name rules the kubelet enforces on device plugins, so that the
  * plugin rejects at start-up what the kubelet would reject at registration. */
 #pragma once

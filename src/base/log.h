@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging for the top level of programs: one line per event on stderr, with
  * a UTC timestamp and a level, filtered by a process-wide threshold. Library
  * modules never log; they return negative errno codes and let callers speak.

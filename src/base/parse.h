@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checked parsers for text that comes from outside (flags, environment, state
  * files): numbers, durations and bounded string and path building. Every
  * function returns 0 or a negative errno and writes its output only on success. */

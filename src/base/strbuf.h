@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A bounded string builder over a caller's fixed buffer: pieces appended with
  * printf semantics, whole or not at all, never past the buffer, which always
  * holds a terminated string. Truncation is recorded, not silent: the first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's configuration: command-line flags (--flag=value or --flag
  * value) with defaults and the environment, validated as a whole. A bad flag
  * or value is reported with a message naming it; main exits 2 on it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gRPC client calls over a unix socket, built on the gRPC core C API: a
  * blocking unary call with a deadline (tools, tests), an asynchronous unary
  * call completed on a cq_runner thread and cancellable (the registrar), and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A gRPC completion queue driven by a thread of its own. Every tag handed to
  * gRPC through this module is a struct cq_tag; when the operation completes,
  * its callback runs on the queue's thread. Callbacks must be short: they share

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A gRPC server on a unix socket, built on the gRPC core C API. The server
  * owns its listening socket and hands each accepted connection to gRPC, so
  * that it can bound how many connections are live (gRPC 1.51 has no such

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Conversions between gRPC byte buffers and flat byte arrays, and the unix
  * socket path limit, shared by the server and the client. */
 #pragma once

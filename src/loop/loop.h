@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's event loop: epoll over file descriptors, timers (timerfd) and
  * asyncs (eventfd). Everything it calls back runs on the loop's thread, which
  * owns the daemon's state; other threads reach it only through asyncs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the plugin knows about one NPU chip, whichever backend found it. */
 #pragma once
 

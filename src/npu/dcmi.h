@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DCMI backend: finds libdcmi.so, refuses it unless it and every parent
  * directory are root-owned and not writable by group or others, loads it with
  * dlopen, resolves the symbols of dcmi_abi.h (a missing required one fails the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The slice of Huawei's DCMI C ABI (dcmi_interface_api.h) that this project
  * uses, written from the public reference. Both the plugin's loader and the
  * DCMI simulator compile against it, so a layout mistake would show up as a

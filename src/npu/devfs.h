@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device-file backend: chips are the <dev_dir>/davinci<N> nodes, N being
  * the physical id; health is the node being present. Used when DCMI cannot be
  * loaded, and by every backend to check that a chip's node exists. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ascend chip families: recognising them from DCMI's chip name and board id,
  * and the shared device nodes a container of each family needs besides its
  * /dev/davinci<phy> nodes, as Huawei's MindCluster Ascend device plugin and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node's NPU inventory: which chips exist and whether each is healthy,
  * from DCMI or from the device files, published as immutable reference-counted
  * snapshots. One owner (the daemon's loop thread) refreshes it; any thread

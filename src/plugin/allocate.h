@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Answers Allocate: validates each container request against the current
  * snapshot and builds the container response the kubelet hands to the
  * runtime. The kubelet mounts the devices itself, so no Ascend Docker Runtime

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device plugin daemon: wires the inventory, the DevicePlugin service,
  * its gRPC server and the registrar to one event loop, and decides when to
  * rediscover, publish, and re-register.

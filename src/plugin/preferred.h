@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Answers GetPreferredAllocation: unpacks and checks the kubelet's request
  * and, for each container request, names the devices topology_choose picks
  * (plugin/topology.h) from the current snapshot. The kubelet takes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registers the plugin with the kubelet: one Register call at a time with a
  * 30 s deadline (longer than the kubelet's own 10 s dial-back), retried with
  * a backoff that starts at 100 ms and doubles up to 5 s, forever. The call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every DevicePlugin request handler does first: unpack the request
  * with protobuf-c, refusing bytes that protobuf-c would read as something
  * else than the kubelet meant, and word a refusal for the gRPC status. */

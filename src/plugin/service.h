@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DevicePlugin gRPC service: GetDevicePluginOptions, ListAndWatch
  * (fanned out to every watcher, the full list at once and on every change),
  * GetPreferredAllocation (advertised; see plugin/preferred.h), Allocate and

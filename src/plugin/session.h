@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The registration lifecycle as one explicit state machine: when the plugin
  * binds its socket, when it registers with the kubelet, when it starts over,
  * and which registration the kubelet's ListAndWatch stream belongs to. It runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Topology-aware chip choice for GetPreferredAllocation: which of the
  * devices the kubelet offers to give a container so that its chips can talk
  * over the fast interconnect and the node keeps whole interconnect groups

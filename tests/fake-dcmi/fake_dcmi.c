@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DCMI simulator: the C ABI of Huawei's libdcmi.so (npu/dcmi_abi.h),
  * answered from a state file instead of hardware, so the plugin's real
  * dlopen-based DCMI code runs in tests and demos. The file named by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DCMI simulator's state file parser (see state.h for the contract and
  * docs/fake-dcmi.md for the format). One directive per line; `chip` lines are
  * key=value lists driven by the chip_keys table, so a new key is one parser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DCMI simulator's state file parser: turns the text of a state file
  * (see docs/fake-dcmi.md) into a struct fake_state describing the simulated
  * node. It is pure: no I/O, no globals, no logging. Problems found in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allocate as the kubelet calls it, over the plugin's real unix socket: the
  * container response (device nodes by physical id, the family's shared
  * nodes and the driver paths that exist on the host, read-only, and

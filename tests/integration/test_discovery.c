@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Discovery as the kubelet sees it: --backend auto falls back to the device
  * files when DCMI cannot be loaded and switches to DCMI once it can; dcmi
  * waits for the library; devfs names devices after /dev/davinci<phy>. Nothing

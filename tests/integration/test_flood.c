@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin's resources under churn, against the real plugin binary.
  * A flood of connections to its socket: 2,000 held open (half idle, half
  * having sent garbage) and 5,000 connect/close rounds. During the flood the

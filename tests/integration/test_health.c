@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Health as the kubelet sees it: DCMI fault events and health polling turn
  * chip faults into Unhealthy devices and back, DCMI health 0 and 1 are both
  * Healthy (and a change between them is not an update), an absent chip stays

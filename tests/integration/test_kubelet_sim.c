@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-sim validates Register like the kubelet: the API version, the
  * resource name, and a dial-back to the plugin's endpoint before answering.
  * The plugin never sends such requests, so they are made here directly. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A stderr that nobody reads must not stop the plugin. The harness fills the
  * plugin's stderr pipe and stops reading it, as a log collector that hangs
  * would; the plugin must still turn a chip fault into an Unhealthy update for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GetPreferredAllocation over the plugin's real unix socket: advertised at
  * registration, and kubelet-sim's `allocate N` (which asks for preferred
  * devices and takes them, as the kubelet does) follows the topology rules

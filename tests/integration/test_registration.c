@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registration and the device list as the kubelet sees them: the plugin
  * serves first, registers ascend.com/npu, and advertises every chip. */
 #include <pthread.h>

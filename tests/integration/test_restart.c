@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Surviving the kubelet and the operator: kubelet restarts (several in a
  * row), the kubelet ending its stream, the plugin's socket being deleted,
  * SIGHUP, and SIGTERM cleanup. */

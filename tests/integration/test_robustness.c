@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugin's gRPC server under clients that misbehave, over its real unix
  * socket: unknown methods answered UNIMPLEMENTED at once, garbage bytes and
  * oversized requests refused without harm, several ListAndWatch clients

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Checks the YAML of deploy/ and examples/ for tests/scripts/test_manifests.sh.
 //
 //   node check.cjs ROOT PLUGIN RENDER_DIR

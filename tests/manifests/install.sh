@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what the manifest tests need beyond Debian packages:
 #
 #   install.sh npm             the npm packages of package-lock.json, into

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // Whether two renders of one kustomization hold the same objects, for
 // tests/scripts/test_manifests.sh (renders of different kubectl versions).
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the shell tests in this folder (sourced, not run): counters, one
 # line per check, and the closing "N passed, N failed" line CI reads.
 # The sourcing script sets $tmp to a scratch directory first.

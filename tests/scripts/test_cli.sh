@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The daemon's command line: --help and --version exit 0 on stdout; a bad flag
 # or value exits 2 with a message naming it and the usage on stderr.
 set -uo pipefail

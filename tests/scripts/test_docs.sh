@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The operator documentation (docs/*.md, docs/zh-CN/*.md, README.md,
 # README.zh-CN.md) against what the project really has:
 #

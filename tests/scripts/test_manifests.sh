@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The deployment artifacts: every YAML in deploy/ and examples/, the plugin's
 # Dockerfile, the example inference image and the smoke-test Job's script.
 #

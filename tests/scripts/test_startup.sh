@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every way the daemon can fail to start ends the same way: exit status 1
 # (2 for a bad flag) and one error line that names the path or resource and
 # the real reason; never a crash, a hang or silence. Run against both builds,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allocate responses built straight from a snapshot, for what the simulated
  * node of the integration tests does not reach: the 310B boards' device
  * nodes and their docker-specific davinci_manager. */

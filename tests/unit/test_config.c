@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Flags: defaults, both spellings, the environment, derived socket paths,
  * and a clear message naming the flag for every bad value. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DCMI backend: the ownership check, the library search order, symbol
  * resolution, and the wrappers, first against an in-process table of mock
  * functions (to reach failures the simulator cannot produce), then against

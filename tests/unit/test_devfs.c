@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device-file backend: which /dev entries are chips, and in what order. */
 #include <setjmp.h>
 #include <stdarg.h>

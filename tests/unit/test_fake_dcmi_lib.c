@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests of the DCMI simulator as the plugin sees it: the built libdcmi.so
  * (FAKE_DCMI_LIB) is loaded with dlopen and driven through the DCMI ABI
  * against state files in a private temporary directory. Covers the calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the DCMI simulator's state-file parser
  * (tests/fake-dcmi/state.c, included whole to keep the simulator out of
  * ascend_core): defaults, every key, bad values, unknown keys and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Chip family recognition from DCMI names and board ids, and the shared
  * device nodes each family mounts. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The gRPC layer over a real unix socket: unary calls, errors, unknown
  * methods, oversized requests, streams with latest-wins sends, client
  * disconnects, server restarts at the same path, the socket file's mode and

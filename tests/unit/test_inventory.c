@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Health mapping and device identity in the inventory, against the DCMI
  * simulator and against device files: DCMI 0/1 Healthy; 2, 3, absent and a
  * missing node Unhealthy; a missing davinci_manager makes every chip

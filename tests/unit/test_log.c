@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The log's queue: with its output blocked, log_msg returns at once, a full
  * queue drops lines and counts them, and once the output drains the queued
  * lines come out in order followed by one line saying how many were dropped;

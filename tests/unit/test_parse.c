@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checked parsers: numbers, durations, bounded strings and paths. */
 #include <errno.h>
 #include <setjmp.h>

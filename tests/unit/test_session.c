@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The registration lifecycle's state machine without sockets: every
  * (state, event) pair, from a session put straight into that state, with
  * what it asks its owner to do and where it ends up; then the variants that

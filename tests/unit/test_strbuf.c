@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bounded string builder: pieces go in whole or not at all, the buffer
  * is never overrun and always terminated, and truncation is recorded and
  * marked; npu_device_describe, built on it, marks a cut description. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Topology-aware choice (plugin/topology.c) on hand-built snapshots: 910
  * rings with Volcano's ring preference, 910B full mesh and Box16 meshes, A3
  * die pairs (a whole free pair over two half-taken ones), 310P cards, lowest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet_internal_checkpoint file; see checkpoint.h. */
 #include "checkpoint.h"
 

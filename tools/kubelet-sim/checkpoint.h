@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet_internal_checkpoint file kubelet-sim keeps in its directory, so
  * the directory looks like a kubelet's: a JSON document in the kubelet's
  * shape (pod device entries with the device IDs and the base64 of the packed

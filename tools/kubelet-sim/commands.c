@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-sim's stdin commands; see commands.h. */
 #include "commands.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The commands kubelet-sim reads on stdin, one per line (see
  * docs/kubelet-sim.md): allocations like the kubelet's device manager
  * (`allocate N`, with GetPreferredAllocation when advertised) and raw ones for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ListAndWatch follower thread; see follower.h. */
 #include "follower.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Follows one plugin's ListAndWatch stream on a thread of its own, like the
  * kubelet's endpoint client: every answer replaces the resource's device list
  * (`devices` line, plus `devices-invalid` warnings), and when the stream ends

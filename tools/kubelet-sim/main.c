@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-sim: a stand-in for the kubelet's device manager, for integration
  * tests, the demo and the benchmark. It serves Registration on
  * DIR/kubelet.sock, dials back and follows the plugins that register, and

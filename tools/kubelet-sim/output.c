@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-sim's event lines on stdout; see output.h for the format. */
 #include "output.h"
 

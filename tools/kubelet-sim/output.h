@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-sim's event lines on stdout: `word key=value ...`, one event per
  * line, flushed per line, never interleaved between threads. A line is built
  * in a bounded growable buffer, then emitted whole under the output lock (with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The simulated kubelet's life cycle and Registration service; see registration.h. */
 #include "registration.h"
 

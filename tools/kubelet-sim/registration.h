@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The simulated kubelet's life cycle and its Registration service: starting
  * (create the device-plugins dir, delete every socket file in it, serve
  * kubelet.sock), the Register handler (validation like the kubelet, dial-back

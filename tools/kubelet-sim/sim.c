@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-sim's shared state; see sim.h. */
 #include "sim.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kubelet-sim's shared state: what the simulated device manager knows about
  * each extended resource (the registered plugin, its ListAndWatch follower,
  * the latest device list and the allocations made), guarded by one mutex.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Integration test harness: a simulated Ascend node in a fresh temporary
  * directory (device nodes as regular files, a driver tree with the DCMI
  * simulator installed as libdcmi.so, a kubelet socket directory and a DCMI
