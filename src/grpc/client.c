@@ -26,6 +26,12 @@
  * gRPC's default first backoff of one second would dominate re-registration. */
 #define GC_RECONNECT_BACKOFF_MS 100
 #define GC_MAX_RECONNECT_BACKOFF_MS 1000
+/* gRPC takes GRPC_ARG_MIN_RECONNECT_BACKOFF_MS as the least time a connection
+ * attempt gets to see the server's SETTINGS frame, not as a backoff. At
+ * 100 ms a loaded machine failed calls with "connection attempt timed out
+ * before receiving SETTINGS frame"; a refused or missing socket still fails
+ * at once, so a generous bound costs nothing on the fast path. */
+#define GC_CONNECT_TIMEOUT_MS 5000
 
 struct gc_channel {
 	grpc_channel *channel;
@@ -65,7 +71,7 @@ int gc_channel_open(const char *socket_path, struct gc_channel **ret_channel)
 	grpc_arg args[] = {
 		{ .type = GRPC_ARG_STRING, .key = authority_key, .value.string = authority },
 		{ .type = GRPC_ARG_INTEGER, .key = initial_key, .value.integer = GC_RECONNECT_BACKOFF_MS },
-		{ .type = GRPC_ARG_INTEGER, .key = min_key, .value.integer = GC_RECONNECT_BACKOFF_MS },
+		{ .type = GRPC_ARG_INTEGER, .key = min_key, .value.integer = GC_CONNECT_TIMEOUT_MS },
 		{ .type = GRPC_ARG_INTEGER, .key = max_key, .value.integer = GC_MAX_RECONNECT_BACKOFF_MS },
 		/* A private subchannel pool keeps a failed connection's backoff from
 		 * leaking into the next channel to the same socket. */
