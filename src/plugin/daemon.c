@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <grpc/grpc.h>
 #include <grpc/support/log.h>
 
 #include "base/crash.h"
@@ -701,6 +702,11 @@ int daemon_run(const struct config *c)
 	struct daemon d;
 	char why[CONFIG_PATH_MAX + 512] = "";
 	gpr_set_log_function(on_grpc_log);
+	/* gRPC stays initialised until the process ends: the last grpc_shutdown
+	 * waits up to 10 s for gRPC's own sockets to be cleaned up, which on a
+	 * loaded node delayed the exit after SIGTERM by as much. The kernel
+	 * reclaims everything at exit anyway. */
+	grpc_init();
 	int r = daemon_init(&d, c, why, sizeof(why));
 	if (r < 0)
 		goto out;
