@@ -57,7 +57,7 @@ static void test_blocked_stderr_does_not_stop_the_plugin(void **state)
 
 	/* The pipe is still full: the exit may not wait for it for long. */
 	proc_kill(p, SIGTERM);
-	assert_int_equal(proc_wait(p, WAIT_MS), 0);
+	assert_int_equal(proc_wait(p, EXIT_WAIT_MS), 0);
 	/* The kubelet saw the plugin go: its socket is gone, the stream ended. */
 	node_fini(node);
 }

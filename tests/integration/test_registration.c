@@ -118,11 +118,11 @@ static void test_options_and_probe(void **state)
 	/* The liveness probe answers 0 while the plugin serves, 1 when it does not. */
 	const char *probe[] = { PLUGIN_BIN, "--probe", "--socket-dir", node.socket_dir, NULL };
 	struct proc *pr = proc_start(probe, NULL);
-	assert_int_equal(proc_wait(pr, WAIT_MS), 0);
+	assert_int_equal(proc_wait(pr, EXIT_WAIT_MS), 0);
 	proc_free(pr);
 	const char *bad[] = { PLUGIN_BIN, "--probe", "--socket-dir", "/tmp", NULL };
 	pr = proc_start(bad, NULL);
-	assert_int_equal(proc_wait(pr, WAIT_MS), 1);
+	assert_int_equal(proc_wait(pr, EXIT_WAIT_MS), 1);
 	proc_free(pr);
 	node_fini(&node);
 }

@@ -101,7 +101,7 @@ static void test_socket_dir_removed_and_recreated(void **state)
 	/* The kubelet's directory goes away with everything in it, and a new
 	 * kubelet creates it again later. */
 	proc_send(node.kubelet, "quit");
-	assert_int_equal(proc_wait(node.kubelet, WAIT_MS), 0);
+	assert_int_equal(proc_wait(node.kubelet, EXIT_WAIT_MS), 0);
 	proc_free(node.kubelet);
 	node.kubelet = NULL;
 	/* Renamed away first: the plugin may be binding its socket in there
@@ -148,7 +148,7 @@ static void test_sigterm_removes_socket_and_exits_zero(void **state)
 	assert_true(is_socket(node.plugin_socket));
 
 	proc_kill(node.plugin, SIGTERM);
-	assert_int_equal(proc_wait(node.plugin, WAIT_MS), 0);
+	assert_int_equal(proc_wait(node.plugin, EXIT_WAIT_MS), 0);
 	assert_false(is_socket(node.plugin_socket));
 	assert_non_null(proc_expect(node.kubelet, "stream-ended", WAIT_MS));
 
@@ -173,7 +173,7 @@ static void test_sigint_while_registration_pending(void **state)
 	struct proc *p = node_start_plugin(&node, NULL);
 	assert_non_null(proc_expect_err(p, "registering", WAIT_MS));
 	proc_kill(p, SIGINT);
-	assert_int_equal(proc_wait(p, WAIT_MS), 0);
+	assert_int_equal(proc_wait(p, EXIT_WAIT_MS), 0);
 	assert_false(is_socket(node.plugin_socket));
 	close(fd);
 	node_fini(&node);

@@ -359,9 +359,9 @@ int proc_free(struct proc *p)
 		return 0;
 	if (!p->exited) {
 		kill(p->pid, SIGTERM);
-		if (proc_wait(p, WAIT_MS) < 0) {
+		if (proc_wait(p, EXIT_WAIT_MS) < 0) {
 			kill(p->pid, SIGKILL);
-			proc_wait(p, WAIT_MS);
+			proc_wait(p, EXIT_WAIT_MS);
 		}
 	}
 	int status = p->status;

@@ -6,3 +6,9 @@
 #pragma once
 
 #define WAIT_MS 10000
+
+/* How long a process may take to exit after SIGTERM before it is killed:
+ * the kubelet's default grace period. On a loaded machine closing an inotify
+ * fd alone has been seen to take over 10 s in the kernel (the plugin's main
+ * thread in close() of its inotify fd, waiting for fsnotify's cleanup). */
+#define EXIT_WAIT_MS 30000
