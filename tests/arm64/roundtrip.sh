@@ -100,6 +100,25 @@ sim_expect() { # what needle
 plugin_expect() { # what needle
 	expect "$plugin_fd" "$tmp/plugin.log" "$2" || give_up "$1" "no '$2' in the plugin log: $line"
 }
+# wait_exit FD LOG PID: waits (bounded) for the end of the process's output,
+# which comes when it exits, then reaps it. Status in $status; 1 when the
+# output did not end within WAIT_S (the cleanup kills the process).
+wait_exit() {
+	local fd=$1 log=$2 pid=$3 deadline left rc
+	deadline=$((SECONDS + WAIT_S))
+	while left=$((deadline - SECONDS)) && [ "$left" -gt 0 ]; do
+		rc=0
+		IFS= read -r -t "$left" -u "$fd" line || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			echo "$line" >>"$log"
+		elif [ "$rc" -le 128 ]; then
+			status=0
+			wait "$pid" || status=$?
+			return 0
+		fi
+	done
+	return 1
+}
 sim_send() { printf '%s\n' "$*" >&"$sim_in"; echo "> $*" >>"$tmp/sim.log"; }
 # The value of key=VALUE in a kubelet-sim line.
 value_of() { # line key
@@ -229,8 +248,8 @@ pass "recovery: allocatable $CHIPS again"
 
 # SIGTERM: a clean stop with status 0, seen by kubelet-sim as its stream ending.
 kill -TERM "$plugin_pid"
-status=0
-wait "$plugin_pid" || status=$?
+wait_exit "$plugin_fd" "$tmp/plugin.log" "$plugin_pid" ||
+	give_up "SIGTERM: the plugin exits 0" "still running ${WAIT_S}s after SIGTERM"
 plugin_pid=''
 if [ "$status" -eq 0 ]; then
 	pass "SIGTERM: the plugin exits 0"
@@ -239,8 +258,8 @@ else
 fi
 sim_expect "kubelet-sim sees the plugin go" "stream-ended resource=$RESOURCE"
 sim_send "quit"
-status=0
-wait "$sim_pid" || status=$?
+wait_exit "$sim_out" "$tmp/sim.log" "$sim_pid" ||
+	give_up "kubelet-sim exits 0" "still running ${WAIT_S}s after quit"
 sim_pid=''
 check "kubelet-sim exits 0" test "$status" -eq 0
 finish
