@@ -2,12 +2,20 @@
 # Entry points. Each target installs missing Debian packages first
 # (scripts/deps.sh), so a fresh Debian 12 machine needs nothing else.
 BUILD      ?= build
+ARM64_BUILD ?= build-arm64
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps build asan tsan tsan-build test test-fast demo bench fuzz clean
+.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench fuzz clean
+
+# ARCH=arm64 makes `make build` cross-compile for arm64 into $(ARM64_BUILD)
+# (see build-arm64); empty or the machine's own architecture builds natively.
+ARCH ?=
+ifneq ($(filter-out $(shell dpkg --print-architecture) arm64,$(ARCH)),)
+$(error ARCH=$(ARCH): only arm64 (or the machine's own architecture) is supported)
+endif
 
 all: build
 
@@ -18,9 +26,25 @@ deps:
 test-deps:
 	@scripts/deps.sh manifests
 
-build: deps
+ifeq ($(ARCH),arm64)
+build: build-arm64
+else
+build: build-native
+endif
+
+build-native: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The plugin, the DCMI simulator and kubelet-sim for arm64, with Debian's
+# cross compilers and multiarch -dev packages (release, static gRPC, as the
+# native build). The test programs are not built: test-arm64 runs the plugin
+# under qemu instead.
+build-arm64:
+	@scripts/deps.sh arm64
+	@cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/aarch64-linux-gnu.cmake \
+	 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(ARM64_BUILD) -j $(JOBS) --target ascend-device-plugin fake_dcmi kubelet-sim
 
 asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWERROR=ON -DSANITIZE=ON $(CMAKE_ARGS) >/dev/null
@@ -41,9 +65,17 @@ tsan: tsan-build
 	@echo "== unit and integration suites (ThreadSanitizer)"
 	@$(TSAN_RUN)
 
+# The arm64 plugin and DCMI simulator under qemu-user against the native
+# kubelet-sim: registration, Allocate, a chip fault and its recovery.
+ARM64_RUN = tests/arm64/roundtrip.sh $(ARM64_BUILD) $(BUILD)
+
+test-arm64: build-native build-arm64
+	@echo "== arm64 round trip (qemu-user)"
+	@$(ARM64_RUN)
+
 # The whole suite, the whole suite again under ASan+UBSan, then the unit and
-# integration suites under TSan.
-test: test-deps build asan tsan-build
+# integration suites under TSan, then the arm64 round trip.
+test: test-deps build-native asan tsan-build build-arm64
 	@echo "== test suite (release build)"
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@echo "== test suite (ASan + UBSan)"
@@ -53,9 +85,11 @@ test: test-deps build asan tsan-build
 	 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 	@echo "== unit and integration suites (ThreadSanitizer)"
 	@$(TSAN_RUN)
+	@echo "== arm64 round trip (qemu-user)"
+	@$(ARM64_RUN)
 
 # Only the release-build suite, for quick iterations.
-test-fast: test-deps build
+test-fast: test-deps build-native
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
@@ -71,4 +105,4 @@ fuzz:
 	@scripts/fuzz.sh build-fuzz
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(ARM64_BUILD) build-fuzz

@@ -14,8 +14,11 @@ packages=(
 # existing one is kept) and Node.js with npm, then the npm packages of
 # tests/manifests/ and Debian's own kubectl 1.20, taken out of the package
 # kubernetes-client into tests/manifests/.cache/ without installing it (the
-# manifests are rendered with it too).
+# manifests are rendered with it too). `deps.sh arm64` adds the cross
+# compilers, the arm64 (multiarch) builds of the -dev packages, and qemu to
+# run the arm64 binaries (`make build ARCH=arm64`, `make test-arm64`).
 manifests=false
+arm64=false
 for extra in "$@"; do
 	case "$extra" in
 	fuzz) packages+=(clang) ;;
@@ -25,20 +28,42 @@ for extra in "$@"; do
 		command -v node >/dev/null || packages+=(nodejs)
 		command -v npm >/dev/null || packages+=(npm)
 		;;
+	arm64)
+		arm64=true
+		# g++ too: the static gRPC link pulls in libstdc++. The -dev
+		# packages carry an arch qualifier, which dpkg-query also takes
+		# (plain `dpkg -s` is ambiguous once both arches are installed).
+		packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
+			libgrpc-dev:arm64 libprotobuf-c-dev:arm64)
+		;;
 	*) echo "deps.sh: unknown group '$extra'" >&2; exit 2 ;;
 	esac
 done
+
+# apt-get only offers :arm64 packages once dpkg knows the architecture.
+foreign_arch=false
+if $arm64 && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	foreign_arch=true
+fi
 
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+	cmd="apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends ${missing[*]}"
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "Missing packages: ${missing[*]}" >&2
-		echo "Install them with: sudo apt-get update && sudo $cmd" >&2
+		if $foreign_arch; then
+			echo "Install them with: sudo dpkg --add-architecture arm64 && sudo apt-get update && sudo $cmd" >&2
+		else
+			echo "Install them with: sudo apt-get update && sudo $cmd" >&2
+		fi
 		exit 1
+	fi
+	if $foreign_arch; then
+		echo "Adding the arm64 architecture to dpkg" >&2
+		dpkg --add-architecture arm64
 	fi
 	echo "Installing: ${missing[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
