@@ -27,8 +27,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* How long the kubelet may take to open its stream after accepting us. */
-#define SESSION_WATCHDOG_MS 1000
+/* How long the kubelet may take to open its stream after accepting us. A
+ * kubelet opens it within milliseconds; the margin keeps a slow node from
+ * registering twice, since overlapping registrations are where the kubelet's
+ * stream is hardest to tell from an older one. */
+#define SESSION_WATCHDOG_MS 3000
 
 enum session_state {
 	SESSION_UNBOUND,     /* not serving: before start, or after a failed bind (retry timer armed) */
