@@ -7,16 +7,17 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps build asan tsan tsan-build test test-fast demo bench fuzz clean
+.PHONY: all deps test-deps build asan tsan tsan-build test test-fast demo bench fuzz image clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
 
-# The manifest tests also need kubectl, Node.js and their npm packages.
+# The manifest tests also need kubectl, Node.js and their npm packages; the
+# image test umoci, skopeo and podman.
 test-deps:
-	@scripts/deps.sh manifests
+	@scripts/deps.sh manifests image image-run
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON $(CMAKE_ARGS) >/dev/null
@@ -63,6 +64,13 @@ demo: build
 
 bench: build
 	@scripts/bench.sh $(BUILD)
+
+# The container image from the release build, without a Docker daemon:
+# build/image/ascend-device-plugin.tar (docker-archive) and build/image/oci/.
+image: build
+	@scripts/deps.sh image
+	@scripts/image.sh build --out $(CURDIR)/$(BUILD)/image $(CURDIR)/$(BUILD)/src/ascend-device-plugin \
+	 $$([ -f build-arm64/src/ascend-device-plugin ] && echo $(CURDIR)/build-arm64/src/ascend-device-plugin)
 
 fuzz:
 	@scripts/deps.sh fuzz

@@ -14,11 +14,17 @@ packages=(
 # existing one is kept) and Node.js with npm, then the npm packages of
 # tests/manifests/ and Debian's own kubectl 1.20, taken out of the package
 # kubernetes-client into tests/manifests/.cache/ without installing it (the
-# manifests are rendered with it too).
+# manifests are rendered with it too). `deps.sh image` adds what `make image`
+# builds the container image with (scripts/image.sh): umoci, skopeo and jq;
+# `deps.sh image-run` adds podman and runc, which tests/scripts/test_image.sh
+# runs the image with (podman's default crun cannot run on hosts with hybrid
+# cgroups).
 manifests=false
 for extra in "$@"; do
 	case "$extra" in
 	fuzz) packages+=(clang) ;;
+	image) packages+=(umoci skopeo jq binutils) ;;
+	image-run) packages+=(podman runc) ;;
 	manifests)
 		manifests=true
 		command -v kubectl >/dev/null || packages+=(kubernetes-client)
