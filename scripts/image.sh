@@ -233,7 +233,8 @@ cmd_build() {
 		s=$(du -sb "$work/bundle-$arch/rootfs" | cut -f1)
 		echo "$name:$ver linux/$arch manifest $d, $((s / 1024)) KiB unpacked"
 	done
-	echo "wrote $out/oci (tag $ver) and ${tars[*]/#/$out/}"
+	local shown=${out#"$root"/}
+	echo "wrote $shown/oci (tag $ver) and ${tars[*]/#/$shown/}"
 }
 
 case "${1:-}" in
