@@ -69,8 +69,8 @@ bench: build
 # build/image/ascend-device-plugin.tar (docker-archive) and build/image/oci/.
 image: build
 	@scripts/deps.sh image
-	@scripts/image.sh build --out $(CURDIR)/$(BUILD)/image $(CURDIR)/$(BUILD)/src/ascend-device-plugin \
-	 $$([ -f build-arm64/src/ascend-device-plugin ] && echo $(CURDIR)/build-arm64/src/ascend-device-plugin)
+	@scripts/image.sh build --out $(BUILD)/image $(BUILD)/src/ascend-device-plugin \
+	 $$([ -f build-arm64/src/ascend-device-plugin ] && echo build-arm64/src/ascend-device-plugin)
 
 fuzz:
 	@scripts/deps.sh fuzz

@@ -84,7 +84,7 @@ cmd_rootfs() { # BINARY DIR
 	done
 	[ ${#missing[@]} -eq 0 ] || die "not in scripts/image-libs.txt: ${missing[*]}"
 
-	strip_prog=strip
+	strip_prog="strip"
 	command -v "$triplet-strip" >/dev/null && strip_prog=$triplet-strip
 	mkdir -p "$dir${entrypoint%/*}" "$dir${interp%/*}" "$dir/lib/$triplet"
 	"$strip_prog" -o "$dir$entrypoint" "$bin"
