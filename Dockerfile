@@ -1,12 +1,17 @@
 # syntax=docker/dockerfile:1
 # SPDX-License-Identifier: Apache-2.0
 #
-# The ascend-device-plugin image: built with the project's own dependency
-# script and CMake build on Debian 12, shipped on debian:12-slim. The binary
-# links gRPC, abseil, protobuf-c and libstdc++ statically and needs only glibc
-# from the image. No compiler or -dev package reaches the final image.
+# The ascend-device-plugin image, for those who build with Docker: built with
+# the project's own dependency script and CMake build on Debian 12, shipped on
+# an empty image holding only the stripped plugin, its dynamic loader and the
+# shared libraries of scripts/image-libs.txt. `make image` builds the same file
+# set without a daemon (scripts/image.sh; docs/install.md): both run
+# `scripts/image.sh rootfs`, and tests/scripts/test_image.sh checks that this
+# file still does. No shell, no package manager and no -dev package reach the
+# final image.
 #
-#   docker build -t ascend-device-plugin:0.1.0 .
+#   docker build -t ascend-device-plugin:0.1.0 \
+#     --build-arg REVISION="$(git rev-parse HEAD)" .
 #
 # The tag must match the image in deploy/base/ascend-device-plugin.yaml
 # (docs/install.md shows how to point the manifests at your registry).
@@ -22,24 +27,27 @@ COPY . .
 # Only the daemon's target; tests, fuzzers and tools are not built.
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF -DSTATIC_GRPC=ON \
     && cmake --build /build --target ascend-device-plugin -j "$(nproc)" \
-    && install -D -m 0755 -s /build/src/ascend-device-plugin /out/ascend-device-plugin
+    && scripts/image.sh rootfs /build/src/ascend-device-plugin /rootfs
 
 # ---- runtime -----------------------------------------------------------------
-FROM debian:12-slim
+# Empty: the plugin needs glibc only (gRPC, abseil, protobuf-c and libstdc++
+# are linked statically). /rootfs also holds libstdc++, libgcc_s and glibc's
+# libpthread/libdl/librt, for the node's libdcmi.so, a C++ library the plugin
+# dlopens from the host's driver (scripts/image-libs.txt says why).
+FROM scratch
 ARG VERSION=0.1.0
 ARG REVISION=unknown
+ARG SOURCE=unknown
 LABEL org.opencontainers.image.title="ascend-device-plugin" \
       org.opencontainers.image.description="Kubernetes device plugin for Huawei Ascend NPUs" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.base.name="debian:12-slim"
-# Nothing to install: the binary needs glibc only (ldd). debian:12-slim rather
-# than an empty image, because the driver's libdcmi.so, loaded at run time
-# from the node's driver, and its libraries need glibc, and may need
-# libstdc++ and libgcc_s, which debian:12-slim has.
-COPY --from=build /out/ascend-device-plugin /usr/local/bin/ascend-device-plugin
-# Fails the build should a runtime library be missing.
-RUN /usr/local/bin/ascend-device-plugin --version
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+COPY --from=build /rootfs/ /
+# Fails the build should a runtime library be missing (exec form: there is no
+# shell in the image).
+RUN ["/usr/local/bin/ascend-device-plugin", "--version"]
 # The image runs as root, because the plugin must: it creates its socket in
 # the kubelet's device-plugins directory and dials kubelet.sock, both owned by
 # root and writable only by root. The manifests take away what root does not

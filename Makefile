@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench fuzz clean
+.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench fuzz image clean
 
 # ARCH=arm64 makes `make build` cross-compile for arm64 into $(ARM64_BUILD)
 # (see build-arm64); empty or the machine's own architecture builds natively.
@@ -22,9 +22,10 @@ all: build
 deps:
 	@scripts/deps.sh
 
-# The manifest tests also need kubectl, Node.js and their npm packages.
+# The manifest tests also need kubectl, Node.js and their npm packages; the
+# image test umoci, skopeo and podman.
 test-deps:
-	@scripts/deps.sh manifests
+	@scripts/deps.sh manifests image image-run
 
 ifeq ($(ARCH),arm64)
 build: build-arm64
@@ -97,6 +98,13 @@ demo: build
 
 bench: build
 	@scripts/bench.sh $(BUILD)
+
+# The container image from the release build, without a Docker daemon:
+# build/image/ascend-device-plugin.tar (docker-archive) and build/image/oci/.
+image: build
+	@scripts/deps.sh image
+	@scripts/image.sh build --out $(BUILD)/image $(BUILD)/src/ascend-device-plugin \
+	 $$([ -f build-arm64/src/ascend-device-plugin ] && echo build-arm64/src/ascend-device-plugin)
 
 fuzz:
 	@scripts/deps.sh fuzz

@@ -17,11 +17,18 @@ packages=(
 # manifests are rendered with it too). `deps.sh arm64` adds the cross
 # compilers, the arm64 (multiarch) builds of the -dev packages, and qemu to
 # run the arm64 binaries (`make build ARCH=arm64`, `make test-arm64`).
+# `deps.sh image` adds what `make image`
+# builds the container image with (scripts/image.sh): umoci, skopeo and jq;
+# `deps.sh image-run` adds podman and runc, which tests/scripts/test_image.sh
+# runs the image with (podman's default crun cannot run on hosts with hybrid
+# cgroups).
 manifests=false
 arm64=false
 for extra in "$@"; do
 	case "$extra" in
 	fuzz) packages+=(clang) ;;
+	image) packages+=(umoci skopeo jq binutils) ;;
+	image-run) packages+=(podman runc) ;;
 	manifests)
 		manifests=true
 		command -v kubectl >/dev/null || packages+=(kubernetes-client)

@@ -17,7 +17,8 @@
 #   difference between two renders must be caught, and kubectl 1.20 must
 #   really be the old kustomize (a directory in resources: fails);
 # - the Dockerfile: built by the project's own scripts on debian:12, run on
-#   debian:12-slim with every library the binary links (ldd), no compiler;
+#   an empty image with every library the binary links (ldd), no compiler
+#   (tests/scripts/test_image.sh checks its file set);
 # - the inference image's entrypoint and the smoke test's script run against
 #   fake files and device nodes, the non-root smoke test's as its user with
 #   and without its supplementary group.
@@ -234,8 +235,8 @@ dockerfile=$root/Dockerfile
 # The lines of the runtime stage (after the last FROM).
 runtime_stage() { awk '/^FROM /{n++} n==2' "$dockerfile"; }
 
-check "Dockerfile: build on debian:12, run on debian:12-slim" \
-	diff <(grep '^FROM ' "$dockerfile") <(printf 'FROM debian:12 AS build\nFROM debian:12-slim\n')
+check "Dockerfile: build on debian:12, run on an empty image" \
+	diff <(grep '^FROM ' "$dockerfile") <(printf 'FROM debian:12 AS build\nFROM scratch\n')
 build_stage() { awk '/^FROM /{n++} n==1' "$dockerfile"; }
 uses_project_build() { build_stage | grep -q 'scripts/deps.sh' && build_stage | grep -q 'cmake --build'; }
 check "Dockerfile: the build stage uses scripts/deps.sh and CMake" uses_project_build
@@ -248,42 +249,16 @@ no_build_tools() {
 }
 check "Dockerfile: the runtime stage installs no compiler or -dev package" no_build_tools
 
-# depends_closure PACKAGE...: the packages and all they depend on, from
-# dpkg's records of this machine (Debian 12, like the image).
-depends_closure() {
-	local -A seen=()
-	local queue=("$@") p d deps
-	while ((${#queue[@]})); do
-		p=${queue[0]}
-		queue=("${queue[@]:1}")
-		[[ -n ${seen[$p]:-} ]] && continue
-		seen[$p]=1
-		deps=$(dpkg-query -W -f='${Depends},${Pre-Depends}' "$p" 2>/dev/null | tr ',|' '\n\n' | sed 's/([^)]*)//; s/:any//; s/ //g' | grep -v '^$' || true)
-		for d in $deps; do queue+=("$d"); done
-	done
-	printf '%s\n' "${!seen[@]}"
-}
-# Every library the binary links (ldd) must be in debian:12-slim (apt, dpkg
-# and what they depend on) or installed by the runtime stage.
+# Every library the binary links (ldd) must be in the image: the loader, or a
+# library of scripts/image-libs.txt, the list `scripts/image.sh rootfs` (the
+# build stage's last step) copies into the empty runtime image.
 libraries_covered() {
-	local available real base pkg line libs=() missing=()
-	local -A owner=()
-	command -v dpkg-query >/dev/null || { echo "no dpkg-query"; return 1; }
-	# shellcheck disable=SC2086
-	available=$(depends_closure apt dpkg $runtime_packages)
-	mapfile -t libs < <(ldd "$plugin" | awk '/=> \//{print $3}' | xargs -r readlink -f)
-	# One dpkg -S for all (it is slow); dpkg may record a file under /lib or
-	# /usr/lib (merged /usr), so ask for both.
-	while IFS= read -r line; do
-		owner[${line##*/}]=${line%%:*}
-	done < <(printf '%s\n' "${libs[@]}" | sed -E 's,^/usr(/lib),\1,; p; s,^(/lib),/usr\1,' | xargs -r dpkg -S 2>/dev/null || true)
-	for real in "${libs[@]}"; do
-		base=${real##*/}
-		pkg=${owner[$base]:-}
-		[[ -n $pkg ]] || { echo "no package owns $real"; return 1; }
-		grep -qx "$pkg" <<<"$available" || missing+=("$pkg")
-	done
-	((${#missing[@]} == 0)) || { echo "not in debian:12-slim nor installed by the runtime stage: $(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')"; return 1; }
+	local lib missing=()
+	grep -qF 'scripts/image.sh rootfs' <(build_stage) || { echo "the build stage does not run scripts/image.sh rootfs"; return 1; }
+	while read -r lib; do
+		grep -qx "$lib" "$root/scripts/image-libs.txt" || missing+=("$lib")
+	done < <(ldd "$plugin" | awk '/=> \//{print $1}')
+	((${#missing[@]} == 0)) || { echo "not in scripts/image-libs.txt: ${missing[*]}"; return 1; }
 }
 # make test's second run passes a sanitizer build, linked differently from
 # the image's binary (dynamically, with the sanitizer runtimes).
@@ -294,7 +269,8 @@ else
 	check "Dockerfile: the image has every library the binary links (ldd)" libraries_covered
 fi
 runs_the_binary() {
-	runtime_stage | grep -q '^COPY --from=build .* /usr/local/bin/ascend-device-plugin$' &&
+	build_stage | grep -q 'scripts/image.sh rootfs /build/src/ascend-device-plugin /rootfs$' &&
+		runtime_stage | grep -qx 'COPY --from=build /rootfs/ /' &&
 		runtime_stage | grep -qx 'ENTRYPOINT \["/usr/local/bin/ascend-device-plugin"\]'
 }
 check "Dockerfile: installs and runs /usr/local/bin/ascend-device-plugin" runs_the_binary

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The container image (scripts/image.sh, `make image`): two builds give the
+# same digest and another SOURCE_DATE_EPOCH a different one; the image holds
+# exactly the stripped plugin, its loader and scripts/image-libs.txt (no
+# shell); labels, entrypoint and tag are right; the Dockerfile builds the same
+# file set; and, where podman can run containers, the loaded image runs the
+# plugin. Skips in sanitizer builds, whose binary is not the release one.
+set -uo pipefail
+plugin=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+# shellcheck source=tests/scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# podman keeps all its state under $tmp/podman (vfs storage: no overlay
+# mounts); anything still mounted there is unmounted before removal.
+podman_cmd=(podman --root "$tmp/podman/root" --runroot "$tmp/podman/run" --tmpdir "$tmp/podman/tmp"
+	--storage-driver vfs --cgroup-manager cgroupfs --events-backend file --runtime runc)
+cleanup() {
+	if [ -d "$tmp/podman" ]; then
+		"${podman_cmd[@]}" rm -af >/dev/null 2>&1
+		"${podman_cmd[@]}" rmi -af >/dev/null 2>&1
+		awk -v t="$tmp/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+			while read -r m; do umount -l "$m"; done
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if LC_ALL=C readelf -d "$plugin" | grep -Eq 'lib(asan|ubsan|tsan)'; then
+	echo "skip: $plugin is a sanitizer build; the image takes the release binary"
+	exit 0
+fi
+for tool in umoci skopeo jq; do
+	command -v $tool >/dev/null || { echo "skip: no $tool (scripts/deps.sh image)"; exit 0; }
+done
+
+version=$(sed -n 's/^project([^ ]* VERSION \([0-9][0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+triplet=$(gcc -dumpmachine)
+arch=amd64
+[ "${triplet%%-*}" = aarch64 ] && arch=arm64
+triplet=${triplet/-pc-/-}
+epoch=$(git -C "$root" log -1 --format=%ct)
+
+# manifest_digest LAYOUT TAG
+manifest_digest() {
+	jq -r --arg t "$2" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' "$1/index.json"
+}
+build() { # OUT [env...]: builds from $plugin into OUT
+	local out=$1
+	shift
+	env "$@" "$root/scripts/image.sh" build --out "$out" "$plugin" >"$tmp/build.log" 2>&1 ||
+		{ sed 's/^/    /' "$tmp/build.log"; return 1; }
+}
+
+# ---- reproducible digests ----------------------------------------------------
+check "first build" build "$tmp/a" -u SOURCE_DATE_EPOCH
+check "second build" build "$tmp/b" -u SOURCE_DATE_EPOCH
+check "third build, another SOURCE_DATE_EPOCH" build "$tmp/c" SOURCE_DATE_EPOCH=$((epoch + 1))
+da=$(manifest_digest "$tmp/a/oci" "$version-$arch")
+db=$(manifest_digest "$tmp/b/oci" "$version-$arch")
+dc=$(manifest_digest "$tmp/c/oci" "$version-$arch")
+echo "# digests: $da $db (SOURCE_DATE_EPOCH+1: $dc)"
+check "digest is a sha256" grep -Eq '^sha256:[0-9a-f]{64}$' <<<"$da"
+check "same digest twice" test "$da" = "$db"
+check "same index twice" test "$(manifest_digest "$tmp/a/oci" "$version")" = "$(manifest_digest "$tmp/b/oci" "$version")"
+check "same docker-archive twice" cmp "$tmp/a/ascend-device-plugin.tar" "$tmp/b/ascend-device-plugin.tar"
+check "the time is in the digest" test "$da" != "$dc"
+
+# ---- the docker-archive: tag, config, files ------------------------------------
+tar=$tmp/a/ascend-device-plugin.tar
+mkdir -p "$tmp/x" "$tmp/layer"
+tar -xf "$tar" -C "$tmp/x"
+cfg=$tmp/x/$(jq -r '.[0].Config' "$tmp/x/manifest.json")
+deploy_image=$(sed -n 's/^ *image: *//p' "$root/deploy/base/ascend-device-plugin.yaml")
+check "tag is ascend-device-plugin:$version" \
+	test "$(jq -r '.[0].RepoTags | join(" ")' "$tmp/x/manifest.json")" = "docker.io/library/ascend-device-plugin:$version"
+check "deploy/ uses that tag" test "$deploy_image" = "ascend-device-plugin:$version"
+check "one layer" test "$(jq '.[0].Layers | length' "$tmp/x/manifest.json")" = 1
+check "entrypoint" test "$(jq -c .config.Entrypoint "$cfg")" = '["/usr/local/bin/ascend-device-plugin"]'
+check "no cmd, no env" test "$(jq -c '[.config.Cmd, .config.Env]' "$cfg")" = '[null,null]'
+check "architecture" test "$(jq -r '.os + "/" + .architecture' "$cfg")" = "linux/$arch"
+check "created is the commit time" test "$(jq -r .created "$cfg")" = "$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)"
+label() { jq -r --arg k "org.opencontainers.image.$1" '.config.Labels[$k] // "(none)"' "$cfg"; }
+rev=$(git -C "$root" rev-parse HEAD)
+check "label title" test "$(label title)" = ascend-device-plugin
+check "label version" test "$(label version)" = "$version"
+check "label licenses" test "$(label licenses)" = Apache-2.0
+check "label revision" grep -Eqx "$rev(-dirty)?" <<<"$(label revision)"
+check "label source" test "$(label source)" != "(none)"
+
+tar -xf "$tmp/x/$(jq -r '.[0].Layers[0]' "$tmp/x/manifest.json")" -C "$tmp/layer"
+list() { (cd "$1" && find . -mindepth 1 -printf '%y %m %U:%G %p\n' | sort); }
+list "$tmp/layer" >"$tmp/files"
+interp=$(LC_ALL=C readelf -l "$plugin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
+{
+	for d in ./usr ./usr/local ./usr/local/bin "./${interp%/*}" ./lib "./lib/$triplet"; do
+		echo "d 755 0:0 ${d//\/\//\/}"
+	done
+	echo "f 755 0:0 ./usr/local/bin/ascend-device-plugin"
+	echo "f 755 0:0 .$interp"
+	grep -v '^#' "$root/scripts/image-libs.txt" | grep -v '^$' | sed "s|^|f 644 0:0 ./lib/$triplet/|"
+} | sort -u >"$tmp/want"
+check "file list: the plugin, its loader and scripts/image-libs.txt" diff -u "$tmp/want" "$tmp/files"
+no_shell() { ! grep -E '/(sh|bash|busybox|apt|apt-get|dpkg)$|/etc/' "$tmp/files"; }
+check "no shell, no package manager" no_shell
+strip -o "$tmp/stripped" "$plugin"
+check "the plugin is the stripped release binary" cmp "$tmp/stripped" "$tmp/layer/usr/local/bin/ascend-device-plugin"
+check "libraries are this machine's" cmp "/lib/$triplet/libstdc++.so.6" "$tmp/layer/lib/$triplet/libstdc++.so.6"
+size=$(du -sb "$tmp/layer" | cut -f1)
+echo "# unpacked size: $size bytes"
+check "under 20 MiB unpacked" test "$size" -lt $((20 * 1024 * 1024))
+mtimes=$(find "$tmp/layer" -mindepth 1 -printf '%T@\n' | cut -d. -f1 | sort -u)
+check "every mtime is the commit time" test "$mtimes" = "$epoch"
+
+# ---- the OCI layout --------------------------------------------------------------
+check "tag $version is an index naming linux/$arch" test "$(skopeo inspect --raw "oci:$tmp/a/oci:$version" |
+	jq -r --arg d "$da" '.manifests[] | select(.digest == $d) | .platform.os + "/" + .platform.architecture')" = "linux/$arch"
+
+# ---- the Dockerfile builds the same files ------------------------------------------
+# Its runtime stage is empty and takes /rootfs only, which its build stage
+# fills with `scripts/image.sh rootfs`; that command's output is compared
+# with the layer above.
+dockerfile=$root/Dockerfile
+runtime=$(awk '/^FROM /{stage = ""} {stage = stage $0 "\n"} END {printf "%s", stage}' "$dockerfile")
+check "Dockerfile: runtime stage FROM scratch" grep -qx 'FROM scratch' <<<"$runtime"
+check "Dockerfile: the only COPY is the build stage's /rootfs" \
+	test "$(grep -E '^(COPY|ADD) ' <<<"$runtime")" = "COPY --from=build /rootfs/ /"
+check "Dockerfile: the build stage runs image.sh rootfs" \
+	grep -Eq '^ *&& scripts/image.sh rootfs /build/src/ascend-device-plugin /rootfs$' "$dockerfile"
+check "Dockerfile: same entrypoint" grep -qxF 'ENTRYPOINT ["/usr/local/bin/ascend-device-plugin"]' <<<"$runtime"
+check "Dockerfile: same labels" test "$(grep -o 'org\.opencontainers\.image\.[a-z]*' <<<"$runtime" | sort | tr '\n' ' ')" = \
+	"$(jq -r '.config.Labels | keys[]' "$cfg" | sort | tr '\n' ' ')"
+check "image.sh rootfs (the Dockerfile's step)" "$root/scripts/image.sh" rootfs "$plugin" "$tmp/rootfs"
+# Docker sets its own mtimes and the Debian build stage its own libraries:
+# compare types, modes, owners and paths.
+list "$tmp/rootfs" >"$tmp/docker-files"
+check "Dockerfile file list = make image file list" diff -u "$tmp/files" "$tmp/docker-files"
+
+# ---- run it -------------------------------------------------------------------------
+if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
+	skip "podman run" "no podman or runc (scripts/deps.sh image-run)"
+else
+	mkdir -p "$tmp/podman"
+	check "podman load" "${podman_cmd[@]}" load -i "$tar"
+	id=$(jq -r '.[0].Config' "$tmp/x/manifest.json")
+	id=${id%.json}
+	check "podman names it" "${podman_cmd[@]}" image exists "docker.io/library/ascend-device-plugin:$version"
+	if "${podman_cmd[@]}" run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+		"$id" --version >"$tmp/run" 2>&1; then
+		check "--version in a container" grep -qx "ascend-device-plugin $version" "$tmp/run"
+		# No shell: an entrypoint override to /bin/sh must fail.
+		no_sh_runs() {
+			! "${podman_cmd[@]}" run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+				--entrypoint /bin/sh "$id" -c true
+		}
+		check "no /bin/sh in a container" no_sh_runs
+	else
+		skip "podman run" "containers cannot run here: $(tail -1 "$tmp/run")"
+	fi
+fi
+finish
