@@ -104,7 +104,7 @@ bench: build
 image: build
 	@scripts/deps.sh image
 	@scripts/image.sh build --out $(BUILD)/image $(BUILD)/src/ascend-device-plugin \
-	 $$([ -f build-arm64/src/ascend-device-plugin ] && echo build-arm64/src/ascend-device-plugin)
+	 $$([ -f $(ARM64_BUILD)/src/ascend-device-plugin ] && echo $(ARM64_BUILD)/src/ascend-device-plugin)
 
 fuzz:
 	@scripts/deps.sh fuzz
