@@ -15,7 +15,8 @@
 # - paths into the repository (deploy/..., examples/...) exist, the label
 #   selector and image tag are the manifests', the resource figures are the
 #   manifest's, and the "your own overlay" example renders;
-# - LICENSE is the Apache License 2.0 and both READMEs link to it;
+# - LICENSE is the Apache License 2.0 and both READMEs link to it, and every
+#   source file carries an SPDX line;
 # - no doc, example, manifest or source file cites a file outside the
 #   repository (a sibling "shared" directory, the internal facts file) or
 #   speaks of internal process (who updates what).
@@ -250,6 +251,22 @@ license_is_apache() {
 		grep -q 'END OF TERMS AND CONDITIONS' "$root/LICENSE" || { echo "LICENSE is not the full Apache License 2.0"; return 1; }
 }
 check "LICENSE is the full Apache License 2.0" license_is_apache
+
+# Every source, script, build file and manifest names its licence in its
+# first lines (SPDX), so a file copied out of the tree still says it.
+spdx_everywhere() {
+	local f missing=0
+	while IFS= read -r f; do
+		head -n 3 "$root/$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' || { echo "no SPDX line: $f"; missing=1; }
+	done < <(git -C "$root" ls-files | grep -E '\.(c|h|sh|cjs|proto|cmake|yaml|supp)$|(^|/)(CMakeLists\.txt|Makefile|Dockerfile)$|^\.ci/run$' |
+		grep -v '^fuzz/corpus/')
+	return $missing
+}
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+	check "every source file carries an SPDX line" spdx_everywhere
+else
+	skip "every source file carries an SPDX line" "not a git checkout"
+fi
 check "README.md links to LICENSE" grep -qF '](LICENSE)' "$root/README.md"
 check "README.zh-CN.md links to LICENSE" grep -qF '](LICENSE)' "$root/README.zh-CN.md"
 
