@@ -321,7 +321,7 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 			log_error("cannot serve on %s: %s; retrying every %dms", c->socket_path, strerror(-error),
 				  REBIND_RETRY_MS);
 		d->bind_failed = true;
-	} else if ((to == SESSION_REGISTERING || to == SESSION_REGISTERED || to == SESSION_WATCHED) && d->bind_failed) {
+	} else if (session_serving(to) && d->bind_failed) {
 		log_info("serving on %s", c->socket_path);
 		d->bind_failed = false;
 	}
@@ -576,8 +576,10 @@ static int ensure_open_files(char *why, size_t why_size)
 	return -EMFILE;
 }
 
-/* The socket directory must exist (it is created when only it is missing,
- * as on a node whose kubelet has not started yet) and take a new socket. */
+/* The socket directory must exist before it can be watched: it is created
+ * when only it is missing, as on a node whose kubelet has not started yet.
+ * Whether a socket can be made in it is for the bind to say (its errno, with
+ * the socket's path). */
 static int prepare_socket_dir(const char *dir, char *why, size_t why_size)
 {
 	struct stat st;
@@ -589,8 +591,6 @@ static int prepare_socket_dir(const char *dir, char *why, size_t why_size)
 		r = -errno;
 	else if (!S_ISDIR(st.st_mode))
 		r = -ENOTDIR;
-	else if (access(dir, W_OK | X_OK) < 0)
-		r = -errno;
 	if (r < 0)
 		snprintf(why, why_size, "socket directory %s: %s", dir, strerror(-r));
 	return r;

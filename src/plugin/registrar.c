@@ -128,15 +128,20 @@ static void fail_and_back_off(struct registrar *r, const char *why)
 	r->backoff_ms = r->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : r->backoff_ms * 2;
 }
 
-static void on_backoff(void *ctx)
+/* An attempt that cannot even start fails like any other and is retried. */
+static void attempt_or_back_off(struct registrar *r)
 {
-	struct registrar *r = ctx;
 	int ret = start_attempt(r);
 	if (ret < 0) {
 		char why[128];
 		snprintf(why, sizeof(why), "cannot start the Register call: %s", strerror(-ret));
 		fail_and_back_off(r, why);
 	}
+}
+
+static void on_backoff(void *ctx)
+{
+	attempt_or_back_off(ctx);
 }
 
 
@@ -174,12 +179,7 @@ void registrar_register(struct registrar *r, uint64_t tag)
 	cancel_pending(r);
 	r->tag = tag;
 	r->backoff_ms = BACKOFF_FIRST_MS;
-	int ret = start_attempt(r);
-	if (ret < 0) {
-		char why[128];
-		snprintf(why, sizeof(why), "cannot start the Register call: %s", strerror(-ret));
-		fail_and_back_off(r, why);
-	}
+	attempt_or_back_off(r);
 }
 
 void registrar_cancel(struct registrar *r)

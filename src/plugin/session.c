@@ -48,6 +48,11 @@ void session_attempting(struct session *s, struct session_kubelet kubelet)
 	s->kubelet = kubelet;
 }
 
+bool session_serving(enum session_state st)
+{
+	return st == SESSION_REGISTERING || st == SESSION_REGISTERED || st == SESSION_WATCHED;
+}
+
 static bool same_kubelet(struct session_kubelet a, struct session_kubelet b)
 {
 	return a.dev == b.dev && a.ino == b.ino;
@@ -83,7 +88,7 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		      int *ret_error)
 {
 	enum session_state st = s->state;
-	bool bound = st == SESSION_REGISTERING || st == SESSION_REGISTERED || st == SESSION_WATCHED;
+	bool bound = session_serving(st);
 	bool current = data && data->tag == s->tag;
 
 	if (st == SESSION_STOPPED)

@@ -109,5 +109,9 @@ int session_handle(struct session *session, enum session_event event, const stru
  * registration, the attempt already reaches it. */
 void session_attempting(struct session *session, struct session_kubelet kubelet);
 
+/* Whether the plugin serves its socket in this state (REGISTERING,
+ * REGISTERED, WATCHED). */
+bool session_serving(enum session_state state);
+
 const char *session_state_name(enum session_state state);
 const char *session_event_name(enum session_event event);

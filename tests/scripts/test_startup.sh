@@ -54,13 +54,13 @@ expect_start_failure "socket dir is a file" 1 "socket directory $tmp/file: Not a
 
 mkdir -p "$tmp/root-only"
 chmod 755 "$tmp/root-only"
-expect_start_failure "socket dir not writable" 1 "socket directory $tmp/root-only: Permission denied" \
+expect_start_failure "socket dir not writable" 1 "cannot serve on $tmp/root-only/ascend-npu.sock: Permission denied" \
 	setpriv --reuid=$uid --regid=$uid --clear-groups "$plugin" --socket-dir "$tmp/root-only" "${common[@]}"
 
 mkdir -p "$tmp/ro"
 if unshare -m true 2>/dev/null; then
 	expect_start_failure "socket dir on a read-only file system" 1 \
-		"socket directory $tmp/ro: Read-only file system" \
+		"cannot serve on $tmp/ro/ascend-npu.sock: Read-only file system" \
 		unshare -m sh -c 'mount -t tmpfs -o ro tmpfs "$1" && shift && exec "$@"' sh "$tmp/ro" \
 		"$plugin" --socket-dir "$tmp/ro" "${common[@]}"
 else
