@@ -28,7 +28,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if LC_ALL=C readelf -d "$plugin" | grep -Eq 'lib(asan|ubsan|tsan)'; then
+# Not `readelf | grep -q`: with pipefail, grep leaving early kills readelf with
+# SIGPIPE, the pipeline fails, and a sanitizer build was not skipped.
+if grep -Eq 'lib(asan|ubsan|tsan)' <<<"$(LC_ALL=C readelf -d "$plugin")"; then
 	echo "skip: $plugin is a sanitizer build; the image takes the release binary"
 	exit 0
 fi
