@@ -11,14 +11,12 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "checkpoint.h"
+#include "devmgr.h"
 #include "deviceplugin.pb-c.h"
 #include "follower.h"
 #include "output.h"
 #include "registration.h"
 
-/* The kubelet sets no deadline on Allocate and GetPreferredAllocation; tests
- * need bounded waits, so kubelet-sim gives a generous one. */
-#define ALLOCATE_TIMEOUT_MS 30000
 #define OPTIONS_TIMEOUT_MS 10000
 /* Container requests sent by `allocate-many`. */
 #define MAX_CONTAINERS 64
@@ -201,168 +199,9 @@ static void print_allocation(char *const *ids, size_t n_ids, const V1beta1__Allo
 	out_block_end();
 }
 
-/* Sends an AllocateRequest of n_containers requests for ids. Returns 0 with
- * the decoded answer, or a negative errno after printing `allocate error`. */
-static int allocate_rpc(struct sim_plugin *plugin, size_t n_containers, char **ids, size_t n_ids,
-			V1beta1__AllocateResponse **ret_resp, struct gc_result *ret_result)
+static void print_error(const char *word, const struct devmgr_error *err)
 {
-	V1beta1__ContainerAllocateRequest container = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
-	V1beta1__AllocateRequest req = V1BETA1__ALLOCATE_REQUEST__INIT;
-	V1beta1__ContainerAllocateRequest **containers = NULL;
-	uint8_t *packed = NULL;
-	struct gc_result result = { 0 };
-	int r = -ENOMEM;
-
-	container.devices_ids = ids;
-	container.n_devices_ids = n_ids;
-	containers = calloc(n_containers ? n_containers : 1, sizeof(*containers));
-	if (!containers)
-		goto fail;
-	for (size_t i = 0; i < n_containers; i++)
-		containers[i] = &container;
-	req.container_requests = containers;
-	req.n_container_requests = n_containers;
-	size_t len = v1beta1__allocate_request__get_packed_size(&req);
-	packed = malloc(len ? len : 1);
-	if (!packed)
-		goto fail;
-	v1beta1__allocate_request__pack(&req, packed);
-
-	r = gc_unary(plugin->channel, DP_METHOD_ALLOCATE, packed, len, ALLOCATE_TIMEOUT_MS, &result);
-	if (r < 0)
-		goto fail;
-	if (result.status != GRPC_STATUS_OK) {
-		print_rpc_error("allocate", (int)result.status, result.details);
-		r = -EIO;
-		goto out;
-	}
-	V1beta1__AllocateResponse *resp =
-		v1beta1__allocate_response__unpack(NULL, result.len, result.body ? result.body : empty_message);
-	if (!resp) {
-		print_rpc_error("allocate", -1, "cannot decode AllocateResponse");
-		r = -EBADMSG;
-		goto out;
-	}
-	*ret_resp = resp;
-	*ret_result = result;
-	result = (struct gc_result){ 0 };
-	r = 0;
-	goto out;
-
-fail:
-	{
-		char message[128];
-		snprintf(message, sizeof(message), "cannot call Allocate: %s", strerror(-r));
-		print_rpc_error("allocate", -1, message);
-	}
-out:
-	gc_result_clear(&result);
-	free(packed);
-	free(containers);
-	return r;
-}
-
-/* Asks the plugin which of the candidates (sorted) to take, and picks like
- * the kubelet: the preferred ones that are candidates, then the first
- * remaining candidates, up to want. Prints `preferred` or `allocate error`. */
-static int pick_preferred(struct sim_plugin *plugin, char **candidates, size_t n_candidates, size_t want,
-			  char **chosen)
-{
-	V1beta1__ContainerPreferredAllocationRequest container = V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
-	V1beta1__ContainerPreferredAllocationRequest *containers[1] = { &container };
-	V1beta1__PreferredAllocationRequest req = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
-	V1beta1__PreferredAllocationResponse *resp = NULL;
-	struct gc_result result = { 0 };
-	uint8_t *packed = NULL;
-	bool *taken = NULL;
-	int r = -ENOMEM;
-
-	container.available_deviceids = candidates;
-	container.n_available_deviceids = n_candidates;
-	container.allocation_size = (int32_t)want;
-	req.container_requests = containers;
-	req.n_container_requests = 1;
-	size_t len = v1beta1__preferred_allocation_request__get_packed_size(&req);
-	packed = malloc(len ? len : 1);
-	taken = calloc(n_candidates, sizeof(*taken));
-	if (!packed || !taken) {
-		print_rpc_error("allocate", -1, "out of memory");
-		goto out;
-	}
-	v1beta1__preferred_allocation_request__pack(&req, packed);
-
-	r = gc_unary(plugin->channel, DP_METHOD_GET_PREFERRED, packed, len, ALLOCATE_TIMEOUT_MS, &result);
-	if (r < 0) {
-		char message[128];
-		snprintf(message, sizeof(message), "cannot call GetPreferredAllocation: %s", strerror(-r));
-		print_rpc_error("allocate", -1, message);
-		goto out;
-	}
-	if (result.status != GRPC_STATUS_OK) {
-		print_rpc_error("allocate", (int)result.status, result.details);
-		r = -EIO;
-		goto out;
-	}
-	resp = v1beta1__preferred_allocation_response__unpack(NULL, result.len,
-							      result.body ? result.body : empty_message);
-	if (!resp) {
-		print_rpc_error("allocate", -1, "cannot decode PreferredAllocationResponse");
-		r = -EBADMSG;
-		goto out;
-	}
-
-	char **preferred = NULL;
-	size_t n_preferred = 0;
-	if (resp->n_container_responses > 0) {
-		preferred = resp->container_responses[0]->deviceids;
-		n_preferred = resp->container_responses[0]->n_deviceids;
-	}
-	struct out_line line, list;
-	out_start(&line, "preferred");
-	out_start(&list, NULL);
-	add_ids(&list, preferred, n_preferred);
-	out_kv_list(&line, "ids", &list);
-	out_emit(&line);
-
-	size_t n = 0;
-	for (size_t i = 0; i < n_candidates && n < want; i++) {
-		for (size_t j = 0; j < n_preferred; j++) {
-			if (strcmp(candidates[i], preferred[j]) == 0) {
-				taken[i] = true;
-				break;
-			}
-		}
-		if (taken[i])
-			n++;
-	}
-	for (size_t i = 0; i < n_candidates && n < want; i++) {
-		if (!taken[i]) {
-			taken[i] = true;
-			n++;
-		}
-	}
-	n = 0;
-	for (size_t i = 0; i < n_candidates; i++)
-		if (taken[i])
-			chosen[n++] = candidates[i];
-	r = 0;
-
-out:
-	if (resp)
-		v1beta1__preferred_allocation_response__free_unpacked(resp, NULL);
-	gc_result_clear(&result);
-	free(taken);
-	free(packed);
-	return r;
-}
-
-static void write_checkpoint(struct sim *sim)
-{
-	pthread_mutex_lock(&sim->lock);
-	int r = checkpoint_write(sim);
-	pthread_mutex_unlock(&sim->lock);
-	if (r < 0)
-		log_warn("cannot write the checkpoint in %s: %s", sim->dir, strerror(-r));
+	print_rpc_error(word, err->code, err->message);
 }
 
 static void cmd_allocate(struct sim *sim, char **args)
@@ -373,87 +212,46 @@ static void cmd_allocate(struct sim *sim, char **args)
 		return;
 	}
 
-	struct sim_plugin *plugin = NULL;
-	struct sim_resource *res = NULL;
-	char **candidates = NULL, **chosen = NULL;
-	size_t n_candidates = 0;
+	struct devmgr_pick pick = { 0 };
+	struct devmgr_error err;
 	V1beta1__AllocateResponse *resp = NULL;
 	struct gc_result result = { 0 };
-	bool oom = false;
+	size_t available;
+	struct sim_resource *res;
 
 	pthread_mutex_lock(&sim->lock);
 	res = sim->current;
-	if (res && res->plugin) {
-		plugin = res->plugin;
-		sim_plugin_ref(plugin);
-		candidates = calloc(res->n_devices ? res->n_devices : 1, sizeof(*candidates));
-		oom = !candidates;
-		for (size_t i = 0; candidates && i < res->n_devices; i++) {
-			const struct sim_device *dev = &res->devices[i];
-			if (strcmp(dev->health, DP_HEALTHY) != 0 || sim_resource_is_allocated(res, dev->id))
-				continue;
-			candidates[n_candidates] = strdup(dev->id);
-			if (!candidates[n_candidates]) {
-				oom = true;
-				break;
-			}
-			n_candidates++;
-		}
-	}
 	pthread_mutex_unlock(&sim->lock);
-
-	if (!plugin) {
-		print_rpc_error("allocate", -1, "no device plugin registered");
+	int r = devmgr_pick(sim, res, want, &pick, &available, &err);
+	if (r < 0) {
+		print_error("allocate", &err);
 		goto out;
 	}
-	if (oom) {
-		print_rpc_error("allocate", -1, "out of memory");
+	if (pick.asked_preferred) {
+		struct out_line line, list;
+		out_start(&line, "preferred");
+		out_start(&list, NULL);
+		add_ids(&list, pick.preferred, pick.n_preferred);
+		out_kv_list(&line, "ids", &list);
+		out_emit(&line);
+	}
+	r = devmgr_allocate(pick.plugin, 1, pick.ids, pick.n_ids, &resp, &result, &err);
+	if (r < 0) {
+		print_error("allocate", &err);
 		goto out;
 	}
-	if (n_candidates < want) {
-		char message[SIM_RESOURCE_NAME_MAX + 64];
-		snprintf(message, sizeof(message), "insufficient %s: want %u, have %zu", plugin->resource, want,
-			 n_candidates);
-		print_rpc_error("allocate", -1, message);
-		goto out;
-	}
-
-	chosen = calloc(want, sizeof(*chosen));
-	if (!chosen) {
-		print_rpc_error("allocate", -1, "out of memory");
-		goto out;
-	}
-	if (plugin->preferred_allocation) {
-		if (pick_preferred(plugin, candidates, n_candidates, want, chosen) < 0)
-			goto out;
-	} else {
-		memcpy(chosen, candidates, want * sizeof(*chosen));
-	}
-
-	if (allocate_rpc(plugin, 1, chosen, want, &resp, &result) < 0)
-		goto out;
 	if (resp->n_container_responses == 0) {
 		print_rpc_error("allocate", -1, "no containers returned in allocation response");
 		goto out;
 	}
-
-	pthread_mutex_lock(&sim->lock);
-	int r = sim_resource_add_allocation(sim, res, chosen, want, result.body, result.len);
-	pthread_mutex_unlock(&sim->lock);
-	if (r < 0)
-		log_warn("cannot remember the allocation: %s", strerror(-r));
-	print_allocation(chosen, want, resp);
-	write_checkpoint(sim);
+	devmgr_record(sim, res, pick.ids, pick.n_ids, &result);
+	print_allocation(pick.ids, pick.n_ids, resp);
 
 out:
 	if (resp)
 		v1beta1__allocate_response__free_unpacked(resp, NULL);
 	gc_result_clear(&result);
-	for (size_t i = 0; i < n_candidates; i++)
-		free(candidates[i]);
-	free(candidates);
-	free(chosen);
-	sim_plugin_unref(plugin);
+	devmgr_pick_clear(&pick);
 }
 
 /* allocate-ids, allocate-none, allocate-many: sent as given, not remembered. */
@@ -477,8 +275,11 @@ static void cmd_allocate_raw(struct sim *sim, size_t n_containers, char *id_list
 		print_rpc_error("allocate", -1, "no device plugin registered");
 		goto out;
 	}
-	if (allocate_rpc(plugin, n_containers, ids, n_ids, &resp, &result) < 0)
+	struct devmgr_error err;
+	if (devmgr_allocate(plugin, n_containers, ids, n_ids, &resp, &result, &err) < 0) {
+		print_error("allocate", &err);
 		goto out;
+	}
 	print_allocation(ids, n_ids, resp);
 
 out:
@@ -497,6 +298,15 @@ static void cmd_allocate_many(struct sim *sim, char **args)
 		return;
 	}
 	cmd_allocate_raw(sim, k, args[1]);
+}
+
+static void write_checkpoint(struct sim *sim)
+{
+	pthread_mutex_lock(&sim->lock);
+	int r = checkpoint_write(sim);
+	pthread_mutex_unlock(&sim->lock);
+	if (r < 0)
+		log_warn("cannot write the checkpoint in %s: %s", sim->dir, strerror(-r));
 }
 
 static void cmd_release(struct sim *sim, char **args)

@@ -207,7 +207,8 @@ size_t sim_resource_release(struct sim_resource *res, char *const *ids, size_t n
 		size_t kept = 0;
 		for (size_t j = 0; j < alloc->n_ids; j++) {
 			if (all || in_list(ids, n_ids, alloc->ids[j])) {
-				out_list_add(released, alloc->ids[j]);
+				if (released)
+					out_list_add(released, alloc->ids[j]);
 				free(alloc->ids[j]);
 				count++;
 			} else {

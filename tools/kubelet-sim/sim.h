@@ -116,7 +116,7 @@ int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char 
 
 /* Forgets the given IDs (all of them when all is set); an allocation left
  * without IDs is dropped. Adds every ID released to *released (an output
- * list, see output.h) and returns how many there were. */
+ * list, see output.h; may be NULL) and returns how many there were. */
 size_t sim_resource_release(struct sim_resource *res, char *const *ids, size_t n_ids, bool all,
 			    struct out_line *released);
 
