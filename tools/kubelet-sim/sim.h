@@ -32,6 +32,7 @@
 #define DEVICE_ID_MAX 63
 
 struct follower;
+struct pods;
 struct out_line;
 
 /* One registered plugin endpoint. Reference counted so that commands can run
@@ -82,6 +83,9 @@ struct sim {
 
 	/* The kubelet.sock server; started and stopped by the main thread only. */
 	struct gs_server *server;
+	/* The pods run through CRI (pods.h); NULL without a container
+	 * runtime. Main thread only. */
+	struct pods *pods;
 };
 
 /* Returns 0, or -ENAMETOOLONG when DIR/kubelet.sock does not fit a socket

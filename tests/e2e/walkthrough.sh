@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The guide's walkthrough on one simulated Ascend node with a real container
+# runtime (`make e2e`, part of `make test`; `make demo-containers` shows it
+# to a person). A private containerd (CRI) + runc run every container;
+# kubelet-sim plays the kubelet and runs the pods from the shipped YAML:
+#  1. the plugin's image (make image) is imported into containerd;
+#  2. a node: /dev/davinci0..7 and the shared device nodes made with mknod,
+#     the driver tree with the DCMI simulator as lib64/driver/libdcmi.so;
+#  3. the DaemonSet as `kubectl kustomize deploy/` renders it runs as a pod:
+#     the plugin in its container finds the 8 chips, registers, passes its
+#     liveness probe;
+#  4. examples/npu-pod.yaml and a 2-NPU pod see exactly their NPUs, the
+#     shared nodes and the read-only driver; the smoke-test Job succeeds;
+#  5. a chip fault takes it out of allocatable and out of new pods; recovery;
+#  6. a kubelet restart: the plugin in its container registers again;
+#  7. refusals and failures with the messages docs/troubleshooting.md quotes;
+#  8. everything stops and nothing is left behind, on every path.
+# kubelet-sim's --node-root makes the node directory stand for the host's /,
+# so the DaemonSet's hostPaths and the plugin's answers are used unchanged.
+#
+# Usage: walkthrough.sh BUILD_DIR [--demo]. Needs root, the release build
+# and build/image/ascend-device-plugin.tar (make image).
+set -uo pipefail
+
+readonly WAIT_S=60
+readonly CHIPS=8
+readonly RESOURCE=ascend.com/npu
+readonly WORKLOAD_IMAGE=docker.io/local/busybox:1
+
+if [ $# -lt 1 ]; then
+	echo "usage: $0 BUILD_DIR [--demo]" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+demo=false
+[ "${2:-}" = --demo ] && demo=true
+root=$(cd "$(dirname "$0")/../.." && pwd)
+sim=$build/tools/kubelet-sim/kubelet-sim
+plugin_tar=$build/image/ascend-device-plugin.tar
+
+# shellcheck source=tests/scripts/lib.sh
+. "$root/tests/scripts/lib.sh"
+# shellcheck source=tests/e2e/node.sh
+. "$root/tests/e2e/node.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "skip: the walkthrough needs root (mknod, containerd)"
+	exit 0
+fi
+for f in "$sim" "$plugin_tar"; do
+	[ -f "$f" ] || { echo "$f is missing (make build image)" >&2; exit 1; }
+done
+
+# Short paths: unix sockets live under both directories.
+tmp=$(mktemp -d /tmp/e2e.XXXXXX)
+chmod 755 "$tmp"
+node=$tmp/n
+rt=$tmp/c
+sim_pid=''
+started=$SECONDS
+
+cleanup() {
+	local status=$?
+	if [ -n "$sim_pid" ]; then
+		# quit deletes every pod through CRI first.
+		printf 'quit\n' >&"$sim_in" 2>/dev/null
+		wait_exit "$sim_out" "$tmp/sim.log" "$sim_pid" || kill -KILL "$sim_pid" 2>/dev/null
+	fi
+	teardown "$rt" "$node"
+	if node_assert_clean "$tmp" >"$tmp/clean" 2>&1; then
+		$cleanup_quiet || echo "ok 8. everything stopped: no process, mount or file left"
+	else
+		echo "FAIL 8. left behind after teardown:"
+		sed 's/^/    /' "$tmp/clean"
+		status=1
+	fi
+	rm -rf "$tmp"
+	exit $status
+}
+cleanup_quiet=false
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# expect NEEDLE: reads kubelet-sim's lines (copying them to its log) until one
+# holds NEEDLE, within WAIT_S. The line is left in $line.
+line=''
+expect() {
+	local needle=$1 deadline left rc
+	deadline=$((SECONDS + WAIT_S))
+	while left=$((deadline - SECONDS)) && [ "$left" -gt 0 ]; do
+		rc=0
+		IFS= read -r -t "$left" -u "$sim_out" line || rc=$?
+		if [ "$rc" -gt 128 ]; then
+			continue
+		elif [ "$rc" -ne 0 ]; then
+			line="(end of output)"
+			return 1
+		fi
+		echo "$line" >>"$tmp/sim.log"
+		$demo && echo "    | $line"
+		case $line in *"$needle"*) return 0 ;; esac
+	done
+	line="(nothing within ${WAIT_S}s)"
+	return 1
+}
+# wait_exit FD LOG PID: the end of the output, then the exit status.
+wait_exit() {
+	local fd=$1 log=$2 pid=$3 deadline left rc
+	deadline=$((SECONDS + WAIT_S))
+	while left=$((deadline - SECONDS)) && [ "$left" -gt 0 ]; do
+		rc=0
+		IFS= read -r -t "$left" -u "$fd" line || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			echo "$line" >>"$log"
+		elif [ "$rc" -le 128 ]; then
+			wait "$pid" 2>/dev/null
+			return 0
+		fi
+	done
+	return 1
+}
+# A failed step ends the walkthrough: later steps build on it.
+give_up() { # what why
+	fail "$1" "$2"
+	echo "--- kubelet-sim (last lines):"
+	tail -n 25 "$tmp/sim.log" | sed 's/^/    /'
+	[ -f "$tmp/sim.err" ] && { echo "--- kubelet-sim stderr:"; tail -n 10 "$tmp/sim.err" | sed 's/^/    /'; }
+	finish
+	exit 1
+}
+need() { # what needle
+	expect "$2" || give_up "$1" "no '$2' from kubelet-sim: $line"
+}
+send() {
+	$demo && echo "    > $*"
+	echo "> $*" >>"$tmp/sim.log"
+	printf '%s\n' "$*" >&"$sim_in"
+}
+value_of() { # line key: the value of key=VALUE (bare or quoted)
+	local rest=" $1"
+	rest=${rest#* "$2"=}
+	if [ "${rest:0:1}" = '"' ]; then
+		rest=${rest:1}
+		echo "${rest%%\"*}"
+	else
+		echo "${rest%% *}"
+	fi
+}
+# in_pod POD CONTAINER SCRIPT: runs SCRIPT in the container (exec), leaves
+# the exec line in $line; fails unless it exited 0.
+in_pod() {
+	send "exec $1 $2 $3"
+	need "exec in $1" "exec "
+	[ "$(value_of "$line" exit_code)" = 0 ]
+}
+step() { # one readable line per step
+	pass "$1"
+}
+
+# 1. The image, imported into a private containerd.
+containerd_start "$rt" >"$tmp/containerd.out" 2>&1 || {
+	cat "$tmp/containerd.out"
+	give_up "1. containerd starts" "see above"
+}
+images_build "$tmp/images" >"$tmp/images.out" 2>&1 || give_up "1. test images" "$(tail -n 5 "$tmp/images.out")"
+images_import "$rt/containerd.sock" "$plugin_tar" "$tmp/images/pause.tar" "$tmp/images/busybox.tar" \
+	>"$tmp/import.out" 2>&1 || give_up "1. image import" "$(tail -n 5 "$tmp/import.out")"
+plugin_image=$(awk '/image: ascend-device-plugin:/ { print $2; exit }' "$root/deploy/base/ascend-device-plugin.yaml")
+step "1. ascend-device-plugin.tar ($(du -m "$plugin_tar" | cut -f1) MiB) imported into containerd as $plugin_image"
+
+# 2. The node.
+node_create "$node" "$build" >"$tmp/node.out" 2>&1 || give_up "2. node" "$(tail -n 5 "$tmp/node.out")"
+step "2. node: /dev/davinci0..$((CHIPS - 1)), davinci_manager, devmm_svm, hisi_hdc (mknod), driver with the DCMI simulator"
+
+# 3. The DaemonSet, rendered as an operator would, run as a pod.
+kubectl kustomize "$root/deploy" >"$tmp/daemonset.yaml" 2>"$tmp/kustomize.err" ||
+	give_up "3. kubectl kustomize deploy/" "$(cat "$tmp/kustomize.err")"
+coproc SIM {
+	exec "$sim" --dir "$node/var/lib/kubelet/device-plugins" --node-root "$node" \
+		--container-runtime-endpoint "$rt/containerd.sock" --relist-period 200ms \
+		--image-alias "debian:12-slim=$WORKLOAD_IMAGE" 2>"$tmp/sim.err"
+}
+# shellcheck disable=SC2153 # SIM_PID is set by coproc
+sim_pid=$SIM_PID
+sim_out=${SIM[0]} sim_in=${SIM[1]}
+need "3. kubelet-sim starts" "ready dir="
+send "run $tmp/daemonset.yaml"
+need "3. the plugin's pod is created" "pod-created pod=kube-system/ascend-device-plugin-"
+ds_pod=$(value_of "$line" pod)
+need "3. the plugin's container starts" "container-started pod=$ds_pod"
+need "3. the plugin registers from its container" "register resource=$RESOURCE"
+need "3. the plugin lists the chips" "devices resource=$RESOURCE"
+[ "$(value_of "$line" capacity)/$(value_of "$line" allocatable)" = "$CHIPS/$CHIPS" ] ||
+	give_up "3. capacity" "$line"
+send "probe $ds_pod ascend-device-plugin liveness"
+need "3. liveness probe" "probe pod=$ds_pod"
+[ "$(value_of "$line" result)" = success ] || give_up "3. liveness probe through ExecSync" "$line"
+step "3. DaemonSet pod $ds_pod: registered from its container, $RESOURCE: $CHIPS, liveness probe passes"
+
+# 4. Workloads. check_pod POD N: what the container sees is what it was given.
+check_pod() {
+	local pod=$1 want=$2 ids
+	need "4. $pod admitted" "pod-allocated pod=default/$pod"
+	ids=$(value_of "$line" ids)
+	need "4. $pod starts" "container-started pod=default/$pod"
+	local visible=${ids//npu-/}
+	# Each allocated chip: a character device with the node's numbers;
+	# no other chip; the shared nodes; the driver read-only.
+	local script="set -e; [ \"\$ASCEND_VISIBLE_DEVICES\" = $visible ];"
+	local n=0 id
+	for id in ${visible//,/ }; do
+		script+=" [ -c /dev/davinci$id ]; [ \"\$(stat -c %t:%T /dev/davinci$id)\" = $(stat -c %t:%T "$node/dev/davinci$id") ];"
+		n=$((n + 1))
+	done
+	[ "$n" = "$want" ] || give_up "4. $pod gets $want NPUs" "got $ids"
+	script+=" [ \$(ls /dev | grep -c '^davinci[0-9]') = $want ];"
+	script+=" for s in davinci_manager devmm_svm hisi_hdc; do [ -c /dev/\$s ]; done;"
+	script+=" [ -f /usr/local/Ascend/driver/version.info ];"
+	script+=" ! touch /usr/local/Ascend/driver/x 2>/tmp/err; grep -q 'Read-only file system' /tmp/err"
+	in_pod "default/$pod" inference "$script" || give_up "4. $pod sees its NPUs" "$line"
+	step "4. $pod: ASCEND_VISIBLE_DEVICES=$visible, only /dev/davinci{$visible} (c $(stat -c %t:%T "$node/dev/davinci0")), shared nodes, driver read-only (EROFS)"
+}
+send "run $root/examples/npu-pod.yaml"
+check_pod inference-pod 1
+sed -e 's/name: inference-pod/name: inference-pod-2npu/' -e 's/ascend.com\/npu: "1"/ascend.com\/npu: "2"/' \
+	"$root/examples/npu-pod.yaml" >"$tmp/npu-pod-2.yaml"
+send "run $tmp/npu-pod-2.yaml"
+check_pod inference-pod-2npu 2
+
+send "run $root/examples/npu-smoke-test.yaml"
+need "4. smoke test created" "pod-created pod=default/npu-smoke-test-"
+smoke=$(value_of "$line" pod)
+need "4. smoke test ends" "pod-phase pod=$smoke phase=S"
+send "logs $smoke smoke-test"
+need "4. smoke test log" "SMOKE TEST"
+case $line in *"SMOKE TEST PASSED"*) ;; *) give_up "4. smoke test passes" "$line" ;; esac
+step "4. npu-smoke-test Job: Succeeded, \"$(value_of "$line" text)\""
+
+finish
