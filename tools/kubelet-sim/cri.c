@@ -30,13 +30,13 @@
  * enforces those; this leaves it time to kill and report. */
 #define CRI_MARGIN_MS (30 * 1000)
 
-/* The kubelet's runtime API version in VersionRequest (kuberuntime's
- * kubeRuntimeAPIVersion); runtimes only echo it. */
+/* What the kubelet sends in VersionRequest (kuberuntime's
+ * kubeRuntimeAPIVersion); containerd ignores it. */
 #define KUBE_RUNTIME_API_VERSION "0.1.0"
 
-/* With CRI_MAX_LIST, a bound on what a caller may ask for: it keeps the
- * arena's size arithmetic far from overflow and the request well below
- * containerd's 16 MiB receive limit. */
+/* The largest request sent: far below containerd's 16 MiB receive limit.
+ * CRI_MAX_LIST (cri.h) bounds the lists, which keeps the arena's size
+ * arithmetic far from overflow. */
 #define CRI_MAX_REQUEST_BYTES (4 * 1024 * 1024)
 
 #define UNIX_SCHEME "unix://"

@@ -175,7 +175,9 @@ int cri_container_status(struct cri *cri, const char *container_id, struct cri_c
 
 /* Runs cmd in the container and waits for it at most timeout_s seconds, in
  * [1, CRI_MAX_TIMEOUT_S] (the runtime enforces it; the call's own deadline is
- * 30 s longer). Free the result with cri_exec_result_clear. A command that
+ * 30 s longer). Free the result with cri_exec_result_clear. Output is
+ * bounded by gRPC's 4 MiB receive limit: an answer above it fails with
+ * RESOURCE_EXHAUSTED (the kubelet allows 16 MiB). A command that
  * runs over its timeout is an error of the runtime's (containerd:
  * DEADLINE_EXCEEDED), not an exit code. */
 int cri_exec_sync(struct cri *cri, const char *container_id, const char *const *cmd, size_t n_cmd, int64_t timeout_s,
