@@ -5,7 +5,11 @@
  * proto/cri.proto, wire-compatible with kubernetes/cri-api. Every call is
  * blocking with a deadline; it returns 0, -EIO with *status filled when the
  * runtime answered with an error, or another negative errno for a local
- * failure (then status->code is -1 and status->message says what). */
+ * failure (then status->code is -1 and status->message says what). status
+ * is written only on failure and may be NULL. Strings the runtime returns
+ * are cut to the sizes below. Deadlines: 2 min for RunPodSandbox and
+ * CreateContainer, the command's timeout + 30 s for StopContainer and
+ * ExecSync, 30 s for the rest (see cri.c for why). */
 #pragma once
 
 #include <stdbool.h>
@@ -13,6 +17,12 @@
 #include <stdint.h>
 
 struct cri;
+
+/* Largest grace period (StopContainer) and exec timeout, in seconds. */
+#define CRI_MAX_TIMEOUT_S 86400
+
+/* Longest list (of labels, mounts, command words...) in one request. */
+#define CRI_MAX_LIST 1024
 
 /* The runtime's error, as the kubelet would quote it. */
 struct cri_status {
@@ -132,8 +142,9 @@ struct cri_exec_result {
 	size_t err_len;
 };
 
-/* Connects lazily to the runtime's unix socket (a path, or unix://PATH).
- * -ENAMETOOLONG, -EINVAL or -ENOMEM. */
+/* Connects lazily to the runtime's unix socket (an absolute path, or
+ * unix://PATH). -ENAMETOOLONG (the path does not fit sun_path), -EINVAL (a
+ * relative path or another scheme) or -ENOMEM. */
 int cri_open(const char *endpoint, struct cri **ret_cri);
 /* Accepts NULL. */
 void cri_close(struct cri *cri);
@@ -155,15 +166,20 @@ int cri_remove_sandbox(struct cri *cri, const char *sandbox_id, struct cri_statu
 int cri_create_container(struct cri *cri, const char *sandbox_id, const struct cri_container_config *config,
 			 const struct cri_sandbox_config *sandbox, char **ret_id, struct cri_status *status);
 int cri_start_container(struct cri *cri, const char *container_id, struct cri_status *status);
-/* timeout_s: the grace period before the runtime kills it (0: at once). */
+/* timeout_s: the grace period before the runtime kills it (0: at once), at
+ * most CRI_MAX_TIMEOUT_S. */
 int cri_stop_container(struct cri *cri, const char *container_id, int64_t timeout_s, struct cri_status *status);
 int cri_remove_container(struct cri *cri, const char *container_id, struct cri_status *status);
 int cri_container_status(struct cri *cri, const char *container_id, struct cri_container_status *ret_status,
 			 struct cri_status *status);
 
-/* Runs cmd in the container and waits for it at most timeout_s seconds (the
- * runtime enforces it; the call's own deadline is a little longer). Free the
- * result with cri_exec_result_clear. */
+/* Runs cmd in the container and waits for it at most timeout_s seconds, in
+ * [1, CRI_MAX_TIMEOUT_S] (the runtime enforces it; the call's own deadline is
+ * 30 s longer). Free the result with cri_exec_result_clear. Output is
+ * bounded by gRPC's 4 MiB receive limit: an answer above it fails with
+ * RESOURCE_EXHAUSTED (the kubelet allows 16 MiB). A command that
+ * runs over its timeout is an error of the runtime's (containerd:
+ * DEADLINE_EXCEEDED), not an exit code. */
 int cri_exec_sync(struct cri *cri, const char *container_id, const char *const *cmd, size_t n_cmd, int64_t timeout_s,
 		  struct cri_exec_result *ret_result, struct cri_status *status);
 void cri_exec_result_clear(struct cri_exec_result *result);
