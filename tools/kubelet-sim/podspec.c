@@ -579,7 +579,7 @@ static int read_host_path(struct ctx *c, const struct ynode *n, const char *path
 			return r;
 	}
 	if (!vol->host_path || vol->host_path[0] == '\0')
-		return fail(c, n, -EINVAL, "%s has no path", path);
+		return fail(c, n, -EINVAL, "%s.path is missing", path);
 	if (!vol->host_path_type)
 		vol->host_path_type = arena_strdup(&c->spec->arena, "");
 	if (!vol->host_path_type)
@@ -618,7 +618,7 @@ static int read_volume(struct ctx *c, const struct ynode *n, const char *path, s
 			return r;
 	}
 	if (!vol->name)
-		return fail(c, n, -EINVAL, "%s has no name", path);
+		return fail(c, n, -EINVAL, "%s.name is missing", path);
 	if (!dns_label_ok(vol->name))
 		return fail(c, n, -EINVAL, "%s.name \"%.*s\" is not a lowercase RFC 1123 label", path, CLIP, vol->name);
 	if (sources == 0)
@@ -671,8 +671,11 @@ static int read_env_entry(struct ctx *c, const struct ynode *n, const char *path
 		if (r < 0)
 			return r;
 	}
-	if (!env->name || !env_name_ok(env->name))
-		return fail(c, n, -EINVAL, "%s has no valid name", path);
+	if (!env->name)
+		return fail(c, n, -EINVAL, "%s.name is missing", path);
+	if (!env_name_ok(env->name))
+		return fail(c, n, -EINVAL, "%s.name \"%.*s\" is not a valid environment variable name", path, CLIP,
+			    env->name);
 	*keep = true;
 	if (!value_from) {
 		if (!env->value)
@@ -716,7 +719,7 @@ static int read_env_entry(struct ctx *c, const struct ynode *n, const char *path
 			return r;
 	}
 	if (!env->field_ref)
-		return fail(c, v, -EINVAL, "%s has no fieldPath", p);
+		return fail(c, v, -EINVAL, "%s.fieldPath is missing", p);
 	if (!env_field_path_ok(env->field_ref))
 		return fail(c, v, -EINVAL, "%s.fieldPath \"%.*s\" is not a field the kubelet resolves", p, CLIP,
 			    env->field_ref);
@@ -779,9 +782,9 @@ static int read_mounts(struct ctx *c, const struct ynode *n, const char *path, s
 				return r;
 		}
 		if (!m->name)
-			return fail(c, item, -EINVAL, "%s has no name", p);
+			return fail(c, item, -EINVAL, "%s.name is missing", p);
 		if (!m->mount_path || m->mount_path[0] == '\0')
-			return fail(c, item, -EINVAL, "%s has no mountPath", p);
+			return fail(c, item, -EINVAL, "%s.mountPath is missing", p);
 		if (!find_volume(c->spec, m->name))
 			return fail(c, item, -EINVAL, "%s.name \"%.*s\" is not a volume of the pod", p, CLIP, m->name);
 		for (size_t j = 0; j < i; j++)
@@ -933,6 +936,27 @@ static int read_container_security(struct ctx *c, const struct ynode *n, const c
 	return 0;
 }
 
+static int read_exec(struct ctx *c, const struct ynode *key, const struct ynode *n, const char *path,
+		     struct podspec_probe *probe)
+{
+	int r = want_map(c, n, path);
+	if (r < 0)
+		return r;
+	for_each_pair(n, k, v) {
+		char p[PATH_SIZE];
+		path_key(p, sizeof(p), path, k->value);
+		if (key_is(k, "command"))
+			r = get_string_list(c, v, p, &probe->exec, &probe->n_exec);
+		else
+			r = ignore(c, "%s", p);
+		if (r < 0)
+			return r;
+	}
+	if (probe->n_exec == 0)
+		return fail(c, key, -EINVAL, "%s.command is missing", path);
+	return 0;
+}
+
 static int read_probe(struct ctx *c, const struct ynode *n, const char *path, bool liveness,
 		      struct podspec_probe *ret)
 {
@@ -952,21 +976,8 @@ static int read_probe(struct ctx *c, const struct ynode *n, const char *path, bo
 				return fail(c, k, -EINVAL, "%s has more than one handler", path);
 			handler = k->value;
 			handler_key = k;
-			if (!key_is(k, "exec"))
-				continue;
-			r = want_map(c, v, p);
-			for_each_pair(v, ek, ev) {
-				char ep[PATH_SIZE];
-				path_key(ep, sizeof(ep), p, ek->value);
-				if (r < 0)
-					break;
-				if (key_is(ek, "command"))
-					r = get_string_list(c, ev, ep, &probe.exec, &probe.n_exec);
-				else
-					r = ignore(c, "%s", ep);
-			}
-			if (r == 0 && probe.n_exec == 0)
-				r = fail(c, k, -EINVAL, "%s has no command", p);
+			if (key_is(k, "exec"))
+				r = read_exec(c, k, v, p, &probe);
 		} else if (key_is(k, "initialDelaySeconds")) {
 			r = get_u32(c, v, p, &probe.initial_delay_s);
 		} else if (key_is(k, "periodSeconds")) {
@@ -1050,11 +1061,11 @@ static int read_container(struct ctx *c, const struct ynode *n, const char *path
 			return r;
 	}
 	if (!ctr->name)
-		return fail(c, n, -EINVAL, "%s has no name", path);
+		return fail(c, n, -EINVAL, "%s.name is missing", path);
 	if (!dns_label_ok(ctr->name))
 		return fail(c, n, -EINVAL, "%s.name \"%.*s\" is not a lowercase RFC 1123 label", path, CLIP, ctr->name);
 	if (!ctr->image || ctr->image[0] == '\0')
-		return fail(c, n, -EINVAL, "%s (%s) has no image", path, ctr->name);
+		return fail(c, n, -EINVAL, "%s.image is missing", path);
 	return 0;
 }
 
@@ -1083,6 +1094,27 @@ static int read_containers(struct ctx *c, const struct ynode *n, const char *pat
 	return 0;
 }
 
+static int read_groups(struct ctx *c, const struct ynode *n, const char *path)
+{
+	struct podspec *spec = c->spec;
+	int r = want_seq(c, n, path, PODSPEC_MAX_ITEMS, "group ids");
+	if (r < 0 || n->n_children == 0)
+		return r;
+	spec->supplemental_groups = arena_alloc(&spec->arena, n->n_children * sizeof(int64_t));
+	if (!spec->supplemental_groups)
+		return fail_nomem(c);
+	for (const struct ynode *item = n->first; item; item = item->next) {
+		bool set = false;
+		r = get_int(c, item, path, ID_MAX, &spec->supplemental_groups[spec->n_supplemental_groups], &set);
+		if (r < 0)
+			return r;
+		if (!set)
+			return fail(c, item, -EINVAL, "%s must be a list of group ids", path);
+		spec->n_supplemental_groups++;
+	}
+	return 0;
+}
+
 static int read_pod_security(struct ctx *c, const struct ynode *n, const char *path)
 {
 	struct podspec *spec = c->spec;
@@ -1099,21 +1131,7 @@ static int read_pod_security(struct ctx *c, const struct ynode *n, const char *p
 		} else if (key_is(k, "runAsNonRoot")) {
 			r = get_bool(c, v, p, &spec->run_as_non_root);
 		} else if (key_is(k, "supplementalGroups")) {
-			r = want_seq(c, v, p, PODSPEC_MAX_ITEMS, "group ids");
-			if (r < 0 || v->n_children == 0)
-				continue;
-			spec->supplemental_groups = arena_alloc(&spec->arena, v->n_children * sizeof(int64_t));
-			if (!spec->supplemental_groups)
-				return fail_nomem(c);
-			for (const struct ynode *item = v->first; item && r == 0; item = item->next) {
-				bool set = false;
-				r = get_int(c, item, p, ID_MAX, &spec->supplemental_groups[spec->n_supplemental_groups],
-					    &set);
-				if (r == 0 && !set)
-					r = fail(c, item, -EINVAL, "%s must be a list of group ids", p);
-				if (r == 0)
-					spec->n_supplemental_groups++;
-			}
+			r = read_groups(c, v, p);
 		} else {
 			r = ignore(c, "%s", p);
 		}
@@ -1244,7 +1262,7 @@ static int read_template(struct ctx *c, const struct ynode *n, const char *path,
 			return r;
 	}
 	if (!pod)
-		return fail(c, n, -EINVAL, "%s has no spec", path);
+		return fail(c, n, -EINVAL, "%s.spec is missing", path);
 	return 0;
 }
 
@@ -1268,7 +1286,7 @@ static int read_workload_spec(struct ctx *c, const struct ynode *n, const struct
 			return r;
 	}
 	if (!template)
-		return fail(c, n, -EINVAL, "%s: spec has no template", wk->kind);
+		return fail(c, n, -EINVAL, "spec.template is missing");
 	return 0;
 }
 
@@ -1299,9 +1317,9 @@ static int read_workload(struct ctx *c, const struct ynode *root, const struct w
 			return r;
 	}
 	if (!metadata)
-		return fail(c, root, -EINVAL, "%s has no metadata.name", wk->kind);
+		return fail(c, root, -EINVAL, "metadata.name is missing");
 	if (!pod)
-		return fail(c, root, -EINVAL, "%s/%s has no spec", wk->kind, spec->name);
+		return fail(c, root, -EINVAL, "spec is missing");
 	if (!spec->namespace || spec->namespace[0] == '\0')
 		spec->namespace = arena_strdup(&spec->arena, "default");
 	return spec->namespace ? 0 : fail_nomem(c);
@@ -1314,8 +1332,10 @@ static int read_document(struct ctx *c, const struct ynode *root)
 	if (root->type != YN_MAP)
 		return fail(c, root, -EINVAL, "a document must be a mapping (a Kubernetes object)");
 	const struct ynode *kind = map_get(root, "kind");
-	if (!kind || kind->type != YN_SCALAR || kind->kind != YS_STR || kind->len == 0)
-		return fail(c, kind ? kind : root, -EINVAL, "the object has no kind");
+	if (!kind || is_null(kind))
+		return fail(c, root, -EINVAL, "kind is missing");
+	if (kind->type != YN_SCALAR || kind->kind != YS_STR)
+		return fail(c, kind, -EINVAL, "kind must be a string");
 	const struct workload_kind *wk = NULL;
 	for (size_t i = 0; i < ELEMENTSOF(workload_kinds); i++)
 		if (strcmp(kind->value, workload_kinds[i].kind) == 0)
