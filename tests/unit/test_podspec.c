@@ -356,7 +356,7 @@ static void test_defaults(void **state)
 					      "      emptyDir: {}\n"
 					      "    - name: host\n"
 					      "      hostPath:\n"
-					      "        path: /srv\n"
+					      "        path: /srv/..data/x..\n"
 					      "  containers:\n"
 					      "    - name: c\n"
 					      "      image: busybox\n"
@@ -376,7 +376,7 @@ static void test_defaults(void **state)
 	assert_int_equal(spec->n_labels, 0);
 	assert_true(spec->volumes[0].empty_dir);
 	assert_null(spec->volumes[0].host_path);
-	assert_string_equal(spec->volumes[1].host_path, "/srv");
+	assert_string_equal(spec->volumes[1].host_path, "/srv/..data/x..");
 	assert_string_equal(spec->volumes[1].host_path_type, "");
 	const struct podspec_container *c = &spec->containers[0];
 	assert_string_equal(c->env[0].value, "");
@@ -653,6 +653,10 @@ static void test_errors(void **state)
 		{ POD_HEAD "  volumes:\n    - emptyDir: {}\n" ONE_CONTAINER, "line 7: spec.volumes[0].name is missing" },
 		{ POD_HEAD "  volumes:\n    - name: v\n      hostPath: {type: File}\n" ONE_CONTAINER,
 		  "line 8: spec.volumes[0].hostPath.path is missing" },
+		{ POD_HEAD "  volumes:\n    - name: v\n      hostPath: {path: /var/../etc}\n" ONE_CONTAINER,
+		  "line 8: spec.volumes[0].hostPath.path must not contain '..'" },
+		{ POD_HEAD "  volumes:\n    - name: v\n      hostPath: {path: ..}\n" ONE_CONTAINER,
+		  "line 8: spec.volumes[0].hostPath.path must not contain '..'" },
 		{ POD_HEAD "  volumes:\n    - name: v\n      hostPath: {path: /x, type: Folder}\n" ONE_CONTAINER,
 		  "line 8: spec.volumes[0].hostPath.type \"Folder\" is not a hostPath type" },
 		{ "apiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {}\n", "line 3: metadata.name is missing" },

@@ -343,6 +343,20 @@ static int want_map(struct ctx *c, const struct ynode *n, const char *path)
 	return 0;
 }
 
+/* Lists every key of a mapping as ignored. */
+static int ignore_all(struct ctx *c, const struct ynode *n, const char *path)
+{
+	int r = want_map(c, n, path);
+	if (r < 0)
+		return r;
+	for_each_pair(n, k, v) {
+		r = ignore_key(c, path, k);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* A sequence of at most max items, or null (none). */
 static int want_seq(struct ctx *c, const struct ynode *n, const char *path, size_t max, const char *what)
 {
@@ -559,6 +573,19 @@ static const struct podspec_volume *find_volume(const struct podspec *spec, cons
 	return NULL;
 }
 
+/* A ".." element, which the API server refuses in a hostPath. */
+static bool has_backstep(const char *path)
+{
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return true;
+		p += len;
+		p += strspn(p, "/");
+	}
+	return false;
+}
+
 static int read_host_path(struct ctx *c, const struct ynode *n, const char *path, struct podspec_volume *vol)
 {
 	static const char *const types[] = { "",	  "DirectoryOrCreate", "Directory",  "FileOrCreate",
@@ -580,6 +607,8 @@ static int read_host_path(struct ctx *c, const struct ynode *n, const char *path
 	}
 	if (!vol->host_path || vol->host_path[0] == '\0')
 		return fail(c, n, -EINVAL, "%s.path is missing", path);
+	if (has_backstep(vol->host_path))
+		return fail(c, n, -EINVAL, "%s.path must not contain '..'", path);
 	if (!vol->host_path_type)
 		vol->host_path_type = arena_strdup(&c->spec->arena, "");
 	if (!vol->host_path_type)
@@ -606,11 +635,9 @@ static int read_volume(struct ctx *c, const struct ynode *n, const char *path, s
 		else if (key_is(k, "hostPath"))
 			r = read_host_path(c, v, p, vol);
 		else if (key_is(k, "emptyDir")) {
+			/* medium and sizeLimit: a plain directory is made either way. */
 			vol->empty_dir = true;
-			r = want_map(c, v, p);
-			for_each_pair(v, ek, ev)
-				if (r == 0)
-					r = ignore_key(c, p, ek);
+			r = ignore_all(c, v, p);
 		} else {
 			r = ignore(c, "%s", p);
 		}
@@ -966,16 +993,14 @@ static int read_probe(struct ctx *c, const struct ynode *n, const char *path, bo
 	int r = want_map(c, n, path);
 	if (r < 0 || is_null(n))
 		return r;
-	const char *handler = NULL;
-	const struct ynode *handler_key = NULL;
+	const struct ynode *handler = NULL;
 	for_each_pair(n, k, v) {
 		char p[PATH_SIZE];
 		path_key(p, sizeof(p), path, k->value);
 		if (key_is(k, "exec") || key_is(k, "httpGet") || key_is(k, "tcpSocket") || key_is(k, "grpc")) {
 			if (handler)
 				return fail(c, k, -EINVAL, "%s has more than one handler", path);
-			handler = k->value;
-			handler_key = k;
+			handler = k;
 			if (key_is(k, "exec"))
 				r = read_exec(c, k, v, p, &probe);
 		} else if (key_is(k, "initialDelaySeconds")) {
@@ -1007,8 +1032,8 @@ static int read_probe(struct ctx *c, const struct ynode *n, const char *path, bo
 		probe.failure_threshold = 3;
 	if (liveness && probe.success_threshold != 1)
 		return fail(c, n, -EINVAL, "%s.successThreshold must be 1 for a liveness probe", path);
-	if (strcmp(handler, "exec") != 0)
-		return ignore(c, "%s (%s probe)", path, handler_key->value);
+	if (!key_is(handler, "exec"))
+		return ignore(c, "%s (%s probe)", path, handler->value);
 	probe.set = true;
 	*ret = probe;
 	return 0;
@@ -1222,11 +1247,31 @@ static int read_metadata(struct ctx *c, const struct ynode *n, const struct work
 			r = read_labels(c, v, p);
 		else if (wk->pod)
 			r = ignore(c, "%s", p);
+		else
+			r = 0; /* a controller's own labels and annotations */
 		if (r < 0)
 			return r;
 	}
 	if (!spec->name || spec->name[0] == '\0')
 		return fail(c, n, -EINVAL, "metadata.name is missing");
+	return 0;
+}
+
+static int read_template_metadata(struct ctx *c, const struct ynode *n, const char *path)
+{
+	int r = want_map(c, n, path);
+	if (r < 0)
+		return r;
+	for_each_pair(n, k, v) {
+		char p[PATH_SIZE];
+		path_key(p, sizeof(p), path, k->value);
+		if (key_is(k, "labels"))
+			r = read_labels(c, v, p);
+		else
+			r = ignore(c, "%s", p);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -1240,17 +1285,7 @@ static int read_template(struct ctx *c, const struct ynode *n, const char *path,
 		char p[PATH_SIZE];
 		path_key(p, sizeof(p), path, k->value);
 		if (key_is(k, "metadata")) {
-			r = want_map(c, v, p);
-			for_each_pair(v, mk, mv) {
-				char mp[PATH_SIZE];
-				path_key(mp, sizeof(mp), p, mk->value);
-				if (r < 0)
-					break;
-				if (key_is(mk, "labels"))
-					r = read_labels(c, mv, mp);
-				else
-					r = ignore(c, "%s", mp);
-			}
+			r = read_template_metadata(c, v, p);
 		} else if (key_is(k, "spec")) {
 			pod = is_null(v) ? NULL : v;
 			if (pod)
