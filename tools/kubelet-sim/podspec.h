@@ -6,26 +6,37 @@
  * Only the fields a kubelet acts on are kept; every other field that is
  * present is listed in `ignored` with its path, so that the caller can report
  * what it does not honour instead of dropping it silently. Everything an
- * outsider controls is bounded (see the limits below). */
+ * outsider controls is bounded (see the limits below).
+ *
+ * Types are checked as the API server decodes them (YAML 1.1 scalars, as
+ * kubectl's go-yaml resolves them): `value: 1` is a number, not a string, and
+ * is refused like `runAsUser: "0"`; a null field counts as absent. YAML
+ * aliases are refused, so a document cannot expand beyond its text. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
+
 #define PODSPEC_FILE_MAX (1024 * 1024)
 #define PODSPEC_MAX_CONTAINERS 16
 #define PODSPEC_MAX_VOLUMES 64
 #define PODSPEC_MAX_ITEMS 256 /* env entries, mounts, args, limits, ... per list */
 #define PODSPEC_MAX_IGNORED 64
-#define PODSPEC_STRING_MAX 65536
+#define PODSPEC_STRING_MAX 65536 /* bytes of a kept string */
+#define PODSPEC_MAX_DEPTH 64       /* YAML nesting */
+#define PODSPEC_MAX_NODES 100000   /* YAML nodes in one document */
 
 /* An env entry: a value, or a fieldRef the kubelet resolves (metadata.name,
  * metadata.namespace, metadata.uid, spec.nodeName, status.hostIP,
- * status.podIP, ...). Other valueFrom sources are listed in `ignored`. */
+ * status.podIP, ...). An entry whose valueFrom names another source
+ * (secretKeyRef, configMapKeyRef, resourceFieldRef, ...) is left out of
+ * `env` and listed in `ignored`. */
 struct podspec_env {
 	char *name;
-	char *value;     /* NULL when field_ref is set */
+	char *value;     /* NULL when field_ref is set ("" when neither is given) */
 	char *field_ref; /* valueFrom.fieldRef.fieldPath, or NULL */
 };
 
@@ -37,13 +48,14 @@ struct podspec_mount {
 
 struct podspec_volume {
 	char *name;
-	char *host_path;      /* NULL: not a hostPath volume (then ignored) */
+	char *host_path;      /* NULL: not a hostPath volume (then ignored unless empty_dir) */
 	char *host_path_type; /* "" when not given */
 	bool empty_dir;
 };
 
 /* A resource quantity, kept as written ("1", "500m", "16Mi") and, for
- * whole numbers (extended resources must be), as a number. */
+ * plain whole numbers ("1", 1; extended resources such as ascend.com/npu
+ * must be one, and their requests must equal their limits), as a number. */
 struct podspec_quantity {
 	char *name;
 	char *text;
@@ -52,7 +64,7 @@ struct podspec_quantity {
 };
 
 struct podspec_probe {
-	bool set;                  /* an exec probe is configured */
+	bool set;                  /* an exec probe is configured (others are ignored) */
 	char **exec;               /* exec.command */
 	size_t n_exec;
 	uint32_t initial_delay_s;  /* defaults as in the API: 0 */
@@ -84,6 +96,8 @@ struct podspec_container {
 	int64_t run_as_user;
 	bool has_run_as_group;
 	int64_t run_as_group;
+	bool has_run_as_non_root; /* the container's own runAsNonRoot, over the pod's */
+	bool run_as_non_root;
 	char **cap_add;
 	size_t n_cap_add;
 	char **cap_drop;
@@ -117,25 +131,44 @@ struct podspec {
 	size_t n_init_containers;
 	struct podspec_container *containers;
 	size_t n_containers;
-	/* Fields present but not acted on, as paths ("spec.nodeSelector",
-	 * "spec.containers[0].resources.limits.memory" is NOT listed: limits are
-	 * kept). At most PODSPEC_MAX_IGNORED, then n_ignored_more counts the rest. */
+	/* Fields present but not acted on, in document order, each the path of
+	 * the field from the object's root, with a reason in parentheses when
+	 * the path alone does not say it:
+	 *   "spec.template.spec.nodeSelector"
+	 *   "spec.containers[0].imagePullPolicy"
+	 *   "spec.containers[0].env[2].valueFrom.secretKeyRef"
+	 *   "spec.volumes[1].configMap"
+	 *   "spec.template.spec.containers[0].readinessProbe (httpGet probe)"
+	 *   "ConfigMap/foo (not a workload)"
+	 * Resource limits are kept, so they are never listed. A workload's own
+	 * metadata (but name and namespace) and spec.selector describe the
+	 * controller, not the pod, and are not listed; its other spec fields
+	 * (spec.replicas, spec.backoffLimit, ...) are. At most
+	 * PODSPEC_MAX_IGNORED, then n_ignored_more counts the rest. */
 	char **ignored;
 	size_t n_ignored;
 	size_t n_ignored_more;
+	/* Owns every string and array above: read-only for the caller. */
+	struct arena arena;
 };
 
 /* Parses data[0..len). On success *ret_spec is set; on failure returns
- * -EINVAL (malformed YAML, not a workload, a field of the wrong type, two
- * workloads), -E2BIG (a limit above exceeded) or -ENOMEM, and writes a
- * message naming the problem, with its line when known, into err. */
+ * -EINVAL (malformed YAML, not a workload, a field of the wrong type or
+ * value, a required field missing, two workloads), -E2BIG (a limit above
+ * exceeded) or -ENOMEM, and writes a message naming the problem into err:
+ * "line 12: spec.containers[0].command must be a list of strings", the path
+ * as in `ignored`, "line N: " left out when no line applies. */
 int podspec_parse(const char *data, size_t len, struct podspec **ret_spec, char *err, size_t err_size);
-/* Reads path (at most PODSPEC_FILE_MAX bytes) and parses it. */
+/* Reads path (at most PODSPEC_FILE_MAX bytes) and parses it; err starts
+ * with the path ("pod.yaml: line 3: ..."). */
 int podspec_load(const char *path, struct podspec **ret_spec, char *err, size_t err_size);
 /* Accepts NULL and half-built specs. */
 void podspec_free(struct podspec *spec);
 
 /* Expands $(VAR) references in s as the kubelet does for command, args and
- * env values: VAR is looked up in vars (names[i] -> values[i]); $$ gives $;
- * an unknown reference stays as written. *ret is malloc'd. */
+ * env values (Kubernetes third_party/forked/golang/expansion): VAR is looked
+ * up in names[i] -> values[i], the last definition winning as in the
+ * kubelet's map; $$ gives $; an unknown reference, an unterminated "$(" and
+ * a '$' before any other character stay as written. *ret is malloc'd.
+ * -E2BIG when the result would exceed PODSPEC_FILE_MAX bytes. */
 int podspec_expand(const char *s, char *const *names, char *const *values, size_t n, char **ret);
