@@ -21,7 +21,12 @@ packages=(
 # builds the container image with (scripts/image.sh): umoci, skopeo and jq;
 # `deps.sh image-run` adds podman and runc, which tests/scripts/test_image.sh
 # runs the image with (podman's default crun cannot run on hosts with hybrid
-# cgroups).
+# cgroups). `deps.sh e2e` adds what tests/e2e/node.sh runs a simulated node
+# with: containerd (with its CRI plugin) and runc, umoci, skopeo and jq to
+# build the test images from busybox-static, containernetworking-plugins for
+# CNI's loopback, inotify-tools (inotifywait) to wait for containerd's socket,
+# and iproute2, util-linux and procps (ip, nsenter, pidwait) for the pods'
+# network and the teardown.
 manifests=false
 arm64=false
 for extra in "$@"; do
@@ -29,6 +34,8 @@ for extra in "$@"; do
 	fuzz) packages+=(clang) ;;
 	image) packages+=(umoci skopeo jq binutils) ;;
 	image-run) packages+=(podman runc) ;;
+	e2e) packages+=(containerd runc umoci skopeo jq busybox-static containernetworking-plugins inotify-tools
+		iproute2 util-linux procps) ;;
 	manifests)
 		manifests=true
 		command -v kubectl >/dev/null || packages+=(kubernetes-client)

@@ -2,9 +2,10 @@
 /* The DCMI simulator: the C ABI of Huawei's libdcmi.so (npu/dcmi_abi.h),
  * answered from a state file instead of hardware, so the plugin's real
  * dlopen-based DCMI code runs in tests and demos. The file named by
- * ASCEND_FAKE_DCMI_STATE is parsed by state.c; a watcher thread follows it
- * with inotify and turns health changes into fault events. The format and
- * the behaviour are documented in docs/fake-dcmi.md.
+ * ASCEND_FAKE_DCMI_STATE (or, without it, fake-dcmi.state next to the library
+ * itself) is parsed by state.c; a watcher thread follows it with inotify and
+ * turns health changes into fault events. The format and the behaviour are
+ * documented in docs/fake-dcmi.md.
  *
  * Concurrency: every API call and every reload runs under one mutex. Each
  * call first takes in pending inotify notifications, so it sees any change
@@ -12,6 +13,7 @@
  * seen, queued, and called by the watcher thread with the mutex released, so
  * a handler may call back into DCMI. Only dcmi_* symbols are exported (the
  * build uses -fvisibility=hidden). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -49,6 +51,8 @@
 #define EVENT_QUEUE_SIZE 1024
 /* How long the library destructor waits for a handler to return. */
 #define STOP_TIMEOUT_S 2
+/* The state file looked for next to the library without ASCEND_FAKE_DCMI_STATE. */
+#define DEFAULT_STATE_NAME "fake-dcmi.state"
 
 struct subscription {
 	bool used;
@@ -419,51 +423,90 @@ static void release_locked(void)
 	drop_subscriptions_locked();
 }
 
-/* Splits ASCEND_FAKE_DCMI_STATE into an absolute directory and a name.
- * The directory must exist (it is what inotify watches); the file need not. */
-static int resolve_state_path(const char *env, char *ret_dir, size_t dir_size)
+/* Splits the state file's path into an absolute directory and a name.
+ * The directory must exist (it is what inotify watches); the file need not.
+ * origin says where the path came from, for the messages. */
+static int resolve_state_path(const char *origin, const char *path, char *ret_dir, size_t dir_size)
 {
-	const char *slash = strrchr(env, '/');
-	const char *name = slash ? slash + 1 : env;
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
 	char dir[PATH_MAX];
 	char resolved[PATH_MAX];
 
 	if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE=%s does not name a file\n", env);
+		fprintf(stderr, "fake-dcmi: %s=%s does not name a file\n", origin, path);
 		return -EINVAL;
 	}
 	if (!slash)
 		memcpy(dir, ".", sizeof("."));
-	else if (slash == env)
+	else if (slash == path)
 		memcpy(dir, "/", sizeof("/"));
-	else if (str_printf(dir, sizeof(dir), "%.*s", (int)(slash - env), env) < 0)
+	else if (str_printf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) < 0)
 		return -ENAMETOOLONG;
 
 	if (!realpath(dir, resolved)) {
 		int r = -errno;
-		fprintf(stderr, "fake-dcmi: directory of ASCEND_FAKE_DCMI_STATE %s: %s\n", dir, strerror(errno));
+		fprintf(stderr, "fake-dcmi: directory of %s %s: %s\n", origin, dir, strerror(errno));
 		return r;
 	}
 	if (str_copy(ret_dir, dir_size, resolved) < 0 || path_join(sim.path, sizeof(sim.path), resolved, name) < 0) {
-		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE path too long\n");
+		fprintf(stderr, "fake-dcmi: %s path too long\n", origin);
 		return -ENAMETOOLONG;
 	}
 	sim.base = strrchr(sim.path, '/') + 1;
 	return 0;
 }
 
+/* The state file when ASCEND_FAKE_DCMI_STATE is unset: DEFAULT_STATE_NAME in
+ * the directory this library was loaded from. It serves a plugin in a
+ * container whose environment the test must not change (the shipped
+ * DaemonSet), where the driver directory is all the simulator shares with
+ * the host. Unlike a named file it must exist: a library that finds no
+ * state anywhere says so instead of simulating a node without chips. */
+static int default_state_path(char *ret, size_t size)
+{
+	Dl_info info;
+	/* Any address inside the library names it; a static one cannot be
+	 * interposed by another copy of the library. */
+	if (dladdr((const void *)&sim, &info) == 0 || !info.dli_fname || !strchr(info.dli_fname, '/')) {
+		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE is not set and the library's own path is "
+				"unknown; set it to the state file\n");
+		return -ENOENT;
+	}
+	const char *slash = strrchr(info.dli_fname, '/');
+	if (str_printf(ret, size, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, DEFAULT_STATE_NAME) < 0) {
+		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE is not set and the path of %s is too long\n",
+			info.dli_fname);
+		return -ENAMETOOLONG;
+	}
+	struct stat st;
+	if (stat(ret, &st) < 0) {
+		int r = -errno;
+		fprintf(stderr,
+			"fake-dcmi: ASCEND_FAKE_DCMI_STATE is not set and %s (next to the library) cannot be "
+			"used: %s; set the variable or put the state file there\n",
+			ret, strerror(errno));
+		return r;
+	}
+	return 0;
+}
+
 static int start_locked(void)
 {
 	const char *env = getenv("ASCEND_FAKE_DCMI_STATE");
+	const char *origin = "ASCEND_FAKE_DCMI_STATE";
+	char fallback[PATH_MAX];
 	if (!env || env[0] == '\0') {
-		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_STATE is not set; it must name the state file\n");
-		return DCMI_ERR_INNER;
+		if (default_state_path(fallback, sizeof(fallback)) < 0)
+			return DCMI_ERR_INNER;
+		env = fallback;
+		origin = "the default state file";
 	}
 	const char *log = getenv("ASCEND_FAKE_DCMI_LOG");
 	sim.log_events = log && strcmp(log, "1") == 0;
 
 	char dir[PATH_MAX];
-	if (resolve_state_path(env, dir, sizeof(dir)) < 0)
+	if (resolve_state_path(origin, env, dir, sizeof(dir)) < 0)
 		return DCMI_ERR_INNER;
 
 	sim.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);

@@ -4,7 +4,8 @@
  * against state files in a private temporary directory. Covers the calls
  * before dcmi_init, enumeration, absent chips, error codes, fault and
  * recovery events after atomic renames and in-place writes, subscription
- * scopes, filters and `subscribe off`, and removal of the state file.
+ * scopes, filters and `subscribe off`, and removal of the state file; and,
+ * with a second copy of the library, the default state file next to it.
  *
  * The library is process-global, so the tests share one instance and run in
  * order; failing dcmi_init calls are checked in a forked child. Waits for
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -732,6 +734,120 @@ static void test_malformed_line_is_reported_with_its_number(void **unused)
 	assert_int_equal(strncmp(text + strlen(want3), want4, strlen(want4)), 0);
 }
 
+
+/* Copies the built library, so that a second instance can be loaded from a
+ * directory of the test's choosing. */
+static void copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	assert_true(in >= 0);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	assert_true(out >= 0);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	assert_int_equal(close(out), 0);
+}
+
+/* Writes text to path by rename, as the documentation asks. */
+static void replace_file(const char *path, const char *text)
+{
+	char tmp[PATH_MAX];
+	assert_true((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) < sizeof(tmp));
+	FILE *f = fopen(tmp, "we");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+static int restore_state_variable(void **unused)
+{
+	(void)unused;
+	setenv("ASCEND_FAKE_DCMI_STATE", state_path, 1);
+	return 0;
+}
+
+/* Without ASCEND_FAKE_DCMI_STATE, a copy of the library in a directory of its
+ * own reads fake-dcmi.state from that directory, and follows it there; with
+ * no such file, dcmi_init fails and names the file it looked for. The copy is
+ * a separate instance (another inode), independent of the shared one. */
+static void test_default_state_next_to_the_library(void **unused)
+{
+	(void)unused;
+	/* Sized from dir (PATH_MAX / 2), so every path provably fits. */
+	char lib_dir[PATH_MAX / 2 + 16], copy[PATH_MAX], state[PATH_MAX], log_path[PATH_MAX];
+	snprintf(lib_dir, sizeof(lib_dir), "%s/driver", dir);
+	snprintf(copy, sizeof(copy), "%s/libdcmi.so", lib_dir);
+	snprintf(state, sizeof(state), "%s/fake-dcmi.state", lib_dir);
+	snprintf(log_path, sizeof(log_path), "%s/stderr.txt", dir);
+	assert_int_equal(mkdir(lib_dir, 0755), 0);
+	copy_file(FAKE_DCMI_LIB, copy);
+	unsetenv("ASCEND_FAKE_DCMI_STATE");
+
+	void *other = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+	if (!other)
+		print_error("dlopen %s: %s\n", copy, dlerror());
+	assert_non_null(other);
+	assert_ptr_not_equal(other, lib);
+	int (*init)(void);
+	int (*card_list)(int *, int *, int);
+	*(void **)(&init) = dlsym(other, "dcmi_init");
+	*(void **)(&card_list) = dlsym(other, "dcmi_get_card_list");
+	assert_non_null(init);
+	assert_non_null(card_list);
+
+	/* No file yet: dcmi_init fails and says which file it wanted. */
+	int log_fd = open(log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(log_fd >= 0);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(log_fd, STDERR_FILENO) >= 0);
+	int rc = init();
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	char text[2048] = "";
+	ssize_t len = pread(log_fd, text, sizeof(text) - 1, 0);
+	close(log_fd);
+	unlink(log_path);
+	assert_int_equal(rc, DCMI_ERR_INNER);
+	assert_true(len > 0);
+	text[len] = '\0';
+	char want[PATH_MAX + 128];
+	snprintf(want, sizeof(want),
+		 "fake-dcmi: ASCEND_FAKE_DCMI_STATE is not set and %s (next to the library) cannot be used: ", state);
+	if (!strstr(text, want))
+		print_error("stderr was:\n%s", text);
+	assert_non_null(strstr(text, want));
+
+	/* With the file: its chips, and a replacement is seen by the next call. */
+	replace_file(state, "chip phy=0\nchip phy=1\nchip phy=2\n");
+	assert_int_equal(init(), 0);
+	int n = -1, list[64];
+	assert_int_equal(card_list(&n, list, 64), 0);
+	assert_int_equal(n, 3);
+	replace_file(state, "chip phy=5\n");
+	assert_int_equal(card_list(&n, list, 64), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(list[0], 5);
+
+	/* The shared instance is untouched by the copy. */
+	write_state("chip phy=0\nchip phy=1\n");
+	assert_int_equal(dcmi.dcmi_get_card_list(&n, list, 64), 0);
+	assert_int_equal(n, 2);
+
+	/* dlclose stops the copy's watcher thread. */
+	assert_int_equal(dlclose(other), 0);
+	assert_int_equal(unlink(state), 0);
+	assert_int_equal(unlink(copy), 0);
+	assert_int_equal(rmdir(lib_dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -747,6 +863,8 @@ int main(void)
 		cmocka_unit_test_setup(test_in_place_write_is_seen, init_dcmi),
 		cmocka_unit_test_setup(test_removed_file_means_zero_cards, init_dcmi),
 		cmocka_unit_test_setup(test_malformed_line_is_reported_with_its_number, init_dcmi),
+		cmocka_unit_test_setup_teardown(test_default_state_next_to_the_library, init_dcmi,
+						restore_state_variable),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
