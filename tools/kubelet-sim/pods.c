@@ -465,8 +465,8 @@ static void sandbox_config(const struct pod *pod, struct cri_kv *labels, struct 
 		.log_directory = pod->log_dir,
 		.labels = labels,
 		.n_labels = 3,
-		/* Every pod gets the node's network: kubelet-sim has no CNI. */
-		.host_network = true,
+		/* A pod network needs a CNI plugin configured in the runtime. */
+		.host_network = spec->host_network,
 		.host_pid = spec->host_pid,
 		.host_ipc = spec->host_ipc,
 		.privileged = privileged,
@@ -598,8 +598,9 @@ static const char *field_value(const struct pod *pod, const char *path, char *bu
 	}
 	if (strcmp(path, "spec.serviceAccountName") == 0)
 		return "";
-	/* Every pod runs in the node's network namespace. */
-	if (strcmp(path, "status.hostIP") == 0 || strcmp(path, "status.podIP") == 0)
+	/* kubelet-sim does not ask the runtime for the pod's address; with the
+	 * node's network, the pod has the node's. */
+	if (strcmp(path, "status.hostIP") == 0 || (strcmp(path, "status.podIP") == 0 && pod->spec->host_network))
 		return "127.0.0.1";
 	return NULL;
 }
@@ -765,7 +766,8 @@ static int build_config(struct pods *pods, struct pod *pod, struct ctr *c, struc
 
 	bool has_uid = spec->has_run_as_user || pspec->has_run_as_user;
 	int64_t uid = spec->has_run_as_user ? spec->run_as_user : pspec->run_as_user;
-	if (pspec->run_as_non_root && (!has_uid || uid == 0)) {
+	bool non_root = spec->has_run_as_non_root ? spec->run_as_non_root : pspec->run_as_non_root;
+	if (non_root && (!has_uid || uid == 0)) {
 		/* The kubelet also looks at the image's user; kubelet-sim needs a uid. */
 		snprintf(message, size, "container has runAsNonRoot and %s",
 			 has_uid ? "runAsUser is 0 (root)" : "no runAsUser: kubelet-sim cannot verify the image's user");
@@ -807,7 +809,7 @@ static int build_config(struct pods *pods, struct pod *pod, struct ctr *c, struc
 		.n_add_capabilities = spec->n_cap_add,
 		.drop_capabilities = (const char *const *)spec->cap_drop,
 		.n_drop_capabilities = spec->n_cap_drop,
-		.host_network = true,
+		.host_network = pspec->host_network,
 		.host_pid = pspec->host_pid,
 		.host_ipc = pspec->host_ipc,
 	};
@@ -1263,9 +1265,6 @@ static void print_notes(struct pods *pods, const struct pod *pod)
 		snprintf(more, sizeof(more), "%zu more", spec->n_ignored_more);
 		print_pod_line(pod, "pod-ignored", "field", more, NULL, NULL);
 	}
-	if (!spec->host_network)
-		print_pod_line(pod, "pod-note", NULL, NULL, "note",
-			       "runs in the node's network namespace: kubelet-sim has no pod network (CNI)");
 	for (size_t i = 0; i < spec->n_containers; i++) {
 		const char *image = spec->containers[i].image;
 		const char *alias = image_of(pods, image);
