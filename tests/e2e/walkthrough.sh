@@ -23,10 +23,9 @@
 # and build/image/ascend-device-plugin.tar (make image).
 set -uo pipefail
 
-readonly WAIT_S=60
+readonly WAIT_S=${E2E_WAIT_S:-60}
 readonly CHIPS=8
 readonly RESOURCE=ascend.com/npu
-readonly WORKLOAD_IMAGE=docker.io/local/busybox:1
 
 if [ $# -lt 1 ]; then
 	echo "usage: $0 BUILD_DIR [--demo]" >&2
@@ -36,7 +35,7 @@ build=$(cd "$1" && pwd)
 demo=false
 [ "${2:-}" = --demo ] && demo=true
 root=$(cd "$(dirname "$0")/../.." && pwd)
-sim=$build/tools/kubelet-sim/kubelet-sim
+sim=${E2E_KUBELET_SIM:-$build/tools/kubelet-sim/kubelet-sim}
 plugin_tar=$build/image/ascend-device-plugin.tar
 
 # shellcheck source=tests/scripts/lib.sh
@@ -62,13 +61,13 @@ started=$SECONDS
 
 cleanup() {
 	local status=$?
-	if [ -n "$sim_pid" ]; then
+	if [ -n "$sim_pid" ] && kill -0 "$sim_pid" 2>/dev/null; then
 		# quit deletes every pod through CRI first.
 		printf 'quit\n' >&"$sim_in" 2>/dev/null
 		wait_exit "$sim_out" "$tmp/sim.log" "$sim_pid" || kill -KILL "$sim_pid" 2>/dev/null
 	fi
-	teardown "$rt" "$node"
-	if node_assert_clean "$tmp" >"$tmp/clean" 2>&1; then
+	teardown "$rt" "$node" 2>"$tmp/teardown.err"
+	if node_assert_clean "$rt" "$node" >"$tmp/clean" 2>&1; then
 		$cleanup_quiet || echo "ok 8. everything stopped: no process, mount or file left"
 	else
 		echo "FAIL 8. left behind after teardown:"
@@ -76,6 +75,7 @@ cleanup() {
 		status=1
 	fi
 	rm -rf "$tmp"
+	$cleanup_quiet || echo "walkthrough: $((SECONDS - started)) s"
 	exit $status
 }
 cleanup_quiet=false
@@ -126,6 +126,10 @@ give_up() { # what why
 	echo "--- kubelet-sim (last lines):"
 	tail -n 25 "$tmp/sim.log" | sed 's/^/    /'
 	[ -f "$tmp/sim.err" ] && { echo "--- kubelet-sim stderr:"; tail -n 10 "$tmp/sim.err" | sed 's/^/    /'; }
+	local f
+	for f in "$node"/var/log/pods/kube-system_*/*/*.log; do
+		[ -f "$f" ] && { echo "--- ${f#"$node"/}:"; tail -n 15 "$f" | sed 's/^/    /'; }
+	done
 	finish
 	exit 1
 }
@@ -137,14 +141,14 @@ send() {
 	echo "> $*" >>"$tmp/sim.log"
 	printf '%s\n' "$*" >&"$sim_in"
 }
-value_of() { # line key: the value of key=VALUE (bare or quoted)
-	local rest=" $1"
-	rest=${rest#* "$2"=}
-	if [ "${rest:0:1}" = '"' ]; then
-		rest=${rest:1}
-		echo "${rest%%\"*}"
-	else
-		echo "${rest%% *}"
+value_of() { # line key: the value of key=VALUE, bare or quoted (unescaped)
+	local re_quoted="(^| )$2=\"(([^\"\\\\]|\\\\.)*)\"" re_bare="(^| )$2=([^ ]*)" v
+	if [[ $1 =~ $re_quoted ]]; then
+		v=${BASH_REMATCH[2]}
+		v=${v//\\\"/\"}
+		echo "${v//\\\\/\\}"
+	elif [[ $1 =~ $re_bare ]]; then
+		echo "${BASH_REMATCH[2]}"
 	fi
 }
 # in_pod POD CONTAINER SCRIPT: runs SCRIPT in the container (exec), leaves
@@ -156,6 +160,42 @@ in_pod() {
 }
 step() { # one readable line per step
 	pass "$1"
+}
+# pod_log POD CONTAINER: the container's log lines (as kubelet-sim prints
+# them) into $tmp/podlog.
+pod_log() {
+	: >"$tmp/podlog"
+	send "logs $1 $2"
+	while need "logs of $1" "pod=$1 container=$2"; do
+		case $line in "logs end"*) return 0 ;; esac
+		echo "$line" >>"$tmp/podlog"
+	done
+}
+# log_has WHAT NEEDLE: the last pod_log holds NEEDLE; its text is left in $line.
+log_has() {
+	line=$(grep -F -m1 -- "$2" "$tmp/podlog") || give_up "$1" "no '$2' in the log: $(tail -n 5 "$tmp/podlog")"
+	line=$(value_of "$line" text)
+}
+# wait_phase WHAT POD PHASE: until the pod ends (or reaches PHASE), which
+# must be PHASE. The pod-phase line is left in $line.
+wait_phase() {
+	local phase
+	while need "$1" "pod-phase pod=$2 "; do
+		phase=$(value_of "$line" phase)
+		[ "$phase" = "$3" ] && return 0
+		case $phase in Succeeded | Failed) give_up "$1" "$line" ;; esac
+	done
+}
+# wait_devices WHAT CAPACITY ALLOCATABLE: until a devices line says so.
+wait_devices() {
+	while need "$1" "devices resource=$RESOURCE "; do
+		[ "$(value_of "$line" capacity)/$(value_of "$line" allocatable)" = "$2/$3" ] && return 0
+	done
+}
+# pod_file NAME NPUS FILE: examples/npu-pod.yaml under another name and count.
+pod_file() {
+	sed -e "s/name: inference-pod\$/name: $1/" -e "s/ascend.com\/npu: \"1\"/ascend.com\/npu: \"$2\"/" \
+		"$root/examples/npu-pod.yaml" >"$3"
 }
 
 # 1. The image, imported into a private containerd.
@@ -179,7 +219,7 @@ kubectl kustomize "$root/deploy" >"$tmp/daemonset.yaml" 2>"$tmp/kustomize.err" |
 coproc SIM {
 	exec "$sim" --dir "$node/var/lib/kubelet/device-plugins" --node-root "$node" \
 		--container-runtime-endpoint "$rt/containerd.sock" --relist-period 200ms \
-		--image-alias "debian:12-slim=$WORKLOAD_IMAGE" 2>"$tmp/sim.err"
+		--image-alias "debian:12-slim=$E2E_BUSYBOX_IMAGE" 2>"$tmp/sim.err"
 }
 # shellcheck disable=SC2153 # SIM_PID is set by coproc
 sim_pid=$SIM_PID
@@ -193,10 +233,14 @@ need "3. the plugin registers from its container" "register resource=$RESOURCE"
 need "3. the plugin lists the chips" "devices resource=$RESOURCE"
 [ "$(value_of "$line" capacity)/$(value_of "$line" allocatable)" = "$CHIPS/$CHIPS" ] ||
 	give_up "3. capacity" "$line"
+pod_log "$ds_pod" ascend-device-plugin
+log_has "3. the plugin uses the node's DCMI (the simulator) through its hostPath" "using DCMI from /usr/local/Ascend/driver/lib64/driver/libdcmi.so"
+log_has "3. the plugin finds the chips" "found $CHIPS NPU chips"
+chips_line=${line#* info  }
 send "probe $ds_pod ascend-device-plugin liveness"
 need "3. liveness probe" "probe pod=$ds_pod"
 [ "$(value_of "$line" result)" = success ] || give_up "3. liveness probe through ExecSync" "$line"
-step "3. DaemonSet pod $ds_pod: registered from its container, $RESOURCE: $CHIPS, liveness probe passes"
+step "3. DaemonSet pod $ds_pod: \"$chips_line\", registered from its container, $RESOURCE: $CHIPS, liveness probe passes"
 
 # 4. Workloads. check_pod POD N: what the container sees is what it was given.
 check_pod() {
@@ -205,36 +249,103 @@ check_pod() {
 	ids=$(value_of "$line" ids)
 	need "4. $pod starts" "container-started pod=default/$pod"
 	local visible=${ids//npu-/}
-	# Each allocated chip: a character device with the node's numbers;
-	# no other chip; the shared nodes; the driver read-only.
-	local script="set -e; [ \"\$ASCEND_VISIBLE_DEVICES\" = $visible ];"
+	# Each allocated chip: a character device with the node's numbers; no
+	# other chip; the shared nodes; the driver, read-only. Each check says
+	# what failed.
+	local script="t() { eval \"\$1\" || { echo \"failed: \$1\"; exit 1; }; };"
+	script+=" t '[ \"\$ASCEND_VISIBLE_DEVICES\" = $visible ]';"
 	local n=0 id
 	for id in ${visible//,/ }; do
-		script+=" [ -c /dev/davinci$id ]; [ \"\$(stat -c %t:%T /dev/davinci$id)\" = $(stat -c %t:%T "$node/dev/davinci$id") ];"
+		script+=" t '[ -c /dev/davinci$id ]';"
+		script+=" t '[ \$(stat -c %t:%T /dev/davinci$id) = $(stat -c %t:%T "$node/dev/davinci$id") ]';"
 		n=$((n + 1))
 	done
 	[ "$n" = "$want" ] || give_up "4. $pod gets $want NPUs" "got $ids"
-	script+=" [ \$(ls /dev | grep -c '^davinci[0-9]') = $want ];"
-	script+=" for s in davinci_manager devmm_svm hisi_hdc; do [ -c /dev/\$s ]; done;"
-	script+=" [ -f /usr/local/Ascend/driver/version.info ];"
-	script+=" ! touch /usr/local/Ascend/driver/x 2>/tmp/err; grep -q 'Read-only file system' /tmp/err"
+	script+=" t '[ \$(ls /dev | grep -c ^davinci[0-9]) = $want ]';"
+	script+=" for s in davinci_manager devmm_svm hisi_hdc; do t \"[ -c /dev/\$s ]\"; done;"
+	script+=" t '[ -f /usr/local/Ascend/driver/version.info ]';"
+	script+=" t '[ -f /usr/local/Ascend/driver/lib64/driver/libdcmi.so ]';"
+	script+=" t '! touch /usr/local/Ascend/driver/lib64/x 2>/tmp/err';"
+	script+=" t 'grep -q \"Read-only file system\" /tmp/err'"
 	in_pod "default/$pod" inference "$script" || give_up "4. $pod sees its NPUs" "$line"
 	step "4. $pod: ASCEND_VISIBLE_DEVICES=$visible, only /dev/davinci{$visible} (c $(stat -c %t:%T "$node/dev/davinci0")), shared nodes, driver read-only (EROFS)"
 }
 send "run $root/examples/npu-pod.yaml"
 check_pod inference-pod 1
-sed -e 's/name: inference-pod/name: inference-pod-2npu/' -e 's/ascend.com\/npu: "1"/ascend.com\/npu: "2"/' \
-	"$root/examples/npu-pod.yaml" >"$tmp/npu-pod-2.yaml"
+pod_file inference-pod-2npu 2 "$tmp/npu-pod-2.yaml"
 send "run $tmp/npu-pod-2.yaml"
 check_pod inference-pod-2npu 2
 
 send "run $root/examples/npu-smoke-test.yaml"
 need "4. smoke test created" "pod-created pod=default/npu-smoke-test-"
 smoke=$(value_of "$line" pod)
-need "4. smoke test ends" "pod-phase pod=$smoke phase=S"
-send "logs $smoke smoke-test"
-need "4. smoke test log" "SMOKE TEST"
-case $line in *"SMOKE TEST PASSED"*) ;; *) give_up "4. smoke test passes" "$line" ;; esac
-step "4. npu-smoke-test Job: Succeeded, \"$(value_of "$line" text)\""
+wait_phase "4. smoke test ends" "$smoke" Succeeded
+pod_log "$smoke" smoke-test
+log_has "4. smoke test passes" "SMOKE TEST PASSED"
+step "4. npu-smoke-test Job: Succeeded, \"$line\""
+
+# 5. A chip fault: out of allocatable, out of new pods; then its recovery.
+# The free chips now: 8 minus the 3 the two pods hold; the fault takes one
+# of those, and a pod asking for all the others must not get it.
+faulty=7
+node_set_chip_health "$node" $faulty 3 80E01801 || give_up "5. fault" "cannot change the DCMI state"
+wait_devices "5. the fault reaches kubelet-sim" $CHIPS $((CHIPS - 1))
+[ "$(value_of "$line" unhealthy)" = "npu-$faulty" ] || give_up "5. the faulty chip is the unhealthy one" "$line"
+pod_file inference-pod-4npu 4 "$tmp/npu-pod-4.yaml"
+send "run $tmp/npu-pod-4.yaml"
+need "5. a pod for every healthy free chip" "pod-allocated pod=default/inference-pod-4npu"
+ids=$(value_of "$line" ids)
+case ",$ids," in *",npu-$faulty,"*) give_up "5. the new pod does not get the faulty chip" "$line" ;; esac
+need "5. that pod starts" "container-started pod=default/inference-pod-4npu"
+step "5. chip $faulty faulty: capacity $CHIPS, allocatable $((CHIPS - 1)); a new 4-NPU pod got $ids, not npu-$faulty"
+node_set_chip_health "$node" $faulty 0 "" || give_up "5. recovery" "cannot change the DCMI state"
+wait_devices "5. recovery reaches kubelet-sim" $CHIPS $CHIPS
+step "5. chip $faulty recovered: allocatable back to $CHIPS"
+
+# 6. The kubelet restarts: the plugin, still in its container, registers again.
+send restart
+need "6. kubelet-sim restarts" "restarted dir="
+need "6. the plugin registers again" "register resource=$RESOURCE"
+wait_devices "6. the devices are back" $CHIPS $CHIPS
+step "6. kubelet restart: the plugin in its container registered again, $RESOURCE: $CHIPS"
+
+# 7. What goes wrong, with the kubelet's and the container's own words.
+# More NPUs than are healthy and free (1 left): refused at admission.
+pod_file inference-pod-toomany 2 "$tmp/npu-pod-toomany.yaml"
+send "run $tmp/npu-pod-toomany.yaml"
+wait_phase "7. a pod asking for too many NPUs" default/inference-pod-toomany Failed
+[ "$(value_of "$line" reason)" = UnexpectedAdmissionError ] || give_up "7. UnexpectedAdmissionError" "$line"
+step "7. 2 NPUs with 1 free: $(value_of "$line" reason): $(value_of "$line" message)"
+send "delete default/inference-pod-toomany"
+need "7. delete" "pod-deleted pod=default/inference-pod-toomany"
+
+# The driver at another path than the node's: the pod cannot start.
+kubectl kustomize "$root/deploy/overlays/driver-path" >"$tmp/daemonset-driver.yaml" 2>"$tmp/kustomize.err" ||
+	give_up "7. kubectl kustomize deploy/overlays/driver-path" "$(cat "$tmp/kustomize.err")"
+send "run $tmp/daemonset-driver.yaml"
+need "7. a DaemonSet with the wrong driver path" "pod-created pod=kube-system/ascend-device-plugin-"
+bad_ds=$(value_of "$line" pod)
+need "7. the wrong driver path is reported" "pod-event pod=$bad_ds reason=FailedMount"
+step "7. wrong driver path: FailedMount: $(value_of "$line" message)"
+send "delete $bad_ds 0"
+need "7. delete" "pod-deleted pod=$bad_ds"
+
+# Non-root: the shipped Job (with the driver's group) passes; without the
+# supplementary group the device nodes cannot be opened.
+send "delete default/inference-pod-4npu 0"
+need "7. delete" "pod-deleted pod=default/inference-pod-4npu"
+send "run $root/examples/npu-smoke-test-nonroot.yaml"
+need "7. non-root smoke test" "pod-created pod=default/npu-smoke-test-nonroot-"
+nonroot=$(value_of "$line" pod)
+wait_phase "7. non-root smoke test with the driver's group" "$nonroot" Succeeded
+step "7. npu-smoke-test-nonroot (uid 10001, supplementalGroups [$E2E_NPU_GID]): Succeeded"
+grep -v 'supplementalGroups: \[' "$root/examples/npu-smoke-test-nonroot.yaml" >"$tmp/nonroot-nogroup.yaml"
+send "run $tmp/nonroot-nogroup.yaml"
+need "7. non-root smoke test without the group" "pod-created pod=default/npu-smoke-test-nonroot-"
+nogroup=$(value_of "$line" pod)
+wait_phase "7. non-root smoke test without the group fails" "$nogroup" Failed
+pod_log "$nogroup" smoke-test
+log_has "7. the non-root failure is explained" "SMOKE TEST FAILED"
+step "7. without supplementalGroups: Failed, \"$line\""
 
 finish

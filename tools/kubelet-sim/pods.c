@@ -1330,8 +1330,12 @@ void pods_run(struct pods *pods, const char *path)
 		goto fail;
 	}
 	pod->n_ctrs = pod->spec->n_containers;
-	for (size_t i = 0; i < pod->n_ctrs; i++)
-		pod->ctrs[i].spec = &pod->spec->containers[i];
+	for (size_t i = 0; i < pod->n_ctrs; i++) {
+		struct ctr *c = &pod->ctrs[i];
+		c->spec = &pod->spec->containers[i];
+		c->liveness = (struct probe_state){ .spec = &c->spec->liveness, .last = -1 };
+		c->readiness = (struct probe_state){ .spec = &c->spec->readiness, .last = -1 };
+	}
 
 	struct out_line line;
 	out_pod(&line, "pod-created", pod);
