@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench fuzz image clean
+.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo demo-containers bench fuzz image e2e clean
 
 # ARCH=arm64 makes `make build` cross-compile for arm64 into $(ARM64_BUILD)
 # (see build-arm64); empty or the machine's own architecture builds natively.
@@ -23,9 +23,10 @@ deps:
 	@scripts/deps.sh
 
 # The manifest tests also need kubectl, Node.js and their npm packages; the
-# image test umoci, skopeo and podman.
+# image test umoci, skopeo and podman; the e2e walkthrough containerd, runc
+# and busybox.
 test-deps:
-	@scripts/deps.sh manifests image image-run
+	@scripts/deps.sh manifests image image-run e2e
 
 ifeq ($(ARCH),arm64)
 build: build-arm64
@@ -74,9 +75,27 @@ test-arm64: build-native build-arm64
 	@echo "== arm64 round trip (qemu-user)"
 	@$(ARM64_RUN)
 
+# The guide's walkthrough on a simulated node with a real containerd + runc,
+# kubelet-sim running the shipped DaemonSet and examples through CRI
+# (tests/e2e/): first the node library's self-test, then the walkthrough.
+# Needs root (mknod, containerd); both skip without it.
+E2E_RUN = tests/e2e/test_node.sh $(BUILD) $(BUILD)/image/ascend-device-plugin.tar && \
+	 tests/e2e/walkthrough.sh $(BUILD)
+
+e2e: image
+	@scripts/deps.sh e2e manifests
+	@echo "== e2e walkthrough (containerd + runc)"
+	@$(E2E_RUN)
+
+# The same walkthrough for a person: every kubelet-sim line and command shown.
+demo-containers: image
+	@scripts/deps.sh e2e manifests
+	@tests/e2e/walkthrough.sh $(BUILD) --demo
+
 # The whole suite, the whole suite again under ASan+UBSan, then the unit and
-# integration suites under TSan, then the arm64 round trip.
-test: test-deps build-native asan tsan-build build-arm64
+# integration suites under TSan, then the arm64 round trip and the e2e
+# walkthrough in real containers.
+test: test-deps build-native asan tsan-build build-arm64 image
 	@echo "== test suite (release build)"
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@echo "== test suite (ASan + UBSan)"
@@ -88,6 +107,8 @@ test: test-deps build-native asan tsan-build build-arm64
 	@$(TSAN_RUN)
 	@echo "== arm64 round trip (qemu-user)"
 	@$(ARM64_RUN)
+	@echo "== e2e walkthrough (containerd + runc)"
+	@$(E2E_RUN)
 
 # Only the release-build suite, for quick iterations.
 test-fast: test-deps build-native

@@ -59,26 +59,30 @@ rt=$tmp/c
 sim_pid=''
 started=$SECONDS
 
-cleanup() {
-	local status=$?
+# stop_all: quits kubelet-sim (which deletes its pods through CRI), tears
+# containerd and the node down, and checks that nothing is left ($tmp/clean
+# says what is). Every path ends here, also a failed step.
+stopped=false sim_status=''
+stop_all() {
+	stopped=true
 	if [ -n "$sim_pid" ] && kill -0 "$sim_pid" 2>/dev/null; then
-		# quit deletes every pod through CRI first.
 		printf 'quit\n' >&"$sim_in" 2>/dev/null
 		wait_exit "$sim_out" "$tmp/sim.log" "$sim_pid" || kill -KILL "$sim_pid" 2>/dev/null
 	fi
 	teardown "$rt" "$node" 2>"$tmp/teardown.err"
-	if node_assert_clean "$rt" "$node" >"$tmp/clean" 2>&1; then
-		$cleanup_quiet || echo "ok 8. everything stopped: no process, mount or file left"
-	else
+	node_assert_clean "$rt" "$node" >"$tmp/clean" 2>&1
+}
+cleanup() {
+	local status=$?
+	if ! $stopped && ! stop_all; then
 		echo "FAIL 8. left behind after teardown:"
 		sed 's/^/    /' "$tmp/clean"
 		status=1
 	fi
 	rm -rf "$tmp"
-	$cleanup_quiet || echo "walkthrough: $((SECONDS - started)) s"
+	echo "walkthrough: $((SECONDS - started)) s"
 	exit $status
 }
-cleanup_quiet=false
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -104,7 +108,8 @@ expect() {
 	line="(nothing within ${WAIT_S}s)"
 	return 1
 }
-# wait_exit FD LOG PID: the end of the output, then the exit status.
+# wait_exit FD LOG PID: the end of the output, then the exit status (in
+# $sim_status).
 wait_exit() {
 	local fd=$1 log=$2 pid=$3 deadline left rc
 	deadline=$((SECONDS + WAIT_S))
@@ -114,7 +119,8 @@ wait_exit() {
 		if [ "$rc" -eq 0 ]; then
 			echo "$line" >>"$log"
 		elif [ "$rc" -le 128 ]; then
-			wait "$pid" 2>/dev/null
+			sim_status=0
+			wait "$pid" 2>/dev/null || sim_status=$?
 			return 0
 		fi
 	done
@@ -348,4 +354,15 @@ pod_log "$nogroup" smoke-test
 log_has "7. the non-root failure is explained" "SMOKE TEST FAILED"
 step "7. without supplementalGroups: Failed, \"$line\""
 
+# 8. Stop: kubelet-sim deletes its pods through CRI when it quits.
+running=$(grep -c '^pod-created' "$tmp/sim.log")
+stop_all
+deleted=$(grep -c '^pod-deleted' "$tmp/sim.log")
+[ "$sim_status" = 0 ] || fail "8. kubelet-sim exits 0" "exit status ${sim_status:-none}"
+[ "$deleted" = "$running" ] || fail "8. every pod deleted" "$running created, $deleted deleted"
+if [ -s "$tmp/clean" ]; then
+	fail "8. nothing left behind" "$(sed 's/^/    /' "$tmp/clean")"
+else
+	step "8. kubelet-sim quit (exit 0, $deleted pods deleted through CRI), containerd stopped: no process, mount or file left"
+fi
 finish
