@@ -212,6 +212,13 @@ containerd_start "$rt" >"$tmp/containerd.out" 2>&1 || {
 images_build "$tmp/images" >"$tmp/images.out" 2>&1 || give_up "1. test images" "$(tail -n 5 "$tmp/images.out")"
 images_import "$rt/containerd.sock" "$plugin_tar" "$tmp/images/pause.tar" "$tmp/images/busybox.tar" \
 	>"$tmp/import.out" 2>&1 || give_up "1. image import" "$(tail -n 5 "$tmp/import.out")"
+# kubelet-sim's CRI client, call by call, against this containerd.
+if [ -x "$build/tests/unit_test_cri" ]; then
+	CRI_TEST_ENDPOINT=unix://$rt/containerd.sock CRI_TEST_IMAGE=$E2E_BUSYBOX_IMAGE \
+		"$build/tests/unit_test_cri" --runtime >"$tmp/cri.out" 2>&1 ||
+		give_up "1. the CRI client against containerd" "$(tail -n 20 "$tmp/cri.out")"
+	step "1. kubelet-sim's CRI client: every call against containerd $(containerd --version | awk '{ print $3 }')"
+fi
 plugin_image=$(awk '/image: ascend-device-plugin:/ { print $2; exit }' "$root/deploy/base/ascend-device-plugin.yaml")
 step "1. ascend-device-plugin.tar ($(du -m "$plugin_tar" | cut -f1) MiB) imported into containerd as $plugin_image"
 
