@@ -42,6 +42,8 @@ plugin_tar=$build/image/ascend-device-plugin.tar
 . "$root/tests/scripts/lib.sh"
 # shellcheck source=tests/e2e/node.sh
 . "$root/tests/e2e/node.sh"
+# shellcheck source=tests/e2e/sim.sh
+. "$root/tests/e2e/sim.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "skip: the walkthrough needs root (mknod, containerd)"
@@ -56,19 +58,17 @@ tmp=$(mktemp -d /tmp/e2e.XXXXXX)
 chmod 755 "$tmp"
 node=$tmp/n
 rt=$tmp/c
-sim_pid=''
 started=$SECONDS
+# A failure shows the plugin's log.
+sim_dump_pods='kube-system_*'
 
 # stop_all: quits kubelet-sim (which deletes its pods through CRI), tears
 # containerd and the node down, and checks that nothing is left ($tmp/clean
 # says what is). Every path ends here, also a failed step.
-stopped=false sim_status=''
+stopped=false
 stop_all() {
 	stopped=true
-	if [ -n "$sim_pid" ] && kill -0 "$sim_pid" 2>/dev/null; then
-		printf 'quit\n' >&"$sim_in" 2>/dev/null
-		wait_exit "$sim_out" "$tmp/sim.log" "$sim_pid" || kill -KILL "$sim_pid" 2>/dev/null
-	fi
+	sim_quit
 	teardown "$rt" "$node" 2>"$tmp/teardown.err"
 	node_assert_clean "$rt" "$node" >"$tmp/clean" 2>&1
 }
@@ -86,111 +86,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# expect NEEDLE: reads kubelet-sim's lines (copying them to its log) until one
-# holds NEEDLE, within WAIT_S. The line is left in $line.
-line=''
-expect() {
-	local needle=$1 deadline left rc
-	deadline=$((SECONDS + WAIT_S))
-	while left=$((deadline - SECONDS)) && [ "$left" -gt 0 ]; do
-		rc=0
-		IFS= read -r -t "$left" -u "$sim_out" line || rc=$?
-		if [ "$rc" -gt 128 ]; then
-			continue
-		elif [ "$rc" -ne 0 ]; then
-			line="(end of output)"
-			return 1
-		fi
-		echo "$line" >>"$tmp/sim.log"
-		$demo && echo "    | $line"
-		case $line in *"$needle"*) return 0 ;; esac
-	done
-	line="(nothing within ${WAIT_S}s)"
-	return 1
-}
-# wait_exit FD LOG PID: the end of the output, then the exit status (in
-# $sim_status).
-wait_exit() {
-	local fd=$1 log=$2 pid=$3 deadline left rc
-	deadline=$((SECONDS + WAIT_S))
-	while left=$((deadline - SECONDS)) && [ "$left" -gt 0 ]; do
-		rc=0
-		IFS= read -r -t "$left" -u "$fd" line || rc=$?
-		if [ "$rc" -eq 0 ]; then
-			echo "$line" >>"$log"
-		elif [ "$rc" -le 128 ]; then
-			sim_status=0
-			wait "$pid" 2>/dev/null || sim_status=$?
-			return 0
-		fi
-	done
-	return 1
-}
-# A failed step ends the walkthrough: later steps build on it.
-give_up() { # what why
-	fail "$1" "$2"
-	echo "--- kubelet-sim (last lines):"
-	tail -n 25 "$tmp/sim.log" | sed 's/^/    /'
-	[ -f "$tmp/sim.err" ] && { echo "--- kubelet-sim stderr:"; tail -n 10 "$tmp/sim.err" | sed 's/^/    /'; }
-	local f
-	for f in "$node"/var/log/pods/kube-system_*/*/*.log; do
-		[ -f "$f" ] && { echo "--- ${f#"$node"/}:"; tail -n 15 "$f" | sed 's/^/    /'; }
-	done
-	finish
-	exit 1
-}
-need() { # what needle
-	expect "$2" || give_up "$1" "no '$2' from kubelet-sim: $line"
-}
-send() {
-	$demo && echo "    > $*"
-	echo "> $*" >>"$tmp/sim.log"
-	printf '%s\n' "$*" >&"$sim_in"
-}
-value_of() { # line key: the value of key=VALUE, bare or quoted (unescaped)
-	local re_quoted="(^| )$2=\"(([^\"\\\\]|\\\\.)*)\"" re_bare="(^| )$2=([^ ]*)" v
-	if [[ $1 =~ $re_quoted ]]; then
-		v=${BASH_REMATCH[2]}
-		v=${v//\\\"/\"}
-		echo "${v//\\\\/\\}"
-	elif [[ $1 =~ $re_bare ]]; then
-		echo "${BASH_REMATCH[2]}"
-	fi
-}
-# in_pod POD CONTAINER SCRIPT: runs SCRIPT in the container (exec), leaves
-# the exec line in $line; fails unless it exited 0.
-in_pod() {
-	send "exec $1 $2 $3"
-	need "exec in $1" "exec "
-	[ "$(value_of "$line" exit_code)" = 0 ]
-}
 step() { # one readable line per step
 	pass "$1"
-}
-# pod_log POD CONTAINER: the container's log lines (as kubelet-sim prints
-# them) into $tmp/podlog.
-pod_log() {
-	: >"$tmp/podlog"
-	send "logs $1 $2"
-	while need "logs of $1" "pod=$1 container=$2"; do
-		case $line in "logs end"*) return 0 ;; esac
-		echo "$line" >>"$tmp/podlog"
-	done
-}
-# log_has WHAT NEEDLE: the last pod_log holds NEEDLE; its text is left in $line.
-log_has() {
-	line=$(grep -F -m1 -- "$2" "$tmp/podlog") || give_up "$1" "no '$2' in the log: $(tail -n 5 "$tmp/podlog")"
-	line=$(value_of "$line" text)
-}
-# wait_phase WHAT POD PHASE: until the pod ends (or reaches PHASE), which
-# must be PHASE. The pod-phase line is left in $line.
-wait_phase() {
-	local phase
-	while need "$1" "pod-phase pod=$2 "; do
-		phase=$(value_of "$line" phase)
-		[ "$phase" = "$3" ] && return 0
-		case $phase in Succeeded | Failed) give_up "$1" "$line" ;; esac
-	done
 }
 # wait_devices WHAT CAPACITY ALLOCATABLE: until a devices line says so.
 wait_devices() {
@@ -229,14 +126,9 @@ step "2. node: /dev/davinci0..$((CHIPS - 1)), davinci_manager, devmm_svm, hisi_h
 # 3. The DaemonSet, rendered as an operator would, run as a pod.
 kubectl kustomize "$root/deploy" >"$tmp/daemonset.yaml" 2>"$tmp/kustomize.err" ||
 	give_up "3. kubectl kustomize deploy/" "$(cat "$tmp/kustomize.err")"
-coproc SIM {
-	exec "$sim" --dir "$node/var/lib/kubelet/device-plugins" --node-root "$node" \
-		--container-runtime-endpoint "$rt/containerd.sock" --relist-period 200ms \
-		--image-alias "debian:12-slim=$E2E_BUSYBOX_IMAGE" 2>"$tmp/sim.err"
-}
-# shellcheck disable=SC2153 # SIM_PID is set by coproc
-sim_pid=$SIM_PID
-sim_out=${SIM[0]} sim_in=${SIM[1]}
+sim_start --dir "$node/var/lib/kubelet/device-plugins" --node-root "$node" \
+	--container-runtime-endpoint "$rt/containerd.sock" --relist-period 200ms \
+	--image-alias "debian:12-slim=$E2E_BUSYBOX_IMAGE"
 need "3. kubelet-sim starts" "ready dir="
 send "run $tmp/daemonset.yaml"
 need "3. the plugin's pod is created" "pod-created pod=kube-system/ascend-device-plugin-"

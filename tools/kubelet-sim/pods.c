@@ -25,8 +25,9 @@
 
 /* Extended resources a container may ask for at once. */
 #define MAX_ALLOCS 8
-/* Container restarts back off from 1 s, doubling up to 30 s (the kubelet's
- * 10 s to 5 min would make tests slow; the rule is the same). */
+/* A container's first exit restarts it at once; later exits back off from
+ * 1 s, doubling up to 30 s (the kubelet's 10 s to 5 min would make tests
+ * slow; the rule is the same, see relist_container). */
 #define BACKOFF_START_MS 1000
 #define BACKOFF_MAX_MS 30000
 /* Sandbox and volume problems are retried on this period. */
@@ -65,7 +66,7 @@ struct ctr {
 	const struct podspec_container *spec;
 	char *id; /* the runtime's container, NULL when there is none */
 	uint32_t attempt;
-	uint32_t restarts;
+	uint32_t restarts; /* the kubelet's restartCount: the latest container's attempt */
 	enum ctr_state state;
 	bool done; /* exited and will not be restarted */
 	bool ever_ran;
@@ -901,7 +902,13 @@ static void start_container(struct pods *pods, struct pod *pod, struct ctr *c, i
 	}
 	c->state = CTR_RUNNING;
 	c->ever_ran = true;
+	/* The kubelet counts restarts by the attempt of the latest container
+	 * created, so a back-off does not count until it ends. */
+	c->restarts = c->attempt;
 	c->waiting[0] = '\0';
+	/* Events are printed once while a problem repeats (a retried mount);
+	 * a new container is a new occurrence (its liveness kill, say). */
+	pod->event[0] = '\0';
 	schedule_probes(c, now);
 
 	struct out_line line;
@@ -1056,11 +1063,18 @@ static void relist_container(struct pods *pods, struct pod *pod, struct ctr *c, 
 		c->done = true;
 		return;
 	}
-	/* The next attempt, after a back-off that grows with each restart. */
+	/* The next attempt. As in the kubelet (kuberuntime's doBackOff), the
+	 * first exit has no back-off yet and restarts at once; each later one
+	 * waits a back-off that doubles (CrashLoopBackOff). Start failures
+	 * before it do not count: the back-off starts afresh here. */
 	remove_container(pods, c, 0);
 	c->attempt++;
-	c->restarts++;
 	c->state = CTR_WAITING;
+	if (c->attempt == 1) {
+		c->backoff_ms = 0;
+		c->next_start_ms = now;
+		return;
+	}
 	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_START_MS;
 	if (c->backoff_ms > BACKOFF_MAX_MS)
 		c->backoff_ms = BACKOFF_MAX_MS;
@@ -1461,10 +1475,15 @@ void pods_logs(struct pods *pods, const char *name, const char *container)
 		out_error("no container %s in pod %s", container, name);
 		return;
 	}
+	/* Like kubectl logs, the latest container's: between an exit and the
+	 * next attempt (a back-off, a failed start) that is the one before. */
+	uint32_t attempt = c->attempt;
+	if (!c->id && attempt > 0)
+		attempt--;
 	char path[PATH_MAX];
 	size_t count = 0;
 	out_block_begin();
-	if (str_printf(path, sizeof(path), "%s/%s/%u.log", pod->log_dir, container, c->attempt) == 0)
+	if (str_printf(path, sizeof(path), "%s/%s/%u.log", pod->log_dir, container, attempt) == 0)
 		count = print_log_file(pod, container, path);
 	struct out_line line;
 	out_pod(&line, "logs end", pod);
