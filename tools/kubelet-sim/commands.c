@@ -7,10 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/log.h"
 #include "base/macro.h"
 #include "base/parse.h"
-#include "checkpoint.h"
 #include "devmgr.h"
 #include "deviceplugin.pb-c.h"
 #include "follower.h"
@@ -301,15 +299,6 @@ static void cmd_allocate_many(struct sim *sim, char **args)
 	cmd_allocate_raw(sim, k, args[1]);
 }
 
-static void write_checkpoint(struct sim *sim)
-{
-	pthread_mutex_lock(&sim->lock);
-	int r = checkpoint_write(sim);
-	pthread_mutex_unlock(&sim->lock);
-	if (r < 0)
-		log_warn("cannot write the checkpoint in %s: %s", sim->dir, strerror(-r));
-}
-
 static void cmd_release(struct sim *sim, char **args)
 {
 	bool all = strcmp(args[0], "all") == 0;
@@ -336,7 +325,7 @@ static void cmd_release(struct sim *sim, char **args)
 	out_kv_list(&line, "ids", &released);
 	out_emit(&line);
 	if (count > 0)
-		write_checkpoint(sim);
+		devmgr_write_checkpoint(sim);
 }
 
 static void cmd_options(struct sim *sim, char **args)

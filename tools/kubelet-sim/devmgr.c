@@ -283,7 +283,7 @@ out:
 	return r;
 }
 
-static void write_checkpoint(struct sim *sim)
+void devmgr_write_checkpoint(struct sim *sim)
 {
 	pthread_mutex_lock(&sim->lock);
 	int r = checkpoint_write(sim);
@@ -300,7 +300,7 @@ void devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, 
 	pthread_mutex_unlock(&sim->lock);
 	if (r < 0)
 		log_warn("cannot remember the allocation: %s", strerror(-r));
-	write_checkpoint(sim);
+	devmgr_write_checkpoint(sim);
 }
 
 void devmgr_release(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids)
@@ -309,5 +309,5 @@ void devmgr_release(struct sim *sim, struct sim_resource *res, char *const *ids,
 	size_t n = sim_resource_release(res, ids, n_ids, false, NULL);
 	pthread_mutex_unlock(&sim->lock);
 	if (n > 0)
-		write_checkpoint(sim);
+		devmgr_write_checkpoint(sim);
 }

@@ -50,5 +50,8 @@ int devmgr_allocate(struct sim_plugin *plugin, size_t n_containers, char **ids, 
 void devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
 		   const struct gc_result *raw);
 
+/* Writes the checkpoint now (logged when it cannot). */
+void devmgr_write_checkpoint(struct sim *sim);
+
 /* Forgets ids of res (a pod that ended) and writes the checkpoint. */
 void devmgr_release(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids);

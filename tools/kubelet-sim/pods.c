@@ -440,14 +440,6 @@ static int check_host_path(const struct pods *pods, const struct podspec_volume 
 	return 0;
 }
 
-static const struct podspec_volume *find_volume(const struct podspec *spec, const char *name)
-{
-	for (size_t i = 0; i < spec->n_volumes; i++)
-		if (strcmp(spec->volumes[i].name, name) == 0)
-			return &spec->volumes[i];
-	return NULL;
-}
-
 /* ---- the sandbox ---- */
 
 static void sandbox_config(const struct pod *pod, struct cri_kv *labels, struct cri_sandbox_config *cfg)
@@ -713,7 +705,7 @@ static int build_config(struct pods *pods, struct pod *pod, struct ctr *c, struc
 	char path[PATH_MAX];
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct podspec_mount *m = &spec->mounts[i];
-		const struct podspec_volume *v = find_volume(pspec, m->name);
+		const struct podspec_volume *v = podspec_find_volume(pspec, m->name);
 		if (!v || !v->host_path)
 			continue; /* reported when the pod was read */
 		r = node_path(pods, v->host_path, path, sizeof(path));
@@ -1278,6 +1270,14 @@ static void print_notes(struct pods *pods, const struct pod *pod)
 		char more[64];
 		snprintf(more, sizeof(more), "%zu more", spec->n_ignored_more);
 		print_pod_line(pod, "pod-ignored", "field", more, NULL, NULL);
+	}
+	for (size_t i = 0; i < spec->n_volumes; i++) {
+		if (!spec->volumes[i].empty_dir)
+			continue;
+		char note[320];
+		snprintf(note, sizeof(note), "volume %s (emptyDir) is not mounted: kubelet-sim mounts hostPath volumes only",
+			 spec->volumes[i].name);
+		print_pod_line(pod, "pod-note", NULL, NULL, "note", note);
 	}
 	for (size_t i = 0; i < spec->n_containers; i++) {
 		const char *image = spec->containers[i].image;

@@ -565,7 +565,7 @@ static int read_labels(struct ctx *c, const struct ynode *n, const char *path)
 	return 0;
 }
 
-static const struct podspec_volume *find_volume(const struct podspec *spec, const char *name)
+const struct podspec_volume *podspec_find_volume(const struct podspec *spec, const char *name)
 {
 	for (size_t i = 0; i < spec->n_volumes; i++)
 		if (strcmp(spec->volumes[i].name, name) == 0)
@@ -670,7 +670,7 @@ static int read_volumes(struct ctx *c, const struct ynode *n, const char *path)
 		r = read_volume(c, item, p, vol);
 		if (r < 0)
 			return r;
-		if (find_volume(spec, vol->name))
+		if (podspec_find_volume(spec, vol->name))
 			return fail(c, item, -EINVAL, "%s.name \"%s\" is used by another volume", p, vol->name);
 		spec->n_volumes++;
 	}
@@ -812,7 +812,7 @@ static int read_mounts(struct ctx *c, const struct ynode *n, const char *path, s
 			return fail(c, item, -EINVAL, "%s.name is missing", p);
 		if (!m->mount_path || m->mount_path[0] == '\0')
 			return fail(c, item, -EINVAL, "%s.mountPath is missing", p);
-		if (!find_volume(c->spec, m->name))
+		if (!podspec_find_volume(c->spec, m->name))
 			return fail(c, item, -EINVAL, "%s.name \"%.*s\" is not a volume of the pod", p, CLIP, m->name);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(ctr->mounts[j].mount_path, m->mount_path) == 0)

@@ -165,6 +165,9 @@ int podspec_load(const char *path, struct podspec **ret_spec, char *err, size_t 
 /* Accepts NULL and half-built specs. */
 void podspec_free(struct podspec *spec);
 
+/* The pod's volume of that name, or NULL. */
+const struct podspec_volume *podspec_find_volume(const struct podspec *spec, const char *name);
+
 /* Expands $(VAR) references in s as the kubelet does for command, args and
  * env values (Kubernetes third_party/forked/golang/expansion): VAR is looked
  * up in names[i] -> values[i], the last definition winning as in the
