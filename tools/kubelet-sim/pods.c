@@ -19,6 +19,7 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "cri.h"
+#include "crilog.h"
 #include "devmgr.h"
 #include "output.h"
 #include "podspec.h"
@@ -1427,44 +1428,59 @@ void pods_list(struct pods *pods)
 	out_block_end();
 }
 
-/* Prints the CRI log lines of a file: `<time> <stream> <P|F> <text>`. */
+struct log_print {
+	const struct pod *pod;
+	const char *container;
+	size_t count;
+};
+
+static void print_log_line(void *ctx, const struct crilog_line *l)
+{
+	struct log_print *lp = ctx;
+	char *text = strndup(l->text, l->len);
+	struct out_line line;
+	out_pod(&line, "log", lp->pod);
+	out_kv(&line, "container", lp->container);
+	out_kv(&line, "stream", l->stream);
+	out_kv_quoted(&line, "text", text ? text : "(out of memory)");
+	if (l->cut)
+		out_kv_bool(&line, "cut", true);
+	out_emit(&line);
+	free(text);
+	lp->count++;
+}
+
+/* Prints the lines of a container's log file (its last LOGS_MAX_BYTES).
+ * Returns how many. */
 static size_t print_log_file(const struct pod *pod, const char *container, const char *path)
 {
-	size_t count = 0;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fseek(f, 0, SEEK_END) == 0) {
-		long size = ftell(f);
-		if (size > LOGS_MAX_BYTES)
-			fseek(f, size - LOGS_MAX_BYTES, SEEK_SET);
-		else
-			rewind(f);
-	}
+	struct log_print lp = { .pod = pod, .container = container };
 	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	while ((n = getline(&buf, &cap, f)) > 0) {
-		if (buf[n - 1] == '\n')
-			buf[--n] = '\0';
-		char *stream = strchr(buf, ' ');
-		char *tag = stream ? strchr(stream + 1, ' ') : NULL;
-		char *text = tag ? strchr(tag + 1, ' ') : NULL;
-		if (!text)
-			continue; /* a partial first line after seeking */
-		*stream++ = '\0';
-		*tag = '\0';
-		struct out_line line;
-		out_pod(&line, "log", pod);
-		out_kv(&line, "container", container);
-		out_kv(&line, "stream", stream);
-		out_kv_quoted(&line, "text", text + 1);
-		out_emit(&line);
-		count++;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !(buf = malloc(LOGS_MAX_BYTES)))
+		goto out;
+	off_t start = st.st_size > LOGS_MAX_BYTES ? st.st_size - LOGS_MAX_BYTES : 0;
+	ssize_t n = pread(fd, buf, LOGS_MAX_BYTES, start);
+	if (n <= 0)
+		goto out;
+	const char *data = buf;
+	size_t len = (size_t)n;
+	if (start > 0) {
+		/* The tail starts inside a record: begin at the next one. */
+		const char *nl = memchr(data, '\n', len);
+		len = nl ? len - (size_t)(nl + 1 - data) : 0;
+		data = nl ? nl + 1 : data;
 	}
+	size_t skipped;
+	if (crilog_read(data, len, print_log_line, &lp, &skipped) == 0 && skipped > 0)
+		log_warn("%s: %zu lines that are not CRI log records skipped", path, skipped);
+out:
 	free(buf);
-	fclose(f);
-	return count;
+	close(fd);
+	return lp.count;
 }
 
 void pods_logs(struct pods *pods, const char *name, const char *container)
