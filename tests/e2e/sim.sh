@@ -145,7 +145,10 @@ await() {
 # the exec line in $line; fails unless it exited 0.
 in_pod() {
 	send "exec $1 $2 $3"
-	need "exec in $1" "exec "
+	# Anchored: "exec " also occurs inside other lines.
+	while need "exec in $1" "pod=$1 container=$2"; do
+		case $line in "exec done "* | "exec error "*) break ;; esac
+	done
 	[ "$(value_of "$line" exit_code)" = 0 ]
 }
 # pod_log POD CONTAINER: the container's log lines (as kubelet-sim prints

@@ -397,7 +397,7 @@ pass "2. OnFailure: exit 0 -> Succeeded (Completed), exit 3 -> attempt 1; Never:
 # ---- 3. probes ---------------------------------------------------------------------
 await "3. the liveness probe fails" "probe pod=e2e/live container=c " probe=liveness result=failure
 f1=$line_us
-await "3. Unhealthy" "pod-event pod=e2e/live reason=Unhealthy" \
+await "3. Unhealthy" "pod-event pod=e2e/live reason=Killing" \
 	message="Container c failed liveness probe, will be restarted"
 u=$line_us
 await "3. killed" "container-exited pod=e2e/live container=c " exit_code=137

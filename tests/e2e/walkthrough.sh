@@ -143,7 +143,7 @@ log_has "3. the plugin uses the node's DCMI (the simulator) through its hostPath
 log_has "3. the plugin finds the chips" "found $CHIPS NPU chips"
 chips_line=${line#* info  }
 send "probe $ds_pod ascend-device-plugin liveness"
-need "3. liveness probe" "probe pod=$ds_pod"
+need "3. liveness probe" "probe pod=$ds_pod container=ascend-device-plugin probe=liveness"
 [ "$(value_of "$line" result)" = success ] || give_up "3. liveness probe through ExecSync" "$line"
 step "3. DaemonSet pod $ds_pod: \"$chips_line\", registered from its container, $RESOURCE: $CHIPS, liveness probe passes"
 
@@ -209,8 +209,16 @@ step "5. chip $faulty recovered: allocatable back to $CHIPS"
 
 # 6. The kubelet restarts: the plugin, still in its container, registers again.
 send restart
-need "6. kubelet-sim restarts" "restarted dir="
-need "6. the plugin registers again" "register resource=$RESOURCE"
+# The plugin may register on the new kubelet.sock before kubelet-sim has
+# printed that it restarted: either order is right.
+restarted=false registered=false
+while ! $restarted || ! $registered; do
+	need "6. kubelet-sim restarts and the plugin registers again" ""
+	case $line in
+	"restarted dir="*) restarted=true ;;
+	"register resource=$RESOURCE "*) registered=true ;;
+	esac
+done
 wait_devices "6. the devices are back" $CHIPS $CHIPS
 step "6. kubelet restart: the plugin in its container registered again, $RESOURCE: $CHIPS"
 

@@ -29,6 +29,8 @@ expect "relist period too short" 2 "bad --relist-period '5ms'" --dir "$dir" --co
 expect "image alias without =" 2 "bad --image-alias 'busybox' (FROM=TO)" --dir "$dir" --container-runtime-endpoint /x --image-alias busybox
 expect "image alias with an empty side" 2 "bad --image-alias '=x'" --dir "$dir" --container-runtime-endpoint /x --image-alias =x
 expect "node root needs a runtime" 2 "need --container-runtime-endpoint" --dir "$dir" --node-root /
+expect "a relative node root" 2 "option --node-root needs an absolute path, not 'node'" --dir "$dir" --container-runtime-endpoint /x --node-root node
+expect "a relist period without a runtime" 2 "need --container-runtime-endpoint" --dir "$dir" --relist-period 2s
 expect "empty runtime endpoint" 2 "option --container-runtime-endpoint needs a non-empty value" --dir "$dir" --container-runtime-endpoint ""
 expect "a relative runtime endpoint" 1 "cannot use the container runtime at run/containerd.sock" --dir "$dir" --container-runtime-endpoint run/containerd.sock
 expect "a runtime endpoint nobody serves" 1 "the container runtime at $tmp/none.sock does not answer" --dir "$dir" --container-runtime-endpoint "$tmp/none.sock"

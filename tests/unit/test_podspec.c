@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -633,6 +634,10 @@ static void test_errors(void **state)
 		  "line 4: spec.containers must list at least one container" },
 		{ POD_HEAD "  containers:\n    - image: busybox\n", "line 7: spec.containers[0].name is missing" },
 		{ POD_HEAD "  containers:\n    - name: c\n", "line 7: spec.containers[0].image is missing" },
+		{ "apiVersion: v1\nkind: Pod\nmetadata: {name: ../../x}\nspec: {containers: [{name: c, image: i}]}\n",
+		  "line 3: metadata.name \"../../x\" is not a lowercase RFC 1123 subdomain" },
+		{ "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a.b}\nspec: {containers: [{name: c, image: i}]}\n",
+		  "line 3: metadata.namespace \"a.b\" is not a lowercase RFC 1123 label" },
 		{ POD_HEAD "  containers:\n    - name: My_Container\n      image: x\n",
 		  "line 7: spec.containers[0].name \"My_Container\" is not a lowercase RFC 1123 label" },
 		{ POD_HEAD "  initContainers:\n    - {name: c, image: busybox}\n" ONE_CONTAINER,
@@ -915,6 +920,13 @@ static void test_load(void **state)
 	assert_string_equal(err, want);
 	assert_null(spec);
 	close(fd);
+	unlink(path);
+
+	/* A FIFO nobody writes to must not block the reader. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(want, sizeof(want), "%s: not a regular file", path);
+	assert_int_equal(podspec_load(path, &spec, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, want);
 	unlink(path);
 
 	/* No room for a message is fine too. */

@@ -23,7 +23,8 @@
  * should learn of a stuck runtime sooner than the kubelet would, so those
  * calls get 30 s. Creating a sandbox or a container may unpack an image
  * (and containerd pulls a missing sandbox image), which can legitimately
- * take minutes, so those keep the kubelet's 2 min. */
+ * take minutes, so those get 2 min (the kubelet: 2 min for CreateContainer, 4 for
+ * RunPodSandbox). */
 #define CRI_TIMEOUT_MS (30 * 1000)
 #define CRI_SLOW_TIMEOUT_MS (2 * 60 * 1000)
 /* Added to StopContainer's grace period and ExecSync's timeout: the runtime

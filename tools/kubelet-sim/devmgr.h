@@ -46,12 +46,14 @@ int devmgr_allocate(struct sim_plugin *plugin, size_t n_containers, char **ids, 
 		    V1beta1__AllocateResponse **ret_resp, struct gc_result *ret_raw, struct devmgr_error *err);
 
 /* Remembers a successful allocation of res and writes the checkpoint.
- * Failures only cost the record and are logged (kubelet-sim's top level). */
-void devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
-		   const struct gc_result *raw);
+ * Returns the allocation's serial, for devmgr_release, or 0 when it could
+ * not be remembered (logged: kubelet-sim is the top level). */
+unsigned long devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
+			    const struct gc_result *raw);
 
 /* Writes the checkpoint now (logged when it cannot). */
 void devmgr_write_checkpoint(struct sim *sim);
 
-/* Forgets ids of res (a pod that ended) and writes the checkpoint. */
-void devmgr_release(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids);
+/* Forgets the allocation serial of res (a pod that ended) and writes the
+ * checkpoint. */
+void devmgr_release(struct sim *sim, struct sim_resource *res, unsigned long serial);

@@ -89,6 +89,9 @@ static int set_value(struct options *o, const char *name, char *value)
 	    strcmp(name, "--container-runtime-endpoint") == 0) {
 		if (value[0] == '\0')
 			return bad_usage("option %s needs a non-empty value", name);
+		/* The runtime resolves these paths too, from its own directory. */
+		if ((strcmp(name, "--node-root") == 0 || strcmp(name, "--pod-log-dir") == 0) && value[0] != '/')
+			return bad_usage("option %s needs an absolute path, not '%s'", name, value);
 		if (strcmp(name, "--dir") == 0)
 			o->dir = value;
 		else if (strcmp(name, "--node-root") == 0)
@@ -168,8 +171,10 @@ static int parse_options(int argc, char **argv, struct options *ret_options)
 	}
 	if (!o.dir)
 		return bad_usage("--dir is required");
-	if (!o.pods.runtime_endpoint && (o.pods.node_root || o.pod_log_dir || o.pods.n_aliases))
-		return bad_usage("--node-root, --pod-log-dir and --image-alias need --container-runtime-endpoint");
+	if (!o.pods.runtime_endpoint &&
+	    (o.pods.node_root || o.pod_log_dir || o.pods.n_aliases || o.pods.relist_ms != RELIST_DEFAULT_MS))
+		return bad_usage("--node-root, --pod-log-dir, --image-alias and --relist-period need "
+				 "--container-runtime-endpoint");
 	*ret_options = o;
 	return 0;
 }

@@ -57,6 +57,7 @@ struct probe_state {
 /* One extended resource allocated to a container. */
 struct alloc {
 	struct sim_resource *res;
+	unsigned long serial; /* the device manager's record, 0 when none */
 	char **ids;
 	size_t n_ids;
 	V1beta1__ContainerAllocateResponse *answer; /* within resp */
@@ -208,8 +209,11 @@ static const char *image_of(const struct pods *pods, const char *image)
 static int new_uid(char *buf, size_t size)
 {
 	uint8_t b[16];
-	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+	ssize_t n = getrandom(b, sizeof(b), 0);
+	if (n < 0)
 		return -errno;
+	if (n != (ssize_t)sizeof(b))
+		return -EIO;
 	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
 	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
 	return str_printf(buf, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
@@ -268,7 +272,8 @@ static void release_allocs(struct pods *pods, struct ctr *c)
 {
 	for (size_t i = 0; i < c->n_allocs; i++) {
 		struct alloc *a = &c->allocs[i];
-		devmgr_release(pods->sim, a->res, a->ids, a->n_ids);
+		if (a->serial)
+			devmgr_release(pods->sim, a->res, a->serial);
 		free_strings(a->ids, a->n_ids);
 		if (a->resp)
 			v1beta1__allocate_response__free_unpacked(a->resp, NULL);
@@ -346,11 +351,14 @@ static int admit_container(struct pods *pods, struct ctr *c, char *reason, size_
 			devmgr_pick_clear(&pick);
 			return -EPERM;
 		}
-		devmgr_record(pods->sim, res, pick.ids, pick.n_ids, &raw);
+		unsigned long serial = devmgr_record(pods->sim, res, pick.ids, pick.n_ids, &raw);
 		gc_result_clear(&raw);
-		c->allocs[c->n_allocs++] = (struct alloc){
-			.res = res, .ids = pick.ids, .n_ids = pick.n_ids, .resp = resp, .answer = resp->container_responses[0]
-		};
+		c->allocs[c->n_allocs++] = (struct alloc){ .res = res,
+							    .serial = serial,
+							    .ids = pick.ids,
+							    .n_ids = pick.n_ids,
+							    .resp = resp,
+							    .answer = resp->container_responses[0] };
 		pick.ids = NULL;
 		pick.n_ids = 0;
 		devmgr_pick_clear(&pick);
@@ -456,6 +464,8 @@ static void sandbox_config(const struct pod *pod, struct cri_kv *labels, struct 
 		.name = pod->name,
 		.uid = pod->uid,
 		.namespace = spec->namespace,
+		/* With its own network a pod has its own host name, its name. */
+		.hostname = spec->host_network ? NULL : pod->name,
 		.log_directory = pod->log_dir,
 		.labels = labels,
 		.n_labels = 3,
@@ -591,7 +601,7 @@ static const char *field_value(const struct pod *pod, const char *path, char *bu
 		return buf;
 	}
 	if (strcmp(path, "spec.serviceAccountName") == 0)
-		return "";
+		return "default"; /* the API's default; kubelet-sim has no others */
 	/* kubelet-sim does not ask the runtime for the pod's address; with the
 	 * node's network, the pod has the node's. */
 	if (strcmp(path, "status.hostIP") == 0 || (strcmp(path, "status.podIP") == 0 && pod->spec->host_network))
@@ -827,17 +837,29 @@ static void schedule_probes(struct ctr *c, int64_t now)
 	c->ready = !c->spec->readiness.set;
 }
 
-static void remove_container(struct pods *pods, struct ctr *c, int64_t grace_s)
+/* The grace period CRI takes: the API allows more than a runtime does. */
+static int64_t grace_of(int64_t grace_s)
+{
+	return grace_s < 0 ? 0 : grace_s > CRI_MAX_TIMEOUT_S ? CRI_MAX_TIMEOUT_S : grace_s;
+}
+
+/* Stops (within grace_s) and removes the container. Returns 0, or -EIO
+ * with status filled when the runtime may still run it: then it is kept,
+ * and so are its devices. */
+static int remove_container(struct pods *pods, struct ctr *c, int64_t grace_s, struct cri_status *status)
 {
 	if (!c->id)
-		return;
-	struct cri_status status;
-	if (c->state == CTR_RUNNING)
-		cri_stop_container(pods->cri, c->id, grace_s, &status);
-	if (cri_remove_container(pods->cri, c->id, &status) < 0)
-		log_warn("cannot remove container %s: %s", c->id, status.message);
+		return 0;
+	/* RemoveContainer kills what still runs; a stop that failed is
+	 * therefore not fatal by itself. */
+	if (c->state == CTR_RUNNING && cri_stop_container(pods->cri, c->id, grace_of(grace_s), status) < 0)
+		log_warn("cannot stop container %s: %s", c->id, status->message);
+	int r = cri_remove_container(pods->cri, c->id, status);
+	if (r < 0)
+		return r;
 	free(c->id);
 	c->id = NULL;
+	return 0;
 }
 
 static void start_failed(struct pod *pod, struct ctr *c, int64_t now, const char *reason, const char *message)
@@ -889,7 +911,9 @@ static void start_container(struct pods *pods, struct pod *pod, struct ctr *c, i
 	r = cri_start_container(pods->cri, c->id, &status);
 	if (r < 0) {
 		snprintf(message, sizeof(message), "%s", status.message);
-		remove_container(pods, c, 0);
+		struct cri_status ignored;
+		if (remove_container(pods, c, 0, &ignored) < 0)
+			log_warn("cannot remove container %s: %s", c->id, ignored.message);
 		start_failed(pod, c, now, "RunContainerError", message);
 		goto out;
 	}
@@ -917,8 +941,11 @@ out:
 
 /* ---- probes ---- */
 
-/* Runs one probe now. Returns 1 on success, 0 on failure; output is kept
- * for the event line. */
+/* Runs one probe now. Returns 1 when it succeeded, 0 when it failed (a
+ * non-zero exit or the probe's timeout), with its output (or the timeout's
+ * message) in output and its exit code (-1 for a timeout) in *ret_exit; or
+ * -EIO when the runtime could not run it, a result the kubelet throws away
+ * (then only output is written). */
 static int run_probe(struct pods *pods, struct ctr *c, const struct podspec_probe *probe, char *output, size_t size,
 		     int32_t *ret_exit)
 {
@@ -928,6 +955,8 @@ static int run_probe(struct pods *pods, struct ctr *c, const struct podspec_prob
 			      &res, &status);
 	if (r < 0) {
 		snprintf(output, size, "%s", status.message);
+		if (status.code != GRPC_STATUS_DEADLINE_EXCEEDED)
+			return -EIO;
 		*ret_exit = -1;
 		return 0;
 	}
@@ -948,7 +977,7 @@ static void print_probe(const struct pod *pod, const struct ctr *c, const char *
 	out_pod(&line, "probe", pod);
 	out_kv(&line, "container", c->spec->name);
 	out_kv(&line, "probe", kind);
-	out_kv(&line, "result", ok ? "success" : "failure");
+	out_kv(&line, "result", ok < 0 ? "error" : ok ? "success" : "failure");
 	char code[16];
 	snprintf(code, sizeof(code), "%d", (int)exit_code);
 	out_kv(&line, "exit_code", exit_code < 0 ? "-" : code);
@@ -972,9 +1001,17 @@ static void probe_tick(struct pods *pods, struct pod *pod, struct ctr *c, struct
 	if (!ps->spec->set || c->state != CTR_RUNNING || (!force && now < ps->next_ms))
 		return;
 	char output[PROBE_OUTPUT_MAX];
-	int32_t exit_code;
+	int32_t exit_code = -1;
 	int ok = run_probe(pods, c, ps->spec, output, sizeof(output), &exit_code);
 	ps->next_ms = now_ms() + (int64_t)ps->spec->period_s * 1000;
+	if (ok < 0) {
+		if (force)
+			print_probe(pod, c, liveness ? "liveness" : "readiness", ok, -1, output);
+		else
+			log_warn("%s probe of %s in %s could not run: %s", liveness ? "liveness" : "readiness",
+				 c->spec->name, pod->key, output);
+		return;
+	}
 	if (ok) {
 		ps->successes++;
 		ps->failures = 0;
@@ -1000,13 +1037,17 @@ static void probe_tick(struct pods *pods, struct pod *pod, struct ctr *c, struct
 		return;
 	}
 	if (!ok && ps->failures >= ps->spec->failure_threshold) {
-		/* The kubelet kills the container; the restart policy decides the rest. */
-		char message[128];
-		snprintf(message, sizeof(message), "Container %s failed liveness probe, will be restarted",
-			 c->spec->name);
+		/* The kubelet kills the container; the restart policy decides the
+		 * rest. Its events: Unhealthy with the probe's output, Killing. */
+		char message[PROBE_OUTPUT_MAX + 64];
+		snprintf(message, sizeof(message), "Liveness probe failed: %s", output);
 		print_event(pod, "Unhealthy", message);
+		snprintf(message, sizeof(message), "Container %s failed liveness probe%s", c->spec->name,
+			 strcmp(pod->spec->restart_policy, "Never") != 0 ? ", will be restarted" : "");
+		print_event(pod, "Killing", message);
 		struct cri_status status;
-		cri_stop_container(pods->cri, c->id, pod->spec->termination_grace_s, &status);
+		if (cri_stop_container(pods->cri, c->id, grace_of(pod->spec->termination_grace_s), &status) < 0)
+			log_warn("cannot stop container %s: %s", c->id, status.message);
 		ps->failures = 0;
 	}
 }
@@ -1030,8 +1071,17 @@ static void relist_container(struct pods *pods, struct pod *pod, struct ctr *c, 
 	struct cri_container_status st;
 	struct cri_status status;
 	if (cri_container_status(pods->cri, c->id, &st, &status) < 0) {
-		log_warn("status of container %s: %s", c->id, status.message);
-		return;
+		if (status.code != GRPC_STATUS_NOT_FOUND) {
+			log_warn("status of container %s: %s", c->id, status.message);
+			return;
+		}
+		/* Removed behind kubelet-sim's back: the kubelet reports such a
+		 * container as terminated, exit code 137. */
+		st = (struct cri_container_status){ .state = CRI_CONTAINER_EXITED, .exit_code = 137 };
+		str_copy(st.reason, sizeof(st.reason), "ContainerStatusUnknown");
+		str_copy(st.message, sizeof(st.message), "The container could not be located");
+		free(c->id);
+		c->id = NULL;
 	}
 	if (st.state != CRI_CONTAINER_EXITED)
 		return;
@@ -1058,9 +1108,18 @@ static void relist_container(struct pods *pods, struct pod *pod, struct ctr *c, 
 	}
 	/* The next attempt. As in the kubelet (kuberuntime's doBackOff), the
 	 * first exit has no back-off yet and restarts at once; each later one
-	 * waits a back-off that doubles (CrashLoopBackOff). Start failures
-	 * before it do not count: the back-off starts afresh here. */
-	remove_container(pods, c, 0);
+	 * waits a back-off that doubles (CrashLoopBackOff), carrying on from
+	 * where start failures left it, as the kubelet keys one back-off per
+	 * container. The exited container goes; so does the log of the one
+	 * before it (the kubelet keeps one dead container's log). */
+	struct cri_status rm;
+	if (remove_container(pods, c, 0, &rm) < 0)
+		log_warn("cannot remove exited container %s: %s", c->id, rm.message);
+	if (c->attempt >= 1) {
+		char old[PATH_MAX];
+		if (str_printf(old, sizeof(old), "%s/%s/%u.log", pod->log_dir, c->spec->name, c->attempt - 1) == 0)
+			unlink(old);
+	}
 	c->attempt++;
 	c->state = CTR_WAITING;
 	if (c->attempt == 1) {
@@ -1180,19 +1239,30 @@ static void pod_free(struct pod *pod)
 	free(pod);
 }
 
-/* Stops and removes the pod's containers and sandbox, releases its devices. */
-static void teardown_pod(struct pods *pods, struct pod *pod, int64_t grace_s)
+/* Stops and removes the pod's containers and sandbox, then releases its
+ * devices. Returns 0, or -EIO with status filled when the runtime failed
+ * to remove something: the devices are then kept, as a container may still
+ * use them, and the pod can be deleted again. */
+static int teardown_pod(struct pods *pods, struct pod *pod, int64_t grace_s, struct cri_status *status)
 {
-	struct cri_status status;
-	for (size_t i = 0; i < pod->n_ctrs; i++)
-		remove_container(pods, &pod->ctrs[i], grace_s);
-	release_pod_devices(pods, pod);
-	if (pod->sandbox_id) {
-		if (cri_stop_sandbox(pods->cri, pod->sandbox_id, &status) < 0)
-			log_warn("cannot stop sandbox %s: %s", pod->sandbox_id, status.message);
-		if (cri_remove_sandbox(pods->cri, pod->sandbox_id, &status) < 0)
-			log_warn("cannot remove sandbox %s: %s", pod->sandbox_id, status.message);
+	int r = 0;
+	for (size_t i = 0; i < pod->n_ctrs; i++) {
+		int q = remove_container(pods, &pod->ctrs[i], grace_s, status);
+		r = r < 0 ? r : q;
 	}
+	if (r < 0)
+		return r;
+	if (pod->sandbox_id) {
+		if (cri_stop_sandbox(pods->cri, pod->sandbox_id, status) < 0)
+			log_warn("cannot stop sandbox %s: %s", pod->sandbox_id, status->message);
+		r = cri_remove_sandbox(pods->cri, pod->sandbox_id, status);
+		if (r < 0)
+			return r;
+		free(pod->sandbox_id);
+		pod->sandbox_id = NULL;
+	}
+	release_pod_devices(pods, pod);
+	return 0;
 }
 
 int pods_new(struct sim *sim, const struct pods_options *options, struct pods **ret_pods)
@@ -1236,8 +1306,13 @@ void pods_free(struct pods *pods)
 		struct pod *pod = pods->pods[i];
 		int64_t grace = pod->spec->termination_grace_s < EXIT_GRACE_S ? pod->spec->termination_grace_s
 									      : EXIT_GRACE_S;
-		teardown_pod(pods, pod, grace);
-		print_pod_line(pod, "pod-deleted", NULL, NULL, NULL, NULL);
+		struct cri_status status;
+		/* At exit a pod the runtime will not remove is reported and
+		 * forgotten: nothing is left to retry it. */
+		if (teardown_pod(pods, pod, grace, &status) < 0)
+			print_pod_line(pod, "delete error", NULL, NULL, "message", status.message);
+		else
+			print_pod_line(pod, "pod-deleted", NULL, NULL, NULL, NULL);
 		pod_free(pod);
 	}
 	pods->n_pods = 0;
@@ -1299,9 +1374,7 @@ void pods_run(struct pods *pods, const char *path)
 	struct pod *pod = NULL;
 	int r = podspec_load(path, &spec, err, sizeof(err));
 	if (r < 0) {
-		char message[700];
-		snprintf(message, sizeof(message), "%s: %s", path, err);
-		run_error(message);
+		run_error(err); /* it names the file */
 		return;
 	}
 	if (pods->n_pods == PODS_MAX) {
@@ -1396,7 +1469,11 @@ void pods_delete(struct pods *pods, const char *name, int64_t grace_s)
 		out_error("no pod %s", name);
 		return;
 	}
-	teardown_pod(pods, pod, grace_s >= 0 ? grace_s : pod->spec->termination_grace_s);
+	struct cri_status status;
+	if (teardown_pod(pods, pod, grace_s >= 0 ? grace_s : pod->spec->termination_grace_s, &status) < 0) {
+		print_pod_line(pod, "delete error", NULL, NULL, "message", status.message);
+		return;
+	}
 	print_pod_line(pod, "pod-deleted", NULL, NULL, NULL, NULL);
 	pod_free(pod);
 	memmove(&pods->pods[index], &pods->pods[index + 1], (pods->n_pods - index - 1) * sizeof(pods->pods[0]));
@@ -1514,7 +1591,10 @@ static struct ctr *running_ctr(struct pods *pods, const char *name, const char *
 	struct pod *pod = find_pod(pods, name, NULL);
 	struct ctr *c = pod ? find_ctr(pod, container) : NULL;
 	if (!c) {
-		out_error("no container %s in pod %s", container, name);
+		if (pod)
+			out_error("no container %s in pod %s", container, name);
+		else
+			out_error("no pod %s", name);
 		return NULL;
 	}
 	if (c->state != CTR_RUNNING || !c->id) {

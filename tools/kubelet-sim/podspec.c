@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -1254,6 +1255,13 @@ static int read_metadata(struct ctx *c, const struct ynode *n, const struct work
 	}
 	if (!spec->name || spec->name[0] == '\0')
 		return fail(c, n, -EINVAL, "metadata.name is missing");
+	/* The API server's rules; names also become paths and command words. */
+	if (k8s_dns_subdomain_check(spec->name, strlen(spec->name)) < 0)
+		return fail(c, n, -EINVAL, "metadata.name \"%.*s\" is not a lowercase RFC 1123 subdomain", CLIP,
+			    spec->name);
+	if (spec->namespace && spec->namespace[0] != '\0' && !dns_label_ok(spec->namespace))
+		return fail(c, n, -EINVAL, "metadata.namespace \"%.*s\" is not a lowercase RFC 1123 label", CLIP,
+			    spec->namespace);
 	return 0;
 }
 
@@ -1492,10 +1500,17 @@ int podspec_load(const char *path, struct podspec **ret_spec, char *err, size_t 
 
 	if (err_size)
 		err[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO must not hold the caller; only files are read. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
 		snprintf(why, sizeof(why), "%s", strerror(-r));
+		goto out;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		snprintf(why, sizeof(why), "not a regular file");
 		goto out;
 	}
 	/* One byte more than allowed tells a full file from a long one. */

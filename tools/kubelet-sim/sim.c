@@ -160,7 +160,7 @@ bool sim_resource_is_allocated(const struct sim_resource *res, const char *id)
 }
 
 int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
-				const uint8_t *response, size_t response_len)
+				const uint8_t *response, size_t response_len, unsigned long *ret_serial)
 {
 	struct sim_allocation alloc = { 0 };
 	struct sim_allocation *allocs = realloc(res->allocs, (res->n_allocs + 1) * sizeof(*allocs));
@@ -182,6 +182,8 @@ int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char 
 	alloc.response_len = response_len;
 	alloc.serial = sim->next_serial++;
 	res->allocs[res->n_allocs++] = alloc;
+	if (ret_serial)
+		*ret_serial = alloc.serial;
 	return 0;
 
 fail:
@@ -223,6 +225,20 @@ size_t sim_resource_release(struct sim_resource *res, char *const *ids, size_t n
 	}
 	res->n_allocs = kept_allocs;
 	return count;
+}
+
+size_t sim_resource_release_serial(struct sim_resource *res, unsigned long serial)
+{
+	for (size_t i = 0; i < res->n_allocs; i++) {
+		if (res->allocs[i].serial != serial)
+			continue;
+		size_t n = res->allocs[i].n_ids;
+		allocation_clear(&res->allocs[i]);
+		memmove(&res->allocs[i], &res->allocs[i + 1], (res->n_allocs - i - 1) * sizeof(res->allocs[0]));
+		res->n_allocs--;
+		return n;
+	}
+	return 0;
 }
 
 void sim_devices_free(struct sim_device *devices, size_t n)

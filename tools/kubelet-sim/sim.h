@@ -114,9 +114,13 @@ void sim_resource_set_devices(struct sim_resource *res, struct sim_device *devic
 void sim_resource_mark_unhealthy(struct sim_resource *res);
 bool sim_resource_is_allocated(const struct sim_resource *res, const char *id);
 
-/* Remembers a successful allocation (copies everything). */
+/* Remembers a successful allocation (copies everything); *ret_serial (may
+ * be NULL) names it for sim_resource_release_serial. */
 int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
-				const uint8_t *response, size_t response_len);
+				const uint8_t *response, size_t response_len, unsigned long *ret_serial);
+/* Forgets the allocation of that serial (a pod's), whatever other IDs the
+ * `release` command forgot meanwhile; returns how many IDs it still held. */
+size_t sim_resource_release_serial(struct sim_resource *res, unsigned long serial);
 
 /* Forgets the given IDs (all of them when all is set); an allocation left
  * without IDs is dropped. Adds every ID released to *released (an output
