@@ -38,6 +38,5 @@ int sysfs_pci_numa_node(const char *host_root, const struct pci_address *address
  * node), -ENODEV when dev_node is not a character device, -ENOENT when the
  * device has no parent link (a class device created without a parent has
  * none), -EINVAL when the parent is not a PCI device (or the entry is no
- * link), -ENAMETOOLONG for
- * paths that do not fit. */
+ * link), -ENAMETOOLONG for paths that do not fit. */
 int sysfs_char_device_pci_address(const char *host_root, const char *dev_node, struct pci_address *ret_address);
