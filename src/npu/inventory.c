@@ -141,13 +141,17 @@ void npu_device_describe_numa(const struct npu_device *d, char *buf, size_t size
 	if (!d->pci_address[0]) {
 		/* Only the device-node route is left to explain: DCMI's either
 		 * answered (and then there is an address) or it has no such call. */
-		const char *why = d->numa_error == -ENODEV   ? "not a character device"
-				  : d->numa_error == -ENOENT ? "no such node, or no sysfs device link"
-				  : d->numa_error == -EINVAL ? "its sysfs parent is not a PCI device"
-							     : strerror(-d->numa_error);
-		strbuf_printf(&sb, "no PCI address (none from DCMI; davinci%u: %s)", d->chip.phy_id, why);
+		strbuf_printf(&sb, "no PCI address: none from DCMI, and ");
+		if (d->numa_error == -ENODEV)
+			strbuf_printf(&sb, "davinci%u is not a character device", d->chip.phy_id);
+		else if (d->numa_error == -ENOENT)
+			strbuf_printf(&sb, "davinci%u has no sysfs device link, or is missing", d->chip.phy_id);
+		else if (d->numa_error == -EINVAL)
+			strbuf_printf(&sb, "the sysfs parent of davinci%u is not a PCI device", d->chip.phy_id);
+		else
+			strbuf_printf(&sb, "davinci%u: %s", d->chip.phy_id, strerror(-d->numa_error));
 	} else if (d->numa_error == -ENODATA) {
-		strbuf_printf(&sb, "the kernel reports no NUMA node for PCI %s (numa_node is -1)", d->pci_address);
+		strbuf_printf(&sb, "numa_node of PCI %s is -1, the kernel knows no node for it", d->pci_address);
 	} else {
 		strbuf_printf(&sb, "cannot read numa_node of PCI %s: %s", d->pci_address,
 			      d->numa_error == -EINVAL ? "not a node number" : strerror(-d->numa_error));

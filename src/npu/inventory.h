@@ -91,8 +91,8 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
 void npu_device_describe(const struct npu_device *device, char *buf, size_t size);
 
 /* Where the chip sits, e.g. "NUMA node 1 (PCI 0000:3b:00.0)", or why its
- * NUMA node is unknown, e.g. "the kernel reports no NUMA node for PCI
- * 0000:3b:00.0 (numa_node is -1)". */
+ * NUMA node is unknown, e.g. "numa_node of PCI 0000:3b:00.0 is -1, the
+ * kernel knows no node for it". */
 void npu_device_describe_numa(const struct npu_device *device, char *buf, size_t size);
 
 struct inventory_options {

@@ -202,12 +202,12 @@ static void test_dcmi_address_then_sysfs_link(void **state)
 	assert_numa(s, "npu-0", 0, "0000:3b:00.0", "NUMA node 0 (PCI 0000:3b:00.0)");
 	assert_numa(s, "npu-1", 1, "0000:86:00.0", "NUMA node 1 (PCI 0000:86:00.0)");
 	assert_numa(s, "npu-2", -1, "0000:af:00.0",
-		    "the kernel reports no NUMA node for PCI 0000:af:00.0 (numa_node is -1)");
+		    "numa_node of PCI 0000:af:00.0 is -1, the kernel knows no node for it");
 	assert_numa(s, "npu-3", -1, "0000:b0:00.0",
 		    "cannot read numa_node of PCI 0000:b0:00.0: No such file or directory");
 	assert_numa(s, "npu-4", -1, "0000:d8:00.0", "cannot read numa_node of PCI 0000:d8:00.0: not a node number");
 	assert_numa(s, "npu-5", 1, "0000:5e:00.0", "NUMA node 1 (PCI 0000:5e:00.0)");
-	assert_numa(s, "npu-6", -1, "", "no PCI address (none from DCMI; davinci6: not a character device)");
+	assert_numa(s, "npu-6", -1, "", "no PCI address: none from DCMI, and davinci6 is not a character device");
 	npu_snapshot_unref(s);
 	inventory_free(inv);
 }
@@ -280,8 +280,10 @@ static void test_devfs_sysfs_link(void **state)
 	assert_int_equal(s->count, 4);
 	assert_numa(s, "npu-0", 0, "0000:3b:00.0", "NUMA node 0 (PCI 0000:3b:00.0)");
 	assert_numa(s, "npu-1", 1, "0000:5e:00.0", "NUMA node 1 (PCI 0000:5e:00.0)");
-	assert_numa(s, "npu-2", -1, "", "no PCI address (none from DCMI; davinci2: its sysfs parent is not a PCI device)");
-	assert_numa(s, "npu-3", -1, "", "no PCI address (none from DCMI; davinci3: no such node, or no sysfs device link)");
+	assert_numa(s, "npu-2", -1, "",
+		    "no PCI address: none from DCMI, and the sysfs parent of davinci2 is not a PCI device");
+	assert_numa(s, "npu-3", -1, "",
+		    "no PCI address: none from DCMI, and davinci3 has no sysfs device link, or is missing");
 	npu_snapshot_unref(s);
 	inventory_free(inv);
 }
