@@ -139,9 +139,10 @@ void npu_device_describe_numa(const struct npu_device *d, char *buf, size_t size
 		return;
 	}
 	if (!d->pci_address[0]) {
-		/* Only the device-node route is left to explain: DCMI's either
-		 * answered (and then there is an address) or it has no such call. */
-		strbuf_printf(&sb, "no PCI address: none from DCMI, and ");
+		/* Only the device-node route is left to explain: DCMI, when it
+		 * was asked (a chip with a DCMI address), gave none. */
+		bool asked_dcmi = d->chip.card_id >= 0 && d->chip.device_id >= 0;
+		strbuf_printf(&sb, "no PCI address: %s", asked_dcmi ? "none from DCMI, and " : "");
 		if (d->numa_error == -ENODEV)
 			strbuf_printf(&sb, "davinci%u is not a character device", d->chip.phy_id);
 		else if (d->numa_error == -ENOENT)
