@@ -2,8 +2,10 @@
 /* Fuzzes the GetPreferredAllocation path from raw request bytes: protobuf
  * decoding, request checks and the topology choice, each input against
  * fixed snapshots of every topology (910 rings, 910B full mesh and Box16,
- * A3 pairs, 310P cards, unknown chips), some with Unhealthy chips. An
+ * A3 pairs, 310P cards, unknown chips), some with Unhealthy chips, some
+ * with NUMA nodes (whole, or with the last node's chips unknown). An
  * answer must name distinct advertised devices, no more than asked for. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +19,14 @@ static const struct {
 	enum npu_family family;
 	uint32_t count;
 	uint32_t unhealthy; /* phy id of an Unhealthy chip, or count for none */
+	uint32_t numa_chips; /* chips per NUMA node, 0 for no NUMA nodes */
+	bool numa_partial;   /* the last node's chips have no known node */
 } layouts[] = {
-	{ NPU_FAMILY_910, 8, 8 },   { NPU_FAMILY_910B, 8, 3 },  { NPU_FAMILY_910B, 16, 16 },
-	{ NPU_FAMILY_A3, 16, 1 },   { NPU_FAMILY_310P, 8, 8 },  { NPU_FAMILY_UNKNOWN, 4, 0 },
+	{ NPU_FAMILY_910, 8, 8, 0, false },	 { NPU_FAMILY_910B, 8, 3, 0, false },
+	{ NPU_FAMILY_910B, 16, 16, 0, false },	 { NPU_FAMILY_A3, 16, 1, 0, false },
+	{ NPU_FAMILY_310P, 8, 8, 0, false },	 { NPU_FAMILY_UNKNOWN, 4, 0, 0, false },
+	{ NPU_FAMILY_910B, 8, 5, 4, false },	 { NPU_FAMILY_310P, 8, 2, 4, false },
+	{ NPU_FAMILY_UNKNOWN, 12, 12, 3, true }, { NPU_FAMILY_910, 8, 8, 2, false },
 };
 #define N_LAYOUTS ELEMENTSOF(layouts)
 
@@ -38,6 +45,11 @@ static struct npu_snapshot *make_snapshot(size_t layout)
 		d->chip.family = layouts[layout].family;
 		d->healthy = i != layouts[layout].unhealthy;
 		d->fault = d->healthy ? NPU_FAULT_NONE : NPU_FAULT_HEALTH_LEVEL;
+		uint32_t per = layouts[layout].numa_chips;
+		if (per && !(layouts[layout].numa_partial && i / per == (count - 1) / per)) {
+			d->has_numa = true;
+			d->numa_node = i / per;
+		}
 		s->healthy += d->healthy;
 	}
 	return s;

@@ -522,6 +522,35 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 	return 0;
 }
 
+int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address)
+{
+	if (!lib || !addressable(chip) || !ret_address)
+		return -EINVAL;
+	clear_error(lib);
+
+	if (!lib->fn.dcmi_get_device_pcie_info_v2)
+		return -EOPNOTSUPP;
+	struct dcmi_pcie_info_all info;
+	memset(&info, 0, sizeof(info));
+	int rc = lib->fn.dcmi_get_device_pcie_info_v2(chip->card_id, chip->device_id, &info);
+	if (rc == DCMI_ERR_NOT_SUPPORTED) {
+		record_error(lib, "dcmi_get_device_pcie_info_v2", rc);
+		return -EOPNOTSUPP;
+	}
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_pcie_info_v2", rc);
+	if (info.domain < 0 || (unsigned)info.domain > PCI_DOMAIN_MAX || info.bdf_busid > UINT8_MAX ||
+	    info.bdf_deviceid > PCI_DEVICE_MAX || info.bdf_funcid > PCI_FUNCTION_MAX)
+		return -ERANGE;
+	*ret_address = (struct pci_address){
+		.domain = (uint32_t)info.domain,
+		.bus = (uint8_t)info.bdf_busid,
+		.device = (uint8_t)info.bdf_deviceid,
+		.function = (uint8_t)info.bdf_funcid,
+	};
+	return 0;
+}
+
 /* The one fault subscriber. DCMI keeps calling the trampoline for as long
  * as the process lives; the lock held around the call is what lets
  * dcmi_unsubscribe_faults promise that the subscriber is done. */

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "base/pci.h"
 #include "npu/chip.h"
 #include "npu/dcmi_abi.h"
 
@@ -93,6 +94,14 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
  * -8008), -EINVAL for a chip without a DCMI address. */
 int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
 			  size_t *ret_count);
+
+/* The chip's PCI address from dcmi_get_device_pcie_info_v2 (domain, bus,
+ * device and function). -EOPNOTSUPP when the call is missing (older
+ * drivers) or answers -8255, -EIO with the code recorded on other failures
+ * (an absent chip answers -8008), -ERANGE when DCMI's fields are no PCI
+ * address (a negative domain, a device above 31...), -EINVAL for a chip
+ * without a DCMI address. */
+int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address);
 
 /* Receives a fault event on a DCMI thread: it must only copy what it needs
  * and wake its owner. */

@@ -38,6 +38,21 @@ struct dcmi_board_info {
 	unsigned int slot_id;
 };
 
+/* PCIe identity of a chip (dcmi_get_device_pcie_info_v2); the vendor header
+ * notes that the structure is 64 bytes. */
+struct dcmi_pcie_info_all {
+	unsigned int venderid;
+	unsigned int subvenderid;
+	unsigned int deviceid;
+	unsigned int subdeviceid;
+	int domain;
+	unsigned int bdf_busid;
+	unsigned int bdf_deviceid;
+	unsigned int bdf_funcid;
+	unsigned char reserve[32];
+};
+_Static_assert(sizeof(struct dcmi_pcie_info_all) == 64, "struct dcmi_pcie_info_all is 64 bytes");
+
 struct dcmi_hbm_info {
 	unsigned long long memory_size; /* MB */
 	unsigned int freq;
@@ -107,7 +122,9 @@ typedef void (*dcmi_fault_event_callback)(struct dcmi_event *event);
 	  (int card_id, int device_id, struct dcmi_event_filter filter,                             \
 	   dcmi_fault_event_callback handler))                                                       \
 	X(dcmi_get_device_hbm_info, 0, int,                                                          \
-	  (int card_id, int device_id, struct dcmi_hbm_info *hbm_info))
+	  (int card_id, int device_id, struct dcmi_hbm_info *hbm_info))                             \
+	X(dcmi_get_device_pcie_info_v2, 0, int,                                                      \
+	  (int card_id, int device_id, struct dcmi_pcie_info_all *pcie_info))
 
 /* Prototypes as the vendor header declares them (used by the simulator). */
 #define DCMI_DECLARE(name, required, ret, params) ret name params;

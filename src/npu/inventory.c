@@ -11,11 +11,13 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "npu/devfs.h"
+#include "npu/sysfs.h"
 
 struct inventory {
 	enum npu_backend_mode mode;
 	struct dcmi_search search;
 	char dev_dir[4096];
+	char host_root[4096];
 	dcmi_fault_fn on_fault_event;
 	void *fault_ctx;
 
@@ -82,7 +84,9 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
 	if (a->count != b->count)
 		return false;
 	for (size_t i = 0; i < a->count; i++)
-		if (strcmp(a->devices[i].id, b->devices[i].id) != 0 || a->devices[i].healthy != b->devices[i].healthy)
+		if (strcmp(a->devices[i].id, b->devices[i].id) != 0 || a->devices[i].healthy != b->devices[i].healthy ||
+		    a->devices[i].has_numa != b->devices[i].has_numa ||
+		    (a->devices[i].has_numa && a->devices[i].numa_node != b->devices[i].numa_node))
 			return false;
 	return true;
 }
@@ -125,6 +129,36 @@ void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 		strbuf_printf(&sb, "%s%08X", i == 0 ? ", error codes " : ",", d->fault_codes[i]);
 }
 
+void npu_device_describe_numa(const struct npu_device *d, char *buf, size_t size)
+{
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, "...");
+
+	if (d->has_numa) {
+		strbuf_printf(&sb, "NUMA node %u (PCI %s)", d->numa_node, d->pci_address);
+		return;
+	}
+	if (!d->pci_address[0]) {
+		/* Only the device-node route is left to explain: DCMI, when it
+		 * was asked (a chip with a DCMI address), gave none. */
+		bool asked_dcmi = d->chip.card_id >= 0 && d->chip.device_id >= 0;
+		strbuf_printf(&sb, "no PCI address: %s", asked_dcmi ? "none from DCMI, and " : "");
+		if (d->numa_error == -ENODEV)
+			strbuf_printf(&sb, "davinci%u is not a character device", d->chip.phy_id);
+		else if (d->numa_error == -ENOENT)
+			strbuf_printf(&sb, "davinci%u has no sysfs device link, or is missing", d->chip.phy_id);
+		else if (d->numa_error == -EINVAL)
+			strbuf_printf(&sb, "the sysfs parent of davinci%u is not a PCI device", d->chip.phy_id);
+		else
+			strbuf_printf(&sb, "davinci%u: %s", d->chip.phy_id, strerror(-d->numa_error));
+	} else if (d->numa_error == -ENODATA) {
+		strbuf_printf(&sb, "numa_node of PCI %s is -1, the kernel knows no node for it", d->pci_address);
+	} else {
+		strbuf_printf(&sb, "cannot read numa_node of PCI %s: %s", d->pci_address,
+			      d->numa_error == -EINVAL ? "not a node number" : strerror(-d->numa_error));
+	}
+}
+
 int inventory_new(const struct inventory_options *options, struct inventory **ret_inventory)
 {
 	struct inventory *inv = calloc(1, sizeof(*inv));
@@ -135,6 +169,9 @@ int inventory_new(const struct inventory_options *options, struct inventory **re
 	inv->on_fault_event = options->on_fault_event;
 	inv->fault_ctx = options->fault_ctx;
 	int r = str_copy(inv->dev_dir, sizeof(inv->dev_dir), options->dev_dir);
+	if (r < 0)
+		goto fail;
+	r = str_copy(inv->host_root, sizeof(inv->host_root), options->host_root ? options->host_root : "/");
 	if (r < 0)
 		goto fail;
 
@@ -235,6 +272,51 @@ static void judge_device(struct inventory *inv, struct npu_device *d, bool drive
 	d->healthy = d->fault == NPU_FAULT_NONE;
 }
 
+/* Finds the chip's PCI address (DCMI first, then the sysfs link of its
+ * device node) and the NUMA node of that PCI device. */
+static void locate_device(struct inventory *inv, struct npu_device *d)
+{
+	struct pci_address address;
+	char node[4200];
+	int r = -EOPNOTSUPP;
+
+	d->pci_address[0] = '\0';
+	d->has_numa = false;
+	if (inv->dcmi && d->chip.card_id >= 0 && d->chip.device_id >= 0)
+		r = dcmi_chip_pci_address(inv->dcmi, &d->chip, &address);
+	if (r < 0) {
+		r = str_printf(node, sizeof(node), "%s/davinci%u", inv->dev_dir, d->chip.phy_id);
+		if (r == 0)
+			r = sysfs_char_device_pci_address(inv->host_root, node, &address);
+	}
+	if (r == 0)
+		r = pci_address_format(&address, d->pci_address, sizeof(d->pci_address));
+	if (r == 0)
+		r = sysfs_pci_numa_node(inv->host_root, &address, &d->numa_node);
+	d->has_numa = r == 0;
+	d->numa_error = r;
+}
+
+/* Whether what was read about a chip's placement still holds: the chip
+ * stayed listed with the same DCMI address and its device node there. */
+static bool placement_holds(const struct npu_device *before, const struct npu_device *d)
+{
+	return before && before->fault != NPU_FAULT_NODE_MISSING && before->fault != NPU_FAULT_DRIVER_NOT_READY &&
+	       before->chip.card_id == d->chip.card_id && before->chip.device_id == d->chip.device_id;
+}
+
+static void place_device(struct inventory *inv, const struct npu_device *before, struct npu_device *d)
+{
+	if (!placement_holds(before, d)) {
+		locate_device(inv, d);
+		return;
+	}
+	memcpy(d->pci_address, before->pci_address, sizeof(d->pci_address));
+	d->has_numa = before->has_numa;
+	d->numa_node = before->numa_node;
+	d->numa_error = before->numa_error;
+}
+
 /* 0 when <dev_dir>/davinci_manager exists, -ENOENT when it does not, and
  * the real errno when that cannot be told: an unreadable dev dir is not a
  * driver that is not loaded, and must not be reported as one. */
@@ -313,11 +395,18 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 	struct npu_snapshot *next = npu_snapshot_new(count);
 	if (!next)
 		return -ENOMEM;
+	const struct npu_snapshot *prev = inv->current;
+	size_t j = 0;
 	for (size_t i = 0; i < count; i++) {
 		struct npu_device *d = &next->devices[i];
 		d->chip = inv->chips[i];
 		snprintf(d->id, sizeof(d->id), "npu-%u", d->chip.phy_id);
 		judge_device(inv, d, st->driver_ready);
+		/* Both lists are sorted by phy id. */
+		while (j < prev->count && prev->devices[j].chip.phy_id < d->chip.phy_id)
+			j++;
+		place_device(inv, j < prev->count && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL,
+			     d);
 		if (discovery_failed && d->healthy) {
 			d->fault = NPU_FAULT_DISCOVERY;
 			d->dcmi_code = st->discovery_error.code;

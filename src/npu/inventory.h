@@ -6,7 +6,17 @@
  *
  * Health rules: DCMI health 0 or 1 is Healthy; 2, 3, absent or a failing
  * health call is Unhealthy; a missing <dev_dir>/davinci<phy> makes that chip
- * Unhealthy; a missing <dev_dir>/davinci_manager makes every chip Unhealthy. */
+ * Unhealthy; a missing <dev_dir>/davinci_manager makes every chip Unhealthy.
+ *
+ * Placement: each chip's PCI address comes from DCMI
+ * (dcmi_get_device_pcie_info_v2) where it answers, else from the sysfs link
+ * of its device node (/sys/dev/char/<major>:<minor>/device); its NUMA node is
+ * then the numa_node of that PCI device (npu/sysfs.h). Both are read when a
+ * chip is first listed, and again when it comes back: after it left the
+ * list, after its device node (or davinci_manager) was missing, or when its
+ * DCMI address changed (DCMI loaded after the device-file fallback). A chip
+ * that stays listed keeps what was read, since a PCI device does not move
+ * while the machine runs. */
 #pragma once
 
 #include <stdatomic.h>
@@ -14,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/pci.h"
 #include "npu/chip.h"
 #include "npu/dcmi.h"
 
@@ -52,6 +63,11 @@ struct npu_device {
 				   * be checked (an unreadable dev dir), 0 when it is missing */
 	unsigned int fault_codes[NPU_FAULT_CODES_KEPT];
 	size_t n_fault_codes;
+	/* Placement (see the top of this file). */
+	char pci_address[PCI_ADDRESS_SIZE]; /* "0000:3b:00.0"; empty when not found */
+	bool has_numa;
+	uint32_t numa_node;
+	int numa_error; /* without has_numa: why, a negative errno of the step that failed */
 };
 
 struct npu_snapshot {
@@ -67,17 +83,23 @@ struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *snapshot);
 void npu_snapshot_unref(struct npu_snapshot *snapshot);
 const struct npu_device *npu_snapshot_find(const struct npu_snapshot *snapshot, const char *id);
 
-/* Whether two snapshots list the same ids with the same health. */
+/* Whether two snapshots list the same ids with the same health and NUMA nodes. */
 bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *b);
 
 /* A readable reason for an Unhealthy device, e.g. "DCMI health 3 (critical),
  * error codes 80E01801". */
 void npu_device_describe(const struct npu_device *device, char *buf, size_t size);
 
+/* Where the chip sits, e.g. "NUMA node 1 (PCI 0000:3b:00.0)", or why its
+ * NUMA node is unknown, e.g. "numa_node of PCI 0000:3b:00.0 is -1, the
+ * kernel knows no node for it". */
+void npu_device_describe_numa(const struct npu_device *device, char *buf, size_t size);
+
 struct inventory_options {
 	enum npu_backend_mode backend;
 	struct dcmi_search dcmi;
 	const char *dev_dir;
+	const char *host_root; /* where the host's / is visible: sysfs is read under it (NULL: "/") */
 	/* Receives DCMI fault events on a vendor thread; it must only wake the
 	 * owner. Never called once inventory_free has returned. */
 	dcmi_fault_fn on_fault_event;

@@ -134,6 +134,35 @@ static void report_status(struct daemon *d, const struct inventory_status *st)
 	*old = *st;
 }
 
+/* The NUMA node of each chip, and why the first unknown one is unknown:
+ * what the kubelet's topology manager will align pods with. */
+static void report_numa(const struct npu_snapshot *snap)
+{
+	char nodes[1024], why[256] = "";
+	struct strbuf sb;
+	strbuf_init(&sb, nodes, sizeof(nodes), ",...");
+	size_t known = 0;
+	for (size_t i = 0; i < snap->count; i++) {
+		const struct npu_device *dev = &snap->devices[i];
+		if (dev->has_numa) {
+			known++;
+			strbuf_printf(&sb, "%s%s=%u", i ? "," : "", dev->id, dev->numa_node);
+		} else {
+			strbuf_printf(&sb, "%s%s=?", i ? "," : "", dev->id);
+			if (!why[0]) {
+				int n = snprintf(why, sizeof(why), "%s: ", dev->id);
+				npu_device_describe_numa(dev, why + n, sizeof(why) - (size_t)n);
+			}
+		}
+	}
+	if (known == 0)
+		log_info("NUMA node unknown for every chip, none advertised (%s)", why);
+	else if (known < snap->count)
+		log_info("NUMA node of each chip: %s (%s)", nodes, why);
+	else
+		log_info("NUMA node of each chip: %s", nodes);
+}
+
 static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 {
 	const struct npu_snapshot *old = d->logged;
@@ -155,6 +184,7 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 			const struct npu_chip *chip = &snap->devices[0].chip;
 			log_info("found %zu NPU chips (%s%s, family %s): %s", snap->count, chip->name[0] ? "chip " : "",
 				 chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family), ids);
+			report_numa(snap);
 		}
 	}
 	for (size_t i = 0; i < snap->count; i++) {
@@ -654,6 +684,7 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 			.host_root = c->host_root,
 		},
 		.dev_dir = c->dev_dir,
+		.host_root = c->host_root,
 		.on_fault_event = on_dcmi_fault,
 		.fault_ctx = d,
 	};

@@ -33,11 +33,22 @@ struct service {
 	uint64_t ended_tag;
 };
 
+/* One device of the list and what it points to; a device whose NUMA node
+ * is known carries it as its TopologyInfo (one node), which the kubelet's
+ * topology manager aligns with; the others carry none, which the kubelet
+ * takes as "no NUMA preference". */
+struct encoded_device {
+	V1beta1__Device device;
+	V1beta1__TopologyInfo topology;
+	V1beta1__NUMANode node;
+	V1beta1__NUMANode *nodes[1];
+};
+
 static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size_t *ret_len)
 {
 	V1beta1__ListAndWatchResponse resp;
 	v1beta1__list_and_watch_response__init(&resp);
-	V1beta1__Device *devices = calloc(snap->count ? snap->count : 1, sizeof(*devices));
+	struct encoded_device *devices = calloc(snap->count ? snap->count : 1, sizeof(*devices));
 	V1beta1__Device **ptrs = calloc(snap->count ? snap->count : 1, sizeof(*ptrs));
 	static char healthy[] = DP_HEALTHY, unhealthy[] = DP_UNHEALTHY;
 	int r = -ENOMEM;
@@ -45,10 +56,21 @@ static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size
 	if (!devices || !ptrs)
 		goto out;
 	for (size_t i = 0; i < snap->count; i++) {
-		v1beta1__device__init(&devices[i]);
-		devices[i].id = (char *)(uintptr_t)snap->devices[i].id;
-		devices[i].health = snap->devices[i].healthy ? healthy : unhealthy;
-		ptrs[i] = &devices[i];
+		const struct npu_device *d = &snap->devices[i];
+		struct encoded_device *e = &devices[i];
+		v1beta1__device__init(&e->device);
+		e->device.id = (char *)(uintptr_t)d->id;
+		e->device.health = d->healthy ? healthy : unhealthy;
+		if (d->has_numa) {
+			v1beta1__topology_info__init(&e->topology);
+			v1beta1__numanode__init(&e->node);
+			e->node.id = d->numa_node;
+			e->nodes[0] = &e->node;
+			e->topology.nodes = e->nodes;
+			e->topology.n_nodes = 1;
+			e->device.topology = &e->topology;
+		}
+		ptrs[i] = &e->device;
 	}
 	resp.n_devices = snap->count;
 	resp.devices = ptrs;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DevicePlugin gRPC service: GetDevicePluginOptions, ListAndWatch
- * (fanned out to every watcher, the full list at once and on every change),
+ * (fanned out to every watcher, the full list at once and on every change;
+ * each device with a known NUMA node carries it as its TopologyInfo),
  * GetPreferredAllocation (advertised; see plugin/preferred.h), Allocate and
  * PreStartContainer. Handlers run on the gRPC thread and only
  * read the latest published snapshot; they never call into DCMI.

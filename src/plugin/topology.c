@@ -2,6 +2,7 @@
 #include "plugin/topology.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -20,6 +21,7 @@ enum grouping {
 	GROUP_BY_MESH, /* 910B Box16 meshes: phy / 8 */
 	GROUP_BY_PAIR, /* A3 die pairs: phy / 2 */
 	GROUP_BY_CARD, /* 310P: chip.card_id */
+	GROUP_BY_NUMA, /* NUMA node, chips of unknown node together: where the interconnect sets no groups */
 };
 
 struct rules {
@@ -27,6 +29,7 @@ struct rules {
 	size_t group_size;  /* requests up to this size stay inside one group */
 	bool even_rest;     /* prefer a group left with an even number free (Volcano's 910 rule) */
 	bool split_halves;  /* even requests above one group take half from each of two */
+	bool numa_first;    /* the rules inside one NUMA node first, when one can hold the request */
 };
 
 struct group {
@@ -58,7 +61,7 @@ static enum npu_family node_family(const struct npu_snapshot *snap)
 	return family;
 }
 
-static struct rules rules_for(const struct npu_snapshot *snap)
+static struct rules family_rules(const struct npu_snapshot *snap)
 {
 	switch (node_family(snap)) {
 	case NPU_FAMILY_910:
@@ -81,6 +84,29 @@ static struct rules rules_for(const struct npu_snapshot *snap)
 	return (struct rules){ .grouping = GROUP_BY_NODE };
 }
 
+static bool knows_numa(const struct npu_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->count; i++)
+		if (snap->devices[i].has_numa)
+			return true;
+	return false;
+}
+
+/* NUMA nodes only matter where the family's rules leave room: they replace
+ * "one group" (a full mesh or unknown chips) and enclose the 310P cards;
+ * rings, Box16 meshes and die pairs keep their rules alone. */
+static struct rules rules_for(const struct npu_snapshot *snap)
+{
+	struct rules rules = family_rules(snap);
+	if (!knows_numa(snap))
+		return rules;
+	if (rules.grouping == GROUP_BY_NODE)
+		return (struct rules){ .grouping = GROUP_BY_NUMA, .group_size = SIZE_MAX };
+	if (rules.grouping == GROUP_BY_CARD)
+		rules.numa_first = true;
+	return rules;
+}
+
 static long group_key(enum grouping grouping, const struct npu_device *d)
 {
 	switch (grouping) {
@@ -92,6 +118,9 @@ static long group_key(enum grouping grouping, const struct npu_device *d)
 		return d->chip.phy_id / 2;
 	case GROUP_BY_CARD:
 		return d->chip.card_id;
+	case GROUP_BY_NUMA:
+		/* Unknown sorts last, so that ties go to a known node. */
+		return d->has_numa ? (long)d->numa_node : LONG_MAX;
 	case GROUP_BY_NODE:
 		break;
 	}
@@ -217,6 +246,39 @@ static void place_fewest_groups(struct chooser *c, size_t size)
 	}
 }
 
+/* A request larger than one group (310P: more chips than a card has)
+ * inside one NUMA node: among the nodes that hold every must_include device
+ * and enough free chips, the one left with the fewest free chips (ties to
+ * the lower node), and there as few groups as possible. False, with c
+ * untouched, when no node can hold it. Smaller requests need no NUMA step:
+ * one group (a card) never spans two NUMA nodes. */
+static bool place_in_one_numa_node(struct chooser *c, const struct rules *rules, size_t size)
+{
+	struct chooser inner = *c;
+	build_groups(&inner, GROUP_BY_NUMA);
+	size_t best = SIZE_MAX;
+	for (size_t g = 0; g < inner.n_groups; g++) {
+		const struct group *gr = &inner.groups[g];
+		if (gr->must != c->n_must || (size_t)gr->free + gr->must < size)
+			continue;
+		if (best == SIZE_MAX || gr->free < inner.groups[best].free ||
+		    (gr->free == inner.groups[best].free && gr->key < inner.groups[best].key))
+			best = g;
+	}
+	if (best == SIZE_MAX)
+		return false;
+
+	/* The other nodes' free chips are out of reach; then the family's groups. */
+	for (size_t i = 0; i < c->snap->count; i++)
+		if (inner.slot[i] == SLOT_FREE && inner.group_of[i] != best)
+			inner.slot[i] = SLOT_OFFERED;
+	inner.n_groups = 0;
+	build_groups(&inner, rules->grouping);
+	place_fewest_groups(&inner, size);
+	*c = inner;
+	return true;
+}
+
 int topology_choose(const struct npu_snapshot *snap, const char *const available[], size_t n_available,
 		    const char *const must_include[], size_t n_must_include, size_t size,
 		    const struct npu_device *ret_chosen[], size_t *ret_count)
@@ -253,8 +315,10 @@ int topology_choose(const struct npu_snapshot *snap, const char *const available
 	c.n_chosen = c.n_must;
 
 	const struct rules rules = rules_for(snap);
-	build_groups(&c, rules.grouping);
-	if (c.n_chosen < size) {
+	bool numa_placed = rules.numa_first && c.n_chosen < size && size > rules.group_size &&
+			   place_in_one_numa_node(&c, &rules, size);
+	if (c.n_chosen < size && !numa_placed) {
+		build_groups(&c, rules.grouping);
 		bool placed = false;
 		if (size <= rules.group_size)
 			placed = place_in_one_group(&c, &rules, size);

@@ -14,7 +14,8 @@
  *    chip, else with an even number free (the fewest), else with an odd
  *    number (the fewest). That is, for 1: a ring with 1 free, then 3, 2, 4;
  *    for 2: 2, then 4, then 3; for 4: a ring with 4 free.
- *  - 910B on a node of at most 8 chips: one full mesh, the lowest phy ids.
+ *  - 910B on a node of at most 8 chips: one full mesh, the lowest phy ids
+ *    (NUMA nodes decide when known, see below).
  *    With more chips (Atlas 200T A2 Box16): meshes {0-7} and {8-15}
  *    (phy / 8); up to 8 inside the mesh with the fewest free chips that still
  *    fits; 10, 12, 14 and 16 half from each mesh.
@@ -22,8 +23,17 @@
  *    from a pair whose other die is taken, a multi-die request takes whole
  *    pairs (free {0,2,3,4}, 2 -> {2,3}).
  *  - 310P: the chips of one card (chip.card_id); up to 2 stay on one card,
- *    a single chip from a card whose other chip is taken.
+ *    a single chip from a card whose other chip is taken. More than 2, when
+ *    NUMA nodes are known: inside one NUMA node if one can hold them (the
+ *    node left with the fewest free chips), on as few cards as possible there.
  *  - any other family: the lowest phy ids.
+ * NUMA nodes (npu_device.numa_node, from sysfs) count only where the rules
+ * above set no groups: for the 910B full mesh and the other families, when
+ * at least one chip's node is known, the groups are the NUMA nodes (chips
+ * of unknown node make one more group, last on ties) and any size fits one
+ * group: the node left with the fewest free chips that still holds the
+ * request, else as few nodes as possible. The 910 rings, Box16 meshes and
+ * A3 pairs ignore NUMA nodes.
  * Sizes the rules call invalid (910: 3, 5, 6, 7; Box16: odd above 8; A3: odd
  * above 1) and requests no group can hold get a best effort rather than an
  * error, since an error fails the pod's admission: the groups already

@@ -850,3 +850,30 @@ int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *h
 	api_leave();
 	return r;
 }
+
+/* Huawei's PCI vendor id, as the PCI ID database lists it. */
+#define HUAWEI_PCI_VENDOR_ID 0x19e5u
+
+int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_pcie_info_all *pcie_info)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!pcie_info) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+		if (!chip->has_pci) {
+			r = DCMI_ERR_NOT_SUPPORTED;
+		} else {
+			memset(pcie_info, 0, sizeof(*pcie_info));
+			pcie_info->venderid = HUAWEI_PCI_VENDOR_ID;
+			pcie_info->domain = (int)chip->pci.domain;
+			pcie_info->bdf_busid = chip->pci.bus;
+			pcie_info->bdf_deviceid = chip->pci.device;
+			pcie_info->bdf_funcid = chip->pci.function;
+		}
+	}
+	api_leave();
+	return r;
+}

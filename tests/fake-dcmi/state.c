@@ -171,6 +171,17 @@ static int key_board(struct fake_chip *chip, const char *value)
 	return 0;
 }
 
+/* The chip's PCI address as sysfs names it ("0000:3b:00.0"): the plugin
+ * finds the chip's NUMA node under /sys/bus/pci/devices/<pci>. */
+static int key_pci(struct fake_chip *chip, const char *value)
+{
+	int r = pci_address_parse(value, &chip->pci);
+	if (r < 0)
+		return r;
+	chip->has_pci = true;
+	return 0;
+}
+
 /* Each parser writes only its own field and returns 0 or a negative errno;
  * `expect` completes the diagnostic for a bad value. */
 static const struct chip_key {
@@ -189,6 +200,7 @@ static const struct chip_key {
 	{ "aicore", key_aicore, "a number 0-65535" },
 	{ "hbm_mb", key_hbm_mb, "a number of megabytes" },
 	{ "board", key_board, "a hex number such as 0xb0" },
+	{ "pci", key_pci, "a PCI address such as 0000:3b:00.0" },
 };
 
 /* Duplicate keys are tracked in a bit mask. */
@@ -247,6 +259,12 @@ static void add_chip(struct parser *p, const struct fake_chip *chip)
 		if (c->logic == chip->logic) {
 			report(p, "logic %u already defined on line %u, line ignored", chip->logic,
 			       p->chip_line[i]);
+			return;
+		}
+		if (c->has_pci && chip->has_pci && pci_address_equal(&c->pci, &chip->pci)) {
+			char name[PCI_ADDRESS_SIZE];
+			(void)pci_address_format(&chip->pci, name, sizeof(name));
+			report(p, "pci %s already defined on line %u, line ignored", name, p->chip_line[i]);
 			return;
 		}
 	}

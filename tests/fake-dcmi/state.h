@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/pci.h"
+
 /* Bounds on everything a state file can grow. The chip and card limits match
  * what real DCMI reports (64 cards of at most 4 devices); 256 chips leaves
  * room for unusual layouts in tests. */
@@ -41,6 +43,8 @@ struct fake_chip {
 	uint64_t hbm_mb;
 	bool has_board;
 	uint32_t board;
+	bool has_pci; /* pci= given: dcmi_get_device_pcie_info_v2 answers it */
+	struct pci_address pci;
 	uint32_t error_count;
 	uint32_t errors[FAKE_STATE_MAX_ERRORS];
 };

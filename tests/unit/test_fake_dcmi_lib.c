@@ -2,7 +2,7 @@
 /* Tests of the DCMI simulator as the plugin sees it: the built libdcmi.so
  * (FAKE_DCMI_LIB) is loaded with dlopen and driven through the DCMI ABI
  * against state files in a private temporary directory. Covers the calls
- * before dcmi_init, enumeration, absent chips, error codes, fault and
+ * before dcmi_init, enumeration, PCIe addresses, absent chips, error codes, fault and
  * recovery events after atomic renames and in-place writes, subscription
  * scopes, filters and `subscribe off`, and removal of the state file; and,
  * with a second copy of the library, the default state file next to it.
@@ -353,6 +353,7 @@ static void test_calls_before_init_fail(void **unused)
 	struct dcmi_chip_info chip;
 	struct dcmi_board_info board;
 	struct dcmi_hbm_info hbm;
+	struct dcmi_pcie_info_all pcie;
 	assert_int_equal(dcmi.dcmi_get_card_list(&n, list, 64), DCMI_ERR_INNER);
 	assert_int_equal(dcmi.dcmi_get_device_num_in_card(0, &n), DCMI_ERR_INNER);
 	assert_int_equal(dcmi.dcmi_get_device_logic_id(&n, 0, 0), DCMI_ERR_INNER);
@@ -364,6 +365,7 @@ static void test_calls_before_init_fail(void **unused)
 	assert_int_equal(dcmi.dcmi_get_device_errorcode_v2(0, 0, &n, &u, 1), DCMI_ERR_INNER);
 	assert_int_equal(dcmi.dcmi_subscribe_fault_event(-1, -1, no_filter(), on_event_a), DCMI_ERR_INNER);
 	assert_int_equal(dcmi.dcmi_get_device_hbm_info(0, 0, &hbm), DCMI_ERR_INNER);
+	assert_int_equal(dcmi.dcmi_get_device_pcie_info_v2(0, 0, &pcie), DCMI_ERR_INNER);
 
 	assert_int_equal(dcmi.dcmi_init(), 0);
 	assert_int_equal(dcmi.dcmi_init(), 0); /* idempotent */
@@ -446,6 +448,33 @@ static void test_enumeration(void **unused)
 	write_state("chip phy=0\n");
 	assert_int_equal(dcmi.dcmi_get_dcmi_version(version, sizeof(version)), 0);
 	assert_string_equal(version, "unknown");
+}
+
+static void test_pcie_info(void **unused)
+{
+	(void)unused;
+	write_state("chip phy=0 pci=0000:3b:00.0\nchip phy=1 pci=10000:C1:1f.7\nchip phy=2\n"
+		    "chip phy=3 pci=0000:86:00.0 health=absent\n");
+
+	struct dcmi_pcie_info_all pcie;
+	memset(&pcie, 0xff, sizeof(pcie));
+	assert_int_equal(dcmi.dcmi_get_device_pcie_info_v2(0, 0, &pcie), 0);
+	assert_int_equal(pcie.venderid, 0x19e5);
+	assert_int_equal(pcie.domain, 0);
+	assert_int_equal(pcie.bdf_busid, 0x3b);
+	assert_int_equal(pcie.bdf_deviceid, 0);
+	assert_int_equal(pcie.bdf_funcid, 0);
+	assert_int_equal(pcie.reserve[31], 0);
+	assert_int_equal(dcmi.dcmi_get_device_pcie_info_v2(1, 0, &pcie), 0);
+	assert_int_equal(pcie.domain, 0x10000);
+	assert_int_equal(pcie.bdf_busid, 0xc1);
+	assert_int_equal(pcie.bdf_deviceid, 0x1f);
+	assert_int_equal(pcie.bdf_funcid, 7);
+	/* Without pci=, "not supported"; an absent chip does not exist. */
+	assert_int_equal(dcmi.dcmi_get_device_pcie_info_v2(2, 0, &pcie), DCMI_ERR_NOT_SUPPORTED);
+	assert_int_equal(dcmi.dcmi_get_device_pcie_info_v2(3, 0, &pcie), DCMI_ERR_DEVICE_NOT_EXIST);
+	assert_int_equal(dcmi.dcmi_get_device_pcie_info_v2(4, 0, &pcie), DCMI_ERR_DEVICE_NOT_EXIST);
+	assert_int_equal(dcmi.dcmi_get_device_pcie_info_v2(0, 0, NULL), DCMI_ERR_INVALID_PARAMETER);
 }
 
 static void test_absent_chip_keeps_its_identity(void **unused)
@@ -854,6 +883,7 @@ int main(void)
 		cmocka_unit_test(test_init_failures_in_a_child),
 		cmocka_unit_test(test_calls_before_init_fail),
 		cmocka_unit_test_setup(test_enumeration, init_dcmi),
+		cmocka_unit_test_setup(test_pcie_info, init_dcmi),
 		cmocka_unit_test_setup(test_absent_chip_keeps_its_identity, init_dcmi),
 		cmocka_unit_test_setup(test_error_codes, init_dcmi),
 		cmocka_unit_test_setup(test_fault_and_recovery_events, init_dcmi),

@@ -2,7 +2,8 @@
 /* Unit tests of the DCMI simulator's state-file parser
  * (tests/fake-dcmi/state.c, included whole to keep the simulator out of
  * ascend_core): defaults, every key, bad values, unknown keys and
- * directives, duplicates, every limit, and the lookups the library uses. */
+ * directives, duplicates, every limit, and the lookups the library uses.
+ * pci= is the one key that takes a PCI address. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -108,6 +109,7 @@ static void test_chip_defaults(void **unused)
 	assert_int_equal(c->aicore, 0);
 	assert_int_equal(c->hbm_mb, 0);
 	assert_false(c->has_board);
+	assert_false(c->has_pci);
 	assert_int_equal(c->error_count, 0);
 }
 
@@ -115,7 +117,7 @@ static void test_every_key(void **unused)
 {
 	(void)unused;
 	assert_int_equal(parse_text("chip phy=9 card=4 device=3 logic=12 name=310P3 health=3 errors=1,0xA,80e01801 "
-				    "aicore=8 hbm_mb=24576 board=0xb0\n"),
+				    "aicore=8 hbm_mb=24576 board=0xb0 pci=0000:3B:00.1\n"),
 			 0);
 	assert_int_equal(diags.count, 0);
 	assert_int_equal(state.chip_count, 1);
@@ -134,6 +136,8 @@ static void test_every_key(void **unused)
 	assert_int_equal(c->hbm_mb, 24576);
 	assert_true(c->has_board);
 	assert_int_equal(c->board, 0xb0);
+	assert_true(c->has_pci);
+	assert_true(pci_address_equal(&c->pci, &(struct pci_address){ .bus = 0x3b, .function = 1 }));
 
 	assert_int_equal(c->health_rc, 0);
 	assert_int_equal(parse_text("chip phy=1 health_rc=-8012\n"), 0);
@@ -179,6 +183,8 @@ static void test_bad_values_drop_the_line(void **unused)
 		"phy=0 aicore=65536", "phy=0 aicore=ten",	    "phy=0 hbm_mb=4294967296", "phy=0 hbm_mb=1.5",
 		"phy=0 board=zz",    "phy=0 board=0x100000000", "phy=0 board=",	    "phy=0 board=0x",
 		"phy=0 health_rc=8012", "phy=0 health_rc=-0",	    "phy=0 health_rc=-10000", "phy=0 health_rc=-",
+		"phy=0 pci=",	     "phy=0 pci=3b:00.0",	    "phy=0 pci=0000:3b:00",  "phy=0 pci=0000:3b:20.0",
+		"phy=0 pci=0000:3b:00.8", "phy=0 pci=0000:3b:00.0,1", "phy=0 pci=80000000:00:00.0",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		char line[128];
@@ -193,6 +199,12 @@ static void test_bad_values_drop_the_line(void **unused)
 
 	assert_int_equal(parse_text("chip phy=0 health=7\n"), 0);
 	assert_one_diag(1, "bad value '7' for 'health' (expected 0-3 or absent), line ignored");
+	assert_int_equal(parse_text("chip phy=0 pci=0:3b:00.0\n"), 0);
+	assert_one_diag(1, "bad value '0:3b:00.0' for 'pci' (expected a PCI address such as 0000:3b:00.0), line ignored");
+	/* A NUMA node is the host's sysfs, not DCMI's: no such key. */
+	assert_int_equal(parse_text("chip phy=0 numa=1\n"), 0);
+	assert_one_diag(1, "unknown key 'numa' ignored");
+	assert_int_equal(state.chip_count, 1);
 }
 
 static void test_errors_list(void **unused)
@@ -275,6 +287,11 @@ static void test_duplicates_keep_the_first(void **unused)
 	assert_int_equal(parse_text("chip phy=0 card=3 device=1\nchip phy=1 card=3 device=1\n"), 0);
 	assert_one_diag(2, "card 3 device 1 already defined on line 1");
 	assert_int_equal(state.chip_count, 1);
+
+	/* Two chips cannot be one PCI device; chips without pci= never clash. */
+	assert_int_equal(parse_text("chip phy=0 pci=0000:3b:00.0\nchip phy=1 pci=0000:3B:00.0\nchip phy=2\nchip phy=3\n"), 0);
+	assert_one_diag(2, "pci 0000:3b:00.0 already defined on line 1, line ignored");
+	assert_int_equal(state.chip_count, 3);
 
 	/* Default logic (= phy 1) clashes with chip 0's explicit logic 1. */
 	assert_int_equal(parse_text("chip phy=0 logic=1\nchip phy=1\n"), 0);

@@ -2,8 +2,11 @@
 /* Topology-aware choice (plugin/topology.c) on hand-built snapshots: 910
  * rings with Volcano's ring preference, 910B full mesh and Box16 meshes, A3
  * die pairs (a whole free pair over two half-taken ones), 310P cards, lowest
- * phy ids elsewhere; must_include, Unhealthy offers, best effort for the sizes the
- * rules call invalid, and the errors with nothing written. Lists are written
+ * phy ids elsewhere; NUMA nodes where those rules set no groups (the
+ * tightest node, then as few as possible; 310P requests larger than a card
+ * in one node), ignored by rings, meshes and pairs; must_include, Unhealthy
+ * offers, best effort for the sizes the rules call invalid, and the errors
+ * with nothing written. Lists are written
  * as phy ids ("0-3,6"), the devices being "npu-<phy>". */
 #include <errno.h>
 #include <setjmp.h>
@@ -319,6 +322,117 @@ static void test_other_families_take_lowest_ids(void **state)
 	free(s);
 }
 
+/* --- NUMA nodes ---------------------------------------------------------- */
+
+/* Puts the chips of a phy list on a NUMA node. */
+static void set_numa(struct npu_snapshot *s, const char *phys, unsigned node)
+{
+	static struct id_list l;
+	parse_list(phys, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		struct npu_device *d = (struct npu_device *)(uintptr_t)npu_snapshot_find(s, l.ptrs[i]);
+		assert_non_null(d);
+		d->has_numa = true;
+		d->numa_node = node;
+	}
+}
+
+static void test_numa_nodes_where_no_groups(void **state)
+{
+	(void)state;
+	static const enum npu_family families[] = { NPU_FAMILY_UNKNOWN, NPU_FAMILY_310, NPU_FAMILY_310B,
+						    NPU_FAMILY_910B };
+	for (size_t f = 0; f < ELEMENTSOF(families); f++) {
+		struct npu_snapshot *s = make_snapshot(families[f], 8);
+		/* Without NUMA nodes: the lowest ids. */
+		assert_string_equal(choose(s, "0,4-7", "", 2), "0,4");
+		set_numa(s, "0-3", 0);
+		set_numa(s, "4-7", 1);
+		/* Node 0 cannot hold 2 any more: node 1. */
+		assert_string_equal(choose(s, "0,4-7", "", 2), "4,5");
+		/* Equal nodes: the lower one. */
+		assert_string_equal(choose(s, "0-7", "", 2), "0,1");
+		assert_string_equal(choose(s, "0-7", "", 4), "0,1,2,3");
+		/* The node left with the fewest free chips that still holds it. */
+		assert_string_equal(choose(s, "0,1,4-6", "", 1), "0");
+		assert_string_equal(choose(s, "0,1,4-6", "", 2), "0,1");
+		assert_string_equal(choose(s, "0,1,4-6", "", 3), "4,5,6");
+		/* No node holds it: the fullest, then the tightest for the rest. */
+		assert_string_equal(choose(s, "0,1,4-6", "", 4), "0,4,5,6");
+		assert_string_equal(choose(s, "0-7", "", 6), "0,1,2,3,4,5");
+		/* must_include decides the node ... */
+		assert_string_equal(choose(s, "0-7", "5", 2), "4,5");
+		/* ... or, across two nodes, the answer fills them first. */
+		assert_string_equal(choose(s, "1-3,5-7", "0,4", 3), "0,1,4");
+		free(s);
+	}
+}
+
+static void test_numa_unknown_chips_are_one_more_node(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_UNKNOWN, 6);
+	set_numa(s, "0,1", 1);
+	set_numa(s, "4,5", 0);
+	/* 2 and 3 unknown: a node of their own, last on ties. */
+	assert_string_equal(choose(s, "0-5", "", 2), "4,5");
+	assert_string_equal(choose(s, "0,2-5", "", 2), "4,5");
+	assert_string_equal(choose(s, "0,2,3,5", "", 2), "2,3");
+	assert_string_equal(choose(s, "0-3", "", 1), "0");
+	free(s);
+}
+
+static void test_numa_encloses_310p_cards(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_310P, 8);
+	for (unsigned i = 0; i < 8; i++)
+		s->devices[i].chip.card_id = (int)(i / 2);
+	/* Without NUMA nodes: as few cards as possible, the lowest first. */
+	assert_string_equal(choose(s, "0-7", "", 4), "0,1,2,3");
+	assert_string_equal(choose(s, "0-7", "", 3), "0,1,2");
+	/* Cards 0 and 2 on node 0, cards 1 and 3 on node 1. */
+	set_numa(s, "0,1,4,5", 0);
+	set_numa(s, "2,3,6,7", 1);
+	assert_string_equal(choose(s, "0-7", "", 4), "0,1,4,5");
+	assert_string_equal(choose(s, "0-7", "", 3), "0,1,4");
+	/* Node 0 has 3 free, node 1 4: the tighter one. */
+	assert_string_equal(choose(s, "0-3,5-7", "", 3), "0,1,5");
+	assert_string_equal(choose(s, "0-3,5-7", "", 4), "2,3,6,7");
+	/* A chip of node 1 already in the answer takes the rest there. */
+	assert_string_equal(choose(s, "0-7", "2", 3), "2,3,6");
+	/* Up to a card's size the card rules alone decide, as before. */
+	assert_string_equal(choose(s, "0-7", "", 2), "0,1");
+	assert_string_equal(choose(s, "1-7", "", 1), "1");
+	/* No node holds 5: the card rules over the whole node. */
+	assert_string_equal(choose(s, "0-7", "", 5), "0,1,2,3,4");
+	free(s);
+}
+
+static void test_numa_ignored_by_rings_meshes_and_pairs(void **state)
+{
+	(void)state;
+	/* NUMA nodes across the groups must not pull the answer out of them. */
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, 8);
+	set_numa(s, "0,2,4,6", 0);
+	set_numa(s, "1,3,5,7", 1);
+	assert_string_equal(choose(s, "0-7", "", 2), "0,1");
+	assert_string_equal(choose(s, "0-2,5", "", 1), "5");
+	free(s);
+
+	s = make_snapshot(NPU_FAMILY_910B, 16);
+	set_numa(s, "0-3,8-11", 0);
+	set_numa(s, "4-7,12-15", 1);
+	assert_string_equal(choose(s, "0-15", "", 8), "0,1,2,3,4,5,6,7");
+	free(s);
+
+	s = make_snapshot(NPU_FAMILY_A3, 8);
+	set_numa(s, "0,2,4,6", 0);
+	set_numa(s, "1,3,5,7", 1);
+	assert_string_equal(choose(s, "0,2-4", "", 2), "2,3");
+	free(s);
+}
+
 /* --- health, must_include alone, errors --------------------------------- */
 
 static void test_unhealthy_offers_are_not_chosen(void **state)
@@ -405,6 +519,10 @@ int main(void)
 		cmocka_unit_test(test_a3_invalid_sizes_get_best_effort),
 		cmocka_unit_test(test_310p_stays_on_one_card),
 		cmocka_unit_test(test_other_families_take_lowest_ids),
+		cmocka_unit_test(test_numa_nodes_where_no_groups),
+		cmocka_unit_test(test_numa_unknown_chips_are_one_more_node),
+		cmocka_unit_test(test_numa_encloses_310p_cards),
+		cmocka_unit_test(test_numa_ignored_by_rings_meshes_and_pairs),
 		cmocka_unit_test(test_unhealthy_offers_are_not_chosen),
 		cmocka_unit_test(test_must_include_alone),
 		cmocka_unit_test(test_errors_write_nothing),

@@ -371,8 +371,21 @@ static void cmd_list(struct sim *sim, char **args)
 	const struct sim_resource *res = sim->current;
 	for (size_t i = 0; res && i < res->n_devices; i++) {
 		out_start(&line, "device");
-		out_kv(&line, "id", res->devices[i].id);
-		out_kv(&line, "health", res->devices[i].health);
+		const struct sim_device *dev = &res->devices[i];
+		out_kv(&line, "id", dev->id);
+		out_kv(&line, "health", dev->health);
+		if (dev->has_topology) {
+			struct out_line numa;
+			out_start(&numa, NULL);
+			for (size_t j = 0; j < dev->n_numa && j < SIM_DEVICE_NUMA_MAX; j++) {
+				char node[24];
+				snprintf(node, sizeof(node), "%lld", (long long)dev->numa[j]);
+				out_list_add(&numa, node);
+			}
+			if (dev->n_numa > SIM_DEVICE_NUMA_MAX)
+				out_list_add(&numa, "...");
+			out_kv_list(&line, "numa", &numa);
+		}
 		out_emit(&line);
 	}
 	out_start(&line, "list end");

@@ -76,6 +76,12 @@ static int build_devices(struct follower *f, const V1beta1__ListAndWatchResponse
 			warn_invalid(f, &problems, "device ID longer than 63 characters", id);
 		devices[i].id = strdup(id);
 		devices[i].health = strdup(health);
+		if (dev->topology) {
+			devices[i].has_topology = true;
+			devices[i].n_numa = dev->topology->n_nodes;
+			for (size_t j = 0; j < dev->topology->n_nodes && j < SIM_DEVICE_NUMA_MAX; j++)
+				devices[i].numa[j] = dev->topology->nodes[j] ? dev->topology->nodes[j]->id : 0;
+		}
 		if (!devices[i].id || !devices[i].health) {
 			sim_devices_free(devices, i + 1);
 			return -ENOMEM;

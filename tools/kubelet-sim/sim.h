@@ -30,6 +30,8 @@
 
 /* Device IDs longer than this are reported as invalid (the API's limit). */
 #define DEVICE_ID_MAX 63
+/* NUMA nodes kept per device; `list` shows the first ones and "..." */
+#define SIM_DEVICE_NUMA_MAX 8
 
 struct follower;
 struct pods;
@@ -50,6 +52,9 @@ struct sim_plugin {
 struct sim_device {
 	char *id;
 	char *health;
+	bool has_topology; /* the answer carried a TopologyInfo for it */
+	size_t n_numa;     /* its NUMA nodes; the first SIM_DEVICE_NUMA_MAX are in numa */
+	int64_t numa[SIM_DEVICE_NUMA_MAX];
 };
 
 /* One successful `allocate`: the kubelet's pod device entry. */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Fuzzes the two parsers of what sysfs says about a chip: PCI addresses
+ * (base/pci.c: the last component of a sysfs device link, the simulator's
+ * pci=) and numa_node contents (npu/sysfs.c). The whole input goes to both.
+ * An address that parses must format back to a name that parses to the
+ * same address; a node that parses must be within the bound. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pci.h"
+#include "npu/sysfs.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 4096)
+		return 0;
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+
+	struct pci_address a, again;
+	if (pci_address_parse(text, &a) == 0) {
+		char name[PCI_ADDRESS_SIZE];
+		if (pci_address_format(&a, name, sizeof(name)) != 0 || pci_address_parse(name, &again) != 0 ||
+		    !pci_address_equal(&a, &again))
+			abort();
+	}
+
+	uint32_t node;
+	if (sysfs_numa_node_parse(text, size, &node) == 0 && node > SYSFS_NUMA_NODE_MAX)
+		abort();
+	free(text);
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "npu/sysfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "base/parse.h"
+
+/* numa_node holds "%d\n": anything this long is not one. */
+#define NUMA_NODE_TEXT_MAX 32
+
+int sysfs_numa_node_parse(const char *text, size_t len, uint32_t *ret_node)
+{
+	char number[NUMA_NODE_TEXT_MAX];
+
+	if (len > 0 && text[len - 1] == '\n')
+		len--;
+	if (len == 0 || len >= sizeof(number) || memchr(text, '\0', len))
+		return -EINVAL;
+	memcpy(number, text, len);
+	number[len] = '\0';
+	if (strcmp(number, "-1") == 0)
+		return -ENODATA;
+	return parse_u32(number, 10, SYSFS_NUMA_NODE_MAX, ret_node);
+}
+
+int sysfs_pci_numa_node(const char *host_root, const struct pci_address *address, uint32_t *ret_node)
+{
+	char name[PCI_ADDRESS_SIZE], relative[64], path[PATH_MAX];
+	char text[NUMA_NODE_TEXT_MAX];
+	size_t len = 0;
+	int r;
+
+	if ((r = pci_address_format(address, name, sizeof(name))) < 0 ||
+	    (r = str_printf(relative, sizeof(relative), "sys/bus/pci/devices/%s/numa_node", name)) < 0 ||
+	    (r = path_join(path, sizeof(path), host_root ? host_root : "/", relative)) < 0)
+		return r;
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* sysfs hands an attribute over in one read; a regular file (a test
+	 * tree) may take more, and the loop stops at the bound. */
+	while (len < sizeof(text)) {
+		ssize_t n = read(fd, text + len, sizeof(text) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	r = len == sizeof(text) ? -EINVAL : sysfs_numa_node_parse(text, len, ret_node);
+out:
+	close(fd);
+	return r;
+}
+
+int sysfs_char_device_pci_address(const char *host_root, const char *dev_node, struct pci_address *ret_address)
+{
+	char relative[64], path[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (stat(dev_node, &st) < 0)
+		return -errno;
+	if (!S_ISCHR(st.st_mode))
+		return -ENODEV;
+	if ((r = str_printf(relative, sizeof(relative), "sys/dev/char/%u:%u/device", major(st.st_rdev),
+			    minor(st.st_rdev))) < 0 ||
+	    (r = path_join(path, sizeof(path), host_root ? host_root : "/", relative)) < 0)
+		return r;
+
+	/* The link is relative ("../../../0000:3b:00.0"): its last component
+	 * names the parent whatever host_root is, so it is never followed. */
+	ssize_t n = readlink(path, target, sizeof(target));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(target))
+		return -ENAMETOOLONG;
+	target[n] = '\0';
+	const char *slash = strrchr(target, '/');
+	struct pci_address address;
+	r = pci_address_parse(slash ? slash + 1 : target, &address);
+	if (r < 0)
+		return -EINVAL;
+	*ret_address = address;
+	return 0;
+}
