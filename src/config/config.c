@@ -10,6 +10,7 @@
 #include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
+#include "config/file.h"
 
 #define DEFAULT_RESOURCE_NAME "ascend.com/npu"
 #define DEFAULT_SOCKET_DIR "/var/lib/kubelet/device-plugins"
@@ -107,6 +108,17 @@ static int apply_log_level(struct config *c, const char *v, char *why, size_t wh
 	return 0;
 }
 
+static int apply_config(struct config *c, const char *v, char *why, size_t why_size)
+{
+	/* Loaded before the other flags are applied (load_config_file): here
+	 * it is only recorded. */
+	if (v[0] == '\0')
+		return fail(why, why_size, "--config: empty path");
+	if (str_copy(c->config_file, sizeof(c->config_file), v) < 0)
+		return fail(why, why_size, "--config: path is too long");
+	return 0;
+}
+
 static int apply_help(struct config *c, const char *v, char *why, size_t why_size)
 {
 	(void)v, (void)why, (void)why_size;
@@ -143,6 +155,8 @@ static const struct flag flags[] = {
 	{ "health-interval", "DURATION", "how often to poll health and rediscover, e.g. 500ms, 5s (default 5s)",
 	  apply_health_interval },
 	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level },
+	{ "config", "FILE", "YAML file of settings (docs/configuration.md); flags and environment override it",
+	  apply_config },
 	{ "probe", NULL, "check that a running plugin answers on its socket, exit 0 if so (liveness probe)",
 	  apply_probe },
 	{ "help", NULL, "print this help and exit", apply_help },
@@ -171,6 +185,65 @@ static const struct flag *find_flag(const char *name, size_t len)
 		if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
 			return &flags[i];
 	return NULL;
+}
+
+int config_flag_apply(struct config *c, const char *name, const char *value, char *why, size_t why_size)
+{
+	const struct flag *f = find_flag(name, strlen(name));
+	if (!f)
+		return -ENOENT;
+	if (!f->arg || f->apply == apply_config)
+		return -EOPNOTSUPP;
+	return f->apply(c, value, why, why_size);
+}
+
+/* The last --config, looked for before any flag is applied since the file
+ * ranks below the command line. Malformed arguments end the search; the
+ * main loop reports them. */
+static const char *find_config_arg(int argc, char **argv)
+{
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+			break;
+		const char *name = arg + 2;
+		const char *eq = strchr(name, '=');
+		size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+		const struct flag *f = find_flag(name, name_len);
+		if (!f || (f->arg && !eq && i + 1 >= argc))
+			break;
+		const char *value = eq ? eq + 1 : f->arg ? argv[++i] : NULL;
+		if (f->apply == apply_config)
+			path = value;
+	}
+	return path;
+}
+
+/* Applies the file's flags to c. A file that asks for more than flags is
+ * refused rather than half applied. */
+static int load_config_file(struct config *c, const char *path, char *why, size_t why_size)
+{
+	struct config_file *file = NULL;
+	int r = config_file_load(path, &file, why, why_size);
+	if (r < 0)
+		goto out;
+	r = config_file_check_applied(file, why, why_size);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < file->n_flags; i++) {
+		const struct config_file_flag *f = &file->flags[i];
+		char msg[512];
+		/* Validated by config_file_load already, by this same rule. */
+		r = config_flag_apply(c, f->flag, f->value, msg, sizeof(msg));
+		if (r < 0) {
+			snprintf(why, why_size, "%s: line %zu: flags.%s: %s", path, f->line, f->key, msg);
+			goto out;
+		}
+	}
+out:
+	config_file_free(file);
+	return r;
 }
 
 /* Derives the socket names: "ascend.com/npu" -> "ascend-npu.sock". */
@@ -206,6 +279,13 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 
 	bool driver_path_flag = false;
 
+	const char *config_path = find_config_arg(argc, argv);
+	if (config_path && config_path[0]) {
+		r = load_config_file(&c, config_path, why, why_size);
+		if (r < 0)
+			return r;
+	}
+
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
@@ -234,7 +314,7 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 		driver_path_flag |= f->apply == apply_driver_path;
 	}
 
-	/* Precedence is flag > environment > default, and the environment is
+	/* Precedence is flag > environment > file > default, and the environment is
 	 * only judged when it is the one that counts: a stale relative
 	 * ASCEND_DRIVER_PATH must not stop a plugin given --driver-path. */
 	if (!driver_path_flag && env_driver_path && env_driver_path[0] &&

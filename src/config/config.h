@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's configuration: command-line flags (--flag=value or --flag
- * value) with defaults and the environment, validated as a whole. A bad flag
- * or value is reported with a message naming it; main exits 2 on it. */
+ * value) with defaults, the environment and the --config file
+ * (config/file.h), validated as a whole. A bad flag or value is reported with
+ * a message naming it; main exits 2 on it. */
 #pragma once
 
 #include <stdbool.h>
@@ -35,11 +36,20 @@ struct config {
 	enum npu_backend_mode backend;
 	int64_t health_interval_ms;
 	enum log_level log_level;
+	char config_file[CONFIG_PATH_MAX]; /* --config; empty: none */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).
- * Returns 0, or -EINVAL with a message naming the flag in why. */
+ * With --config FILE, the file's flags come first: command line >
+ * environment > file > defaults. Returns 0, or -EINVAL (-EOPNOTSUPP for a
+ * file asking for what this version does not do) with a message naming the
+ * flag, or the file, line and key, in why. */
 int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, char *why,
 		 size_t why_size);
+
+/* Sets the flag called name ("health-interval") as --name=value would, by
+ * the same rule and with the same message. -ENOENT when there is no such
+ * flag, -EOPNOTSUPP for switches and --config, which take no setting. */
+int config_flag_apply(struct config *c, const char *name, const char *value, char *why, size_t why_size);
 
 void config_usage(FILE *out, const char *program);

@@ -1,0 +1,765 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The configuration file reader; see file.h. libyaml's event API builds a
+ * small tree, bounded in depth and node count and without aliases, which is
+ * then walked key by key. Plain scalars resolve as YAML 1.1 (like the Go
+ * YAML decoder behind NVIDIA's plugin and kubectl), so "yes" is a boolean. */
+#include "config/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "base/k8s_names.h"
+#include "base/macro.h"
+#include "base/parse.h"
+#include "config/config.h"
+
+/* Room for the deepest key path the walk builds. */
+#define PATH_SIZE 256
+/* Input-controlled text quoted in a message is cut to this. */
+#define CLIP 96
+
+enum ynode_type { YN_SCALAR, YN_SEQ, YN_MAP };
+enum yscalar_kind { YS_STR, YS_NULL, YS_BOOL, YS_INT, YS_OTHER };
+
+struct ynode {
+	enum ynode_type type;
+	enum yscalar_kind kind;
+	size_t line;
+	char *value; /* scalars: terminated, no NUL inside */
+	size_t len;
+	/* Children in order; a mapping's alternate key, value. */
+	struct ynode *first, *last, *next;
+	size_t n_children;
+};
+
+struct ctx {
+	struct config_file *file;
+	struct arena tree; /* the nodes, freed once the walk is done */
+	struct ynode *root;
+	struct ynode *stack[CONFIG_FILE_MAX_DEPTH];
+	size_t depth;
+	size_t n_nodes;
+	bool second_document;
+	char *why;
+	size_t why_size;
+};
+
+__attribute__((format(printf, 4, 5))) static int fail(struct ctx *c, size_t line, int r, const char *fmt, ...)
+{
+	if (c->why_size == 0)
+		return r;
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (line)
+		snprintf(c->why, c->why_size, "line %zu: %s", line, msg);
+	else
+		snprintf(c->why, c->why_size, "%s", msg);
+	return r;
+}
+
+static int fail_nomem(struct ctx *c)
+{
+	return fail(c, 0, -ENOMEM, "out of memory");
+}
+
+/* --- Building the tree from libyaml events --- */
+
+static bool str_in(const char *s, const char *const *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, set[i]) == 0)
+			return true;
+	return false;
+}
+
+static const char *const yaml_nulls[] = { "", "~", "null", "Null", "NULL" };
+static const char *const yaml_trues[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON" };
+static const char *const yaml_falses[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF" };
+
+static enum yscalar_kind resolve_plain(const char *s)
+{
+	if (str_in(s, yaml_nulls, ELEMENTSOF(yaml_nulls)))
+		return YS_NULL;
+	if (str_in(s, yaml_trues, ELEMENTSOF(yaml_trues)) || str_in(s, yaml_falses, ELEMENTSOF(yaml_falses)))
+		return YS_BOOL;
+	const char *d = s + (*s == '-' || *s == '+');
+	if (d[0] >= '0' && d[0] <= '9' && d[strspn(d, "0123456789")] == '\0')
+		return YS_INT;
+	/* Other numbers (0x10, 1.5, 1e3) are only text to the keys that take
+	 * text, and refused by the keys that take integers. */
+	return YS_OTHER;
+}
+
+static int tree_add(struct ctx *c, enum ynode_type type, const yaml_event_t *ev, struct ynode **ret)
+{
+	size_t line = ev->start_mark.line + 1;
+	if (++c->n_nodes > CONFIG_FILE_MAX_NODES)
+		return fail(c, line, -E2BIG, "more than %d YAML nodes", CONFIG_FILE_MAX_NODES);
+	struct ynode *parent = c->depth ? c->stack[c->depth - 1] : NULL;
+	if (parent && parent->type == YN_MAP && parent->n_children % 2 == 0 && type != YN_SCALAR)
+		return fail(c, line, -EINVAL, "a mapping key must be a scalar");
+	if (!parent && c->root)
+		return fail(c, line, -EINVAL, "malformed YAML: a second root node");
+
+	struct ynode *node = arena_alloc(&c->tree, sizeof(*node));
+	if (!node)
+		return fail_nomem(c);
+	node->type = type;
+	node->line = line;
+	if (!parent) {
+		c->root = node;
+	} else {
+		if (parent->last)
+			parent->last->next = node;
+		else
+			parent->first = node;
+		parent->last = node;
+		parent->n_children++;
+	}
+	*ret = node;
+	return 0;
+}
+
+static int tree_scalar(struct ctx *c, const yaml_event_t *ev)
+{
+	struct ynode *node;
+	int r = tree_add(c, YN_SCALAR, ev, &node);
+	if (r < 0)
+		return r;
+	size_t len = ev->data.scalar.length;
+	if (memchr(ev->data.scalar.value, '\0', len))
+		return fail(c, node->line, -EINVAL, "a NUL character in a string");
+	node->value = arena_alloc(&c->tree, len + 1);
+	if (!node->value)
+		return fail_nomem(c);
+	memcpy(node->value, ev->data.scalar.value, len);
+	node->len = len;
+
+	const char *tag = (const char *)ev->data.scalar.tag;
+	if (tag && (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, "!") == 0))
+		node->kind = YS_STR;
+	else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+		node->kind = resolve_plain(node->value);
+	else
+		node->kind = YS_STR;
+	return 0;
+}
+
+static int tree_open(struct ctx *c, enum ynode_type type, const yaml_event_t *ev)
+{
+	if (c->depth >= CONFIG_FILE_MAX_DEPTH)
+		return fail(c, ev->start_mark.line + 1, -E2BIG, "YAML nested deeper than %d levels",
+			    CONFIG_FILE_MAX_DEPTH);
+	struct ynode *node;
+	int r = tree_add(c, type, ev, &node);
+	if (r < 0)
+		return r;
+	c->stack[c->depth++] = node;
+	return 0;
+}
+
+static int yaml_failure(struct ctx *c, const yaml_parser_t *parser)
+{
+	if (parser->error == YAML_MEMORY_ERROR)
+		return fail_nomem(c);
+	const char *problem = parser->problem ? parser->problem : "unknown error";
+	if (parser->error == YAML_READER_ERROR)
+		return fail(c, 0, -EINVAL, "malformed YAML: %s at byte %zu", problem, parser->problem_offset);
+	size_t line = parser->problem_mark.line + 1;
+	if (parser->context)
+		return fail(c, line, -EINVAL, "malformed YAML: %s (%s)", problem, parser->context);
+	return fail(c, line, -EINVAL, "malformed YAML: %s", problem);
+}
+
+static int handle_event(struct ctx *c, const yaml_event_t *ev, bool *done)
+{
+	size_t line = ev->start_mark.line + 1;
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		*done = true;
+		return 0;
+	case YAML_DOCUMENT_START_EVENT:
+		if (c->second_document)
+			return fail(c, line, -EINVAL, "a second YAML document: the file holds one");
+		c->second_document = true;
+		return 0;
+	case YAML_ALIAS_EVENT:
+		/* Shared nodes would let a small text stand for a huge tree. */
+		return fail(c, line, -EINVAL, "YAML aliases (*%.*s) are not supported", CLIP,
+			    (const char *)ev->data.alias.anchor);
+	case YAML_SCALAR_EVENT:
+		return tree_scalar(c, ev);
+	case YAML_SEQUENCE_START_EVENT:
+		return tree_open(c, YN_SEQ, ev);
+	case YAML_MAPPING_START_EVENT:
+		return tree_open(c, YN_MAP, ev);
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (c->depth > 0)
+			c->depth--;
+		return 0;
+	case YAML_NO_EVENT:
+	case YAML_STREAM_START_EVENT:
+	case YAML_DOCUMENT_END_EVENT:
+		return 0;
+	}
+	return 0;
+}
+
+/* --- Typed access to the tree --- */
+
+static bool is_null(const struct ynode *n)
+{
+	return n->type == YN_SCALAR && n->kind == YS_NULL;
+}
+
+#define for_each_pair(map, k, v) \
+	for (const struct ynode *k = (map)->first, *v = k ? k->next : NULL; k && v; \
+	     k = v->next, v = k ? k->next : NULL)
+
+static void path_key(char *buf, size_t size, const char *path, const char *key)
+{
+	size_t len = strlen(key);
+	int n = path[0] == '\0' ? snprintf(buf, size, "%.*s%s", CLIP, key, len > CLIP ? "..." : "")
+				: snprintf(buf, size, "%s.%.*s%s", path, CLIP, key, len > CLIP ? "..." : "");
+	if (n < 0)
+		buf[0] = '\0';
+}
+
+static void path_index(char *buf, size_t size, const char *path, size_t i)
+{
+	if (snprintf(buf, size, "%s[%zu]", path, i) < 0)
+		buf[0] = '\0';
+}
+
+static const char *type_name(const struct ynode *n)
+{
+	return n->type == YN_MAP ? "a mapping" : n->type == YN_SEQ ? "a list" : "a scalar";
+}
+
+/* A mapping of at most CONFIG_FILE_MAX_ENTRIES pairs (which also bounds the
+ * duplicate-key check), or null (none). */
+static int want_map(struct ctx *c, const struct ynode *n, const char *path)
+{
+	if (is_null(n))
+		return 0;
+	if (n->type != YN_MAP)
+		return fail(c, n->line, -EINVAL, "%s: must be a mapping, not %s", path, type_name(n));
+	if (n->n_children / 2 > CONFIG_FILE_MAX_ENTRIES)
+		return fail(c, n->line, -E2BIG, "%s: more than %d entries", path, CONFIG_FILE_MAX_ENTRIES);
+	for_each_pair(n, k, v)
+		for (const struct ynode *k2 = v->next; k2 && k2->next; k2 = k2->next->next)
+			if (strcmp(k->value, k2->value) == 0) {
+				char p[PATH_SIZE];
+				path_key(p, sizeof(p), path, k2->value);
+				return fail(c, k2->line, -EINVAL, "%s: the key appears twice (first on line %zu)", p,
+					    k->line);
+			}
+	return 0;
+}
+
+/* A list of at most CONFIG_FILE_MAX_ENTRIES items, or null (none). */
+static int want_seq(struct ctx *c, const struct ynode *n, const char *path)
+{
+	if (is_null(n))
+		return 0;
+	if (n->type != YN_SEQ)
+		return fail(c, n->line, -EINVAL, "%s: must be a list, not %s", path, type_name(n));
+	if (n->n_children > CONFIG_FILE_MAX_ENTRIES)
+		return fail(c, n->line, -E2BIG, "%s: more than %d entries", path, CONFIG_FILE_MAX_ENTRIES);
+	return 0;
+}
+
+/* Any scalar but null, as text: 910 is a family, 5 a duration in seconds. */
+static int get_text(struct ctx *c, const struct ynode *n, const char *path, const char **ret)
+{
+	if (n->type != YN_SCALAR)
+		return fail(c, n->line, -EINVAL, "%s: must be a scalar, not %s", path, type_name(n));
+	if (n->kind == YS_NULL)
+		return fail(c, n->line, -EINVAL, "%s: needs a value", path);
+	char *s = arena_strdup(&c->file->arena, n->value);
+	if (!s)
+		return fail_nomem(c);
+	*ret = s;
+	return 0;
+}
+
+static int get_bool(struct ctx *c, const struct ynode *n, const char *path, bool *ret)
+{
+	if (is_null(n))
+		return 0;
+	if (n->type != YN_SCALAR || n->kind != YS_BOOL)
+		return fail(c, n->line, -EINVAL, "%s: must be true or false", path);
+	*ret = str_in(n->value, yaml_trues, ELEMENTSOF(yaml_trues));
+	return 0;
+}
+
+static int get_replicas(struct ctx *c, const struct ynode *n, const char *path, uint32_t *ret)
+{
+	uint32_t v;
+	if (n->type != YN_SCALAR || n->kind != YS_INT || n->value[0] == '-' || n->value[0] == '+' ||
+	    parse_u32(n->value, 10, CONFIG_FILE_REPLICAS_MAX, &v) < 0 || v < CONFIG_FILE_REPLICAS_MIN)
+		return fail(c, n->line, -EINVAL, "%s: must be an integer from %d to %d", path,
+			    CONFIG_FILE_REPLICAS_MIN, CONFIG_FILE_REPLICAS_MAX);
+	*ret = v;
+	return 0;
+}
+
+static int get_resource_name(struct ctx *c, const struct ynode *n, const char *path, const char **ret)
+{
+	const char *s;
+	int r = get_text(c, n, path, &s);
+	if (r < 0)
+		return r;
+	char problem[160];
+	if (k8s_extended_resource_name_check(s, problem, sizeof(problem)) < 0)
+		return fail(c, n->line, -EINVAL, "%s: '%.*s' is invalid: %s", path, CLIP, s, problem);
+	*ret = s;
+	return 0;
+}
+
+static int unknown_key(struct ctx *c, const struct ynode *k, const char *path, const char *takes)
+{
+	char p[PATH_SIZE];
+	path_key(p, sizeof(p), path, k->value);
+	return fail(c, k->line, -EINVAL, "%s: unknown key (%s takes %s)", p, path[0] ? path : "the file", takes);
+}
+
+/* --- The sections --- */
+
+/* "healthInterval" -> "health-interval"; false when key is not camelCase
+ * of lowercase words and digits (so "health-interval" is not a key). */
+static bool camel_to_flag(const char *key, char *buf, size_t size)
+{
+	size_t n = 0;
+	if (!(key[0] >= 'a' && key[0] <= 'z'))
+		return false;
+	for (const char *p = key; *p; p++) {
+		bool upper = *p >= 'A' && *p <= 'Z';
+		if (!upper && !(*p >= 'a' && *p <= 'z') && !(*p >= '0' && *p <= '9'))
+			return false;
+		if (n + 3 > size)
+			return false;
+		if (upper)
+			buf[n++] = '-';
+		buf[n++] = upper ? (char)(*p - 'A' + 'a') : *p;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+static int read_flag(struct ctx *c, struct config *scratch, const struct ynode *k, const struct ynode *v,
+		     struct config_file_flag *out)
+{
+	char p[PATH_SIZE], flag[64], msg[512];
+	path_key(p, sizeof(p), "flags", k->value);
+	if (!camel_to_flag(k->value, flag, sizeof(flag)))
+		return fail(c, k->line, -EINVAL, "%s: unknown flag (keys are flags in camelCase, e.g. healthInterval)",
+			    p);
+	const char *value;
+	int r = get_text(c, v, p, &value);
+	if (r < 0)
+		return r;
+	/* The command line's rule for the flag, on a scratch configuration: the
+	 * caller applies the flags once the whole file is known to be good. */
+	r = config_flag_apply(scratch, flag, value, msg, sizeof(msg));
+	if (r == -ENOENT)
+		return fail(c, k->line, -EINVAL, "%s: unknown flag (there is no --%s)", p, flag);
+	if (r == -EOPNOTSUPP)
+		return fail(c, k->line, -EINVAL, "%s: --%s cannot be set from the file", p, flag);
+	if (r < 0) {
+		/* The message names the flag as "--flag: ", which the path replaces. */
+		const char *m = msg;
+		size_t flag_len = strlen(flag);
+		if (strncmp(m, "--", 2) == 0 && strncmp(m + 2, flag, flag_len) == 0 && strncmp(m + 2 + flag_len, ": ", 2) == 0)
+			m += 4 + flag_len;
+		return fail(c, v->line, -EINVAL, "%s: %s", p, m);
+	}
+	out->key = arena_strdup(&c->file->arena, k->value);
+	out->flag = arena_strdup(&c->file->arena, flag);
+	if (!out->key || !out->flag)
+		return fail_nomem(c);
+	out->value = value;
+	out->line = k->line;
+	return 0;
+}
+
+static int read_flags(struct ctx *c, const struct ynode *n)
+{
+	int r = want_map(c, n, "flags");
+	if (r < 0 || is_null(n))
+		return r;
+	struct config_file *f = c->file;
+	struct config *scratch = calloc(1, sizeof(*scratch));
+	f->flags = arena_alloc(&f->arena, (n->n_children / 2 + 1) * sizeof(*f->flags));
+	if (!scratch || !f->flags) {
+		r = fail_nomem(c);
+		goto out;
+	}
+	for_each_pair(n, k, v) {
+		r = read_flag(c, scratch, k, v, &f->flags[f->n_flags]);
+		if (r < 0)
+			goto out;
+		f->n_flags++;
+	}
+	r = 0;
+out:
+	free(scratch);
+	return r;
+}
+
+static int read_ts_resource(struct ctx *c, const struct ynode *n, const char *path,
+			    struct config_file_time_slicing_resource *out)
+{
+	int r = want_map(c, n, path);
+	if (r < 0)
+		return r;
+	if (is_null(n))
+		return fail(c, n->line, -EINVAL, "%s: needs a name and replicas", path);
+	const struct ynode *name = NULL, *replicas = NULL;
+	for_each_pair(n, k, v) {
+		if (strcmp(k->value, "name") == 0)
+			name = v;
+		else if (strcmp(k->value, "replicas") == 0)
+			replicas = v;
+		else
+			return unknown_key(c, k, path, "name, replicas");
+	}
+	if (!name || !replicas)
+		return fail(c, n->line, -EINVAL, "%s: needs %s", path, name ? "replicas" : "a name");
+	char p[PATH_SIZE];
+	path_key(p, sizeof(p), path, "name");
+	r = get_resource_name(c, name, p, &out->name);
+	if (r < 0)
+		return r;
+	path_key(p, sizeof(p), path, "replicas");
+	r = get_replicas(c, replicas, p, &out->replicas);
+	if (r < 0)
+		return r;
+	out->line = n->line;
+	return 0;
+}
+
+static int read_time_slicing(struct ctx *c, const struct ynode *key, const struct ynode *n)
+{
+	const char *path = "sharing.timeSlicing";
+	int r = want_map(c, n, path);
+	if (r < 0)
+		return r;
+	struct config_file *f = c->file;
+	f->time_slicing.line = key->line;
+	if (is_null(n))
+		return 0;
+	char p[PATH_SIZE];
+	for_each_pair(n, k, v) {
+		path_key(p, sizeof(p), path, k->value);
+		if (strcmp(k->value, "renameByDefault") == 0) {
+			r = get_bool(c, v, p, &f->time_slicing.rename_by_default);
+		} else if (strcmp(k->value, "failRequestsGreaterThanOne") == 0) {
+			r = get_bool(c, v, p, &f->time_slicing.fail_requests_greater_than_one);
+		} else if (strcmp(k->value, "resources") == 0) {
+			r = want_seq(c, v, p);
+			if (r < 0 || is_null(v))
+				continue;
+			f->time_slicing.resources = arena_alloc(&f->arena, (v->n_children + 1) *
+										  sizeof(*f->time_slicing.resources));
+			if (!f->time_slicing.resources)
+				return fail_nomem(c);
+			size_t i = 0;
+			for (const struct ynode *item = v->first; item; item = item->next, i++) {
+				char ip[PATH_SIZE];
+				path_index(ip, sizeof(ip), p, i);
+				r = read_ts_resource(c, item, ip, &f->time_slicing.resources[i]);
+				if (r < 0)
+					return r;
+				for (size_t j = 0; j < i; j++)
+					if (strcmp(f->time_slicing.resources[j].name, f->time_slicing.resources[i].name) == 0)
+						return fail(c, item->line, -EINVAL, "%s.name: '%s' is listed twice", ip,
+							    f->time_slicing.resources[i].name);
+				f->time_slicing.n_resources++;
+			}
+		} else {
+			r = unknown_key(c, k, path, "renameByDefault, failRequestsGreaterThanOne, resources");
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int read_sharing(struct ctx *c, const struct ynode *n)
+{
+	int r = want_map(c, n, "sharing");
+	if (r < 0 || is_null(n))
+		return r;
+	for_each_pair(n, k, v) {
+		if (strcmp(k->value, "timeSlicing") != 0)
+			return unknown_key(c, k, "sharing", "timeSlicing");
+		r = read_time_slicing(c, k, v);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int family_parse(const char *s, enum npu_family *ret)
+{
+	static const enum npu_family families[] = { NPU_FAMILY_910,  NPU_FAMILY_910B, NPU_FAMILY_A3,
+						    NPU_FAMILY_310, NPU_FAMILY_310P, NPU_FAMILY_310B };
+	for (size_t i = 0; i < ELEMENTSOF(families); i++)
+		if (strcmp(s, npu_family_name(families[i])) == 0) {
+			*ret = families[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int read_resource(struct ctx *c, const struct ynode *n, const char *path, struct config_file_resource *out)
+{
+	int r = want_map(c, n, path);
+	if (r < 0)
+		return r;
+	if (is_null(n))
+		return fail(c, n->line, -EINVAL, "%s: needs a family and a name", path);
+	const struct ynode *family = NULL, *name = NULL;
+	for_each_pair(n, k, v) {
+		if (strcmp(k->value, "family") == 0)
+			family = v;
+		else if (strcmp(k->value, "name") == 0)
+			name = v;
+		else
+			return unknown_key(c, k, path, "family, name");
+	}
+	if (!family || !name)
+		return fail(c, n->line, -EINVAL, "%s: needs %s", path, family ? "a name" : "a family");
+	char p[PATH_SIZE];
+	const char *text;
+	path_key(p, sizeof(p), path, "family");
+	r = get_text(c, family, p, &text);
+	if (r < 0)
+		return r;
+	if (family_parse(text, &out->family) < 0)
+		return fail(c, family->line, -EINVAL, "%s: '%.*s' is not one of 910, 910B, A3, 310, 310P, 310B", p,
+			    CLIP, text);
+	path_key(p, sizeof(p), path, "name");
+	r = get_resource_name(c, name, p, &out->name);
+	if (r < 0)
+		return r;
+	out->line = n->line;
+	return 0;
+}
+
+static int read_resources(struct ctx *c, const struct ynode *key, const struct ynode *n)
+{
+	int r = want_seq(c, n, "resources");
+	if (r < 0)
+		return r;
+	struct config_file *f = c->file;
+	f->resources_line = key->line;
+	if (is_null(n))
+		return 0;
+	f->resources = arena_alloc(&f->arena, (n->n_children + 1) * sizeof(*f->resources));
+	if (!f->resources)
+		return fail_nomem(c);
+	size_t i = 0;
+	for (const struct ynode *item = n->first; item; item = item->next, i++) {
+		char p[PATH_SIZE];
+		path_index(p, sizeof(p), "resources", i);
+		r = read_resource(c, item, p, &f->resources[i]);
+		if (r < 0)
+			return r;
+		/* A chip is advertised under one name only. */
+		for (size_t j = 0; j < i; j++)
+			if (f->resources[j].family == f->resources[i].family)
+				return fail(c, item->line, -EINVAL, "%s.family: %s is listed twice (first on line %zu)", p,
+					    npu_family_name(f->resources[i].family), f->resources[j].line);
+		f->n_resources++;
+	}
+	return 0;
+}
+
+static int read_root(struct ctx *c)
+{
+	const struct ynode *root = c->root;
+	if (!root || is_null(root))
+		return fail(c, root ? root->line : 0, -EINVAL, "the file is empty; it must say at least 'version: v1'");
+	int r = want_map(c, root, "the top level");
+	if (r < 0)
+		return r;
+	const struct ynode *version = NULL;
+	for_each_pair(root, k, v) {
+		if (strcmp(k->value, "version") == 0) {
+			version = v;
+			if (v->type != YN_SCALAR || strcmp(v->value, "v1") != 0)
+				return fail(c, v->line, -EINVAL, "version: '%.*s' is not supported (only v1 is)", CLIP,
+					    v->type == YN_SCALAR ? v->value : type_name(v));
+		} else if (strcmp(k->value, "flags") == 0) {
+			r = read_flags(c, v);
+		} else if (strcmp(k->value, "sharing") == 0) {
+			r = read_sharing(c, v);
+		} else if (strcmp(k->value, "resources") == 0) {
+			r = read_resources(c, k, v);
+		} else {
+			r = unknown_key(c, k, "", "version, flags, sharing, resources");
+		}
+		if (r < 0)
+			return r;
+	}
+	if (!version)
+		return fail(c, root->line, -EINVAL, "version: missing; the file must say 'version: v1'");
+	return 0;
+}
+
+int config_file_parse(const char *data, size_t len, struct config_file **ret_file, char *why, size_t why_size)
+{
+	struct ctx c = { .why = why, .why_size = why_size };
+	yaml_parser_t parser;
+	bool parser_ready = false;
+	int r;
+
+	if (why_size)
+		why[0] = '\0';
+	if (!data && len) {
+		r = fail(&c, 0, -EINVAL, "no data");
+		goto out;
+	}
+	if (len > CONFIG_FILE_MAX_BYTES) {
+		r = fail(&c, 0, -E2BIG, "larger than %d bytes", CONFIG_FILE_MAX_BYTES);
+		goto out;
+	}
+	c.file = calloc(1, sizeof(*c.file));
+	if (!c.file || !yaml_parser_initialize(&parser)) {
+		r = fail_nomem(&c);
+		goto out;
+	}
+	parser_ready = true;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)(data ? data : ""), len);
+	for (bool done = false; !done;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&parser, &ev)) {
+			r = yaml_failure(&c, &parser);
+			goto out;
+		}
+		r = handle_event(&c, &ev, &done);
+		yaml_event_delete(&ev);
+		if (r < 0)
+			goto out;
+	}
+	r = read_root(&c);
+	if (r < 0)
+		goto out;
+	*ret_file = c.file;
+	c.file = NULL;
+out:
+	if (parser_ready)
+		yaml_parser_delete(&parser);
+	arena_free(&c.tree);
+	config_file_free(c.file);
+	return r;
+}
+
+int config_file_load(const char *path, struct config_file **ret_file, char *why, size_t why_size)
+{
+	struct config_file *file = NULL;
+	char *buf = NULL;
+	char problem[1024] = "";
+	size_t len = 0;
+	int fd = -1, r;
+
+	/* O_NONBLOCK: a FIFO must not hold the daemon's start; only files are read. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(problem, sizeof(problem), "cannot open: %s", strerror(-r));
+		goto out;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		snprintf(problem, sizeof(problem), "not a regular file");
+		goto out;
+	}
+	/* One byte more than allowed tells a full file from a long one. */
+	buf = malloc(CONFIG_FILE_MAX_BYTES + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		snprintf(problem, sizeof(problem), "out of memory");
+		goto out;
+	}
+	while (len <= CONFIG_FILE_MAX_BYTES) {
+		ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX_BYTES + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			snprintf(problem, sizeof(problem), "cannot read: %s", strerror(-r));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > CONFIG_FILE_MAX_BYTES) {
+		r = -E2BIG;
+		snprintf(problem, sizeof(problem), "larger than %d bytes", CONFIG_FILE_MAX_BYTES);
+		goto out;
+	}
+	r = config_file_parse(buf, len, &file, problem, sizeof(problem));
+	if (r < 0)
+		goto out;
+	file->path = arena_strdup(&file->arena, path);
+	if (!file->path) {
+		r = -ENOMEM;
+		snprintf(problem, sizeof(problem), "out of memory");
+		goto out;
+	}
+	*ret_file = file;
+	file = NULL;
+out:
+	if (r < 0 && why_size)
+		snprintf(why, why_size, "%s: %s", path, problem);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	config_file_free(file);
+	return r;
+}
+
+int config_file_check_applied(const struct config_file *file, char *why, size_t why_size)
+{
+	const char *prefix = file->path ? file->path : "";
+	const char *sep = file->path ? ": " : "";
+	if (file->time_slicing.n_resources > 0) {
+		snprintf(why, why_size,
+			 "%s%sline %zu: sharing.timeSlicing: time-slicing is not implemented in this version "
+			 "(only flags are applied)",
+			 prefix, sep, file->time_slicing.line);
+		return -EOPNOTSUPP;
+	}
+	if (file->n_resources > 0) {
+		snprintf(why, why_size,
+			 "%s%sline %zu: resources: per-family resource names are not implemented in this version "
+			 "(only flags are applied)",
+			 prefix, sep, file->resources_line);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+void config_file_free(struct config_file *file)
+{
+	if (!file)
+		return;
+	arena_free(&file->arena);
+	free(file);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The configuration file (--config FILE): YAML laid out like the NVIDIA
+ * Kubernetes device plugin's config file (version, flags, sharing,
+ * resources), read whole and bounded (size, depth, node count, no aliases),
+ * every key checked. flags.<camelCase> sets --<kebab-case> and is validated
+ * by the command line's own rule for that flag (config_flag_apply), so there
+ * is one rule per flag. sharing.timeSlicing and resources are parsed and
+ * validated for the steps that will act on them; config_file_check_applied
+ * refuses a file that asks for them meanwhile.
+ *
+ * Errors say where: "line 4: flags.healthInterval: 'soon' is not a duration
+ * ...", prefixed with "PATH: " by config_file_load. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "npu/family.h"
+
+#define CONFIG_FILE_MAX_BYTES (1024 * 1024)
+#define CONFIG_FILE_MAX_DEPTH 16
+#define CONFIG_FILE_MAX_NODES 10000
+/* Entries of any one mapping or list. */
+#define CONFIG_FILE_MAX_ENTRIES 64
+#define CONFIG_FILE_REPLICAS_MIN 2
+#define CONFIG_FILE_REPLICAS_MAX 64
+
+/* flags.<key>: <value>. */
+struct config_file_flag {
+	const char *key;   /* as written: "healthInterval" */
+	const char *flag;  /* the command-line flag's name: "health-interval" */
+	const char *value; /* a scalar's text: "5s", "5" */
+	size_t line;
+};
+
+/* sharing.timeSlicing.resources[]: share each chip of name among replicas. */
+struct config_file_time_slicing_resource {
+	const char *name; /* an extended resource name */
+	uint32_t replicas; /* CONFIG_FILE_REPLICAS_MIN..MAX */
+	size_t line;
+};
+
+/* resources[]: advertise the chips of family under name. Families are
+ * unique; several families may share a name. */
+struct config_file_resource {
+	enum npu_family family;
+	const char *name;
+	size_t line;
+};
+
+struct config_file {
+	struct arena arena;
+	const char *path; /* for messages; NULL from config_file_parse */
+	struct config_file_flag *flags;
+	size_t n_flags;
+	struct {
+		size_t line; /* of the timeSlicing key; 0 when absent */
+		bool rename_by_default;
+		bool fail_requests_greater_than_one;
+		struct config_file_time_slicing_resource *resources;
+		size_t n_resources;
+	} time_slicing;
+	size_t resources_line; /* of the resources key; 0 when absent */
+	struct config_file_resource *resources;
+	size_t n_resources;
+};
+
+/* Parses len bytes of YAML. Returns 0, -EINVAL (bad YAML, key, type or
+ * value), -E2BIG (a limit) or -ENOMEM, with "line N: key.path: problem" in
+ * why. */
+int config_file_parse(const char *data, size_t len, struct config_file **ret_file, char *why, size_t why_size);
+
+/* Reads a regular file of at most CONFIG_FILE_MAX_BYTES and parses it; why
+ * starts with the path. A FIFO or device is refused, never waited on. */
+int config_file_load(const char *path, struct config_file **ret_file, char *why, size_t why_size);
+
+/* -EOPNOTSUPP with the key in why when the file asks for something this
+ * version does not do yet (time-slicing replicas, per-family resources);
+ * empty sections are fine. */
+int config_file_check_applied(const struct config_file *file, char *why, size_t why_size);
+
+/* Accepts NULL and half-built files. */
+void config_file_free(struct config_file *file);
