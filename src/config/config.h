@@ -41,9 +41,10 @@ struct config {
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).
  * With --config FILE, the file's flags come first: command line >
- * environment > file > defaults. Returns 0, or -EINVAL (-EOPNOTSUPP for a
- * file asking for what this version does not do) with a message naming the
- * flag, or the file, line and key, in why. */
+ * environment > file > defaults. Returns 0, or a negative errno (-EINVAL
+ * for a bad flag or value, -EOPNOTSUPP for a file asking for what this
+ * version does not do) with a message naming the flag, or the file, line and
+ * key, in why. */
 int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, char *why,
 		 size_t why_size);
 

@@ -251,12 +251,13 @@ static const char *type_name(const struct ynode *n)
  * duplicate-key check), or null (none). */
 static int want_map(struct ctx *c, const struct ynode *n, const char *path)
 {
+	const char *what = path[0] ? path : "the top level";
 	if (is_null(n))
 		return 0;
 	if (n->type != YN_MAP)
-		return fail(c, n->line, -EINVAL, "%s: must be a mapping, not %s", path, type_name(n));
+		return fail(c, n->line, -EINVAL, "%s: must be a mapping, not %s", what, type_name(n));
 	if (n->n_children / 2 > CONFIG_FILE_MAX_ENTRIES)
-		return fail(c, n->line, -E2BIG, "%s: more than %d entries", path, CONFIG_FILE_MAX_ENTRIES);
+		return fail(c, n->line, -E2BIG, "%s: more than %d entries", what, CONFIG_FILE_MAX_ENTRIES);
 	for_each_pair(n, k, v)
 		for (const struct ynode *k2 = v->next; k2 && k2->next; k2 = k2->next->next)
 			if (strcmp(k->value, k2->value) == 0) {
@@ -593,7 +594,7 @@ static int read_root(struct ctx *c)
 	const struct ynode *root = c->root;
 	if (!root || is_null(root))
 		return fail(c, root ? root->line : 0, -EINVAL, "the file is empty; it must say at least 'version: v1'");
-	int r = want_map(c, root, "the top level");
+	int r = want_map(c, root, "");
 	if (r < 0)
 		return r;
 	const struct ynode *version = NULL;

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The --config file: a good file parsed whole, every kind of error with its
+ * line and key path, the limits, the sections refused until the daemon acts
+ * on them, and the precedence command line > environment > file > defaults. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config/config.h"
+#include "config/file.h"
+
+static char why[1024];
+static char dir[] = "/tmp/test_config_file.XXXXXX";
+static char path[256];
+
+static int parse(const char *text, struct config_file **ret)
+{
+	why[0] = '\0';
+	return config_file_parse(text, strlen(text), ret, why, sizeof(why));
+}
+
+/* The text must be refused with exactly this message. */
+static void refused(const char *text, int want, const char *message)
+{
+	struct config_file *f = NULL;
+	int r = parse(text, &f);
+	if (r != want || strcmp(why, message) != 0)
+		fail_msg("%s\n-> %d '%s'\nwant %d '%s'", text, r, why, want, message);
+	assert_null(f);
+}
+
+static void write_file(const char *text)
+{
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/config.yaml", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	rmdir(dir);
+	return 0;
+}
+
+static void test_good_file(void **state)
+{
+	(void)state;
+	struct config_file *f = NULL;
+	assert_int_equal(parse("version: v1\n"
+			       "flags:\n"
+			       "  resourceName: huawei.com/Ascend910\n"
+			       "  healthInterval: 2s\n"
+			       "  devDir: /host/dev\n"
+			       "  backend: devfs\n"
+			       "  logLevel: \"debug\"\n"
+			       "sharing:\n"
+			       "  timeSlicing:\n"
+			       "    renameByDefault: true\n"
+			       "    failRequestsGreaterThanOne: yes\n"
+			       "    resources:\n"
+			       "    - name: ascend.com/npu\n"
+			       "      replicas: 4\n"
+			       "resources:\n"
+			       "- family: 910B\n"
+			       "  name: huawei.com/Ascend910\n"
+			       "- family: 310P\n"
+			       "  name: huawei.com/Ascend310P\n",
+			       &f),
+			 0);
+	assert_non_null(f);
+	assert_null(f->path);
+	assert_int_equal(f->n_flags, 5);
+	assert_string_equal(f->flags[0].key, "resourceName");
+	assert_string_equal(f->flags[0].flag, "resource-name");
+	assert_string_equal(f->flags[0].value, "huawei.com/Ascend910");
+	assert_int_equal(f->flags[0].line, 3);
+	assert_string_equal(f->flags[1].flag, "health-interval");
+	assert_string_equal(f->flags[2].flag, "dev-dir");
+	assert_string_equal(f->flags[4].value, "debug");
+	assert_int_equal(f->time_slicing.line, 9);
+	assert_true(f->time_slicing.rename_by_default);
+	assert_true(f->time_slicing.fail_requests_greater_than_one);
+	assert_int_equal(f->time_slicing.n_resources, 1);
+	assert_string_equal(f->time_slicing.resources[0].name, "ascend.com/npu");
+	assert_int_equal(f->time_slicing.resources[0].replicas, 4);
+	assert_int_equal(f->time_slicing.resources[0].line, 13);
+	assert_int_equal(f->resources_line, 15);
+	assert_int_equal(f->n_resources, 2);
+	assert_int_equal(f->resources[0].family, NPU_FAMILY_910B);
+	assert_string_equal(f->resources[0].name, "huawei.com/Ascend910");
+	assert_int_equal(f->resources[1].family, NPU_FAMILY_310P);
+	assert_int_equal(f->resources[1].line, 18);
+	/* Asks for time-slicing and per-family names: not yet. */
+	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
+	assert_string_equal(why, "line 9: sharing.timeSlicing: time-slicing is not implemented in this version "
+				 "(only flags are applied)");
+	config_file_free(f);
+
+	/* Scalars of other types are text to the flags; empty sections are fine. */
+	assert_int_equal(parse("version: v1\nflags:\n  healthInterval: 5\nsharing:\n  timeSlicing: {}\nresources: []\n",
+			       &f),
+			 0);
+	assert_string_equal(f->flags[0].value, "5");
+	assert_int_equal(f->time_slicing.n_resources, 0);
+	assert_int_equal(f->n_resources, 0);
+	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), 0);
+	config_file_free(f);
+
+	assert_int_equal(parse("version: v1\nflags:\nsharing:\nresources:\n", &f), 0);
+	assert_int_equal(f->n_flags, 0);
+	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), 0);
+	config_file_free(f);
+
+	assert_int_equal(parse("version: v1\nresources:\n- family: 910\n  name: huawei.com/Ascend910\n", &f), 0);
+	assert_int_equal(f->resources[0].family, NPU_FAMILY_910);
+	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
+	assert_string_equal(why, "line 2: resources: per-family resource names are not implemented in this version "
+				 "(only flags are applied)");
+	config_file_free(f);
+	config_file_free(NULL);
+}
+
+static void test_errors_name_line_and_key(void **state)
+{
+	(void)state;
+	/* The top level. */
+	refused("", -EINVAL, "the file is empty; it must say at least 'version: v1'");
+	refused("flags: {}\n", -EINVAL, "line 1: version: missing; the file must say 'version: v1'");
+	refused("version: v2\n", -EINVAL, "line 1: version: 'v2' is not supported (only v1 is)");
+	refused("- a\n", -EINVAL, "line 1: the top level: must be a mapping, not a list");
+	refused("version: v1\nplugin: {}\n", -EINVAL,
+		"line 2: plugin: unknown key (the file takes version, flags, sharing, resources)");
+	refused("version: v1\nversion: v1\n", -EINVAL,
+		"line 2: version: the key appears twice (first on line 1)");
+	refused("version: v1\n---\nversion: v1\n", -EINVAL, "line 2: a second YAML document: the file holds one");
+	refused("version: v1\nflags: [\n", -EINVAL,
+		"line 3: malformed YAML: did not find expected node content (while parsing a flow node)");
+
+	/* Flags: unknown, not settable, wrong type, bad value by the flag's rule. */
+	refused("version: v1\nflags:\n  healthInterval: soon\n", -EINVAL,
+		"line 3: flags.healthInterval: 'soon' is not a duration between 100ms and 24h (e.g. 500ms, 5s, 1m)");
+	refused("version: v1\nflags:\n  nope: 1\n", -EINVAL, "line 3: flags.nope: unknown flag (there is no --nope)");
+	refused("version: v1\nflags:\n  health-interval: 5s\n", -EINVAL,
+		"line 3: flags.health-interval: unknown flag (keys are flags in camelCase, e.g. healthInterval)");
+	refused("version: v1\nflags:\n  probe: true\n", -EINVAL,
+		"line 3: flags.probe: --probe cannot be set from the file");
+	refused("version: v1\nflags:\n  config: /etc/x.yaml\n", -EINVAL,
+		"line 3: flags.config: --config cannot be set from the file");
+	refused("version: v1\nflags:\n  devDir: dev\n", -EINVAL, "line 3: flags.devDir: 'dev' is not an absolute path");
+	refused("version: v1\nflags:\n  backend: cuda\n", -EINVAL,
+		"line 3: flags.backend: 'cuda' is not one of auto, dcmi, devfs");
+	refused("version: v1\nflags:\n  resourceName: npu\n", -EINVAL,
+		"line 3: flags.resourceName: 'npu' is invalid: it must have the form <domain>/<name>");
+	refused("version: v1\nflags:\n  logLevel:\n", -EINVAL, "line 3: flags.logLevel: needs a value");
+	refused("version: v1\nflags:\n  logLevel: [debug]\n", -EINVAL,
+		"line 3: flags.logLevel: must be a scalar, not a list");
+	refused("version: v1\nflags: 5s\n", -EINVAL, "line 2: flags: must be a mapping, not a scalar");
+	refused("version: v1\nflags:\n  logLevel: info\n  logLevel: debug\n", -EINVAL,
+		"line 4: flags.logLevel: the key appears twice (first on line 3)");
+
+	/* sharing.timeSlicing. */
+	refused("version: v1\nsharing:\n  mps: {}\n", -EINVAL,
+		"line 3: sharing.mps: unknown key (sharing takes timeSlicing)");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: \"true\"\n", -EINVAL,
+		"line 4: sharing.timeSlicing.renameByDefault: must be true or false");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    rename: true\n", -EINVAL,
+		"line 4: sharing.timeSlicing.rename: unknown key (sharing.timeSlicing takes renameByDefault, "
+		"failRequestsGreaterThanOne, resources)");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: ascend.com/npu\n      replicas: 65\n",
+		-EINVAL, "line 6: sharing.timeSlicing.resources[0].replicas: must be an integer from 2 to 64");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: ascend.com/npu\n      replicas: 1\n",
+		-EINVAL, "line 6: sharing.timeSlicing.resources[0].replicas: must be an integer from 2 to 64");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: ascend.com/npu\n      replicas: \"4\"\n",
+		-EINVAL, "line 6: sharing.timeSlicing.resources[0].replicas: must be an integer from 2 to 64");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - replicas: 2\n", -EINVAL,
+		"line 5: sharing.timeSlicing.resources[0]: needs a name");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: npu\n      replicas: 2\n", -EINVAL,
+		"line 5: sharing.timeSlicing.resources[0].name: 'npu' is invalid: it must have the form <domain>/<name>");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+		"    - {name: a.com/x, replicas: 2}\n    - {name: a.com/x, replicas: 3}\n",
+		-EINVAL, "line 6: sharing.timeSlicing.resources[1].name: 'a.com/x' is listed twice");
+
+	/* resources. */
+	refused("version: v1\nresources:\n- family: 910C\n  name: a.com/x\n", -EINVAL,
+		"line 3: resources[0].family: '910C' is not one of 910, 910B, A3, 310, 310P, 310B");
+	refused("version: v1\nresources:\n- name: a.com/x\n", -EINVAL, "line 3: resources[0]: needs a family");
+	refused("version: v1\nresources:\n- family: A3\n  name: a.com/x\n  devices: all\n", -EINVAL,
+		"line 5: resources[0].devices: unknown key (resources[0] takes family, name)");
+	refused("version: v1\nresources:\n  family: A3\n", -EINVAL, "line 3: resources: must be a list, not a mapping");
+	refused("version: v1\nresources:\n- {family: A3, name: a.com/x}\n- {family: A3, name: a.com/y}\n", -EINVAL,
+		"line 4: resources[1].family: A3 is listed twice (first on line 3)");
+}
+
+static void test_limits(void **state)
+{
+	(void)state;
+	refused("version: v1\nx: &a 1\ny: *a\n", -EINVAL, "line 3: YAML aliases (*a) are not supported");
+
+	char deep[256] = "version: v1\nsharing: ";
+	for (int i = 0; i < 20; i++)
+		strcat(deep, "[");
+	refused(deep, -E2BIG, "line 2: YAML nested deeper than 16 levels");
+
+	/* More entries than a mapping may hold. */
+	char many[4096] = "version: v1\nflags:\n";
+	for (int i = 0; i <= CONFIG_FILE_MAX_ENTRIES; i++) {
+		char line[32];
+		snprintf(line, sizeof(line), "  k%d: 1\n", i);
+		strcat(many, line);
+	}
+	refused(many, -E2BIG, "line 3: flags: more than 64 entries");
+
+	/* Too many nodes, and too many bytes. */
+	size_t size = CONFIG_FILE_MAX_BYTES + 2;
+	char *big = malloc(size);
+	assert_non_null(big);
+	size_t len = (size_t)snprintf(big, size, "version: v1\nx: [");
+	while (len + 3 < size - 8 && len < 40000) {
+		memcpy(big + len, "1, ", 3);
+		len += 3;
+	}
+	memcpy(big + len, "1]\n", 4);
+	refused(big, -E2BIG, "line 2: more than 10000 YAML nodes");
+
+	memset(big, '#', size - 1);
+	big[size - 1] = '\0';
+	struct config_file *f = NULL;
+	assert_int_equal(config_file_parse(big, size - 1, &f, why, sizeof(why)), -E2BIG);
+	assert_string_equal(why, "larger than 1048576 bytes");
+	free(big);
+}
+
+static struct config cfg;
+
+static int parse_args(const char *env, int argc, const char **argv)
+{
+	why[0] = '\0';
+	return config_parse(argc, (char **)(uintptr_t)argv, env, &cfg, why, sizeof(why));
+}
+
+#define ARGS(env, ...) parse_args(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
+				  (const char *[]){ "p", __VA_ARGS__ })
+
+static void test_precedence(void **state)
+{
+	(void)state;
+	write_file("version: v1\n"
+		   "flags:\n"
+		   "  healthInterval: 2s\n"
+		   "  driverPath: /file/driver\n"
+		   "  logLevel: debug\n"
+		   "  socketDir: /file/dp\n");
+
+	/* The file over the defaults. */
+	assert_int_equal(ARGS(NULL, "--config", path), 0);
+	assert_string_equal(cfg.config_file, path);
+	assert_int_equal(cfg.health_interval_ms, 2000);
+	assert_string_equal(cfg.driver_path, "/file/driver");
+	assert_int_equal(cfg.log_level, LOG_LEVEL_DEBUG);
+	assert_string_equal(cfg.socket_path, "/file/dp/ascend-npu.sock");
+	assert_string_equal(cfg.resource_name, "ascend.com/npu");
+
+	/* The environment over the file, the command line over both, wherever
+	 * --config stands on it. */
+	assert_int_equal(ARGS("/env/driver", "--config", path), 0);
+	assert_string_equal(cfg.driver_path, "/env/driver");
+	assert_int_equal(ARGS("/env/driver", "--health-interval=1s", "--driver-path=/cli/driver", "--config=", path), -EINVAL);
+	assert_string_equal(why, "--config: empty path");
+	char arg[300];
+	snprintf(arg, sizeof(arg), "--config=%s", path);
+	assert_int_equal(ARGS("/env/driver", "--health-interval=1s", "--driver-path=/cli/driver", arg), 0);
+	assert_int_equal(cfg.health_interval_ms, 1000);
+	assert_string_equal(cfg.driver_path, "/cli/driver");
+	assert_int_equal(cfg.log_level, LOG_LEVEL_DEBUG);
+
+	/* A bad environment is judged only when it counts, as without a file. */
+	assert_int_equal(ARGS("relative", "--driver-path=/cli/driver", arg), 0);
+	assert_int_equal(ARGS("relative", arg), -EINVAL);
+	assert_non_null(strstr(why, "ASCEND_DRIVER_PATH"));
+
+	/* Errors name the file; a refused section stops the start. */
+	write_file("version: v1\nflags:\n  healthInterval: soon\n");
+	assert_int_equal(ARGS(NULL, arg, "--health-interval=1s"), -EINVAL);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "%s: line 3: flags.healthInterval: 'soon' is not a duration between 100ms and 24h (e.g. 500ms, 5s, 1m)",
+		 path);
+	assert_string_equal(why, want);
+
+	write_file("version: v1\nflags:\n  logLevel: warn\nsharing:\n  timeSlicing:\n    resources:\n"
+		   "    - name: ascend.com/npu\n      replicas: 4\n");
+	assert_int_equal(ARGS(NULL, arg), -EOPNOTSUPP);
+	snprintf(want, sizeof(want),
+		 "%s: line 5: sharing.timeSlicing: time-slicing is not implemented in this version (only flags are "
+		 "applied)",
+		 path);
+	assert_string_equal(why, want);
+
+	/* The file's socketDir still has to give a socket path that fits. */
+	char longdir[200] = "version: v1\nflags:\n  socketDir: /";
+	memset(longdir + strlen(longdir), 'd', 110);
+	write_file(longdir);
+	assert_int_equal(ARGS(NULL, arg), -EINVAL);
+	assert_non_null(strstr(why, "socket paths must stay under"));
+
+	/* Missing, not regular, too large. */
+	unlink(path);
+	assert_int_equal(ARGS(NULL, arg), -ENOENT);
+	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
+	assert_string_equal(why, want);
+	assert_int_equal(ARGS(NULL, "--config", dir), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", dir);
+	assert_string_equal(why, want);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	/* One byte over the limit: a comment the parser never sees. */
+	for (int i = 0; i < CONFIG_FILE_MAX_BYTES / 64; i++)
+		fputs("# .............................................................\n", fp);
+	fputs("version: v1\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(ARGS(NULL, arg), -E2BIG);
+	snprintf(want, sizeof(want), "%s: larger than 1048576 bytes", path);
+	assert_string_equal(why, want);
+}
+
+static void test_flag_apply(void **state)
+{
+	(void)state;
+	struct config c = { 0 };
+	char msg[256];
+	assert_int_equal(config_flag_apply(&c, "log-level", "warn", msg, sizeof(msg)), 0);
+	assert_int_equal(c.log_level, LOG_LEVEL_WARN);
+	assert_int_equal(config_flag_apply(&c, "log-level", "loud", msg, sizeof(msg)), -EINVAL);
+	assert_string_equal(msg, "--log-level: 'loud' is not one of error, warn, info, debug");
+	assert_int_equal(config_flag_apply(&c, "nope", "x", msg, sizeof(msg)), -ENOENT);
+	assert_int_equal(config_flag_apply(&c, "help", NULL, msg, sizeof(msg)), -EOPNOTSUPP);
+	assert_int_equal(config_flag_apply(&c, "config", "/x", msg, sizeof(msg)), -EOPNOTSUPP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good_file),
+		cmocka_unit_test(test_errors_name_line_and_key),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_flag_apply),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
