@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The daemon's command line: --help and --version exit 0 on stdout; a bad flag
-# or value exits 2 with a message naming it and the usage on stderr.
+# or value, or a bad --config file, exits 2 with a message naming it and the
+# usage on stderr.
 set -uo pipefail
 plugin=$1
 passed=0 failed=0
@@ -41,6 +42,23 @@ ASCEND_DRIVER_PATH=relative check "flag over bad env" 0 stdout "ascend-device-pl
 ASCEND_DRIVER_PATH=relative check "flag over bad env, probe" 1 stderr "probe failed" \
 	--driver-path /x --probe --socket-dir /nonexistent
 check "probe with nothing there" 1 stderr "probe failed" --probe --socket-dir /nonexistent
+
+# --config: a missing, bad or not yet applicable file stops the start (exit
+# 2); a good one's flags apply, below the command line's.
+cfg=$(mktemp)
+trap 'rm -f "$out" "$err" "$cfg"' EXIT
+check "config file missing" 2 stderr "/nonexistent/config.yaml: cannot open" --config /nonexistent/config.yaml
+printf 'version: v1\nflags:\n  healthInterval: soon\n' >"$cfg"
+check "config file bad value" 2 stderr "$cfg: line 3: flags.healthInterval: 'soon' is not a duration" --config="$cfg"
+printf 'version: v1\nflagz: {}\n' >"$cfg"
+check "config file unknown key" 2 stderr "$cfg: line 2: flagz: unknown key" --config="$cfg"
+printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: ascend.com/npu, replicas: 4}\n' >"$cfg"
+check "config file time-slicing refused" 2 stderr "$cfg: line 3: sharing.timeSlicing: time-slicing is not implemented" \
+	--config="$cfg"
+printf 'version: v1\nflags:\n  socketDir: /nonexistent-from-file\n' >"$cfg"
+check "config file flags apply" 1 stderr "/nonexistent-from-file/ascend-npu.sock" --config "$cfg" --probe
+check "command line over config file" 1 stderr "/nonexistent-cli/ascend-npu.sock" \
+	--socket-dir=/nonexistent-cli --config "$cfg" --probe
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
