@@ -166,9 +166,10 @@ const DEFAULTS = Object.fromEntries(
 	[...help.stdout.matchAll(/^\s+--([a-z][a-z-]*) \S+ .*\(default ([^,\s)]+)\)$/gm)].map((m) => [m[1], m[2]]),
 );
 
-// --flag=value / --flag value / --switch into a map (defaults filled in).
-function parseArgs(args) {
-	const flags = { ...DEFAULTS };
+// --flag=value / --flag value / --switch into a map (defaults, then the
+// --config file's flags, filled in: the command line wins over the file).
+function parseArgs(args, fileFlags = {}) {
+	const flags = { ...DEFAULTS, ...fileFlags };
 	const switches = new Set();
 	for (let i = 0; i < args.length; i++) {
 		const m = /^--([a-z][a-z-]*)(?:=(.*))?$/s.exec(args[i]);
@@ -185,11 +186,14 @@ const verdicts = new Map();
 
 // The flags must exist in --help, and the binary must accept them with their
 // values (it parses and validates everything before acting on --version).
-function checkCommandLine(args, env) {
+// configFile maps the --config path in the pod to a copy of the ConfigMap's
+// file here, so that the binary reads and validates the file it would get.
+function checkCommandLine(args, env, configFile) {
 	for (const a of args) {
 		const m = /^--([a-z][a-z-]*)/.exec(a);
 		if (m) assert(knownFlags.has(m[1]), `--${m[1]} is not a flag of ascend-device-plugin (see --help)`);
 	}
+	if (configFile) args = args.map((a) => (a === `--config=${configFile.pod}` ? `--config=${configFile.local}` : a));
 	const key = show([args, env.ASCEND_DRIVER_PATH]);
 	if (!verdicts.has(key)) {
 		const runEnv = { ...process.env };
@@ -215,6 +219,7 @@ const OVERLAYS = {
 	'health-interval': { interval: '2s' },
 	'kubelet-dir': { socketDir: '/data/kubelet/device-plugins' },
 	devfs: { backend: 'devfs', privileged: false },
+	config: { configFile: '/etc/ascend-device-plugin/config.yaml' },
 	'host-tools': { extraMounts: ['/usr/local/dcmi', '/usr/local/bin/npu-smi', '/etc/ascend_install.info'] },
 };
 
@@ -278,8 +283,36 @@ function checkDaemonSet(variant, objects) {
 	});
 
 	const args = c.args || [];
-	check(what('container args are flags of the binary, with valid values'), () => checkCommandLine(args, env));
-	const { flags } = parseArgs(args);
+	// --config: the ConfigMap mounted where it points; its flags count below
+	// the arguments'.
+	const configArgs = args.filter((a) => /^--config(=|$)/.test(a));
+	let configFile;
+	let fileFlags = {};
+	check(what(want.configFile ? `--config=${want.configFile}, a ConfigMap of the render mounted read-only` : 'no --config'), () => {
+		if (!want.configFile) {
+			assert(configArgs.length === 0, `${show(configArgs)} without a configFile in its OVERLAYS entry`);
+			return;
+		}
+		assert(show(configArgs) === show([`--config=${want.configFile}`]), `args ${show(args)}`);
+		const dir = path.posix.dirname(want.configFile);
+		const m = mounts.find((x) => x.mountPath === dir);
+		assert(m && m.readOnly === true, `no read-only mount at ${dir}`);
+		const cmName = volumes[m.name] && volumes[m.name].configMap && volumes[m.name].configMap.name;
+		const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === cmName);
+		assert(cm, `volume ${show(volumes[m.name])} names no ConfigMap of the render`);
+		assert(cm.metadata.namespace === ds.metadata.namespace, `ConfigMap in ${cm.metadata.namespace}`);
+		const text = (cm.data || {})[path.posix.basename(want.configFile)];
+		assert(typeof text === 'string', `ConfigMap ${cmName} has no key ${path.posix.basename(want.configFile)}`);
+		const doc = YAML.parse(text, { version: '1.1', uniqueKeys: true }) || {};
+		for (const [k, v] of Object.entries(doc.flags || {})) fileFlags[k.replace(/[A-Z]/g, (u) => `-${u.toLowerCase()}`)] = String(v);
+		const tmp = fs.mkdtempSync(path.join(require('os').tmpdir(), 'check-config-'));
+		process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+		const local = path.join(tmp, 'config.yaml');
+		fs.writeFileSync(local, text);
+		configFile = { pod: want.configFile, local };
+	});
+	check(what('container args are flags of the binary, with valid values'), () => checkCommandLine(args, env, configFile));
+	const { flags } = parseArgs(args, fileFlags);
 	const driverPath = env.ASCEND_DRIVER_PATH || flags['driver-path'];
 	check(what(`resource name ${want.resource}`), () => assert(flags['resource-name'] === want.resource, flags['resource-name']));
 	check(what(`health interval ${want.interval}`), () => assert(flags['health-interval'] === want.interval, flags['health-interval']));
