@@ -196,6 +196,12 @@ mutation "a non-root smoke test whose script drifts from the root one is caught"
 mutation "an overlay whose probe misses the new resource name is caught" deploy/overlays/resource-name/patch-strategic-merge.yaml \
 	'/livenessProbe:/,/readinessProbe:/ s#--resource-name=huawei.com/Ascend910#--resource-name=ascend.com/npu#' \
 	"livenessProbe runs --probe"
+mutation "a --config file the plugin refuses is caught" deploy/overlays/config/configmap.yaml \
+	's/healthInterval: 5s/healthInterval: soon/' \
+	"flags.healthInterval: 'soon' is not a duration"
+mutation "a setting of the --config file counts" deploy/overlays/config/configmap.yaml \
+	's/healthInterval: 5s/healthInterval: 3s/' \
+	"config: health interval 5s"
 
 # Two renders that differ in one value are told apart.
 render_difference_caught() {
