@@ -11,6 +11,8 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "npu/inventory.h"
+#include "plugin/allocate.h"
+#include "plugin/cdi.h"
 
 #define CONFIG_PATH_MAX 4096
 
@@ -35,6 +37,9 @@ struct config {
 	enum npu_backend_mode backend;
 	int64_t health_interval_ms;
 	enum log_level log_level;
+	unsigned device_list_strategies; /* a set of ALLOCATE_STRATEGY_* */
+	char cdi_dir[CONFIG_PATH_MAX];   /* where the cdi strategy writes its spec */
+	struct cdi_names cdi;            /* derived from resource_name with the cdi strategy */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).
