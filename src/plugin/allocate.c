@@ -9,7 +9,6 @@
 
 #include "base/arena.h"
 #include "base/macro.h"
-#include "base/parse.h"
 #include "base/strbuf.h"
 #include "deviceplugin.pb-c.h"
 #include "plugin/cdi.h"

@@ -186,8 +186,8 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 /* --- the CDI spec -------------------------------------------------------- */
 
 /* Writes the spec when its text differs from the file's (chips appeared or
- * went, a node's numbers or the shared nodes and driver paths changed; never
- * health alone, which is not in it) or the file is gone. With no chips
+ * went, a device node went, came back or changed its numbers, a shared node
+ * or driver path appeared or went; never health alone, which is not in it) or the file is gone. With no chips
  * there is no valid spec: the file is removed. A failed write is retried at
  * the next refresh. */
 static void cdi_sync(struct daemon *d, const struct npu_snapshot *snap)
