@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the Allocate path from raw request bytes: protobuf decoding,
  * validation of container requests and building the response, against a
- * fixed 8-chip snapshot with one Unhealthy chip. */
+ * fixed 8-chip snapshot with one Unhealthy chip; each input is answered
+ * as native and as every device-list strategy at once. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "plugin/allocate.h"
+#include "plugin/cdi.h"
 
 static struct npu_snapshot *make_snapshot(void)
 {
@@ -36,13 +38,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 4 * 1024 * 1024)
 		return 0;
 
-	const struct allocate_paths paths = { .dev_dir = "/dev", .host_root = "/", .driver_path = "/usr/local/Ascend/driver" };
-	uint8_t *body = NULL;
-	size_t len = 0;
-	char details[512];
-	grpc_status_code code = allocate_answer(snapshot, &paths, data, size, &body, &len, details, sizeof(details));
-	if (code != GRPC_STATUS_OK && body)
-		abort(); /* an error must not leave a body behind */
-	free(body);
+	static struct cdi_names cdi;
+	char why[256];
+	if (!cdi.kind[0] && cdi_names_from_resource("ascend.com/npu", &cdi, why, sizeof(why)) < 0)
+		abort();
+	const unsigned strategies[] = { ALLOCATE_STRATEGY_NATIVE, ALLOCATE_STRATEGY_NATIVE |
+									  ALLOCATE_STRATEGY_ASCEND_RUNTIME |
+									  ALLOCATE_STRATEGY_CDI };
+	for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
+		const struct allocate_options options = {
+			.paths = { .dev_dir = "/dev", .host_root = "/", .driver_path = "/usr/local/Ascend/driver" },
+			.strategies = strategies[i],
+			.cdi = &cdi,
+		};
+		uint8_t *body = NULL;
+		size_t len = 0;
+		char details[512];
+		grpc_status_code code =
+			allocate_answer(snapshot, &options, data, size, &body, &len, details, sizeof(details));
+		if (code != GRPC_STATUS_OK && body)
+			abort(); /* an error must not leave a body behind */
+		free(body);
+	}
 	return 0;
 }

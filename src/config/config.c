@@ -16,6 +16,7 @@
 #define DEFAULT_SOCKET_DIR "/var/lib/kubelet/device-plugins"
 #define DEFAULT_DRIVER_PATH "/usr/local/Ascend/driver"
 #define DEFAULT_HEALTH_INTERVAL_MS 5000
+#define DEFAULT_CDI_DIR "/var/run/cdi"
 /* Below this, polling DCMI would cost more than it tells. */
 #define MIN_HEALTH_INTERVAL_MS 100
 
@@ -119,6 +120,21 @@ static int apply_config(struct config *c, const char *v, char *why, size_t why_s
 	return 0;
 }
 
+static int apply_device_list_strategy(struct config *c, const char *v, char *why, size_t why_size)
+{
+	if (allocate_strategies_parse(v, &c->device_list_strategies) < 0)
+		return fail(why, why_size,
+			    "--device-list-strategy: '%s' is not a comma list of native, ascend-runtime and cdi "
+			    "(each at most once)",
+			    v);
+	return 0;
+}
+
+static int apply_cdi_dir(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->cdi_dir, sizeof(c->cdi_dir), "cdi-dir", v, why, why_size);
+}
+
 static int apply_help(struct config *c, const char *v, char *why, size_t why_size)
 {
 	(void)v, (void)why, (void)why_size;
@@ -154,6 +170,10 @@ static const struct flag flags[] = {
 	{ "backend", "MODE", "auto, dcmi or devfs (default auto)", apply_backend },
 	{ "health-interval", "DURATION", "how often to poll health and rediscover, e.g. 500ms, 5s (default 5s)",
 	  apply_health_interval },
+	{ "device-list-strategy", "LIST",
+	  "how containers get their NPUs: native, ascend-runtime, cdi, or a comma list of them (default native)",
+	  apply_device_list_strategy },
+	{ "cdi-dir", "DIR", "where the cdi strategy writes its CDI spec (default " DEFAULT_CDI_DIR ")", apply_cdi_dir },
 	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level },
 	{ "config", "FILE", "YAML file of settings (docs/configuration.md); flags and environment override it",
 	  apply_config },
@@ -274,6 +294,8 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.backend = NPU_BACKEND_AUTO,
 		.health_interval_ms = DEFAULT_HEALTH_INTERVAL_MS,
 		.log_level = LOG_LEVEL_INFO,
+		.device_list_strategies = ALLOCATE_STRATEGY_NATIVE,
+		.cdi_dir = DEFAULT_CDI_DIR,
 	};
 	int r;
 
@@ -325,6 +347,12 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 	r = derive_paths(&c, why, why_size);
 	if (r < 0)
 		return r;
+	if (c.device_list_strategies & ALLOCATE_STRATEGY_CDI) {
+		char problem[512];
+		if (cdi_names_from_resource(c.resource_name, &c.cdi, problem, sizeof(problem)) < 0)
+			return fail(why, why_size, "--device-list-strategy=cdi: --resource-name %s cannot name a CDI kind: %s",
+				    c.resource_name, problem);
+	}
 	*ret_config = c;
 	return 0;
 }

@@ -12,6 +12,8 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "npu/inventory.h"
+#include "plugin/allocate.h"
+#include "plugin/cdi.h"
 
 #define CONFIG_PATH_MAX 4096
 
@@ -37,6 +39,9 @@ struct config {
 	int64_t health_interval_ms;
 	enum log_level log_level;
 	char config_file[CONFIG_PATH_MAX]; /* --config; empty: none */
+	unsigned device_list_strategies; /* a set of ALLOCATE_STRATEGY_* */
+	char cdi_dir[CONFIG_PATH_MAX];   /* where the cdi strategy writes its spec */
+	struct cdi_names cdi;            /* derived from resource_name with the cdi strategy */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "plugin/allocate.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,23 +9,53 @@
 
 #include "base/arena.h"
 #include "base/macro.h"
-#include "base/parse.h"
 #include "base/strbuf.h"
 #include "deviceplugin.pb-c.h"
+#include "plugin/cdi.h"
 #include "plugin/request.h"
 
-/* Driver paths a container needs read-only; "<driver>" is the driver path. */
 static const struct {
-	bool under_driver;
-	const char *path;
-} driver_mounts[] = {
-	{ true, "lib64" },
-	{ true, "include" },
-	{ true, "version.info" },
-	{ false, "/usr/local/dcmi" },
-	{ false, "/usr/local/bin/npu-smi" },
-	{ false, "/etc/ascend_install.info" },
+	unsigned strategy;
+	const char *name;
+} strategy_names[] = {
+	{ ALLOCATE_STRATEGY_NATIVE, "native" },
+	{ ALLOCATE_STRATEGY_ASCEND_RUNTIME, "ascend-runtime" },
+	{ ALLOCATE_STRATEGY_CDI, "cdi" },
 };
+
+int allocate_strategies_parse(const char *list, unsigned *ret_strategies)
+{
+	unsigned set = 0;
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		unsigned found = 0;
+		for (size_t i = 0; i < ELEMENTSOF(strategy_names) && !found; i++)
+			if (strlen(strategy_names[i].name) == len && strncmp(p, strategy_names[i].name, len) == 0)
+				found = strategy_names[i].strategy;
+		if (!found || (set & found))
+			return -EINVAL;
+		set |= found;
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*ret_strategies = set;
+	return 0;
+}
+
+int allocate_strategies_format(unsigned strategies, char *buf, size_t size)
+{
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, NULL);
+	int r = 0;
+	for (size_t i = 0; i < ELEMENTSOF(strategy_names); i++)
+		if ((strategies & strategy_names[i].strategy) &&
+		    (r = strbuf_printf(&sb, "%s%s", sb.len ? "," : "", strategy_names[i].name)) < 0)
+			break;
+	return r;
+}
 
 static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1__AllocateRequest *req,
 				 char *details, size_t size)
@@ -120,40 +151,120 @@ static void add_mount(struct response_builder *b, const char *path)
 	b->out->mounts[b->out->n_mounts++] = m;
 }
 
-static bool exists_in(const char *dir, const char *name)
-{
-	char path[4200];
-	return path_join(path, sizeof(path), dir, name) == 0 && path_exists(path);
-}
-
 static int compare_phy(const void *a, const void *b)
 {
 	const struct npu_device *const *x = a, *const *y = b;
 	return npu_phy_compare((*x)->chip.phy_id, (*y)->chip.phy_id);
 }
 
-static void add_shared_nodes(struct response_builder *b, const struct allocate_paths *paths, enum npu_family family)
+static void on_shared_node(void *ctx, const char *name, const char *container_name)
 {
-	const struct npu_shared_node *nodes;
-	size_t n = npu_family_shared_nodes(family, &nodes);
-	char dev[80];
+	char host[80], container[80];
+	snprintf(host, sizeof(host), "/dev/%s", name);
+	snprintf(container, sizeof(container), "/dev/%s", container_name);
+	add_device(ctx, host, container);
+}
 
+static void on_mount(void *ctx, const char *host_path)
+{
+	add_mount(ctx, host_path);
+}
+
+/* native: DeviceSpecs and read-only mounts. */
+static void add_native(struct response_builder *b, const struct host_paths *paths, const struct npu_device **devs,
+		       size_t n)
+{
+	b->devices_cap = n + 32; /* the chips plus every shared node of any family */
+	b->mounts_cap = HOST_FILES_MAX_MOUNTS;
+	b->out->devices = arena_alloc(b->arena, b->devices_cap * sizeof(*b->out->devices));
+	b->out->mounts = arena_alloc(b->arena, b->mounts_cap * sizeof(*b->out->mounts));
+	if (!b->out->devices || !b->out->mounts) {
+		b->oom = true;
+		return;
+	}
+
+	char dev[40];
 	for (size_t i = 0; i < n; i++) {
-		/* 310B boards expose a docker-specific manager that takes the usual name inside. */
-		if (family == NPU_FAMILY_310B && strcmp(nodes[i].name, "davinci_manager") == 0 &&
-		    exists_in(paths->dev_dir, "davinci_manager_docker")) {
-			add_device(b, "/dev/davinci_manager_docker", "/dev/davinci_manager");
-			continue;
-		}
-		if (!exists_in(paths->dev_dir, nodes[i].name))
-			continue;
-		snprintf(dev, sizeof(dev), "/dev/%s", nodes[i].name);
+		snprintf(dev, sizeof(dev), "/dev/davinci%u", devs[i]->chip.phy_id);
 		add_device(b, dev, dev);
 	}
+	/* A node holds one family; should it hold several, each family's nodes are added once. */
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = devs[j]->chip.family == devs[i]->chip.family;
+		if (!seen)
+			host_files_shared_nodes(paths->dev_dir, devs[i]->chip.family, on_shared_node, b);
+	}
+	host_files_driver_mounts(paths, on_mount, b);
+}
+
+/* cdi: the qualified names, as CDI devices and in the annotation. */
+static void add_cdi(struct response_builder *b, const struct cdi_names *cdi, const struct npu_device **devs,
+		    size_t n)
+{
+	size_t cap = n * (strlen(cdi->kind) + 12) + 1;
+	char *joined = arena_alloc(b->arena, cap);
+	V1beta1__ContainerAllocateResponse__AnnotationsEntry *annotation = arena_alloc(b->arena, sizeof(*annotation));
+	b->out->annotations = arena_alloc(b->arena, sizeof(*b->out->annotations));
+	b->out->cdi_devices = arena_alloc(b->arena, n * sizeof(*b->out->cdi_devices));
+	if (!joined || !annotation || !b->out->annotations || !b->out->cdi_devices) {
+		b->oom = true;
+		return;
+	}
+	struct strbuf sb;
+	strbuf_init(&sb, joined, cap, NULL);
+	for (size_t i = 0; i < n; i++) {
+		V1beta1__CDIDevice *device = arena_alloc(b->arena, sizeof(*device));
+		if (!device) {
+			b->oom = true;
+			return;
+		}
+		v1beta1__cdidevice__init(device);
+		device->name = arena_printf(b->arena, "%s=%u", cdi->kind, devs[i]->chip.phy_id);
+		if (!device->name)
+			b->oom = true;
+		b->out->cdi_devices[b->out->n_cdi_devices++] = device;
+		(void)strbuf_printf(&sb, "%s%s=%u", i ? "," : "", cdi->kind, devs[i]->chip.phy_id); /* cap fits */
+	}
+	/* Runtimes take every annotation under cdi.k8s.io/ as a request for the
+	 * comma-separated names in it; those that read cdi_devices as well
+	 * inject each device once. */
+	v1beta1__container_allocate_response__annotations_entry__init(annotation);
+	annotation->key = arena_strdup(b->arena, cdi->annotation_key);
+	annotation->value = joined;
+	if (!annotation->key)
+		b->oom = true;
+	b->out->annotations[0] = annotation;
+	b->out->n_annotations = 1;
+}
+
+/* ASCEND_VISIBLE_DEVICES: physical ids, ascending, comma separated. */
+static void add_visible_devices(struct response_builder *b, const struct npu_device **devs, size_t n)
+{
+	size_t cap = n * 11 + 1;
+	char *visible = arena_alloc(b->arena, cap);
+	V1beta1__ContainerAllocateResponse__EnvsEntry *env = arena_alloc(b->arena, sizeof(*env));
+	b->out->envs = arena_alloc(b->arena, sizeof(*b->out->envs));
+	if (!visible || !env || !b->out->envs) {
+		b->oom = true;
+		return;
+	}
+	struct strbuf sb;
+	strbuf_init(&sb, visible, cap, NULL);
+	for (size_t i = 0; i < n; i++)
+		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", devs[i]->chip.phy_id); /* cap fits n ids */
+	v1beta1__container_allocate_response__envs_entry__init(env);
+	env->key = arena_strdup(b->arena, "ASCEND_VISIBLE_DEVICES");
+	env->value = visible;
+	if (!env->key)
+		b->oom = true;
+	b->out->envs[0] = env;
+	b->out->n_envs = 1;
 }
 
 static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, const struct npu_snapshot *snap,
-							   const struct allocate_paths *paths,
+							   const struct allocate_options *options,
 							   const V1beta1__ContainerAllocateRequest *cr)
 {
 	size_t n = cr->n_devices_ids;
@@ -166,62 +277,18 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 		devs[i] = npu_snapshot_find(snap, cr->devices_ids[i]);
 	qsort(devs, n, sizeof(*devs), compare_phy);
 
+	unsigned strategies = options->strategies ? options->strategies : ALLOCATE_STRATEGY_NATIVE;
 	struct response_builder b = { .arena = arena, .out = out };
-	b.devices_cap = n + 32; /* the chips plus every shared node of any family */
-	b.mounts_cap = ELEMENTSOF(driver_mounts);
-	out->devices = arena_alloc(arena, b.devices_cap * sizeof(*out->devices));
-	out->mounts = arena_alloc(arena, b.mounts_cap * sizeof(*out->mounts));
-	if (!out->devices || !out->mounts)
-		return NULL;
-
-	char dev[40];
-	for (size_t i = 0; i < n; i++) {
-		snprintf(dev, sizeof(dev), "/dev/davinci%u", devs[i]->chip.phy_id);
-		add_device(&b, dev, dev);
-	}
-	/* A node holds one family; should it hold several, each family's nodes are added once. */
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = devs[j]->chip.family == devs[i]->chip.family;
-		if (!seen)
-			add_shared_nodes(&b, paths, devs[i]->chip.family);
-	}
-
-	for (size_t i = 0; i < b.mounts_cap; i++) {
-		char host[4200];
-		if (driver_mounts[i].under_driver) {
-			if (path_join(host, sizeof(host), paths->driver_path, driver_mounts[i].path) < 0)
-				continue;
-		} else if (str_copy(host, sizeof(host), driver_mounts[i].path) < 0) {
-			continue;
-		}
-		if (exists_in(paths->host_root, host))
-			add_mount(&b, host);
-	}
-
-	/* ASCEND_VISIBLE_DEVICES: physical ids, ascending, comma separated. */
-	size_t cap = n * 11 + 1;
-	char *visible = arena_alloc(arena, cap);
-	V1beta1__ContainerAllocateResponse__EnvsEntry *env = arena_alloc(arena, sizeof(*env));
-	out->envs = arena_alloc(arena, sizeof(*out->envs));
-	if (!visible || !env || !out->envs || b.oom)
-		return NULL;
-	struct strbuf sb;
-	strbuf_init(&sb, visible, cap, NULL);
-	for (size_t i = 0; i < n; i++)
-		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", devs[i]->chip.phy_id); /* cap fits n ids */
-	v1beta1__container_allocate_response__envs_entry__init(env);
-	env->key = arena_strdup(arena, "ASCEND_VISIBLE_DEVICES");
-	env->value = visible;
-	if (!env->key)
-		return NULL;
-	out->envs[0] = env;
-	out->n_envs = 1;
-	return out;
+	if (strategies & ALLOCATE_STRATEGY_NATIVE)
+		add_native(&b, &options->paths, devs, n);
+	if ((strategies & ALLOCATE_STRATEGY_CDI) && options->cdi)
+		add_cdi(&b, options->cdi, devs, n);
+	/* Every strategy sets it, to the same value: once. */
+	add_visible_devices(&b, devs, n);
+	return b.oom ? NULL : out;
 }
 
-grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct allocate_paths *paths,
+grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct allocate_options *options,
 				 const uint8_t *request, size_t len, uint8_t **ret_body, size_t *ret_len,
 				 char *details, size_t details_size)
 {
@@ -247,7 +314,7 @@ grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct a
 	if (!resp.container_responses)
 		goto oom;
 	for (size_t c = 0; c < req->n_container_requests; c++) {
-		resp.container_responses[c] = build_container(&arena, snap, paths, req->container_requests[c]);
+		resp.container_responses[c] = build_container(&arena, snap, options, req->container_requests[c]);
 		if (!resp.container_responses[c])
 			goto oom;
 	}

@@ -1,9 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Answers Allocate: validates each container request against the current
  * snapshot and builds the container response the kubelet hands to the
- * runtime. The kubelet mounts the devices itself, so no Ascend Docker Runtime
- * is needed: /dev/davinci<phy> of each device, the family's shared nodes that
- * exist, the driver paths that exist (read-only), and ASCEND_VISIBLE_DEVICES. */
+ * runtime, in the form the device-list strategies ask for:
+ *
+ *   native          the kubelet mounts the devices itself, so no Ascend
+ *                   Docker Runtime is needed: DeviceSpecs for /dev/davinci<phy>
+ *                   of each device and the family's shared nodes that exist,
+ *                   read-only mounts of the driver paths that exist
+ *                   (plugin/host_files.h), and ASCEND_VISIBLE_DEVICES;
+ *   ascend-runtime  ASCEND_VISIBLE_DEVICES only: the Ascend Docker Runtime
+ *                   mounts what it names;
+ *   cdi             CDI device names <kind>=<phy> (cdi_devices, read by
+ *                   runtimes from containerd 1.7.2 and CRI-O 1.28 on), the
+ *                   same names in a cdi.k8s.io/ annotation (for older ones),
+ *                   and ASCEND_VISIBLE_DEVICES, which the CDI spec cannot
+ *                   carry (see plugin/cdi.h).
+ *
+ * Several strategies answer with the union of their parts, as NVIDIA's
+ * device plugin does: each part reaches a different consumer, and the one
+ * variable they share has the same value. */
 #pragma once
 
 #include <stddef.h>
@@ -12,15 +27,33 @@
 #include <grpc/status.h>
 
 #include "npu/inventory.h"
+#include "plugin/host_files.h"
 
 /* Bounds container requests in one AllocateRequest (the kubelet sends one). */
 #define ALLOCATE_MAX_CONTAINERS 64
 #define ALLOCATE_MAX_ID_LENGTH 63
 
-struct allocate_paths {
-	const char *dev_dir;     /* where device nodes are looked for */
-	const char *host_root;   /* where the host's / is visible */
-	const char *driver_path; /* host path of the driver */
+enum allocate_strategy {
+	ALLOCATE_STRATEGY_NATIVE = 1u << 0,
+	ALLOCATE_STRATEGY_ASCEND_RUNTIME = 1u << 1,
+	ALLOCATE_STRATEGY_CDI = 1u << 2,
+};
+
+/* Parses a comma-separated list of "native", "ascend-runtime" and "cdi"
+ * (each at most once, no empty entries) into a set of strategies. Returns 0
+ * or -EINVAL. */
+int allocate_strategies_parse(const char *list, unsigned *ret_strategies);
+
+/* Writes the set as the parser reads it, e.g. "native,cdi"; returns 0 or
+ * -ENOBUFS (buf holds what fitted). */
+int allocate_strategies_format(unsigned strategies, char *buf, size_t size);
+
+struct cdi_names;
+
+struct allocate_options {
+	struct host_paths paths;
+	unsigned strategies;          /* a set of ALLOCATE_STRATEGY_*; 0 answers as native */
+	const struct cdi_names *cdi;  /* with ALLOCATE_STRATEGY_CDI: the spec's names */
 };
 
 /* Unpacks an AllocateRequest, validates it and packs the AllocateResponse
@@ -28,6 +61,6 @@ struct allocate_paths {
  * or bad IDs) or FAILED_PRECONDITION (an Unhealthy device), with a message
  * naming the problem in details. Existence of paths is checked now, so a path
  * that disappeared is no longer mounted. */
-grpc_status_code allocate_answer(const struct npu_snapshot *snapshot, const struct allocate_paths *paths,
+grpc_status_code allocate_answer(const struct npu_snapshot *snapshot, const struct allocate_options *options,
 				 const uint8_t *request, size_t len, uint8_t **ret_body, size_t *ret_len,
 				 char *details, size_t details_size);

@@ -26,6 +26,7 @@
 #include "grpc/server.h"
 #include "loop/loop.h"
 #include "npu/inventory.h"
+#include "plugin/cdi.h"
 #include "plugin/registrar.h"
 #include "plugin/session.h"
 #include "plugin/service.h"
@@ -47,6 +48,7 @@ struct daemon {
 	struct loop_async *stream_async;
 
 	struct inventory *inventory;
+	struct host_paths paths;
 	struct service *service;
 	struct gs_server *server;
 	struct registrar *registrar;
@@ -65,6 +67,14 @@ struct daemon {
 	bool bind_failed;
 	bool registered_once;
 	int64_t register_started_ms;
+
+	/* The CDI spec (cdi strategy): kept up to date once the daemon serves,
+	 * so that a second plugin that cannot take the socket leaves the live
+	 * one's spec alone. */
+	bool cdi_active;
+	char *cdi_written; /* the text last written, NULL when there is no file */
+	int cdi_error;     /* the last write error logged, 0 after a success */
+	char cdi_path[CONFIG_PATH_MAX + CDI_KIND_MAX + 8];
 };
 
 /* DCMI's thread: copy the event and wake the loop, nothing more. The npu
@@ -203,6 +213,90 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 	d->logged = npu_snapshot_ref((struct npu_snapshot *)(uintptr_t)snap);
 }
 
+/* --- the CDI spec -------------------------------------------------------- */
+
+/* Writes the spec when its text differs from the file's (chips appeared or
+ * went, a device node went, came back or changed its numbers, a shared node
+ * or driver path appeared or went; never health alone, which is not in it) or the file is gone. With no chips
+ * there is no valid spec: the file is removed. A failed write is retried at
+ * the next refresh. */
+static void cdi_sync(struct daemon *d, const struct npu_snapshot *snap)
+{
+	const struct config *c = d->config;
+	char *json = NULL;
+	int r;
+
+	if (!d->cdi_active)
+		return;
+	if (snap->count == 0) {
+		r = cdi_spec_remove(c->cdi_dir, c->cdi.file_name);
+		if (r < 0 && r != d->cdi_error)
+			log_error("cannot remove the CDI spec %s: %s", d->cdi_path, strerror(-r));
+		else if (r == 0 && d->cdi_written)
+			log_info("removed the CDI spec %s: no chips", d->cdi_path);
+		d->cdi_error = r;
+		if (r == 0) {
+			free(d->cdi_written);
+			d->cdi_written = NULL;
+		}
+		return;
+	}
+	r = cdi_spec_render(&c->cdi, snap, &d->paths, &json);
+	if (r < 0) {
+		log_error("cannot build the CDI spec: %s", strerror(-r));
+		return;
+	}
+	if (d->cdi_written && strcmp(json, d->cdi_written) == 0 && path_exists(d->cdi_path)) {
+		free(json);
+		return;
+	}
+	r = cdi_spec_write(c->cdi_dir, c->cdi.file_name, json);
+	if (r < 0) {
+		if (r != d->cdi_error)
+			log_error("cannot write the CDI spec %s: %s; retrying every %lldms", d->cdi_path, strerror(-r),
+				  (long long)c->health_interval_ms);
+		d->cdi_error = r;
+		free(json);
+		return;
+	}
+	char names[1024];
+	struct strbuf sb;
+	strbuf_init(&sb, names, sizeof(names), ",...");
+	for (size_t i = 0; i < snap->count; i++)
+		if (strbuf_printf(&sb, "%s%u", i ? "," : "", snap->devices[i].chip.phy_id) < 0)
+			break;
+	log_info("wrote the CDI spec %s: kind %s, %zu devices %s", d->cdi_path, c->cdi.kind, snap->count, names);
+	d->cdi_error = 0;
+	free(d->cdi_written);
+	d->cdi_written = json;
+}
+
+/* Starts keeping the spec, once the daemon serves on its socket. */
+static void cdi_start(struct daemon *d)
+{
+	if (!(d->config->device_list_strategies & ALLOCATE_STRATEGY_CDI))
+		return;
+	d->cdi_active = true;
+	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
+	cdi_sync(d, snap);
+	npu_snapshot_unref(snap);
+}
+
+/* The plugin stops serving: no runtime should inject its devices anymore. */
+static void cdi_stop(struct daemon *d)
+{
+	if (!d->cdi_active)
+		return;
+	int r = cdi_spec_remove(d->config->cdi_dir, d->config->cdi.file_name);
+	if (r < 0)
+		log_warn("cannot remove the CDI spec %s: %s", d->cdi_path, strerror(-r));
+	else
+		log_info("removed the CDI spec %s", d->cdi_path);
+	d->cdi_active = false;
+	free(d->cdi_written);
+	d->cdi_written = NULL;
+}
+
 /* --- inventory ---------------------------------------------------------- */
 
 static void watch_dev_dir(struct daemon *d);
@@ -228,6 +322,7 @@ static void refresh(struct daemon *d, const char *reason)
 		if (service_publish(d->service, snap) < 0)
 			log_error("cannot publish the device list: out of memory");
 	}
+	cdi_sync(d, snap);
 	d->logged_once = true;
 	npu_snapshot_unref(snap);
 	if (d->dev_dir_wd < 0)
@@ -564,6 +659,7 @@ int daemon_block_signals(void)
  * waits for a callback in progress, which uses fault_async. */
 static void daemon_fini(struct daemon *d)
 {
+	cdi_stop(d);
 	inventory_free(d->inventory);
 	session_handle(&d->session, SESSION_EV_STOP, NULL);
 	registrar_free(d->registrar);
@@ -609,20 +705,21 @@ static int ensure_open_files(char *why, size_t why_size)
 /* The socket directory must exist before it can be watched: it is created
  * when only it is missing, as on a node whose kubelet has not started yet.
  * Whether a socket can be made in it is for the bind to say (its errno, with
- * the socket's path). */
-static int prepare_socket_dir(const char *dir, char *why, size_t why_size)
+ * the socket's path). The CDI directory likewise: runtimes pick it up when it
+ * appears. */
+static int prepare_dir(const char *what, const char *dir, mode_t mode, char *why, size_t why_size)
 {
 	struct stat st;
 	int r = 0;
 
-	if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+	if (mkdir(dir, mode) < 0 && errno != EEXIST)
 		r = -errno;
 	else if (stat(dir, &st) < 0)
 		r = -errno;
 	else if (!S_ISDIR(st.st_mode))
 		r = -ENOTDIR;
 	if (r < 0)
-		snprintf(why, why_size, "socket directory %s: %s", dir, strerror(-r));
+		snprintf(why, why_size, "%s %s: %s", what, dir, strerror(-r));
 	return r;
 }
 
@@ -658,8 +755,15 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 			 r == -EMFILE ? " (per-process fd limit, or fs.inotify.max_user_instances)" : "");
 		return r;
 	}
-	if ((r = prepare_socket_dir(c->socket_dir, why, why_size)) < 0)
+	if ((r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
 		return r;
+	if ((c->device_list_strategies & ALLOCATE_STRATEGY_CDI) &&
+	    ((r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0 ||
+	     (r = path_join(d->cdi_path, sizeof(d->cdi_path), c->cdi_dir, c->cdi.file_name)) < 0)) {
+		if (r == -ENAMETOOLONG)
+			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
+		return r;
+	}
 	if ((r = watch_socket_dir(d)) < 0) {
 		snprintf(why, why_size, "cannot watch %s: %s%s", c->socket_dir, strerror(-r),
 			 r == -ENOSPC ? " (fs.inotify.max_user_watches)" : "");
@@ -693,8 +797,9 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 		return r;
 	}
 
+	d->paths = (struct host_paths){ .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path };
 	const struct service_options svc = {
-		.paths = { .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path },
+		.allocate = { .paths = d->paths, .strategies = c->device_list_strategies, .cdi = &c->cdi },
 		.kubelet_stream_changed = d->stream_async,
 	};
 	if ((r = service_new(&svc, &d->service)) < 0) {
@@ -745,6 +850,14 @@ int daemon_run(const struct config *c)
 	log_info("ascend-device-plugin %s starting: resource %s, socket %s, backend %s, health interval %lldms",
 		 ASCEND_VERSION, c->resource_name, c->socket_path, npu_backend_mode_name(c->backend),
 		 (long long)c->health_interval_ms);
+	if (c->device_list_strategies != ALLOCATE_STRATEGY_NATIVE) {
+		char strategies[64];
+		(void)allocate_strategies_format(c->device_list_strategies, strategies, sizeof(strategies)); /* fits */
+		if (c->device_list_strategies & ALLOCATE_STRATEGY_CDI)
+			log_info("device-list strategy %s: CDI spec %s, kind %s", strategies, d.cdi_path, c->cdi.kind);
+		else
+			log_info("device-list strategy %s", strategies);
+	}
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
 	r = session_handle(&d.session, SESSION_EV_START, NULL);
@@ -752,6 +865,7 @@ int daemon_run(const struct config *c)
 		snprintf(why, sizeof(why), "cannot serve on %s: %s", c->socket_path, strerror(-r));
 		goto out;
 	}
+	cdi_start(&d);
 
 	r = loop_run(d.loop);
 	if (r < 0)

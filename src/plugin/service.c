@@ -18,7 +18,7 @@ struct watcher {
 };
 
 struct service {
-	struct allocate_paths paths;
+	struct allocate_options allocate;
 	struct loop_async *kubelet_stream_changed;
 
 	pthread_mutex_t lock;
@@ -94,7 +94,7 @@ int service_new(const struct service_options *options, struct service **ret_serv
 	struct service *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->paths = options->paths;
+	s->allocate = options->allocate;
 	s->kubelet_stream_changed = options->kubelet_stream_changed;
 	pthread_mutex_init(&s->lock, NULL);
 	*ret_service = s;
@@ -244,7 +244,7 @@ static void allocate(void *ctx, const uint8_t *req, size_t len, struct gs_reply 
 	struct npu_snapshot *snap = current_snapshot(s, reply);
 	if (!snap)
 		return;
-	reply->status = allocate_answer(snap, &s->paths, req, len, &reply->body, &reply->len, reply->details,
+	reply->status = allocate_answer(snap, &s->allocate, req, len, &reply->body, &reply->len, reply->details,
 					sizeof(reply->details));
 	npu_snapshot_unref(snap);
 }

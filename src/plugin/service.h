@@ -26,7 +26,7 @@
 struct service;
 
 struct service_options {
-	struct allocate_paths paths;
+	struct allocate_options allocate;
 	/* Sent when the kubelet's stream opens or ends; runs on the daemon's
 	 * loop, which then reads service_kubelet_stream. */
 	struct loop_async *kubelet_stream_changed;

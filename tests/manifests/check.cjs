@@ -213,7 +213,7 @@ const BIN = '/usr/local/bin/ascend-device-plugin';
 
 // What each overlay is for; a new overlay needs an entry here.
 const OVERLAYS = {
-	deploy: { resource: 'ascend.com/npu', socketDir: '/var/lib/kubelet/device-plugins', driver: '/usr/local/Ascend/driver', interval: '5s', backend: 'auto' },
+	deploy: { resource: 'ascend.com/npu', socketDir: '/var/lib/kubelet/device-plugins', driver: '/usr/local/Ascend/driver', interval: '5s', backend: 'auto', strategy: 'native' },
 	'resource-name': { resource: 'huawei.com/Ascend910' },
 	'driver-path': { driver: '/opt/Ascend/driver' },
 	'health-interval': { interval: '2s' },
@@ -221,6 +221,7 @@ const OVERLAYS = {
 	devfs: { backend: 'devfs', privileged: false },
 	config: { configFile: '/etc/ascend-device-plugin/config.yaml' },
 	'host-tools': { extraMounts: ['/usr/local/dcmi', '/usr/local/bin/npu-smi', '/etc/ascend_install.info'] },
+	cdi: { strategy: 'cdi' },
 };
 
 function toleratesNpuTaint(spec) {
@@ -317,6 +318,9 @@ function checkDaemonSet(variant, objects) {
 	check(what(`resource name ${want.resource}`), () => assert(flags['resource-name'] === want.resource, flags['resource-name']));
 	check(what(`health interval ${want.interval}`), () => assert(flags['health-interval'] === want.interval, flags['health-interval']));
 	check(what(`backend ${want.backend}`), () => assert(flags.backend === want.backend, flags.backend));
+	check(what(`device-list strategy ${want.strategy}`), () =>
+		assert(flags['device-list-strategy'] === want.strategy, flags['device-list-strategy']),
+	);
 
 	const mountAt = (p) => mounts.find((m) => m.mountPath === p);
 	const hostPathOf = (m) => m && volumes[m.name] && volumes[m.name].hostPath;
@@ -376,6 +380,14 @@ function checkDaemonSet(variant, objects) {
 				assert(probe.flags[f] === flags[f], `--${f} ${probe.flags[f]}, the daemon's is ${flags[f]}`);
 			}
 			assert((p.timeoutSeconds || 1) > 2, `timeoutSeconds ${p.timeoutSeconds} is not above the probe's own 2 s deadline`);
+		});
+	}
+	if (flags['device-list-strategy'].split(',').includes('cdi')) {
+		check(what(`the CDI spec directory ${flags['cdi-dir']} is the host's, mounted read-write`), () => {
+			const m = mountAt(flags['cdi-dir']);
+			const hp = hostPathOf(m);
+			assert(m && !m.readOnly, `no read-write mount at --cdi-dir ${flags['cdi-dir']}`);
+			assert(hp && hp.path === flags['cdi-dir'] && (hp.type === 'DirectoryOrCreate' || hp.type === 'Directory'), `volume ${show(hp)}`);
 		});
 	}
 	for (const p of want.extraMounts) {

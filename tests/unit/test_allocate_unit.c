@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Allocate responses built straight from a snapshot, for what the simulated
  * node of the integration tests does not reach: the 310B boards' device
- * nodes and their docker-specific davinci_manager. */
+ * nodes and their docker-specific davinci_manager; and the answer of each
+ * device-list strategy and of their combinations. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "deviceplugin.pb-c.h"
 #include "plugin/allocate.h"
+#include "plugin/cdi.h"
 
 static char root[64];
 static char dev[96];
@@ -55,11 +58,11 @@ static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap)
 	uint8_t buf[256];
 	size_t len = v1beta1__allocate_request__pack(&req, buf);
 
-	const struct allocate_paths paths = { .dev_dir = dev, .host_root = root, .driver_path = "/none" };
+	const struct allocate_options options = { .paths = { .dev_dir = dev, .host_root = root, .driver_path = "/none" } };
 	uint8_t *body = NULL;
 	size_t body_len = 0;
 	char details[512];
-	assert_int_equal(allocate_answer(snap, &paths, buf, len, &body, &body_len, details, sizeof(details)),
+	assert_int_equal(allocate_answer(snap, &options, buf, len, &body, &body_len, details, sizeof(details)),
 			 GRPC_STATUS_OK);
 	V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, body_len, body);
 	free(body);
@@ -119,10 +122,220 @@ static void test_310b_nodes_and_docker_manager(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* --- device-list strategies ------------------------------------------------ */
+
+/* One container asking for npu-2 and npu-0 (the answer sorts them). */
+static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1beta1__AllocateResponse **ret_resp)
+{
+	static struct cdi_names cdi;
+	char why[128];
+	assert_int_equal(cdi_names_from_resource("ascend.com/npu", &cdi, why, sizeof(why)), 0);
+
+	struct npu_snapshot *snap = npu_snapshot_new(3);
+	assert_non_null(snap);
+	for (uint32_t i = 0; i < 3; i++) {
+		snprintf(snap->devices[i].id, sizeof(snap->devices[i].id), "npu-%u", i);
+		snap->devices[i].chip.phy_id = i;
+		snap->devices[i].chip.family = NPU_FAMILY_910B;
+		snap->devices[i].healthy = true;
+	}
+	snap->healthy = 3;
+
+	V1beta1__ContainerAllocateRequest container;
+	v1beta1__container_allocate_request__init(&container);
+	char id2[] = "npu-2", id0[] = "npu-0";
+	char *ids[] = { id2, id0 };
+	container.n_devices_ids = 2;
+	container.devices_ids = ids;
+	V1beta1__ContainerAllocateRequest *containers[] = { &container };
+	V1beta1__AllocateRequest req;
+	v1beta1__allocate_request__init(&req);
+	req.n_container_requests = 1;
+	req.container_requests = containers;
+	uint8_t buf[256];
+	size_t len = v1beta1__allocate_request__pack(&req, buf);
+
+	const struct allocate_options options = {
+		.paths = { .dev_dir = dev, .host_root = root, .driver_path = "/driver" },
+		.strategies = strategies,
+		.cdi = &cdi,
+	};
+	uint8_t *body = NULL;
+	size_t body_len = 0;
+	char details[512];
+	assert_int_equal(allocate_answer(snap, &options, buf, len, &body, &body_len, details, sizeof(details)),
+			 GRPC_STATUS_OK);
+	V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, body_len, body);
+	free(body);
+	npu_snapshot_unref(snap);
+	assert_non_null(resp);
+	assert_int_equal(resp->n_container_responses, 1);
+	*ret_resp = resp;
+	return resp->container_responses[0];
+}
+
+static int strategies_setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/allocate-unit-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(dev, sizeof(dev), "%s/dev", root);
+	assert_int_equal(mkdir(dev, 0755), 0);
+	touch("davinci0");
+	touch("davinci2");
+	touch("davinci_manager");
+	touch("devmm_svm");
+	touch("hisi_hdc");
+	char path[160];
+	snprintf(path, sizeof(path), "%s/driver", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/driver/lib64", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	return 0;
+}
+
+static int strategies_teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+static void expect_env_only_visible(const V1beta1__ContainerAllocateResponse *c)
+{
+	assert_int_equal(c->n_envs, 1);
+	assert_string_equal(c->envs[0]->key, "ASCEND_VISIBLE_DEVICES");
+	assert_string_equal(c->envs[0]->value, "0,2");
+}
+
+static void expect_native(const V1beta1__ContainerAllocateResponse *c)
+{
+	/* davinci0, davinci2, davinci_manager, devmm_svm, hisi_hdc */
+	assert_int_equal(c->n_devices, 5);
+	assert_non_null(find_spec(c, "/dev/davinci0"));
+	assert_non_null(find_spec(c, "/dev/davinci2"));
+	assert_non_null(find_spec(c, "/dev/hisi_hdc"));
+	assert_int_equal(c->n_mounts, 1);
+	assert_string_equal(c->mounts[0]->host_path, "/driver/lib64");
+	assert_true(c->mounts[0]->read_only);
+}
+
+static void expect_cdi(const V1beta1__ContainerAllocateResponse *c)
+{
+	assert_int_equal(c->n_cdi_devices, 2);
+	assert_string_equal(c->cdi_devices[0]->name, "ascend.com/npu=0");
+	assert_string_equal(c->cdi_devices[1]->name, "ascend.com/npu=2");
+	assert_int_equal(c->n_annotations, 1);
+	assert_string_equal(c->annotations[0]->key, "cdi.k8s.io/ascend.com_npu");
+	assert_string_equal(c->annotations[0]->value, "ascend.com/npu=0,ascend.com/npu=2");
+}
+
+static void test_strategy_native(void **state)
+{
+	(void)state;
+	V1beta1__AllocateResponse *resp;
+	const V1beta1__ContainerAllocateResponse *c = allocate_with(ALLOCATE_STRATEGY_NATIVE, &resp);
+	expect_native(c);
+	expect_env_only_visible(c);
+	assert_int_equal(c->n_cdi_devices, 0);
+	assert_int_equal(c->n_annotations, 0);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+
+	/* No strategy at all answers as native. */
+	c = allocate_with(0, &resp);
+	expect_native(c);
+	assert_int_equal(c->n_cdi_devices, 0);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+}
+
+static void test_strategy_ascend_runtime(void **state)
+{
+	(void)state;
+	V1beta1__AllocateResponse *resp;
+	const V1beta1__ContainerAllocateResponse *c = allocate_with(ALLOCATE_STRATEGY_ASCEND_RUNTIME, &resp);
+	expect_env_only_visible(c);
+	assert_int_equal(c->n_devices, 0);
+	assert_int_equal(c->n_mounts, 0);
+	assert_int_equal(c->n_cdi_devices, 0);
+	assert_int_equal(c->n_annotations, 0);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+}
+
+static void test_strategy_cdi(void **state)
+{
+	(void)state;
+	V1beta1__AllocateResponse *resp;
+	const V1beta1__ContainerAllocateResponse *c = allocate_with(ALLOCATE_STRATEGY_CDI, &resp);
+	expect_cdi(c);
+	expect_env_only_visible(c);
+	assert_int_equal(c->n_devices, 0);
+	assert_int_equal(c->n_mounts, 0);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+}
+
+/* A list answers with the union of its strategies' answers, the shared
+ * variable once. */
+static void test_strategy_union(void **state)
+{
+	(void)state;
+	V1beta1__AllocateResponse *resp;
+	const V1beta1__ContainerAllocateResponse *c =
+		allocate_with(ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_CDI, &resp);
+	expect_native(c);
+	expect_cdi(c);
+	expect_env_only_visible(c);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+
+	c = allocate_with(ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI, &resp);
+	expect_native(c);
+	expect_cdi(c);
+	expect_env_only_visible(c);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+
+	c = allocate_with(ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI, &resp);
+	expect_cdi(c);
+	expect_env_only_visible(c);
+	assert_int_equal(c->n_devices, 0);
+	assert_int_equal(c->n_mounts, 0);
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+}
+
+static void test_strategies_parse_and_format(void **state)
+{
+	(void)state;
+	unsigned set = 99;
+	char buf[64];
+	assert_int_equal(allocate_strategies_parse("native", &set), 0);
+	assert_int_equal(set, ALLOCATE_STRATEGY_NATIVE);
+	assert_int_equal(allocate_strategies_parse("cdi,ascend-runtime,native", &set), 0);
+	assert_int_equal(set, ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI);
+	/* Written in one order whatever the input's. */
+	assert_int_equal(allocate_strategies_format(set, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "native,ascend-runtime,cdi");
+	assert_int_equal(allocate_strategies_format(ALLOCATE_STRATEGY_CDI, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "cdi");
+	assert_int_equal(allocate_strategies_format(ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_CDI, buf, 8),
+			 -ENOBUFS);
+
+	const char *bad[] = { "", ",", "cdi,", ",cdi", "native,,cdi", "native,native", "Native", "cdi ", "nativecdi" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		set = 99;
+		assert_int_equal(allocate_strategies_parse(bad[i], &set), -EINVAL);
+		assert_int_equal(set, 99); /* untouched */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_310b_nodes_and_docker_manager),
+		cmocka_unit_test_setup_teardown(test_strategy_native, strategies_setup, strategies_teardown),
+		cmocka_unit_test_setup_teardown(test_strategy_ascend_runtime, strategies_setup, strategies_teardown),
+		cmocka_unit_test_setup_teardown(test_strategy_cdi, strategies_setup, strategies_teardown),
+		cmocka_unit_test_setup_teardown(test_strategy_union, strategies_setup, strategies_teardown),
+		cmocka_unit_test(test_strategies_parse_and_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

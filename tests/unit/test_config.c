@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -40,6 +41,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.backend, NPU_BACKEND_AUTO);
 	assert_int_equal(cfg.health_interval_ms, 5000);
 	assert_int_equal(cfg.log_level, LOG_LEVEL_INFO);
+	assert_int_equal(cfg.device_list_strategies, ALLOCATE_STRATEGY_NATIVE);
+	assert_string_equal(cfg.cdi_dir, "/var/run/cdi");
 }
 
 static void test_both_spellings_and_env(void **state)
@@ -87,6 +90,44 @@ static void expect_bad(const char *needle, int rc)
 		fail_msg("message '%s' does not mention '%s'", why, needle);
 }
 
+static void test_device_list_strategies(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE(NULL, "--device-list-strategy=ascend-runtime"), 0);
+	assert_int_equal(cfg.device_list_strategies, ALLOCATE_STRATEGY_ASCEND_RUNTIME);
+	assert_int_equal(PARSE(NULL, "--device-list-strategy", "cdi,native", "--cdi-dir=/etc/cdi/"), 0);
+	assert_int_equal(cfg.device_list_strategies, ALLOCATE_STRATEGY_CDI | ALLOCATE_STRATEGY_NATIVE);
+	assert_string_equal(cfg.cdi_dir, "/etc/cdi");
+	/* With cdi the CDI names come from the resource name. */
+	assert_string_equal(cfg.cdi.kind, "ascend.com/npu");
+	assert_string_equal(cfg.cdi.file_name, "ascend.com-npu.json");
+	assert_string_equal(cfg.cdi.annotation_key, "cdi.k8s.io/ascend.com_npu");
+	assert_string_equal(cfg.cdi.version, "0.5.0");
+	assert_int_equal(PARSE(NULL, "--resource-name=huawei.com/Ascend910", "--device-list-strategy=native,ascend-runtime,cdi"),
+			 0);
+	assert_int_equal(cfg.device_list_strategies,
+			 ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI);
+	assert_string_equal(cfg.cdi.file_name, "huawei.com-Ascend910.json");
+	/* A resource name that is no CDI kind is fine until cdi is asked for. */
+	assert_int_equal(PARSE(NULL, "--resource-name=1x.com/npu"), 0);
+
+	expect_bad("--device-list-strategy: 'gpu' is not a comma list of native, ascend-runtime and cdi",
+		   PARSE(NULL, "--device-list-strategy=gpu"));
+	const char *bad[] = { "", ",", "native,", ",cdi", "native,,cdi", "cdi,cdi", "CDI", "native cdi", "cdi=1" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[96];
+		snprintf(want, sizeof(want), "--device-list-strategy: '%s' is not", bad[i]);
+		expect_bad(want, PARSE(NULL, "--device-list-strategy", bad[i]));
+	}
+	expect_bad("--device-list-strategy needs a value", PARSE(NULL, "--device-list-strategy"));
+	expect_bad("--cdi-dir: 'cdi' is not an absolute path", PARSE(NULL, "--cdi-dir=cdi"));
+	expect_bad("--device-list-strategy=cdi: --resource-name 1x.com/npu cannot name a CDI kind: CDI wants the vendor "
+		   "('1x.com') and the class ('npu') to start with a letter",
+		   PARSE(NULL, "--resource-name=1x.com/npu", "--device-list-strategy=cdi"));
+	expect_bad("--device-list-strategy=cdi: --resource-name example.com/0npu cannot name a CDI kind",
+		   PARSE(NULL, "--device-list-strategy=native,cdi", "--resource-name=example.com/0npu"));
+}
+
 static void test_bad_input_names_the_flag(void **state)
 {
 	(void)state;
@@ -119,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_both_spellings_and_env),
 		cmocka_unit_test(test_actions),
+		cmocka_unit_test(test_device_list_strategies),
 		cmocka_unit_test(test_bad_input_names_the_flag),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

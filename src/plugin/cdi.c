@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "plugin/cdi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "base/macro.h"
+#include "base/parse.h"
+
+/* The kubelet's DeviceSpecs ask for "rw" too: no mknod inside. */
+#define NODE_PERMISSIONS "rw"
+/* Read-only bind mounts, as the kubelet's read-only mounts become in
+ * containerd (rbind, rprivate, ro), with nosuid and nodev besides: nothing
+ * under the driver paths needs either. */
+static const char *const mount_options[] = { "ro", "nosuid", "nodev", "rbind", "rprivate" };
+
+/* Room for <dir>/.<file_name>.tmp. */
+#define SPEC_PATH_MAX (4096 + CDI_KIND_MAX + 16)
+/* Shared nodes of every family together stay well under this. */
+#define SHARED_SEEN_MAX 48
+#define SHARED_NAME_MAX 40
+
+static bool is_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+int cdi_names_from_resource(const char *resource_name, struct cdi_names *ret_names, char *why, size_t why_size)
+{
+	struct cdi_names n = { .version = "0.5.0" };
+	const char *slash = strchr(resource_name, '/');
+	if (!slash || slash == resource_name || slash[1] == '\0') {
+		snprintf(why, why_size, "'%s' is not <vendor>/<class>", resource_name);
+		return -EINVAL;
+	}
+	int vendor_len = (int)(slash - resource_name);
+	const char *class = slash + 1;
+
+	/* The extended resource name rules already hold the characters and the
+	 * last ones to what CDI accepts; CDI wants a letter first as well. */
+	if (!is_letter(resource_name[0]) || !is_letter(class[0])) {
+		snprintf(why, why_size, "CDI wants the vendor ('%.*s') and the class ('%s') to start with a letter",
+			 vendor_len, resource_name, class);
+		return -EINVAL;
+	}
+	if (str_copy(n.kind, sizeof(n.kind), resource_name) < 0 ||
+	    str_printf(n.file_name, sizeof(n.file_name), "%.*s-%s.json", vendor_len, resource_name, class) < 0) {
+		snprintf(why, why_size, "'%s' is too long for a CDI kind", resource_name);
+		return -EINVAL;
+	}
+	/* The form of the CDI library's AnnotationKey(vendor, class): one key
+	 * per resource, so that two plugins' annotations never collide. */
+	if (str_printf(n.annotation_key, sizeof(n.annotation_key), CDI_ANNOTATION_PREFIX "%.*s_%s", vendor_len,
+		       resource_name, class) < 0) {
+		snprintf(why, why_size,
+			 "the CDI annotation key " CDI_ANNOTATION_PREFIX "%.*s_%s would be longer than 63 characters "
+			 "after the prefix",
+			 vendor_len, resource_name, class);
+		return -EINVAL;
+	}
+	/* The lowest version that expresses the spec: mounts[].type needs
+	 * 0.4.0; device names starting with a digit and deviceNodes[].hostPath
+	 * need 0.5.0 (every spec here has both); a '.' in the class needs 0.6.0. */
+	if (strchr(class, '.'))
+		n.version = "0.6.0";
+	*ret_names = n;
+	return 0;
+}
+
+/* --- rendering ----------------------------------------------------------- */
+
+struct builder {
+	bool failed;
+	const struct host_paths *paths;
+	json_object *shared_nodes;
+	json_object *mounts;
+	char seen[SHARED_SEEN_MAX][SHARED_NAME_MAX]; /* container names of the shared nodes so far */
+	size_t n_seen;
+};
+
+/* Adds value to parent under key, or appends it to the array parent when key
+ * is NULL, taking value's ownership either way (json-c leaves it to the
+ * caller when adding fails). Returns value, or NULL once anything failed. */
+static json_object *put(struct builder *b, json_object *parent, const char *key, json_object *value)
+{
+	if (!b->failed && parent && value &&
+	    (key ? json_object_object_add(parent, key, value) : json_object_array_add(parent, value)) == 0)
+		return value;
+	b->failed = true;
+	json_object_put(value);
+	return NULL;
+}
+
+static void put_string(struct builder *b, json_object *parent, const char *key, const char *s)
+{
+	put(b, parent, key, json_object_new_string(s));
+}
+
+/* A device node: /dev/<name> on the host, /dev/<container_name> inside. */
+static void put_node(struct builder *b, json_object *nodes, const char *name, const char *container_name)
+{
+	char host[SHARED_NAME_MAX + 8], container[SHARED_NAME_MAX + 8], at[4200];
+	json_object *node = put(b, nodes, NULL, json_object_new_object());
+	if (str_printf(host, sizeof(host), "/dev/%s", name) < 0 ||
+	    str_printf(container, sizeof(container), "/dev/%s", container_name) < 0) {
+		b->failed = true;
+		return;
+	}
+	put_string(b, node, "path", container);
+	put_string(b, node, "hostPath", host);
+
+	/* With type and numbers given, the runtime uses them as they are; without,
+	 * it stat()s hostPath itself when the container is created. */
+	struct stat st;
+	if (path_join(at, sizeof(at), b->paths->dev_dir, name) == 0 && stat(at, &st) == 0 && S_ISCHR(st.st_mode)) {
+		put_string(b, node, "type", "c");
+		put(b, node, "major", json_object_new_int64((int64_t)major(st.st_rdev)));
+		put(b, node, "minor", json_object_new_int64((int64_t)minor(st.st_rdev)));
+		/* JSON has no octal: 0660 is written 432. */
+		put(b, node, "fileMode", json_object_new_int64((int64_t)(st.st_mode & 0777)));
+	}
+	put_string(b, node, "permissions", NODE_PERMISSIONS);
+}
+
+static void on_shared_node(void *ctx, const char *name, const char *container_name)
+{
+	struct builder *b = ctx;
+	/* Two families on one node share most names: each node once. */
+	for (size_t i = 0; i < b->n_seen; i++)
+		if (strcmp(b->seen[i], container_name) == 0)
+			return;
+	if (b->n_seen < SHARED_SEEN_MAX && str_copy(b->seen[b->n_seen], SHARED_NAME_MAX, container_name) == 0)
+		b->n_seen++;
+	put_node(b, b->shared_nodes, name, container_name);
+}
+
+static void on_mount(void *ctx, const char *host_path)
+{
+	struct builder *b = ctx;
+	json_object *mount = put(b, b->mounts, NULL, json_object_new_object());
+	put_string(b, mount, "hostPath", host_path);
+	put_string(b, mount, "containerPath", host_path);
+	put_string(b, mount, "type", "bind");
+	json_object *options = put(b, mount, "options", json_object_new_array());
+	for (size_t i = 0; i < ELEMENTSOF(mount_options); i++)
+		put_string(b, options, NULL, mount_options[i]);
+}
+
+/* Adds the array under key when it holds something; drops it otherwise. */
+static void put_unless_empty(struct builder *b, json_object *parent, const char *key, json_object *array)
+{
+	if (array && json_object_array_length(array) == 0) {
+		json_object_put(array);
+		return;
+	}
+	put(b, parent, key, array);
+}
+
+int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *snap, const struct host_paths *paths,
+		    char **ret_json)
+{
+	if (snap->count == 0)
+		return -EINVAL;
+	struct builder *b = calloc(1, sizeof(*b));
+	json_object *root = json_object_new_object();
+	char *json = NULL;
+	int r = -ENOMEM;
+	if (!b || !root)
+		goto out;
+	b->paths = paths;
+
+	put_string(b, root, "cdiVersion", names->version);
+	put_string(b, root, "kind", names->kind);
+	json_object *devices = put(b, root, "devices", json_object_new_array());
+	for (size_t i = 0; i < snap->count; i++) {
+		char name[16], node[24];
+		snprintf(name, sizeof(name), "%u", snap->devices[i].chip.phy_id);
+		snprintf(node, sizeof(node), "davinci%u", snap->devices[i].chip.phy_id);
+		json_object *device = put(b, devices, NULL, json_object_new_object());
+		put_string(b, device, "name", name);
+		json_object *edits = put(b, device, "containerEdits", json_object_new_object());
+		json_object *nodes = put(b, edits, "deviceNodes", json_object_new_array());
+		put_node(b, nodes, node, node);
+	}
+
+	/* Edits for any device of the spec: what every chip needs. */
+	json_object *edits = json_object_new_object();
+	b->shared_nodes = json_object_new_array();
+	b->mounts = json_object_new_array();
+	for (size_t i = 0; i < snap->count; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = snap->devices[j].chip.family == snap->devices[i].chip.family;
+		if (!seen)
+			host_files_shared_nodes(paths->dev_dir, snap->devices[i].chip.family, on_shared_node, b);
+	}
+	host_files_driver_mounts(paths, on_mount, b);
+	put_unless_empty(b, edits, "deviceNodes", b->shared_nodes);
+	put_unless_empty(b, edits, "mounts", b->mounts);
+	if (edits && json_object_object_length(edits) == 0)
+		json_object_put(edits);
+	else
+		put(b, root, "containerEdits", edits);
+	if (b->failed)
+		goto out;
+
+	const char *text = json_object_to_json_string_ext(
+		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t len = text ? strlen(text) : 0;
+	json = text ? malloc(len + 2) : NULL;
+	if (!json)
+		goto out;
+	memcpy(json, text, len);
+	memcpy(json + len, "\n", 2);
+	*ret_json = json;
+	r = 0;
+out:
+	json_object_put(root);
+	free(b);
+	return r;
+}
+
+/* --- the file ----------------------------------------------------------------- */
+
+static int spec_paths(const char *dir, const char *file_name, char path[SPEC_PATH_MAX], char tmp[SPEC_PATH_MAX])
+{
+	char tmp_name[CDI_KIND_MAX + 16];
+	int r;
+	/* Not ending in .json or .yaml: runtimes never load a half-written spec. */
+	if ((r = str_printf(tmp_name, sizeof(tmp_name), ".%s.tmp", file_name)) < 0 ||
+	    (r = path_join(path, SPEC_PATH_MAX, dir, file_name)) < 0 ||
+	    (r = path_join(tmp, SPEC_PATH_MAX, dir, tmp_name)) < 0)
+		return r;
+	return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int cdi_spec_write(const char *dir, const char *file_name, const char *json)
+{
+	char path[SPEC_PATH_MAX], tmp[SPEC_PATH_MAX];
+	int r = spec_paths(dir, file_name, path, tmp);
+	if (r < 0)
+		return r;
+
+	/* A temp file a crash left behind is ours to replace. */
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return -errno;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, json, strlen(json));
+	/* The umask must not narrow it: runtimes may read as another user. */
+	if (r == 0 && fchmod(fd, 0644) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	/* The rename is done; syncing the directory only makes it durable. */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		(void)fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int cdi_spec_remove(const char *dir, const char *file_name)
+{
+	char path[SPEC_PATH_MAX], tmp[SPEC_PATH_MAX];
+	int r = spec_paths(dir, file_name, path, tmp);
+	if (r < 0)
+		return r;
+	if (unlink(path) < 0 && errno != ENOENT)
+		r = -errno;
+	if (unlink(tmp) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
+}
