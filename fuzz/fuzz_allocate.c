@@ -2,7 +2,9 @@
 /* Fuzzes the Allocate path from raw request bytes: protobuf decoding,
  * validation of container requests and building the response, against a
  * fixed 8-chip snapshot with one Unhealthy chip; each input is answered
- * as native and as every device-list strategy at once. */
+ * as native, as every device-list strategy at once, and with time-slicing
+ * (4 replicas, IDs "npu-<phy>::<k>"), once with failRequestsGreaterThanOne. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,14 +44,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[256];
 	if (!cdi.kind[0] && cdi_names_from_resource("ascend.com/npu", &cdi, why, sizeof(why)) < 0)
 		abort();
-	const unsigned strategies[] = { ALLOCATE_STRATEGY_NATIVE, ALLOCATE_STRATEGY_NATIVE |
-									  ALLOCATE_STRATEGY_ASCEND_RUNTIME |
-									  ALLOCATE_STRATEGY_CDI };
-	for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
+	const unsigned all = ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI;
+	const struct {
+		unsigned strategies;
+		struct replica_options sharing;
+	} runs[] = {
+		{ ALLOCATE_STRATEGY_NATIVE, { 0, false } },
+		{ all, { 0, false } },
+		{ all, { 4, false } },
+		{ ALLOCATE_STRATEGY_NATIVE, { 4, true } },
+	};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		const struct allocate_options options = {
 			.paths = { .dev_dir = "/dev", .host_root = "/", .driver_path = "/usr/local/Ascend/driver" },
-			.strategies = strategies[i],
+			.strategies = runs[i].strategies,
 			.cdi = &cdi,
+			.sharing = runs[i].sharing,
 		};
 		uint8_t *body = NULL;
 		size_t len = 0;

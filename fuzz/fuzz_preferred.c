@@ -3,8 +3,9 @@
  * decoding, request checks and the topology choice, each input against
  * fixed snapshots of every topology (910 rings, 910B full mesh and Box16,
  * A3 pairs, 310P cards, unknown chips), some with Unhealthy chips, some
- * with NUMA nodes (whole, or with the last node's chips unknown). An
- * answer must name distinct advertised devices, no more than asked for. */
+ * with NUMA nodes (whole, or with the last node's chips unknown), each
+ * once as is and once time-sliced (3 replicas per chip). An answer must
+ * name distinct advertised devices, no more than asked for. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,8 +56,15 @@ static struct npu_snapshot *make_snapshot(size_t layout)
 	return s;
 }
 
-static void check_answer(const struct npu_snapshot *snap, const uint8_t *data, size_t size, const uint8_t *body,
-			 size_t len)
+static bool advertised(const struct npu_snapshot *snap, unsigned replicas, const char *id)
+{
+	size_t index;
+	unsigned k;
+	return replicas ? replica_parse(snap, replicas, id, &index, &k) == 0 : npu_snapshot_find(snap, id) != NULL;
+}
+
+static void check_answer(const struct npu_snapshot *snap, unsigned replicas, const uint8_t *data, size_t size,
+			 const uint8_t *body, size_t len)
 {
 	static const uint8_t empty[1];
 	V1beta1__PreferredAllocationRequest *req = v1beta1__preferred_allocation_request__unpack(NULL, size, data);
@@ -69,7 +77,7 @@ static void check_answer(const struct npu_snapshot *snap, const uint8_t *data, s
 		if (out->n_deviceids > (size_t)req->container_requests[c]->allocation_size)
 			abort();
 		for (size_t i = 0; i < out->n_deviceids; i++) {
-			if (!npu_snapshot_find(snap, out->deviceids[i]))
+			if (!advertised(snap, replicas, out->deviceids[i]))
 				abort();
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(out->deviceids[i], out->deviceids[j]) == 0)
@@ -91,15 +99,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 4 * 1024 * 1024)
 		return 0;
 
-	for (size_t i = 0; i < N_LAYOUTS; i++) {
+	for (size_t run = 0; run < 2 * N_LAYOUTS; run++) {
+		size_t i = run % N_LAYOUTS;
+		const struct replica_options sharing = { .replicas = run < N_LAYOUTS ? 0 : 3 };
 		uint8_t *body = NULL;
 		size_t len = 0;
 		char details[512];
-		grpc_status_code code = preferred_answer(snapshots[i], data, size, &body, &len, details, sizeof(details));
+		grpc_status_code code =
+			preferred_answer(snapshots[i], &sharing, data, size, &body, &len, details, sizeof(details));
 		if (code != GRPC_STATUS_OK && body)
 			abort(); /* an error must not leave a body behind */
 		if (code == GRPC_STATUS_OK)
-			check_answer(snapshots[i], data, size, body, len);
+			check_answer(snapshots[i], sharing.replicas, data, size, body, len);
 		free(body);
 	}
 	return 0;

@@ -240,9 +240,17 @@ static const char *find_config_arg(int argc, char **argv)
 	return path;
 }
 
-/* Applies the file's flags to c. A file that asks for more than flags is
- * refused rather than half applied. */
-static int load_config_file(struct config *c, const char *path, char *why, size_t why_size)
+/* The file's time-slicing entry, checked against the final resource name
+ * once the command line is applied. */
+struct file_sharing {
+	char name[320]; /* empty: none */
+	size_t line;
+};
+
+/* Applies the file's flags and sharing to c. A file that asks for more than
+ * this version does is refused rather than half applied. */
+static int load_config_file(struct config *c, const char *path, struct file_sharing *ret_sharing, char *why,
+			    size_t why_size)
 {
 	struct config_file *file = NULL;
 	int r = config_file_load(path, &file, why, why_size);
@@ -251,6 +259,19 @@ static int load_config_file(struct config *c, const char *path, char *why, size_
 	r = config_file_check_applied(file, why, why_size);
 	if (r < 0)
 		goto out;
+	if (file->time_slicing.n_resources == 1) {
+		const struct config_file_time_slicing_resource *ts = &file->time_slicing.resources[0];
+		if (str_copy(ret_sharing->name, sizeof(ret_sharing->name), ts->name) < 0) {
+			r = -EINVAL;
+			snprintf(why, why_size, "%s: line %zu: sharing.timeSlicing.resources[0].name: too long", path,
+				 ts->line);
+			goto out;
+		}
+		ret_sharing->line = ts->line;
+		c->sharing.replicas = ts->replicas;
+		c->sharing.fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
+		c->rename_by_default = file->time_slicing.rename_by_default;
+	}
 	for (size_t i = 0; i < file->n_flags; i++) {
 		const struct config_file_flag *f = &file->flags[i];
 		char msg[512];
@@ -264,6 +285,32 @@ static int load_config_file(struct config *c, const char *path, char *why, size_
 out:
 	config_file_free(file);
 	return r;
+}
+
+/* The file's time-slicing entry must name the resource the plugin serves,
+ * after every override; renameByDefault then advertises <resource>.shared
+ * (NVIDIA's convention), which must stay a valid extended resource name. */
+static int apply_time_slicing(struct config *c, const char *path, const struct file_sharing *sharing, char *why,
+			      size_t why_size)
+{
+	if (strcmp(sharing->name, c->resource_name) != 0) {
+		snprintf(why, why_size,
+			 "%s: line %zu: sharing.timeSlicing.resources[0].name: '%s' is not the plugin's resource '%s' "
+			 "(time-slicing applies to the resource this plugin serves; several resources are not "
+			 "implemented yet)",
+			 path, sharing->line, sharing->name, c->resource_name);
+		return -EOPNOTSUPP;
+	}
+	if (!c->rename_by_default)
+		return 0;
+	char shared[sizeof(c->resource_name)], problem[160];
+	if (str_printf(shared, sizeof(shared), "%s.shared", c->resource_name) < 0 ||
+	    k8s_extended_resource_name_check(shared, problem, sizeof(problem)) < 0)
+		return fail(why, why_size,
+			    "%s: sharing.timeSlicing.renameByDefault: '%s.shared' is not a valid resource name",
+			    path, c->resource_name);
+	memcpy(c->resource_name, shared, sizeof(shared));
+	return 0;
 }
 
 /* Derives the socket names: "ascend.com/npu" -> "ascend-npu.sock". */
@@ -301,9 +348,10 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 
 	bool driver_path_flag = false;
 
+	struct file_sharing sharing = { .name = "" };
 	const char *config_path = find_config_arg(argc, argv);
 	if (config_path && config_path[0]) {
-		r = load_config_file(&c, config_path, why, why_size);
+		r = load_config_file(&c, config_path, &sharing, why, why_size);
 		if (r < 0)
 			return r;
 	}
@@ -344,15 +392,22 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 		     why, why_size) < 0)
 		return -EINVAL;
 
-	r = derive_paths(&c, why, why_size);
-	if (r < 0)
-		return r;
+	/* CDI devices are the chips, shared or not: the kind comes from the
+	 * resource name before ".shared". */
 	if (c.device_list_strategies & ALLOCATE_STRATEGY_CDI) {
 		char problem[512];
 		if (cdi_names_from_resource(c.resource_name, &c.cdi, problem, sizeof(problem)) < 0)
 			return fail(why, why_size, "--device-list-strategy=cdi: --resource-name %s cannot name a CDI kind: %s",
 				    c.resource_name, problem);
 	}
+	if (sharing.name[0]) {
+		r = apply_time_slicing(&c, config_path, &sharing, why, why_size);
+		if (r < 0)
+			return r;
+	}
+	r = derive_paths(&c, why, why_size);
+	if (r < 0)
+		return r;
 	*ret_config = c;
 	return 0;
 }

@@ -42,6 +42,11 @@ struct config {
 	unsigned device_list_strategies; /* a set of ALLOCATE_STRATEGY_* */
 	char cdi_dir[CONFIG_PATH_MAX];   /* where the cdi strategy writes its spec */
 	struct cdi_names cdi;            /* derived from resource_name with the cdi strategy */
+	/* sharing.timeSlicing of the --config file: replicas 0 when off. With
+	 * renameByDefault resource_name (and so endpoint) ends in ".shared";
+	 * the CDI names stay the chip's. */
+	struct replica_options sharing;
+	bool rename_by_default;
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).

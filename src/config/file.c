@@ -740,17 +740,17 @@ int config_file_check_applied(const struct config_file *file, char *why, size_t 
 {
 	const char *prefix = file->path ? file->path : "";
 	const char *sep = file->path ? ": " : "";
-	if (file->time_slicing.n_resources > 0) {
+	if (file->time_slicing.n_resources > 1) {
 		snprintf(why, why_size,
-			 "%s%sline %zu: sharing.timeSlicing: time-slicing is not implemented in this version "
-			 "(only flags are applied)",
-			 prefix, sep, file->time_slicing.line);
+			 "%s%sline %zu: sharing.timeSlicing.resources: time-slicing takes one entry, for the plugin's "
+			 "resource (several resources per process are not implemented yet)",
+			 prefix, sep, file->time_slicing.resources[1].line);
 		return -EOPNOTSUPP;
 	}
 	if (file->n_resources > 0) {
 		snprintf(why, why_size,
 			 "%s%sline %zu: resources: per-family resource names are not implemented in this version "
-			 "(only flags are applied)",
+			 "(only flags and sharing.timeSlicing are applied)",
 			 prefix, sep, file->resources_line);
 		return -EOPNOTSUPP;
 	}

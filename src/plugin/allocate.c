@@ -288,6 +288,69 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 	return b.oom ? NULL : out;
 }
 
+/* Time-slicing: a copy of the request whose container requests name each
+ * chip of their replicas once, in the arena, so that the rest of Allocate
+ * deals in chips only. Malformed, unknown and repeated replica IDs are
+ * refused as unknown and repeated chip IDs are. */
+static grpc_status_code map_replicas(struct arena *arena, const struct npu_snapshot *snap,
+				     const struct replica_options *sharing, const V1beta1__AllocateRequest *req,
+				     V1beta1__AllocateRequest *ret_chips, char *details, size_t size)
+{
+	if (req->n_container_requests == 0 || req->n_container_requests > ALLOCATE_MAX_CONTAINERS) {
+		*ret_chips = *req; /* validate says why */
+		return GRPC_STATUS_OK;
+	}
+	V1beta1__ContainerAllocateRequest **crs = arena_alloc(arena, req->n_container_requests * sizeof(*crs));
+	if (!crs)
+		return request_reject(details, size, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+	size_t advertised = snap->count * sharing->replicas;
+	for (size_t c = 0; c < req->n_container_requests; c++) {
+		const V1beta1__ContainerAllocateRequest *cr = req->container_requests[c];
+		if (cr->n_devices_ids > advertised)
+			return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+					      "container request %zu asks for %zu devices but the plugin advertises %zu", c,
+					      cr->n_devices_ids, advertised);
+		if (cr->n_devices_ids > 1 && sharing->fail_requests_greater_than_one)
+			return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+					      "container request %zu asks for %zu shared devices, but "
+					      "sharing.timeSlicing.failRequestsGreaterThanOne is set: a container may ask for 1",
+					      c, cr->n_devices_ids);
+		V1beta1__ContainerAllocateRequest *out = arena_alloc(arena, sizeof(*out));
+		char **ids = arena_alloc(arena, (cr->n_devices_ids ? cr->n_devices_ids : 1) * sizeof(*ids));
+		bool *seen = arena_alloc(arena, (snap->count ? snap->count : 1) * sizeof(*seen));
+		if (!out || !ids || !seen)
+			return request_reject(details, size, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+		memset(seen, 0, (snap->count ? snap->count : 1) * sizeof(*seen));
+		v1beta1__container_allocate_request__init(out);
+		out->devices_ids = ids;
+		for (size_t i = 0; i < cr->n_devices_ids; i++) {
+			const char *id = cr->devices_ids[i];
+			size_t index;
+			unsigned k;
+			if (strlen(id) > ALLOCATE_MAX_ID_LENGTH)
+				return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+						      "device ID \"%.32s...\" is longer than %d characters", id,
+						      ALLOCATE_MAX_ID_LENGTH);
+			if (replica_parse(snap, sharing->replicas, id, &index, &k) < 0)
+				return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+						      "unknown device ID \"%s\" (time-slicing IDs are <chip>::<0..%u>)", id,
+						      sharing->replicas - 1);
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(cr->devices_ids[j], id) == 0)
+					return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
+							      "duplicate device ID \"%s\"", id);
+			if (!seen[index]) {
+				seen[index] = true;
+				ids[out->n_devices_ids++] = (char *)(uintptr_t)snap->devices[index].id;
+			}
+		}
+		crs[c] = out;
+	}
+	*ret_chips = *req;
+	ret_chips->container_requests = crs;
+	return GRPC_STATUS_OK;
+}
+
 grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct allocate_options *options,
 				 const uint8_t *request, size_t len, uint8_t **ret_body, size_t *ret_len,
 				 char *details, size_t details_size)
@@ -300,7 +363,13 @@ grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct a
 	code = request_unpack(&v1beta1__allocate_request__descriptor, request, len, &message, details, details_size);
 	if (code != GRPC_STATUS_OK)
 		return code;
-	V1beta1__AllocateRequest *req = (V1beta1__AllocateRequest *)message;
+	V1beta1__AllocateRequest *unpacked = (V1beta1__AllocateRequest *)message;
+	V1beta1__AllocateRequest chips = *unpacked, *req = &chips;
+	if (replica_sharing(&options->sharing)) {
+		code = map_replicas(&arena, snap, &options->sharing, unpacked, &chips, details, details_size);
+		if (code != GRPC_STATUS_OK)
+			goto out;
+	}
 
 	code = validate(snap, req, details, details_size);
 	if (code != GRPC_STATUS_OK)
@@ -333,6 +402,6 @@ oom:
 	request_reject(details, details_size, code, "out of memory building the response");
 out:
 	arena_free(&arena);
-	v1beta1__allocate_request__free_unpacked(req, NULL);
+	v1beta1__allocate_request__free_unpacked(unpacked, NULL);
 	return code;
 }

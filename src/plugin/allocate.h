@@ -28,6 +28,7 @@
 
 #include "npu/inventory.h"
 #include "plugin/host_files.h"
+#include "plugin/replica.h"
 
 /* Bounds container requests in one AllocateRequest (the kubelet sends one). */
 #define ALLOCATE_MAX_CONTAINERS 64
@@ -54,13 +55,16 @@ struct allocate_options {
 	struct host_paths paths;
 	unsigned strategies;          /* a set of ALLOCATE_STRATEGY_*; 0 answers as native */
 	const struct cdi_names *cdi;  /* with ALLOCATE_STRATEGY_CDI: the spec's names */
+	struct replica_options sharing; /* time-slicing: requests name replicas (plugin/replica.h) */
 };
 
 /* Unpacks an AllocateRequest, validates it and packs the AllocateResponse
  * into a malloc'd buffer. Returns GRPC_STATUS_OK, INVALID_ARGUMENT (malformed
  * or bad IDs) or FAILED_PRECONDITION (an Unhealthy device), with a message
  * naming the problem in details. Existence of paths is checked now, so a path
- * that disappeared is no longer mounted. */
+ * that disappeared is no longer mounted. With time-slicing the IDs are
+ * replicas: each maps to its chip, and a chip named by several replicas is
+ * given once (one DeviceSpec, one CDI name, once in ASCEND_VISIBLE_DEVICES). */
 grpc_status_code allocate_answer(const struct npu_snapshot *snapshot, const struct allocate_options *options,
 				 const uint8_t *request, size_t len, uint8_t **ret_body, size_t *ret_len,
 				 char *details, size_t details_size);

@@ -799,7 +799,10 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 
 	d->paths = (struct host_paths){ .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path };
 	const struct service_options svc = {
-		.allocate = { .paths = d->paths, .strategies = c->device_list_strategies, .cdi = &c->cdi },
+		.allocate = { .paths = d->paths,
+			      .strategies = c->device_list_strategies,
+			      .cdi = &c->cdi,
+			      .sharing = c->sharing },
 		.kubelet_stream_changed = d->stream_async,
 	};
 	if ((r = service_new(&svc, &d->service)) < 0) {

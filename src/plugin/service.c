@@ -44,22 +44,33 @@ struct encoded_device {
 	V1beta1__NUMANode *nodes[1];
 };
 
-static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size_t *ret_len)
+/* The list: each chip once, or with time-slicing each chip's replicas,
+ * which share its health and NUMA node. */
+static int encode_list(const struct npu_snapshot *snap, unsigned replicas, uint8_t **ret_body, size_t *ret_len)
 {
 	V1beta1__ListAndWatchResponse resp;
 	v1beta1__list_and_watch_response__init(&resp);
-	struct encoded_device *devices = calloc(snap->count ? snap->count : 1, sizeof(*devices));
-	V1beta1__Device **ptrs = calloc(snap->count ? snap->count : 1, sizeof(*ptrs));
+	size_t per_chip = replicas > 1 ? replicas : 1, n = snap->count * per_chip;
+	struct encoded_device *devices = calloc(n ? n : 1, sizeof(*devices));
+	V1beta1__Device **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+	char (*ids)[REPLICA_ID_MAX] = replicas > 1 ? calloc(n, sizeof(*ids)) : NULL;
 	static char healthy[] = DP_HEALTHY, unhealthy[] = DP_UNHEALTHY;
 	int r = -ENOMEM;
 
-	if (!devices || !ptrs)
+	if (!devices || !ptrs || (replicas > 1 && n && !ids))
 		goto out;
-	for (size_t i = 0; i < snap->count; i++) {
-		const struct npu_device *d = &snap->devices[i];
-		struct encoded_device *e = &devices[i];
+	for (size_t j = 0; j < n; j++) {
+		const struct npu_device *d = &snap->devices[j / per_chip];
+		struct encoded_device *e = &devices[j];
 		v1beta1__device__init(&e->device);
-		e->device.id = (char *)(uintptr_t)d->id;
+		if (replicas > 1) {
+			r = replica_format(d->id, (unsigned)(j % per_chip), ids[j], sizeof(ids[j]));
+			if (r < 0)
+				goto out;
+			e->device.id = ids[j];
+		} else {
+			e->device.id = (char *)(uintptr_t)d->id;
+		}
 		e->device.health = d->healthy ? healthy : unhealthy;
 		if (d->has_numa) {
 			v1beta1__topology_info__init(&e->topology);
@@ -70,11 +81,12 @@ static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size
 			e->topology.n_nodes = 1;
 			e->device.topology = &e->topology;
 		}
-		ptrs[i] = &e->device;
+		ptrs[j] = &e->device;
 	}
-	resp.n_devices = snap->count;
+	resp.n_devices = n;
 	resp.devices = ptrs;
 
+	r = -ENOMEM;
 	size_t len = v1beta1__list_and_watch_response__get_packed_size(&resp);
 	uint8_t *body = malloc(len ? len : 1);
 	if (!body)
@@ -86,6 +98,7 @@ static int encode_list(const struct npu_snapshot *snap, uint8_t **ret_body, size
 out:
 	free(devices);
 	free(ptrs);
+	free(ids);
 	return r;
 }
 
@@ -115,7 +128,7 @@ int service_publish(struct service *s, struct npu_snapshot *snap)
 {
 	uint8_t *body;
 	size_t len;
-	int r = encode_list(snap, &body, &len);
+	int r = encode_list(snap, s->allocate.sharing.replicas, &body, &len);
 	if (r < 0)
 		return r;
 
@@ -230,10 +243,11 @@ static struct npu_snapshot *current_snapshot(struct service *s, struct gs_reply 
 
 static void preferred(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
 {
-	struct npu_snapshot *snap = current_snapshot(ctx, reply);
+	struct service *s = ctx;
+	struct npu_snapshot *snap = current_snapshot(s, reply);
 	if (!snap)
 		return;
-	reply->status = preferred_answer(snap, req, len, &reply->body, &reply->len, reply->details,
+	reply->status = preferred_answer(snap, &s->allocate.sharing, req, len, &reply->body, &reply->len, reply->details,
 					 sizeof(reply->details));
 	npu_snapshot_unref(snap);
 }

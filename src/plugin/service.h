@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DevicePlugin gRPC service: GetDevicePluginOptions, ListAndWatch
  * (fanned out to every watcher, the full list at once and on every change;
- * each device with a known NUMA node carries it as its TopologyInfo),
+ * each device with a known NUMA node carries it as its TopologyInfo; with
+ * time-slicing, allocate.sharing, each chip's replicas in its place),
  * GetPreferredAllocation (advertised; see plugin/preferred.h), Allocate and
  * PreStartContainer. Handlers run on the gRPC thread and only
  * read the latest published snapshot; they never call into DCMI.

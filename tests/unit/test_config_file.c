@@ -110,10 +110,10 @@ static void test_good_file(void **state)
 	assert_string_equal(f->resources[0].name, "huawei.com/Ascend910");
 	assert_int_equal(f->resources[1].family, NPU_FAMILY_310P);
 	assert_int_equal(f->resources[1].line, 18);
-	/* Asks for time-slicing and per-family names: not yet. */
+	/* Time-slicing of one resource is applied; per-family names are not yet. */
 	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
-	assert_string_equal(why, "line 9: sharing.timeSlicing: time-slicing is not implemented in this version "
-				 "(only flags are applied)");
+	assert_string_equal(why, "line 15: resources: per-family resource names are not implemented in this version "
+				 "(only flags and sharing.timeSlicing are applied)");
 	config_file_free(f);
 
 	/* Scalars of other types are text to the flags; empty sections are fine. */
@@ -135,7 +135,17 @@ static void test_good_file(void **state)
 	assert_int_equal(f->resources[0].family, NPU_FAMILY_910);
 	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
 	assert_string_equal(why, "line 2: resources: per-family resource names are not implemented in this version "
-				 "(only flags are applied)");
+				 "(only flags and sharing.timeSlicing are applied)");
+
+	/* Time-slicing of two resources: not yet. */
+	assert_int_equal(parse("version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+			       "    - name: ascend.com/npu\n      replicas: 2\n"
+			       "    - name: ascend.com/npu2\n      replicas: 3\n",
+			       &f),
+			 0);
+	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
+	assert_string_equal(why, "line 7: sharing.timeSlicing.resources: time-slicing takes one entry, for the "
+				 "plugin's resource (several resources per process are not implemented yet)");
 	config_file_free(f);
 	config_file_free(NULL);
 }
@@ -307,14 +317,51 @@ static void test_precedence(void **state)
 		 path);
 	assert_string_equal(why, want);
 
+	/* Time-slicing: the entry must name the final resource name. */
 	write_file("version: v1\nflags:\n  logLevel: warn\nsharing:\n  timeSlicing:\n    resources:\n"
 		   "    - name: ascend.com/npu\n      replicas: 4\n");
-	assert_int_equal(ARGS(NULL, arg), -EOPNOTSUPP);
+	assert_int_equal(ARGS(NULL, arg), 0);
+	assert_int_equal(cfg.sharing.replicas, 4);
+	assert_false(cfg.sharing.fail_requests_greater_than_one);
+	assert_string_equal(cfg.resource_name, "ascend.com/npu");
+	assert_string_equal(cfg.endpoint, "ascend-npu.sock");
+	assert_int_equal(ARGS(NULL, arg, "--resource-name=huawei.com/Ascend910"), -EOPNOTSUPP);
 	snprintf(want, sizeof(want),
-		 "%s: line 5: sharing.timeSlicing: time-slicing is not implemented in this version (only flags are "
-		 "applied)",
+		 "%s: line 7: sharing.timeSlicing.resources[0].name: 'ascend.com/npu' is not the plugin's resource "
+		 "'huawei.com/Ascend910' (time-slicing applies to the resource this plugin serves; several "
+		 "resources are not implemented yet)",
 		 path);
 	assert_string_equal(why, want);
+
+	/* The file's own resourceName counts, and the command line's over it. */
+	write_file("version: v1\nflags:\n  resourceName: huawei.com/Ascend910\nsharing:\n  timeSlicing:\n"
+		   "    renameByDefault: true\n    failRequestsGreaterThanOne: true\n    resources:\n"
+		   "    - name: huawei.com/Ascend910\n      replicas: 64\n");
+	assert_int_equal(ARGS(NULL, arg, "--device-list-strategy=native,cdi"), 0);
+	assert_int_equal(cfg.sharing.replicas, 64);
+	assert_true(cfg.sharing.fail_requests_greater_than_one);
+	assert_string_equal(cfg.resource_name, "huawei.com/Ascend910.shared");
+	assert_string_equal(cfg.endpoint, "huawei-Ascend910.shared.sock");
+	assert_string_equal(cfg.cdi.kind, "huawei.com/Ascend910"); /* the chips, not the replicas */
+	assert_int_equal(ARGS(NULL, arg, "--resource-name=ascend.com/npu"), -EOPNOTSUPP);
+
+	/* A shared name that is no longer valid (too long) is refused. */
+	char longname[400];
+	snprintf(longname, sizeof(longname),
+		 "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+		 "    - name: ascend.com/%.63s\n      replicas: 2\n",
+		 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn");
+	write_file(longname);
+	snprintf(longname, sizeof(longname), "--resource-name=ascend.com/%.63s",
+		 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn");
+	assert_int_equal(ARGS(NULL, arg, longname), -EINVAL);
+	assert_non_null(strstr(why, "sharing.timeSlicing.renameByDefault"));
+
+	/* Without resources, renameByDefault changes nothing. */
+	write_file("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n");
+	assert_int_equal(ARGS(NULL, arg), 0);
+	assert_int_equal(cfg.sharing.replicas, 0);
+	assert_string_equal(cfg.resource_name, "ascend.com/npu");
 
 	/* The file's socketDir still has to give a socket path that fits. */
 	char longdir[200] = "version: v1\nflags:\n  socketDir: /";
