@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Time-slicing (sharing.timeSlicing in the --config file) through the real
+ * daemon, kubelet-sim and the DCMI simulator: each chip listed as its
+ * replicas npu-<phy>::<k>, a chip fault marking all of them Unhealthy,
+ * `allocate 2` spread over two chips, replicas of one chip given as that
+ * chip once, renameByDefault registering <resource>.shared and
+ * failRequestsGreaterThanOne refusing a container asking for two. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness/harness.h"
+
+/* Writes the config file under the node and starts kubelet-sim and the
+ * plugin with it; waits for the registration of resource. */
+static struct proc *start(struct node *node, const char *config, const char *resource)
+{
+	char path[160], flag[200], want[256];
+	snprintf(path, sizeof(path), "%s/config.yaml", node->root);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	assert_true(fputs(config, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	snprintf(flag, sizeof(flag), "--config=%s", path);
+
+	struct proc *k = node_start_kubelet(node);
+	node_start_plugin(node, (const char *const[]){ flag, NULL });
+	snprintf(want, sizeof(want), "register resource=%s ", resource);
+	assert_non_null(proc_expect(k, want, WAIT_MS));
+	return k;
+}
+
+/* Sends command (NULL: the answer is already on its way) and expects the
+ * allocate answer's first lines to be want, in order. */
+static void expect_answer(struct proc *k, const char *command, const char *const want[])
+{
+	if (command)
+		proc_send(k, command);
+	for (size_t i = 0; want[i]; i++) {
+		const char *line = proc_expect(k, "allocate ", WAIT_MS);
+		assert_non_null(line);
+		if (strcmp(line, want[i]) != 0)
+			fail_msg("'%s': line %zu is '%s', expected '%s'", command ? command : "", i, line, want[i]);
+	}
+}
+
+static void test_replicas_listed_allocated_and_failed(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 4 });
+	struct proc *k = start(node,
+			       "version: v1\n"
+			       "sharing:\n"
+			       "  timeSlicing:\n"
+			       "    resources:\n"
+			       "    - name: ascend.com/npu\n"
+			       "      replicas: 3\n",
+			       "ascend.com/npu");
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=12 allocatable=12 unhealthy=-",
+				    WAIT_MS));
+
+	/* Two replicas: two distinct chips, the least used first. */
+	proc_send(k, "allocate 2");
+	const char *line = proc_expect(k, "preferred ", WAIT_MS);
+	assert_non_null(line);
+	assert_string_equal(line, "preferred ids=npu-0::0,npu-1::0");
+	expect_answer(k, NULL,
+		      (const char *const[]){ "allocate ok ids=npu-0::0,npu-1::0",
+					     "allocate device host=/dev/davinci0 container=/dev/davinci0 permissions=rw",
+					     "allocate device host=/dev/davinci1 container=/dev/davinci1 permissions=rw",
+					     NULL });
+	assert_non_null(proc_expect(k, "allocate env name=ASCEND_VISIBLE_DEVICES value=0,1", WAIT_MS));
+	assert_non_null(proc_expect(k, "allocate end", WAIT_MS));
+	/* The next one goes to the chips still unused. */
+	proc_send(k, "allocate 1");
+	line = proc_expect(k, "preferred ", WAIT_MS);
+	assert_non_null(line);
+	assert_string_equal(line, "preferred ids=npu-2::0");
+	assert_non_null(proc_expect(k, "allocate end", WAIT_MS));
+
+	/* Two replicas of one chip: that chip once. */
+	expect_answer(k, "allocate-ids npu-3::2,npu-3::0",
+		      (const char *const[]){ "allocate ok ids=npu-3::2,npu-3::0",
+					     "allocate device host=/dev/davinci3 container=/dev/davinci3 permissions=rw",
+					     "allocate device host=/dev/davinci_manager container=/dev/davinci_manager permissions=rw",
+					     NULL });
+	for (;;) {
+		line = proc_expect(k, "allocate ", WAIT_MS);
+		assert_non_null(line);
+		if (strncmp(line, "allocate env ", 13) == 0)
+			break;
+		assert_null(strstr(line, "davinci3"));
+	}
+	assert_string_equal(line, "allocate env name=ASCEND_VISIBLE_DEVICES value=3");
+	assert_non_null(proc_expect(k, "allocate end", WAIT_MS));
+
+	/* Unknown and malformed replicas. */
+	static const char *const bad[] = { "npu-3::99", "npu-3::", "npu-3::x", "npu-3" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char command[64], want[128];
+		snprintf(command, sizeof(command), "allocate-ids %s", bad[i]);
+		proc_send(k, command);
+		line = proc_expect(k, "allocate ", WAIT_MS);
+		assert_non_null(line);
+		snprintf(want, sizeof(want), "allocate error code=3 message=\"unknown device ID \\\"%s\\\"", bad[i]);
+		if (strncmp(line, want, strlen(want)) != 0)
+			fail_msg("'%s' answered '%s'", command, line);
+	}
+
+	/* A chip fault: all its replicas Unhealthy. */
+	node_write_health(node, 4, 1, 2);
+	assert_non_null(proc_expect(
+		k, "devices resource=ascend.com/npu capacity=12 allocatable=9 unhealthy=npu-1::0,npu-1::1,npu-1::2",
+		WAIT_MS));
+	node_fini(node);
+}
+
+static void test_rename_and_fail_requests_greater_than_one(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 2 });
+	struct proc *k = start(node,
+			       "version: v1\n"
+			       "flags:\n"
+			       "  deviceListStrategy: ascend-runtime\n"
+			       "sharing:\n"
+			       "  timeSlicing:\n"
+			       "    renameByDefault: true\n"
+			       "    failRequestsGreaterThanOne: true\n"
+			       "    resources:\n"
+			       "    - name: ascend.com/npu\n"
+			       "      replicas: 2\n",
+			       "ascend.com/npu.shared endpoint=ascend-npu.shared.sock");
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu.shared capacity=4 allocatable=4 unhealthy=-",
+				    WAIT_MS));
+	expect_answer(k, "allocate-ids npu-0::0,npu-1::1",
+		      (const char *const[]){ "allocate error code=3 message=\"container request 0 asks for 2 shared "
+					     "devices, but sharing.timeSlicing.failRequestsGreaterThanOne is set: a "
+					     "container may ask for 1\"",
+					     NULL });
+	expect_answer(k, "allocate 1",
+		      (const char *const[]){ "allocate ok ids=npu-0::0",
+					     "allocate env name=ASCEND_VISIBLE_DEVICES value=0", "allocate end", NULL });
+	node_fini(node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_replicas_listed_allocated_and_failed, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_rename_and_fail_requests_greater_than_one, node_setup,
+						node_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
