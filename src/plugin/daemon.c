@@ -853,6 +853,10 @@ int daemon_run(const struct config *c)
 	log_info("ascend-device-plugin %s starting: resource %s, socket %s, backend %s, health interval %lldms",
 		 ASCEND_VERSION, c->resource_name, c->socket_path, npu_backend_mode_name(c->backend),
 		 (long long)c->health_interval_ms);
+	if (replica_sharing(&c->sharing))
+		log_info("time-slicing: each chip is advertised %u times (no memory or compute isolation)%s",
+			 c->sharing.replicas,
+			 c->sharing.fail_requests_greater_than_one ? ", a container may ask for one" : "");
 	if (c->device_list_strategies != ALLOCATE_STRATEGY_NATIVE) {
 		char strategies[64];
 		(void)allocate_strategies_format(c->device_list_strategies, strategies, sizeof(strategies)); /* fits */
