@@ -240,6 +240,9 @@ static const char *find_config_arg(int argc, char **argv)
 	return path;
 }
 
+/* The file's replicas must be IDs plugin/replica.c can parse. */
+_Static_assert(CONFIG_FILE_REPLICAS_MAX <= REPLICA_MAX, "replica IDs hold at most REPLICA_MAX replicas");
+
 /* The file's time-slicing entry, checked against the final resource name
  * once the command line is applied. */
 struct file_sharing {

@@ -205,8 +205,8 @@ static grpc_status_code answer_replicas(struct arena *arena, const struct npu_sn
 			use[i].taken++;
 		}
 	}
-	for (size_t count = 0; count < snap->count; count++)
-		n += (size_t)__builtin_popcountll(use[count].must);
+	for (size_t i = 0; i < snap->count; i++)
+		n += (size_t)__builtin_popcountll(use[i].must);
 	while (n < want) {
 		size_t best = SIZE_MAX;
 		for (size_t i = 0; i < snap->count; i++)

@@ -136,6 +136,7 @@ static void test_good_file(void **state)
 	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
 	assert_string_equal(why, "line 2: resources: per-family resource names are not implemented in this version "
 				 "(only flags and sharing.timeSlicing are applied)");
+	config_file_free(f);
 
 	/* Time-slicing of two resources: not yet. */
 	assert_int_equal(parse("version: v1\nsharing:\n  timeSlicing:\n    resources:\n"

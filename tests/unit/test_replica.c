@@ -26,7 +26,7 @@ static struct npu_snapshot *snapshot(size_t count, enum npu_family family, size_
 	assert_non_null(s);
 	for (size_t i = 0; i < count; i++) {
 		struct npu_device *d = &s->devices[i];
-		snprintf(d->id, sizeof(d->id), "npu-%zu", i);
+		snprintf(d->id, sizeof(d->id), "npu-%u", (unsigned)(i % 1000));
 		d->chip.phy_id = (uint32_t)i;
 		d->chip.card_id = (int)(i / 2);
 		d->chip.family = family;
