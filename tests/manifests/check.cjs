@@ -373,7 +373,11 @@ function checkDaemonSet(variant, objects) {
 			assert(p && p.exec && Array.isArray(p.exec.command), `no exec ${kind}`);
 			const [bin, ...pargs] = p.exec.command;
 			assert(bin === BIN, `runs ${bin}`);
-			checkCommandLine(pargs, env);
+			checkCommandLine(pargs, env, configFile);
+			// The file may rename the socket (time-slicing's renameByDefault):
+			// the probes must read the daemon's file, and only that one.
+			const probeConfig = pargs.filter((a) => /^--config(=|$)/.test(a));
+			assert(show(probeConfig) === show(configArgs), `${show(probeConfig)}, the daemon's is ${show(configArgs)}`);
 			const probe = parseArgs(pargs);
 			assert(probe.switches.has('probe'), 'no --probe');
 			for (const f of ['socket-dir', 'resource-name']) {
