@@ -6,15 +6,13 @@
 #include "config/file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
+#include "base/file.h"
 #include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
@@ -675,46 +673,9 @@ int config_file_load(const char *path, struct config_file **ret_file, char *why,
 	char *buf = NULL;
 	char problem[1024] = "";
 	size_t len = 0;
-	int fd = -1, r;
-
-	/* O_NONBLOCK: a FIFO must not hold the daemon's start; only files are read. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(problem, sizeof(problem), "cannot open: %s", strerror(-r));
+	int r = file_read_bounded(path, CONFIG_FILE_MAX_BYTES, &buf, &len, problem, sizeof(problem));
+	if (r < 0)
 		goto out;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		snprintf(problem, sizeof(problem), "not a regular file");
-		goto out;
-	}
-	/* One byte more than allowed tells a full file from a long one. */
-	buf = malloc(CONFIG_FILE_MAX_BYTES + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		snprintf(problem, sizeof(problem), "out of memory");
-		goto out;
-	}
-	while (len <= CONFIG_FILE_MAX_BYTES) {
-		ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX_BYTES + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			snprintf(problem, sizeof(problem), "cannot read: %s", strerror(-r));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > CONFIG_FILE_MAX_BYTES) {
-		r = -E2BIG;
-		snprintf(problem, sizeof(problem), "larger than %d bytes", CONFIG_FILE_MAX_BYTES);
-		goto out;
-	}
 	r = config_file_parse(buf, len, &file, problem, sizeof(problem));
 	if (r < 0)
 		goto out;
@@ -729,8 +690,6 @@ int config_file_load(const char *path, struct config_file **ret_file, char *why,
 out:
 	if (r < 0 && why_size)
 		snprintf(why, why_size, "%s: %s", path, problem);
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	config_file_free(file);
 	return r;

@@ -898,7 +898,7 @@ static void test_load(void **state)
 	struct podspec *spec = NULL;
 	char err[512];
 	assert_int_equal(podspec_load(TEST_BINARY_DIR "/no-such.yaml", &spec, err, sizeof(err)), -ENOENT);
-	assert_string_equal(err, TEST_BINARY_DIR "/no-such.yaml: No such file or directory");
+	assert_string_equal(err, TEST_BINARY_DIR "/no-such.yaml: cannot open: No such file or directory");
 	assert_null(spec);
 
 	char path[] = "/tmp/test_podspec_XXXXXX";

@@ -5,15 +5,13 @@
 #include "podspec.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
+#include "base/file.h"
 #include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
@@ -1496,54 +1494,16 @@ int podspec_load(const char *path, struct podspec **ret_spec, char *err, size_t 
 	char *buf = NULL;
 	char why[1024] = "";
 	size_t len = 0;
-	int fd = -1, r;
 
 	if (err_size)
 		err[0] = '\0';
-	/* O_NONBLOCK: a FIFO must not hold the caller; only files are read. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(why, sizeof(why), "%s", strerror(-r));
+	int r = file_read_bounded(path, PODSPEC_FILE_MAX, &buf, &len, why, sizeof(why));
+	if (r < 0)
 		goto out;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		snprintf(why, sizeof(why), "not a regular file");
-		goto out;
-	}
-	/* One byte more than allowed tells a full file from a long one. */
-	buf = malloc(PODSPEC_FILE_MAX + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		snprintf(why, sizeof(why), "out of memory");
-		goto out;
-	}
-	while (len <= PODSPEC_FILE_MAX) {
-		ssize_t n = read(fd, buf + len, PODSPEC_FILE_MAX + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			snprintf(why, sizeof(why), "%s", strerror(-r));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > PODSPEC_FILE_MAX) {
-		r = -E2BIG;
-		snprintf(why, sizeof(why), "larger than %d bytes", PODSPEC_FILE_MAX);
-		goto out;
-	}
 	r = podspec_parse(buf, len, ret_spec, why, sizeof(why));
 out:
 	if (r < 0 && err_size)
 		snprintf(err, err_size, "%s: %s", path, why);
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	return r;
 }
