@@ -13,6 +13,18 @@
 #include "config/config.h"
 #include "plugin/daemon.h"
 
+struct args {
+	int argc;
+	char **argv;
+};
+
+/* SIGHUP: the configuration as at start, from the same command line. */
+static int reparse(void *ctx, struct config *ret_config, char *why, size_t why_size)
+{
+	const struct args *a = ctx;
+	return config_parse(a->argc, a->argv, getenv("ASCEND_DRIVER_PATH"), ret_config, why, why_size);
+}
+
 int main(int argc, char **argv)
 {
 	static struct config config;
@@ -57,7 +69,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* The daemon logs why it could not start. */
-	r = daemon_run(&config);
+	struct args args = { argc, argv };
+	r = daemon_run(&config, reparse, &args);
 	/* Flush, but never hang on exit because of a blocked stderr. */
 	log_stop(LOG_STOP_TIMEOUT_MS);
 	return r < 0 ? 1 : 0;

@@ -243,38 +243,17 @@ static const char *find_config_arg(int argc, char **argv)
 /* The file's replicas must be IDs plugin/replica.c can parse. */
 _Static_assert(CONFIG_FILE_REPLICAS_MAX <= REPLICA_MAX, "replica IDs hold at most REPLICA_MAX replicas");
 
-/* The file's time-slicing entry, checked against the final resource name
- * once the command line is applied. */
-struct file_sharing {
-	char name[320]; /* empty: none */
-	size_t line;
-};
-
-/* Applies the file's flags and sharing to c. A file that asks for more than
- * this version does is refused rather than half applied. */
-static int load_config_file(struct config *c, const char *path, struct file_sharing *ret_sharing, char *why,
+/* Applies the file's flags to c; its sharing and resources are applied by
+ * build_resources once the command line has settled the default name. */
+static int load_config_file(struct config *c, const char *path, struct config_file **ret_file, char *why,
 			    size_t why_size)
 {
 	struct config_file *file = NULL;
 	int r = config_file_load(path, &file, why, why_size);
 	if (r < 0)
 		goto out;
-	r = config_file_check_applied(file, why, why_size);
-	if (r < 0)
-		goto out;
-	if (file->time_slicing.n_resources == 1) {
-		const struct config_file_time_slicing_resource *ts = &file->time_slicing.resources[0];
-		if (str_copy(ret_sharing->name, sizeof(ret_sharing->name), ts->name) < 0) {
-			r = -EINVAL;
-			snprintf(why, why_size, "%s: line %zu: sharing.timeSlicing.resources[0].name: too long", path,
-				 ts->line);
-			goto out;
-		}
-		ret_sharing->line = ts->line;
-		c->sharing.replicas = ts->replicas;
-		c->sharing.fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
-		c->rename_by_default = file->time_slicing.rename_by_default;
-	}
+	c->sharing.fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
+	c->rename_by_default = file->time_slicing.rename_by_default;
 	for (size_t i = 0; i < file->n_flags; i++) {
 		const struct config_file_flag *f = &file->flags[i];
 		char msg[512];
@@ -285,54 +264,95 @@ static int load_config_file(struct config *c, const char *path, struct file_shar
 			goto out;
 		}
 	}
+	*ret_file = file;
+	file = NULL;
 out:
 	config_file_free(file);
 	return r;
 }
 
-/* The file's time-slicing entry must name the resource the plugin serves,
- * after every override; renameByDefault then advertises <resource>.shared
- * (NVIDIA's convention), which must stay a valid extended resource name. */
-static int apply_time_slicing(struct config *c, const char *path, const struct file_sharing *sharing, char *why,
-			      size_t why_size)
+/* Builds c->resources: the default resource, then the file's per-family
+ * names (a family named like the default resource stays in it; families
+ * given one name share a resource), time-slicing on the resources it names
+ * (and renameByDefault on those), and every resource's socket. */
+static int build_resources(struct config *c, const char *path, const struct config_file *file, char *why,
+			   size_t why_size)
 {
-	if (strcmp(sharing->name, c->resource_name) != 0) {
-		snprintf(why, why_size,
-			 "%s: line %zu: sharing.timeSlicing.resources[0].name: '%s' is not the plugin's resource '%s' "
-			 "(time-slicing applies to the resource this plugin serves; several resources are not "
-			 "implemented yet)",
-			 path, sharing->line, sharing->name, c->resource_name);
-		return -EOPNOTSUPP;
+	struct resource_set *set = &c->resources;
+	bool fail_gt1 = c->sharing.fail_requests_greater_than_one;
+
+	*set = (struct resource_set){ .count = 1 };
+	set->defs[0] = (struct resource_def){ .kind = RESOURCE_CHIPS, .is_default = true };
+	(void)str_copy(set->defs[0].name, sizeof(set->defs[0].name), c->resource_name); /* same size */
+	memcpy(c->vnpu_base, c->resource_name, sizeof(c->vnpu_base));
+	size_t n_families = file ? file->n_resources : 0, n_ts = file ? file->time_slicing.n_resources : 0;
+	for (size_t i = 0; i < n_families; i++) {
+		const struct config_file_resource *e = &file->resources[i];
+		int k = resource_set_find(set, e->name);
+		if (k == 0)
+			continue;
+		if (k < 0) {
+			if (set->count == RESOURCES_MAX)
+				return fail(why, why_size, "%s: line %zu: resources: more than %d names", path, e->line,
+					    RESOURCES_MAX);
+			k = (int)set->count++;
+			set->defs[k] = (struct resource_def){ .kind = RESOURCE_CHIPS };
+			(void)str_copy(set->defs[k].name, sizeof(set->defs[k].name), e->name); /* same size */
+		}
+		set->defs[k].families |= 1u << e->family;
 	}
-	if (!c->rename_by_default)
-		return 0;
-	char shared[sizeof(c->resource_name)], problem[160];
-	if (str_printf(shared, sizeof(shared), "%s.shared", c->resource_name) < 0 ||
-	    k8s_extended_resource_name_check(shared, problem, sizeof(problem)) < 0)
-		return fail(why, why_size,
-			    "%s: sharing.timeSlicing.renameByDefault: '%s.shared' is not a valid resource name",
-			    path, c->resource_name);
-	memcpy(c->resource_name, shared, sizeof(shared));
+	for (size_t i = 0; i < n_ts; i++) {
+		const struct config_file_time_slicing_resource *ts = &file->time_slicing.resources[i];
+		int k = resource_set_find(set, ts->name);
+		if (k < 0) {
+			char names[1024] = "";
+			size_t used = 0;
+			for (size_t j = 0; j < set->count && used < sizeof(names); j++) {
+				int n = snprintf(names + used, sizeof(names) - used, "%s%s", j ? ", " : "",
+						 set->defs[j].name);
+				used += n > 0 ? (size_t)n : 0;
+			}
+			return fail(why, why_size,
+				    "%s: line %zu: sharing.timeSlicing.resources[%zu].name: '%s' is not a resource of this "
+				    "plugin (%s; vNPU resources are not time-sliced)",
+				    path, ts->line, i, ts->name, names);
+		}
+		set->defs[k].sharing = (struct replica_options){ .replicas = ts->replicas,
+								  .fail_requests_greater_than_one = fail_gt1 };
+	}
+	for (size_t k = 0; k < set->count; k++) {
+		struct resource_def *d = &set->defs[k];
+		char name[RESOURCE_NAME_MAX], problem[160];
+		if (c->rename_by_default && replica_sharing(&d->sharing)) {
+			if (str_printf(name, sizeof(name), "%s.shared", d->name) < 0 ||
+			    k8s_extended_resource_name_check(name, problem, sizeof(problem)) < 0)
+				return fail(why, why_size,
+					    "%s: sharing.timeSlicing.renameByDefault: '%s.shared' is not a valid resource name",
+					    path, d->name);
+		} else {
+			memcpy(name, d->name, sizeof(name));
+		}
+		if (resource_def_name(d, name, c->socket_dir) < 0)
+			return k == 0 ? fail(why, why_size, "--socket-dir: socket paths must stay under %d bytes",
+					     SOCKET_PATH_MAX)
+				      : fail(why, why_size, "%s: resources: %s: its socket path must stay under %d bytes",
+					     path, name, SOCKET_PATH_MAX);
+		for (size_t j = 0; j < k; j++)
+			if (strcmp(set->defs[j].endpoint, d->endpoint) == 0)
+				return fail(why, why_size, "resources %s and %s would share the socket %s", set->defs[j].name,
+					    d->name, d->endpoint);
+	}
+	c->sharing = set->defs[0].sharing;
+	memcpy(c->resource_name, set->defs[0].name, sizeof(c->resource_name));
+	memcpy(c->endpoint, set->defs[0].endpoint, sizeof(c->endpoint));
+	memcpy(c->socket_path, set->defs[0].socket_path, sizeof(c->socket_path));
+	if (path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock") < 0)
+		return fail(why, why_size, "--socket-dir: socket paths must stay under %d bytes", SOCKET_PATH_MAX);
 	return 0;
 }
 
-/* Derives the socket names: "ascend.com/npu" -> "ascend-npu.sock". */
-static int derive_paths(struct config *c, char *why, size_t why_size)
-{
-	const char *slash = strchr(c->resource_name, '/');
-	size_t domain_label = strcspn(c->resource_name, "./");
-	if (str_printf(c->endpoint, sizeof(c->endpoint), "%.*s-%s.sock", (int)domain_label, c->resource_name,
-		       slash + 1) < 0)
-		return fail(why, why_size, "--resource-name: too long for a socket name");
-	if (path_join(c->socket_path, sizeof(c->socket_path), c->socket_dir, c->endpoint) < 0 ||
-	    path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock") < 0)
-		return fail(why, why_size, "--socket-dir: socket paths must stay under %d bytes",
-			    SOCKET_PATH_MAX);
-	return 0;
-}
-
-int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, char *why,
-		 size_t why_size)
+static int parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config,
+		 struct config_file **file, char *why, size_t why_size)
 {
 	struct config c = {
 		.action = CONFIG_ACTION_RUN,
@@ -351,10 +371,9 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 
 	bool driver_path_flag = false;
 
-	struct file_sharing sharing = { .name = "" };
 	const char *config_path = find_config_arg(argc, argv);
 	if (config_path && config_path[0]) {
-		r = load_config_file(&c, config_path, &sharing, why, why_size);
+		r = load_config_file(&c, config_path, file, why, why_size);
 		if (r < 0)
 			return r;
 	}
@@ -403,14 +422,18 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 			return fail(why, why_size, "--device-list-strategy=cdi: --resource-name %s cannot name a CDI kind: %s",
 				    c.resource_name, problem);
 	}
-	if (sharing.name[0]) {
-		r = apply_time_slicing(&c, config_path, &sharing, why, why_size);
-		if (r < 0)
-			return r;
-	}
-	r = derive_paths(&c, why, why_size);
+	r = build_resources(&c, config_path ? config_path : "", *file, why, why_size);
 	if (r < 0)
 		return r;
 	*ret_config = c;
 	return 0;
+}
+
+int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, char *why,
+		 size_t why_size)
+{
+	struct config_file *file = NULL;
+	int r = parse(argc, argv, env_driver_path, ret_config, &file, why, why_size);
+	config_file_free(file);
+	return r;
 }

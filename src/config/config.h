@@ -14,6 +14,7 @@
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
 #include "plugin/cdi.h"
+#include "plugin/resources.h"
 
 #define CONFIG_PATH_MAX 4096
 
@@ -42,11 +43,17 @@ struct config {
 	unsigned device_list_strategies; /* a set of ALLOCATE_STRATEGY_* */
 	char cdi_dir[CONFIG_PATH_MAX];   /* where the cdi strategy writes its spec */
 	struct cdi_names cdi;            /* derived from resource_name with the cdi strategy */
-	/* sharing.timeSlicing of the --config file: replicas 0 when off. With
-	 * renameByDefault resource_name (and so endpoint) ends in ".shared";
-	 * the CDI names stay the chip's. */
+	/* sharing.timeSlicing of the --config file for the default resource:
+	 * replicas 0 when off. With renameByDefault resource_name (and so
+	 * endpoint) ends in ".shared"; the CDI names stay the chip's. */
 	struct replica_options sharing;
 	bool rename_by_default;
+	/* What the plugin advertises when it starts: defs[0] is the default
+	 * resource above (resource_name, endpoint, socket_path, sharing), then
+	 * the config file's per-family names, each with its time-slicing. The
+	 * daemon adds a resource per vNPU template it finds. */
+	struct resource_set resources;
+	char vnpu_base[RESOURCE_NAME_MAX]; /* --resource-name before ".shared": what vNPU names start with */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).

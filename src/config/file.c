@@ -695,27 +695,6 @@ out:
 	return r;
 }
 
-int config_file_check_applied(const struct config_file *file, char *why, size_t why_size)
-{
-	const char *prefix = file->path ? file->path : "";
-	const char *sep = file->path ? ": " : "";
-	if (file->time_slicing.n_resources > 1) {
-		snprintf(why, why_size,
-			 "%s%sline %zu: sharing.timeSlicing.resources: time-slicing takes one entry, for the plugin's "
-			 "resource (several resources per process are not implemented yet)",
-			 prefix, sep, file->time_slicing.resources[1].line);
-		return -EOPNOTSUPP;
-	}
-	if (file->n_resources > 0) {
-		snprintf(why, why_size,
-			 "%s%sline %zu: resources: per-family resource names are not implemented in this version "
-			 "(only flags and sharing.timeSlicing are applied)",
-			 prefix, sep, file->resources_line);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
 void config_file_free(struct config_file *file)
 {
 	if (!file)

@@ -4,10 +4,9 @@
  * resources), read whole and bounded (size, depth, node count, no aliases),
  * every key checked. flags.<camelCase> sets --<kebab-case> and is validated
  * by the command line's own rule for that flag (config_flag_apply), so there
- * is one rule per flag. sharing.timeSlicing applies to the plugin's one
- * resource (config_parse checks that its name is the final --resource-name);
- * resources is parsed and validated for the step that will act on it, and
- * config_file_check_applied refuses a file that asks for it meanwhile.
+ * is one rule per flag. sharing.timeSlicing and resources are checked here
+ * for form; config_parse (config/config.h) checks what they name against the
+ * resources the plugin serves once the command line is applied.
  *
  * Errors say where: "line 4: flags.healthInterval: 'soon' is not a duration
  * ...", prefixed with "PATH: " by config_file_load. */
@@ -76,11 +75,6 @@ int config_file_parse(const char *data, size_t len, struct config_file **ret_fil
 /* Reads a regular file of at most CONFIG_FILE_MAX_BYTES and parses it; why
  * starts with the path. A FIFO or device is refused, never waited on. */
 int config_file_load(const char *path, struct config_file **ret_file, char *why, size_t why_size);
-
-/* -EOPNOTSUPP with the key in why when the file asks for something this
- * version does not do yet (time-slicing of more than one resource,
- * per-family resources); empty sections are fine. */
-int config_file_check_applied(const struct config_file *file, char *why, size_t why_size);
 
 /* Accepts NULL and half-built files. */
 void config_file_free(struct config_file *file);

@@ -2,6 +2,7 @@
 /* What the plugin knows about one NPU chip, whichever backend found it. */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -21,6 +22,30 @@ struct npu_chip {
 	bool has_board_id;
 	uint32_t board_id;
 };
+
+/* A static vNPU: a slice of one chip that an administrator created with
+ * npu-smi (set -t create-vnpu) from a template such as "vir04_3c". The
+ * driver numbers them phy*16+100 .. phy*16+115 and gives each a node
+ * /dev/vdavinci<id>. */
+#define NPU_VNPU_FIRST_ID 100u
+#define NPU_VNPUS_PER_CHIP 16u
+#define NPU_VNPU_TEMPLATE_MAX 16 /* DCMI's name field, terminator included */
+#define NPU_MAX_VNPUS 512
+
+struct npu_vnpu {
+	uint32_t id;
+	uint32_t phy_id;                          /* the chip it is carved from */
+	char template_name[NPU_VNPU_TEMPLATE_MAX]; /* empty when unknown (device files only) */
+};
+
+/* The chip a vNPU id belongs to by the driver's numbering; -ERANGE below it. */
+static inline int npu_vnpu_chip(uint32_t vnpu_id, uint32_t *ret_phy)
+{
+	if (vnpu_id < NPU_VNPU_FIRST_ID)
+		return -ERANGE;
+	*ret_phy = (vnpu_id - NPU_VNPU_FIRST_ID) / NPU_VNPUS_PER_CHIP;
+	return 0;
+}
 
 /* Three-way comparison of phy ids, the order every chip list is kept in. */
 static inline int npu_phy_compare(uint32_t a, uint32_t b)

@@ -551,6 +551,55 @@ int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, str
 	return 0;
 }
 
+int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_vnpu *vnpus, size_t max,
+		    size_t *ret_count)
+{
+	if (!lib || !addressable(chip) || (!vnpus && max > 0))
+		return -EINVAL;
+	clear_error(lib);
+
+	if (!lib->fn.dcmi_get_device_info)
+		return -EOPNOTSUPP;
+	/* Leading fields only (npu/dcmi_abi.h): a zeroed buffer larger than
+	 * any release's structure. */
+	static _Thread_local unsigned char buf[DCMI_VDEV_QUERY_BYTES];
+	unsigned int size = sizeof(buf), count, id;
+	memset(buf, 0, sizeof(buf));
+	int rc = lib->fn.dcmi_get_device_info(chip->card_id, chip->device_id, DCMI_MAIN_CMD_VDEV_MNG,
+					      DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE, buf, &size);
+	if (rc == DCMI_ERR_NOT_SUPPORTED) {
+		record_error(lib, "dcmi_get_device_info", rc);
+		return -EOPNOTSUPP;
+	}
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_info", rc);
+	memcpy(&count, buf, sizeof(count));
+	if (count > DCMI_VDEV_MAX_PER_CHIP)
+		count = DCMI_VDEV_MAX_PER_CHIP;
+	if (count > max)
+		count = (unsigned)max;
+	unsigned int ids[DCMI_VDEV_MAX_PER_CHIP];
+	memcpy(ids, buf + sizeof(count), count * sizeof(ids[0]));
+
+	for (unsigned i = 0; i < count; i++) {
+		struct npu_vnpu *v = &vnpus[i];
+		*v = (struct npu_vnpu){ .id = ids[i], .phy_id = chip->phy_id };
+		memset(buf, 0, sizeof(buf));
+		id = ids[i];
+		memcpy(buf, &id, sizeof(id));
+		size = sizeof(buf);
+		rc = lib->fn.dcmi_get_device_info(chip->card_id, chip->device_id, DCMI_MAIN_CMD_VDEV_MNG,
+						  DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE, buf, &size);
+		if (rc != DCMI_OK) {
+			record_error(lib, "dcmi_get_device_info", rc);
+			continue;
+		}
+		copy_vendor_name(v->template_name, sizeof(v->template_name), buf + sizeof(id), DCMI_VDEV_NAME_LEN);
+	}
+	*ret_count = count;
+	return 0;
+}
+
 /* The one fault subscriber. DCMI keeps calling the trampoline for as long
  * as the process lives; the lock held around the call is what lets
  * dcmi_unsubscribe_faults promise that the subscriber is done. */

@@ -103,6 +103,15 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
  * without a DCMI address. */
 int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address);
 
+/* The static vNPUs carved from the chip (dcmi_get_device_info, VDEV_MNG):
+ * their ids and template names, in DCMI's order, at most max. -EOPNOTSUPP
+ * when the call is missing or DCMI answers -8255 (chips without vNPU
+ * support), -EIO with the code recorded on other failures, -EINVAL for a
+ * chip without a DCMI address. A vNPU whose template query fails is listed
+ * with an empty template. */
+int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_vnpu *vnpus, size_t max,
+		    size_t *ret_count);
+
 /* Receives a fault event on a DCMI thread: it must only copy what it needs
  * and wake its owner. */
 typedef void (*dcmi_fault_fn)(void *ctx, const struct dcmi_event *event);

@@ -100,6 +100,21 @@ struct dcmi_event {
 
 typedef void (*dcmi_fault_event_callback)(struct dcmi_event *event);
 
+/* dcmi_get_device_info's vNPU queries (main command 52, VDEV_MNG). The
+ * answers are large structures whose tails changed between driver releases;
+ * the plugin reads only their leading fields, which did not:
+ *   sub 1 (GET_TOTAL_RESOURCE): unsigned int vdev_num; unsigned int vdev_id[32]; ...
+ *   sub 0 (GET_VDEV_RESOURCE):  unsigned int vdev_id (in); char name[16] (the template); ...
+ * and hands DCMI a zeroed buffer larger than either. */
+enum dcmi_main_cmd {
+	DCMI_MAIN_CMD_VDEV_MNG = 52,
+};
+#define DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE 0u
+#define DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE 1u
+#define DCMI_VDEV_MAX_PER_CHIP 32
+#define DCMI_VDEV_NAME_LEN 16
+#define DCMI_VDEV_QUERY_BYTES 4096
+
 /* X-macro of every symbol the plugin resolves: (name, required, return, params).
  * A missing required symbol fails the load naming it; optional ones may be
  * absent on older drivers. */
@@ -115,6 +130,9 @@ typedef void (*dcmi_fault_event_callback)(struct dcmi_event *event);
 	X(dcmi_get_device_board_info, 0, int,                                                        \
 	  (int card_id, int device_id, struct dcmi_board_info *board_info))                         \
 	X(dcmi_get_dcmi_version, 0, int, (char *buf, int len))                                      \
+	X(dcmi_get_device_info, 0, int,                                                              \
+	  (int card_id, int device_id, enum dcmi_main_cmd main_cmd, unsigned int sub_cmd, void *buf, \
+	   unsigned int *size))                                                                      \
 	X(dcmi_get_device_errorcode_v2, 0, int,                                                      \
 	  (int card_id, int device_id, int *error_count, unsigned int *error_code_list,             \
 	   unsigned int list_len))                                                                   \

@@ -11,37 +11,29 @@
 /* Physical ids are small; anything larger is not a chip node we understand. */
 #define DEVFS_MAX_PHY_ID 65535u
 
-/* "davinci<N>" with N plain decimal: "davinci_manager", "vdavinci100" (a
- * vNPU) and "davinci01" (not a name the driver creates, and it would alias
- * davinci1) are not chips. */
-static int parse_chip_name(const char *name, uint32_t *ret_phy)
+/* "<prefix><N>" with N plain decimal: "davinci_manager" and "davinci01"
+ * (not a name the driver creates, and it would alias davinci1) are not
+ * nodes of a chip, nor "vdavinci100" (a vNPU) one of prefix "davinci". */
+static int parse_node_name(const char *name, const char *prefix, uint32_t *ret_id)
 {
-	static const char prefix[] = "davinci";
-	const size_t prefix_len = sizeof(prefix) - 1;
+	size_t prefix_len = strlen(prefix);
 
 	if (strncmp(name, prefix, prefix_len) != 0)
 		return -EINVAL;
 	const char *digits = name + prefix_len;
 	if (digits[0] == '0' && digits[1] != '\0')
 		return -EINVAL;
-	return parse_u32(digits, 10, DEVFS_MAX_PHY_ID, ret_phy);
+	return parse_u32(digits, 10, DEVFS_MAX_PHY_ID, ret_id);
 }
 
-int devfs_scan(const char *dev_dir, struct npu_chip *chips, size_t max, size_t *ret_count)
+/* Calls add(ctx, id) for each node <prefix><N> of dev_dir, stopping at the
+ * first error add returns. A missing dev_dir has no nodes. */
+static int scan_nodes(const char *dev_dir, const char *prefix, int (*add)(void *ctx, uint32_t id), void *ctx)
 {
-	if (!dev_dir || (!chips && max > 0))
-		return -EINVAL;
-
 	DIR *dir = opendir(dev_dir);
-	if (!dir) {
-		if (errno == ENOENT) {
-			*ret_count = 0;
-			return 0;
-		}
-		return -errno;
-	}
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
 
-	size_t count = 0;
 	int r = 0;
 	for (;;) {
 		errno = 0;
@@ -54,29 +46,84 @@ int devfs_scan(const char *dev_dir, struct npu_chip *chips, size_t max, size_t *
 		 * Only a directory is surely not a device node. */
 		if (entry->d_type == DT_DIR)
 			continue;
-		uint32_t phy;
-		if (parse_chip_name(entry->d_name, &phy) < 0)
+		uint32_t id;
+		if (parse_node_name(entry->d_name, prefix, &id) < 0)
 			continue;
-		if (count >= max) {
-			r = -E2BIG;
+		r = add(ctx, id);
+		if (r < 0)
 			break;
-		}
-		chips[count] = (struct npu_chip){
-			.phy_id = phy,
-			.logic_id = phy,
-			.card_id = -1,
-			.device_id = -1,
-			.name = "",
-			.family = NPU_FAMILY_UNKNOWN,
-		};
-		count++;
 	}
 	closedir(dir);
+	return r;
+}
+
+struct chip_list {
+	struct npu_chip *chips;
+	size_t max, count;
+};
+
+static int add_chip(void *ctx, uint32_t phy)
+{
+	struct chip_list *l = ctx;
+	if (l->count >= l->max)
+		return -E2BIG;
+	l->chips[l->count++] = (struct npu_chip){
+		.phy_id = phy,
+		.logic_id = phy,
+		.card_id = -1,
+		.device_id = -1,
+		.name = "",
+		.family = NPU_FAMILY_UNKNOWN,
+	};
+	return 0;
+}
+
+int devfs_scan(const char *dev_dir, struct npu_chip *chips, size_t max, size_t *ret_count)
+{
+	if (!dev_dir || (!chips && max > 0))
+		return -EINVAL;
+	struct chip_list l = { .chips = chips, .max = max };
+	int r = scan_nodes(dev_dir, "davinci", add_chip, &l);
 	if (r < 0)
 		return r;
+	if (l.count > 1)
+		qsort(chips, l.count, sizeof(chips[0]), npu_chip_compare_phy);
+	*ret_count = l.count;
+	return 0;
+}
 
-	if (count > 1)
-		qsort(chips, count, sizeof(chips[0]), npu_chip_compare_phy);
-	*ret_count = count;
+struct vnpu_list {
+	struct npu_vnpu *vnpus;
+	size_t max, count;
+};
+
+static int add_vnpu(void *ctx, uint32_t id)
+{
+	struct vnpu_list *l = ctx;
+	uint32_t phy;
+	if (npu_vnpu_chip(id, &phy) < 0)
+		return 0; /* not a number the driver gives a vNPU */
+	if (l->count >= l->max)
+		return -E2BIG;
+	l->vnpus[l->count++] = (struct npu_vnpu){ .id = id, .phy_id = phy };
+	return 0;
+}
+
+static int vnpu_compare_id(const void *a, const void *b)
+{
+	return npu_phy_compare(((const struct npu_vnpu *)a)->id, ((const struct npu_vnpu *)b)->id);
+}
+
+int devfs_scan_vnpus(const char *dev_dir, struct npu_vnpu *vnpus, size_t max, size_t *ret_count)
+{
+	if (!dev_dir || (!vnpus && max > 0))
+		return -EINVAL;
+	struct vnpu_list l = { .vnpus = vnpus, .max = max };
+	int r = scan_nodes(dev_dir, "vdavinci", add_vnpu, &l);
+	if (r < 0)
+		return r;
+	if (l.count > 1)
+		qsort(vnpus, l.count, sizeof(vnpus[0]), vnpu_compare_id);
+	*ret_count = l.count;
 	return 0;
 }

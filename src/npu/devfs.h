@@ -17,3 +17,9 @@
  * opendir/readdir; a missing dev_dir is 0 chips. On error *ret_count is
  * untouched and the contents of chips are unspecified. */
 int devfs_scan(const char *dev_dir, struct npu_chip *chips, size_t max, size_t *ret_count);
+
+/* Lists vdavinci<N> entries (vNPU nodes) sorted by id, N plain decimal
+ * without leading zeros, at least NPU_VNPU_FIRST_ID; each gets its chip by
+ * the driver's numbering (npu_vnpu_chip) and an empty template, which only
+ * DCMI knows. Same rules and returns as devfs_scan. */
+int devfs_scan_vnpus(const char *dev_dir, struct npu_vnpu *vnpus, size_t max, size_t *ret_count);

@@ -25,6 +25,8 @@ struct inventory {
 	struct inventory_status status;
 	struct npu_snapshot *current;
 	struct npu_chip chips[NPU_MAX_CHIPS];
+	struct npu_vnpu vnpus[NPU_MAX_VNPUS];      /* from DCMI */
+	struct npu_vnpu vnpu_nodes[NPU_MAX_VNPUS]; /* from the device files */
 };
 
 static const char *const mode_names[] = {
@@ -83,11 +85,13 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
 {
 	if (a->count != b->count)
 		return false;
-	for (size_t i = 0; i < a->count; i++)
-		if (strcmp(a->devices[i].id, b->devices[i].id) != 0 || a->devices[i].healthy != b->devices[i].healthy ||
-		    a->devices[i].has_numa != b->devices[i].has_numa ||
-		    (a->devices[i].has_numa && a->devices[i].numa_node != b->devices[i].numa_node))
+	for (size_t i = 0; i < a->count; i++) {
+		const struct npu_device *x = &a->devices[i], *y = &b->devices[i];
+		if (strcmp(x->id, y->id) != 0 || x->healthy != y->healthy || x->has_numa != y->has_numa ||
+		    (x->has_numa && x->numa_node != y->numa_node) || x->vnpu_count != y->vnpu_count ||
+		    strcmp(x->vnpu.template_name, y->vnpu.template_name) != 0)
 			return false;
+	}
 	return true;
 }
 
@@ -109,7 +113,10 @@ void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 			strbuf_printf(&sb, "driver not ready (davinci_manager missing)");
 		break;
 	case NPU_FAULT_NODE_MISSING:
-		strbuf_printf(&sb, "device node davinci%u missing", d->chip.phy_id);
+		if (d->kind == NPU_DEVICE_VNPU)
+			strbuf_printf(&sb, "device node vdavinci%u missing", d->vnpu.id);
+		else
+			strbuf_printf(&sb, "device node davinci%u missing", d->chip.phy_id);
 		break;
 	case NPU_FAULT_ABSENT:
 		strbuf_printf(&sb, "DCMI reports the chip absent");
@@ -335,6 +342,8 @@ static size_t merge_known(struct inventory *inv, size_t count)
 {
 	size_t scanned = count;
 	for (size_t i = 0; i < inv->current->count && count < NPU_MAX_CHIPS; i++) {
+		if (inv->current->devices[i].kind != NPU_DEVICE_CHIP)
+			break; /* the vNPUs follow the chips */
 		const struct npu_chip *known = &inv->current->devices[i].chip;
 		bool found = false;
 		for (size_t j = 0; j < scanned && !found; j++)
@@ -344,6 +353,75 @@ static size_t merge_known(struct inventory *inv, size_t count)
 	}
 	qsort(inv->chips, count, sizeof(inv->chips[0]), npu_chip_compare_phy);
 	return count;
+}
+
+/* The vNPUs: DCMI's (with templates) and the device files' (node present),
+ * merged by id into inv->vnpus, sorted by id. Returns their number. A
+ * failing DCMI query leaves that chip's vNPUs to the device files. */
+static size_t discover_vnpus(struct inventory *inv, size_t chip_count, size_t *ret_nodes)
+{
+	size_t n = 0, nodes = 0;
+	if (inv->status.source == INVENTORY_SOURCE_DCMI) {
+		for (size_t i = 0; i < chip_count && n < NPU_MAX_VNPUS; i++) {
+			size_t got = 0;
+			if (inv->chips[i].card_id < 0 ||
+			    dcmi_chip_vnpus(inv->dcmi, &inv->chips[i], inv->vnpus + n, NPU_MAX_VNPUS - n, &got) < 0)
+				continue;
+			n += got;
+		}
+	}
+	if (devfs_scan_vnpus(inv->dev_dir, inv->vnpu_nodes, NPU_MAX_VNPUS, &nodes) < 0)
+		nodes = 0;
+	size_t from_dcmi = n;
+	for (size_t i = 0; i < nodes && n < NPU_MAX_VNPUS; i++) {
+		bool known = false;
+		for (size_t j = 0; j < from_dcmi && !known; j++)
+			known = inv->vnpus[j].id == inv->vnpu_nodes[i].id;
+		if (known)
+			continue;
+		struct npu_vnpu v = inv->vnpu_nodes[i];
+		char id[NPU_DEVICE_ID_MAX];
+		snprintf(id, sizeof(id), "vnpu-%u", v.id);
+		const struct npu_device *before = npu_snapshot_find(inv->current, id);
+		if (before)
+			memcpy(v.template_name, before->vnpu.template_name, sizeof(v.template_name));
+		inv->vnpus[n++] = v;
+	}
+	for (size_t i = 1; i < n; i++) /* insertion sort: a few dozen at most */
+		for (size_t j = i; j > 0 && inv->vnpus[j - 1].id > inv->vnpus[j].id; j--) {
+			struct npu_vnpu t = inv->vnpus[j];
+			inv->vnpus[j] = inv->vnpus[j - 1];
+			inv->vnpus[j - 1] = t;
+		}
+	*ret_nodes = nodes;
+	return n;
+}
+
+static bool vnpu_node_present(const struct inventory *inv, size_t nodes, uint32_t id)
+{
+	for (size_t i = 0; i < nodes; i++)
+		if (inv->vnpu_nodes[i].id == id)
+			return true;
+	return false;
+}
+
+/* A vNPU device: its chip's health and placement, Unhealthy without its node. */
+static void judge_vnpu(struct npu_device *d, const struct npu_vnpu *v, const struct npu_device *chip, bool node)
+{
+	if (chip) {
+		*d = *chip;
+	} else {
+		/* Its chip is not listed (device files only): it stands alone. */
+		*d = (struct npu_device){ .chip = { .phy_id = v->phy_id, .card_id = -1, .device_id = -1 }, .healthy = true };
+	}
+	d->kind = NPU_DEVICE_VNPU;
+	d->vnpu = *v;
+	d->vnpu_count = 0;
+	snprintf(d->id, sizeof(d->id), "vnpu-%u", v->id);
+	if (d->healthy && !node) {
+		d->fault = NPU_FAULT_NODE_MISSING;
+		d->healthy = false;
+	}
 }
 
 void inventory_forget(struct inventory *inv)
@@ -392,26 +470,42 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 	st->driver_ready = r == 0;
 	st->devfs_error = scan_error ? scan_error : r == -ENOENT ? 0 : r;
 
-	struct npu_snapshot *next = npu_snapshot_new(count);
+	size_t vnpu_nodes = 0;
+	size_t n_vnpus = discover_vnpus(inv, count, &vnpu_nodes);
+	struct npu_snapshot *next = npu_snapshot_new(count + n_vnpus);
 	if (!next)
 		return -ENOMEM;
 	const struct npu_snapshot *prev = inv->current;
-	size_t j = 0;
+	size_t prev_chips = 0, j = 0;
+	while (prev_chips < prev->count && prev->devices[prev_chips].kind == NPU_DEVICE_CHIP)
+		prev_chips++;
 	for (size_t i = 0; i < count; i++) {
 		struct npu_device *d = &next->devices[i];
 		d->chip = inv->chips[i];
 		snprintf(d->id, sizeof(d->id), "npu-%u", d->chip.phy_id);
 		judge_device(inv, d, st->driver_ready);
 		/* Both lists are sorted by phy id. */
-		while (j < prev->count && prev->devices[j].chip.phy_id < d->chip.phy_id)
+		while (j < prev_chips && prev->devices[j].chip.phy_id < d->chip.phy_id)
 			j++;
-		place_device(inv, j < prev->count && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL,
+		place_device(inv, j < prev_chips && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL,
 			     d);
 		if (discovery_failed && d->healthy) {
 			d->fault = NPU_FAULT_DISCOVERY;
 			d->dcmi_code = st->discovery_error.code;
 			d->healthy = false;
 		}
+		next->healthy += d->healthy;
+	}
+	for (size_t i = 0; i < n_vnpus; i++) {
+		const struct npu_vnpu *v = &inv->vnpus[i];
+		struct npu_device *chip = NULL;
+		for (size_t k = 0; k < count && !chip; k++)
+			if (next->devices[k].chip.phy_id == v->phy_id)
+				chip = &next->devices[k];
+		if (chip)
+			chip->vnpu_count++;
+		struct npu_device *d = &next->devices[count + i];
+		judge_vnpu(d, v, chip, vnpu_node_present(inv, vnpu_nodes, v->id));
 		next->healthy += d->healthy;
 	}
 

@@ -8,6 +8,12 @@
  * health call is Unhealthy; a missing <dev_dir>/davinci<phy> makes that chip
  * Unhealthy; a missing <dev_dir>/davinci_manager makes every chip Unhealthy.
  *
+ * vNPUs: the static vNPUs of each chip come from DCMI (with their template)
+ * and from the <dev_dir>/vdavinci<id> nodes (without: a vNPU known only by
+ * its node keeps the template last read from DCMI, else none). A vNPU is as
+ * healthy as its chip, and Unhealthy when its node is missing; it sits where
+ * its chip sits.
+ *
  * Placement: each chip's PCI address comes from DCMI
  * (dcmi_get_device_pcie_info_v2) where it answers, else from the sysfs link
  * of its device node (/sys/dev/char/<major>:<minor>/device); its NUMA node is
@@ -52,9 +58,21 @@ enum npu_fault {
 #define NPU_DEVICE_ID_MAX 16
 #define NPU_FAULT_CODES_KEPT 4
 
+enum npu_device_kind {
+	NPU_DEVICE_CHIP,
+	NPU_DEVICE_VNPU,
+};
+
 struct npu_device {
-	char id[NPU_DEVICE_ID_MAX]; /* "npu-<phy>": stable across restarts and reboots */
-	struct npu_chip chip;
+	/* "npu-<phy>" for a chip, "vnpu-<id>" for a vNPU: stable across
+	 * restarts and reboots. */
+	char id[NPU_DEVICE_ID_MAX];
+	enum npu_device_kind kind;
+	struct npu_chip chip; /* a vNPU's: the chip it is carved from */
+	/* A chip: how many vNPUs are carved from it (then it is not handed out
+	 * whole). A vNPU: its id and template. */
+	unsigned vnpu_count;
+	struct npu_vnpu vnpu;
 	bool healthy;
 	enum npu_fault fault;
 	unsigned int dcmi_health; /* raw DCMI health when read */
@@ -74,8 +92,23 @@ struct npu_snapshot {
 	atomic_uint refs;
 	size_t count;
 	size_t healthy;
-	struct npu_device devices[]; /* sorted by phy id */
+	struct npu_device devices[]; /* the chips by phy id, then the vNPUs by id */
 };
+
+/* The number a container sees the device by, in /dev/davinci<n> and in
+ * ASCEND_VISIBLE_DEVICES: a chip's phy id, a vNPU's id. */
+static inline uint32_t npu_device_number(const struct npu_device *device)
+{
+	return device->kind == NPU_DEVICE_VNPU ? device->vnpu.id : device->chip.phy_id;
+}
+
+/* The device's node on the host, without "/dev/": "davinci<phy>" for a
+ * chip, "vdavinci<id>" for a vNPU (inside the container it is always
+ * "davinci<n>"). */
+static inline const char *npu_device_node_prefix(const struct npu_device *device)
+{
+	return device->kind == NPU_DEVICE_VNPU ? "vdavinci" : "davinci";
+}
 
 /* A snapshot of count zeroed devices with one reference, or NULL without memory. */
 struct npu_snapshot *npu_snapshot_new(size_t count);
@@ -83,7 +116,8 @@ struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *snapshot);
 void npu_snapshot_unref(struct npu_snapshot *snapshot);
 const struct npu_device *npu_snapshot_find(const struct npu_snapshot *snapshot, const char *id);
 
-/* Whether two snapshots list the same ids with the same health and NUMA nodes. */
+/* Whether two snapshots list the same ids with the same health, NUMA nodes,
+ * vNPU templates and vNPU counts. */
 bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *b);
 
 /* A readable reason for an Unhealthy device, e.g. "DCMI health 3 (critical),

@@ -151,10 +151,10 @@ static void add_mount(struct response_builder *b, const char *path)
 	b->out->mounts[b->out->n_mounts++] = m;
 }
 
-static int compare_phy(const void *a, const void *b)
+static int compare_number(const void *a, const void *b)
 {
 	const struct npu_device *const *x = a, *const *y = b;
-	return npu_phy_compare((*x)->chip.phy_id, (*y)->chip.phy_id);
+	return npu_phy_compare(npu_device_number(*x), npu_device_number(*y));
 }
 
 static void on_shared_node(void *ctx, const char *name, const char *container_name)
@@ -183,10 +183,13 @@ static void add_native(struct response_builder *b, const struct host_paths *path
 		return;
 	}
 
-	char dev[40];
+	/* A vNPU's node /dev/vdavinci<id> is /dev/davinci<id> inside. */
+	char host[40], container[40];
 	for (size_t i = 0; i < n; i++) {
-		snprintf(dev, sizeof(dev), "/dev/davinci%u", devs[i]->chip.phy_id);
-		add_device(b, dev, dev);
+		uint32_t number = npu_device_number(devs[i]);
+		snprintf(host, sizeof(host), "/dev/%s%u", npu_device_node_prefix(devs[i]), number);
+		snprintf(container, sizeof(container), "/dev/davinci%u", number);
+		add_device(b, host, container);
 	}
 	/* A node holds one family; should it hold several, each family's nodes are added once. */
 	for (size_t i = 0; i < n; i++) {
@@ -203,7 +206,7 @@ static void add_native(struct response_builder *b, const struct host_paths *path
 static void add_cdi(struct response_builder *b, const struct cdi_names *cdi, const struct npu_device **devs,
 		    size_t n)
 {
-	size_t cap = n * (strlen(cdi->kind) + 12) + 1;
+	size_t cap = n * (strlen(cdi->kind) + 17) + 1;
 	char *joined = arena_alloc(b->arena, cap);
 	V1beta1__ContainerAllocateResponse__AnnotationsEntry *annotation = arena_alloc(b->arena, sizeof(*annotation));
 	b->out->annotations = arena_alloc(b->arena, sizeof(*b->out->annotations));
@@ -221,11 +224,13 @@ static void add_cdi(struct response_builder *b, const struct cdi_names *cdi, con
 			return;
 		}
 		v1beta1__cdidevice__init(device);
-		device->name = arena_printf(b->arena, "%s=%u", cdi->kind, devs[i]->chip.phy_id);
+		const char *vnpu = devs[i]->kind == NPU_DEVICE_VNPU ? "vnpu-" : "";
+		uint32_t number = npu_device_number(devs[i]);
+		device->name = arena_printf(b->arena, "%s=%s%u", cdi->kind, vnpu, number);
 		if (!device->name)
 			b->oom = true;
 		b->out->cdi_devices[b->out->n_cdi_devices++] = device;
-		(void)strbuf_printf(&sb, "%s%s=%u", i ? "," : "", cdi->kind, devs[i]->chip.phy_id); /* cap fits */
+		(void)strbuf_printf(&sb, "%s%s=%s%u", i ? "," : "", cdi->kind, vnpu, number); /* cap fits */
 	}
 	/* Runtimes take every annotation under cdi.k8s.io/ as a request for the
 	 * comma-separated names in it; those that read cdi_devices as well
@@ -239,28 +244,43 @@ static void add_cdi(struct response_builder *b, const struct cdi_names *cdi, con
 	b->out->n_annotations = 1;
 }
 
-/* ASCEND_VISIBLE_DEVICES: physical ids, ascending, comma separated. */
-static void add_visible_devices(struct response_builder *b, const struct npu_device **devs, size_t n)
+static void add_env(struct response_builder *b, const char *key, const char *value)
+{
+	V1beta1__ContainerAllocateResponse__EnvsEntry *env = arena_alloc(b->arena, sizeof(*env));
+	if (!env) {
+		b->oom = true;
+		return;
+	}
+	v1beta1__container_allocate_response__envs_entry__init(env);
+	env->key = arena_strdup(b->arena, key);
+	env->value = arena_strdup(b->arena, value);
+	if (!env->key || !env->value)
+		b->oom = true;
+	b->out->envs[b->out->n_envs++] = env;
+}
+
+/* ASCEND_VISIBLE_DEVICES: the device numbers (phy ids, or vNPU ids),
+ * ascending, comma separated; for vNPUs the Ascend Docker Runtime also needs
+ * ASCEND_RUNTIME_OPTIONS=VIRTUAL to look for /dev/vdavinci<id>. */
+static void add_envs(struct response_builder *b, unsigned strategies, const struct npu_device **devs, size_t n)
 {
 	size_t cap = n * 11 + 1;
 	char *visible = arena_alloc(b->arena, cap);
-	V1beta1__ContainerAllocateResponse__EnvsEntry *env = arena_alloc(b->arena, sizeof(*env));
-	b->out->envs = arena_alloc(b->arena, sizeof(*b->out->envs));
-	if (!visible || !env || !b->out->envs) {
+	b->out->envs = arena_alloc(b->arena, 2 * sizeof(*b->out->envs));
+	if (!visible || !b->out->envs) {
 		b->oom = true;
 		return;
 	}
 	struct strbuf sb;
 	strbuf_init(&sb, visible, cap, NULL);
-	for (size_t i = 0; i < n; i++)
-		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", devs[i]->chip.phy_id); /* cap fits n ids */
-	v1beta1__container_allocate_response__envs_entry__init(env);
-	env->key = arena_strdup(b->arena, "ASCEND_VISIBLE_DEVICES");
-	env->value = visible;
-	if (!env->key)
-		b->oom = true;
-	b->out->envs[0] = env;
-	b->out->n_envs = 1;
+	bool vnpus = false;
+	for (size_t i = 0; i < n; i++) {
+		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", npu_device_number(devs[i])); /* cap fits n ids */
+		vnpus |= devs[i]->kind == NPU_DEVICE_VNPU;
+	}
+	add_env(b, "ASCEND_VISIBLE_DEVICES", visible);
+	if (vnpus && (strategies & ALLOCATE_STRATEGY_ASCEND_RUNTIME))
+		add_env(b, "ASCEND_RUNTIME_OPTIONS", "VIRTUAL");
 }
 
 static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, const struct npu_snapshot *snap,
@@ -275,7 +295,7 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 	v1beta1__container_allocate_response__init(out);
 	for (size_t i = 0; i < n; i++)
 		devs[i] = npu_snapshot_find(snap, cr->devices_ids[i]);
-	qsort(devs, n, sizeof(*devs), compare_phy);
+	qsort(devs, n, sizeof(*devs), compare_number);
 
 	unsigned strategies = options->strategies ? options->strategies : ALLOCATE_STRATEGY_NATIVE;
 	struct response_builder b = { .arena = arena, .out = out };
@@ -284,7 +304,7 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 	if ((strategies & ALLOCATE_STRATEGY_CDI) && options->cdi)
 		add_cdi(&b, options->cdi, devs, n);
 	/* Every strategy sets it, to the same value: once. */
-	add_visible_devices(&b, devs, n);
+	add_envs(&b, strategies, devs, n);
 	return b.oom ? NULL : out;
 }
 

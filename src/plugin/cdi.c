@@ -182,14 +182,17 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 	put_string(b, root, "kind", names->kind);
 	json_object *devices = put(b, root, "devices", json_object_new_array());
 	for (size_t i = 0; i < snap->count; i++) {
-		char name[16], node[24];
-		snprintf(name, sizeof(name), "%u", snap->devices[i].chip.phy_id);
-		snprintf(node, sizeof(node), "davinci%u", snap->devices[i].chip.phy_id);
+		const struct npu_device *d = &snap->devices[i];
+		char name[24], node[24], container_node[24];
+		uint32_t n = npu_device_number(d);
+		snprintf(name, sizeof(name), "%s%u", d->kind == NPU_DEVICE_VNPU ? "vnpu-" : "", n);
+		snprintf(node, sizeof(node), "%s%u", npu_device_node_prefix(d), n);
+		snprintf(container_node, sizeof(container_node), "davinci%u", n);
 		json_object *device = put(b, devices, NULL, json_object_new_object());
 		put_string(b, device, "name", name);
 		json_object *edits = put(b, device, "containerEdits", json_object_new_object());
 		json_object *nodes = put(b, edits, "deviceNodes", json_object_new_array());
-		put_node(b, nodes, node, node);
+		put_node(b, nodes, node, container_node);
 	}
 
 	/* Edits for any device of the spec: what every chip needs. */

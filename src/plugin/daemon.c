@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "base/crash.h"
 #include "base/log.h"
+#include "base/macro.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "deviceplugin_api.h"
@@ -27,14 +29,13 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/cdi.h"
-#include "plugin/registrar.h"
-#include "plugin/session.h"
-#include "plugin/service.h"
-
-#define REBIND_RETRY_MS 1000
+#include "plugin/endpoint.h"
+#include "plugin/resources.h"
 
 struct daemon {
-	const struct config *config;
+	struct config config; /* the running configuration: SIGHUP may change parts of it */
+	daemon_reload_fn reload;
+	void *reload_ctx;
 	struct loop *loop;
 	int signal_fd;
 	int inotify_fd;
@@ -42,18 +43,17 @@ struct daemon {
 	int dev_dir_wd;
 
 	struct loop_timer *health_timer;
-	struct loop_timer *rebind_timer;
-	struct loop_timer *watchdog_timer;
 	struct loop_async *fault_async;
-	struct loop_async *stream_async;
 
 	struct inventory *inventory;
 	struct host_paths paths;
-	struct service *service;
-	struct gs_server *server;
-	struct registrar *registrar;
-	struct session session;
-	uint64_t seen_opened, seen_ended; /* the service's kubelet stream tags, as fed to the session */
+
+	/* What is advertised: the configuration's resources, then one per vNPU
+	 * template seen since the start (or the last reload), each served by
+	 * the endpoint of the same index once built. */
+	struct resource_set resources;
+	struct endpoint *endpoints[RESOURCES_MAX];
+	bool serving; /* endpoints are started as they are built */
 
 	/* Fault events: written on DCMI's thread, read on the loop. */
 	pthread_mutex_t fault_lock;
@@ -64,9 +64,8 @@ struct daemon {
 	struct npu_snapshot *logged;
 	struct inventory_status logged_status;
 	bool logged_once;
-	bool bind_failed;
-	bool registered_once;
-	int64_t register_started_ms;
+	size_t logged_unnamed_vnpus; /* vNPUs no resource lists (template unknown or unusable) */
+	bool logged_resources_full;
 
 	/* The CDI spec (cdi strategy): kept up to date once the daemon serves,
 	 * so that a second plugin that cannot take the socket leaves the live
@@ -97,7 +96,7 @@ static void report_status(struct daemon *d, const struct inventory_status *st)
 {
 	struct inventory_status *old = &d->logged_status;
 	bool first = !d->logged_once;
-	const struct config *c = d->config;
+	const struct config *c = &d->config;
 
 	if (first || st->source != old->source || strcmp(st->dcmi_why, old->dcmi_why) != 0) {
 		if (st->source == INVENTORY_SOURCE_DCMI)
@@ -183,7 +182,7 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 	if (!same_ids) {
 		if (snap->count == 0) {
 			log_warn("no NPU chips found; advertising 0 devices and retrying every %lldms",
-				 (long long)d->config->health_interval_ms);
+				 (long long)d->config.health_interval_ms);
 		} else {
 			char ids[1024];
 			struct strbuf sb;
@@ -222,7 +221,7 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
  * the next refresh. */
 static void cdi_sync(struct daemon *d, const struct npu_snapshot *snap)
 {
-	const struct config *c = d->config;
+	const struct config *c = &d->config;
 	char *json = NULL;
 	int r;
 
@@ -274,7 +273,7 @@ static void cdi_sync(struct daemon *d, const struct npu_snapshot *snap)
 /* Starts keeping the spec, once the daemon serves on its socket. */
 static void cdi_start(struct daemon *d)
 {
-	if (!(d->config->device_list_strategies & ALLOCATE_STRATEGY_CDI))
+	if (!(d->config.device_list_strategies & ALLOCATE_STRATEGY_CDI))
 		return;
 	d->cdi_active = true;
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
@@ -287,7 +286,7 @@ static void cdi_stop(struct daemon *d)
 {
 	if (!d->cdi_active)
 		return;
-	int r = cdi_spec_remove(d->config->cdi_dir, d->config->cdi.file_name);
+	int r = cdi_spec_remove(d->config.cdi_dir, d->config.cdi.file_name);
 	if (r < 0)
 		log_warn("cannot remove the CDI spec %s: %s", d->cdi_path, strerror(-r));
 	else
@@ -295,6 +294,115 @@ static void cdi_stop(struct daemon *d)
 	d->cdi_active = false;
 	free(d->cdi_written);
 	d->cdi_written = NULL;
+}
+
+/* --- resources and their endpoints ---------------------------------------- */
+
+/* Adds a resource for each vNPU template of the snapshot that has none yet.
+ * vNPUs no resource can list (their template unknown without DCMI, or not
+ * a usable name) are reported when their number changes. */
+static void add_vnpu_resources(struct daemon *d, const struct npu_snapshot *snap)
+{
+	struct resource_set *set = &d->resources;
+	size_t unnamed = 0;
+	char first_why[RESOURCE_NAME_MAX + 64] = "";
+
+	for (size_t i = 0; i < snap->count; i++) {
+		const struct npu_device *dev = &snap->devices[i];
+		if (dev->kind != NPU_DEVICE_VNPU)
+			continue;
+		char name[RESOURCE_NAME_MAX], why[256];
+		int r = -EINVAL;
+		if (!dev->vnpu.template_name[0])
+			snprintf(why, sizeof(why), "its template is unknown: only its device file was found");
+		else
+			r = resource_vnpu_name(d->config.vnpu_base, dev->vnpu.template_name, name, sizeof(name), why,
+					       sizeof(why));
+		if (r < 0) {
+			if (!unnamed++)
+				snprintf(first_why, sizeof(first_why), "%s: %s", dev->id, why);
+			continue;
+		}
+		if (resource_set_find(set, name) >= 0)
+			continue;
+		if (set->count == RESOURCES_MAX) {
+			if (!d->logged_resources_full)
+				log_warn("%s: cannot advertise %s: already %d resources", dev->id, name, RESOURCES_MAX);
+			d->logged_resources_full = true;
+			continue;
+		}
+		struct resource_def *def = &set->defs[set->count];
+		*def = (struct resource_def){ .kind = RESOURCE_VNPUS };
+		memcpy(def->vnpu_template, dev->vnpu.template_name, sizeof(def->vnpu_template));
+		if (resource_def_name(def, name, d->config.socket_dir) < 0) {
+			if (!unnamed++)
+				snprintf(first_why, sizeof(first_why), "%s: the socket path of %s is too long", dev->id, name);
+			continue;
+		}
+		set->count++;
+		log_info("vNPU template %s found: advertising %s", def->vnpu_template, def->name);
+	}
+	if (unnamed != d->logged_unnamed_vnpus && unnamed)
+		log_warn("%zu vNPUs are not advertised (%s)", unnamed, first_why);
+	d->logged_unnamed_vnpus = unnamed;
+}
+
+/* Builds (and, once the daemon serves, starts) the endpoint of every
+ * resource that has none. A resource whose socket cannot be served is
+ * tried again at the next refresh. */
+static int ensure_endpoints(struct daemon *d, char *why, size_t why_size)
+{
+	const struct config *c = &d->config;
+	int first_error = 0;
+	for (size_t i = 0; i < d->resources.count; i++) {
+		if (d->endpoints[i])
+			continue;
+		const struct resource_def *def = &d->resources.defs[i];
+		const struct endpoint_options o = {
+			.loop = d->loop,
+			.def = def,
+			.kubelet_socket = c->kubelet_socket,
+			.allocate = { .paths = d->paths, .strategies = c->device_list_strategies, .cdi = &c->cdi },
+			.name_in_logs = !def->is_default,
+		};
+		char problem[512];
+		int r = endpoint_new(&o, &d->endpoints[i], problem, sizeof(problem));
+		if (r == 0 && d->serving) {
+			r = endpoint_start(d->endpoints[i]);
+			if (r < 0) {
+				snprintf(problem, sizeof(problem), "cannot serve on %s: %s", def->socket_path, strerror(-r));
+				endpoint_free(d->endpoints[i]);
+				d->endpoints[i] = NULL;
+			}
+		}
+		if (r < 0 && !first_error) {
+			first_error = r;
+			snprintf(why, why_size, "%s: %s", def->name, problem);
+		}
+	}
+	return first_error;
+}
+
+/* Sends each resource its devices. */
+static void publish(struct daemon *d, const struct npu_snapshot *snap)
+{
+	for (size_t i = 0; i < d->resources.count; i++) {
+		struct npu_snapshot *view;
+		if (!d->endpoints[i])
+			continue;
+		if (resource_view(&d->resources, &d->resources.defs[i], snap, &view) < 0 ||
+		    endpoint_publish(d->endpoints[i], view) < 0)
+			log_error("%s: cannot publish the device list: out of memory", d->resources.defs[i].name);
+		npu_snapshot_unref(view);
+	}
+}
+
+/* Feeds an event to every endpoint. */
+static void broadcast(struct daemon *d, enum session_event event, const struct session_event_data *data)
+{
+	for (size_t i = 0; i < d->resources.count; i++)
+		if (d->endpoints[i])
+			endpoint_handle(d->endpoints[i], event, data);
 }
 
 /* --- inventory ---------------------------------------------------------- */
@@ -319,9 +427,13 @@ static void refresh(struct daemon *d, const char *reason)
 	if (changed || !d->logged_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(d, snap);
-		if (service_publish(d->service, snap) < 0)
-			log_error("cannot publish the device list: out of memory");
+		add_vnpu_resources(d, snap);
 	}
+	/* Before the daemon serves, daemon_run reports what cannot be built. */
+	char why[1024];
+	if (d->serving && ensure_endpoints(d, why, sizeof(why)) < 0)
+		log_error("%s; retrying at the next refresh", why);
+	publish(d, snap);
 	cdi_sync(d, snap);
 	d->logged_once = true;
 	npu_snapshot_unref(snap);
@@ -351,197 +463,18 @@ static void on_fault(void *ctx)
 	refresh(d, "fault event");
 }
 
-/* --- the session's operations -------------------------------------------- */
-
-static void op_unbind(void *ctx)
-{
-	struct daemon *d = ctx;
-	registrar_cancel(d->registrar);
-	service_forget_kubelet_stream(d->service);
-	/* The old server must be gone before a new one binds: stopping it
-	 * unlinks the socket path. */
-	gs_server_stop(d->server);
-	d->server = NULL;
-}
-
-static int op_bind(void *ctx)
-{
-	struct daemon *d = ctx;
-	size_t n_methods;
-	const struct gs_method *methods = service_methods(&n_methods);
-	return gs_server_start(d->config->socket_path, methods, n_methods, d->service, &d->server);
-}
-
-static void op_register_start(void *ctx, uint64_t tag)
-{
-	struct daemon *d = ctx;
-	d->register_started_ms = now_ms();
-	registrar_register(d->registrar, tag);
-}
-
-static void op_arm_bind_retry(void *ctx)
-{
-	struct daemon *d = ctx;
-	loop_timer_arm(d->rebind_timer, REBIND_RETRY_MS, 0);
-}
-
-static void op_watchdog(void *ctx, bool arm)
-{
-	struct daemon *d = ctx;
-	if (arm)
-		loop_timer_arm(d->watchdog_timer, SESSION_WATCHDOG_MS, 0);
-	else
-		loop_timer_disarm(d->watchdog_timer);
-}
-
-/* The daemon speaks for the session: one debug line per event, and the
- * lines an operator needs at info level. */
-static void op_transition(void *ctx, enum session_state from, enum session_event ev, enum session_state to,
-			  bool handled, int error)
-{
-	struct daemon *d = ctx;
-	const struct config *c = d->config;
-
-	log_debug("session: %s + %s -> %s%s", session_state_name(from), session_event_name(ev), session_state_name(to),
-		  handled ? "" : " (ignored)");
-	if (!handled)
-		return;
-	switch (ev) {
-	case SESSION_EV_KUBELET_STARTED:
-		log_info("kubelet.sock created: the kubelet (re)started");
-		break;
-	case SESSION_EV_SOCKET_DELETED:
-		log_info("%s was removed; serving anew", c->socket_path);
-		break;
-	case SESSION_EV_DIR_GONE:
-		log_warn("%s was removed; waiting for it to come back", c->socket_dir);
-		break;
-	case SESSION_EV_DIR_BACK:
-		log_info("%s is back; serving anew", c->socket_dir);
-		break;
-	case SESSION_EV_STREAM_ENDED:
-		log_info("the kubelet's ListAndWatch stream ended; serving anew and registering again");
-		break;
-	case SESSION_EV_WATCHDOG:
-		log_warn("the kubelet accepted the registration but opened no ListAndWatch stream within %dms; "
-			 "registering again",
-			 SESSION_WATCHDOG_MS);
-		break;
-	case SESSION_EV_REGISTERED: {
-		long long took = (long long)(now_ms() - d->register_started_ms);
-		if (!d->registered_once)
-			log_info("registered %s with the kubelet (endpoint %s)", c->resource_name, c->endpoint);
-		else
-			log_info("registered again with the kubelet in %lldms", took);
-		d->registered_once = true;
-		break;
-	}
-	default:
-		break;
-	}
-	/* A failed bind at start is the caller's to report; later ones are
-	 * retried, and said once. */
-	if (error < 0 && ev != SESSION_EV_START) {
-		if (!d->bind_failed)
-			log_error("cannot serve on %s: %s; retrying every %dms", c->socket_path, strerror(-error),
-				  REBIND_RETRY_MS);
-		d->bind_failed = true;
-	} else if (session_serving(to) && d->bind_failed) {
-		log_info("serving on %s", c->socket_path);
-		d->bind_failed = false;
-	}
-	if (to == SESSION_REGISTERING && from != SESSION_REGISTERING)
-		log_debug("serving on %s; registering", c->socket_path);
-}
-
-static const struct session_ops session_ops = {
-	.unbind = op_unbind,
-	.bind = op_bind,
-	.register_start = op_register_start,
-	.arm_bind_retry = op_arm_bind_retry,
-	.watchdog = op_watchdog,
-	.transition = op_transition,
-};
-
-static void on_rebind_timer(void *ctx)
-{
-	struct daemon *d = ctx;
-	session_handle(&d->session, SESSION_EV_BIND_RETRY, NULL);
-}
-
-static void on_watchdog_timer(void *ctx)
-{
-	struct daemon *d = ctx;
-	session_handle(&d->session, SESSION_EV_WATCHDOG, NULL);
-}
-
-/* Which kubelet.sock is there now (all zero when none). */
-static struct session_kubelet kubelet_now(const struct daemon *d)
-{
-	struct stat st;
-	if (stat(d->config->kubelet_socket, &st) < 0)
-		return (struct session_kubelet){ 0 };
-	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
-}
-
-/* --- the registrar's and the service's reports ------------------------------ */
-
-static void on_register_attempt(void *ctx, uint64_t tag)
-{
-	struct daemon *d = ctx;
-	session_attempting(&d->session, kubelet_now(d));
-	service_register_started(d->service, tag);
-}
-
-static void on_registered(void *ctx, uint64_t tag, unsigned failures)
-{
-	struct daemon *d = ctx;
-	service_register_ended(d->service, tag, true);
-	if (failures && !d->registered_once)
-		log_debug("the kubelet accepted the registration after %u failed attempts", failures);
-	session_handle(&d->session, SESSION_EV_REGISTERED, &(struct session_event_data){ .tag = tag });
-}
-
-static void on_register_failed(void *ctx, uint64_t tag, const char *why, unsigned failures)
-{
-	struct daemon *d = ctx;
-	service_register_ended(d->service, tag, false);
-	/* While the kubelet restarts, a failed attempt or two is expected. */
-	if (failures == 1 && !d->registered_once)
-		log_warn("registration with the kubelet failed (%s); retrying with backoff", why);
-	else if (failures == 1)
-		log_info("the kubelet does not answer yet (%s); retrying with backoff", why);
-	else
-		log_debug("registration attempt %u failed (%s)", failures, why);
-}
-
-static void on_kubelet_stream(void *ctx)
-{
-	struct daemon *d = ctx;
-	uint64_t opened, ended;
-	service_kubelet_stream(d->service, &opened, &ended);
-	if (opened != d->seen_opened) {
-		d->seen_opened = opened;
-		session_handle(&d->session, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = opened });
-	}
-	if (ended != d->seen_ended) {
-		d->seen_ended = ended;
-		session_handle(&d->session, SESSION_EV_STREAM_ENDED, &(struct session_event_data){ .tag = ended });
-	}
-}
-
 /* --- watching the file system ------------------------------------------- */
 
 static void watch_dev_dir(struct daemon *d)
 {
-	d->dev_dir_wd = inotify_add_watch(d->inotify_fd, d->config->dev_dir,
+	d->dev_dir_wd = inotify_add_watch(d->inotify_fd, d->config.dev_dir,
 					  IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB |
 						  IN_DELETE_SELF | IN_MOVE_SELF);
 }
 
 static int watch_socket_dir(struct daemon *d)
 {
-	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, d->config->socket_dir,
+	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, d->config.socket_dir,
 					     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
 						     IN_MOVE_SELF);
 	return d->socket_dir_wd < 0 ? -errno : 0;
@@ -551,17 +484,28 @@ static int watch_socket_dir(struct daemon *d)
  * refresh asks): whatever was in it, our socket is gone. */
 static void watch_socket_dir_again(struct daemon *d)
 {
-	if (watch_socket_dir(d) == 0)
-		session_handle(&d->session, SESSION_EV_DIR_BACK, NULL);
+	if (watch_socket_dir(d) == 0) {
+		log_info("%s is back; serving anew", d->config.socket_dir);
+		broadcast(d, SESSION_EV_DIR_BACK, NULL);
+	}
+}
+
+/* Which kubelet.sock is there now (all zero when none). */
+static struct session_kubelet kubelet_now(const struct daemon *d)
+{
+	struct stat st;
+	if (stat(d->config.kubelet_socket, &st) < 0)
+		return (struct session_kubelet){ 0 };
+	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
 }
 
 static void on_inotify(void *ctx, uint32_t events)
 {
 	(void)events;
 	struct daemon *d = ctx;
-	const struct config *c = d->config;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool kubelet_started = false, socket_gone = false, devices_changed = false, socket_dir_gone = false;
+	bool kubelet_started = false, devices_changed = false, socket_dir_gone = false;
+	bool socket_gone[RESOURCES_MAX] = { false };
 
 	for (;;) {
 		ssize_t n = read(d->inotify_fd, buf, sizeof(buf));
@@ -574,14 +518,16 @@ static void on_inotify(void *ctx, uint32_t events)
 			if (ev->wd == d->socket_dir_wd) {
 				if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(name, "kubelet.sock") == 0)
 					kubelet_started = true;
-				if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) && strcmp(name, c->endpoint) == 0)
-					socket_gone = true;
+				if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
+					for (size_t i = 0; i < d->resources.count; i++)
+						socket_gone[i] |= strcmp(name, d->resources.defs[i].endpoint) == 0;
 				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 					socket_dir_gone = true;
 			} else if (ev->wd == d->dev_dir_wd) {
 				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 					d->dev_dir_wd = -1;
-				if (strncmp(name, "davinci", 7) == 0 || d->dev_dir_wd < 0)
+				if (strncmp(name, "davinci", 7) == 0 || strncmp(name, "vdavinci", 8) == 0 ||
+				    d->dev_dir_wd < 0)
 					devices_changed = true;
 			}
 		}
@@ -592,18 +538,128 @@ static void on_inotify(void *ctx, uint32_t events)
 	if (socket_dir_gone) {
 		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
 		d->socket_dir_wd = -1;
-		session_handle(&d->session, SESSION_EV_DIR_GONE, NULL);
+		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
+		broadcast(d, SESSION_EV_DIR_GONE, NULL);
 		return;
 	}
-	/* Our own restarts delete and recreate the socket too: only a socket
-	 * that is still missing now was removed by someone else. A starting
-	 * kubelet deletes it and then creates kubelet.sock; the session knows
-	 * whether the registration this leads to already reaches that kubelet. */
-	if (socket_gone && !path_exists(c->socket_path))
-		session_handle(&d->session, SESSION_EV_SOCKET_DELETED, NULL);
-	if (kubelet_started)
-		session_handle(&d->session, SESSION_EV_KUBELET_STARTED,
-			       &(struct session_event_data){ .kubelet = kubelet_now(d) });
+	/* Our own restarts delete and recreate a socket too: only a socket that
+	 * is still missing now was removed by someone else. A starting kubelet
+	 * deletes them and then creates kubelet.sock; each session knows whether
+	 * the registration this leads to already reaches that kubelet. */
+	for (size_t i = 0; i < d->resources.count; i++)
+		if (socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
+			endpoint_socket_deleted(d->endpoints[i]);
+	if (kubelet_started) {
+		log_info("kubelet.sock created: the kubelet (re)started");
+		broadcast(d, SESSION_EV_KUBELET_STARTED, &(struct session_event_data){ .kubelet = kubelet_now(d) });
+	}
+}
+
+/* --- SIGHUP: the configuration again ---------------------------------------- */
+
+/* The settings a running daemon cannot change: where it looks and how it
+ * answers. A new value is reported and waits for a restart. */
+static void warn_restart_only(const struct config *running, const struct config *next)
+{
+	static const struct {
+		const char *flag;
+		size_t offset;
+	} strings[] = {
+		{ "socket-dir", offsetof(struct config, socket_dir) },
+		{ "dev-dir", offsetof(struct config, dev_dir) },
+		{ "driver-path", offsetof(struct config, driver_path) },
+		{ "host-root", offsetof(struct config, host_root) },
+		{ "dcmi-lib", offsetof(struct config, dcmi_lib) },
+		{ "cdi-dir", offsetof(struct config, cdi_dir) },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
+		const char *was = (const char *)running + strings[i].offset;
+		const char *now = (const char *)next + strings[i].offset;
+		if (strcmp(was, now) != 0)
+			log_warn("SIGHUP: --%s changed to '%s'; it takes effect at the next restart, keeping '%s'",
+				 strings[i].flag, now, was);
+	}
+	if (running->backend != next->backend)
+		log_warn("SIGHUP: --backend changed; it takes effect at the next restart");
+	if (running->device_list_strategies != next->device_list_strategies)
+		log_warn("SIGHUP: --device-list-strategy changed; it takes effect at the next restart");
+}
+
+/* Takes what a running daemon can change from the new configuration: the
+ * resources (their sockets stay in the running directory), time-slicing,
+ * the health interval and the log level. Resources that stay as they were
+ * keep their endpoint (and register again, as SIGHUP always did); those
+ * that went or changed stop being served, which the kubelet sees as their
+ * devices going away; new ones are served at the refresh that follows.
+ * Allocations made are the kubelet's: nothing here touches them. The gRPC
+ * threads read the paths and CDI names of d->config, which stay as they are. */
+static void apply_config(struct daemon *d, struct config *next)
+{
+	struct config *c = &d->config;
+	warn_restart_only(c, next);
+	for (size_t i = 0; i < next->resources.count; i++) {
+		struct resource_def *def = &next->resources.defs[i];
+		char name[RESOURCE_NAME_MAX];
+		memcpy(name, def->name, sizeof(name));
+		(void)resource_def_name(def, name, c->socket_dir); /* the start fitted names there */
+	}
+	memcpy(c->resource_name, next->resource_name, sizeof(c->resource_name));
+	memcpy(c->endpoint, next->resources.defs[0].endpoint, sizeof(c->endpoint));
+	memcpy(c->socket_path, next->resources.defs[0].socket_path, sizeof(c->socket_path));
+	memcpy(c->vnpu_base, next->vnpu_base, sizeof(c->vnpu_base));
+	c->resources = next->resources;
+	c->sharing = next->sharing;
+	c->rename_by_default = next->rename_by_default;
+	c->health_interval_ms = next->health_interval_ms;
+	c->log_level = next->log_level;
+
+	struct resource_set old = d->resources;
+	struct endpoint *old_endpoints[RESOURCES_MAX];
+	memcpy(old_endpoints, d->endpoints, sizeof(old_endpoints));
+	memset(d->endpoints, 0, sizeof(d->endpoints));
+	d->resources = c->resources;
+	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
+	add_vnpu_resources(d, snap);
+	npu_snapshot_unref(snap);
+
+	for (size_t i = 0; i < old.count; i++) {
+		int j = resource_set_find(&d->resources, old.defs[i].name);
+		if (j >= 0 && resource_def_same(&old.defs[i], &d->resources.defs[j]) && old_endpoints[i]) {
+			d->endpoints[j] = old_endpoints[i];
+			continue;
+		}
+		if (old_endpoints[i])
+			log_info("SIGHUP: %s %s; no longer serving it", old.defs[i].name,
+				 j >= 0 ? "changed" : "is gone from the configuration");
+		endpoint_free(old_endpoints[i]);
+	}
+	log_set_level(c->log_level);
+	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
+}
+
+static void reload_config(struct daemon *d)
+{
+	struct config *next = malloc(sizeof(*next));
+	char why[CONFIG_PATH_MAX + 512];
+	int r = next ? d->reload(d->reload_ctx, next, why, sizeof(why)) : -ENOMEM;
+	if (r == -ENOMEM && !next)
+		snprintf(why, sizeof(why), "out of memory");
+	if (r < 0) {
+		log_error("SIGHUP: keeping the running configuration: %s", why);
+	} else {
+		apply_config(d, next);
+		char names[1024];
+		struct strbuf sb;
+		strbuf_init(&sb, names, sizeof(names), ",...");
+		for (size_t i = 0; i < d->resources.count; i++)
+			if (strbuf_printf(&sb, "%s%s", i ? ", " : "", d->resources.defs[i].name) < 0)
+				break;
+		log_info("SIGHUP: configuration %s applied: resources %s", d->config.config_file[0] ? d->config.config_file : "(flags only)", names);
+	}
+	free(next);
+	broadcast(d, SESSION_EV_RELOAD, NULL);
+	inventory_forget(d->inventory);
+	refresh(d, "SIGHUP");
 }
 
 /* --- signals ------------------------------------------------------------- */
@@ -619,14 +675,12 @@ static void on_signal(void *ctx, uint32_t events)
 		case SIGTERM:
 		case SIGINT:
 			log_info("received %s; stopping", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-			session_handle(&d->session, SESSION_EV_STOP, NULL);
+			broadcast(d, SESSION_EV_STOP, NULL);
 			loop_quit(d->loop);
 			return;
 		case SIGHUP:
-			log_info("received SIGHUP; rediscovering and registering again");
-			inventory_forget(d->inventory);
-			refresh(d, "SIGHUP");
-			session_handle(&d->session, SESSION_EV_RELOAD, NULL);
+			log_info("received SIGHUP; reading the configuration, rediscovering and registering again");
+			reload_config(d);
 			break;
 		default:
 			break;
@@ -661,15 +715,10 @@ static void daemon_fini(struct daemon *d)
 {
 	cdi_stop(d);
 	inventory_free(d->inventory);
-	session_handle(&d->session, SESSION_EV_STOP, NULL);
-	registrar_free(d->registrar);
-	gs_server_stop(d->server);
-	service_free(d->service);
+	for (size_t i = 0; i < RESOURCES_MAX; i++)
+		endpoint_free(d->endpoints[i]);
 	npu_snapshot_unref(d->logged);
-	loop_async_free(d->stream_async);
 	loop_async_free(d->fault_async);
-	loop_timer_free(d->watchdog_timer);
-	loop_timer_free(d->rebind_timer);
 	loop_timer_free(d->health_timer);
 	if (d->inotify_fd >= 0)
 		close(d->inotify_fd);
@@ -725,14 +774,36 @@ static int prepare_dir(const char *what, const char *dir, mode_t mode, char *why
 
 /* Builds everything the daemon needs before it serves; on failure why says
  * what could not be had and why, and daemon_fini undoes the part built. */
-static int daemon_init(struct daemon *d, const struct config *c, char *why, size_t why_size)
+/* Builds every resource's endpoint, sends each its devices and starts
+ * them: the first that cannot be had stops the start. */
+static int start_serving(struct daemon *d, char *why, size_t why_size)
+{
+	int r = ensure_endpoints(d, why, why_size);
+	if (r < 0)
+		return r;
+	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
+	publish(d, snap);
+	npu_snapshot_unref(snap);
+	for (size_t i = 0; i < d->resources.count; i++) {
+		r = endpoint_start(d->endpoints[i]);
+		if (r < 0) {
+			snprintf(why, why_size, "cannot serve on %s: %s", d->resources.defs[i].socket_path, strerror(-r));
+			return r;
+		}
+	}
+	d->serving = true;
+	return 0;
+}
+
+static int daemon_init(struct daemon *d, const struct config *config, char *why, size_t why_size)
 {
 	sigset_t set;
 	int r;
 
-	*d = (struct daemon){ .config = c, .signal_fd = -1, .inotify_fd = -1, .socket_dir_wd = -1, .dev_dir_wd = -1 };
+	*d = (struct daemon){ .config = *config, .signal_fd = -1, .inotify_fd = -1, .socket_dir_wd = -1, .dev_dir_wd = -1 };
+	const struct config *c = &d->config;
+	d->resources = c->resources;
 	pthread_mutex_init(&d->fault_lock, NULL);
-	session_init(&d->session, &session_ops, d);
 
 	if ((r = ensure_open_files(why, why_size)) < 0)
 		return r;
@@ -771,10 +842,7 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 	}
 
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
-	    (r = loop_timer_new(d->loop, on_rebind_timer, d, &d->rebind_timer)) < 0 ||
-	    (r = loop_timer_new(d->loop, on_watchdog_timer, d, &d->watchdog_timer)) < 0 ||
-	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0 ||
-	    (r = loop_async_new(d->loop, on_kubelet_stream, d, &d->stream_async)) < 0) {
+	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0) {
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
 	}
@@ -798,33 +866,6 @@ static int daemon_init(struct daemon *d, const struct config *c, char *why, size
 	}
 
 	d->paths = (struct host_paths){ .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path };
-	const struct service_options svc = {
-		.allocate = { .paths = d->paths,
-			      .strategies = c->device_list_strategies,
-			      .cdi = &c->cdi,
-			      .sharing = c->sharing },
-		.kubelet_stream_changed = d->stream_async,
-	};
-	if ((r = service_new(&svc, &d->service)) < 0) {
-		snprintf(why, why_size, "cannot create the service: %s", strerror(-r));
-		return r;
-	}
-
-	const struct registrar_options reg = {
-		.loop = d->loop,
-		.kubelet_socket = c->kubelet_socket,
-		.endpoint = c->endpoint,
-		.resource_name = c->resource_name,
-		.preferred_allocation = true, /* served by plugin/preferred.c */
-		.attempting = on_register_attempt,
-		.registered = on_registered,
-		.failed = on_register_failed,
-		.ctx = d,
-	};
-	if ((r = registrar_new(&reg, &d->registrar)) < 0) {
-		snprintf(why, why_size, "cannot start the registrar (gRPC client thread): %s", strerror(-r));
-		return r;
-	}
 	return 0;
 }
 
@@ -836,9 +877,9 @@ static void on_grpc_log(gpr_log_func_args *args)
 	log_debug("grpc: %s:%d: %s", args->file, args->line, args->message);
 }
 
-int daemon_run(const struct config *c)
+int daemon_run(const struct config *config, daemon_reload_fn reload, void *reload_ctx)
 {
-	struct daemon d;
+	static struct daemon d; /* large (two copies of the resources); one daemon per process */
 	char why[CONFIG_PATH_MAX + 512] = "";
 	gpr_set_log_function(on_grpc_log);
 	/* gRPC stays initialised until the process ends: the last grpc_shutdown
@@ -846,7 +887,10 @@ int daemon_run(const struct config *c)
 	 * loaded node delayed the exit after SIGTERM by as much. The kernel
 	 * reclaims everything at exit anyway. */
 	grpc_init();
-	int r = daemon_init(&d, c, why, sizeof(why));
+	int r = daemon_init(&d, config, why, sizeof(why));
+	const struct config *c = &d.config;
+	d.reload = reload;
+	d.reload_ctx = reload_ctx;
 	if (r < 0)
 		goto out;
 
@@ -867,11 +911,9 @@ int daemon_run(const struct config *c)
 	}
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
-	r = session_handle(&d.session, SESSION_EV_START, NULL);
-	if (r < 0) {
-		snprintf(why, sizeof(why), "cannot serve on %s: %s", c->socket_path, strerror(-r));
+	r = start_serving(&d, why, sizeof(why));
+	if (r < 0)
 		goto out;
-	}
 	cdi_start(&d);
 
 	r = loop_run(d.loop);

@@ -49,14 +49,15 @@ struct chooser {
 	size_t n_chosen;
 };
 
-/* The family every chip shares; a mixed node gets no topology rules. */
+/* The family every chip shares; a mixed node gets no topology rules, nor
+ * do vNPUs, several of which share a chip and its place in the groups. */
 static enum npu_family node_family(const struct npu_snapshot *snap)
 {
 	if (snap->count == 0)
 		return NPU_FAMILY_UNKNOWN;
 	enum npu_family family = snap->devices[0].chip.family;
-	for (size_t i = 1; i < snap->count; i++)
-		if (snap->devices[i].chip.family != family)
+	for (size_t i = 0; i < snap->count; i++)
+		if (snap->devices[i].chip.family != family || snap->devices[i].kind == NPU_DEVICE_VNPU)
 			return NPU_FAMILY_UNKNOWN;
 	return family;
 }

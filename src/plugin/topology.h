@@ -26,7 +26,7 @@
  *    a single chip from a card whose other chip is taken. More than 2, when
  *    NUMA nodes are known: inside one NUMA node if one can hold them (the
  *    node left with the fewest free chips), on as few cards as possible there.
- *  - any other family: the lowest phy ids.
+ *  - any other family, and vNPUs: the lowest phy ids.
  * NUMA nodes (npu_device.numa_node, from sysfs) count only where the rules
  * above set no groups: for the 910B full mesh and the other families, when
  * at least one chip's node is known, the groups are the NUMA nodes (chips

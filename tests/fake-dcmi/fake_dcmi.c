@@ -854,6 +854,52 @@ int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *h
 /* Huawei's PCI vendor id, as the PCI ID database lists it. */
 #define HUAWEI_PCI_VENDOR_ID 0x19e5u
 
+/* The vNPU queries of main command 52: the chip's vNPU ids (sub 1) and one
+ * vNPU's template name (sub 0), laid out as the leading fields of DCMI's
+ * structures (see npu/dcmi_abi.h). Other commands are not supported. */
+int dcmi_get_device_info(int card_id, int device_id, enum dcmi_main_cmd main_cmd, unsigned int sub_cmd, void *buf,
+			 unsigned int *size)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	const size_t ids_bytes = sizeof(unsigned int) * (1 + DCMI_VDEV_MAX_PER_CHIP);
+	const size_t name_bytes = sizeof(unsigned int) + DCMI_VDEV_NAME_LEN;
+	if (main_cmd != DCMI_MAIN_CMD_VDEV_MNG ||
+	    (sub_cmd != DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE && sub_cmd != DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE)) {
+		r = DCMI_ERR_NOT_SUPPORTED;
+	} else if (!buf || !size ||
+		   *size < (sub_cmd == DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE ? ids_bytes : name_bytes)) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+		const struct fake_state *st = sim.state;
+		if (sub_cmd == DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE) {
+			unsigned int ids[1 + DCMI_VDEV_MAX_PER_CHIP] = { 0 };
+			for (size_t i = 0; i < st->vnpu_count && ids[0] < DCMI_VDEV_MAX_PER_CHIP; i++)
+				if (st->vnpus[i].phy == chip->phy)
+					ids[1 + ids[0]++] = st->vnpus[i].id;
+			memset(buf, 0, *size);
+			memcpy(buf, ids, sizeof(ids));
+		} else {
+			unsigned int id;
+			memcpy(&id, buf, sizeof(id));
+			r = DCMI_ERR_DEVICE_NOT_EXIST;
+			for (size_t i = 0; i < st->vnpu_count; i++) {
+				if (st->vnpus[i].id != id || st->vnpus[i].phy != chip->phy)
+					continue;
+				char name[DCMI_VDEV_NAME_LEN] = { 0 };
+				memcpy(name, st->vnpus[i].template_name, strnlen(st->vnpus[i].template_name, sizeof(name)));
+				memcpy((char *)buf + sizeof(id), name, sizeof(name));
+				r = DCMI_OK;
+				break;
+			}
+		}
+	}
+	api_leave();
+	return r;
+}
+
 int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_pcie_info_all *pcie_info)
 {
 	int r = api_enter();

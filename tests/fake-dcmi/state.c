@@ -357,6 +357,75 @@ static void parse_subscribe(struct parser *p, char *cursor)
 		report(p, "bad value '%.64s' for 'subscribe' (expected on or off), line ignored", value);
 }
 
+/* "vnpu id=<n> phy=<p> template=<t>": every key required. The chip must be
+ * defined on an earlier line, and the id in its range [phy*16+100,
+ * phy*16+115], as the driver numbers vNPUs. */
+static void parse_vnpu(struct parser *p, char *cursor)
+{
+	struct fake_state *s = p->state;
+	struct fake_vnpu v = { .id = ID_UNSET, .phy = ID_UNSET };
+	char *token;
+
+	while ((token = next_token(&cursor))) {
+		char *eq = strchr(token, '=');
+		if (!eq || eq == token) {
+			report(p, "expected key=value, got '%.64s', line ignored", token);
+			return;
+		}
+		*eq = '\0';
+		const char *value = eq + 1;
+		int r;
+		if (strcmp(token, "id") == 0)
+			r = v.id != ID_UNSET ? -EEXIST : parse_u32(value, 10, FAKE_STATE_MAX_ID, &v.id);
+		else if (strcmp(token, "phy") == 0)
+			r = v.phy != ID_UNSET ? -EEXIST : parse_u32(value, 10, FAKE_STATE_MAX_ID, &v.phy);
+		else if (strcmp(token, "template") == 0)
+			r = v.template_name[0] ? -EEXIST
+			    : !value[0]       ? -EINVAL
+					      : str_copy(v.template_name, sizeof(v.template_name), value);
+		else {
+			report(p, "unknown key '%.64s' in a vnpu line, line ignored", token);
+			return;
+		}
+		if (r == -EEXIST) {
+			report(p, "duplicate key '%s', line ignored", token);
+			return;
+		}
+		if (r < 0) {
+			report(p, "bad value '%.64s' for '%s', line ignored", value, token);
+			return;
+		}
+	}
+	if (v.id == ID_UNSET || v.phy == ID_UNSET || !v.template_name[0]) {
+		report(p, "a vnpu line needs id=, phy= and template=, line ignored");
+		return;
+	}
+	bool chip_known = false;
+	for (size_t i = 0; i < s->chip_count; i++)
+		chip_known |= s->chips[i].phy == v.phy;
+	if (!chip_known) {
+		report(p, "vnpu %u: no chip phy=%u on an earlier line, line ignored", v.id, v.phy);
+		return;
+	}
+	uint32_t first = v.phy * FAKE_STATE_VNPUS_PER_CHIP + 100;
+	if (v.id < first || v.id >= first + FAKE_STATE_VNPUS_PER_CHIP) {
+		report(p, "vnpu %u: ids of chip %u are %u-%u, line ignored", v.id, v.phy, first,
+		       first + FAKE_STATE_VNPUS_PER_CHIP - 1);
+		return;
+	}
+	for (size_t i = 0; i < s->vnpu_count; i++) {
+		if (s->vnpus[i].id == v.id) {
+			report(p, "vnpu %u already defined, line ignored", v.id);
+			return;
+		}
+	}
+	if (s->vnpu_count == FAKE_STATE_MAX_VNPUS) {
+		report(p, "more than %d vnpus, line ignored", FAKE_STATE_MAX_VNPUS);
+		return;
+	}
+	s->vnpus[s->vnpu_count++] = v;
+}
+
 static const struct directive {
 	const char *name;
 	void (*parse)(struct parser *p, char *cursor);
@@ -364,6 +433,7 @@ static const struct directive {
 	{ "driver", parse_driver },
 	{ "subscribe", parse_subscribe },
 	{ "chip", parse_chip },
+	{ "vnpu", parse_vnpu },
 };
 
 /* Rejects control characters (NUL included) so that tokens and the

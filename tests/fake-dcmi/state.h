@@ -27,6 +27,11 @@
 /* Sizes include the terminating NUL; chip_name in struct dcmi_chip_info is 32 bytes. */
 #define FAKE_STATE_NAME_SIZE 32
 #define FAKE_STATE_DRIVER_SIZE 64
+/* vNPUs: DCMI ids are phy*16+100 .. phy*16+115, at most 16 per chip; the
+ * template name travels in a 16-byte field of DCMI's vdev query. */
+#define FAKE_STATE_MAX_VNPUS 512
+#define FAKE_STATE_VNPUS_PER_CHIP 16
+#define FAKE_STATE_TEMPLATE_SIZE 16
 
 /* DCMI's health values: 0 normal, 1 warning, 2 major, 3 critical, or absent. */
 #define FAKE_HEALTH_ABSENT 0xFFFFFFFFu
@@ -49,11 +54,20 @@ struct fake_chip {
 	uint32_t errors[FAKE_STATE_MAX_ERRORS];
 };
 
+/* A static vNPU an administrator created on a chip (npu-smi set -t create-vnpu). */
+struct fake_vnpu {
+	uint32_t id;  /* the N of /dev/vdavinciN */
+	uint32_t phy; /* the chip it is carved from: a chip line with this phy */
+	char template_name[FAKE_STATE_TEMPLATE_SIZE];
+};
+
 struct fake_state {
 	char driver[FAKE_STATE_DRIVER_SIZE];
 	bool subscribe;
 	size_t chip_count;
 	struct fake_chip chips[FAKE_STATE_MAX_CHIPS]; /* in file order */
+	size_t vnpu_count;
+	struct fake_vnpu vnpus[FAKE_STATE_MAX_VNPUS]; /* in file order */
 };
 
 /* Called once per problem: line is 1-based, message is one line of text

@@ -298,7 +298,7 @@ static void test_devfs_backend_names_devices_by_node(void **state)
 	node_touch(node, "dev/davinci0");
 	node_touch(node, "dev/davinci3");
 	node_touch(node, "dev/davinci12");
-	node_touch(node, "dev/vdavinci100");
+	node_touch(node, "dev/vdavinci1000"); /* a vNPU of chip 56, which is not here (see test_vnpu) */
 	node_touch(node, "dev/davinci_manager_docker");
 	struct proc *k = node_start_kubelet(node);
 	struct proc *p = start_plugin(node, "devfs", NULL);

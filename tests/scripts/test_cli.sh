@@ -54,11 +54,12 @@ printf 'version: v1\nflagz: {}\n' >"$cfg"
 check "config file unknown key" 2 stderr "$cfg: line 2: flagz: unknown key" --config="$cfg"
 printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: ascend.com/npu, replicas: 4}\n' >"$cfg"
 check "config file time-slicing of another resource refused" 2 stderr \
-	"$cfg: line 5: sharing.timeSlicing.resources[0].name: 'ascend.com/npu' is not the plugin's resource 'ascend.com/other'" \
+	"$cfg: line 5: sharing.timeSlicing.resources[0].name: 'ascend.com/npu' is not a resource of this plugin (ascend.com/other;" \
 	--config="$cfg" --resource-name=ascend.com/other
 printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: ascend.com/npu, replicas: 4}\n    - {name: ascend.com/x, replicas: 2}\n' >"$cfg"
-check "config file time-slicing of two resources refused" 2 stderr \
-	"$cfg: line 6: sharing.timeSlicing.resources: time-slicing takes one entry" --config="$cfg"
+check "config file time-slicing of a resource not served refused" 2 stderr \
+	"$cfg: line 6: sharing.timeSlicing.resources[1].name: 'ascend.com/x' is not a resource of this plugin (ascend.com/npu;" \
+	--config="$cfg"
 printf 'version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - {name: ascend.com/npu, replicas: 4}\n' >"$cfg"
 check "config file time-slicing renames the socket" 1 stderr "/nonexistent-ts/ascend-npu.shared.sock" \
 	--config "$cfg" --socket-dir=/nonexistent-ts --probe

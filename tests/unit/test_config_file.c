@@ -110,10 +110,6 @@ static void test_good_file(void **state)
 	assert_string_equal(f->resources[0].name, "huawei.com/Ascend910");
 	assert_int_equal(f->resources[1].family, NPU_FAMILY_310P);
 	assert_int_equal(f->resources[1].line, 18);
-	/* Time-slicing of one resource is applied; per-family names are not yet. */
-	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
-	assert_string_equal(why, "line 15: resources: per-family resource names are not implemented in this version "
-				 "(only flags and sharing.timeSlicing are applied)");
 	config_file_free(f);
 
 	/* Scalars of other types are text to the flags; empty sections are fine. */
@@ -123,30 +119,25 @@ static void test_good_file(void **state)
 	assert_string_equal(f->flags[0].value, "5");
 	assert_int_equal(f->time_slicing.n_resources, 0);
 	assert_int_equal(f->n_resources, 0);
-	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), 0);
 	config_file_free(f);
 
 	assert_int_equal(parse("version: v1\nflags:\nsharing:\nresources:\n", &f), 0);
 	assert_int_equal(f->n_flags, 0);
-	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), 0);
 	config_file_free(f);
 
 	assert_int_equal(parse("version: v1\nresources:\n- family: 910\n  name: huawei.com/Ascend910\n", &f), 0);
 	assert_int_equal(f->resources[0].family, NPU_FAMILY_910);
-	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
-	assert_string_equal(why, "line 2: resources: per-family resource names are not implemented in this version "
-				 "(only flags and sharing.timeSlicing are applied)");
 	config_file_free(f);
 
-	/* Time-slicing of two resources: not yet. */
+	/* Time-slicing of two resources: each keeps its line for config_parse's messages. */
 	assert_int_equal(parse("version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
 			       "    - name: ascend.com/npu\n      replicas: 2\n"
 			       "    - name: ascend.com/npu2\n      replicas: 3\n",
 			       &f),
 			 0);
-	assert_int_equal(config_file_check_applied(f, why, sizeof(why)), -EOPNOTSUPP);
-	assert_string_equal(why, "line 7: sharing.timeSlicing.resources: time-slicing takes one entry, for the "
-				 "plugin's resource (several resources per process are not implemented yet)");
+	assert_int_equal(f->time_slicing.n_resources, 2);
+	assert_int_equal(f->time_slicing.resources[1].line, 7);
+	assert_int_equal(f->time_slicing.resources[1].replicas, 3);
 	config_file_free(f);
 	config_file_free(NULL);
 }
@@ -272,6 +263,68 @@ static int parse_args(const char *env, int argc, const char **argv)
 #define ARGS(env, ...) parse_args(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
 				  (const char *[]){ "p", __VA_ARGS__ })
 
+/* Per-family names and time-slicing of several resources become the set
+ * of resources the plugin serves, each with its own socket and replicas. */
+static void test_resources(void **state)
+{
+	(void)state;
+	char arg[300], want[600];
+	snprintf(arg, sizeof(arg), "--config=%s", path);
+
+	write_file("version: v1\n"
+		   "sharing:\n"
+		   "  timeSlicing:\n"
+		   "    renameByDefault: true\n"
+		   "    resources:\n"
+		   "    - name: ascend.com/npu-310p\n"
+		   "      replicas: 4\n"
+		   "    - name: ascend.com/npu\n"
+		   "      replicas: 2\n"
+		   "resources:\n"
+		   "- family: 910B\n"
+		   "  name: huawei.com/Ascend910\n"
+		   "- family: 910\n"
+		   "  name: huawei.com/Ascend910\n"
+		   "- family: 310P\n"
+		   "  name: ascend.com/npu-310p\n"
+		   "- family: 310\n"
+		   "  name: ascend.com/npu\n");
+	assert_int_equal(ARGS(NULL, arg, "--socket-dir=/dp"), 0);
+	const struct resource_set *set = &cfg.resources;
+	assert_int_equal(set->count, 3);
+	assert_true(set->defs[0].is_default);
+	assert_string_equal(set->defs[0].name, "ascend.com/npu.shared");
+	assert_string_equal(set->defs[0].socket_path, "/dp/ascend-npu.shared.sock");
+	assert_int_equal(set->defs[0].sharing.replicas, 2);
+	assert_int_equal(set->defs[0].families, 0); /* 310 named like the default stays in it */
+	assert_string_equal(set->defs[1].name, "huawei.com/Ascend910");
+	assert_string_equal(set->defs[1].endpoint, "huawei-Ascend910.sock");
+	assert_int_equal(set->defs[1].families, (1u << NPU_FAMILY_910B) | (1u << NPU_FAMILY_910));
+	assert_int_equal(set->defs[1].sharing.replicas, 0);
+	assert_string_equal(set->defs[2].name, "ascend.com/npu-310p.shared");
+	assert_int_equal(set->defs[2].families, 1u << NPU_FAMILY_310P);
+	assert_int_equal(set->defs[2].sharing.replicas, 4);
+	assert_string_equal(cfg.resource_name, "ascend.com/npu.shared");
+	assert_string_equal(cfg.vnpu_base, "ascend.com/npu");
+	assert_int_equal(cfg.sharing.replicas, 2);
+
+	/* Time-slicing must name one of them. */
+	write_file("version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+		   "    - name: ascend.com/npu-vir04\n      replicas: 2\n"
+		   "resources:\n- family: 310P\n  name: ascend.com/npu-310p\n");
+	assert_int_equal(ARGS(NULL, arg), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s: line 5: sharing.timeSlicing.resources[0].name: 'ascend.com/npu-vir04' is not a resource of this "
+		 "plugin (ascend.com/npu, ascend.com/npu-310p; vNPU resources are not time-sliced)",
+		 path);
+	assert_string_equal(why, want);
+
+	/* Two names that give one socket file. */
+	write_file("version: v1\nresources:\n- family: 310P\n  name: ascend.org/npu\n");
+	assert_int_equal(ARGS(NULL, arg), -EINVAL);
+	assert_string_equal(why, "resources ascend.com/npu and ascend.org/npu would share the socket ascend-npu.sock");
+}
+
 static void test_precedence(void **state)
 {
 	(void)state;
@@ -326,11 +379,10 @@ static void test_precedence(void **state)
 	assert_false(cfg.sharing.fail_requests_greater_than_one);
 	assert_string_equal(cfg.resource_name, "ascend.com/npu");
 	assert_string_equal(cfg.endpoint, "ascend-npu.sock");
-	assert_int_equal(ARGS(NULL, arg, "--resource-name=huawei.com/Ascend910"), -EOPNOTSUPP);
+	assert_int_equal(ARGS(NULL, arg, "--resource-name=huawei.com/Ascend910"), -EINVAL);
 	snprintf(want, sizeof(want),
-		 "%s: line 7: sharing.timeSlicing.resources[0].name: 'ascend.com/npu' is not the plugin's resource "
-		 "'huawei.com/Ascend910' (time-slicing applies to the resource this plugin serves; several "
-		 "resources are not implemented yet)",
+		 "%s: line 7: sharing.timeSlicing.resources[0].name: 'ascend.com/npu' is not a resource of this plugin "
+		 "(huawei.com/Ascend910; vNPU resources are not time-sliced)",
 		 path);
 	assert_string_equal(why, want);
 
@@ -344,7 +396,7 @@ static void test_precedence(void **state)
 	assert_string_equal(cfg.resource_name, "huawei.com/Ascend910.shared");
 	assert_string_equal(cfg.endpoint, "huawei-Ascend910.shared.sock");
 	assert_string_equal(cfg.cdi.kind, "huawei.com/Ascend910"); /* the chips, not the replicas */
-	assert_int_equal(ARGS(NULL, arg, "--resource-name=ascend.com/npu"), -EOPNOTSUPP);
+	assert_int_equal(ARGS(NULL, arg, "--resource-name=ascend.com/npu"), -EINVAL);
 
 	/* A shared name that is no longer valid (too long) is refused. */
 	char longname[400];
@@ -413,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_flag_apply),
+		cmocka_unit_test(test_resources),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "plugin/endpoint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/log.h"
+#include "base/parse.h"
+#include "grpc/server.h"
+#include "plugin/registrar.h"
+#include "plugin/service.h"
+
+#define REBIND_RETRY_MS 1000
+
+struct endpoint {
+	struct resource_def def;
+	char kubelet_socket[SOCKET_PATH_MAX];
+	char who[RESOURCE_NAME_MAX + 3]; /* "<name>: " in logs, or "" */
+	struct loop_timer *rebind_timer;
+	struct loop_timer *watchdog_timer;
+	struct loop_async *stream_async;
+	struct service *service;
+	struct gs_server *server;
+	struct registrar *registrar;
+	struct session session;
+	bool session_ready;
+	uint64_t seen_opened, seen_ended; /* the service's kubelet stream tags, as fed to the session */
+	struct npu_snapshot *published;   /* the view last sent, NULL before the first */
+
+	bool bind_failed;
+	bool registered_once;
+	int64_t register_started_ms;
+};
+
+/* --- the session's operations -------------------------------------------- */
+
+static void op_unbind(void *ctx)
+{
+	struct endpoint *e = ctx;
+	registrar_cancel(e->registrar);
+	service_forget_kubelet_stream(e->service);
+	/* The old server must be gone before a new one binds: stopping it
+	 * unlinks the socket path. */
+	gs_server_stop(e->server);
+	e->server = NULL;
+}
+
+static int op_bind(void *ctx)
+{
+	struct endpoint *e = ctx;
+	size_t n_methods;
+	const struct gs_method *methods = service_methods(&n_methods);
+	return gs_server_start(e->def.socket_path, methods, n_methods, e->service, &e->server);
+}
+
+static void op_register_start(void *ctx, uint64_t tag)
+{
+	struct endpoint *e = ctx;
+	e->register_started_ms = now_ms();
+	registrar_register(e->registrar, tag);
+}
+
+static void op_arm_bind_retry(void *ctx)
+{
+	struct endpoint *e = ctx;
+	loop_timer_arm(e->rebind_timer, REBIND_RETRY_MS, 0);
+}
+
+static void op_watchdog(void *ctx, bool arm)
+{
+	struct endpoint *e = ctx;
+	if (arm)
+		loop_timer_arm(e->watchdog_timer, SESSION_WATCHDOG_MS, 0);
+	else
+		loop_timer_disarm(e->watchdog_timer);
+}
+
+/* One debug line per event, and the lines an operator needs at info level.
+ * The directory's and the kubelet's events concern every resource alike:
+ * the daemon says those once. */
+static void op_transition(void *ctx, enum session_state from, enum session_event ev, enum session_state to,
+			  bool handled, int error)
+{
+	struct endpoint *e = ctx;
+
+	log_debug("%ssession: %s + %s -> %s%s", e->who, session_state_name(from), session_event_name(ev),
+		  session_state_name(to), handled ? "" : " (ignored)");
+	if (!handled)
+		return;
+	switch (ev) {
+	case SESSION_EV_SOCKET_DELETED:
+		log_info("%s was removed; serving anew", e->def.socket_path);
+		break;
+	case SESSION_EV_STREAM_ENDED:
+		log_info("%sthe kubelet's ListAndWatch stream ended; serving anew and registering again", e->who);
+		break;
+	case SESSION_EV_WATCHDOG:
+		log_warn("%sthe kubelet accepted the registration but opened no ListAndWatch stream within %dms; "
+			 "registering again",
+			 e->who, SESSION_WATCHDOG_MS);
+		break;
+	case SESSION_EV_REGISTERED: {
+		long long took = (long long)(now_ms() - e->register_started_ms);
+		if (!e->registered_once)
+			log_info("registered %s with the kubelet (endpoint %s)", e->def.name, e->def.endpoint);
+		else
+			log_info("%sregistered again with the kubelet in %lldms", e->who, took);
+		e->registered_once = true;
+		break;
+	}
+	default:
+		break;
+	}
+	/* A failed bind at start is the caller's to report; later ones are
+	 * retried, and said once. */
+	if (error < 0 && ev != SESSION_EV_START) {
+		if (!e->bind_failed)
+			log_error("cannot serve on %s: %s; retrying every %dms", e->def.socket_path, strerror(-error),
+				  REBIND_RETRY_MS);
+		e->bind_failed = true;
+	} else if (session_serving(to) && e->bind_failed) {
+		log_info("serving on %s", e->def.socket_path);
+		e->bind_failed = false;
+	}
+	if (to == SESSION_REGISTERING && from != SESSION_REGISTERING)
+		log_debug("serving on %s; registering", e->def.socket_path);
+}
+
+static const struct session_ops session_ops = {
+	.unbind = op_unbind,
+	.bind = op_bind,
+	.register_start = op_register_start,
+	.arm_bind_retry = op_arm_bind_retry,
+	.watchdog = op_watchdog,
+	.transition = op_transition,
+};
+
+static void on_rebind_timer(void *ctx)
+{
+	struct endpoint *e = ctx;
+	session_handle(&e->session, SESSION_EV_BIND_RETRY, NULL);
+}
+
+static void on_watchdog_timer(void *ctx)
+{
+	struct endpoint *e = ctx;
+	session_handle(&e->session, SESSION_EV_WATCHDOG, NULL);
+}
+
+/* Which kubelet.sock is there now (all zero when none). */
+static struct session_kubelet kubelet_now(const struct endpoint *e)
+{
+	struct stat st;
+	if (stat(e->kubelet_socket, &st) < 0)
+		return (struct session_kubelet){ 0 };
+	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
+}
+
+/* --- the registrar's and the service's reports ------------------------------ */
+
+static void on_register_attempt(void *ctx, uint64_t tag)
+{
+	struct endpoint *e = ctx;
+	session_attempting(&e->session, kubelet_now(e));
+	service_register_started(e->service, tag);
+}
+
+static void on_registered(void *ctx, uint64_t tag, unsigned failures)
+{
+	struct endpoint *e = ctx;
+	service_register_ended(e->service, tag, true);
+	if (failures && !e->registered_once)
+		log_debug("%sthe kubelet accepted the registration after %u failed attempts", e->who, failures);
+	session_handle(&e->session, SESSION_EV_REGISTERED, &(struct session_event_data){ .tag = tag });
+}
+
+static void on_register_failed(void *ctx, uint64_t tag, const char *why, unsigned failures)
+{
+	struct endpoint *e = ctx;
+	service_register_ended(e->service, tag, false);
+	/* While the kubelet restarts, a failed attempt or two is expected. */
+	if (failures == 1 && !e->registered_once)
+		log_warn("%sregistration with the kubelet failed (%s); retrying with backoff", e->who, why);
+	else if (failures == 1)
+		log_info("%sthe kubelet does not answer yet (%s); retrying with backoff", e->who, why);
+	else
+		log_debug("%sregistration attempt %u failed (%s)", e->who, failures, why);
+}
+
+static void on_kubelet_stream(void *ctx)
+{
+	struct endpoint *e = ctx;
+	uint64_t opened, ended;
+	service_kubelet_stream(e->service, &opened, &ended);
+	if (opened != e->seen_opened) {
+		e->seen_opened = opened;
+		session_handle(&e->session, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = opened });
+	}
+	if (ended != e->seen_ended) {
+		e->seen_ended = ended;
+		session_handle(&e->session, SESSION_EV_STREAM_ENDED, &(struct session_event_data){ .tag = ended });
+	}
+}
+
+/* --- lifecycle ------------------------------------------------------------ */
+
+int endpoint_new(const struct endpoint_options *o, struct endpoint **ret_endpoint, char *why, size_t why_size)
+{
+	struct endpoint *e = calloc(1, sizeof(*e));
+	int r;
+	if (!e) {
+		snprintf(why, why_size, "out of memory");
+		return -ENOMEM;
+	}
+	e->def = *o->def;
+	session_init(&e->session, &session_ops, e);
+	e->session_ready = true;
+	if (o->name_in_logs)
+		(void)str_printf(e->who, sizeof(e->who), "%s: ", e->def.name); /* fits */
+	if ((r = str_copy(e->kubelet_socket, sizeof(e->kubelet_socket), o->kubelet_socket)) < 0) {
+		snprintf(why, why_size, "socket path too long");
+		goto fail;
+	}
+	if ((r = loop_timer_new(o->loop, on_rebind_timer, e, &e->rebind_timer)) < 0 ||
+	    (r = loop_timer_new(o->loop, on_watchdog_timer, e, &e->watchdog_timer)) < 0 ||
+	    (r = loop_async_new(o->loop, on_kubelet_stream, e, &e->stream_async)) < 0) {
+		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
+		goto fail;
+	}
+	struct service_options svc = { .allocate = o->allocate, .kubelet_stream_changed = e->stream_async };
+	svc.allocate.sharing = e->def.sharing;
+	if ((r = service_new(&svc, &e->service)) < 0) {
+		snprintf(why, why_size, "cannot create the service: %s", strerror(-r));
+		goto fail;
+	}
+	const struct registrar_options reg = {
+		.loop = o->loop,
+		.kubelet_socket = e->kubelet_socket,
+		.endpoint = e->def.endpoint,
+		.resource_name = e->def.name,
+		.preferred_allocation = true, /* served by plugin/preferred.c */
+		.attempting = on_register_attempt,
+		.registered = on_registered,
+		.failed = on_register_failed,
+		.ctx = e,
+	};
+	if ((r = registrar_new(&reg, &e->registrar)) < 0) {
+		snprintf(why, why_size, "cannot start the registrar (gRPC client thread): %s", strerror(-r));
+		goto fail;
+	}
+	*ret_endpoint = e;
+	return 0;
+fail:
+	endpoint_free(e);
+	return r;
+}
+
+void endpoint_free(struct endpoint *e)
+{
+	if (!e)
+		return;
+	if (e->session_ready)
+		session_handle(&e->session, SESSION_EV_STOP, NULL);
+	registrar_free(e->registrar);
+	gs_server_stop(e->server);
+	service_free(e->service);
+	npu_snapshot_unref(e->published);
+	loop_async_free(e->stream_async);
+	loop_timer_free(e->watchdog_timer);
+	loop_timer_free(e->rebind_timer);
+	free(e);
+}
+
+int endpoint_start(struct endpoint *e)
+{
+	return session_handle(&e->session, SESSION_EV_START, NULL);
+}
+
+int endpoint_publish(struct endpoint *e, struct npu_snapshot *view)
+{
+	if (e->published && npu_snapshot_same(e->published, view))
+		return 0;
+	int r = service_publish(e->service, view);
+	if (r < 0)
+		return r;
+	npu_snapshot_unref(e->published);
+	e->published = npu_snapshot_ref(view);
+	return 0;
+}
+
+void endpoint_handle(struct endpoint *e, enum session_event event, const struct session_event_data *data)
+{
+	session_handle(&e->session, event, data);
+}
+
+void endpoint_socket_deleted(struct endpoint *e)
+{
+	session_handle(&e->session, SESSION_EV_SOCKET_DELETED, NULL);
+}
+
+const struct resource_def *endpoint_def(const struct endpoint *e)
+{
+	return &e->def;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The resources one plugin process advertises, each with its own socket and
+ * registration, and which devices of a snapshot each one lists:
+ *
+ *   the default resource (--resource-name, "ascend.com/npu")
+ *       whole chips of every family that has no name of its own;
+ *   per-family names (the config file's resources:, e.g. 310P chips as
+ *   "ascend.com/npu-310p")
+ *       whole chips of those families only;
+ *   one resource per vNPU template, "<default>-<template>" with '_' written
+ *   '-' ("ascend.com/npu-vir04-3c")
+ *       the vNPUs made from that template.
+ *
+ * A chip that carries vNPUs is handed out through them, never whole. Chip
+ * resources may be time-sliced (plugin/replica.h), each with its own
+ * replicas; with renameByDefault a shared one is advertised as
+ * "<name>.shared". The set is bounded: a node has few families and few
+ * templates. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/parse.h"
+#include "npu/inventory.h"
+#include "plugin/replica.h"
+
+#define RESOURCES_MAX 24
+#define RESOURCE_NAME_MAX 320
+#define RESOURCE_ENDPOINT_MAX 128
+
+enum resource_kind {
+	RESOURCE_CHIPS,
+	RESOURCE_VNPUS,
+};
+
+struct resource_def {
+	char name[RESOURCE_NAME_MAX];          /* as advertised, ".shared" included */
+	char endpoint[RESOURCE_ENDPOINT_MAX];  /* socket file name: "ascend-npu.sock" */
+	char socket_path[SOCKET_PATH_MAX];     /* <socket_dir>/<endpoint> */
+	enum resource_kind kind;
+	bool is_default;                       /* chips of the families no other resource names */
+	uint32_t families;                     /* named chips: 1u << enum npu_family for each */
+	char vnpu_template[NPU_VNPU_TEMPLATE_MAX]; /* RESOURCE_VNPUS: e.g. "vir04_3c" */
+	struct replica_options sharing;
+};
+
+struct resource_set {
+	struct resource_def defs[RESOURCES_MAX];
+	size_t count;
+};
+
+/* Fills the name, endpoint and socket path of def: "ascend.com/npu" in dir
+ * "/var/lib/kubelet/device-plugins" serves on ".../ascend-npu.sock". The name
+ * must be a valid extended resource name. -ENAMETOOLONG when the endpoint or
+ * socket path does not fit. */
+int resource_def_name(struct resource_def *def, const char *name, const char *socket_dir);
+
+/* The resource name of a vNPU template, "<base>-<template>" with '_' as
+ * '-': "ascend.com/npu" + "vir04_3c" is "ascend.com/npu-vir04-3c". -EINVAL
+ * when the template is not [a-z0-9_]+ or the name is not a valid extended
+ * resource name (too long), with the reason in why. */
+int resource_vnpu_name(const char *base, const char *template_name, char *buf, size_t size, char *why,
+		       size_t why_size);
+
+/* The index of the resource called name, or -ENOENT. */
+int resource_set_find(const struct resource_set *set, const char *name);
+
+/* Whether a and b are one resource served alike (name, socket, devices
+ * listed, time-slicing). */
+bool resource_def_same(const struct resource_def *a, const struct resource_def *b);
+
+/* Whether set lists device (whatever its health) under def. */
+bool resource_lists(const struct resource_set *set, const struct resource_def *def, const struct npu_device *device);
+
+/* A new snapshot with the devices of snapshot that def lists, in order;
+ * with def NULL, those that any resource of set lists. */
+int resource_view(const struct resource_set *set, const struct resource_def *def,
+		  const struct npu_snapshot *snapshot, struct npu_snapshot **ret_view);
