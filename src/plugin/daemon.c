@@ -145,13 +145,13 @@ static void report_status(struct daemon *d, const struct inventory_status *st)
 
 /* The NUMA node of each chip, and why the first unknown one is unknown:
  * what the kubelet's topology manager will align pods with. */
-static void report_numa(const struct npu_snapshot *snap)
+static void report_numa(const struct npu_snapshot *snap, size_t chips)
 {
 	char nodes[1024], why[256] = "";
 	struct strbuf sb;
 	strbuf_init(&sb, nodes, sizeof(nodes), ",...");
 	size_t known = 0;
-	for (size_t i = 0; i < snap->count; i++) {
+	for (size_t i = 0; i < chips; i++) {
 		const struct npu_device *dev = &snap->devices[i];
 		if (dev->has_numa) {
 			known++;
@@ -166,7 +166,7 @@ static void report_numa(const struct npu_snapshot *snap)
 	}
 	if (known == 0)
 		log_info("NUMA node unknown for every chip, none advertised (%s)", why);
-	else if (known < snap->count)
+	else if (known < chips)
 		log_info("NUMA node of each chip: %s (%s)", nodes, why);
 	else
 		log_info("NUMA node of each chip: %s", nodes);
@@ -179,21 +179,37 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 	for (size_t i = 0; same_ids && i < snap->count; i++)
 		same_ids = strcmp(old->devices[i].id, snap->devices[i].id) == 0;
 
+	size_t chips = 0;
+	while (chips < snap->count && snap->devices[chips].kind == NPU_DEVICE_CHIP)
+		chips++;
 	if (!same_ids) {
-		if (snap->count == 0) {
+		if (chips == 0) {
 			log_warn("no NPU chips found; advertising 0 devices and retrying every %lldms",
 				 (long long)d->config.health_interval_ms);
 		} else {
 			char ids[1024];
 			struct strbuf sb;
 			strbuf_init(&sb, ids, sizeof(ids), ",...");
-			for (size_t i = 0; i < snap->count; i++)
+			for (size_t i = 0; i < chips; i++)
 				if (strbuf_printf(&sb, "%s%s", i ? "," : "", snap->devices[i].id) < 0)
 					break;
 			const struct npu_chip *chip = &snap->devices[0].chip;
-			log_info("found %zu NPU chips (%s%s, family %s): %s", snap->count, chip->name[0] ? "chip " : "",
+			log_info("found %zu NPU chips (%s%s, family %s): %s", chips, chip->name[0] ? "chip " : "",
 				 chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family), ids);
-			report_numa(snap);
+			report_numa(snap, chips);
+		}
+		if (chips < snap->count) {
+			char vnpus[1024];
+			struct strbuf sb;
+			strbuf_init(&sb, vnpus, sizeof(vnpus), ",...");
+			for (size_t i = chips; i < snap->count; i++) {
+				const struct npu_device *v = &snap->devices[i];
+				if (strbuf_printf(&sb, "%s%s (%s of npu-%u)", i > chips ? ", " : "", v->id,
+						  v->vnpu.template_name[0] ? v->vnpu.template_name : "template unknown",
+						  v->chip.phy_id) < 0)
+					break;
+			}
+			log_info("found %zu vNPUs: %s", snap->count - chips, vnpus);
 		}
 	}
 	for (size_t i = 0; i < snap->count; i++) {
@@ -219,14 +235,21 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
  * or driver path appeared or went; never health alone, which is not in it) or the file is gone. With no chips
  * there is no valid spec: the file is removed. A failed write is retried at
  * the next refresh. */
-static void cdi_sync(struct daemon *d, const struct npu_snapshot *snap)
+static void cdi_sync(struct daemon *d, const struct npu_snapshot *all)
 {
 	const struct config *c = &d->config;
+	struct npu_snapshot *snap = NULL;
 	char *json = NULL;
 	int r;
 
 	if (!d->cdi_active)
 		return;
+	/* What some resource lists: not a chip handed out as vNPUs, nor a vNPU
+	 * without a resource. */
+	if (resource_view(&d->resources, NULL, all, &snap) < 0) {
+		log_error("cannot build the CDI spec: out of memory");
+		return;
+	}
 	if (snap->count == 0) {
 		r = cdi_spec_remove(c->cdi_dir, c->cdi.file_name);
 		if (r < 0 && r != d->cdi_error)
@@ -238,16 +261,16 @@ static void cdi_sync(struct daemon *d, const struct npu_snapshot *snap)
 			free(d->cdi_written);
 			d->cdi_written = NULL;
 		}
-		return;
+		goto out;
 	}
 	r = cdi_spec_render(&c->cdi, snap, &d->paths, &json);
 	if (r < 0) {
 		log_error("cannot build the CDI spec: %s", strerror(-r));
-		return;
+		goto out;
 	}
 	if (d->cdi_written && strcmp(json, d->cdi_written) == 0 && path_exists(d->cdi_path)) {
 		free(json);
-		return;
+		goto out;
 	}
 	r = cdi_spec_write(c->cdi_dir, c->cdi.file_name, json);
 	if (r < 0) {
@@ -256,18 +279,21 @@ static void cdi_sync(struct daemon *d, const struct npu_snapshot *snap)
 				  (long long)c->health_interval_ms);
 		d->cdi_error = r;
 		free(json);
-		return;
+		goto out;
 	}
 	char names[1024];
 	struct strbuf sb;
 	strbuf_init(&sb, names, sizeof(names), ",...");
 	for (size_t i = 0; i < snap->count; i++)
-		if (strbuf_printf(&sb, "%s%u", i ? "," : "", snap->devices[i].chip.phy_id) < 0)
+		if (strbuf_printf(&sb, "%s%s%u", i ? "," : "", snap->devices[i].kind == NPU_DEVICE_VNPU ? "vnpu-" : "",
+				  npu_device_number(&snap->devices[i])) < 0)
 			break;
 	log_info("wrote the CDI spec %s: kind %s, %zu devices %s", d->cdi_path, c->cdi.kind, snap->count, names);
 	d->cdi_error = 0;
 	free(d->cdi_written);
 	d->cdi_written = json;
+out:
+	npu_snapshot_unref(snap);
 }
 
 /* Starts keeping the spec, once the daemon serves on its socket. */

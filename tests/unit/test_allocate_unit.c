@@ -124,6 +124,9 @@ static void test_310b_nodes_and_docker_manager(void **state)
 
 /* --- device-list strategies ------------------------------------------------ */
 
+/* Whether allocate_with asks for vNPUs 132 and 100 (of chips 2 and 0) instead. */
+static bool use_vnpus;
+
 /* One container asking for npu-2 and npu-0 (the answer sorts them). */
 static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1beta1__AllocateResponse **ret_resp)
 {
@@ -134,16 +137,25 @@ static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1
 	struct npu_snapshot *snap = npu_snapshot_new(3);
 	assert_non_null(snap);
 	for (uint32_t i = 0; i < 3; i++) {
-		snprintf(snap->devices[i].id, sizeof(snap->devices[i].id), "npu-%u", i);
-		snap->devices[i].chip.phy_id = i;
-		snap->devices[i].chip.family = NPU_FAMILY_910B;
-		snap->devices[i].healthy = true;
+		struct npu_device *d = &snap->devices[i];
+		d->chip.phy_id = i;
+		d->chip.family = NPU_FAMILY_910B;
+		d->healthy = true;
+		if (use_vnpus) {
+			d->kind = NPU_DEVICE_VNPU;
+			d->vnpu = (struct npu_vnpu){ .id = 100 + 16 * i, .phy_id = i, .template_name = "vir04" };
+			snprintf(d->id, sizeof(d->id), "vnpu-%u", d->vnpu.id);
+		} else {
+			snprintf(d->id, sizeof(d->id), "npu-%u", i);
+		}
 	}
 	snap->healthy = 3;
 
 	V1beta1__ContainerAllocateRequest container;
 	v1beta1__container_allocate_request__init(&container);
-	char id2[] = "npu-2", id0[] = "npu-0";
+	char id2[16], id0[16];
+	snprintf(id2, sizeof(id2), "%s", use_vnpus ? "vnpu-132" : "npu-2");
+	snprintf(id0, sizeof(id0), "%s", use_vnpus ? "vnpu-100" : "npu-0");
 	char *ids[] = { id2, id0 };
 	container.n_devices_ids = 2;
 	container.devices_ids = ids;
@@ -275,6 +287,42 @@ static void test_strategy_cdi(void **state)
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 }
 
+/* vNPUs: /dev/vdavinci<id> seen as /dev/davinci<id>, their ids visible,
+ * VIRTUAL for the Ascend Docker Runtime, CDI names vnpu-<id>. */
+static void test_vnpus(void **state)
+{
+	(void)state;
+	touch("vdavinci100");
+	touch("vdavinci132");
+	use_vnpus = true;
+	V1beta1__AllocateResponse *resp;
+	const V1beta1__ContainerAllocateResponse *c = allocate_with(ALLOCATE_STRATEGY_NATIVE, &resp);
+	const V1beta1__DeviceSpec *spec = find_spec(c, "/dev/davinci100");
+	assert_non_null(spec);
+	assert_string_equal(spec->host_path, "/dev/vdavinci100");
+	assert_string_equal(find_spec(c, "/dev/davinci132")->host_path, "/dev/vdavinci132");
+	assert_non_null(find_spec(c, "/dev/davinci_manager"));
+	assert_int_equal(c->n_envs, 1);
+	assert_string_equal(c->envs[0]->value, "100,132");
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+
+	c = allocate_with(ALLOCATE_STRATEGY_ASCEND_RUNTIME, &resp);
+	assert_int_equal(c->n_devices, 0);
+	assert_int_equal(c->n_envs, 2);
+	assert_string_equal(c->envs[0]->key, "ASCEND_VISIBLE_DEVICES");
+	assert_string_equal(c->envs[0]->value, "100,132");
+	assert_string_equal(c->envs[1]->key, "ASCEND_RUNTIME_OPTIONS");
+	assert_string_equal(c->envs[1]->value, "VIRTUAL");
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+
+	c = allocate_with(ALLOCATE_STRATEGY_CDI, &resp);
+	assert_int_equal(c->n_cdi_devices, 2);
+	assert_string_equal(c->cdi_devices[0]->name, "ascend.com/npu=vnpu-100");
+	assert_string_equal(c->annotations[0]->value, "ascend.com/npu=vnpu-100,ascend.com/npu=vnpu-132");
+	v1beta1__allocate_response__free_unpacked(resp, NULL);
+	use_vnpus = false;
+}
+
 /* A list answers with the union of its strategies' answers, the shared
  * variable once. */
 static void test_strategy_union(void **state)
@@ -334,6 +382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strategy_native, strategies_setup, strategies_teardown),
 		cmocka_unit_test_setup_teardown(test_strategy_ascend_runtime, strategies_setup, strategies_teardown),
 		cmocka_unit_test_setup_teardown(test_strategy_cdi, strategies_setup, strategies_teardown),
+		cmocka_unit_test_setup_teardown(test_vnpus, strategies_setup, strategies_teardown),
 		cmocka_unit_test_setup_teardown(test_strategy_union, strategies_setup, strategies_teardown),
 		cmocka_unit_test(test_strategies_parse_and_format),
 	};

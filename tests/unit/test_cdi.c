@@ -267,6 +267,21 @@ static void test_spec_content(void **state)
 	assert_null(strstr(text, "\\/")); /* paths are written plainly */
 	json_object_put(spec);
 
+	/* A vNPU: named vnpu-<id>, its host node vdavinci<id> seen as davinci<id>. */
+	dev_link(f, "vdavinci132", "/dev/urandom");
+	struct npu_snapshot *vsnap = snapshot(1, (const uint32_t[]){ 2 }, NPU_FAMILY_910B);
+	vsnap->devices[0].kind = NPU_DEVICE_VNPU;
+	vsnap->devices[0].vnpu = (struct npu_vnpu){ .id = 132, .phy_id = 2, .template_name = "vir04" };
+	char *vtext;
+	json_object *vspec = render(f, vsnap, &vtext);
+	json_object *vdevice = json_object_array_get_idx(get(vspec, "devices"), 0);
+	assert_string_equal(get_string(vdevice, "name"), "vnpu-132");
+	expect_char_node(json_object_array_get_idx(get(get(vdevice, "containerEdits"), "deviceNodes"), 0),
+			 "/dev/davinci132", "/dev/vdavinci132", "/dev/urandom");
+	json_object_put(vspec);
+	free(vtext);
+	npu_snapshot_unref(vsnap);
+
 	/* Health changes nothing in the text: the daemon does not rewrite it. */
 	snap->devices[1].healthy = false;
 	snap->devices[1].fault = NPU_FAULT_HEALTH_LEVEL;

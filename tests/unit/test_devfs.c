@@ -101,6 +101,28 @@ static void test_scan_picks_chips_sorted(void **state)
 	}
 }
 
+static void test_scan_vnpus(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const names[] = { "vdavinci116", "vdavinci100", "vdavinci99", "vdavinci0100",
+					     "davinci101",  "vdavinci",    "vdavinci1x", "vdavinci148" };
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		touch(f->dir, names[i]);
+
+	struct npu_vnpu vnpus[8];
+	size_t count = 99;
+	assert_int_equal(devfs_scan_vnpus(f->dir, vnpus, 8, &count), 0);
+	/* Below 100 is no vNPU number; a leading zero no name the driver makes. */
+	assert_int_equal(count, 3);
+	static const uint32_t ids[] = { 100, 116, 148 }, phys[] = { 0, 1, 3 };
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(vnpus[i].id, ids[i]);
+		assert_int_equal(vnpus[i].phy_id, phys[i]);
+		assert_string_equal(vnpus[i].template_name, "");
+	}
+	assert_int_equal(devfs_scan_vnpus(f->dir, vnpus, 2, &count), -E2BIG);
+}
+
 static void test_scan_largest_phy(void **state)
 {
 	struct fixture *f = *state;
@@ -173,6 +195,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_scan_picks_chips_sorted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_largest_phy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_vnpus, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_empty_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_missing_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_not_a_directory, setup, teardown),

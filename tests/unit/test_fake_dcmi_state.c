@@ -438,6 +438,45 @@ static void test_diagnostics_are_capped(void **unused)
 	assert_int_equal(state.chip_count, 1);
 }
 
+static void test_vnpus(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=0\nchip phy=1\n"
+				    "vnpu id=100 phy=0 template=vir04_3c\n"
+				    "vnpu template=vir02 phy=1 id=117\n"),
+			 0);
+	assert_int_equal(diags.count, 0);
+	assert_int_equal(state.vnpu_count, 2);
+	assert_int_equal(state.vnpus[0].id, 100);
+	assert_int_equal(state.vnpus[0].phy, 0);
+	assert_string_equal(state.vnpus[0].template_name, "vir04_3c");
+	assert_int_equal(state.vnpus[1].id, 117);
+	assert_string_equal(state.vnpus[1].template_name, "vir02");
+
+	static const struct {
+		const char *line;
+		const char *diag;
+	} bad[] = {
+		{ "vnpu id=100 phy=0", "needs id=, phy= and template=" },
+		{ "vnpu id=100 phy=2 template=vir02", "no chip phy=2 on an earlier line" },
+		{ "vnpu id=116 phy=0 template=vir02", "ids of chip 0 are 100-115" },
+		{ "vnpu id=100 phy=0 template=vir02 size=4", "unknown key 'size'" },
+		{ "vnpu id=100 id=101 phy=0 template=vir02", "duplicate key 'id'" },
+		{ "vnpu id=x phy=0 template=vir02", "bad value 'x' for 'id'" },
+		{ "vnpu id=100 phy=0 template=vir0123456789abcdef", "bad value" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), "chip phy=0\n%s\n", bad[i].line);
+		assert_int_equal(parse_text(text), 0);
+		assert_one_diag(2, bad[i].diag);
+		assert_int_equal(state.vnpu_count, 0);
+	}
+	assert_int_equal(parse_text("chip phy=0\nvnpu id=100 phy=0 template=a\nvnpu id=100 phy=0 template=b\n"), 0);
+	assert_one_diag(3, "vnpu 100 already defined");
+	assert_int_equal(state.vnpu_count, 1);
+}
+
 static void test_lookups(void **unused)
 {
 	(void)unused;
@@ -497,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_driver_and_subscribe),
 		cmocka_unit_test(test_diagnostics_are_capped),
 		cmocka_unit_test(test_lookups),
+		cmocka_unit_test(test_vnpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,84 @@ static void test_dcmi_health_mapping(void **state)
 	remove_tree(&t);
 }
 
+/* vNPUs: from DCMI with their template, from their node without; the chip
+ * they come from counts them; their health is their chip's and their node's. */
+static void test_vnpus(void **state)
+{
+	(void)state;
+	struct tree t;
+	make_tree(&t);
+	put(t.state, "chip phy=0 card=0 name=310P3 health=0\n"
+		     "chip phy=1 card=1 name=310P3 health=2\n"
+		     "chip phy=2 card=2 name=310P3 health=0\n"
+		     "vnpu id=100 phy=0 template=vir04_3c\n"
+		     "vnpu id=101 phy=0 template=vir02\n"
+		     "vnpu id=116 phy=1 template=vir02\n");
+	setenv("ASCEND_FAKE_DCMI_STATE", t.state, 1);
+	install_library(&t);
+	static const char *const nodes[] = { "davinci0", "davinci1", "davinci2", "davinci_manager",
+					     "vdavinci100", "vdavinci116", "vdavinci132" };
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		dev_node(&t, nodes[i]);
+
+	struct inventory *inv;
+	const struct inventory_options o = {
+		.backend = NPU_BACKEND_DCMI,
+		.dcmi = { .explicit_path = t.lib, .host_root = "/", .driver_path = "/none" },
+		.dev_dir = t.dev,
+	};
+	assert_int_equal(inventory_new(&o, &inv), 0);
+	bool changed = false;
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	struct npu_snapshot *s = inventory_snapshot(inv);
+	/* The chips by phy, then the vNPUs by id. */
+	assert_int_equal(s->count, 7);
+	static const char *const ids[] = { "npu-0", "npu-1", "npu-2", "vnpu-100", "vnpu-101", "vnpu-116", "vnpu-132" };
+	for (size_t i = 0; i < 7; i++)
+		assert_string_equal(s->devices[i].id, ids[i]);
+	assert_int_equal(find(s, "npu-0")->vnpu_count, 2);
+	assert_int_equal(find(s, "npu-1")->vnpu_count, 1);
+	assert_int_equal(find(s, "npu-2")->vnpu_count, 1);
+
+	const struct npu_device *v = find(s, "vnpu-100");
+	assert_int_equal(v->kind, NPU_DEVICE_VNPU);
+	assert_int_equal(v->vnpu.id, 100);
+	assert_int_equal(v->chip.phy_id, 0);
+	assert_string_equal(v->vnpu.template_name, "vir04_3c");
+	assert_true(v->healthy);
+	assert_int_equal(npu_device_number(v), 100);
+	/* DCMI lists it, its node is missing. */
+	v = find(s, "vnpu-101");
+	assert_false(v->healthy);
+	assert_int_equal(v->fault, NPU_FAULT_NODE_MISSING);
+	char why[128];
+	npu_device_describe(v, why, sizeof(why));
+	assert_string_equal(why, "device node vdavinci101 missing");
+	/* Its chip is major-faulty. */
+	v = find(s, "vnpu-116");
+	assert_false(v->healthy);
+	assert_int_equal(v->fault, NPU_FAULT_HEALTH_LEVEL);
+	/* Only its node: no template. */
+	v = find(s, "vnpu-132");
+	assert_true(v->healthy);
+	assert_string_equal(v->vnpu.template_name, "");
+	assert_int_equal(v->chip.phy_id, 2);
+	npu_snapshot_unref(s);
+
+	/* DCMI forgets vnpu-100 but its node stays: the template read before is kept. */
+	put(t.state, "chip phy=0 card=0 name=310P3 health=0\n"
+		     "chip phy=1 card=1 name=310P3 health=2\n"
+		     "chip phy=2 card=2 name=310P3 health=0\n");
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	s = inventory_snapshot(inv);
+	assert_string_equal(find(s, "vnpu-100")->vnpu.template_name, "vir04_3c");
+	assert_null(npu_snapshot_find(s, "vnpu-101"));
+	npu_snapshot_unref(s);
+
+	inventory_free(inv);
+	remove_tree(&t);
+}
+
 static void test_devfs_health_is_node_presence(void **state)
 {
 	(void)state;
@@ -318,6 +396,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dcmi_health_mapping),
+		cmocka_unit_test(test_vnpus),
 		cmocka_unit_test(test_devfs_health_is_node_presence),
 		cmocka_unit_test(test_dcmi_mode_without_library),
 		cmocka_unit_test(test_unreadable_dev_dir_is_not_a_missing_manager),

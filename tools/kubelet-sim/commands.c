@@ -362,6 +362,25 @@ static void cmd_options(struct sim *sim, char **args)
 	sim_plugin_unref(plugin);
 }
 
+/* `use RESOURCE`: the followed resource the next commands act on. */
+static void cmd_use(struct sim *sim, char **args)
+{
+	struct sim_resource *res;
+	pthread_mutex_lock(&sim->lock);
+	int r = sim_resource_get(sim, args[0], false, &res);
+	if (r == 0)
+		sim->current = res;
+	pthread_mutex_unlock(&sim->lock);
+	if (r < 0) {
+		out_error("use: resource %s has not registered", args[0]);
+		return;
+	}
+	struct out_line line;
+	out_start(&line, "use");
+	out_kv(&line, "resource", args[0]);
+	out_emit(&line);
+}
+
 static void cmd_list(struct sim *sim, char **args)
 {
 	(void)args;
@@ -529,6 +548,7 @@ static const struct command commands[] = {
 	{ "release", 1, 1, "release ID[,ID...] | release all", cmd_release },
 	{ "options", 0, 0, "options", cmd_options },
 	{ "list", 0, 0, "list", cmd_list },
+	{ "use", 1, 1, "use RESOURCE", cmd_use },
 	{ "restart", 0, 0, "restart", cmd_restart },
 	{ "end-stream", 0, 0, "end-stream", cmd_end_stream },
 	{ "run", 1, 1, "run FILE.yaml", cmd_run },

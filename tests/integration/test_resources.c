@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Several resources from one plugin process, through the real daemon,
+ * kubelet-sim and the DCMI simulator: per-family names on a mixed
+ * 910B/310P node (each registered, each re-registered after a kubelet
+ * restart, health reaching only the stream that lists the chip), vNPUs
+ * (one resource per template, the chip they come from withheld, their
+ * Allocate answer, health, appearing at run time, known only by their node)
+ * and SIGHUP re-reading the --config file (valid and invalid). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness/harness.h"
+
+static void write_config(struct node *node, const char *text)
+{
+	char path[160], tmp[170];
+	snprintf(path, sizeof(path), "%s/config.yaml", node->root);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+/* Starts kubelet-sim and the plugin with the node's config.yaml. */
+static struct proc *start(struct node *node, const char *const extra[])
+{
+	char flag[200];
+	snprintf(flag, sizeof(flag), "--config=%s/config.yaml", node->root);
+	const char *flags[8] = { flag };
+	for (size_t i = 0; extra && extra[i] && i < 6; i++)
+		flags[i + 1] = extra[i];
+	struct proc *k = node_start_kubelet(node);
+	node_start_plugin(node, flags);
+	return k;
+}
+
+/* Reads kubelet-sim's lines until each of want (up to 8) has been in one,
+ * in any order: the resources register and publish concurrently. */
+static void expect_all(struct proc *k, const char *const want[])
+{
+	bool seen[8] = { false };
+	size_t n = 0, left;
+	while (want[n] && n < 8)
+		n++;
+	for (left = n; left > 0;) {
+		const char *line = proc_expect(k, "", WAIT_MS);
+		if (!line)
+			fail_msg("%zu expected lines never came, the first: '%s'", left, want[0]);
+		for (size_t i = 0; i < n; i++) {
+			if (!seen[i] && strstr(line, want[i])) {
+				seen[i] = true;
+				left--;
+			}
+		}
+	}
+}
+
+/* 4 910B3 chips (phy 0-3) and a 310P card of 2 chips (phy 4, 5). */
+static const char mixed_state[] = "driver 24.1.rc1\n"
+				  "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0\n"
+				  "chip phy=1 card=1 device=0 logic=1 name=910B3 health=0\n"
+				  "chip phy=2 card=2 device=0 logic=2 name=910B3 health=0\n"
+				  "chip phy=3 card=3 device=0 logic=3 name=910B3 health=0\n"
+				  "chip phy=4 card=4 device=0 logic=4 name=310P3 health=0\n"
+				  "chip phy=5 card=4 device=1 logic=5 name=310P3 health=%u\n";
+
+static void test_per_family_names(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	write_config(node, "version: v1\n"
+			   "sharing:\n"
+			   "  timeSlicing:\n"
+			   "    resources:\n"
+			   "    - name: ascend.com/npu-310p\n"
+			   "      replicas: 2\n"
+			   "resources:\n"
+			   "- family: 310P\n"
+			   "  name: ascend.com/npu-310p\n");
+	struct proc *k = start(node, NULL);
+	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu ",
+					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
+					     "register resource=ascend.com/npu-310p endpoint=ascend-npu-310p.sock",
+					     "devices resource=ascend.com/npu-310p capacity=4 allocatable=4 unhealthy=-", NULL });
+
+	/* The 310P resource's devices are its chips' replicas, and only them. */
+	proc_send(k, "use ascend.com/npu-310p");
+	assert_non_null(proc_expect(k, "use resource=ascend.com/npu-310p", WAIT_MS));
+	proc_send(k, "list");
+	assert_non_null(proc_expect(k, "device id=npu-4::0 health=Healthy", WAIT_MS));
+	assert_non_null(proc_expect(k, "device id=npu-5::1 health=Healthy", WAIT_MS));
+	const char *line = proc_expect(k, "list end", WAIT_MS);
+	assert_non_null(line);
+	proc_send(k, "allocate 1");
+	assert_non_null(proc_expect(k, "allocate ok ids=npu-4::0", WAIT_MS));
+	assert_non_null(proc_expect(k, "allocate env name=ASCEND_VISIBLE_DEVICES value=4", WAIT_MS));
+
+	/* A 310P chip fails: only its resource hears of it. */
+	node_write_state(node, mixed_state, 2);
+	assert_non_null(proc_expect(
+		k, "devices resource=ascend.com/npu-310p capacity=4 allocatable=2 unhealthy=npu-5::0,npu-5::1", WAIT_MS));
+	assert_false(proc_sees_within(k, "devices resource=ascend.com/npu ", 300));
+
+	/* A kubelet restart: both register again. */
+	proc_send(k, "restart");
+	assert_non_null(proc_expect(k, "kubelet restarted", WAIT_MS));
+	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu ", "register resource=ascend.com/npu-310p ",
+					     NULL });
+	assert_non_null(proc_expect_err(node->plugin, "ascend.com/npu-310p: registered again with the kubelet", WAIT_MS));
+	node_fini(node);
+}
+
+/* Chips 0-3; vNPUs 100 and 101 (vir04_3c) on chip 0, 116 (vir02) on chip 1. */
+static const char vnpu_state[] = "driver 24.1.rc1\n"
+				 "chip phy=0 card=0 device=0 logic=0 name=310P3 health=%u\n"
+				 "chip phy=1 card=1 device=0 logic=1 name=310P3 health=0\n"
+				 "chip phy=2 card=2 device=0 logic=2 name=310P3 health=0\n"
+				 "chip phy=3 card=3 device=0 logic=3 name=310P3 health=0\n"
+				 "vnpu id=100 phy=0 template=vir04_3c\n"
+				 "vnpu id=101 phy=0 template=vir04_3c\n"
+				 "vnpu id=116 phy=1 template=vir02\n"
+				 "%s";
+
+static void expect_list(struct proc *k, const char *resource, const char *const want[])
+{
+	char command[128];
+	snprintf(command, sizeof(command), "use %s", resource);
+	proc_send(k, command);
+	assert_non_null(proc_expect(k, "use resource=", WAIT_MS));
+	proc_send(k, "list");
+	for (size_t i = 0; want[i]; i++) {
+		const char *line = proc_expect(k, "", WAIT_MS);
+		assert_non_null(line);
+		if (strncmp(line, want[i], strlen(want[i])) != 0)
+			fail_msg("%s: list line %zu is '%s', expected '%s'", resource, i, line, want[i]);
+	}
+	const char *end = proc_expect(k, "", WAIT_MS);
+	assert_non_null(end);
+	assert_string_equal(end, "list end");
+}
+
+static void test_vnpus(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 4 });
+	node_touch(node, "dev/vdavinci100");
+	node_touch(node, "dev/vdavinci101");
+	node_touch(node, "dev/vdavinci116");
+	node_write_state(node, vnpu_state, 0, "");
+	write_config(node, "version: v1\n");
+	struct proc *k = start(node, (const char *const[]){ "--device-list-strategy=native,ascend-runtime", NULL });
+	expect_all(k, (const char *const[]){ "devices resource=ascend.com/npu capacity=2 allocatable=2 unhealthy=-",
+					     "devices resource=ascend.com/npu-vir04-3c capacity=2 allocatable=2 unhealthy=-",
+					     "devices resource=ascend.com/npu-vir02 capacity=1 allocatable=1 unhealthy=-", NULL });
+	assert_non_null(proc_expect_err(node->plugin, "vNPU template vir04_3c found: advertising ascend.com/npu-vir04-3c",
+					WAIT_MS));
+	/* The chips that carry vNPUs are not handed out whole. */
+	expect_list(k, "ascend.com/npu", (const char *const[]){ "device id=npu-2 ", "device id=npu-3 ", NULL });
+	expect_list(k, "ascend.com/npu-vir04-3c",
+		    (const char *const[]){ "device id=vnpu-100 health=Healthy", "device id=vnpu-101 health=Healthy", NULL });
+
+	/* Allocate: the vNPU's node at /dev/davinci<id>, its id visible, VIRTUAL for the runtime. */
+	proc_send(k, "allocate-ids vnpu-101");
+	assert_non_null(proc_expect(k, "allocate ok ids=vnpu-101", WAIT_MS));
+	const char *line = proc_expect(k, "allocate device", WAIT_MS);
+	assert_non_null(line);
+	assert_string_equal(line, "allocate device host=/dev/vdavinci101 container=/dev/davinci101 permissions=rw");
+	assert_non_null(proc_expect(k, "allocate env name=ASCEND_RUNTIME_OPTIONS value=VIRTUAL", WAIT_MS));
+	assert_non_null(proc_expect(k, "allocate env name=ASCEND_VISIBLE_DEVICES value=101", WAIT_MS));
+	assert_non_null(proc_expect(k, "allocate end", WAIT_MS));
+
+	/* A vNPU is as healthy as its chip. */
+	node_write_state(node, vnpu_state, 3, "");
+	assert_non_null(proc_expect(
+		k, "devices resource=ascend.com/npu-vir04-3c capacity=2 allocatable=0 unhealthy=vnpu-100,vnpu-101", WAIT_MS));
+	node_write_state(node, vnpu_state, 0, "");
+	assert_non_null(
+		proc_expect(k, "devices resource=ascend.com/npu-vir04-3c capacity=2 allocatable=2 unhealthy=-", WAIT_MS));
+	/* ... and Unhealthy without its node. */
+	node_remove(node, "dev/vdavinci116");
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu-vir02 capacity=1 allocatable=0 unhealthy=vnpu-116",
+				    WAIT_MS));
+
+	/* A vNPU made at run time: its chip leaves the whole-chip resource. */
+	node_write_state(node, vnpu_state, 0, "vnpu id=132 phy=2 template=vir02\n");
+	node_touch(node, "dev/vdavinci116");
+	node_touch(node, "dev/vdavinci132");
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu-vir02 capacity=2 allocatable=2 unhealthy=-", WAIT_MS));
+	expect_list(k, "ascend.com/npu", (const char *const[]){ "device id=npu-3 ", NULL });
+
+	/* A vNPU node DCMI does not know: its chip is withheld, it is not advertised. */
+	node_touch(node, "dev/vdavinci148");
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=0 allocatable=0 unhealthy=-", WAIT_MS));
+	assert_non_null(proc_expect_err(
+		node->plugin, "1 vNPUs are not advertised (vnpu-148: its template is unknown: only its device file was found)",
+		WAIT_MS));
+	node_fini(node);
+}
+
+static void test_sighup_reload(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	write_config(node, "version: v1\n");
+	struct proc *k = start(node, NULL);
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+
+	/* A valid file: the 310P chips get their own name. */
+	write_config(node, "version: v1\n"
+			   "flags:\n"
+			   "  healthInterval: 2s\n"
+			   "resources:\n"
+			   "- family: 310P\n"
+			   "  name: ascend.com/npu-310p\n");
+	proc_kill(node->plugin, SIGHUP);
+	assert_non_null(proc_expect_err(node->plugin, "SIGHUP: configuration", WAIT_MS));
+	expect_all(k, (const char *const[]){ "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
+					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
+	char sock[200];
+	snprintf(sock, sizeof(sock), "%s/ascend-npu-310p.sock", node->socket_dir);
+	assert_int_equal(access(sock, F_OK), 0);
+
+	/* An invalid one: everything stays as it is. */
+	write_config(node, "version: v1\nresources:\n- family: 310X\n  name: ascend.com/npu-310p\n");
+	proc_kill(node->plugin, SIGHUP);
+	const char *err = proc_expect_err(node->plugin, "SIGHUP: keeping the running configuration", WAIT_MS);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "line 3"));
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu-310p ", WAIT_MS));
+	assert_int_equal(access(sock, F_OK), 0);
+
+	/* The name removed again: its socket goes, the kubelet sees its devices go. */
+	write_config(node, "version: v1\n");
+	proc_kill(node->plugin, SIGHUP);
+	assert_non_null(proc_expect_err(node->plugin, "SIGHUP: ascend.com/npu-310p is gone from the configuration", WAIT_MS));
+	expect_all(k, (const char *const[]){ "devices resource=ascend.com/npu-310p capacity=2 allocatable=0 unhealthy=",
+					     "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", NULL });
+	assert_int_equal(access(sock, F_OK), -1);
+	node_fini(node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_per_family_names, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_vnpus, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_sighup_reload, node_setup, node_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
