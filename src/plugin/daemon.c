@@ -41,6 +41,10 @@ struct daemon {
 	int inotify_fd;
 	int socket_dir_wd;
 	int dev_dir_wd;
+	int config_dir_wd; /* the --config file's directory, -1 when not watched */
+	char config_dir[CONFIG_PATH_MAX];
+	const char *config_name; /* in config.config_file; NULL without --config */
+	bool logged_config_watch;
 
 	struct loop_timer *health_timer;
 	struct loop_async *fault_async;
@@ -193,9 +197,21 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 			for (size_t i = 0; i < chips; i++)
 				if (strbuf_printf(&sb, "%s%s", i ? "," : "", snap->devices[i].id) < 0)
 					break;
-			const struct npu_chip *chip = &snap->devices[0].chip;
-			log_info("found %zu NPU chips (%s%s, family %s): %s", chips, chip->name[0] ? "chip " : "",
-				 chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family), ids);
+			/* A mixed node names each chip name and family once. */
+			char kinds[256];
+			struct strbuf kb;
+			strbuf_init(&kb, kinds, sizeof(kinds), ",...");
+			for (size_t i = 0; i < chips; i++) {
+				const struct npu_chip *chip = &snap->devices[i].chip;
+				bool seen = false;
+				for (size_t j = 0; j < i && !seen; j++)
+					seen = strcmp(snap->devices[j].chip.name, chip->name) == 0 &&
+					       snap->devices[j].chip.family == chip->family;
+				if (!seen)
+					strbuf_printf(&kb, "%s%s%s, family %s", i ? "; " : "", chip->name[0] ? "chip " : "",
+						      chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family));
+			}
+			log_info("found %zu NPU chips (%s): %s", chips, kinds, ids);
 			report_numa(snap, chips);
 		}
 		if (chips < snap->count) {
@@ -435,6 +451,7 @@ static void broadcast(struct daemon *d, enum session_event event, const struct s
 
 static void watch_dev_dir(struct daemon *d);
 static void watch_socket_dir_again(struct daemon *d);
+static void watch_config_dir(struct daemon *d);
 
 static void refresh(struct daemon *d, const char *reason)
 {
@@ -467,6 +484,8 @@ static void refresh(struct daemon *d, const char *reason)
 		watch_dev_dir(d);
 	if (d->socket_dir_wd < 0)
 		watch_socket_dir_again(d);
+	if (d->config_dir_wd < 0)
+		watch_config_dir(d);
 }
 
 static void on_health_timer(void *ctx)
@@ -489,103 +508,11 @@ static void on_fault(void *ctx)
 	refresh(d, "fault event");
 }
 
-/* --- watching the file system ------------------------------------------- */
-
-static void watch_dev_dir(struct daemon *d)
-{
-	d->dev_dir_wd = inotify_add_watch(d->inotify_fd, d->config.dev_dir,
-					  IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB |
-						  IN_DELETE_SELF | IN_MOVE_SELF);
-}
-
-static int watch_socket_dir(struct daemon *d)
-{
-	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, d->config.socket_dir,
-					     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
-						     IN_MOVE_SELF);
-	return d->socket_dir_wd < 0 ? -errno : 0;
-}
-
-/* The kubelet's directory was removed and comes back (the health timer's
- * refresh asks): whatever was in it, our socket is gone. */
-static void watch_socket_dir_again(struct daemon *d)
-{
-	if (watch_socket_dir(d) == 0) {
-		log_info("%s is back; serving anew", d->config.socket_dir);
-		broadcast(d, SESSION_EV_DIR_BACK, NULL);
-	}
-}
-
-/* Which kubelet.sock is there now (all zero when none). */
-static struct session_kubelet kubelet_now(const struct daemon *d)
-{
-	struct stat st;
-	if (stat(d->config.kubelet_socket, &st) < 0)
-		return (struct session_kubelet){ 0 };
-	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
-}
-
-static void on_inotify(void *ctx, uint32_t events)
-{
-	(void)events;
-	struct daemon *d = ctx;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool kubelet_started = false, devices_changed = false, socket_dir_gone = false;
-	bool socket_gone[RESOURCES_MAX] = { false };
-
-	for (;;) {
-		ssize_t n = read(d->inotify_fd, buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-			p += sizeof(*ev) + ev->len;
-			const char *name = ev->len ? ev->name : "";
-			if (ev->wd == d->socket_dir_wd) {
-				if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(name, "kubelet.sock") == 0)
-					kubelet_started = true;
-				if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
-					for (size_t i = 0; i < d->resources.count; i++)
-						socket_gone[i] |= strcmp(name, d->resources.defs[i].endpoint) == 0;
-				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
-					socket_dir_gone = true;
-			} else if (ev->wd == d->dev_dir_wd) {
-				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
-					d->dev_dir_wd = -1;
-				if (strncmp(name, "davinci", 7) == 0 || strncmp(name, "vdavinci", 8) == 0 ||
-				    d->dev_dir_wd < 0)
-					devices_changed = true;
-			}
-		}
-	}
-
-	if (devices_changed)
-		refresh(d, "device nodes changed");
-	if (socket_dir_gone) {
-		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
-		d->socket_dir_wd = -1;
-		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
-		broadcast(d, SESSION_EV_DIR_GONE, NULL);
-		return;
-	}
-	/* Our own restarts delete and recreate a socket too: only a socket that
-	 * is still missing now was removed by someone else. A starting kubelet
-	 * deletes them and then creates kubelet.sock; each session knows whether
-	 * the registration this leads to already reaches that kubelet. */
-	for (size_t i = 0; i < d->resources.count; i++)
-		if (socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
-			endpoint_socket_deleted(d->endpoints[i]);
-	if (kubelet_started) {
-		log_info("kubelet.sock created: the kubelet (re)started");
-		broadcast(d, SESSION_EV_KUBELET_STARTED, &(struct session_event_data){ .kubelet = kubelet_now(d) });
-	}
-}
-
-/* --- SIGHUP: the configuration again ---------------------------------------- */
+/* --- reloading: SIGHUP, or the --config file changed -------------------- */
 
 /* The settings a running daemon cannot change: where it looks and how it
  * answers. A new value is reported and waits for a restart. */
-static void warn_restart_only(const struct config *running, const struct config *next)
+static void warn_restart_only(const char *what, const struct config *running, const struct config *next)
 {
 	static const struct {
 		const char *flag;
@@ -602,13 +529,13 @@ static void warn_restart_only(const struct config *running, const struct config 
 		const char *was = (const char *)running + strings[i].offset;
 		const char *now = (const char *)next + strings[i].offset;
 		if (strcmp(was, now) != 0)
-			log_warn("SIGHUP: --%s changed to '%s'; it takes effect at the next restart, keeping '%s'",
+			log_warn("%s: --%s changed to '%s'; it takes effect at the next restart, keeping '%s'", what,
 				 strings[i].flag, now, was);
 	}
 	if (running->backend != next->backend)
-		log_warn("SIGHUP: --backend changed; it takes effect at the next restart");
+		log_warn("%s: --backend changed; it takes effect at the next restart", what);
 	if (running->device_list_strategies != next->device_list_strategies)
-		log_warn("SIGHUP: --device-list-strategy changed; it takes effect at the next restart");
+		log_warn("%s: --device-list-strategy changed; it takes effect at the next restart", what);
 }
 
 /* Takes what a running daemon can change from the new configuration: the
@@ -619,10 +546,10 @@ static void warn_restart_only(const struct config *running, const struct config 
  * devices going away; new ones are served at the refresh that follows.
  * Allocations made are the kubelet's: nothing here touches them. The gRPC
  * threads read the paths and CDI names of d->config, which stay as they are. */
-static void apply_config(struct daemon *d, struct config *next)
+static void apply_config(struct daemon *d, const char *what, struct config *next)
 {
 	struct config *c = &d->config;
-	warn_restart_only(c, next);
+	warn_restart_only(what, c, next);
 	for (size_t i = 0; i < next->resources.count; i++) {
 		struct resource_def *def = &next->resources.defs[i];
 		char name[RESOURCE_NAME_MAX];
@@ -655,7 +582,7 @@ static void apply_config(struct daemon *d, struct config *next)
 			continue;
 		}
 		if (old_endpoints[i])
-			log_info("SIGHUP: %s %s; no longer serving it", old.defs[i].name,
+			log_info("%s: %s %s; no longer serving it", what, old.defs[i].name,
 				 j >= 0 ? "changed" : "is gone from the configuration");
 		endpoint_free(old_endpoints[i]);
 	}
@@ -663,29 +590,154 @@ static void apply_config(struct daemon *d, struct config *next)
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
 }
 
-static void reload_config(struct daemon *d)
+/* signalled: SIGHUP, which also rediscovers and registers everything
+ * again; otherwise the --config file changed, and only what changed in it
+ * is acted on. */
+static void reload_config(struct daemon *d, bool signalled)
 {
+	if (!signalled)
+		log_info("%s changed; reading the configuration again", d->config.config_file);
 	struct config *next = malloc(sizeof(*next));
 	char why[CONFIG_PATH_MAX + 512];
 	int r = next ? d->reload(d->reload_ctx, next, why, sizeof(why)) : -ENOMEM;
 	if (r == -ENOMEM && !next)
 		snprintf(why, sizeof(why), "out of memory");
 	if (r < 0) {
-		log_error("SIGHUP: keeping the running configuration: %s", why);
+		log_error("%s: keeping the running configuration: %s", signalled ? "SIGHUP" : "reload", why);
 	} else {
-		apply_config(d, next);
+		apply_config(d, signalled ? "SIGHUP" : "reload", next);
 		char names[1024];
 		struct strbuf sb;
 		strbuf_init(&sb, names, sizeof(names), ",...");
 		for (size_t i = 0; i < d->resources.count; i++)
 			if (strbuf_printf(&sb, "%s%s", i ? ", " : "", d->resources.defs[i].name) < 0)
 				break;
-		log_info("SIGHUP: configuration %s applied: resources %s", d->config.config_file[0] ? d->config.config_file : "(flags only)", names);
+		log_info("%s: configuration %s applied: resources %s", signalled ? "SIGHUP" : "reload",
+			 d->config.config_file[0] ? d->config.config_file : "(flags only)", names);
 	}
 	free(next);
-	broadcast(d, SESSION_EV_RELOAD, NULL);
-	inventory_forget(d->inventory);
-	refresh(d, "SIGHUP");
+	if (signalled) {
+		broadcast(d, SESSION_EV_RELOAD, NULL);
+		inventory_forget(d->inventory);
+	}
+	refresh(d, signalled ? "SIGHUP" : "configuration changed");
+}
+
+/* --- watching the file system ------------------------------------------- */
+
+static void watch_dev_dir(struct daemon *d)
+{
+	d->dev_dir_wd = inotify_add_watch(d->inotify_fd, d->config.dev_dir,
+					  IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB |
+						  IN_DELETE_SELF | IN_MOVE_SELF);
+}
+
+static int watch_socket_dir(struct daemon *d)
+{
+	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, d->config.socket_dir,
+					     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+						     IN_MOVE_SELF);
+	return d->socket_dir_wd < 0 ? -errno : 0;
+}
+
+/* The kubelet's directory was removed and comes back (the health timer's
+ * refresh asks): whatever was in it, our socket is gone. */
+static void watch_socket_dir_again(struct daemon *d)
+{
+	if (watch_socket_dir(d) == 0) {
+		log_info("%s is back; serving anew", d->config.socket_dir);
+		broadcast(d, SESSION_EV_DIR_BACK, NULL);
+	}
+}
+
+/* The --config file is watched through its directory, which sees an editor's
+ * rename over it and the kubelet's update of a mounted ConfigMap (it swaps
+ * the directory's "..data" link). Not watching it only means that a change
+ * waits for SIGHUP. */
+static void watch_config_dir(struct daemon *d)
+{
+	if (!d->config_name)
+		return;
+	d->config_dir_wd = inotify_add_watch(d->inotify_fd, d->config_dir,
+					     IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF);
+	if (d->config_dir_wd < 0 && !d->logged_config_watch)
+		log_warn("cannot watch %s for changes of %s: %s; send SIGHUP after changing it", d->config_dir,
+			 d->config_name, strerror(errno));
+	d->logged_config_watch = d->config_dir_wd < 0;
+}
+
+/* Which kubelet.sock is there now (all zero when none). */
+static struct session_kubelet kubelet_now(const struct daemon *d)
+{
+	struct stat st;
+	if (stat(d->config.kubelet_socket, &st) < 0)
+		return (struct session_kubelet){ 0 };
+	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
+}
+
+static void on_inotify(void *ctx, uint32_t events)
+{
+	(void)events;
+	struct daemon *d = ctx;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool kubelet_started = false, devices_changed = false, socket_dir_gone = false, config_changed = false;
+	bool socket_gone[RESOURCES_MAX] = { false };
+
+	for (;;) {
+		ssize_t n = read(d->inotify_fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+			p += sizeof(*ev) + ev->len;
+			const char *name = ev->len ? ev->name : "";
+			/* Not an else: the file may sit in a directory watched for another reason. */
+			if (ev->wd == d->config_dir_wd) {
+				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+					d->config_dir_wd = -1;
+				else if (strcmp(name, d->config_name) == 0 || strcmp(name, "..data") == 0)
+					config_changed = true;
+			}
+			if (ev->wd == d->socket_dir_wd) {
+				if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(name, "kubelet.sock") == 0)
+					kubelet_started = true;
+				if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
+					for (size_t i = 0; i < d->resources.count; i++)
+						socket_gone[i] |= strcmp(name, d->resources.defs[i].endpoint) == 0;
+				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+					socket_dir_gone = true;
+			} else if (ev->wd == d->dev_dir_wd) {
+				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+					d->dev_dir_wd = -1;
+				if (strncmp(name, "davinci", 7) == 0 || strncmp(name, "vdavinci", 8) == 0 ||
+				    d->dev_dir_wd < 0)
+					devices_changed = true;
+			}
+		}
+	}
+
+	if (devices_changed)
+		refresh(d, "device nodes changed");
+	if (config_changed)
+		reload_config(d, false);
+	if (socket_dir_gone) {
+		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
+		d->socket_dir_wd = -1;
+		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
+		broadcast(d, SESSION_EV_DIR_GONE, NULL);
+		return;
+	}
+	/* Our own restarts delete and recreate a socket too: only a socket that
+	 * is still missing now was removed by someone else. A starting kubelet
+	 * deletes them and then creates kubelet.sock; each session knows whether
+	 * the registration this leads to already reaches that kubelet. */
+	for (size_t i = 0; i < d->resources.count; i++)
+		if (socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
+			endpoint_socket_deleted(d->endpoints[i]);
+	if (kubelet_started) {
+		log_info("kubelet.sock created: the kubelet (re)started");
+		broadcast(d, SESSION_EV_KUBELET_STARTED, &(struct session_event_data){ .kubelet = kubelet_now(d) });
+	}
 }
 
 /* --- signals ------------------------------------------------------------- */
@@ -706,7 +758,7 @@ static void on_signal(void *ctx, uint32_t events)
 			return;
 		case SIGHUP:
 			log_info("received SIGHUP; reading the configuration, rediscovering and registering again");
-			reload_config(d);
+			reload_config(d, true);
 			break;
 		default:
 			break;
@@ -826,7 +878,12 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 	sigset_t set;
 	int r;
 
-	*d = (struct daemon){ .config = *config, .signal_fd = -1, .inotify_fd = -1, .socket_dir_wd = -1, .dev_dir_wd = -1 };
+	*d = (struct daemon){ .config = *config,
+			      .signal_fd = -1,
+			      .inotify_fd = -1,
+			      .socket_dir_wd = -1,
+			      .dev_dir_wd = -1,
+			      .config_dir_wd = -1 };
 	const struct config *c = &d->config;
 	d->resources = c->resources;
 	pthread_mutex_init(&d->fault_lock, NULL);
@@ -860,6 +917,13 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 		if (r == -ENAMETOOLONG)
 			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
 		return r;
+	}
+	const char *slash = strrchr(c->config_file, '/');
+	if (c->config_file[0] && slash) {
+		size_t n = slash == c->config_file ? 1 : (size_t)(slash - c->config_file);
+		memcpy(d->config_dir, c->config_file, n); /* shorter than config_file */
+		d->config_dir[n] = '\0';
+		d->config_name = slash + 1;
 	}
 	if ((r = watch_socket_dir(d)) < 0) {
 		snprintf(why, why_size, "cannot watch %s: %s%s", c->socket_dir, strerror(-r),

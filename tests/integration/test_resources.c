@@ -5,7 +5,8 @@
  * restart, health reaching only the stream that lists the chip), vNPUs
  * (one resource per template, the chip they come from withheld, their
  * Allocate answer, health, appearing at run time, known only by their node)
- * and SIGHUP re-reading the --config file (valid and invalid). */
+ * and SIGHUP re-reading the --config file (valid and invalid), which a
+ * change of the file also does. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -245,10 +246,36 @@ static void test_sighup_reload(void **state)
 	/* The name removed again: its socket goes, the kubelet sees its devices go. */
 	write_config(node, "version: v1\n");
 	proc_kill(node->plugin, SIGHUP);
-	assert_non_null(proc_expect_err(node->plugin, "SIGHUP: ascend.com/npu-310p is gone from the configuration", WAIT_MS));
+	assert_non_null(proc_expect_err(node->plugin, "ascend.com/npu-310p is gone from the configuration", WAIT_MS));
 	expect_all(k, (const char *const[]){ "devices resource=ascend.com/npu-310p capacity=2 allocatable=0 unhealthy=",
 					     "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", NULL });
 	assert_int_equal(access(sock, F_OK), -1);
+	node_fini(node);
+}
+
+/* A changed --config file is read again without a signal, as a mounted
+ * ConfigMap is updated in place; only what changed is acted on. */
+static void test_config_file_change(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	write_config(node, "version: v1\n");
+	struct proc *k = start(node, NULL);
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+
+	write_config(node, "version: v1\nresources:\n- family: 310P\n  name: ascend.com/npu-310p\n");
+	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu-310p ",
+					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
+					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
+	/* The resource that stayed was not registered again. */
+	assert_false(proc_sees_within(k, "register resource=ascend.com/npu ", 300));
+
+	/* A broken edit changes nothing. */
+	write_config(node, "version: v1\nresources: [\n");
+	assert_non_null(proc_expect_err(node->plugin, "reload: keeping the running configuration", WAIT_MS));
+	assert_false(proc_sees_within(k, "devices resource=", 300));
 	node_fini(node);
 }
 
@@ -258,6 +285,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_per_family_names, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_vnpus, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_reload, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_config_file_change, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
