@@ -17,7 +17,11 @@
  *   - the same fault latency with the plugin logging at debug level to a
  *     stderr pipe that is full and never read, and SIGTERM -> exit then.
  *   - plugin RSS and fds under connection floods: 2,000 connections held
- *     open, then 5,000 connect/close rounds, and what is left after each.
+ *     open, then 5,000 connect/close rounds, and what is left after each;
+ *   - sharing: GetPreferredAllocation latency with 8 chips x 64 time-slicing
+ *     replicas (512 devices) and on a 16-die A3 node; with 16 chips x 64
+ *     replicas (1,024 devices) the fault -> ListAndWatch update time, the
+ *     size of that update and the plugin's RSS.
  *
  * scripts/bench.sh (make bench) gives it the binaries' paths and a work
  * directory; docs/performance.md describes the method and the latest table.
@@ -57,6 +61,8 @@ extern char **environ;
 #define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
 #define METHOD_LIST_AND_WATCH "/v1beta1.DevicePlugin/ListAndWatch"
 #define METHOD_GET_OPTIONS "/v1beta1.DevicePlugin/GetDevicePluginOptions"
+#define METHOD_PREFERRED "/v1beta1.DevicePlugin/GetPreferredAllocation"
+#define SHARING_REPLICAS 64
 
 /* Deadlines: every wait is bounded by one of these. */
 #define WAIT_MS 10000      /* a line, a registration, a device list */
@@ -512,6 +518,8 @@ static int line_ts(const char *line, int64_t *ret_us)
 
 struct node {
 	unsigned chips;
+	unsigned replicas; /* time-slicing replicas per chip through a --config file; 0: none */
+	bool a3;           /* A3 dies (board id 0xb0) rather than 910B3 chips */
 	bool events;
 	char root[PATH_BYTES];
 	char dev[PATH_BYTES];
@@ -621,8 +629,9 @@ static int node_write_state(struct node *n, unsigned faulty_health, int64_t *ret
 	unsigned per_card = (n->chips + 63) / 64;
 	for (unsigned i = 0; i < n->chips; i++) {
 		unsigned health = i == FAULTY_CHIP ? faulty_health : 0;
-		fprintf(f, "chip phy=%u card=%u device=%u name=910B3 health=%u aicore=20 hbm_mb=65536%s\n", i,
-			i / per_card, i % per_card, health, health ? " errors=80E01801" : "");
+		fprintf(f, "chip phy=%u card=%u device=%u name=%s health=%u aicore=20 hbm_mb=65536%s%s\n", i,
+			i / per_card, i % per_card, n->a3 ? "910_9391" : "910B3", health,
+			health ? " errors=80E01801" : "", n->a3 ? " board=0xb0" : "");
 	}
 	if (fclose(f) != 0)
 		return -EIO;
@@ -632,6 +641,12 @@ static int node_write_state(struct node *n, unsigned faulty_health, int64_t *ret
 	if (ret_renamed_us)
 		*ret_renamed_us = t;
 	return 0;
+}
+
+/* The devices the plugin advertises: each chip, or each of its replicas. */
+static unsigned node_devices(const struct node *n)
+{
+	return n->chips * (n->replicas ? n->replicas : 1);
 }
 
 static int node_create(struct node *n, const char *work_dir, const char *name, unsigned chips, bool events,
@@ -684,6 +699,22 @@ static int node_create(struct node *n, const char *work_dir, const char *name, u
 	return node_write_state(n, 0, NULL);
 }
 
+/* Time-slicing of the node's chips: the --config file start_plugin passes. */
+static int node_share(struct node *n, unsigned replicas)
+{
+	char path[PATH_BYTES + 16];
+	snprintf(path, sizeof(path), "%s/config.yaml", n->root);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: %s\n      replicas: %u\n",
+		RESOURCE, replicas);
+	if (fclose(f) != 0)
+		return -EIO;
+	n->replicas = replicas;
+	return 0;
+}
+
 static int start_sim(struct node *n, const struct settings *s)
 {
 	const char *argv[] = { s->sim_bin, "--dir", n->sockets, "--timestamps", NULL };
@@ -696,15 +727,21 @@ static int start_sim(struct node *n, const struct settings *s)
 /* Spawns the plugin; *ret_spawned_us is the time just before the spawn. */
 static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_spawned_us)
 {
-	char env[PATH_BYTES + 32], interval[32];
+	char env[PATH_BYTES + 32], interval[32], config[PATH_BYTES + 32];
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
-	snprintf(interval, sizeof(interval), "%ums", s->poll_interval_ms);
-	const char *argv[] = {
+	snprintf(interval, sizeof(interval), "--health-interval=%ums", s->poll_interval_ms);
+	snprintf(config, sizeof(config), "--config=%s/config.yaml", n->root);
+	const char *argv[16] = {
 		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
 		"--driver-path", DRIVER_PATH,
-		/* Without events the plugin polls; the default 5 s would make the run long. */
-		n->events ? NULL : "--health-interval", interval, NULL,
 	};
+	size_t argc = 9;
+	if (n->replicas)
+		argv[argc++] = config;
+	/* Without events the plugin polls; the default 5 s would make the run long. */
+	if (!n->events)
+		argv[argc++] = interval;
+	argv[argc] = NULL;
 	if (ret_spawned_us)
 		*ret_spawned_us = mono_us();
 	return child_start(&n->plugin, "ascend-device-plugin", argv, env, n->plugin_log, false);
@@ -722,7 +759,8 @@ static int wait_registered(struct node *n, int64_t *ret_register_us)
 		return -EINVAL;
 	}
 	char want[128];
-	snprintf(want, sizeof(want), "devices resource=%s capacity=%u allocatable=%u ", RESOURCE, n->chips, n->chips);
+	snprintf(want, sizeof(want), "devices resource=%s capacity=%u allocatable=%u ", RESOURCE, node_devices(n),
+		 node_devices(n));
 	return child_expect(&n->sim, want, WAIT_MS) ? 0 : -ETIMEDOUT;
 }
 
@@ -893,18 +931,19 @@ static int measure_allocate(struct node *n, uint32_t calls, struct samples *out,
 	return measure_unary(n, METHOD_ALLOCATE, packed, len, calls, out, cost);
 }
 
-/* Health of the faulty chip in a ListAndWatch answer: 1 healthy, 0
- * unhealthy, -1 absent or undecodable. */
-static int faulty_health_in(const uint8_t *body, size_t len, unsigned chips)
+/* Health of the faulty chip (its first replica with time-slicing) in a
+ * ListAndWatch answer of devices devices: 1 healthy, 0 unhealthy, -1 absent
+ * or undecodable. */
+static int faulty_health_in(const uint8_t *body, size_t len, unsigned devices, bool replicas)
 {
 	static const uint8_t empty[1];
-	char want[16];
-	snprintf(want, sizeof(want), "npu-%d", FAULTY_CHIP);
+	char want[24];
+	snprintf(want, sizeof(want), "npu-%d%s", FAULTY_CHIP, replicas ? "::0" : "");
 	V1beta1__ListAndWatchResponse *resp = v1beta1__list_and_watch_response__unpack(NULL, len, body ? body : empty);
 	if (!resp)
 		return -1;
 	int health = -1;
-	if (resp->n_devices == chips) {
+	if (resp->n_devices == devices) {
 		for (size_t i = 0; i < resp->n_devices; i++)
 			if (strcmp(resp->devices[i]->id, want) == 0)
 				health = strcmp(resp->devices[i]->health, "Healthy") == 0;
@@ -914,8 +953,9 @@ static int faulty_health_in(const uint8_t *body, size_t len, unsigned chips)
 }
 
 /* Reads the stream until the faulty chip's health is as wanted; returns the
- * time the answer arrived in *ret_us. */
-static int await_health(struct gc_stream *stream, unsigned chips, bool healthy, int64_t *ret_us)
+ * time the answer arrived in *ret_us and its size in *ret_bytes. */
+static int await_health(struct gc_stream *stream, const struct node *n, bool healthy, int64_t *ret_us,
+			size_t *ret_bytes)
 {
 	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
 	for (;;) {
@@ -932,10 +972,11 @@ static int await_health(struct gc_stream *stream, unsigned chips, bool healthy, 
 			fprintf(stderr, "ascend-bench: the ListAndWatch stream ended\n");
 			return r;
 		}
-		int h = faulty_health_in(body, len, chips);
+		int h = faulty_health_in(body, len, node_devices(n), n->replicas > 0);
 		free(body);
 		if (h == (healthy ? 1 : 0)) {
 			*ret_us = now;
+			*ret_bytes = len;
 			return 0;
 		}
 	}
@@ -960,7 +1001,8 @@ static uint32_t next_random(uint64_t *state)
  * timer fires, so back-to-back changes would always land at the start of an
  * interval and measure the worst case only. The pause is the stimulus
  * timing, not a wait for anything. */
-static int measure_faults(struct node *n, uint32_t cycles, uint32_t jitter_ms, struct samples *out)
+static int measure_faults(struct node *n, uint32_t cycles, uint32_t jitter_ms, struct samples *out,
+			  size_t *ret_bytes)
 {
 	struct gc_channel *ch;
 	struct gc_stream *stream = NULL;
@@ -970,8 +1012,9 @@ static int measure_faults(struct node *n, uint32_t cycles, uint32_t jitter_ms, s
 		return r;
 	r = gc_stream_open(ch, METHOD_LIST_AND_WATCH, NULL, 0, &stream);
 	int64_t t0, t1;
+	size_t bytes = 0;
 	if (r == 0)
-		r = await_health(stream, n->chips, true, &t1);
+		r = await_health(stream, n, true, &t1, &bytes);
 	for (uint32_t i = 0; r == 0 && i < cycles * 2; i++) {
 		bool fault = i % 2 == 0;
 		if (jitter_ms > 0) {
@@ -982,10 +1025,12 @@ static int measure_faults(struct node *n, uint32_t cycles, uint32_t jitter_ms, s
 		}
 		r = node_write_state(n, fault ? 2 : 0, &t0);
 		if (r == 0)
-			r = await_health(stream, n->chips, !fault, &t1);
+			r = await_health(stream, n, !fault, &t1, &bytes);
 		if (r == 0)
 			samples_add(out, t1 - t0);
 	}
+	if (ret_bytes)
+		*ret_bytes = bytes;
 	gc_stream_close(stream);
 	gc_channel_close(ch);
 	return r;
@@ -1078,6 +1123,12 @@ struct results {
 	long long flood_closed_kib; /* after they closed */
 	long long rounds_kib;       /* after 5,000 connect/close rounds */
 	long long flood_fds_before, flood_fds_after;
+	/* Sharing. */
+	struct samples preferred_512_ns;  /* 8 chips x 64 replicas, 2 wanted */
+	struct samples preferred_a3_ns;   /* 16 A3 dies, 4 wanted */
+	struct samples update_1024_us;    /* fault -> ListAndWatch, 16 chips x 64 replicas */
+	long long update_1024_bytes;
+	long long rss_1024_kib;
 };
 
 static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1134,7 +1185,7 @@ static int scenario_events(const struct settings *s, const char *work_dir, struc
 		r = allocate_with_rss(&n, s, res, 0);
 	if (r == 0) {
 		progress("8 chips, DCMI fault events: %u fault/recovery cycles", s->fault_cycles);
-		r = measure_faults(&n, s->fault_cycles, 0, &res->fault_events_us);
+		r = measure_faults(&n, s->fault_cycles, 0, &res->fault_events_us, NULL);
 	}
 	if (r == 0) {
 		progress("8 chips: %u kubelet restarts", s->restarts);
@@ -1161,7 +1212,7 @@ static int scenario_polling(const struct settings *s, const char *work_dir, stru
 		progress("8 chips, no fault events (--health-interval %ums): %u fault/recovery cycles, "
 			 "changes at a random phase of the interval",
 			 s->poll_interval_ms, s->fault_cycles);
-		r = measure_faults(&n, s->fault_cycles, s->poll_interval_ms, &res->fault_poll_us);
+		r = measure_faults(&n, s->fault_cycles, s->poll_interval_ms, &res->fault_poll_us, NULL);
 	}
 	if (r < 0)
 		print_tail("plugin log", n.plugin_log);
@@ -1178,6 +1229,111 @@ static int scenario_big(const struct settings *s, const char *work_dir, struct r
 	int r = node_up(&n, s, work_dir, "node-128", 128, true);
 	if (r == 0)
 		r = allocate_with_rss(&n, s, res, 1);
+	if (r < 0)
+		print_tail("plugin log", n.plugin_log);
+	if (node_stop(&n) < 0 && r == 0)
+		r = -EIO;
+	node_destroy(&n);
+	return r;
+}
+
+/* GetPreferredAllocation for size devices among every device of the node. */
+static int measure_preferred(struct node *n, unsigned size, uint32_t calls, struct samples *out)
+{
+	unsigned count = node_devices(n);
+	char (*names)[32] = calloc(count, sizeof(*names));
+	char **ids = calloc(count, sizeof(*ids));
+	uint8_t *packed = NULL;
+	int r = -ENOMEM;
+	if (!names || !ids)
+		goto out;
+	for (unsigned i = 0; i < count; i++) {
+		if (n->replicas)
+			snprintf(names[i], sizeof(names[i]), "npu-%u::%u", i / n->replicas, i % n->replicas);
+		else
+			snprintf(names[i], sizeof(names[i]), "npu-%u", i);
+		ids[i] = names[i];
+	}
+	V1beta1__ContainerPreferredAllocationRequest container = V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT;
+	V1beta1__ContainerPreferredAllocationRequest *containers[] = { &container };
+	V1beta1__PreferredAllocationRequest req = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
+	container.available_deviceids = ids;
+	container.n_available_deviceids = count;
+	container.allocation_size = (int32_t)size;
+	req.container_requests = containers;
+	req.n_container_requests = 1;
+	size_t len = v1beta1__preferred_allocation_request__get_packed_size(&req);
+	packed = malloc(len);
+	if (!packed)
+		goto out;
+	v1beta1__preferred_allocation_request__pack(&req, packed);
+	struct cpu_cost cost;
+	r = measure_unary(n, METHOD_PREFERRED, packed, len, calls, out, &cost);
+out:
+	free(packed);
+	free(ids);
+	free(names);
+	return r;
+}
+
+/* A node with time-slicing (replicas > 0) or of A3 dies, up and registered. */
+static int sharing_node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name,
+			   unsigned chips, unsigned replicas, bool a3)
+{
+	int r = node_create(n, work_dir, name, chips, true, s->dcmi_lib);
+	if (r == 0) {
+		n->a3 = a3;
+		r = node_write_state(n, 0, NULL);
+	}
+	if (r == 0 && replicas)
+		r = node_share(n, replicas);
+	if (r < 0) {
+		fprintf(stderr, "ascend-bench: cannot build the node in %s/%s: %s\n", work_dir, name, strerror(-r));
+		return r;
+	}
+	if ((r = start_sim(n, s)) < 0 || (r = start_plugin(n, s, NULL)) < 0 || (r = wait_registered(n, NULL)) < 0)
+		return r;
+	return 0;
+}
+
+/* A node of chips (x replicas, or A3 dies) up for GetPreferredAllocation
+ * calls asking for size devices, then gone. */
+static int preferred_on(const struct settings *s, const char *work_dir, const char *name, unsigned chips,
+			unsigned replicas, bool a3, unsigned size, struct samples *out)
+{
+	struct node n;
+	progress("%s: %u GetPreferredAllocation calls for %u devices", name, s->allocate_calls, size);
+	int r = sharing_node_up(&n, s, work_dir, name, chips, replicas, a3);
+	if (r == 0)
+		r = measure_preferred(&n, size, s->allocate_calls, out);
+	if (r < 0)
+		print_tail("plugin log", n.plugin_log);
+	if (node_stop(&n) < 0 && r == 0)
+		r = -EIO;
+	node_destroy(&n);
+	return r;
+}
+
+/* Sharing at scale: GetPreferredAllocation over 512 replicas and over 16
+ * A3 dies; with 1,024 replicas the fault -> ListAndWatch update, its size,
+ * and RSS. */
+static int scenario_sharing(const struct settings *s, const char *work_dir, struct results *res)
+{
+	int r = preferred_on(s, work_dir, "node-8x64", 8, SHARING_REPLICAS, false, 2, &res->preferred_512_ns);
+	if (r == 0)
+		r = preferred_on(s, work_dir, "node-a3", 16, 0, true, 4, &res->preferred_a3_ns);
+	if (r < 0)
+		return r;
+
+	struct node n;
+	progress("16 chips x %d replicas: RSS, %u fault/recovery cycles", SHARING_REPLICAS, s->fault_cycles);
+	r = sharing_node_up(&n, s, work_dir, "node-16x64", 16, SHARING_REPLICAS, false);
+	size_t bytes = 0;
+	if (r == 0) {
+		res->rss_1024_kib = status_kib(n.plugin.pid, "VmRSS");
+		r = measure_faults(&n, s->fault_cycles, 0, &res->update_1024_us, &bytes);
+		res->update_1024_bytes = r == 0 ? (long long)bytes : -1;
+	}
 	if (r < 0)
 		print_tail("plugin log", n.plugin_log);
 	if (node_stop(&n) < 0 && r == 0)
@@ -1242,7 +1398,7 @@ static int scenario_blocked_stderr(const struct settings *s, const char *work_di
 	if (r == 0) {
 		progress("8 chips, DCMI fault events, debug logging to a stderr nobody reads: %u fault/recovery cycles",
 			 s->fault_cycles);
-		r = measure_faults(&n, s->fault_cycles, 0, &res->fault_blocked_us);
+		r = measure_faults(&n, s->fault_cycles, 0, &res->fault_blocked_us, NULL);
 	}
 	if (r == 0) {
 		int64_t t0 = mono_us();
@@ -1517,6 +1673,17 @@ static unsigned print_table(const struct settings *s, struct results *res)
 	row("plugin fds before the floods", (double)res->flood_fds_before, "", 0, NULL, &misses);
 	row("plugin fds after the floods", (double)res->flood_fds_after, "", (double)res->flood_fds_before, NULL,
 	    &misses);
+	row("GetPreferredAllocation p50, 8x64 replicas", pct(&res->preferred_512_ns, 50, 1000), "us", 0, NULL,
+	    &misses);
+	row("GetPreferredAllocation p99, 8x64 replicas", pct(&res->preferred_512_ns, 99, 1000), "us", 1000, NULL,
+	    &misses);
+	row("GetPreferredAllocation p50, 16 A3 dies", pct(&res->preferred_a3_ns, 50, 1000), "us", 0, NULL, &misses);
+	row("GetPreferredAllocation p99, 16 A3 dies", pct(&res->preferred_a3_ns, 99, 1000), "us", 1000, NULL, &misses);
+	row("plugin RSS idle, 16 chips x 64 replicas", mib(res->rss_1024_kib), "MiB", 10, NULL, &misses);
+	row("fault -> ListAndWatch p50, 1,024 devices", pct(&res->update_1024_us, 50, 1000), "ms", 0, NULL, &misses);
+	row("fault -> ListAndWatch p99, 1,024 devices", pct(&res->update_1024_us, 99, 1000), "ms", 5, NULL, &misses);
+	row("ListAndWatch update size, 1,024 devices",
+	    res->update_1024_bytes < 0 ? -1.0 : (double)res->update_1024_bytes / 1024, "KiB", 0, NULL, &misses);
 	if (res->reordered)
 		printf("\nnote: in %u of %u restarts the plugin registered before kubelet-sim printed `restarted` "
 		       "(counted as 0 ms)\n",
@@ -1557,13 +1724,16 @@ int main(int argc, char **argv)
 		.blocked_exit_us = -1,
 		.flood_idle_kib = -1, .flood_open_kib = -1, .flood_closed_kib = -1, .rounds_kib = -1,
 		.flood_fds_before = -1, .flood_fds_after = -1,
+		.update_1024_bytes = -1, .rss_1024_kib = -1,
 	};
 	size_t n_faults = (size_t)s.fault_cycles * 2;
 	if (samples_init(&res.allocate_ns[0], s.allocate_calls) < 0 ||
 	    samples_init(&res.allocate_ns[1], s.allocate_calls) < 0 || samples_init(&res.options_ns, s.allocate_calls) < 0 ||
 	    samples_init(&res.fault_events_us, n_faults) < 0 || samples_init(&res.fault_poll_us, n_faults) < 0 ||
 	    samples_init(&res.fault_blocked_us, n_faults) < 0 ||
-	    samples_init(&res.restart_us, s.restarts) < 0 || samples_init(&res.start_us, s.starts) < 0) {
+	    samples_init(&res.restart_us, s.restarts) < 0 || samples_init(&res.start_us, s.starts) < 0 ||
+	    samples_init(&res.preferred_512_ns, s.allocate_calls) < 0 ||
+	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0) {
 		fprintf(stderr, "ascend-bench: out of memory\n");
 		return 1;
 	}
@@ -1575,6 +1745,7 @@ int main(int argc, char **argv)
 	failed += scenario_big(&s, work_dir, &res) < 0;
 	failed += scenario_blocked_stderr(&s, work_dir, &res) < 0;
 	failed += scenario_flood(&s, work_dir, &res) < 0;
+	failed += scenario_sharing(&s, work_dir, &res) < 0;
 	unsigned misses = print_table(&s, &res);
 	printf("\n%s in %.1f s: %u target(s) missed%s\n", failed ? "incomplete" : "done",
 	       (double)(mono_us() - started) / 1e6, misses, failed ? ", some measurements failed (see above)" : "");
@@ -1587,6 +1758,9 @@ int main(int argc, char **argv)
 	samples_free(&res.fault_blocked_us);
 	samples_free(&res.restart_us);
 	samples_free(&res.start_us);
+	samples_free(&res.preferred_512_ns);
+	samples_free(&res.preferred_a3_ns);
+	samples_free(&res.update_1024_us);
 	if (!s.work_dir)
 		remove_tree(own_dir);
 	return failed ? 1 : 0;
