@@ -10,8 +10,12 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-/* Bounds the fds the loop watches; the daemon needs about ten. */
-#define LOOP_MAX_WATCHES 32
+/* Bounds the fds the loop watches: the daemon's own (signals, inotify,
+ * timers, wakeups) and five per resource it serves (plugin/endpoint.h), at
+ * most RESOURCES_MAX of them. */
+#define LOOP_MAX_WATCHES 256
+/* Events taken per epoll_wait; more wait for the next round. */
+#define LOOP_EVENTS_PER_WAIT 64
 
 struct watch {
 	int fd;
@@ -97,8 +101,8 @@ int loop_run(struct loop *loop)
 {
 	loop->quit = false;
 	while (!loop->quit) {
-		struct epoll_event events[LOOP_MAX_WATCHES];
-		int n = epoll_wait(loop->epfd, events, LOOP_MAX_WATCHES, -1);
+		struct epoll_event events[LOOP_EVENTS_PER_WAIT];
+		int n = epoll_wait(loop->epfd, events, LOOP_EVENTS_PER_WAIT, -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

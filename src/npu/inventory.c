@@ -27,6 +27,10 @@ struct inventory {
 	struct npu_chip chips[NPU_MAX_CHIPS];
 	struct npu_vnpu vnpus[NPU_MAX_VNPUS];      /* from DCMI */
 	struct npu_vnpu vnpu_nodes[NPU_MAX_VNPUS]; /* from the device files */
+	/* The templates DCMI gave, kept while the vNPU's node stays (and across
+	 * inventory_forget): a vNPU DCMI stops listing is still that template. */
+	struct npu_vnpu templates[NPU_MAX_VNPUS];
+	size_t n_templates;
 };
 
 static const char *const mode_names[] = {
@@ -380,13 +384,16 @@ static size_t discover_vnpus(struct inventory *inv, size_t chip_count, size_t *r
 		if (known)
 			continue;
 		struct npu_vnpu v = inv->vnpu_nodes[i];
-		char id[NPU_DEVICE_ID_MAX];
-		snprintf(id, sizeof(id), "vnpu-%u", v.id);
-		const struct npu_device *before = npu_snapshot_find(inv->current, id);
-		if (before)
-			memcpy(v.template_name, before->vnpu.template_name, sizeof(v.template_name));
+		for (size_t j = 0; j < inv->n_templates; j++)
+			if (inv->templates[j].id == v.id)
+				memcpy(v.template_name, inv->templates[j].template_name, sizeof(v.template_name));
 		inv->vnpus[n++] = v;
 	}
+	/* What is known now is what the next refresh remembers. */
+	inv->n_templates = 0;
+	for (size_t i = 0; i < n; i++)
+		if (inv->vnpus[i].template_name[0])
+			inv->templates[inv->n_templates++] = inv->vnpus[i];
 	for (size_t i = 1; i < n; i++) /* insertion sort: a few dozen at most */
 		for (size_t j = i; j > 0 && inv->vnpus[j - 1].id > inv->vnpus[j].id; j--) {
 			struct npu_vnpu t = inv->vnpus[j];

@@ -69,6 +69,7 @@ struct daemon {
 	struct inventory_status logged_status;
 	bool logged_once;
 	size_t logged_unnamed_vnpus; /* vNPUs no resource lists (template unknown or unusable) */
+	char logged_endpoint_error[1024]; /* why a resource cannot be served, "" when all are */
 	bool logged_resources_full;
 
 	/* The CDI spec (cdi strategy): kept up to date once the daemon serves,
@@ -365,8 +366,15 @@ static void add_vnpu_resources(struct daemon *d, const struct npu_snapshot *snap
 				snprintf(first_why, sizeof(first_why), "%s: %s", dev->id, why);
 			continue;
 		}
-		if (resource_set_find(set, name) >= 0)
+		int k = resource_set_find(set, name);
+		if (k >= 0 && set->defs[k].kind == RESOURCE_VNPUS &&
+		    strcmp(set->defs[k].vnpu_template, dev->vnpu.template_name) == 0)
 			continue;
+		if (k >= 0) {
+			if (!unnamed++)
+				snprintf(first_why, sizeof(first_why), "%s: %s already names whole chips", dev->id, name);
+			continue;
+		}
 		if (set->count == RESOURCES_MAX) {
 			if (!d->logged_resources_full)
 				log_warn("%s: cannot advertise %s: already %d resources", dev->id, name, RESOURCES_MAX);
@@ -376,9 +384,15 @@ static void add_vnpu_resources(struct daemon *d, const struct npu_snapshot *snap
 		struct resource_def *def = &set->defs[set->count];
 		*def = (struct resource_def){ .kind = RESOURCE_VNPUS };
 		memcpy(def->vnpu_template, dev->vnpu.template_name, sizeof(def->vnpu_template));
-		if (resource_def_name(def, name, d->config.socket_dir) < 0) {
+		const char *clash = NULL;
+		if (resource_def_name(def, name, d->config.socket_dir) < 0)
+			clash = "its socket path is too long";
+		for (size_t j = 0; j < set->count && !clash; j++)
+			if (strcmp(set->defs[j].endpoint, def->endpoint) == 0)
+				clash = "its socket would be another resource's";
+		if (clash) {
 			if (!unnamed++)
-				snprintf(first_why, sizeof(first_why), "%s: the socket path of %s is too long", dev->id, name);
+				snprintf(first_why, sizeof(first_why), "%s: %s: %s", dev->id, name, clash);
 			continue;
 		}
 		set->count++;
@@ -429,7 +443,7 @@ static int ensure_endpoints(struct daemon *d, char *why, size_t why_size)
 static void publish(struct daemon *d, const struct npu_snapshot *snap)
 {
 	for (size_t i = 0; i < d->resources.count; i++) {
-		struct npu_snapshot *view;
+		struct npu_snapshot *view = NULL;
 		if (!d->endpoints[i])
 			continue;
 		if (resource_view(&d->resources, &d->resources.defs[i], snap, &view) < 0 ||
@@ -472,10 +486,16 @@ static void refresh(struct daemon *d, const char *reason)
 		report_devices(d, snap);
 		add_vnpu_resources(d, snap);
 	}
-	/* Before the daemon serves, daemon_run reports what cannot be built. */
+	/* Before the daemon serves, daemon_run reports what cannot be built;
+	 * later, each new reason is said once. */
 	char why[1024];
-	if (d->serving && ensure_endpoints(d, why, sizeof(why)) < 0)
-		log_error("%s; retrying at the next refresh", why);
+	if (d->serving && ensure_endpoints(d, why, sizeof(why)) < 0) {
+		if (strcmp(why, d->logged_endpoint_error) != 0)
+			log_error("%s; retrying at every refresh", why);
+		snprintf(d->logged_endpoint_error, sizeof(d->logged_endpoint_error), "%s", why);
+	} else {
+		d->logged_endpoint_error[0] = '\0';
+	}
 	publish(d, snap);
 	cdi_sync(d, snap);
 	d->logged_once = true;
@@ -536,9 +556,14 @@ static void warn_restart_only(const char *what, const struct config *running, co
 		log_warn("%s: --backend changed; it takes effect at the next restart", what);
 	if (running->device_list_strategies != next->device_list_strategies)
 		log_warn("%s: --device-list-strategy changed; it takes effect at the next restart", what);
+	else if ((running->device_list_strategies & ALLOCATE_STRATEGY_CDI) && strcmp(running->cdi.kind, next->cdi.kind) != 0)
+		log_warn("%s: the CDI kind would be %s; it takes effect at the next restart, keeping %s", what,
+			 next->cdi.kind, running->cdi.kind);
 }
 
-/* Takes what a running daemon can change from the new configuration: the
+/* Takes what a running daemon can change from the new configuration (0),
+ * or nothing (-ENAMETOOLONG: the plugin's resource would not fit in the
+ * running socket directory): the
  * resources (their sockets stay in the running directory), time-slicing,
  * the health interval and the log level. Resources that stay as they were
  * keep their endpoint (and register again, as SIGHUP always did); those
@@ -546,15 +571,30 @@ static void warn_restart_only(const char *what, const struct config *running, co
  * devices going away; new ones are served at the refresh that follows.
  * Allocations made are the kubelet's: nothing here touches them. The gRPC
  * threads read the paths and CDI names of d->config, which stay as they are. */
-static void apply_config(struct daemon *d, const char *what, struct config *next)
+static int apply_config(struct daemon *d, const char *what, struct config *next)
 {
 	struct config *c = &d->config;
 	warn_restart_only(what, c, next);
-	for (size_t i = 0; i < next->resources.count; i++) {
-		struct resource_def *def = &next->resources.defs[i];
+	/* The sockets stay in the running directory; a new resource whose
+	 * socket does not fit there is left out, and a plugin resource name that
+	 * does not fit keeps the running configuration. */
+	struct resource_set *set = &next->resources;
+	for (size_t i = 0; i < set->count;) {
+		struct resource_def *def = &set->defs[i];
 		char name[RESOURCE_NAME_MAX];
 		memcpy(name, def->name, sizeof(name));
-		(void)resource_def_name(def, name, c->socket_dir); /* the start fitted names there */
+		if (resource_def_name(def, name, c->socket_dir) == 0) {
+			i++;
+			continue;
+		}
+		if (i == 0) {
+			log_error("%s: keeping the running configuration: the socket path of %s under %s is too long",
+				  what, name, c->socket_dir);
+			return -ENAMETOOLONG;
+		}
+		log_warn("%s: %s: its socket path under %s is too long; not serving it", what, name, c->socket_dir);
+		memmove(def, def + 1, (set->count - i - 1) * sizeof(*def));
+		set->count--;
 	}
 	memcpy(c->resource_name, next->resource_name, sizeof(c->resource_name));
 	memcpy(c->endpoint, next->resources.defs[0].endpoint, sizeof(c->endpoint));
@@ -588,6 +628,7 @@ static void apply_config(struct daemon *d, const char *what, struct config *next
 	}
 	log_set_level(c->log_level);
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
+	return 0;
 }
 
 /* signalled: SIGHUP, which also rediscovers and registers everything
@@ -604,8 +645,7 @@ static void reload_config(struct daemon *d, bool signalled)
 		snprintf(why, sizeof(why), "out of memory");
 	if (r < 0) {
 		log_error("%s: keeping the running configuration: %s", signalled ? "SIGHUP" : "reload", why);
-	} else {
-		apply_config(d, signalled ? "SIGHUP" : "reload", next);
+	} else if (apply_config(d, signalled ? "SIGHUP" : "reload", next) == 0) {
 		char names[1024];
 		struct strbuf sb;
 		strbuf_init(&sb, names, sizeof(names), ",...");
@@ -629,14 +669,14 @@ static void watch_dev_dir(struct daemon *d)
 {
 	d->dev_dir_wd = inotify_add_watch(d->inotify_fd, d->config.dev_dir,
 					  IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB |
-						  IN_DELETE_SELF | IN_MOVE_SELF);
+						  IN_DELETE_SELF | IN_MOVE_SELF | IN_MASK_ADD);
 }
 
 static int watch_socket_dir(struct daemon *d)
 {
 	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, d->config.socket_dir,
 					     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
-						     IN_MOVE_SELF);
+						     IN_MOVE_SELF | IN_MASK_ADD);
 	return d->socket_dir_wd < 0 ? -errno : 0;
 }
 
@@ -651,15 +691,18 @@ static void watch_socket_dir_again(struct daemon *d)
 }
 
 /* The --config file is watched through its directory, which sees an editor's
- * rename over it and the kubelet's update of a mounted ConfigMap (it swaps
- * the directory's "..data" link). Not watching it only means that a change
- * waits for SIGHUP. */
+ * rename over it, a writer closing it, and the kubelet's update of a mounted
+ * ConfigMap (it renames a new "..data" link into place). Not IN_CREATE: a
+ * file just created is still empty, and its writer's close follows. Not
+ * watching it only means that a change waits for SIGHUP. IN_MASK_ADD: the
+ * directory may be watched for another reason too, and the watches share
+ * one descriptor. */
 static void watch_config_dir(struct daemon *d)
 {
 	if (!d->config_name)
 		return;
 	d->config_dir_wd = inotify_add_watch(d->inotify_fd, d->config_dir,
-					     IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF);
+					     IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_MASK_ADD);
 	if (d->config_dir_wd < 0 && !d->logged_config_watch)
 		log_warn("cannot watch %s for changes of %s: %s; send SIGHUP after changing it", d->config_dir,
 			 d->config_name, strerror(errno));
@@ -681,6 +724,7 @@ static void on_inotify(void *ctx, uint32_t events)
 	struct daemon *d = ctx;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	bool kubelet_started = false, devices_changed = false, socket_dir_gone = false, config_changed = false;
+	bool overflow = false;
 	bool socket_gone[RESOURCES_MAX] = { false };
 
 	for (;;) {
@@ -691,7 +735,13 @@ static void on_inotify(void *ctx, uint32_t events)
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 			p += sizeof(*ev) + ev->len;
 			const char *name = ev->len ? ev->name : "";
-			/* Not an else: the file may sit in a directory watched for another reason. */
+			/* An overflow (wd -1) lost events of every watch. */
+			if (ev->mask & IN_Q_OVERFLOW)
+				overflow = true;
+			if (ev->wd < 0)
+				continue;
+			/* No else between the three: one directory may hold several
+			 * of these (the watches share its wd). */
 			if (ev->wd == d->config_dir_wd) {
 				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 					d->config_dir_wd = -1;
@@ -706,7 +756,8 @@ static void on_inotify(void *ctx, uint32_t events)
 						socket_gone[i] |= strcmp(name, d->resources.defs[i].endpoint) == 0;
 				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 					socket_dir_gone = true;
-			} else if (ev->wd == d->dev_dir_wd) {
+			}
+			if (ev->wd == d->dev_dir_wd) {
 				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 					d->dev_dir_wd = -1;
 				if (strncmp(name, "davinci", 7) == 0 || strncmp(name, "vdavinci", 8) == 0 ||
@@ -715,29 +766,46 @@ static void on_inotify(void *ctx, uint32_t events)
 			}
 		}
 	}
+	if (overflow) {
+		/* Look at everything the lost events could have been about; what
+		 * did not change is ignored below (sockets still there, the same
+		 * kubelet.sock the sessions dialled). */
+		log_warn("the inotify queue overflowed; checking devices, sockets and the configuration anew");
+		devices_changed = true;
+		config_changed = d->config_name != NULL;
+		socket_dir_gone = d->socket_dir_wd >= 0 && !path_exists(d->config.socket_dir);
+		for (size_t i = 0; i < d->resources.count; i++)
+			socket_gone[i] = true;
+		kubelet_started = path_exists(d->config.kubelet_socket);
+	}
 
 	if (devices_changed)
 		refresh(d, "device nodes changed");
-	if (config_changed)
-		reload_config(d, false);
 	if (socket_dir_gone) {
 		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
 		d->socket_dir_wd = -1;
 		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
 		broadcast(d, SESSION_EV_DIR_GONE, NULL);
-		return;
+	} else {
+		/* Our own restarts delete and recreate a socket too: only a socket
+		 * that is still missing now was removed by someone else. A
+		 * starting kubelet deletes them and then creates kubelet.sock; each
+		 * session knows whether the registration this leads to already
+		 * reaches that kubelet. refresh() only appends resources, so the
+		 * indices still hold. */
+		for (size_t i = 0; i < d->resources.count; i++)
+			if (socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
+				endpoint_socket_deleted(d->endpoints[i]);
+		if (kubelet_started) {
+			if (!overflow)
+				log_info("kubelet.sock created: the kubelet (re)started");
+			broadcast(d, SESSION_EV_KUBELET_STARTED,
+				  &(struct session_event_data){ .kubelet = kubelet_now(d) });
+		}
 	}
-	/* Our own restarts delete and recreate a socket too: only a socket that
-	 * is still missing now was removed by someone else. A starting kubelet
-	 * deletes them and then creates kubelet.sock; each session knows whether
-	 * the registration this leads to already reaches that kubelet. */
-	for (size_t i = 0; i < d->resources.count; i++)
-		if (socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
-			endpoint_socket_deleted(d->endpoints[i]);
-	if (kubelet_started) {
-		log_info("kubelet.sock created: the kubelet (re)started");
-		broadcast(d, SESSION_EV_KUBELET_STARTED, &(struct session_event_data){ .kubelet = kubelet_now(d) });
-	}
+	/* Last: a reload reorders the resources. */
+	if (config_changed)
+		reload_config(d, false);
 }
 
 /* --- signals ------------------------------------------------------------- */
@@ -850,8 +918,6 @@ static int prepare_dir(const char *what, const char *dir, mode_t mode, char *why
 	return r;
 }
 
-/* Builds everything the daemon needs before it serves; on failure why says
- * what could not be had and why, and daemon_fini undoes the part built. */
 /* Builds every resource's endpoint, sends each its devices and starts
  * them: the first that cannot be had stops the start. */
 static int start_serving(struct daemon *d, char *why, size_t why_size)
@@ -873,6 +939,8 @@ static int start_serving(struct daemon *d, char *why, size_t why_size)
 	return 0;
 }
 
+/* Builds everything the daemon needs before it serves; on failure why says
+ * what could not be had and why, and daemon_fini undoes the part built. */
 static int daemon_init(struct daemon *d, const struct config *config, char *why, size_t why_size)
 {
 	sigset_t set;
@@ -924,6 +992,9 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 		memcpy(d->config_dir, c->config_file, n); /* shorter than config_file */
 		d->config_dir[n] = '\0';
 		d->config_name = slash + 1;
+	} else if (c->config_file[0]) {
+		memcpy(d->config_dir, ".", 2);
+		d->config_name = c->config_file;
 	}
 	if ((r = watch_socket_dir(d)) < 0) {
 		snprintf(why, why_size, "cannot watch %s: %s%s", c->socket_dir, strerror(-r),

@@ -11,6 +11,8 @@
  *   SIGHUP -> read the configuration again (reload), apply what a running
  *       daemon can change (resources, time-slicing, health interval, log
  *       level), rediscover, then the same stop / bind / register;
+ *   the --config file changed -> the same reload, acting only on what
+ *       changed (resources added, removed or changed);
  *   SIGTERM, SIGINT -> stop serving, remove the socket, return. */
 #pragma once
 

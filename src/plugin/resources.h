@@ -26,6 +26,8 @@
 #include "npu/inventory.h"
 #include "plugin/replica.h"
 
+/* Resources one process serves; each costs the loop five fds (a timer pair,
+ * wakeups), which loop/loop.c makes room for. */
 #define RESOURCES_MAX 24
 #define RESOURCE_NAME_MAX 320
 #define RESOURCE_ENDPOINT_MAX 128

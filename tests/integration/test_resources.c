@@ -7,6 +7,7 @@
  * Allocate answer, health, appearing at run time, known only by their node)
  * and SIGHUP re-reading the --config file (valid and invalid), which a
  * change of the file also does. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -141,15 +142,20 @@ static void expect_list(struct proc *k, const char *resource, const char *const 
 	proc_send(k, command);
 	assert_non_null(proc_expect(k, "use resource=", WAIT_MS));
 	proc_send(k, "list");
+	/* Other resources' news may come in between. */
+	const char *line;
 	for (size_t i = 0; want[i]; i++) {
-		const char *line = proc_expect(k, "", WAIT_MS);
+		while ((line = proc_expect(k, "", WAIT_MS)) && strncmp(line, "device ", 7) != 0 &&
+		       strcmp(line, "list end") != 0)
+			;
 		assert_non_null(line);
 		if (strncmp(line, want[i], strlen(want[i])) != 0)
 			fail_msg("%s: list line %zu is '%s', expected '%s'", resource, i, line, want[i]);
 	}
-	const char *end = proc_expect(k, "", WAIT_MS);
-	assert_non_null(end);
-	assert_string_equal(end, "list end");
+	while ((line = proc_expect(k, "", WAIT_MS)) && strncmp(line, "device ", 7) != 0 && strcmp(line, "list end") != 0)
+		;
+	assert_non_null(line);
+	assert_string_equal(line, "list end");
 }
 
 static void test_vnpus(void **state)
@@ -279,6 +285,92 @@ static void test_config_file_change(void **state)
 	node_fini(node);
 }
 
+/* As many resources as one process serves: 6 family names and 17 vNPU
+ * templates besides the plugin's own; an 18th template is one too many. */
+static void test_many_resources(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 3 });
+	char vnpus[2048] = "driver 24.1.rc1\nchip phy=0 card=0 name=310P3\nchip phy=1 card=1 name=310P3\n"
+			   "chip phy=2 card=2 name=310P3\n";
+	char line[96], rel[32];
+	for (unsigned i = 0; i < 18; i++) {
+		unsigned id = 100 + i; /* 100-115 on chip 0, 116-117 on chip 1 */
+		snprintf(line, sizeof(line), "vnpu id=%u phy=%u template=t%u\n", id, id < 116 ? 0 : 1, i);
+		strncat(vnpus, line, sizeof(vnpus) - strlen(vnpus) - 1);
+		snprintf(rel, sizeof(rel), "dev/vdavinci%u", id);
+		node_touch(node, rel);
+	}
+	node_write_state(node, "%s", vnpus);
+	write_config(node, "version: v1\nresources:\n"
+			   "- {family: 910, name: a.com/f910}\n- {family: 910B, name: a.com/f910b}\n"
+			   "- {family: A3, name: a.com/fa3}\n- {family: 310, name: a.com/f310}\n"
+			   "- {family: 310P, name: a.com/f310p}\n- {family: 310B, name: a.com/f310b}\n");
+	struct proc *k = start(node, NULL);
+	assert_non_null(proc_expect_err(node->plugin, "cannot advertise ascend.com/npu-t17: already 24 resources", WAIT_MS));
+	/* Each of the 24 registers, then sends its devices. */
+	unsigned registered = 0, lists = 0;
+	while (registered < 24 || lists < 24) {
+		const char *got = proc_expect(k, "", WAIT_MS);
+		if (!got)
+			fail_msg("%u registrations and %u device lists of 24", registered, lists);
+		registered += strncmp(got, "register ", 9) == 0;
+		lists += strncmp(got, "devices ", 8) == 0;
+	}
+	/* The last template's vNPU is left out; the others are served. */
+	expect_list(k, "ascend.com/npu-t16", (const char *const[]){ "device id=vnpu-116 health=Healthy", NULL });
+	expect_list(k, "a.com/f310p", (const char *const[]){ "device id=npu-2 ", NULL });
+	assert_int_equal(proc_count_err(node->plugin, "cannot start"), 0);
+	node_fini(node);
+}
+
+/* Events lost to an inotify queue overflow: the plugin looks at everything
+ * again and carries on. A config file written in two parts is read once,
+ * when its writer closes it. */
+static void test_overflow_and_partial_config(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	write_config(node, "version: v1\n");
+	struct proc *k = start(node, NULL);
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+
+	/* The plugin stopped, far more events than the queue holds. */
+	proc_kill(node->plugin, SIGSTOP);
+	char path[200];
+	for (unsigned i = 0; i < 20000; i++) {
+		snprintf(path, sizeof(path), "%s/junk%u", node->dev_dir, i % 64);
+		int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+		unlink(path);
+	}
+	node_remove(node, "dev/davinci2");
+	proc_kill(node->plugin, SIGCONT);
+	assert_non_null(proc_expect_err(node->plugin, "the inotify queue overflowed", WAIT_MS));
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=5 unhealthy=npu-2", WAIT_MS));
+	assert_non_null(proc_expect_err(node->plugin, "reload: configuration", WAIT_MS));
+
+	/* A new file written in two steps: nothing until it is closed. (The
+	 * overflow had the file read again too.) */
+	unsigned reads = proc_count_err(node->plugin, "config.yaml changed");
+	snprintf(path, sizeof(path), "%s/config.yaml", node->root);
+	assert_int_equal(unlink(path), 0);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	assert_true(fputs("version: v1\n", f) >= 0);
+	assert_int_equal(fflush(f), 0);
+	assert_false(proc_sees_within(k, "devices resource=", 500));
+	assert_int_equal(proc_count_err(node->plugin, "config.yaml changed"), reads);
+	assert_true(fputs("resources:\n- family: 310P\n  name: ascend.com/npu-310p\n", f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(proc_expect_err(node->plugin, "reload: configuration", WAIT_MS));
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu-310p ", WAIT_MS));
+	assert_int_equal(proc_count_err(node->plugin, "is gone from the configuration"), 0);
+	node_fini(node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +378,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vnpus, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_reload, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_config_file_change, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_many_resources, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_overflow_and_partial_config, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

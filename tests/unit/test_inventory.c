@@ -227,6 +227,12 @@ static void test_vnpus(void **state)
 	assert_string_equal(find(s, "vnpu-100")->vnpu.template_name, "vir04_3c");
 	assert_null(npu_snapshot_find(s, "vnpu-101"));
 	npu_snapshot_unref(s);
+	/* ... and across inventory_forget (SIGHUP). */
+	inventory_forget(inv);
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	s = inventory_snapshot(inv);
+	assert_string_equal(find(s, "vnpu-100")->vnpu.template_name, "vir04_3c");
+	npu_snapshot_unref(s);
 
 	inventory_free(inv);
 	remove_tree(&t);

@@ -19,7 +19,8 @@
 #include "grpc/client.h"
 #include "grpc/server.h"
 
-#define SIM_MAX_RESOURCES 8
+/* As many as one plugin process may serve (src/plugin/resources.h), and more. */
+#define SIM_MAX_RESOURCES 32
 /* Devices kept per resource; a ListAndWatch answer with more is cut here. */
 #define SIM_MAX_DEVICES 1024
 /* A valid extended resource name: a DNS-1123 subdomain (with "requests."
