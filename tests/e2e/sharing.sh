@@ -348,7 +348,13 @@ done
 log_has "5. the plugin applies the new file" "reload: configuration $CONFIG_DIR/config.yaml applied"
 step "5. ..data swapped: plugin \"${line#* info  }\"; $NPU310P: capacity 4, allocatable 0 ($unhealthy unhealthy); $NPU: $ids"
 
-# 6. Stop: kubelet-sim deletes its pods through CRI when it quits.
+# 6. Stop: kubelet-sim deletes its pods through CRI when it quits. The
+# workloads' sleep, as PID 1, ignores SIGTERM: deleted first without a
+# grace period, as quit would wait a second for each.
+for p in vnpu-pod p310-pod npu3-pod; do
+	send "delete default/$p 0"
+	need "6. delete $p" "pod-deleted pod=default/$p"
+done
 running=$(grep -c '^pod-created' "$tmp/sim.log")
 stop_all
 deleted=$(grep -c '^pod-deleted' "$tmp/sim.log")
