@@ -78,11 +78,14 @@ test-arm64: build-native build-arm64
 # The guide's walkthrough on a simulated node with a real containerd + runc,
 # kubelet-sim running the shipped DaemonSet and examples through CRI
 # (tests/e2e/): first the node library's self-test, then kubelet-sim's pod
-# semantics (restarts, probes, env, volumes, ...), then the walkthrough.
+# semantics (restarts, probes, env, volumes, ...), then the walkthrough, then
+# several resources from one plugin (per-family names, time-slicing, vNPUs,
+# a config reload) in the same containers.
 # Needs root (mknod, containerd); each skips without it.
 E2E_RUN = tests/e2e/test_node.sh $(BUILD) $(BUILD)/image/ascend-device-plugin.tar && \
 	 tests/e2e/test_pods.sh $(BUILD) && \
-	 tests/e2e/walkthrough.sh $(BUILD)
+	 tests/e2e/walkthrough.sh $(BUILD) && \
+	 tests/e2e/sharing.sh $(BUILD)
 
 e2e: image
 	@scripts/deps.sh e2e manifests
