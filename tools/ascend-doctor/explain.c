@@ -91,6 +91,11 @@ static struct json_object *find_pod(struct json_object *doc, const char *ns, con
 	return found;
 }
 
+static const char *str_or_default(const char *s, const char *fallback)
+{
+	return s ? s : fallback;
+}
+
 static bool add_str(struct json_object *o, const char *key, const char *value)
 {
 	struct json_object *s = json_object_new_string(value);
@@ -243,6 +248,26 @@ int explain_texts(const char *pod_text, size_t pod_len, const char *nodes_text, 
 	if (matches > 1) {
 		snprintf(why, why_size, "%zu pods match '%s': name one as NAMESPACE/NAME", matches, name[0] ? name : "(any)");
 		r = -EINVAL;
+		goto out;
+	}
+	/* A request the API server would refuse is the verdict by itself. */
+	int64_t request;
+	char bad[512];
+	if (fit_pod_request(pod, resource, &request, bad, sizeof(bad)) < 0) {
+		char fix[256], pod_id[2 * FIT_NAME_MAX];
+		snprintf(fix, sizeof(fix), "request whole devices: resources.limits: {%s: \"1\"} (or 2, 4, ...)", resource);
+		snprintf(pod_id, sizeof(pod_id), "%s/%s", str_or_default(meta_str(pod, "namespace"), "default"),
+			 str_or_default(meta_str(pod, "name"), "?"));
+		r = report_add(report, VERDICT_FAIL, "request", fix, "pod %s: %s", pod_id, bad);
+		if (r < 0)
+			goto out;
+		doc = report_to_json(report, "explain");
+		if (!doc || !add_str(doc, "pod", pod_id) || !add_str(doc, "summary", bad) || !add_str(doc, "fix", fix)) {
+			json_object_put(doc);
+			r = -ENOMEM;
+			goto out;
+		}
+		*ret_doc = doc;
 		goto out;
 	}
 	r = fit_cluster_evaluate(pod, nodes_doc, pods_doc, resource, &cluster, why, why_size);

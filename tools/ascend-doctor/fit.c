@@ -195,6 +195,21 @@ static bool tolerates(struct json_object *tolerations, const char *key, const ch
 	return false;
 }
 
+/* A taint the node lifecycle controller sets for a condition that has a
+ * reason of its own (cordoned, not ready): named by that reason. */
+static bool condition_taint(const struct fit_node *out, const char *key)
+{
+	for (size_t i = 0; i < out->n_reasons; i++) {
+		enum fit_code code = out->reasons[i].code;
+		if (code == FIT_UNSCHEDULABLE && strcmp(key, "node.kubernetes.io/unschedulable") == 0)
+			return true;
+		if (code == FIT_NOT_READY && (strcmp(key, "node.kubernetes.io/not-ready") == 0 ||
+					      strcmp(key, "node.kubernetes.io/unreachable") == 0))
+			return true;
+	}
+	return false;
+}
+
 static void check_taints(struct fit_node *out, struct json_object *node, struct json_object *tolerations)
 {
 	struct json_object *taints = get_type(get(node, "spec"), "taints", json_type_array);
@@ -207,11 +222,15 @@ static void check_taints(struct fit_node *out, struct json_object *node, struct 
 			continue;
 		if (tolerates(tolerations, key, value, effect))
 			continue;
+		/* The scheduler names the first untolerated taint, whatever set it. */
+		if (!out->taint_scheduler[0])
+			snprintf(out->taint_scheduler, sizeof(out->taint_scheduler),
+				 "node(s) had untolerated taint {%s: %s}", key, value);
+		if (condition_taint(out, key))
+			continue;
 		add_reason(out, FIT_UNTOLERATED_TAINT, "%s%s%s:%s", key, value[0] ? "=" : "", value, effect);
 		snprintf(out->taint, sizeof(out->taint), "{key: %s, operator: Equal, value: \"%s\", effect: %s}", key,
 			 value, effect);
-		snprintf(out->taint_scheduler, sizeof(out->taint_scheduler), "node(s) had untolerated taint {%s: %s}",
-			 key, value);
 		return;
 	}
 }
@@ -287,6 +306,7 @@ static void check_selector(struct fit_node *out, struct json_object *pod_spec, s
 		const char *have = get_str(labels, key);
 		if (have && strcmp(have, want) == 0)
 			continue;
+		snprintf(out->selector_label, sizeof(out->selector_label), "%s=%s", key, want);
 		if (have)
 			add_reason(out, FIT_NODE_SELECTOR_MISMATCH, "nodeSelector %s=%s: the node has %s=%s", key, want,
 				   key, have);
@@ -424,7 +444,7 @@ static void set_scheduler_reason(struct fit_node *out, const char *resource)
 	size_t size = sizeof(out->scheduler_reason);
 	if (has[FIT_UNSCHEDULABLE])
 		snprintf(dst, size, "node(s) were unschedulable");
-	else if (has[FIT_UNTOLERATED_TAINT])
+	else if (out->taint_scheduler[0])
 		snprintf(dst, size, "%s", out->taint_scheduler);
 	else if (has[FIT_NODE_SELECTOR_MISMATCH] || has[FIT_NODE_AFFINITY_MISMATCH])
 		snprintf(dst, size, "node(s) didn't match Pod's node affinity/selector");
@@ -481,9 +501,9 @@ static void evaluate_node(struct json_object *pod, int64_t request, struct json_
 			short_of = true;
 		} else if (out->free < request) {
 			add_reason(out, FIT_INSUFFICIENT_NPU,
-				   "allocatable %" PRId64 ", requested by %zu bound pod(s) %" PRId64 ", free %" PRId64
-				   " < %" PRId64 " requested",
-				   allocatable, out->pods_using, out->used, out->free, request);
+				   "allocatable %" PRId64 ", %" PRId64 " taken by %zu pod(s), %" PRId64 " free, %" PRId64
+				   " requested",
+				   allocatable, out->used, out->pods_using, out->free, request);
 			short_of = true;
 		}
 		if (short_of && capacity > allocatable)
@@ -501,6 +521,21 @@ static int compare_strings(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The most NPUs free on a node that fails for want of them alone. */
+static int64_t fit_most_free(const struct fit_cluster *c)
+{
+	int64_t most = 0;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const struct fit_node *n = &c->nodes[i];
+		bool resource_only = n->has_npu;
+		for (size_t k = 0; k < n->n_reasons; k++)
+			resource_only &= n->reasons[k].code == FIT_INSUFFICIENT_NPU || n->reasons[k].code == FIT_UNHEALTHY_NPU;
+		if (resource_only && n->free > most)
+			most = n->free;
+	}
+	return most;
+}
+
 static void reason_fix(struct strbuf *sb, const struct fit_node *node, const struct fit_reason *reason,
 		       const char *resource, int64_t most_free)
 {
@@ -516,22 +551,26 @@ static void reason_fix(struct strbuf *sb, const struct fit_node *node, const str
 		strbuf_printf(sb, "add to the pod's spec: tolerations: [%s] (the taint of %s)", node->taint, node->name);
 		break;
 	case FIT_NODE_SELECTOR_MISMATCH:
-		strbuf_printf(sb, "label the NPU nodes to match or change the pod's nodeSelector (%s, on %s)",
-			      reason->detail, node->name);
+		strbuf_printf(sb, "kubectl label nodes %s %s --overwrite if the pod belongs there, or change the pod's "
+				  "nodeSelector",
+			      node->name, node->selector_label);
 		break;
 	case FIT_NODE_AFFINITY_MISMATCH:
-		strbuf_printf(sb, "label the NPU nodes to match or change the pod's required node affinity (%s, on %s)",
-			      reason->detail, node->name);
+		strbuf_printf(sb, "label %s to satisfy the pod's required node affinity if the pod belongs there, or "
+				  "change the affinity",
+			      node->name);
 		break;
 	case FIT_NO_NPU_CAPACITY:
 		strbuf_printf(sb, "%s advertises no %s: if it has NPUs, run ascend-doctor node there", node->name,
 			      resource);
 		break;
 	case FIT_INSUFFICIENT_NPU:
-		strbuf_printf(sb,
-			      "free NPUs (kubectl get pods -A -o wide --field-selector spec.nodeName=%s), add NPU nodes, or "
-			      "request at most %" PRId64 " (the most free on one node)",
-			      node->name, most_free);
+		strbuf_printf(sb, "free NPUs (kubectl get pods -A -o wide --field-selector spec.nodeName=%s) or add NPU nodes",
+			      node->name);
+		if (most_free > 0)
+			strbuf_printf(sb, ", or request at most %" PRId64 " (the most free on a node that takes the pod "
+					  "otherwise)",
+				      most_free);
 		break;
 	case FIT_UNHEALTHY_NPU:
 		strbuf_printf(sb, "chips are Unhealthy on %s: run ascend-doctor node there (npu-smi info)", node->name);
@@ -546,10 +585,7 @@ void fit_node_fix(const struct fit_cluster *cluster, const struct fit_node *node
 {
 	struct strbuf sb;
 	strbuf_init(&sb, buf, size, "...");
-	int64_t most_free = 0;
-	for (size_t i = 0; i < cluster->n_nodes; i++)
-		if (cluster->nodes[i].free > most_free)
-			most_free = cluster->nodes[i].free;
+	int64_t most_free = fit_most_free(cluster);
 	for (size_t k = 0; k < node->n_reasons; k++) {
 		strbuf_printf(&sb, "%s", k ? "; " : "");
 		reason_fix(&sb, node, &node->reasons[k], resource, most_free);
@@ -614,14 +650,9 @@ static void summarize(struct fit_cluster *c, const char *resource)
 		}
 	}
 	size_t npu_nodes = 0;
-	int64_t most_free = 0;
-	for (size_t i = 0; i < c->n_nodes; i++) {
-		if (c->nodes[i].has_npu) {
-			npu_nodes++;
-			if (c->nodes[i].free > most_free)
-				most_free = c->nodes[i].free;
-		}
-	}
+	int64_t most_free = fit_most_free(c);
+	for (size_t i = 0; i < c->n_nodes; i++)
+		npu_nodes += c->nodes[i].has_npu;
 	if (c->n_nodes == 0) {
 		strbuf_printf(&sb, "the cluster lists no nodes: check the kubeconfig or the --nodes file");
 		return;

@@ -53,6 +53,7 @@ struct fit_node {
 	/* For the fix: the first untolerated taint and the first failing label rule. */
 	char taint[FIT_DETAIL_MAX];
 	char taint_scheduler[FIT_DETAIL_MAX];
+	char selector_label[FIT_DETAIL_MAX]; /* "key=value" of the first unmatched nodeSelector entry */
 };
 
 /* The pod's request of resource as the scheduler counts it: the larger of
