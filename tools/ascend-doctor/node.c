@@ -172,20 +172,26 @@ static int check_install_info(const struct doctor_options *o, struct report *rep
 
 /* ---- device files --------------------------------------------------------- */
 
-/* Appends to problems why dev_dir/name is not usable; false if it is not. */
+enum { DEV_MISSING = 1, DEV_NOT_CHAR = 2, DEV_MODE = 4 };
+
+/* Appends to problems why dev_dir/name is not usable and sets its kind in
+ * *kinds; false if it is not. */
 static bool check_node_file(const struct doctor_options *o, const char *name, bool required,
-			    const struct run_user *user, struct strbuf *problems, bool *any_required_bad)
+			    const struct run_user *user, struct strbuf *problems, bool *any_required_bad, unsigned *kinds)
 {
 	char path[512];
 	struct stat st;
 	if (path_join(path, sizeof(path), o->dev_dir, name) < 0 || stat(path, &st) < 0) {
 		strbuf_printf(problems, "%s%s missing%s", problems->len ? "; " : "", path, required ? "" : " (optional)");
 		*any_required_bad |= required;
+		if (required)
+			*kinds |= DEV_MISSING;
 		return false;
 	}
 	if (!S_ISCHR(st.st_mode)) {
 		strbuf_printf(problems, "%s%s is not a character device", problems->len ? "; " : "", path);
 		*any_required_bad = true;
+		*kinds |= DEV_NOT_CHAR;
 		return false;
 	}
 	if (!user->has_uid && !user->has_gid)
@@ -195,9 +201,10 @@ static bool check_node_file(const struct doctor_options *o, const char *name, bo
 		  (user->has_gid && st.st_gid == user->gid && (m & S_IRGRP) && (m & S_IWGRP)) ||
 		  ((m & S_IROTH) && (m & S_IWOTH));
 	if (!ok) {
-		strbuf_printf(problems, "%s%s is %04o %u:%u, not readable and writable by %s", problems->len ? "; " : "",
+		strbuf_printf(problems, "%s%s is mode %04o, uid %u, gid %u: %s cannot open it", problems->len ? "; " : "",
 			      path, (unsigned)(m & 07777), (unsigned)st.st_uid, (unsigned)st.st_gid, user->name);
 		*any_required_bad = true;
+		*kinds |= DEV_MODE;
 		return false;
 	}
 	return true;
@@ -218,11 +225,12 @@ static int check_device_files(const struct doctor_options *o, struct report *rep
 	const struct npu_shared_node *shared;
 	size_t n_shared = npu_family_shared_nodes(family, &shared);
 	bool bad = false;
+	unsigned kinds = 0;
 	size_t good = 0;
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "davinci%" PRIu32, chips[i].phy_id);
-		good += check_node_file(o, name, true, user, &problems, &bad);
+		good += check_node_file(o, name, true, user, &problems, &bad, &kinds);
 	}
 	char shared_names[256] = "";
 	struct strbuf names;
@@ -231,17 +239,29 @@ static int check_device_files(const struct doctor_options *o, struct report *rep
 	for (size_t i = 0; i < n_shared; i++) {
 		bool was_bad = bad;
 		size_t before = problems.len;
-		if (check_node_file(o, shared[i].name, shared[i].required, user, &problems, &bad))
+		if (check_node_file(o, shared[i].name, shared[i].required, user, &problems, &bad, &kinds))
 			strbuf_printf(&names, "%s%s", names.len ? ", " : "", shared[i].name);
 		else if (!shared[i].required && bad == was_bad && problems.len != before)
 			optional_missing = true;
 	}
-	if (bad)
-		return report_add(report, VERDICT_FAIL, "device-files",
-				  "load the driver (npu-smi info must work on the node); the driver's nodes are crw-rw---- "
-				  "owned by its run user: chown/chmod them back or reinstall the driver; non-root pods need "
-				  "that group in supplementalGroups",
-				  "%s", text);
+	if (bad) {
+		char fix[REPORT_TEXT_MAX];
+		struct strbuf fsb;
+		strbuf_init(&fsb, fix, sizeof(fix), "...");
+		if (kinds & DEV_MISSING)
+			strbuf_printf(&fsb, "(re)load the driver, which makes the device nodes (npu-smi info must work); "
+					    "pods given a missing node fail with \"Device not found\"");
+		if (kinds & DEV_NOT_CHAR)
+			strbuf_printf(&fsb, "%sremove what stands in place of a device node and reload the driver",
+				      fsb.len ? "; " : "");
+		if (kinds & DEV_MODE)
+			strbuf_printf(&fsb,
+				      "%sgive the nodes back the driver's owner and mode (chown %s:%s, chmod 660), or "
+				      "reinstall the driver; non-root pods open them only with that group in "
+				      "supplementalGroups, else \"Permission denied\"",
+				      fsb.len ? "; " : "", user->name, user->group);
+		return report_add(report, VERDICT_FAIL, "device-files", fix, "%s", text);
+	}
 	if (optional_missing)
 		return report_add(report, VERDICT_WARN, "device-files", "reload the driver if a workload needs it",
 				  "%zu chip nodes and %s fine; %s", good, shared_names, text);
