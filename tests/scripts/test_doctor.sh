@@ -162,6 +162,8 @@ get pods --all-namespaces -o json
 EOF2
 expect explain-kubectl-not-found 2 env PATH="$tmp/bin:$PATH" "$doctor" explain -n inference nosuchpod
 expect explain-kubectl-timeout 2 env PATH="$tmp/slowbin:$PATH" "$doctor" explain --timeout 1s mypod
+# With --json, a run without a verdict is still a document.
+expect explain-json-error 2 env PATH="$tmp/bin:$PATH" "$doctor" --json explain -n inference nosuchpod
 
 # ---- versions -------------------------------------------------------------------
 make_node "$tmp/v-ok" ok healthy.state ok
@@ -186,6 +188,9 @@ if command -v jq >/dev/null; then
 	}
 	check "versions --json lists the checks" versions_json "${cmd[@]}"
 fi
+# CANN lists the driver, but the driver does not list CANN's release.
+versions_cmd "$tmp/v-ok"
+expect versions-driver-list 2 "${cmd[@]}" --toolkit-path "$fixtures/toolkits/cann-unlisted"
 versions_cmd "$tmp/v-none"
 expect versions-unknown 1 "${cmd[@]}" --soc-version Ascend910B3
 versions_cmd "$tmp/v-310p"
@@ -210,6 +215,17 @@ node_cmd "$tmp/n-none"
 expect node-no-driver 2 "${cmd[@]}"
 node_cmd "$tmp/n-untrusted"
 expect node-untrusted-dcmi 2 "${cmd[@]}"
+# A kubelet.sock that is no socket, and a plugin socket nobody serves (left
+# by a plugin that died).
+if command -v python3 >/dev/null; then
+	make_node "$tmp/n-stale" ok healthy.state ok
+	touch "$tmp/n-stale/kubelet/kubelet.sock"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/n-stale/kubelet/ascend-npu.sock"
+	node_cmd "$tmp/n-stale"
+	expect node-stale-sockets 2 "${cmd[@]}"
+else
+	skip node-stale-sockets "no python3 to leave a stale socket"
+fi
 
 # ---- node, against the real plugin and kubelet-sim -----------------------------------
 # kubelet-sim's events come through a FIFO on descriptor 8, each line also

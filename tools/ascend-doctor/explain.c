@@ -16,6 +16,8 @@
 
 /* kubectl's output for a big cluster: 150,000 pods of a few KiB each. */
 #define JSON_MAX_BYTES (512u * 1024 * 1024)
+/* kubectl get pods -A on a big cluster takes its time. */
+#define KUBECTL_TIMEOUT_MS 60000
 /* json-c's nesting limit; Kubernetes objects are far shallower. */
 #define JSON_MAX_DEPTH 64
 
@@ -314,7 +316,8 @@ static int obtain(const struct doctor_options *o, const char *file, const char *
 		return 0;
 	}
 	char reason[512];
-	int r = run_capture(kubectl_args, o->timeout_ms, JSON_MAX_BYTES, ret_text, ret_len, reason, sizeof(reason));
+	int r = run_capture(kubectl_args, o->timeout_ms > 0 ? o->timeout_ms : KUBECTL_TIMEOUT_MS, JSON_MAX_BYTES, ret_text,
+			    ret_len, reason, sizeof(reason));
 	if (r == -ENOENT)
 		snprintf(why, why_size, "%s is not on PATH: give --pod, --nodes and --pods files (kubectl get -o json)",
 			 o->kubectl);

@@ -25,7 +25,7 @@ static void usage(FILE *out)
 	fputs("Usage: ascend-doctor [--json] node [--host-root DIR] [--driver-path DIR] [--dev-dir DIR]\n"
 	      "                     [--socket-dir DIR] [--resource-name NAME] [--dcmi-lib PATH] [--timeout D]\n"
 	      "       ascend-doctor [--json] explain [NAMESPACE/]POD [--namespace NS] [--pod FILE]\n"
-	      "                     [--nodes FILE] [--pods FILE] [--resource-name NAME] [--kubectl PATH]\n"
+	      "                     [--nodes FILE] [--pods FILE] [--resource-name NAME] [--kubectl PATH] [--timeout D]\n"
 	      "       ascend-doctor [--json] versions [--soc-version SOC] [--toolkit-path DIR] [--host-root DIR]\n"
 	      "                     [--driver-path DIR] [--dcmi-lib PATH]\n"
 	      "       ascend-doctor --help | --version\n"
@@ -46,7 +46,7 @@ static void usage(FILE *out)
 	      "  --socket-dir DIR     the kubelet's device-plugins directory (default /var/lib/kubelet/device-plugins)\n"
 	      "  --resource-name NAME the plugin's resource (default ascend.com/npu)\n"
 	      "  --dcmi-lib PATH      libdcmi.so to load instead of searching like the plugin\n"
-	      "  --timeout D          deadline for the plugin's socket and for kubectl (default 10s)\n"
+	      "  --timeout D          deadline for the plugin's answer (default 10s) and each kubectl run (60s)\n"
 	      "  --namespace NS, -n   the pod's namespace (default: kubectl's)\n"
 	      "  --pod FILE           the pod as `kubectl get pod -o json` prints it\n"
 	      "  --nodes FILE         `kubectl get nodes -o json`\n"
@@ -72,6 +72,20 @@ static int usage_error(const char *fmt, ...)
 	return REPORT_EXIT_USAGE;
 }
 
+/* A run that reached no verdict, for --json readers: {"command", "verdict":
+ * "FAIL", "exit_code": 2, "error"}. */
+static void print_error_json(const char *command, const char *error)
+{
+	struct json_object *doc = json_object_new_object();
+	if (doc && json_object_object_add(doc, "command", json_object_new_string(command)) == 0 &&
+	    json_object_object_add(doc, "verdict", json_object_new_string("FAIL")) == 0 &&
+	    json_object_object_add(doc, "exit_code", json_object_new_int(2)) == 0 &&
+	    json_object_object_add(doc, "error", json_object_new_string(error)) == 0)
+		printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+									    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+}
+
 static bool absolute(const char *path)
 {
 	return path[0] == '/';
@@ -85,7 +99,6 @@ int main(int argc, char **argv)
 		.dev_dir = "/dev",
 		.socket_dir = "/var/lib/kubelet/device-plugins",
 		.resource_name = "ascend.com/npu",
-		.timeout_ms = 10000,
 		.kubectl = "kubectl",
 	};
 	const char *env_driver = getenv("ASCEND_DRIVER_PATH");
@@ -216,9 +229,12 @@ int main(int argc, char **argv)
 		}
 		if (r < 0) {
 			/* No verdict without the pod and the nodes: the cause is in why. */
+			int code = r == -ENOENT && strstr(why, "not on PATH") ? REPORT_EXIT_USAGE : 2;
 			fprintf(stderr, "ascend-doctor: explain: %s\n", why);
+			if (json && code == 2)
+				print_error_json(command, why);
 			report_clear(&report);
-			return r == -ENOENT && strstr(why, "not on PATH") ? REPORT_EXIT_USAGE : 2;
+			return code;
 		}
 	} else {
 		return usage_error("unknown command '%s' (node, explain or versions)", command);

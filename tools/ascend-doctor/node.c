@@ -24,6 +24,9 @@
 #include "versions.h"
 
 #define ID_FILE_MAX (4u * 1024 * 1024)
+/* The plugin answers ListAndWatch at once; a plugin that does not within
+ * this is stuck. */
+#define SOCKET_TIMEOUT_MS 10000
 
 int node_dcmi_open(const struct doctor_options *o, struct dcmi_lib **ret_lib, char *why, size_t why_size)
 {
@@ -458,7 +461,7 @@ static int check_plugin(const struct doctor_options *o, struct report *report, c
 		return report_add(report, VERDICT_FAIL, "plugin", fix_absent, "%s: %s", path, strerror(errno));
 	struct advertised *adv = NULL;
 	size_t n_adv = 0;
-	int r = read_advertised(path, o->timeout_ms, &adv, &n_adv, why, sizeof(why));
+	int r = read_advertised(path, o->timeout_ms > 0 ? o->timeout_ms : SOCKET_TIMEOUT_MS, &adv, &n_adv, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
@@ -574,19 +577,21 @@ static int check_dcmi(const struct doctor_options *o, struct report *report, str
 
 int node_run(const struct doctor_options *o, struct report *report)
 {
-	static struct npu_chip chips[NPU_MAX_CHIPS];
-	static struct chip_state states[NPU_MAX_CHIPS];
 	struct driver_facts driver = { 0 };
 	struct run_user user;
 	struct dcmi_lib *lib = NULL;
 	size_t n = 0;
-	int r = versions_check_driver(o, report, VERDICT_FAIL, &driver);
+	struct npu_chip *chips = calloc(NPU_MAX_CHIPS, sizeof(*chips));
+	struct chip_state *states = calloc(NPU_MAX_CHIPS, sizeof(*states));
+	int r = chips && states ? 0 : -ENOMEM;
+	if (r == 0)
+		r = versions_check_driver(o, report, VERDICT_FAIL, &driver);
 	if (r == 0)
 		r = versions_check_firmware(o, report, &driver);
 	if (r == 0)
 		r = check_install_info(o, report, &user);
 	if (r < 0)
-		return r;
+		goto out;
 	bool dcmi_ok = check_dcmi(o, report, &lib, chips, &n) == 0;
 	if (!dcmi_ok) {
 		/* The device files still tell which chips the driver made. */
@@ -609,6 +614,9 @@ int node_run(const struct doctor_options *o, struct report *report)
 		r = check_kubelet(o, report);
 	if (r == 0)
 		r = check_plugin(o, report, chips, n, states, dcmi_ok, "DCMI is not loaded");
+out:
 	dcmi_lib_close(lib);
+	free(states);
+	free(chips);
 	return r;
 }

@@ -14,7 +14,7 @@ struct doctor_options {
 	const char *dcmi_lib;      /* --dcmi-lib, or NULL to search like the plugin */
 	const char *soc_version;   /* versions: what the model was compiled for, or NULL */
 	const char *toolkit_path;  /* versions: CANN's directory, or NULL for the usual places */
-	long timeout_ms;           /* for the plugin's socket and kubectl */
+	long timeout_ms;           /* for the plugin's socket and kubectl; 0: each one's default */
 	/* explain */
 	const char *pod_file, *nodes_file, *pods_file;
 	const char *namespace;

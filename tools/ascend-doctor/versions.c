@@ -198,29 +198,47 @@ static int check_cann(const struct doctor_options *o, struct report *report, con
 		return r;
 	if (r < 0)
 		return report_add(report, VERDICT_WARN, "cann", "check the file's permissions", "unknown: %s: %s", path, why);
-	char version[64], compatible[1024];
+	char version[64], inner[96], compatible[1024];
 	get_or_empty(text, len, "version", version, sizeof(version));
+	get_or_empty(text, len, "innerversion", inner, sizeof(inner));
 	get_or_empty(text, len, "compatible_version", compatible, sizeof(compatible));
 	free(text);
 	if (!version[0])
 		return report_add(report, VERDICT_WARN, "cann", "reinstall CANN: its install info is damaged",
 				  "unknown: %s has no version=", path);
-	char release[64];
+	char release[64], cann_release[64];
 	if (!driver->found || innerversion_release(driver->innerversion, release, sizeof(release)) < 0)
 		return report_add(report, VERDICT_WARN, "cann", "see the driver check",
 				  "CANN %s from %s; not compared: the driver's Innerversion is unknown", version, path);
-	bool ok;
-	if (!compatible[0] || verlist_has_prefix_of(compatible, release, &ok) < 0)
-		return report_add(report, VERDICT_WARN, "cann", "compare the versions with CANN's release notes",
-				  "CANN %s from %s; compatibility unknown: no readable compatible_version", version, path);
-	if (!ok)
-		return report_add(report, VERDICT_FAIL, "cann",
-				  "use a CANN image released with the node's driver (or upgrade the driver); never install "
-				  "a driver inside the image",
+	/* Each names the other's releases it works with: CANN the driver's,
+	 * the driver CANN's. */
+	bool cann_ok = false, driver_ok = false;
+	int cann_r = compatible[0] ? verlist_has_prefix_of(compatible, release, &cann_ok) : -ENOENT;
+	int driver_r = driver->compatible[0] && innerversion_release(inner, cann_release, sizeof(cann_release)) == 0
+			       ? verlist_has_prefix_of(driver->compatible, cann_release, &driver_ok)
+			       : -ENOENT;
+	const char *fix = "use a CANN image released with the node's driver (or upgrade the driver); never install a "
+			  "driver inside the image";
+	if (cann_r == 0 && !cann_ok)
+		return report_add(report, VERDICT_FAIL, "cann", fix,
 				  "CANN %s does not support driver %s: its release %s is not in compatible_version %s",
 				  version, driver->version, release, compatible);
-	return report_add(report, VERDICT_OK, "cann", NULL, "CANN %s supports driver %s (release %s in compatible_version)",
-			  version, driver->version, release);
+	if (driver_r == 0 && !driver_ok)
+		return report_add(report, VERDICT_FAIL, "cann", fix,
+				  "driver %s does not support CANN %s: its release %s is not in the driver's "
+				  "compatible_version %s",
+				  driver->version, version, cann_release, driver->compatible);
+	if (cann_r < 0 && driver_r < 0)
+		return report_add(report, VERDICT_WARN, "cann", "compare the versions with CANN's release notes",
+				  "CANN %s from %s; compatibility unknown: no readable compatible_version on either side",
+				  version, path);
+	if (cann_r == 0)
+		return report_add(report, VERDICT_OK, "cann", NULL,
+				  "CANN %s supports driver %s (release %s in compatible_version)", version, driver->version,
+				  release);
+	return report_add(report, VERDICT_OK, "cann", NULL,
+			  "driver %s supports CANN %s (release %s in the driver's compatible_version)", driver->version,
+			  version, cann_release);
 }
 
 /* The distinct chip names DCMI reports, "910B3" or "910B3,310P3". */
@@ -235,13 +253,17 @@ static int check_chip(const struct doctor_options *o, struct report *report, cha
 				  "run this on the NPU node or in the plugin's pod, where DCMI loads (ascend-doctor node "
 				  "says why it does not)",
 				  "unknown: DCMI: %s", why);
-	static struct npu_chip chips[NPU_MAX_CHIPS];
+	struct npu_chip *chips = calloc(NPU_MAX_CHIPS, sizeof(*chips));
 	size_t n = 0;
-	r = dcmi_enumerate(lib, chips, NPU_MAX_CHIPS, &n);
+	r = chips ? dcmi_enumerate(lib, chips, NPU_MAX_CHIPS, &n) : -ENOMEM;
 	dcmi_lib_close(lib);
-	if (r < 0 || n == 0)
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || n == 0) {
+		free(chips);
 		return report_add(report, VERDICT_WARN, "chip", "see ascend-doctor node", "unknown: DCMI lists %s",
 				  r < 0 ? "nothing (the card list fails)" : "no chips");
+	}
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!chips[i].name[0])
@@ -256,6 +278,7 @@ static int check_chip(const struct doctor_options *o, struct report *report, cha
 			break;
 		used += (size_t)w;
 	}
+	free(chips);
 	if (!names[0])
 		return report_add(report, VERDICT_WARN, "chip", "see ascend-doctor node",
 				  "unknown: DCMI gives no chip name for %zu chips", n);
