@@ -137,9 +137,15 @@ static void test_filters(void **state)
 	assert_true(has_reason(&c.nodes[3], FIT_NOT_READY, "Ready is Unknown: Kubelet stopped posting"));
 	assert_true(has_reason(&c.nodes[4], FIT_INSUFFICIENT_NPU, NULL));
 	assert_true(has_reason(&c.nodes[4], FIT_UNHEALTHY_NPU, "capacity 8 > allocatable 1: 7 chip(s) Unhealthy"));
-	assert_true(has_reason(&c.nodes[5], FIT_NO_NPU_CAPACITY, NULL));
+	assert_true(has_reason(&c.nodes[5], FIT_NO_NPU_CAPACITY, "advertises no ascend.com/npu"));
 	assert_string_equal(c.summary, "1/6 nodes are available: 1 node(s) had untolerated taint {ascend.com/npu: true}, "
 				       "1 node(s) were not ready, 1 node(s) were unschedulable, 2 Insufficient ascend.com/npu.");
+	fit_cluster_clear(&c);
+
+	/* A plugin that runs but found no chips advertises 0. */
+	evaluate(POD2 "}}", "[{\"metadata\":{\"name\":\"zero\"},\"status\":{" NPU(0) "," READY "}}]", NULL, &c);
+	assert_true(has_reason(&c.nodes[0], FIT_NO_NPU_CAPACITY, "advertises 0 ascend.com/npu: its device plugin runs"));
+	assert_string_equal(c.summary, "0/1 nodes are available: 1 Insufficient ascend.com/npu.");
 	fit_cluster_clear(&c);
 
 	/* The toleration of the guide, and one with Exists, let it on. */

@@ -317,8 +317,7 @@ static void check_selector(struct fit_node *out, struct json_object *pod_spec, s
 	}
 }
 
-static void check_affinity(struct fit_node *out, struct json_object *pod_spec, struct json_object *node,
-			   struct json_object *labels)
+static void check_affinity(struct fit_node *out, struct json_object *pod_spec, struct json_object *labels)
 {
 	struct json_object *required =
 		get(get(get(pod_spec, "affinity"), "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution");
@@ -353,7 +352,6 @@ static void check_affinity(struct fit_node *out, struct json_object *pod_spec, s
 			memcpy(first_why, why, sizeof(first_why));
 	}
 	json_object_put(fields);
-	(void)node;
 	add_reason(out, FIT_NODE_AFFINITY_MISMATCH, "required node affinity: %s%s", first_why,
 		   n > 1 ? " (and no other term matches)" : "");
 }
@@ -475,12 +473,12 @@ static void evaluate_node(struct json_object *pod, int64_t request, struct json_
 		add_reason(out, FIT_NOT_READY, "%s", why);
 	check_taints(out, node, tolerations);
 	check_selector(out, pod_spec, labels);
-	check_affinity(out, pod_spec, node, labels);
+	check_affinity(out, pod_spec, labels);
 
 	/* NodeResourcesFit. */
-	bool present;
+	bool present, capacity_present;
 	int64_t capacity = 0, allocatable = 0;
-	if (read_quantity(get(get(status, "capacity"), resource), &capacity, &present) < 0)
+	if (read_quantity(get(get(status, "capacity"), resource), &capacity, &capacity_present) < 0)
 		capacity = 0;
 	if (read_quantity(get(get(status, "allocatable"), resource), &allocatable, &present) < 0 || !present)
 		allocatable = present ? 0 : capacity;
@@ -497,7 +495,11 @@ static void evaluate_node(struct json_object *pod, int64_t request, struct json_
 	if (request > 0) {
 		bool short_of = false;
 		if (!out->has_npu) {
-			add_reason(out, FIT_NO_NPU_CAPACITY, "the node advertises no %s", resource);
+			if (capacity_present)
+				add_reason(out, FIT_NO_NPU_CAPACITY,
+					   "the node advertises 0 %s: its device plugin runs but found no chips", resource);
+			else
+				add_reason(out, FIT_NO_NPU_CAPACITY, "the node advertises no %s", resource);
 			short_of = true;
 		} else if (out->free < request) {
 			add_reason(out, FIT_INSUFFICIENT_NPU,
