@@ -139,8 +139,8 @@ else
 	skip "explain --json" "no jq"
 fi
 
-# kubectl run by the tool: a stand-in that answers from the fixtures, and one
-# that never answers (the deadline must stop it).
+# kubectl run by the tool: a stand-in that answers from the fixtures, and
+# ones that never answer (the deadline must stop them).
 mkdir -p "$tmp/bin" "$tmp/slowbin"
 cat >"$tmp/bin/kubectl" <<KUBECTL
 #!/bin/sh
@@ -153,7 +153,10 @@ case "\$*" in
 esac
 KUBECTL
 printf '#!/bin/sh\nexec sleep 30\n' >"$tmp/slowbin/kubectl"
-chmod 755 "$tmp/bin/kubectl" "$tmp/slowbin/kubectl"
+# And one that closes its output at once and then hangs.
+mkdir -p "$tmp/closedbin"
+printf '#!/bin/sh\nexec >&- 2>&-\nexec sleep 30\n' >"$tmp/closedbin/kubectl"
+chmod 755 "$tmp/bin/kubectl" "$tmp/slowbin/kubectl" "$tmp/closedbin/kubectl"
 expect explain-kubectl 2 env PATH="$tmp/bin:$PATH" "$doctor" explain -n inference llm-infer-0
 check "kubectl was asked for the pod, the nodes and all pods" diff -u - "$tmp/kubectl.log" <<'EOF2'
 get pod llm-infer-0 -n inference -o json
@@ -162,6 +165,7 @@ get pods --all-namespaces -o json
 EOF2
 expect explain-kubectl-not-found 2 env PATH="$tmp/bin:$PATH" "$doctor" explain -n inference nosuchpod
 expect explain-kubectl-timeout 2 env PATH="$tmp/slowbin:$PATH" "$doctor" explain --timeout 1s mypod
+expect explain-kubectl-no-exit 2 env PATH="$tmp/closedbin:$PATH" "$doctor" explain --timeout 1s mypod
 # With --json, a run without a verdict is still a document.
 expect explain-json-error 2 env PATH="$tmp/bin:$PATH" "$doctor" --json explain -n inference nosuchpod
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,39 @@
 extern char **environ;
 
 #define STDERR_KEPT 1024
+
+/* Reaps pid, waiting on its pidfd until deadline (now_ms() time). 0 with
+ * *ret_status, -ETIMEDOUT, or -errno. */
+static int wait_exit(pid_t pid, int64_t deadline, int *ret_status)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return -errno;
+	int r;
+	for (;;) {
+		pid_t got = waitpid(pid, ret_status, WNOHANG);
+		if (got == pid) {
+			r = 0;
+			break;
+		}
+		if (got < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		int64_t left = deadline - now_ms();
+		if (left <= 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		if (poll(&pfd, 1, (int)(left > 1000 ? 1000 : left)) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+	}
+	close(fd);
+	return r;
+}
 
 int run_capture(const char *const argv[], int64_t timeout_ms, size_t max, char **ret_out, size_t *ret_len, char *why,
 		size_t why_size)
@@ -123,13 +157,14 @@ int run_capture(const char *const argv[], int64_t timeout_ms, size_t max, char *
 				err_text[err_len++] = tmp[i];
 		}
 	}
+	/* Both pipes are closed; the program may still run (or a child of
+	 * its may hold nothing open): wait for its end within the deadline. */
 	int status;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			r = -errno;
-			goto out;
-		}
-	}
+	r = wait_exit(pid, deadline, &status);
+	if (r == -ETIMEDOUT)
+		snprintf(why, why_size, "%s did not exit within %lldms", argv[0], (long long)timeout_ms);
+	if (r < 0)
+		goto out;
 	pid = -1;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		err_text[err_len] = '\0';
