@@ -318,10 +318,12 @@ static int obtain(const struct doctor_options *o, const char *file, const char *
 	char reason[512];
 	int r = run_capture(kubectl_args, o->timeout_ms > 0 ? o->timeout_ms : KUBECTL_TIMEOUT_MS, JSON_MAX_BYTES, ret_text,
 			    ret_len, reason, sizeof(reason));
-	if (r == -ENOENT)
+	if (r == -ENOENT) {
 		snprintf(why, why_size, "%s is not on PATH: give --pod, --nodes and --pods files (kubectl get -o json)",
 			 o->kubectl);
-	else if (r < 0)
+		return -ENOEXEC;
+	}
+	if (r < 0)
 		snprintf(why, why_size, "reading %s: %s", what, reason);
 	return r;
 }

@@ -14,9 +14,10 @@ struct json_object;
 /* Evaluates pod_arg ("name" or "namespace/name"; may be NULL with a
  * --pod file) and fills report: a request line, one line per node, and the
  * scheduling verdict. *ret_doc gets the JSON document of docs/ascend-doctor.md
- * (a new reference). Returns 0, or -EINVAL (usage: nothing to evaluate),
- * -ENOENT (kubectl missing or the pod not found) and other negative errnos
- * with why, when no verdict can be given. */
+ * (a new reference). Returns 0, or with why when no verdict can be given:
+ * -EINVAL without pod_arg and --pod (a usage error) or for JSON that is no
+ * pod or node list, -ENOEXEC when kubectl is needed but not on PATH,
+ * -ENOENT when the pod is not found, or what reading or kubectl failed with. */
 int explain_run(const struct doctor_options *options, const char *pod_arg, struct report *report,
 		struct json_object **ret_doc, char *why, size_t why_size);
 

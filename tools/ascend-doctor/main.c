@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 		}
 		if (r < 0) {
 			/* No verdict without the pod and the nodes: the cause is in why. */
-			int code = r == -ENOENT && strstr(why, "not on PATH") ? REPORT_EXIT_USAGE : 2;
+			int code = r == -ENOEXEC ? REPORT_EXIT_USAGE : 2;
 			fprintf(stderr, "ascend-doctor: explain: %s\n", why);
 			if (json && code == 2)
 				print_error_json(command, why);
