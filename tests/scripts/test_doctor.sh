@@ -277,6 +277,37 @@ if wait_for "devices resource=ascend.com/npu capacity=8 allocatable=8"; then
 else
 	fail "plugin registration" "kubelet-sim saw no devices:" "$(cat "$tmp/sim.out" "$tmp/plugin.err")"
 fi
+kill "${pids[@]}" 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
+pids=()
+exec 7>&- 8<&-
+
+# ---- node, against a plugin serving four resources --------------------------------
+# Per-family names (one in another domain), a vNPU template, and another
+# vendor's plugin socket that answers nothing (left alone).
+mixed=$tmp/mixed
+make_node "$mixed" ok mixed-vnpu.state ok
+ln -s /dev/null "$mixed/dev/vdavinci164"
+ln -s /dev/null "$mixed/dev/vdavinci165"
+if command -v python3 >/dev/null; then
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$mixed/kubelet/nvidia-gpu.sock"
+fi
+mkfifo "$tmp/sim2.in" "$tmp/sim2.fifo"
+"$sim" --dir "$mixed/kubelet" <"$tmp/sim2.in" >"$tmp/sim2.fifo" 2>"$tmp/sim2.err" &
+pids+=($!)
+exec 7>"$tmp/sim2.in"
+exec 8<"$tmp/sim2.fifo"
+ASCEND_FAKE_DCMI_STATE="$mixed/state" "$plugin" --socket-dir "$mixed/kubelet" --dev-dir "$mixed/dev" \
+	--host-root "$mixed/root" --config "$fixtures/mixed-resources.yaml" >"$tmp/plugin2.out" 2>"$tmp/plugin2.err" &
+pids+=($!)
+node_cmd "$mixed"
+if wait_for "devices resource=ascend.com/npu-vir04-3c capacity=2"; then
+	expect node-live-resources 2 "${cmd[@]}"
+	# Only the one named.
+	expect node-live-one-resource 2 "${cmd[@]}" --resource-name ascend.com/npu-310p
+else
+	fail "plugin with four resources" "kubelet-sim saw no vNPU resource:" "$(cat "$tmp/sim.out" "$tmp/plugin2.err")"
+fi
 exec 7>&- 8<&-
 
 finish

@@ -44,7 +44,8 @@ static void usage(FILE *out)
 	      "  --driver-path DIR    the driver, a host path (default $ASCEND_DRIVER_PATH or /usr/local/Ascend/driver)\n"
 	      "  --dev-dir DIR        the device nodes (default /dev)\n"
 	      "  --socket-dir DIR     the kubelet's device-plugins directory (default /var/lib/kubelet/device-plugins)\n"
-	      "  --resource-name NAME the plugin's resource (default ascend.com/npu)\n"
+	      "  --resource-name NAME the plugin's resource (default ascend.com/npu); node reads only its socket\n"
+	      "                       when given, else every socket of the plugin\n"
 	      "  --dcmi-lib PATH      libdcmi.so to load instead of searching like the plugin\n"
 	      "  --timeout D          deadline for the plugin's answer (default 10s) and each kubectl run (60s)\n"
 	      "  --namespace NS, -n   the pod's namespace (default: kubectl's)\n"
@@ -152,6 +153,7 @@ int main(int argc, char **argv)
 				return usage_error("--resource-name: '%s' is not an extended resource name (domain/name)",
 						   optarg);
 			o.resource_name = optarg;
+			o.resource_name_given = true;
 			break;
 		case OPT_DCMI:
 			o.dcmi_lib = optarg;

@@ -3,6 +3,7 @@
 #include "node.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -445,84 +446,203 @@ out:
 	return r;
 }
 
+/* The sockets that may be the plugin's, in the socket directory: with an
+ * explicit --resource-name its one; else every socket but kubelet.sock,
+ * sorted, since one plugin process serves several resources (per-family
+ * names, which may be in other domains such as huawei.com/Ascend910, vNPU
+ * templates, ".shared" names), each on a socket of its own. Which of them
+ * are the plugin's is told by their names and devices (see check_plugin). */
+#define PLUGIN_SOCKETS_MAX 32
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int plugin_sockets(const struct doctor_options *o, char (*names)[128], size_t max, size_t *ret_n)
+{
+	char endpoint[128];
+	if (node_endpoint_name(o->resource_name, endpoint, sizeof(endpoint)) < 0)
+		return -EINVAL;
+	size_t n = 0;
+	if (!o->resource_name_given) {
+		DIR *dir = opendir(o->socket_dir);
+		struct dirent *e;
+		while (dir && n < max && (e = readdir(dir)) != NULL) {
+			size_t len = strlen(e->d_name);
+			char path[SOCKET_PATH_MAX + 256];
+			struct stat st;
+			if (len >= 128 || strcmp(e->d_name, "kubelet.sock") == 0 ||
+			    path_join(path, sizeof(path), o->socket_dir, e->d_name) < 0 || stat(path, &st) < 0 ||
+			    !S_ISSOCK(st.st_mode))
+				continue;
+			memcpy(names[n++], e->d_name, len + 1);
+		}
+		if (dir)
+			closedir(dir);
+		qsort(names, n, sizeof(names[0]), compare_names);
+	}
+	bool has_default = false;
+	for (size_t i = 0; i < n; i++)
+		has_default |= strcmp(names[i], endpoint) == 0;
+	/* The default resource's socket is expected even when missing, so
+	 * that its absence is reported. */
+	if (!has_default && n < max)
+		memcpy(names[n++], endpoint, strlen(endpoint) + 1);
+	*ret_n = n;
+	return 0;
+}
+
+/* The chip an advertised ID stands for: "npu-N", "npu-N::k" (time-slicing
+ * replicas) or "vnpu-<id>" (a vNPU carved from chip (id - 100) / 16).
+ * false for anything else. */
+static bool advertised_chip(const char *id, uint32_t *ret_phy)
+{
+	char number[16];
+	bool vnpu = strncmp(id, "vnpu-", 5) == 0;
+	const char *p = vnpu ? id + 5 : strncmp(id, "npu-", 4) == 0 ? id + 4 : NULL;
+	if (!p)
+		return false;
+	size_t len = strcspn(p, ":");
+	if (len == 0 || len >= sizeof(number) || (p[len] && (vnpu || strncmp(p + len, "::", 2) != 0)))
+		return false;
+	memcpy(number, p, len);
+	number[len] = '\0';
+	uint32_t v;
+	if (parse_u32(number, 10, 1u << 20, &v) < 0)
+		return false;
+	if (vnpu)
+		return npu_vnpu_chip(v, ret_phy) == 0;
+	*ret_phy = v;
+	return true;
+}
+
 static int check_plugin(const struct doctor_options *o, struct report *report, const struct npu_chip *chips, size_t n,
 			const struct chip_state *states, bool compare, const char *dev_dir_problem)
 {
-	char endpoint[128], path[SOCKET_PATH_MAX + 128], why[600];
-	struct stat st;
-	if (node_endpoint_name(o->resource_name, endpoint, sizeof(endpoint)) < 0 ||
-	    path_join(path, sizeof(path), o->socket_dir, endpoint) < 0)
-		return report_add(report, VERDICT_FAIL, "plugin", "give a resource name such as ascend.com/npu",
-				  "--resource-name %s gives no socket name", o->resource_name);
+	char (*names)[128] = calloc(PLUGIN_SOCKETS_MAX, sizeof(*names));
+	struct advertised *all = NULL;
+	bool *matched = NULL;
+	size_t n_names = 0, n_all = 0;
+	char why[600], text[REPORT_TEXT_MAX], diff[REPORT_TEXT_MAX];
+	struct strbuf sb, dsb;
+	int r;
 	const char *fix_absent = "the plugin is not serving on this node: kubectl get pods -n kube-system -l "
-				 "name=ascend-device-plugin -o wide, and its logs; with --resource-name or "
-				 "renameByDefault give the same --resource-name here";
-	if (stat(path, &st) < 0)
-		return report_add(report, VERDICT_FAIL, "plugin", fix_absent, "%s: %s", path, strerror(errno));
-	struct advertised *adv = NULL;
-	size_t n_adv = 0;
-	int r = read_advertised(path, o->timeout_ms > 0 ? o->timeout_ms : SOCKET_TIMEOUT_MS, &adv, &n_adv, why, sizeof(why));
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return report_add(report, VERDICT_FAIL, "plugin", fix_absent, "%s does not answer: %s", path, why);
-
-	char text[REPORT_TEXT_MAX];
-	struct strbuf sb;
+				 "name=ascend-device-plugin -o wide, and its logs; give the plugin's --resource-name here "
+				 "if it has another";
+	if (!names)
+		return -ENOMEM;
+	if (plugin_sockets(o, names, PLUGIN_SOCKETS_MAX, &n_names) < 0) {
+		r = report_add(report, VERDICT_FAIL, "plugin", "give a resource name such as ascend.com/npu",
+			       "--resource-name %s gives no socket name", o->resource_name);
+		goto out;
+	}
+	char endpoint[128];
+	size_t label = strcspn(o->resource_name, "./");
+	if (node_endpoint_name(o->resource_name, endpoint, sizeof(endpoint)) < 0)
+		endpoint[0] = '\0';
 	strbuf_init(&sb, text, sizeof(text), "...");
-	size_t healthy = 0;
-	for (size_t i = 0; i < n_adv; i++)
-		healthy += adv[i].healthy;
-	strbuf_printf(&sb, "%s advertises %zu devices, %zu Healthy", endpoint, n_adv, healthy);
-	for (size_t i = 0, shown = 0; i < n_adv; i++)
-		if (!adv[i].healthy)
-			strbuf_printf(&sb, "%s%s", shown++ ? "," : ", Unhealthy: ", adv[i].id);
-	if (!compare) {
+	for (size_t k = 0, shown_sockets = 0; k < n_names; k++) {
+		char path[SOCKET_PATH_MAX + 256];
+		struct stat st;
+		/* Sockets named like the default resource's ("ascend-...") are
+		 * the plugin's; another is when it lists npu-/vnpu- devices
+		 * (a per-family name in another domain), else it is another
+		 * device plugin's and left alone. */
+		bool ours = strcmp(names[k], endpoint) == 0 ||
+			    (strncmp(names[k], o->resource_name, label) == 0 && names[k][label] == '-');
+		if (path_join(path, sizeof(path), o->socket_dir, names[k]) < 0 || stat(path, &st) < 0) {
+			r = report_add(report, VERDICT_FAIL, "plugin", fix_absent, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		struct advertised *adv = NULL;
+		size_t n_adv = 0;
+		r = read_advertised(path, o->timeout_ms > 0 ? o->timeout_ms : SOCKET_TIMEOUT_MS, &adv, &n_adv, why,
+				    sizeof(why));
+		if (r == -ENOMEM)
+			goto out;
+		if (r < 0 && !ours)
+			continue;
+		if (r < 0) {
+			r = report_add(report, VERDICT_FAIL, "plugin", fix_absent, "%s does not answer: %s", path, why);
+			goto out;
+		}
+		for (size_t i = 0; !ours && i < n_adv; i++) {
+			uint32_t phy;
+			ours = advertised_chip(adv[i].id, &phy);
+		}
+		if (!ours) {
+			free(adv);
+			continue;
+		}
+		struct advertised *grown = n_adv ? realloc(all, (n_all + n_adv) * sizeof(*all)) : all;
+		if (n_adv && !grown) {
+			free(adv);
+			r = -ENOMEM;
+			goto out;
+		}
+		all = grown;
+		if (n_adv)
+			memcpy(all + n_all, adv, n_adv * sizeof(*adv));
+		n_all += n_adv;
+		size_t healthy = 0;
+		for (size_t i = 0; i < n_adv; i++)
+			healthy += adv[i].healthy;
+		strbuf_printf(&sb, "%s%s advertises %zu devices, %zu Healthy", shown_sockets++ ? "; " : "", names[k], n_adv,
+			      healthy);
+		for (size_t i = 0, shown = 0; i < n_adv; i++)
+			if (!adv[i].healthy)
+				strbuf_printf(&sb, "%s%s", shown++ ? "," : ", Unhealthy: ", adv[i].id);
 		free(adv);
-		return report_add(report, VERDICT_WARN, "plugin", "see the dcmi check", "%s; not compared with DCMI: %s",
-				  text, dev_dir_problem);
+	}
+	if (!compare) {
+		r = report_add(report, VERDICT_WARN, "plugin", "see the dcmi check", "%s; not compared with DCMI: %s", text,
+			       dev_dir_problem);
+		goto out;
 	}
 
-	/* Each chip against the devices of its ID ("npu-N", or "npu-N::k"
-	 * replicas under time-slicing). */
-	char diff[REPORT_TEXT_MAX];
-	struct strbuf dsb;
+	/* Each chip against the devices that stand for it, whole, as
+	 * replicas, or as vNPUs carved from it. */
 	strbuf_init(&dsb, diff, sizeof(diff), "...");
-	bool *matched = calloc(n_adv ? n_adv : 1, sizeof(*matched));
+	matched = calloc(n_all ? n_all : 1, sizeof(*matched));
 	if (!matched) {
-		free(adv);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char id[32];
-		snprintf(id, sizeof(id), "npu-%" PRIu32, chips[i].phy_id);
-		size_t id_len = strlen(id), found = 0, mismatched = 0;
-		for (size_t k = 0; k < n_adv; k++) {
-			const char *a = adv[k].id;
-			if (strncmp(a, id, id_len) != 0 || (a[id_len] != '\0' && strncmp(a + id_len, "::", 2) != 0))
+		size_t found = 0, mismatched = 0;
+		for (size_t k = 0; k < n_all; k++) {
+			uint32_t phy;
+			if (!advertised_chip(all[k].id, &phy) || phy != chips[i].phy_id)
 				continue;
 			matched[k] = true;
 			found++;
-			mismatched += adv[k].healthy != states[i].expected_healthy;
+			mismatched += all[k].healthy != states[i].expected_healthy;
 		}
-		if (!found)
-			strbuf_printf(&dsb, "%s%s not advertised", dsb.len ? "; " : "", id);
+		/* Another resource's socket, not read, may list the chip. */
+		if (!found && !o->resource_name_given)
+			strbuf_printf(&dsb, "%snpu-%" PRIu32 " not advertised", dsb.len ? "; " : "", chips[i].phy_id);
 		else if (mismatched)
-			strbuf_printf(&dsb, "%s%s advertised %s, DCMI and /dev say %s", dsb.len ? "; " : "", id,
-				      states[i].expected_healthy ? "Unhealthy" : "Healthy",
+			strbuf_printf(&dsb, "%snpu-%" PRIu32 " advertised %s, DCMI and /dev say %s", dsb.len ? "; " : "",
+				      chips[i].phy_id, states[i].expected_healthy ? "Unhealthy" : "Healthy",
 				      states[i].expected_healthy ? "healthy" : "unhealthy");
 	}
-	for (size_t k = 0; k < n_adv; k++)
+	for (size_t k = 0; k < n_all; k++)
 		if (!matched[k])
-			strbuf_printf(&dsb, "%s%s advertised, no such chip", dsb.len ? "; " : "", adv[k].id);
-	free(matched);
-	free(adv);
+			strbuf_printf(&dsb, "%s%s advertised, no such chip", dsb.len ? "; " : "", all[k].id);
 	if (dsb.len)
-		return report_add(report, VERDICT_FAIL, "plugin",
-				  "the plugin corrects itself within its --health-interval; if this stays, restart its pod "
-				  "and read its log (kubectl logs -n kube-system -l name=ascend-device-plugin)",
-				  "%s; differs from DCMI: %s", text, diff);
-	return report_add(report, VERDICT_OK, "plugin", NULL, "%s, as DCMI and %s say", text, o->dev_dir);
+		r = report_add(report, VERDICT_FAIL, "plugin",
+			       "the plugin corrects itself within its --health-interval; if this stays, restart its pod "
+			       "and read its log (kubectl logs -n kube-system -l name=ascend-device-plugin)",
+			       "%s; differs from DCMI: %s", text, diff);
+	else
+		r = report_add(report, VERDICT_OK, "plugin", NULL, "%s, as DCMI and %s say%s", text, o->dev_dir,
+			       o->resource_name_given ? " (other resources' sockets not read)" : "");
+out:
+	free(matched);
+	free(all);
+	free(names);
+	return r;
 }
 
 /* ---- the whole -------------------------------------------------------------- */
@@ -564,9 +684,21 @@ static int check_dcmi(const struct doctor_options *o, struct report *report, str
 		str_copy(version, sizeof(version), "unknown");
 	struct dcmi_error skipped = dcmi_last_error(lib);
 	enum verdict v = n == 0 || skipped.code ? VERDICT_FAIL : VERDICT_OK;
+	/* The distinct chip names, "910B3, family 910B; 310P3, family 310P". */
+	char kinds[256];
+	struct strbuf ksb;
+	strbuf_init(&ksb, kinds, sizeof(kinds), "...");
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(chips[j].name, chips[i].name) == 0;
+		if (!seen)
+			strbuf_printf(&ksb, "%s%s, family %s", ksb.len ? "; " : "", chips[i].name[0] ? chips[i].name : "?",
+				      npu_family_name(chips[i].family));
+	}
 	report_add(report, v, "dcmi", "npu-smi info; the driver may still be starting, or chips dropped: reload the driver",
-		   "%s loaded (DCMI %s), %zu chips%s%s%s%s%s", dcmi_lib_path(lib), version, n, n ? " (" : "",
-		   n ? chips[0].name : "", n ? ", family " : "", n ? npu_family_name(chips[0].family) : "", n ? ")" : "");
+		   "%s loaded (DCMI %s), %zu chips%s%s%s", dcmi_lib_path(lib), version, n, n ? " (" : "", kinds,
+		   n ? ")" : "");
 	if (skipped.code)
 		report_add(report, VERDICT_FAIL, "dcmi-skipped", "npu-smi info; reset or reseat the failing card",
 			   "chips were skipped: %s failed with %d", skipped.call ? skipped.call : "?", skipped.code);

@@ -11,6 +11,7 @@ struct doctor_options {
 	const char *dev_dir;       /* as seen by this process */
 	const char *socket_dir;    /* the kubelet's device-plugins directory */
 	const char *resource_name; /* ascend.com/npu */
+	bool resource_name_given;  /* node: only its socket, not every one of the plugin's */
 	const char *dcmi_lib;      /* --dcmi-lib, or NULL to search like the plugin */
 	const char *soc_version;   /* versions: what the model was compiled for, or NULL */
 	const char *toolkit_path;  /* versions: CANN's directory, or NULL for the usual places */
