@@ -113,6 +113,11 @@ explain_case affinity-selector 2 c
 explain_case no-npu-capacity 2 c
 explain_case fits 1 c
 explain_case bad-quantity 2 c
+# The pod asks for a vNPU template's resource: that is the one counted.
+explain_case vnpu-template 2 ocr-1
+# An explicit --resource-name is counted even when the pod asks for another.
+expect explain-other-resource 1 "$doctor" explain ocr-1 --resource-name ascend.com/npu \
+	--nodes "$ex/vnpu-template/nodes.json" --pods "$ex/vnpu-template/pods.json"
 # The pod from a file of its own, named by nothing else.
 expect explain-pod-file 1 "$doctor" explain --pod "$ex/fits/pod.json" --nodes "$ex/fits/nodes.json" --pods "$ex/fits/pods.json"
 expect explain-pod-not-found 2 "$doctor" explain nosuchpod --nodes "$ex/fits/nodes.json" --pods "$ex/fits/pods.json"

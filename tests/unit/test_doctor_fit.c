@@ -219,6 +219,27 @@ static void test_labels(void **state)
 	fit_cluster_clear(&c);
 }
 
+static void test_extended_resource(void **state)
+{
+	(void)state;
+	char name[64] = "untouched";
+	struct json_object *pod = parse("{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1\","
+					"\"ascend.com/npu-vir04-3c\":\"1\",\"example.kubernetes.io/x\":\"1\","
+					"\"kubernetes.io/y\":\"1\"}}}]}}");
+	assert_int_equal(fit_pod_extended_resource(pod, name, sizeof(name)), 0);
+	assert_string_equal(name, "ascend.com/npu-vir04-3c");
+	assert_int_equal(fit_pod_extended_resource(pod, name, 8), -ENAMETOOLONG);
+	json_object_put(pod);
+	pod = parse("{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"ascend.com/npu\":\"1\"}}}],"
+		    "\"initContainers\":[{\"resources\":{\"requests\":{\"huawei.com/Ascend910\":\"1\"}}}]}}");
+	assert_int_equal(fit_pod_extended_resource(pod, name, sizeof(name)), -E2BIG);
+	json_object_put(pod);
+	pod = parse("{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"memory\":\"1Gi\"}}}]}}");
+	assert_int_equal(fit_pod_extended_resource(pod, name, sizeof(name)), -ENOENT);
+	json_object_put(pod);
+	assert_string_equal(name, "ascend.com/npu-vir04-3c");
+}
+
 static void test_bad_input(void **state)
 {
 	(void)state;
@@ -255,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_insufficient_counts_bound_pods),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_extended_resource),
 		cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

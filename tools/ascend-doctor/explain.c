@@ -16,6 +16,7 @@
 
 /* kubectl's output for a big cluster: 150,000 pods of a few KiB each. */
 #define JSON_MAX_BYTES (512u * 1024 * 1024)
+#define DEFAULT_RESOURCE "ascend.com/npu"
 /* kubectl get pods -A on a big cluster takes its time. */
 #define KUBECTL_TIMEOUT_MS 60000
 /* json-c's nesting limit; Kubernetes objects are far shallower. */
@@ -252,11 +253,16 @@ int explain_texts(const char *pod_text, size_t pod_len, const char *nodes_text, 
 		r = -EINVAL;
 		goto out;
 	}
+	/* Without --resource-name, the resource is the pod's: a vNPU template's
+	 * or a per-family name as well as ascend.com/npu. */
+	char detected[FIT_NAME_MAX + 64];
+	if (!resource)
+		resource = fit_pod_extended_resource(pod, detected, sizeof(detected)) == 0 ? detected : DEFAULT_RESOURCE;
 	/* A request the API server would refuse is the verdict by itself. */
 	int64_t request;
 	char bad[512];
 	if (fit_pod_request(pod, resource, &request, bad, sizeof(bad)) < 0) {
-		char fix[256], pod_id[2 * FIT_NAME_MAX];
+		char fix[512], pod_id[2 * FIT_NAME_MAX];
 		snprintf(fix, sizeof(fix), "request whole devices: resources.limits: {%s: \"1\"} (or 2, 4, ...)", resource);
 		snprintf(pod_id, sizeof(pod_id), "%s/%s", str_or_default(meta_str(pod, "namespace"), "default"),
 			 str_or_default(meta_str(pod, "name"), "?"));
@@ -361,7 +367,7 @@ int explain_run(const struct doctor_options *o, const char *pod_arg, struct repo
 	if (r < 0)
 		goto out;
 	r = explain_texts(pod_text, pod_len, nodes_text, nodes_len, pods_text, pods_len, pod_arg, o->namespace,
-			  o->resource_name, report, ret_doc, why, why_size);
+			  o->resource_name_given ? o->resource_name : NULL, report, ret_doc, why, why_size);
 out:
 	free(pod_text);
 	free(nodes_text);

@@ -23,8 +23,10 @@ int explain_run(const struct doctor_options *options, const char *pod_arg, struc
 
 /* The analysis alone, from JSON text already read: pod_text (a Pod, or a
  * List where pod_arg names it; NULL: find pod_arg in pods_text),
- * nodes_text and pods_text (may be NULL). What explain_run does after
- * reading, exposed for the fuzzer and the tests. */
+ * nodes_text and pods_text (may be NULL). resource NULL means: the one
+ * extended resource the pod asks for, ascend.com/npu when it asks for none
+ * or several. What explain_run does after reading, exposed for the fuzzer
+ * and the tests. */
 int explain_texts(const char *pod_text, size_t pod_len, const char *nodes_text, size_t nodes_len,
 		  const char *pods_text, size_t pods_len, const char *pod_arg, const char *namespace,
 		  const char *resource, struct report *report, struct json_object **ret_doc, char *why,

@@ -152,6 +152,51 @@ int fit_pod_request(struct json_object *pod, const char *resource, int64_t *ret_
 	return 0;
 }
 
+static bool extended_name(const char *name)
+{
+	const char *slash = strchr(name, '/');
+	if (!slash || slash == name)
+		return false;
+	/* kubernetes.io and its subdomains are Kubernetes' own resources. */
+	size_t domain = (size_t)(slash - name), suffix = strlen("kubernetes.io");
+	return !(domain >= suffix && strncmp(slash - suffix, "kubernetes.io", suffix) == 0 &&
+		 (domain == suffix || slash[-(long)suffix - 1] == '.'));
+}
+
+int fit_pod_extended_resource(struct json_object *pod, char *name, size_t size)
+{
+	static const char *const lists[] = { "containers", "initContainers" };
+	static const char *const kinds[] = { "requests", "limits" };
+	const char *found = NULL;
+	for (size_t l = 0; l < 2; l++) {
+		struct json_object *containers = get_type(get(pod, "spec"), lists[l], json_type_array);
+		size_t n = containers ? json_object_array_length(containers) : 0;
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *resources = get(json_object_array_get_idx(containers, i), "resources");
+			for (size_t k = 0; k < 2; k++) {
+				struct json_object *map = get_type(resources, kinds[k], json_type_object);
+				if (!map)
+					continue;
+				json_object_object_foreach(map, key, value)
+				{
+					(void)value;
+					if (!extended_name(key))
+						continue;
+					if (found && strcmp(found, key) != 0)
+						return -E2BIG;
+					found = key;
+				}
+			}
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	if (strlen(found) >= size)
+		return -ENAMETOOLONG;
+	memcpy(name, found, strlen(found) + 1);
+	return 0;
+}
+
 /* ---- the filters ---------------------------------------------------------- */
 
 static void add_reason(struct fit_node *node, enum fit_code code, const char *fmt, ...)

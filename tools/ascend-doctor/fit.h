@@ -65,6 +65,13 @@ struct fit_node {
 int fit_pod_request(struct json_object *pod, const char *resource, int64_t *ret_request, char *why,
 		    size_t why_size);
 
+/* The one extended resource (a name with a domain, not one of
+ * kubernetes.io's) the pod's containers ask for in requests or limits,
+ * such as "ascend.com/npu-vir04-3c" or "huawei.com/Ascend910". 0 with the
+ * name, -ENOENT when there is none, -E2BIG when there are several,
+ * -ENAMETOOLONG when it does not fit. */
+int fit_pod_extended_resource(struct json_object *pod, char *name, size_t size);
+
 struct fit_cluster {
 	char pod_name[FIT_NAME_MAX];
 	char pod_namespace[FIT_NAME_MAX];
