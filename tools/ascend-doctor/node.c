@@ -296,7 +296,7 @@ static void describe_codes(const struct chip_state *s, struct strbuf *found, str
 		else
 			strbuf_printf(found, "%s%08X (unknown code)", i ? ", " : ", error codes ", s->codes[i]);
 		const char *f = level_fix(level);
-		strbuf_printf(fix, "%s%08X: %s", i ? "; " : "", s->codes[i],
+		strbuf_printf(fix, "%s%08X: %s", fix->len ? "; " : "", s->codes[i],
 			      f ? f : "look it up in Huawei's fault-code reference (npu-smi info -t health)");
 	}
 	if (s->n_codes > 8)
