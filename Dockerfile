@@ -3,7 +3,8 @@
 #
 # The ascend-device-plugin image, for those who build with Docker: built with
 # the project's own dependency script and CMake build on Debian 12, shipped on
-# an empty image holding only the stripped plugin, its dynamic loader and the
+# an empty image holding only the stripped plugin and ascend-doctor (`kubectl
+# exec` into the plugin's pod runs `ascend-doctor node`), their dynamic loader and the
 # shared libraries of scripts/image-libs.txt. `make image` builds the same file
 # set without a daemon (scripts/image.sh; docs/install.md): both run
 # `scripts/image.sh rootfs`, and tests/scripts/test_image.sh checks that this
@@ -24,9 +25,10 @@ WORKDIR /src
 COPY scripts/deps.sh scripts/deps.sh
 RUN scripts/deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-# Only the daemon's target; tests, fuzzers and tools are not built.
+# Only the daemon and ascend-doctor (the troubleshooting tool shipped beside
+# it); tests, fuzzers and the other tools are not built.
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF -DSTATIC_GRPC=ON \
-    && cmake --build /build --target ascend-device-plugin -j "$(nproc)" \
+    && cmake --build /build --target ascend-device-plugin ascend-doctor -j "$(nproc)" \
     && scripts/image.sh rootfs /build/src/ascend-device-plugin /rootfs
 
 # ---- runtime -----------------------------------------------------------------
@@ -48,6 +50,7 @@ COPY --from=build /rootfs/ /
 # Fails the build should a runtime library be missing (exec form: there is no
 # shell in the image).
 RUN ["/usr/local/bin/ascend-device-plugin", "--version"]
+RUN ["/usr/local/bin/ascend-doctor", "--version"]
 # The image runs as root, because the plugin must: it creates its socket in
 # the kubelet's device-plugins directory and dials kubelet.sock, both owned by
 # root and writable only by root. The manifests take away what root does not

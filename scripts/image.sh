@@ -15,8 +15,10 @@
 #         DIR/ascend-device-plugin-<arch>.tar  the same for the others
 #       DIR defaults to build/image.
 #   scripts/image.sh rootfs BINARY DIR
-#       Only the image's file set, into DIR: the stripped plugin at
-#       /usr/local/bin, its dynamic loader and the libraries of
+#       Only the image's file set, into DIR: the stripped plugin and
+#       ascend-doctor (the troubleshooting tool, from the same build tree:
+#       <tree>/tools/ascend-doctor/ascend-doctor beside <tree>/src/BINARY) at
+#       /usr/local/bin, their dynamic loader and the libraries of
 #       scripts/image-libs.txt. The Dockerfile uses this too, so that both
 #       images hold the same files.
 #
@@ -29,6 +31,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 name=ascend-device-plugin
 entrypoint=/usr/local/bin/$name
+doctor=ascend-doctor
 libs_list=$root/scripts/image-libs.txt
 
 die() {
@@ -61,10 +64,18 @@ find_lib() {
 	die "$2 for $1 not found (install the ${1%%-*} libc6/libstdc++6/libgcc-s1 packages)"
 }
 
+# doctor_of BINARY: the ascend-doctor built in the plugin's tree.
+doctor_of() {
+	echo "$(cd "$(dirname "$1")/.." && pwd)/tools/ascend-doctor/$doctor"
+}
+
 cmd_rootfs() { # BINARY DIR
-	local bin=$1 dir=$2 arch triplet interp strip_prog so src
+	local bin=$1 dir=$2 arch triplet interp strip_prog so src doc
 	[ -f "$bin" ] || die "$bin: no such file (run make build first)"
+	doc=$(doctor_of "$bin")
+	[ -f "$doc" ] || die "$doc: no such file (build the ascend-doctor target of the plugin's tree)"
 	read -r arch triplet < <(arch_of "$bin")
+	[ "$(arch_of "$doc")" = "$arch $triplet" ] || die "$doc is not built for $arch"
 	interp=$(LC_ALL=C readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
 	[ -n "$interp" ] || die "$bin: no program interpreter (a static binary?)"
 	mapfile -t libs < <(grep -v '^#' "$libs_list" | grep -v '^$')
@@ -73,8 +84,8 @@ cmd_rootfs() { # BINARY DIR
 	# A sanitizer build fails here (libasan is not in the list): the image
 	# takes the release binary only.
 	local shipped=" ${libs[*]} ${interp##*/} " missing=()
-	for so in $(needed "$bin"); do
-		[[ $shipped == *" $so "* ]] || missing+=("$so (needed by $bin)")
+	for so in $(needed "$bin") $(needed "$doc"); do
+		[[ $shipped == *" $so "* ]] || missing+=("$so (needed by $bin or $doc)")
 	done
 	for so in "${libs[@]}"; do
 		src=$(find_lib "$triplet" "$so")
@@ -88,7 +99,8 @@ cmd_rootfs() { # BINARY DIR
 	command -v "$triplet-strip" >/dev/null && strip_prog=$triplet-strip
 	mkdir -p "$dir${entrypoint%/*}" "$dir${interp%/*}" "$dir/lib/$triplet"
 	"$strip_prog" -o "$dir$entrypoint" "$bin"
-	chmod 0755 "$dir$entrypoint"
+	"$strip_prog" -o "$dir${entrypoint%/*}/$doctor" "$doc"
+	chmod 0755 "$dir$entrypoint" "$dir${entrypoint%/*}/$doctor"
 	# The loader: the path the binary names, from this machine's libc6 for
 	# that architecture.
 	if [ -e "$interp" ] && [ "$(arch_of "$(readlink -f "$interp")")" = "$arch $triplet" ]; then

@@ -51,6 +51,12 @@ for page in "${pages[@]}"; do
 	check "docs/$page.md and its translation link to each other" linked_both_ways "docs/$page.md" "zh-CN/$page.md" "docs/zh-CN/$page.md" "../$page.md"
 done
 check "README.md and README.zh-CN.md link to each other" linked_both_ways README.md README.zh-CN.md README.zh-CN.md README.md
+# Reference pages in English only: checked like the others, and linked from README.md.
+for page in ascend-doctor; do
+	check "docs/$page.md exists" test -f "$root/docs/$page.md"
+	[[ -f $root/docs/$page.md ]] && files+=("$root/docs/$page.md")
+	check "README.md links to docs/$page.md" grep -qF "](docs/$page.md)" "$root/README.md"
+done
 
 "$plugin" --help >"$tmp/plugin-help"
 if [[ -n $sim && -x $sim ]]; then

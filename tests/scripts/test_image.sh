@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # The container image (scripts/image.sh, `make image`): two builds give the
 # same digest and another SOURCE_DATE_EPOCH a different one; the image holds
-# exactly the stripped plugin, its loader and scripts/image-libs.txt (no
-# shell); labels, entrypoint and tag are right; the Dockerfile builds the same
-# file set; and, where podman can run containers, the loaded image runs the
-# plugin. Skips in sanitizer builds, whose binary is not the release one.
+# exactly the stripped plugin and ascend-doctor, their loader and
+# scripts/image-libs.txt (no shell); labels, entrypoint and tag are right;
+# the Dockerfile builds the same file set; and, where podman can run
+# containers, the loaded image runs the plugin and ascend-doctor. Skips in
+# sanitizer builds, whose binary is not the release one.
 set -uo pipefail
 plugin=$1
+doctor=${4:-$(dirname "$plugin")/../tools/ascend-doctor/ascend-doctor}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 # shellcheck source=tests/scripts/lib.sh
@@ -101,14 +103,17 @@ interp=$(LC_ALL=C readelf -l "$plugin" | sed -n 's/.*Requesting program interpre
 		echo "d 755 0:0 ${d//\/\//\/}"
 	done
 	echo "f 755 0:0 ./usr/local/bin/ascend-device-plugin"
+	echo "f 755 0:0 ./usr/local/bin/ascend-doctor"
 	echo "f 755 0:0 .$interp"
 	grep -v '^#' "$root/scripts/image-libs.txt" | grep -v '^$' | sed "s|^|f 644 0:0 ./lib/$triplet/|"
 } | sort -u >"$tmp/want"
-check "file list: the plugin, its loader and scripts/image-libs.txt" diff -u "$tmp/want" "$tmp/files"
+check "file list: the plugin, ascend-doctor, their loader and scripts/image-libs.txt" diff -u "$tmp/want" "$tmp/files"
 no_shell() { ! grep -E '/(sh|bash|busybox|apt|apt-get|dpkg)$|/etc/' "$tmp/files"; }
 check "no shell, no package manager" no_shell
 strip -o "$tmp/stripped" "$plugin"
 check "the plugin is the stripped release binary" cmp "$tmp/stripped" "$tmp/layer/usr/local/bin/ascend-device-plugin"
+strip -o "$tmp/stripped-doctor" "$doctor"
+check "ascend-doctor is the stripped release binary" cmp "$tmp/stripped-doctor" "$tmp/layer/usr/local/bin/ascend-doctor"
 check "libraries are this machine's" cmp "/lib/$triplet/libstdc++.so.6" "$tmp/layer/lib/$triplet/libstdc++.so.6"
 size=$(du -sb "$tmp/layer" | cut -f1)
 echo "# unpacked size: $size bytes"
@@ -158,6 +163,25 @@ else
 				--entrypoint /bin/sh "$id" -c true
 		}
 		check "no /bin/sh in a container" no_sh_runs
+		# ascend-doctor runs in the image as `kubectl exec` runs it in the
+		# plugin's pod: its help, and `versions` with nothing to read (every
+		# fact unknown: WARN, exit 1, never a crash).
+		doctor_runs() {
+			"${podman_cmd[@]}" run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+				--entrypoint /usr/local/bin/ascend-doctor "$id" "$@"
+		}
+		doctor_help() {
+			doctor_runs --help >"$tmp/doctor-help" 2>&1 && grep -q '^Usage: ascend-doctor' "$tmp/doctor-help" ||
+				{ cat "$tmp/doctor-help"; return 1; }
+		}
+		check "ascend-doctor --help in a container" doctor_help
+		doctor_versions() {
+			doctor_runs versions >"$tmp/doctor-versions" 2>&1
+			local got=$?
+			[ "$got" -eq 1 ] && grep -q '^WARN driver: unknown: /usr/local/Ascend/driver/version.info' "$tmp/doctor-versions" ||
+				{ echo "exit $got"; cat "$tmp/doctor-versions"; return 1; }
+		}
+		check "ascend-doctor versions in a container" doctor_versions
 	else
 		skip "podman run" "containers cannot run here: $(tail -1 "$tmp/run")"
 	fi
