@@ -29,6 +29,7 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/cdi.h"
+#include "plugin/observe.h"
 #include "plugin/endpoint.h"
 #include "plugin/resources.h"
 
@@ -57,6 +58,7 @@ struct daemon {
 	 * the endpoint of the same index once built. */
 	struct resource_set resources;
 	struct endpoint *endpoints[RESOURCES_MAX];
+	struct observe *observe; /* metrics, /healthz, pod labels, NFD labels */
 	bool serving; /* endpoints are started as they are built */
 
 	/* Fault events: written on DCMI's thread, read on the loop. */
@@ -414,12 +416,16 @@ static int ensure_endpoints(struct daemon *d, char *why, size_t why_size)
 		if (d->endpoints[i])
 			continue;
 		const struct resource_def *def = &d->resources.defs[i];
+		struct observe_resource *observed;
+		if (observe_resource(d->observe, def->name, def->sharing.replicas, &observed) < 0)
+			observed = NULL; /* past the metrics' bound: served without them */
 		const struct endpoint_options o = {
 			.loop = d->loop,
 			.def = def,
 			.kubelet_socket = c->kubelet_socket,
 			.allocate = { .paths = d->paths, .strategies = c->device_list_strategies, .cdi = &c->cdi },
 			.name_in_logs = !def->is_default,
+			.observe = observed,
 		};
 		char problem[512];
 		int r = endpoint_new(&o, &d->endpoints[i], problem, sizeof(problem));
@@ -497,6 +503,7 @@ static void refresh(struct daemon *d, const char *reason)
 		d->logged_endpoint_error[0] = '\0';
 	}
 	publish(d, snap);
+	observe_node(d->observe, snap);
 	cdi_sync(d, snap);
 	d->logged_once = true;
 	npu_snapshot_unref(snap);
@@ -799,6 +806,7 @@ static void on_inotify(void *ctx, uint32_t events)
 		if (kubelet_started) {
 			if (!overflow)
 				log_info("kubelet.sock created: the kubelet (re)started");
+			observe_kubelet_restarted(d->observe);
 			broadcast(d, SESSION_EV_KUBELET_STARTED,
 				  &(struct session_event_data){ .kubelet = kubelet_now(d) });
 		}
@@ -863,6 +871,8 @@ static void daemon_fini(struct daemon *d)
 	inventory_free(d->inventory);
 	for (size_t i = 0; i < RESOURCES_MAX; i++)
 		endpoint_free(d->endpoints[i]);
+	/* After the endpoints: their gRPC threads count Allocate calls in it. */
+	observe_free(d->observe);
 	npu_snapshot_unref(d->logged);
 	loop_async_free(d->fault_async);
 	loop_timer_free(d->health_timer);
@@ -1027,6 +1037,20 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 	}
 
 	d->paths = (struct host_paths){ .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path };
+
+	const struct observe_options obs = {
+		.loop = d->loop,
+		.metrics_addr = c->metrics_addr,
+		.telemetry_interval_ms = c->telemetry_interval_ms,
+		.pod_resources_socket = c->pod_resources_socket,
+		.nfd_file = c->nfd_features_file,
+		.kubelet_socket = c->kubelet_socket,
+		.replicas = c->sharing.replicas,
+	};
+	if ((r = observe_new(&obs, &d->observe)) < 0) {
+		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
+		return r;
+	}
 	return 0;
 }
 
@@ -1076,6 +1100,7 @@ int daemon_run(const struct config *config, daemon_reload_fn reload, void *reloa
 	if (r < 0)
 		goto out;
 	cdi_start(&d);
+	observe_start(d.observe, d.inventory);
 
 	r = loop_run(d.loop);
 	if (r < 0)
