@@ -208,6 +208,8 @@ static void on_pods_listed(void *ctx, int r, grpc_status_code status, const char
 		snprintf(problem, sizeof(problem), "List on %s: %s", o->pod_socket, strerror(-r));
 	if (r == 0 || r == -EIO)
 		metrics_publish_pods(o->metrics, map);
+	if (map)
+		log_debug("pod resources: %zu containers hold chips", map->count);
 	pod_map_unref(map);
 	pods_report(o, problem);
 	atomic_store(&o->pods_running, false);
@@ -385,6 +387,7 @@ static void refresh_telemetry(struct observe *o)
 		metrics_publish_telemetry(o->metrics, t);
 		telemetry_snapshot_unref(o->telemetry);
 		o->telemetry = t;
+		log_debug("telemetry: read %zu chips", t->count);
 	}
 	npu_snapshot_unref(snap);
 }
