@@ -236,11 +236,17 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 		const struct npu_device *before = old ? npu_snapshot_find(old, dev->id) : NULL;
 		bool was_healthy = before ? before->healthy : true;
 		char why[256];
+		/* The resource that lists it, for --log-format json. */
+		const char *resource = NULL;
+		for (size_t k = 0; k < d->resources.count && !resource; k++)
+			if (resource_lists(&d->resources, &d->resources.defs[k], dev))
+				resource = d->resources.defs[k].name;
+		const struct log_fields about = { .resource = resource, .device = dev->id };
 		if (!dev->healthy && (was_healthy || !before || before->fault != dev->fault)) {
 			npu_device_describe(dev, why, sizeof(why));
-			log_warn("%s is Unhealthy: %s", dev->id, why);
+			log_msg_fields(LOG_LEVEL_WARN, &about, "%s is Unhealthy: %s", dev->id, why);
 		} else if (dev->healthy && !was_healthy) {
-			log_info("%s recovered: Healthy", dev->id);
+			log_msg_fields(LOG_LEVEL_INFO, &about, "%s recovered: Healthy", dev->id);
 		}
 	}
 	npu_snapshot_unref(d->logged);
