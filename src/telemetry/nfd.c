@@ -122,8 +122,10 @@ int nfd_write(const char *path, const char *text)
 	/* nfd-worker may run as another user: the umask must not narrow it. */
 	if (r == 0 && fchmod(fd, 0644) < 0)
 		r = -errno;
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
+	/* No fsync: the rename alone keeps readers from a half-written file,
+	 * and the plugin writes the file anew at every start, so a crash that
+	 * loses the latest write costs nothing; a sync would cost the daemon's
+	 * loop milliseconds at every chip change. */
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)

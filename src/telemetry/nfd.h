@@ -40,8 +40,8 @@ int nfd_label_value_sanitize(const char *s, char *out);
  * unknown or cannot be made valid is left out. -ENOBUFS when it does not fit. */
 int nfd_render(const struct nfd_info *info, char *buf, size_t size);
 
-/* Writes text to path atomically (mode 0644, synced): "<dir>/.<name>.tmp",
- * then rename. Returns 0 or a negative errno. */
+/* Writes text to path atomically (mode 0644): "<dir>/.<name>.tmp", then
+ * rename. Not synced (see nfd.c). Returns 0 or a negative errno. */
 int nfd_write(const char *path, const char *text);
 
 /* Removes the file (and a temporary file a crash left). 0 when it is gone. */

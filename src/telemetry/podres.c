@@ -161,13 +161,13 @@ static void on_list_done(void *ctx, struct gc_result *result)
 {
 	struct podres *c = ctx;
 	pthread_mutex_lock(&c->lock);
-	struct gc_async *async = c->async;
-	c->async = NULL;
 	bool stopping = c->stopping;
 	podres_done_fn done = c->done;
 	void *done_ctx = c->done_ctx;
 	pthread_mutex_unlock(&c->lock);
 
+	/* The List still counts as running while its answer is decoded with
+	 * the resource names it was started with: a new start waits. */
 	struct pod_map *map = NULL;
 	int r = 0;
 	if (stopping)
@@ -176,6 +176,11 @@ static void on_list_done(void *ctx, struct gc_result *result)
 		r = -EIO;
 	else
 		r = pod_map_decode(result->body, result->len, c->resources, c->n_resources, &map);
+
+	pthread_mutex_lock(&c->lock);
+	struct gc_async *async = c->async;
+	c->async = NULL;
+	pthread_mutex_unlock(&c->lock);
 	done(done_ctx, r, result->status, result->details, map);
 	gc_result_clear(result);
 	gc_async_unref(async);
