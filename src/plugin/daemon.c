@@ -557,6 +557,9 @@ static void warn_restart_only(const char *what, const struct config *running, co
 		{ "host-root", offsetof(struct config, host_root) },
 		{ "dcmi-lib", offsetof(struct config, dcmi_lib) },
 		{ "cdi-dir", offsetof(struct config, cdi_dir) },
+		{ "metrics-addr", offsetof(struct config, metrics_addr) },
+		{ "pod-resources-socket", offsetof(struct config, pod_resources_socket) },
+		{ "nfd-features-file", offsetof(struct config, nfd_features_file) },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
 		const char *was = (const char *)running + strings[i].offset;
@@ -572,6 +575,10 @@ static void warn_restart_only(const char *what, const struct config *running, co
 	else if ((running->device_list_strategies & ALLOCATE_STRATEGY_CDI) && strcmp(running->cdi.kind, next->cdi.kind) != 0)
 		log_warn("%s: the CDI kind would be %s; it takes effect at the next restart, keeping %s", what,
 			 next->cdi.kind, running->cdi.kind);
+	if (running->telemetry_interval_ms != next->telemetry_interval_ms)
+		log_warn("%s: --telemetry-interval changed; it takes effect at the next restart", what);
+	if (running->log_format != next->log_format)
+		log_warn("%s: --log-format changed; it takes effect at the next restart", what);
 }
 
 /* Takes what a running daemon can change from the new configuration (0),
