@@ -2,6 +2,7 @@
 #include "plugin/observe.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,7 +29,6 @@
 #define POD_REFRESH_MIN_MS 1000
 #define POD_SETTLE_MS 500
 #define POD_LIST_TIMEOUT_MS 10000
-#define PATH_MAX_ 4096
 
 struct observe_resource {
 	struct observe *observe;
@@ -47,7 +47,7 @@ struct observe {
 	char metrics_addr[HTTP_ADDR_MAX];
 	int64_t telemetry_interval_ms;
 	char pod_socket[SOCKET_PATH_MAX];
-	char nfd_file[PATH_MAX_];
+	char nfd_file[PATH_MAX];
 	char kubelet_socket[SOCKET_PATH_MAX];
 	unsigned replicas;
 
@@ -428,7 +428,9 @@ int observe_new(const struct observe_options *opt, struct observe **ret)
 	    (r = loop_timer_new(o->loop, on_telemetry_timer, o, &o->telemetry_timer)) < 0 ||
 	    (r = loop_timer_new(o->loop, on_heartbeat, o, &o->heartbeat_timer)) < 0 ||
 	    (r = loop_timer_new(o->loop, on_pods_timer, o, &o->pods_timer)) < 0 ||
-	    (r = loop_async_new(o->loop, on_pods_async, o, &o->pods_async)) < 0) {
+	    (r = loop_async_new(o->loop, on_pods_async, o, &o->pods_async)) < 0 ||
+	    /* Before any thread may ask for a list (an Allocate, a scrape). */
+	    (o->pod_socket[0] && (r = podres_new(o->pod_socket, &o->podres)) < 0)) {
 		observe_free(o);
 		return r;
 	}
@@ -479,12 +481,6 @@ void observe_start(struct observe *o, struct inventory *inventory)
 	if (!o)
 		return;
 	o->inventory = inventory;
-	if (o->pod_socket[0]) {
-		int r = podres_new(o->pod_socket, &o->podres);
-		if (r < 0)
-			log_error("cannot start the pod resources client for %s: %s; no pod labels", o->pod_socket,
-				  strerror(-r));
-	}
 	refresh_telemetry(o);
 	nfd_sync(o);
 	http_try_start(o);
