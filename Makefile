@@ -24,9 +24,9 @@ deps:
 
 # The manifest tests also need kubectl, Node.js and their npm packages; the
 # image test umoci, skopeo and podman; the e2e walkthrough containerd, runc
-# and busybox.
+# and busybox; the observability test promtool (Debian's prometheus).
 test-deps:
-	@scripts/deps.sh manifests image image-run e2e
+	@scripts/deps.sh manifests image image-run e2e metrics
 
 ifeq ($(ARCH),arm64)
 build: build-arm64

@@ -22,6 +22,11 @@
  *     replicas (512 devices) and on a 16-die A3 node; with 16 chips x 64
  *     replicas (1,024 devices) the fault -> ListAndWatch update time, the
  *     size of that update and the plugin's RSS.
+ *   - /metrics scrape latency p50/p99 at 16 chips (8 replicas each) held
+ *     by 100 pods of kubelet-sim (pod labels from its pod resources API),
+ *     and the plugin's RSS after the scrapes.
+ * Every plugin runs with its metrics endpoint on (a free port on
+ * 127.0.0.1) and an NFD features file, so every RSS is with metrics on.
  *
  * scripts/bench.sh (make bench) gives it the binaries' paths and a work
  * directory; docs/performance.md describes the method and the latest table.
@@ -44,6 +49,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -528,6 +534,10 @@ struct node {
 	char plugin_socket[PATH_BYTES];
 	char plugin_log[PATH_BYTES];
 	char sim_log[PATH_BYTES];
+	char nfd_file[PATH_BYTES];
+	char metrics_addr[32];     /* 127.0.0.1:<port> */
+	char podres[PATH_BYTES];   /* kubelet-sim's pod resources socket, empty when none */
+	uint16_t metrics_port;
 	struct child sim;
 	struct child plugin;
 };
@@ -661,7 +671,8 @@ static int node_create(struct node *n, const char *work_dir, const char *name, u
 	    str_printf(n->state, sizeof(n->state), "%s/dcmi-state", n->root) < 0 ||
 	    str_printf(n->plugin_socket, sizeof(n->plugin_socket), "%s/ascend-npu.sock", n->sockets) < 0 ||
 	    str_printf(n->plugin_log, sizeof(n->plugin_log), "%s/plugin.log", n->root) < 0 ||
-	    str_printf(n->sim_log, sizeof(n->sim_log), "%s/kubelet-sim.log", n->root) < 0)
+	    str_printf(n->sim_log, sizeof(n->sim_log), "%s/kubelet-sim.log", n->root) < 0 ||
+	    str_printf(n->nfd_file, sizeof(n->nfd_file), "%s/features.d/ascend", n->root) < 0)
 		return -ENAMETOOLONG;
 
 	/* The layout of tests/integration/harness: device nodes as regular
@@ -671,7 +682,11 @@ static int node_create(struct node *n, const char *work_dir, const char *name, u
 	if (str_printf(driver_dir, sizeof(driver_dir), "%s%s/lib64/driver", n->root, DRIVER_PATH) < 0)
 		return -ENAMETOOLONG;
 	int r;
-	if ((r = make_dirs(n->dev)) < 0 || (r = make_dirs(n->sockets)) < 0 || (r = make_dirs(driver_dir)) < 0)
+	char nfd_dir[PATH_BYTES];
+	if (str_printf(nfd_dir, sizeof(nfd_dir), "%s/features.d", n->root) < 0)
+		return -ENAMETOOLONG;
+	if ((r = make_dirs(n->dev)) < 0 || (r = make_dirs(n->sockets)) < 0 || (r = make_dirs(driver_dir)) < 0 ||
+	    (r = make_dirs(nfd_dir)) < 0)
 		return r;
 	char relative[64];
 	for (unsigned i = 0; i < chips; i++) {
@@ -717,11 +732,29 @@ static int node_share(struct node *n, unsigned replicas)
 
 static int start_sim(struct node *n, const struct settings *s)
 {
-	const char *argv[] = { s->sim_bin, "--dir", n->sockets, "--timestamps", NULL };
+	const char *argv[] = { s->sim_bin, "--dir", n->sockets, "--timestamps",
+			       n->podres[0] ? "--pod-resources-socket" : NULL, n->podres, NULL };
 	int r = child_start(&n->sim, "kubelet-sim", argv, NULL, n->sim_log, true);
 	if (r < 0)
 		return r;
 	return child_expect(&n->sim, " ready", WAIT_MS) ? 0 : -ETIMEDOUT;
+}
+
+/* A TCP port free on 127.0.0.1 now (the kernel's pick), for the metrics
+ * endpoint: the plugin is told it rather than asked, and nothing else is
+ * expected to take it in between. 0 when none could be had. */
+static uint16_t free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	uint16_t port = 0;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
 }
 
 /* Spawns the plugin; *ret_spawned_us is the time just before the spawn. */
@@ -731,11 +764,14 @@ static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_s
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
 	snprintf(interval, sizeof(interval), "--health-interval=%ums", s->poll_interval_ms);
 	snprintf(config, sizeof(config), "--config=%s/config.yaml", n->root);
-	const char *argv[16] = {
+	n->metrics_port = free_port();
+	snprintf(n->metrics_addr, sizeof(n->metrics_addr), "127.0.0.1:%u", n->metrics_port);
+	const char *argv[24] = {
 		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
-		"--driver-path", DRIVER_PATH,
+		"--driver-path", DRIVER_PATH, "--metrics-addr", n->metrics_addr, "--nfd-features-file", n->nfd_file,
+		"--pod-resources-socket", n->podres,
 	};
-	size_t argc = 9;
+	size_t argc = 15;
 	if (n->replicas)
 		argv[argc++] = config;
 	/* Without events the plugin polls; the default 5 s would make the run long. */
@@ -1129,6 +1165,10 @@ struct results {
 	struct samples update_1024_us;    /* fault -> ListAndWatch, 16 chips x 64 replicas */
 	long long update_1024_bytes;
 	long long rss_1024_kib;
+	/* /metrics at 16 chips, 100 pods. */
+	struct samples scrape_us;
+	long long scrape_rss_kib;
+	long long scrape_bytes;
 };
 
 static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1366,7 +1406,8 @@ static int start_plugin_logging_to(struct node *n, const struct settings *s, con
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
 	const char *argv[] = {
 		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
-		"--driver-path", DRIVER_PATH, "--log-level", "debug", NULL,
+		"--driver-path", DRIVER_PATH, "--log-level", "debug", "--metrics-addr=127.0.0.1:0",
+		"--nfd-features-file", n->nfd_file, "--pod-resources-socket=", NULL,
 	};
 	return child_start(&n->plugin, "ascend-device-plugin", argv, env, stderr_path, false);
 }
@@ -1542,6 +1583,132 @@ out:
 	return r;
 }
 
+/* One GET of path on 127.0.0.1:port, read until the server closes: the
+ * body's length in *ret_len and, when want is not NULL, whether it holds
+ * want. Returns the HTTP status, or a negative errno. */
+static int http_get(uint16_t port, const char *path, const char *want, size_t *ret_len, bool *ret_found)
+{
+	static char buf[4 * 1024 * 1024];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = CALL_TIMEOUT_MS / 1000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	int r = 0;
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
+		r = -errno;
+		goto out;
+	}
+	size_t len = 0;
+	for (;;) {
+		if (len == sizeof(buf) - 1) {
+			r = -E2BIG;
+			goto out;
+		}
+		ssize_t got = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+		if (got == 0)
+			break;
+		if (got < 0) {
+			r = -errno;
+			goto out;
+		}
+		len += (size_t)got;
+	}
+	buf[len] = '\0';
+	int status = 0;
+	if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1) {
+		r = -EBADMSG;
+		goto out;
+	}
+	const char *body = strstr(buf, "\r\n\r\n");
+	*ret_len = body ? len - (size_t)(body + 4 - buf) : 0;
+	if (ret_found)
+		*ret_found = want && body && strstr(body, want);
+	r = status;
+out:
+	close(fd);
+	return r;
+}
+
+#define SCRAPE_CHIPS 16
+#define SCRAPE_PODS 100
+#define SCRAPES 1000
+
+/* 16 chips time-sliced 8 ways, 100 pods holding replicas (kubelet-sim's
+ * `allocate 1`, pod labels through its pod resources API): /metrics latency
+ * and the plugin's RSS after the scrapes. */
+static int scenario_metrics(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	int r = node_create(&n, work_dir, "node-16-metrics", SCRAPE_CHIPS, true, s->dcmi_lib);
+	if (r < 0) {
+		fprintf(stderr, "ascend-bench: cannot build the node in %s: %s\n", work_dir, strerror(-r));
+		return r;
+	}
+	if (str_printf(n.podres, sizeof(n.podres), "%s/pod-resources.sock", n.root) < 0) {
+		r = -ENAMETOOLONG;
+		goto out;
+	}
+	if ((r = node_share(&n, 8)) < 0 || (r = start_sim(&n, s)) < 0 || (r = start_plugin(&n, s, NULL)) < 0)
+		goto out;
+	if (!child_expect(&n.sim, "register resource=", WAIT_MS) ||
+	    !child_expect(&n.sim, "capacity=128 allocatable=128", WAIT_MS)) {
+		r = -ETIMEDOUT;
+		goto out;
+	}
+	progress("16 chips x 8 replicas: %d pods", SCRAPE_PODS);
+	for (int i = 0; i < SCRAPE_PODS && r == 0; i++) {
+		if ((r = child_send(&n.sim, "allocate 1")) == 0 && !child_expect(&n.sim, "allocate ok", WAIT_MS))
+			r = -ETIMEDOUT;
+		child_drain(&n.sim);
+	}
+	if (r < 0)
+		goto out;
+	/* Scrapes make the plugin list the pods (at most once a second): until
+	 * the last pod shows, each scrape is also the wait. */
+	char last[64];
+	snprintf(last, sizeof(last), "pod=\"kubelet-sim-pod-%d\"", SCRAPE_PODS);
+	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
+	bool found = false;
+	size_t len = 0;
+	while (!found) {
+		if ((r = http_get(n.metrics_port, "/metrics", last, &len, &found)) != 200) {
+			fprintf(stderr, "ascend-bench: GET /metrics: %s\n", r < 0 ? strerror(-r) : "not 200");
+			r = r < 0 ? r : -EIO;
+			goto out;
+		}
+		if (mono_us() > deadline) {
+			fprintf(stderr, "ascend-bench: the pods' labels did not show on /metrics\n");
+			r = -ETIMEDOUT;
+			goto out;
+		}
+	}
+	r = 0;
+	res->scrape_bytes = (long long)len;
+	progress("16 chips, %d pods: %d scrapes of /metrics (%zu bytes each)", SCRAPE_PODS, SCRAPES, len);
+	for (int i = 0; i < SCRAPES; i++) {
+		int64_t t0 = mono_us();
+		int status = http_get(n.metrics_port, "/metrics", NULL, &len, NULL);
+		if (status != 200) {
+			r = status < 0 ? status : -EIO;
+			goto out;
+		}
+		samples_add(&res->scrape_us, mono_us() - t0);
+	}
+	res->scrape_rss_kib = status_kib(n.plugin.pid, "VmRSS");
+out:
+	if (r < 0)
+		print_tail("plugin log", n.plugin_log);
+	if (node_stop(&n) < 0 && r == 0)
+		r = -EIO;
+	node_destroy(&n);
+	return r;
+}
+
 /* --- the table ---------------------------------------------------------------------- */
 
 #define ROW_FORMAT "%-46s %11s  %-28s %s\n"
@@ -1684,6 +1851,11 @@ static unsigned print_table(const struct settings *s, struct results *res)
 	row("fault -> ListAndWatch p99, 1,024 devices", pct(&res->update_1024_us, 99, 1000), "ms", 5, NULL, &misses);
 	row("ListAndWatch update size, 1,024 devices",
 	    res->update_1024_bytes < 0 ? -1.0 : (double)res->update_1024_bytes / 1024, "KiB", 0, NULL, &misses);
+	row("scrape /metrics p50, 16 chips, 100 pods", pct(&res->scrape_us, 50, 1000), "ms", 0, NULL, &misses);
+	row("scrape /metrics p99, 16 chips, 100 pods", pct(&res->scrape_us, 99, 1000), "ms", 5, NULL, &misses);
+	row("  size of a scrape", res->scrape_bytes < 0 ? -1.0 : (double)res->scrape_bytes / 1024, "KiB", 0, NULL,
+	    &misses);
+	row("plugin RSS after 1,000 scrapes, 16 chips", mib(res->scrape_rss_kib), "MiB", 10, NULL, &misses);
 	if (res->reordered)
 		printf("\nnote: in %u of %u restarts the plugin registered before kubelet-sim printed `restarted` "
 		       "(counted as 0 ms)\n",
@@ -1725,6 +1897,7 @@ int main(int argc, char **argv)
 		.flood_idle_kib = -1, .flood_open_kib = -1, .flood_closed_kib = -1, .rounds_kib = -1,
 		.flood_fds_before = -1, .flood_fds_after = -1,
 		.update_1024_bytes = -1, .rss_1024_kib = -1,
+		.scrape_rss_kib = -1, .scrape_bytes = -1,
 	};
 	size_t n_faults = (size_t)s.fault_cycles * 2;
 	if (samples_init(&res.allocate_ns[0], s.allocate_calls) < 0 ||
@@ -1733,7 +1906,8 @@ int main(int argc, char **argv)
 	    samples_init(&res.fault_blocked_us, n_faults) < 0 ||
 	    samples_init(&res.restart_us, s.restarts) < 0 || samples_init(&res.start_us, s.starts) < 0 ||
 	    samples_init(&res.preferred_512_ns, s.allocate_calls) < 0 ||
-	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0) {
+	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0 ||
+	    samples_init(&res.scrape_us, SCRAPES) < 0) {
 		fprintf(stderr, "ascend-bench: out of memory\n");
 		return 1;
 	}
@@ -1746,6 +1920,7 @@ int main(int argc, char **argv)
 	failed += scenario_blocked_stderr(&s, work_dir, &res) < 0;
 	failed += scenario_flood(&s, work_dir, &res) < 0;
 	failed += scenario_sharing(&s, work_dir, &res) < 0;
+	failed += scenario_metrics(&s, work_dir, &res) < 0;
 	unsigned misses = print_table(&s, &res);
 	printf("\n%s in %.1f s: %u target(s) missed%s\n", failed ? "incomplete" : "done",
 	       (double)(mono_us() - started) / 1e6, misses, failed ? ", some measurements failed (see above)" : "");
@@ -1761,6 +1936,7 @@ int main(int argc, char **argv)
 	samples_free(&res.preferred_512_ns);
 	samples_free(&res.preferred_a3_ns);
 	samples_free(&res.update_1024_us);
+	samples_free(&res.scrape_us);
 	if (!s.work_dir)
 		remove_tree(own_dir);
 	return failed ? 1 : 0;

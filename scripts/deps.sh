@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	cmake make gcc pkg-config
 	libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-	libcmocka-dev libyaml-dev libjson-c-dev
+	libcmocka-dev libyaml-dev libjson-c-dev libmicrohttpd-dev
 )
 # Extra groups: `deps.sh fuzz` adds clang for libFuzzer builds; `deps.sh
 # manifests` adds what tests/scripts/test_manifests.sh needs: kubectl (an
@@ -26,12 +26,15 @@ packages=(
 # build the test images from busybox-static, containernetworking-plugins for
 # CNI's loopback, inotify-tools (inotifywait) to wait for containerd's socket,
 # and iproute2, util-linux and procps (ip, nsenter, pidwait) for the pods'
-# network and the teardown.
+# network and the teardown. `deps.sh metrics` adds Prometheus, whose promtool
+# the observability test runs on real scrapes (`promtool check metrics`; the
+# package also installs the server, which nothing starts here).
 manifests=false
 arm64=false
 for extra in "$@"; do
 	case "$extra" in
 	fuzz) packages+=(clang) ;;
+	metrics) packages+=(prometheus) ;;
 	image) packages+=(umoci skopeo jq binutils) ;;
 	image-run) packages+=(podman runc) ;;
 	e2e) packages+=(containerd runc umoci skopeo jq busybox-static containernetworking-plugins inotify-tools
@@ -48,7 +51,8 @@ for extra in "$@"; do
 		# packages carry an arch qualifier, which dpkg-query also takes
 		# (plain `dpkg -s` is ambiguous once both arches are installed).
 		packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
-			libgrpc-dev:arm64 libprotobuf-c-dev:arm64 libyaml-dev:arm64 libjson-c-dev:arm64)
+			libgrpc-dev:arm64 libprotobuf-c-dev:arm64 libyaml-dev:arm64 libjson-c-dev:arm64
+			libmicrohttpd-dev:arm64)
 		;;
 	*) echo "deps.sh: unknown group '$extra'" >&2; exit 2 ;;
 	esac

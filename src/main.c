@@ -59,6 +59,7 @@ int main(int argc, char **argv)
 	}
 
 	log_set_level(config.log_level);
+	log_set_format(config.log_format);
 	/* From here on a stderr nobody reads cannot stall the daemon. */
 	int r = log_start(STDERR_FILENO, LOG_QUEUE_BYTES_DEFAULT);
 	if (r < 0)

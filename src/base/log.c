@@ -77,20 +77,127 @@ bool log_enabled(enum log_level level)
 	return (int)level <= atomic_load(&threshold);
 }
 
-/* "<UTC time> <level> <message>\n" into buf[LOG_LINE_MAX]; returns the length.
- * A cut line ends in "...\n" so that a reader sees it was cut. */
-static size_t format_line(char *buf, enum log_level level, const char *fmt, va_list ap)
+static _Atomic int format = LOG_FORMAT_TEXT;
+
+int log_format_parse(const char *s, enum log_format *ret_format)
+{
+	if (strcmp(s, "text") == 0)
+		*ret_format = LOG_FORMAT_TEXT;
+	else if (strcmp(s, "json") == 0)
+		*ret_format = LOG_FORMAT_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void log_set_format(enum log_format f)
+{
+	atomic_store(&format, (int)f);
+}
+
+/* Appends s as the inside of a JSON string to buf[used..room), escaped
+ * (RFC 8259: quote, backslash and control characters). Stops before a
+ * character that does not fit; returns the new length and whether all of s
+ * went in. Bytes above 0x7f pass as they are: messages are UTF-8 or ASCII. */
+static size_t json_escape(char *buf, size_t used, size_t room, const char *s, bool *ret_whole)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[8];
+		size_t n;
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			n = 2;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			esc[0] = '\\';
+			esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+			n = 2;
+		} else if (c < 0x20 || c == 0x7f) {
+			n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", c);
+		} else {
+			esc[0] = (char)c;
+			n = 1;
+		}
+		if (used + n > room) {
+			*ret_whole = false;
+			return used;
+		}
+		memcpy(buf + used, esc, n);
+		used += n;
+	}
+	*ret_whole = true;
+	return used;
+}
+
+/* One JSON object: {"time":...,"level":...,"msg":...[,"resource":...][,"device":...]}.
+ * A message that does not fit is cut and ends in "...", the object stays whole. */
+static size_t format_json(char *buf, const char *stamp, enum log_level level, const char *msg,
+			  const struct log_fields *fields)
+{
+	/* Room for the closing of the object, the fields and the newline. */
+	char tail[512];
+	size_t tail_len = 0;
+	static const char close_msg[] = "\"";
+	memcpy(tail, close_msg, sizeof(close_msg) - 1);
+	tail_len = sizeof(close_msg) - 1;
+	const char *names[2] = { "resource", "device" };
+	const char *values[2] = { fields ? fields->resource : NULL, fields ? fields->device : NULL };
+	for (int i = 0; i < 2; i++) {
+		if (!values[i] || !values[i][0])
+			continue;
+		int n = snprintf(tail + tail_len, sizeof(tail) - tail_len, ",\"%s\":\"", names[i]);
+		if (n < 0 || (size_t)n >= sizeof(tail) - tail_len)
+			break;
+		size_t at = tail_len + (size_t)n;
+		bool whole;
+		size_t end = json_escape(tail, at, sizeof(tail) - 3, values[i], &whole);
+		if (!whole)
+			break; /* a field too long for a log line is left out */
+		tail[end++] = '"';
+		tail_len = end;
+	}
+	tail[tail_len++] = '}';
+	tail[tail_len++] = '\n';
+
+	int n = snprintf(buf, LOG_LINE_MAX, "{\"time\":\"%s\",\"level\":\"%s\",\"msg\":\"", stamp,
+			 level_names[level]);
+	size_t used = n > 0 ? (size_t)n : 0;
+	bool whole;
+	size_t room = LOG_LINE_MAX - tail_len - 3;
+	used = json_escape(buf, used, room, msg, &whole);
+	if (!whole) {
+		memcpy(buf + used, "...", 3);
+		used += 3;
+	}
+	memcpy(buf + used, tail, tail_len);
+	return used + tail_len;
+}
+
+/* "<UTC time> <level> <message>\n" (or the JSON object) into
+ * buf[LOG_LINE_MAX]; returns the length. A cut line ends in "...\n" so
+ * that a reader sees it was cut. */
+static size_t format_line_fields(char *buf, enum log_level level, const struct log_fields *fields, const char *fmt,
+				 va_list ap)
 {
 	struct timespec now;
 	struct tm tm;
-	char stamp[32];
+	char date[24], stamp[48];
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(stamp, sizeof(stamp), "%s.%03dZ", date, (int)(now.tv_nsec / 1000000) % 1000);
+
+	if (atomic_load(&format) == LOG_FORMAT_JSON) {
+		char msg[LOG_LINE_MAX];
+		if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+			msg[0] = '\0';
+		return format_json(buf, stamp, level, msg, fields);
+	}
 
 	/* One byte is kept for the newline. */
 	const size_t room = LOG_LINE_MAX - 1;
-	int n = snprintf(buf, room, "%s.%03ldZ %-5s ", stamp, now.tv_nsec / 1000000, level_names[level]);
+	int n = snprintf(buf, room, "%s %-5s ", stamp, level_names[level]);
 	size_t used = n > 0 && (size_t)n < room ? (size_t)n : 0;
 	n = vsnprintf(buf + used, room - used, fmt, ap);
 	if (n < 0)
@@ -103,6 +210,11 @@ static size_t format_line(char *buf, enum log_level level, const char *fmt, va_l
 	}
 	buf[used++] = '\n';
 	return used;
+}
+
+static size_t format_line(char *buf, enum log_level level, const char *fmt, va_list ap)
+{
+	return format_line_fields(buf, level, NULL, fmt, ap);
 }
 
 static void write_all(int fd, const char *p, size_t n)
@@ -233,6 +345,8 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+static void emit(const char *line, size_t n);
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	if (!log_enabled(level))
@@ -243,7 +357,24 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	size_t n = format_line(line, level, fmt, ap);
 	va_end(ap);
+	emit(line, n);
+}
 
+void log_msg_fields(enum log_level level, const struct log_fields *fields, const char *fmt, ...)
+{
+	if (!log_enabled(level))
+		return;
+
+	char line[LOG_LINE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	size_t n = format_line_fields(line, level, fields, fmt, ap);
+	va_end(ap);
+	emit(line, n);
+}
+
+static void emit(const char *line, size_t n)
+{
 	pthread_mutex_lock(&q.lock);
 	switch (q.mode) {
 	case MODE_DIRECT:

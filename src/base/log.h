@@ -41,6 +41,28 @@ bool log_enabled(enum log_level level);
  * after log_start. */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* --log-format: text (the default) is "<time> <level> <message>"; json is
+ * one object per line, {"time":"...","level":"...","msg":"..."} plus
+ * "resource" and "device" when the line is about one. */
+enum log_format {
+	LOG_FORMAT_TEXT,
+	LOG_FORMAT_JSON,
+};
+
+/* Parses "text" or "json". Returns 0 or -EINVAL. */
+int log_format_parse(const char *s, enum log_format *ret_format);
+void log_set_format(enum log_format format);
+
+/* What a line is about, for the JSON format (text lines say it in the
+ * message). NULL or empty members are left out. */
+struct log_fields {
+	const char *resource;
+	const char *device;
+};
+
+void log_msg_fields(enum log_level level, const struct log_fields *fields, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)

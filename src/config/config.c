@@ -11,12 +11,21 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "config/file.h"
+#include "http/server.h"
+#include "podresources_api.h"
 
 #define DEFAULT_RESOURCE_NAME "ascend.com/npu"
 #define DEFAULT_SOCKET_DIR "/var/lib/kubelet/device-plugins"
 #define DEFAULT_DRIVER_PATH "/usr/local/Ascend/driver"
 #define DEFAULT_HEALTH_INTERVAL_MS 5000
 #define DEFAULT_CDI_DIR "/var/run/cdi"
+/* The metrics port: outside Prometheus' exporter range (9100-9999), as its
+ * guide asks of internal components, next to Huawei's npu-exporter (8082)
+ * and clear of cAdvisor (8080), InfluxDB (8086) and dcgm-exporter (9400). */
+#define DEFAULT_METRICS_ADDR ":8084"
+#define DEFAULT_TELEMETRY_INTERVAL_MS 15000
+#define MIN_TELEMETRY_INTERVAL_MS 1000
+#define DEFAULT_NFD_FEATURES_FILE "/etc/kubernetes/node-feature-discovery/features.d/ascend"
 /* Below this, polling DCMI would cost more than it tells. */
 #define MIN_HEALTH_INTERVAL_MS 100
 
@@ -109,6 +118,66 @@ static int apply_log_level(struct config *c, const char *v, char *why, size_t wh
 	return 0;
 }
 
+static int apply_log_format(struct config *c, const char *v, char *why, size_t why_size)
+{
+	if (log_format_parse(v, &c->log_format) < 0)
+		return fail(why, why_size, "--log-format: '%s' is not one of text, json", v);
+	return 0;
+}
+
+static int apply_metrics_addr(struct config *c, const char *v, char *why, size_t why_size)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (v[0] && http_addr_parse(v, &ss, &len) < 0)
+		return fail(why, why_size,
+			    "--metrics-addr: '%s' is not HOST:PORT (an IP address, [IPv6], localhost or nothing, and a "
+			    "port 0-65535; empty disables)",
+			    v);
+	if (str_copy(c->metrics_addr, sizeof(c->metrics_addr), v) < 0)
+		return fail(why, why_size, "--metrics-addr: too long");
+	return 0;
+}
+
+static int apply_telemetry_interval(struct config *c, const char *v, char *why, size_t why_size)
+{
+	int64_t ms;
+	if (parse_duration_ms(v, &ms) < 0 || ms < MIN_TELEMETRY_INTERVAL_MS)
+		return fail(why, why_size, "--telemetry-interval: '%s' is not a duration between 1s and 24h (e.g. 15s, 1m)",
+			    v);
+	c->telemetry_interval_ms = ms;
+	return 0;
+}
+
+/* An absolute path, or empty to disable. */
+static int set_optional_path(char *dst, size_t size, const char *flag, const char *value, char *why, size_t why_size)
+{
+	if (!value[0]) {
+		dst[0] = '\0';
+		return 0;
+	}
+	if (value[0] != '/')
+		return fail(why, why_size, "--%s: '%s' is not an absolute path (empty disables)", flag, value);
+	if (str_copy(dst, size, value) < 0)
+		return fail(why, why_size, "--%s: path is too long", flag);
+	return 0;
+}
+
+static int apply_pod_resources_socket(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_optional_path(c->pod_resources_socket, sizeof(c->pod_resources_socket), "pod-resources-socket", v,
+				 why, why_size);
+}
+
+static int apply_nfd_features_file(struct config *c, const char *v, char *why, size_t why_size)
+{
+	int r = set_optional_path(c->nfd_features_file, sizeof(c->nfd_features_file), "nfd-features-file", v, why,
+				  why_size);
+	if (r == 0 && v[0] && v[strlen(v) - 1] == '/')
+		return fail(why, why_size, "--nfd-features-file: '%s' names a directory, not a file", v);
+	return r;
+}
+
 static int apply_config(struct config *c, const char *v, char *why, size_t why_size)
 {
 	/* Loaded before the other flags are applied (load_config_file): here
@@ -174,7 +243,22 @@ static const struct flag flags[] = {
 	  "how containers get their NPUs: native, ascend-runtime, cdi, or a comma list of them (default native)",
 	  apply_device_list_strategy },
 	{ "cdi-dir", "DIR", "where the cdi strategy writes its CDI spec (default " DEFAULT_CDI_DIR ")", apply_cdi_dir },
+	{ "metrics-addr", "HOST:PORT",
+	  "serve /metrics and /healthz here, e.g. :8084 or 127.0.0.1:8084; empty disables (default " DEFAULT_METRICS_ADDR
+	  ")",
+	  apply_metrics_addr },
+	{ "telemetry-interval", "DURATION", "how often to read chip telemetry for the metrics (default 15s)",
+	  apply_telemetry_interval },
+	{ "pod-resources-socket", "PATH",
+	  "the kubelet's pod resources socket, for pod labels on metrics; empty disables (default " PODRES_DEFAULT_SOCKET
+	  ")",
+	  apply_pod_resources_socket },
+	{ "nfd-features-file", "PATH",
+	  "Node Feature Discovery features file to write node labels to; empty disables (default "
+	  DEFAULT_NFD_FEATURES_FILE ")",
+	  apply_nfd_features_file },
 	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level },
+	{ "log-format", "FORMAT", "text or json (one JSON object per line) (default text)", apply_log_format },
 	{ "config", "FILE", "YAML file of settings (docs/configuration.md); flags and environment override it",
 	  apply_config },
 	{ "probe", NULL, "check that a running plugin answers on its socket, exit 0 if so (liveness probe)",
@@ -366,6 +450,11 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.log_level = LOG_LEVEL_INFO,
 		.device_list_strategies = ALLOCATE_STRATEGY_NATIVE,
 		.cdi_dir = DEFAULT_CDI_DIR,
+		.metrics_addr = DEFAULT_METRICS_ADDR,
+		.telemetry_interval_ms = DEFAULT_TELEMETRY_INTERVAL_MS,
+		.pod_resources_socket = PODRES_DEFAULT_SOCKET,
+		.nfd_features_file = DEFAULT_NFD_FEATURES_FILE,
+		.log_format = LOG_FORMAT_TEXT,
 	};
 	int r;
 

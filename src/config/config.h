@@ -54,6 +54,12 @@ struct config {
 	 * daemon adds a resource per vNPU template it finds. */
 	struct resource_set resources;
 	char vnpu_base[RESOURCE_NAME_MAX]; /* --resource-name before ".shared": what vNPU names start with */
+	/* Observability (docs/metrics.md): empty strings disable. */
+	char metrics_addr[128];                     /* --metrics-addr HOST:PORT */
+	int64_t telemetry_interval_ms;              /* --telemetry-interval */
+	char pod_resources_socket[SOCKET_PATH_MAX]; /* --pod-resources-socket */
+	char nfd_features_file[CONFIG_PATH_MAX];    /* --nfd-features-file */
+	enum log_format log_format;                 /* --log-format */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).

@@ -675,3 +675,85 @@ int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
 	copy_vendor_name(clean, sizeof(clean), (const unsigned char *)version, sizeof(version));
 	return str_copy(buf, size, clean);
 }
+
+/* --- telemetry ------------------------------------------------------------ */
+
+/* The common shape of the telemetry calls: -EOPNOTSUPP when the driver lacks
+ * the call or answers -8255, -EIO with the code recorded otherwise. */
+static int telemetry_failed(struct dcmi_lib *lib, const char *call, int rc)
+{
+	if (rc == DCMI_ERR_NOT_SUPPORTED) {
+		record_error(lib, call, rc);
+		return -EOPNOTSUPP;
+	}
+	return vendor_failed(lib, call, rc);
+}
+
+int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_celsius)
+{
+	if (!lib || !addressable(chip) || !ret_celsius)
+		return -EINVAL;
+	clear_error(lib);
+	if (!lib->fn.dcmi_get_device_temperature)
+		return -EOPNOTSUPP;
+	int t = 0;
+	int rc = lib->fn.dcmi_get_device_temperature(chip->card_id, chip->device_id, &t);
+	if (rc != DCMI_OK)
+		return telemetry_failed(lib, "dcmi_get_device_temperature", rc);
+	*ret_celsius = t;
+	return 0;
+}
+
+int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts)
+{
+	if (!lib || !addressable(chip) || !ret_watts)
+		return -EINVAL;
+	clear_error(lib);
+	if (!lib->fn.dcmi_get_device_power_info)
+		return -EOPNOTSUPP;
+	int tenths = 0;
+	int rc = lib->fn.dcmi_get_device_power_info(chip->card_id, chip->device_id, &tenths);
+	if (rc != DCMI_OK)
+		return telemetry_failed(lib, "dcmi_get_device_power_info", rc);
+	if (tenths < 0)
+		return -ERANGE;
+	*ret_watts = tenths / 10.0;
+	return 0;
+}
+
+int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent)
+{
+	if (!lib || !addressable(chip) || !ret_percent)
+		return -EINVAL;
+	clear_error(lib);
+	if (!lib->fn.dcmi_get_device_utilization_rate)
+		return -EOPNOTSUPP;
+	unsigned int pct = 0;
+	int rc = lib->fn.dcmi_get_device_utilization_rate(chip->card_id, chip->device_id, DCMI_UTILIZATION_AICORE,
+							   &pct);
+	if (rc != DCMI_OK)
+		return telemetry_failed(lib, "dcmi_get_device_utilization_rate", rc);
+	if (pct > 100)
+		return -ERANGE;
+	*ret_percent = pct;
+	return 0;
+}
+
+int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb)
+{
+	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
+		return -EINVAL;
+	clear_error(lib);
+	if (!lib->fn.dcmi_get_device_hbm_info)
+		return -EOPNOTSUPP;
+	struct dcmi_hbm_info info;
+	memset(&info, 0, sizeof(info));
+	int rc = lib->fn.dcmi_get_device_hbm_info(chip->card_id, chip->device_id, &info);
+	if (rc != DCMI_OK)
+		return telemetry_failed(lib, "dcmi_get_device_hbm_info", rc);
+	if (info.memory_usage > info.memory_size)
+		return -ERANGE;
+	*ret_total_mb = info.memory_size;
+	*ret_used_mb = info.memory_usage;
+	return 0;
+}

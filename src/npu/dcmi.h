@@ -13,6 +13,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/pci.h"
 #include "npu/chip.h"
@@ -130,3 +131,17 @@ void dcmi_unsubscribe_faults(void);
 /* dcmi_get_dcmi_version into buf (non-printable bytes replaced);
  * -EOPNOTSUPP when missing, -ENAMETOOLONG (buf untouched) when it does not fit. */
 int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size);
+
+/* Telemetry of one chip, for the metrics (never on a request path: the
+ * plugin's loop reads them into a cache). Each returns 0, -EOPNOTSUPP when
+ * the driver lacks the call or answers -8255, -EIO with the code recorded on
+ * other failures, -ERANGE for a reading that cannot be true (a negative
+ * power, a utilisation above 100 %, more HBM used than there is), -EINVAL
+ * for a chip without a DCMI address. dcmi_get_device_temperature (degrees
+ * Celsius), dcmi_get_device_power_info (tenths of a watt), the AI Core's
+ * dcmi_get_device_utilization_rate (percent) and dcmi_get_device_hbm_info
+ * (megabytes). */
+int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_celsius);
+int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts);
+int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent);
+int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb);

@@ -24,6 +24,9 @@
 #define DCMI_MAX_ERROR_CODES 128
 #define DCMI_HEALTH_ABSENT 0xFFFFFFFFu
 
+/* input_type of dcmi_get_device_utilization_rate: the AI Core's busy share, in percent. */
+#define DCMI_UTILIZATION_AICORE 2
+
 struct dcmi_chip_info {
 	unsigned char chip_type[32];
 	unsigned char chip_name[32];
@@ -142,7 +145,11 @@ enum dcmi_main_cmd {
 	X(dcmi_get_device_hbm_info, 0, int,                                                          \
 	  (int card_id, int device_id, struct dcmi_hbm_info *hbm_info))                             \
 	X(dcmi_get_device_pcie_info_v2, 0, int,                                                      \
-	  (int card_id, int device_id, struct dcmi_pcie_info_all *pcie_info))
+	  (int card_id, int device_id, struct dcmi_pcie_info_all *pcie_info))                       \
+	X(dcmi_get_device_temperature, 0, int, (int card_id, int device_id, int *temperature))      \
+	X(dcmi_get_device_power_info, 0, int, (int card_id, int device_id, int *power))             \
+	X(dcmi_get_device_utilization_rate, 0, int,                                                  \
+	  (int card_id, int device_id, int input_type, unsigned int *utilization_rate))
 
 /* Prototypes as the vendor header declares them (used by the simulator). */
 #define DCMI_DECLARE(name, required, ret, params) ret name params;

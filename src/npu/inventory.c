@@ -532,3 +532,8 @@ const struct inventory_status *inventory_status(const struct inventory *inv)
 {
 	return &inv->status;
 }
+
+struct dcmi_lib *inventory_dcmi(struct inventory *inv)
+{
+	return inv->status.source == INVENTORY_SOURCE_DCMI ? inv->dcmi : NULL;
+}

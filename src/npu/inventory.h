@@ -181,3 +181,8 @@ void inventory_forget(struct inventory *inventory);
 struct npu_snapshot *inventory_snapshot(struct inventory *inventory);
 
 const struct inventory_status *inventory_status(const struct inventory *inventory);
+
+/* The DCMI library the inventory reads, for further calls from the owner's
+ * thread (telemetry), or NULL when DCMI is not in use. Valid until the next
+ * inventory_refresh or inventory_free. */
+struct dcmi_lib *inventory_dcmi(struct inventory *inventory);

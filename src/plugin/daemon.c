@@ -29,6 +29,7 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/cdi.h"
+#include "plugin/observe.h"
 #include "plugin/endpoint.h"
 #include "plugin/resources.h"
 
@@ -57,6 +58,7 @@ struct daemon {
 	 * the endpoint of the same index once built. */
 	struct resource_set resources;
 	struct endpoint *endpoints[RESOURCES_MAX];
+	struct observe *observe; /* metrics, /healthz, pod labels, NFD labels */
 	bool serving; /* endpoints are started as they are built */
 
 	/* Fault events: written on DCMI's thread, read on the loop. */
@@ -234,11 +236,17 @@ static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
 		const struct npu_device *before = old ? npu_snapshot_find(old, dev->id) : NULL;
 		bool was_healthy = before ? before->healthy : true;
 		char why[256];
+		/* The resource that lists it, for --log-format json. */
+		const char *resource = NULL;
+		for (size_t k = 0; k < d->resources.count && !resource; k++)
+			if (resource_lists(&d->resources, &d->resources.defs[k], dev))
+				resource = d->resources.defs[k].name;
+		const struct log_fields about = { .resource = resource, .device = dev->id };
 		if (!dev->healthy && (was_healthy || !before || before->fault != dev->fault)) {
 			npu_device_describe(dev, why, sizeof(why));
-			log_warn("%s is Unhealthy: %s", dev->id, why);
+			log_msg_fields(LOG_LEVEL_WARN, &about, "%s is Unhealthy: %s", dev->id, why);
 		} else if (dev->healthy && !was_healthy) {
-			log_info("%s recovered: Healthy", dev->id);
+			log_msg_fields(LOG_LEVEL_INFO, &about, "%s recovered: Healthy", dev->id);
 		}
 	}
 	npu_snapshot_unref(d->logged);
@@ -414,12 +422,16 @@ static int ensure_endpoints(struct daemon *d, char *why, size_t why_size)
 		if (d->endpoints[i])
 			continue;
 		const struct resource_def *def = &d->resources.defs[i];
+		struct observe_resource *observed;
+		if (observe_resource(d->observe, def->name, def->sharing.replicas, &observed) < 0)
+			observed = NULL; /* past the metrics' bound: served without them */
 		const struct endpoint_options o = {
 			.loop = d->loop,
 			.def = def,
 			.kubelet_socket = c->kubelet_socket,
 			.allocate = { .paths = d->paths, .strategies = c->device_list_strategies, .cdi = &c->cdi },
 			.name_in_logs = !def->is_default,
+			.observe = observed,
 		};
 		char problem[512];
 		int r = endpoint_new(&o, &d->endpoints[i], problem, sizeof(problem));
@@ -497,6 +509,7 @@ static void refresh(struct daemon *d, const char *reason)
 		d->logged_endpoint_error[0] = '\0';
 	}
 	publish(d, snap);
+	observe_node(d->observe, snap);
 	cdi_sync(d, snap);
 	d->logged_once = true;
 	npu_snapshot_unref(snap);
@@ -544,6 +557,9 @@ static void warn_restart_only(const char *what, const struct config *running, co
 		{ "host-root", offsetof(struct config, host_root) },
 		{ "dcmi-lib", offsetof(struct config, dcmi_lib) },
 		{ "cdi-dir", offsetof(struct config, cdi_dir) },
+		{ "metrics-addr", offsetof(struct config, metrics_addr) },
+		{ "pod-resources-socket", offsetof(struct config, pod_resources_socket) },
+		{ "nfd-features-file", offsetof(struct config, nfd_features_file) },
 	};
 	for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
 		const char *was = (const char *)running + strings[i].offset;
@@ -559,6 +575,10 @@ static void warn_restart_only(const char *what, const struct config *running, co
 	else if ((running->device_list_strategies & ALLOCATE_STRATEGY_CDI) && strcmp(running->cdi.kind, next->cdi.kind) != 0)
 		log_warn("%s: the CDI kind would be %s; it takes effect at the next restart, keeping %s", what,
 			 next->cdi.kind, running->cdi.kind);
+	if (running->telemetry_interval_ms != next->telemetry_interval_ms)
+		log_warn("%s: --telemetry-interval changed; it takes effect at the next restart", what);
+	if (running->log_format != next->log_format)
+		log_warn("%s: --log-format changed; it takes effect at the next restart", what);
 }
 
 /* Takes what a running daemon can change from the new configuration (0),
@@ -799,6 +819,7 @@ static void on_inotify(void *ctx, uint32_t events)
 		if (kubelet_started) {
 			if (!overflow)
 				log_info("kubelet.sock created: the kubelet (re)started");
+			observe_kubelet_restarted(d->observe);
 			broadcast(d, SESSION_EV_KUBELET_STARTED,
 				  &(struct session_event_data){ .kubelet = kubelet_now(d) });
 		}
@@ -863,6 +884,8 @@ static void daemon_fini(struct daemon *d)
 	inventory_free(d->inventory);
 	for (size_t i = 0; i < RESOURCES_MAX; i++)
 		endpoint_free(d->endpoints[i]);
+	/* After the endpoints: their gRPC threads count Allocate calls in it. */
+	observe_free(d->observe);
 	npu_snapshot_unref(d->logged);
 	loop_async_free(d->fault_async);
 	loop_timer_free(d->health_timer);
@@ -1027,6 +1050,20 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 	}
 
 	d->paths = (struct host_paths){ .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path };
+
+	const struct observe_options obs = {
+		.loop = d->loop,
+		.metrics_addr = c->metrics_addr,
+		.telemetry_interval_ms = c->telemetry_interval_ms,
+		.pod_resources_socket = c->pod_resources_socket,
+		.nfd_file = c->nfd_features_file,
+		.kubelet_socket = c->kubelet_socket,
+		.replicas = c->sharing.replicas,
+	};
+	if ((r = observe_new(&obs, &d->observe)) < 0) {
+		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
+		return r;
+	}
 	return 0;
 }
 
@@ -1076,6 +1113,7 @@ int daemon_run(const struct config *config, daemon_reload_fn reload, void *reloa
 	if (r < 0)
 		goto out;
 	cdi_start(&d);
+	observe_start(d.observe, d.inventory);
 
 	r = loop_run(d.loop);
 	if (r < 0)

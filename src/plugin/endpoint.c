@@ -29,6 +29,7 @@ struct endpoint {
 	bool session_ready;
 	uint64_t seen_opened, seen_ended; /* the service's kubelet stream tags, as fed to the session */
 	struct npu_snapshot *published;   /* the view last sent, NULL before the first */
+	struct observe_resource *observe;
 
 	bool bind_failed;
 	bool registered_once;
@@ -172,6 +173,7 @@ static void on_registered(void *ctx, uint64_t tag, unsigned failures)
 {
 	struct endpoint *e = ctx;
 	service_register_ended(e->service, tag, true);
+	observe_registered(e->observe);
 	if (failures && !e->registered_once)
 		log_debug("%sthe kubelet accepted the registration after %u failed attempts", e->who, failures);
 	session_handle(&e->session, SESSION_EV_REGISTERED, &(struct session_event_data){ .tag = tag });
@@ -181,6 +183,7 @@ static void on_register_failed(void *ctx, uint64_t tag, const char *why, unsigne
 {
 	struct endpoint *e = ctx;
 	service_register_ended(e->service, tag, false);
+	observe_register_failed(e->observe, why);
 	/* While the kubelet restarts, a failed attempt or two is expected. */
 	if (failures == 1 && !e->registered_once)
 		log_warn("%sregistration with the kubelet failed (%s); retrying with backoff", e->who, why);
@@ -197,10 +200,12 @@ static void on_kubelet_stream(void *ctx)
 	service_kubelet_stream(e->service, &opened, &ended);
 	if (opened != e->seen_opened) {
 		e->seen_opened = opened;
+		observe_kubelet_stream(e->observe, true);
 		session_handle(&e->session, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = opened });
 	}
 	if (ended != e->seen_ended) {
 		e->seen_ended = ended;
+		observe_kubelet_stream(e->observe, false);
 		session_handle(&e->session, SESSION_EV_STREAM_ENDED, &(struct session_event_data){ .tag = ended });
 	}
 }
@@ -216,6 +221,7 @@ int endpoint_new(const struct endpoint_options *o, struct endpoint **ret_endpoin
 		return -ENOMEM;
 	}
 	e->def = *o->def;
+	e->observe = o->observe;
 	session_init(&e->session, &session_ops, e);
 	e->session_ready = true;
 	if (o->name_in_logs)
@@ -230,7 +236,9 @@ int endpoint_new(const struct endpoint_options *o, struct endpoint **ret_endpoin
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		goto fail;
 	}
-	struct service_options svc = { .allocate = o->allocate, .kubelet_stream_changed = e->stream_async };
+	struct service_options svc = {
+		.allocate = o->allocate, .kubelet_stream_changed = e->stream_async, .observe = e->observe
+	};
 	svc.allocate.sharing = e->def.sharing;
 	if ((r = service_new(&svc, &e->service)) < 0) {
 		snprintf(why, why_size, "cannot create the service: %s", strerror(-r));
@@ -264,6 +272,7 @@ void endpoint_free(struct endpoint *e)
 		return;
 	if (e->session_ready)
 		session_handle(&e->session, SESSION_EV_STOP, NULL);
+	observe_resource_serving(e->observe, false);
 	registrar_free(e->registrar);
 	gs_server_stop(e->server);
 	service_free(e->service);
@@ -276,7 +285,10 @@ void endpoint_free(struct endpoint *e)
 
 int endpoint_start(struct endpoint *e)
 {
-	return session_handle(&e->session, SESSION_EV_START, NULL);
+	int r = session_handle(&e->session, SESSION_EV_START, NULL);
+	if (r == 0)
+		observe_resource_serving(e->observe, true);
+	return r;
 }
 
 int endpoint_publish(struct endpoint *e, struct npu_snapshot *view)
@@ -288,6 +300,7 @@ int endpoint_publish(struct endpoint *e, struct npu_snapshot *view)
 		return r;
 	npu_snapshot_unref(e->published);
 	e->published = npu_snapshot_ref(view);
+	observe_devices(e->observe, view);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
+#include "plugin/observe.h"
 #include "plugin/resources.h"
 #include "plugin/session.h"
 
@@ -27,6 +28,7 @@ struct endpoint_options {
 	const char *kubelet_socket;     /* <socket_dir>/kubelet.sock */
 	struct allocate_options allocate; /* its sharing is replaced by def's */
 	bool name_in_logs;                /* prefix log lines with the resource name */
+	struct observe_resource *observe; /* its metrics and /healthz state (may be NULL) */
 };
 
 /* Builds everything but the socket: nothing is served before

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/macro.h"
 #include "deviceplugin.pb-c.h"
@@ -20,6 +21,7 @@ struct watcher {
 struct service {
 	struct allocate_options allocate;
 	struct loop_async *kubelet_stream_changed;
+	struct observe_resource *observe;
 
 	pthread_mutex_t lock;
 	struct npu_snapshot *snapshot;
@@ -109,6 +111,7 @@ int service_new(const struct service_options *options, struct service **ret_serv
 		return -ENOMEM;
 	s->allocate = options->allocate;
 	s->kubelet_stream_changed = options->kubelet_stream_changed;
+	s->observe = options->observe;
 	pthread_mutex_init(&s->lock, NULL);
 	*ret_service = s;
 	return 0;
@@ -255,12 +258,17 @@ static void preferred(void *ctx, const uint8_t *req, size_t len, struct gs_reply
 static void allocate(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
 {
 	struct service *s = ctx;
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	struct npu_snapshot *snap = current_snapshot(s, reply);
-	if (!snap)
-		return;
-	reply->status = allocate_answer(snap, &s->allocate, req, len, &reply->body, &reply->len, reply->details,
-					sizeof(reply->details));
-	npu_snapshot_unref(snap);
+	if (snap) {
+		reply->status = allocate_answer(snap, &s->allocate, req, len, &reply->body, &reply->len,
+						reply->details, sizeof(reply->details));
+		npu_snapshot_unref(snap);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	observe_allocate(s->observe, reply->status,
+			 (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9);
 }
 
 static void pre_start(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
@@ -308,6 +316,7 @@ static grpc_status_code watch_open(void *ctx, struct gs_stream *stream, const ui
 	if (s->encoded)
 		(void)gs_stream_send(stream, s->encoded, s->encoded_len); /* as in service_publish */
 	pthread_mutex_unlock(&s->lock);
+	observe_streams_changed(s->observe, 1);
 	return GRPC_STATUS_OK;
 }
 
@@ -325,6 +334,7 @@ static void watch_closed(void *ctx, struct gs_stream *stream)
 		break;
 	}
 	pthread_mutex_unlock(&s->lock);
+	observe_streams_changed(s->observe, -1);
 	gs_stream_unref(stream);
 }
 

@@ -19,6 +19,7 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
+#include "plugin/observe.h"
 
 /* Bounds concurrent ListAndWatch streams: the kubelet's, which always has a
  * slot, plus up to SERVICE_MAX_STREAMS - 1 others (monitoring tools). */
@@ -31,6 +32,8 @@ struct service_options {
 	/* Sent when the kubelet's stream opens or ends; runs on the daemon's
 	 * loop, which then reads service_kubelet_stream. */
 	struct loop_async *kubelet_stream_changed;
+	/* Where Allocate outcomes and stream counts go (may be NULL). */
+	struct observe_resource *observe;
 };
 
 int service_new(const struct service_options *options, struct service **ret_service);

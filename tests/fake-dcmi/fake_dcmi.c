@@ -615,6 +615,20 @@ static int lookup_locked(int card_id, int device_id, bool allow_absent, const st
 	return DCMI_OK;
 }
 
+/* lookup_locked for a call that the state may make fail (fail=). */
+static int lookup_call_locked(enum fake_call call, int card_id, int device_id, bool allow_absent,
+			      const struct fake_chip **ret_chip)
+{
+	const struct fake_chip *chip;
+	int r = lookup_locked(card_id, device_id, allow_absent, &chip);
+	if (r != DCMI_OK)
+		return r;
+	if (chip->fail_rc[call] != 0)
+		return chip->fail_rc[call];
+	*ret_chip = chip;
+	return DCMI_OK;
+}
+
 int dcmi_init(void)
 {
 	/* A vendor library that kills its host process, for the plugin's
@@ -723,7 +737,8 @@ int dcmi_get_device_health(int card_id, int device_id, unsigned int *health)
 	const struct fake_chip *chip;
 	if (!health)
 		r = DCMI_ERR_INVALID_PARAMETER;
-	else if ((r = lookup_locked(card_id, device_id, true, &chip)) == DCMI_OK && chip->health_rc != 0)
+	else if ((r = lookup_call_locked(FAKE_CALL_HEALTH, card_id, device_id, true, &chip)) == DCMI_OK &&
+		 chip->health_rc != 0)
 		r = chip->health_rc; /* a card that dropped answers e.g. -8012 */
 	else if (r == DCMI_OK)
 		*health = chip->health; /* FAKE_HEALTH_ABSENT is DCMI's 0xFFFFFFFF */
@@ -772,7 +787,7 @@ int dcmi_get_device_errorcode_v2(int card_id, int device_id, int *error_count, u
 	const struct fake_chip *chip;
 	if (!error_count || (!error_code_list && list_len > 0)) {
 		r = DCMI_ERR_INVALID_PARAMETER;
-	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+	} else if ((r = lookup_call_locked(FAKE_CALL_ERRORCODE, card_id, device_id, false, &chip)) == DCMI_OK) {
 		if (chip->error_count > list_len) {
 			r = DCMI_ERR_INVALID_PARAMETER;
 		} else {
@@ -843,9 +858,10 @@ int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *h
 	const struct fake_chip *chip;
 	if (!hbm_info) {
 		r = DCMI_ERR_INVALID_PARAMETER;
-	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+	} else if ((r = lookup_call_locked(FAKE_CALL_HBM, card_id, device_id, false, &chip)) == DCMI_OK) {
 		memset(hbm_info, 0, sizeof(*hbm_info));
 		hbm_info->memory_size = chip->hbm_mb;
+		hbm_info->memory_usage = chip->hbm_used_mb;
 	}
 	api_leave();
 	return r;
@@ -920,6 +936,52 @@ int dcmi_get_device_pcie_info_v2(int card_id, int device_id, struct dcmi_pcie_in
 			pcie_info->bdf_funcid = chip->pci.function;
 		}
 	}
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_temperature(int card_id, int device_id, int *temperature)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!temperature)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_call_locked(FAKE_CALL_TEMPERATURE, card_id, device_id, false, &chip)) == DCMI_OK)
+		r = chip->has_temp ? (*temperature = chip->temp, DCMI_OK) : DCMI_ERR_NOT_SUPPORTED;
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_power_info(int card_id, int device_id, int *power)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!power)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_call_locked(FAKE_CALL_POWER, card_id, device_id, false, &chip)) == DCMI_OK)
+		r = chip->has_power ? (*power = (int)chip->power_tenths, DCMI_OK) : DCMI_ERR_NOT_SUPPORTED;
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_utilization_rate(int card_id, int device_id, int input_type, unsigned int *utilization_rate)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!utilization_rate)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_call_locked(FAKE_CALL_UTILIZATION, card_id, device_id, false, &chip)) != DCMI_OK)
+		;
+	else if (input_type != DCMI_UTILIZATION_AICORE || !chip->has_util)
+		r = DCMI_ERR_NOT_SUPPORTED; /* only the AI Core's share is simulated */
+	else
+		*utilization_rate = chip->util;
 	api_leave();
 	return r;
 }

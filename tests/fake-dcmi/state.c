@@ -162,6 +162,111 @@ static int key_hbm_mb(struct fake_chip *chip, const char *value)
 	return parse_u64(value, 10, UINT32_MAX, &chip->hbm_mb);
 }
 
+/* Degrees Celsius, -100 to 200. */
+static int key_temp(struct fake_chip *chip, const char *value)
+{
+	bool negative = value[0] == '-';
+	uint32_t v;
+	int r = parse_u32(value + negative, 10, negative ? 100 : 200, &v);
+	if (r < 0)
+		return r;
+	chip->temp = negative ? -(int32_t)v : (int32_t)v;
+	chip->has_temp = true;
+	return 0;
+}
+
+/* Watts with at most one decimal ("92.5"), up to 10000. */
+static int key_power(struct fake_chip *chip, const char *value)
+{
+	char whole[8];
+	size_t n = strcspn(value, ".");
+	uint32_t w, tenth = 0;
+	if (n == 0 || n >= sizeof(whole))
+		return -EINVAL;
+	memcpy(whole, value, n);
+	whole[n] = '\0';
+	int r = parse_u32(whole, 10, 10000, &w);
+	if (r < 0)
+		return r;
+	if (value[n] == '.') {
+		const char *frac = value + n + 1;
+		if (frac[0] < '0' || frac[0] > '9' || frac[1] != '\0')
+			return -EINVAL;
+		tenth = (uint32_t)(frac[0] - '0');
+	}
+	chip->power_tenths = w * 10 + tenth;
+	chip->has_power = true;
+	return 0;
+}
+
+static int key_util(struct fake_chip *chip, const char *value)
+{
+	int r = parse_u32(value, 10, 100, &chip->util);
+	if (r == 0)
+		chip->has_util = true;
+	return r;
+}
+
+static int key_hbm_used_mb(struct fake_chip *chip, const char *value)
+{
+	int r = parse_u64(value, 10, UINT32_MAX, &chip->hbm_used_mb);
+	if (r == 0)
+		chip->has_hbm_used = true;
+	return r;
+}
+
+static const char *const call_names[FAKE_CALL_COUNT] = {
+	[FAKE_CALL_HEALTH] = "dcmi_get_device_health",
+	[FAKE_CALL_ERRORCODE] = "dcmi_get_device_errorcode_v2",
+	[FAKE_CALL_HBM] = "dcmi_get_device_hbm_info",
+	[FAKE_CALL_TEMPERATURE] = "dcmi_get_device_temperature",
+	[FAKE_CALL_POWER] = "dcmi_get_device_power_info",
+	[FAKE_CALL_UTILIZATION] = "dcmi_get_device_utilization_rate",
+};
+
+const char *fake_call_name(enum fake_call call)
+{
+	return call < FAKE_CALL_COUNT ? call_names[call] : "?";
+}
+
+/* "CALL[:CODE],...": each named call fails with CODE (a negative DCMI code,
+ * default -8005, an inner error). CALL is the DCMI function's name, with or
+ * without its "dcmi_get_device_" prefix ("temperature"). */
+static int key_fail(struct fake_chip *chip, const char *value)
+{
+	int32_t rc[FAKE_CALL_COUNT] = { 0 };
+	const char *item = value;
+	for (;;) {
+		size_t n = strcspn(item, ",");
+		char buf[64];
+		if (n == 0 || n >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, item, n);
+		buf[n] = '\0';
+		int32_t code = -8005;
+		char *colon = strchr(buf, ':');
+		if (colon) {
+			uint32_t magnitude;
+			*colon = '\0';
+			if (colon[1] != '-' || parse_u32(colon + 2, 10, 9999, &magnitude) < 0 || magnitude == 0)
+				return -EINVAL;
+			code = -(int32_t)magnitude;
+		}
+		const char *name = strncmp(buf, "dcmi_get_device_", 16) == 0 ? buf + 16 : buf;
+		size_t i = 0;
+		while (i < FAKE_CALL_COUNT && strcmp(call_names[i] + 16, name) != 0)
+			i++;
+		if (i == FAKE_CALL_COUNT)
+			return -EINVAL;
+		rc[i] = code;
+		if (item[n] == '\0')
+			break;
+		item += n + 1;
+	}
+	memcpy(chip->fail_rc, rc, sizeof(rc));
+	return 0;
+}
+
 static int key_board(struct fake_chip *chip, const char *value)
 {
 	int r = parse_u32(value, 16, UINT32_MAX, &chip->board);
@@ -200,6 +305,13 @@ static const struct chip_key {
 	{ "aicore", key_aicore, "a number 0-65535" },
 	{ "hbm_mb", key_hbm_mb, "a number of megabytes" },
 	{ "board", key_board, "a hex number such as 0xb0" },
+	{ "temp", key_temp, "degrees Celsius, -100 to 200" },
+	{ "power", key_power, "watts with at most one decimal, up to 10000" },
+	{ "util", key_util, "a percentage 0-100" },
+	{ "hbm_used_mb", key_hbm_used_mb, "a number of megabytes" },
+	{ "fail", key_fail,
+	  "calls separated by commas, each health, errorcode_v2, hbm_info, temperature, power_info or "
+	  "utilization_rate (or the full dcmi_get_device_ name), optionally :CODE (a negative DCMI code)" },
 	{ "pci", key_pci, "a PCI address such as 0000:3b:00.0" },
 };
 

@@ -33,6 +33,21 @@
 #define FAKE_STATE_VNPUS_PER_CHIP 16
 #define FAKE_STATE_TEMPLATE_SIZE 16
 
+/* Calls a chip line can make fail (fail=): the chip calls with telemetry or
+ * identity the plugin reads after discovery. */
+enum fake_call {
+	FAKE_CALL_HEALTH,
+	FAKE_CALL_ERRORCODE,
+	FAKE_CALL_HBM,
+	FAKE_CALL_TEMPERATURE,
+	FAKE_CALL_POWER,
+	FAKE_CALL_UTILIZATION,
+	FAKE_CALL_COUNT,
+};
+
+/* The DCMI function name of a call ("dcmi_get_device_temperature"). */
+const char *fake_call_name(enum fake_call call);
+
 /* DCMI's health values: 0 normal, 1 warning, 2 major, 3 critical, or absent. */
 #define FAKE_HEALTH_ABSENT 0xFFFFFFFFu
 
@@ -46,6 +61,14 @@ struct fake_chip {
 	int32_t health_rc; /* what dcmi_get_device_health returns; 0 = success */
 	uint32_t aicore;
 	uint64_t hbm_mb;
+	/* Telemetry: a call whose value was not given answers -8255 (not supported). */
+	bool has_temp, has_power, has_util, has_hbm_used;
+	int32_t temp;          /* degrees Celsius */
+	uint32_t power_tenths; /* tenths of a watt, as DCMI reports power */
+	uint32_t util;         /* AI Core utilisation, percent */
+	uint64_t hbm_used_mb;
+	/* fail=: the calls that fail, with the code each returns (0: does not fail). */
+	int32_t fail_rc[FAKE_CALL_COUNT];
 	bool has_board;
 	uint32_t board;
 	bool has_pci; /* pci= given: dcmi_get_device_pcie_info_v2 answers it */

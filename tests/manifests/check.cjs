@@ -217,7 +217,7 @@ const OVERLAYS = {
 	'resource-name': { resource: 'huawei.com/Ascend910' },
 	'driver-path': { driver: '/opt/Ascend/driver' },
 	'health-interval': { interval: '2s' },
-	'kubelet-dir': { socketDir: '/data/kubelet/device-plugins' },
+	'kubelet-dir': { socketDir: '/data/kubelet/device-plugins', podResources: '/data/kubelet/pod-resources' },
 	devfs: { backend: 'devfs', privileged: false },
 	config: { configFile: '/etc/ascend-device-plugin/config.yaml' },
 	'host-tools': { extraMounts: ['/usr/local/dcmi', '/usr/local/bin/npu-smi', '/etc/ascend_install.info'] },
@@ -392,6 +392,35 @@ function checkDaemonSet(variant, objects) {
 			const hp = hostPathOf(m);
 			assert(m && !m.readOnly, `no read-write mount at --cdi-dir ${flags['cdi-dir']}`);
 			assert(hp && hp.path === flags['cdi-dir'] && (hp.type === 'DirectoryOrCreate' || hp.type === 'Directory'), `volume ${show(hp)}`);
+		});
+	}
+	// Observability (docs/metrics.md): the port the daemon serves metrics on
+	// is a named container port; the pod resources socket's directory and
+	// the NFD features directory are the host's.
+	if (flags['metrics-addr']) {
+		check(what(`metrics port of --metrics-addr ${flags['metrics-addr']} is the container port "metrics"`), () => {
+			const port = Number(flags['metrics-addr'].slice(flags['metrics-addr'].lastIndexOf(':') + 1));
+			const ports = c.ports || [];
+			assert(ports.some((p) => p.name === 'metrics' && p.containerPort === port && (p.protocol || 'TCP') === 'TCP'), `ports ${show(ports)}`);
+		});
+	}
+	if (flags['pod-resources-socket']) {
+		const dir = path.posix.dirname(flags['pod-resources-socket']);
+		check(what(`the kubelet's pod resources directory ${dir} is the host's`), () => {
+			const wantDir = want.podResources || '/var/lib/kubelet/pod-resources';
+			assert(dir === wantDir, `--pod-resources-socket ${flags['pod-resources-socket']}, the kubelet's is under ${wantDir}`);
+			const m = mountAt(dir);
+			const hp = hostPathOf(m);
+			assert(m && hp && hp.path === dir && (hp.type === 'Directory' || hp.type === 'DirectoryOrCreate'), `mount ${show(m)}, volume ${show(hp)}`);
+		});
+	}
+	if (flags['nfd-features-file']) {
+		const dir = path.posix.dirname(flags['nfd-features-file']);
+		check(what(`the NFD features directory ${dir} is the host's, mounted read-write`), () => {
+			const m = mountAt(dir);
+			const hp = hostPathOf(m);
+			assert(m && !m.readOnly, `no read-write mount at ${dir}`);
+			assert(hp && hp.path === dir && (hp.type === 'Directory' || hp.type === 'DirectoryOrCreate'), `volume ${show(hp)}`);
 		});
 	}
 	for (const p of want.extraMounts) {

@@ -92,8 +92,9 @@ my $help_text = slurp($plugin_help);
 my %formats;
 for my $c (split /\n/, `find "$root/src" -name '*.c'`) {
 	my $src = slurp($c);
-	while ($src =~ /\blog_(error|warn|info|debug)\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
-		my ($level, $lits) = ($1, $2);
+	# log_msg_fields(LOG_LEVEL_WARN, &fields, "...") is a warn line too.
+	while ($src =~ /\blog_(?:msg_fields\(\s*LOG_LEVEL_)?(error|warn|info|debug|ERROR|WARN|INFO|DEBUG)(?:\(|\s*,\s*[^,]+,)\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
+		my ($level, $lits) = (lc $1, $2);
 		my $fmt = join '', ($lits =~ /"((?:[^"\\]|\\.)*)"/g);
 		$fmt =~ s/\\"/"/g;
 		my $re = '';

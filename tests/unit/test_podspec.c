@@ -110,17 +110,20 @@ static void check_plugin_daemonset(const struct podspec *spec)
 			assert_string_equal(spec->label_values[i], "ascend-k8s");
 
 	static const struct {
-		const char *name, *path;
+		const char *name, *path, *type;
+		bool read_only;
 	} volumes[] = {
-		{ "device-plugins", "/var/lib/kubelet/device-plugins" },
-		{ "dev", "/dev" },
-		{ "driver", "/usr/local/Ascend/driver" },
+		{ "device-plugins", "/var/lib/kubelet/device-plugins", "Directory", false },
+		{ "dev", "/dev", "Directory", false },
+		{ "driver", "/usr/local/Ascend/driver", "Directory", true },
+		{ "pod-resources", "/var/lib/kubelet/pod-resources", "DirectoryOrCreate", true },
+		{ "nfd-features", "/etc/kubernetes/node-feature-discovery/features.d", "DirectoryOrCreate", false },
 	};
 	assert_int_equal(spec->n_volumes, ELEMENTSOF(volumes));
 	for (size_t i = 0; i < ELEMENTSOF(volumes); i++) {
 		assert_string_equal(spec->volumes[i].name, volumes[i].name);
 		assert_string_equal(spec->volumes[i].host_path, volumes[i].path);
-		assert_string_equal(spec->volumes[i].host_path_type, "Directory");
+		assert_string_equal(spec->volumes[i].host_path_type, volumes[i].type);
 		assert_false(spec->volumes[i].empty_dir);
 	}
 
@@ -151,11 +154,11 @@ static void check_plugin_daemonset(const struct podspec *spec)
 				      "/usr/local/Ascend/driver/lib64");
 	free(expanded);
 
-	assert_int_equal(c->n_mounts, 3);
-	for (size_t i = 0; i < 3; i++) {
+	assert_int_equal(c->n_mounts, ELEMENTSOF(volumes));
+	for (size_t i = 0; i < ELEMENTSOF(volumes); i++) {
 		assert_string_equal(c->mounts[i].name, volumes[i].name);
 		assert_string_equal(c->mounts[i].mount_path, volumes[i].path);
-		assert_int_equal(c->mounts[i].read_only, i == 2);
+		assert_int_equal(c->mounts[i].read_only, volumes[i].read_only);
 	}
 
 	assert_int_equal(c->n_limits, 1);
@@ -200,6 +203,7 @@ static void test_daemonset(void **state)
 		"spec.template.spec.enableServiceLinks",
 		"spec.template.spec.securityContext.seccompProfile",
 		"spec.template.spec.containers[0].imagePullPolicy",
+		"spec.template.spec.containers[0].ports",
 	};
 	assert_ignored(spec, ignored, ELEMENTSOF(ignored));
 	podspec_free(spec);
@@ -223,7 +227,7 @@ static void test_kustomize_output(void **state)
 	char err[512] = "";
 	assert_int_equal(podspec_parse(buf, len, &spec, err, sizeof(err)), 0);
 	check_plugin_daemonset(spec);
-	assert_int_equal(spec->n_ignored, 8); /* as the base's, in kustomize's key order */
+	assert_int_equal(spec->n_ignored, 9); /* as the base's, in kustomize's key order */
 	podspec_free(spec);
 }
 

@@ -20,6 +20,7 @@
 #include "base/parse.h"
 #include "commands.h"
 #include "output.h"
+#include "podresources.h"
 #include "pods.h"
 #include "registration.h"
 #include "sim.h"
@@ -30,6 +31,7 @@ struct options {
 	enum log_level log_level;
 	struct pods_options pods; /* pods run only with a runtime endpoint */
 	const char *pod_log_dir;
+	const char *pod_resources_socket;
 };
 
 /* The kubelet's PLEG relists every second; so does kubelet-sim by default. */
@@ -39,7 +41,7 @@ static void usage(FILE *f)
 {
 	fputs("Usage: kubelet-sim --dir DIR [--container-runtime-endpoint SOCKET [--node-root DIR]\n"
 	      "                   [--pod-log-dir DIR] [--image-alias IMAGE=IMAGE]... [--relist-period D]]\n"
-	      "                   [--timestamps] [--log-level LEVEL] [--help]\n"
+	      "                   [--pod-resources-socket PATH] [--timestamps] [--log-level LEVEL] [--help]\n"
 	      "\n"
 	      "Simulates the kubelet's device manager for device plugin tests: serves\n"
 	      "Registration on DIR/kubelet.sock, follows registered plugins, and reads\n"
@@ -58,6 +60,8 @@ static void usage(FILE *f)
 	      "  --image-alias FROM=TO\n"
 	      "                     run image TO where a pod names FROM (nothing is pulled)\n"
 	      "  --relist-period D  how often containers and probes are checked (default 1s)\n"
+	      "  --pod-resources-socket PATH\n"
+	      "                     serve the pod resources API (v1 List) there\n"
 	      "  --timestamps       prefix every stdout line with ts=<CLOCK_MONOTONIC us>\n"
 	      "  --log-level LEVEL  stderr logging: error, warn, info (default), debug\n"
 	      "  --help             show this text\n",
@@ -86,11 +90,13 @@ static bool is_option(const char *arg, size_t name_len, const char *name)
 static int set_value(struct options *o, const char *name, char *value)
 {
 	if (strcmp(name, "--dir") == 0 || strcmp(name, "--node-root") == 0 || strcmp(name, "--pod-log-dir") == 0 ||
-	    strcmp(name, "--container-runtime-endpoint") == 0) {
+	    strcmp(name, "--container-runtime-endpoint") == 0 || strcmp(name, "--pod-resources-socket") == 0) {
 		if (value[0] == '\0')
 			return bad_usage("option %s needs a non-empty value", name);
 		/* The runtime resolves these paths too, from its own directory. */
-		if ((strcmp(name, "--node-root") == 0 || strcmp(name, "--pod-log-dir") == 0) && value[0] != '/')
+		if ((strcmp(name, "--node-root") == 0 || strcmp(name, "--pod-log-dir") == 0 ||
+		     strcmp(name, "--pod-resources-socket") == 0) &&
+		    value[0] != '/')
 			return bad_usage("option %s needs an absolute path, not '%s'", name, value);
 		if (strcmp(name, "--dir") == 0)
 			o->dir = value;
@@ -98,6 +104,8 @@ static int set_value(struct options *o, const char *name, char *value)
 			o->pods.node_root = value;
 		else if (strcmp(name, "--pod-log-dir") == 0)
 			o->pod_log_dir = value;
+		else if (strcmp(name, "--pod-resources-socket") == 0)
+			o->pod_resources_socket = value;
 		else
 			o->pods.runtime_endpoint = value;
 		return 0;
@@ -132,7 +140,7 @@ static int parse_options(int argc, char **argv, struct options *ret_options)
 {
 	static const char *const valued[] = { "--dir",		"--log-level",	 "--container-runtime-endpoint",
 					      "--node-root",	"--pod-log-dir", "--image-alias",
-					      "--relist-period" };
+					      "--relist-period", "--pod-resources-socket" };
 	struct options o = { .log_level = LOG_LEVEL_INFO, .pods.relist_ms = RELIST_DEFAULT_MS };
 	for (int i = 1; i < argc; i++) {
 		char *arg = argv[i];
@@ -330,6 +338,13 @@ int main(int argc, char **argv)
 	r = kubelet_start(&sim);
 	if (r < 0)
 		goto out;
+	if (opts.pod_resources_socket) {
+		r = podresources_start(&sim, opts.pod_resources_socket);
+		if (r < 0) {
+			log_error("cannot serve the pod resources API on %s: %s", opts.pod_resources_socket, strerror(-r));
+			goto out;
+		}
+	}
 
 	struct out_line line;
 	out_start(&line, "ready");
@@ -344,6 +359,7 @@ out:
 	 * stops its pods lets them end cleanly. */
 	pods_free(sim.pods);
 	sim.pods = NULL;
+	podresources_stop(&sim);
 	kubelet_stop(&sim, "kubelet-sim exiting");
 	/* gRPC unlinks kubelet.sock when it stops listening; make sure of it. */
 	if (r == 0)

@@ -284,8 +284,8 @@ static void release_allocs(struct pods *pods, struct ctr *c)
 
 /* Allocates what c asks for. On refusal fills reason and message as the
  * kubelet would and returns -EPERM. */
-static int admit_container(struct pods *pods, struct ctr *c, char *reason, size_t reason_size, char *message,
-			   size_t message_size)
+static int admit_container(struct pods *pods, const struct pod *pod, struct ctr *c, char *reason,
+			   size_t reason_size, char *message, size_t message_size)
 {
 	const struct podspec_container *spec = c->spec;
 	for (size_t i = 0; i < spec->n_limits; i++) {
@@ -353,6 +353,9 @@ static int admit_container(struct pods *pods, struct ctr *c, char *reason, size_
 		}
 		unsigned long serial = devmgr_record(pods->sim, res, pick.ids, pick.n_ids, &raw);
 		gc_result_clear(&raw);
+		pthread_mutex_lock(&pods->sim->lock);
+		sim_resource_set_holder(res, serial, pod->spec->namespace, pod->name, spec->name);
+		pthread_mutex_unlock(&pods->sim->lock);
 		c->allocs[c->n_allocs++] = (struct alloc){ .res = res,
 							    .serial = serial,
 							    .ids = pick.ids,
@@ -1436,7 +1439,7 @@ void pods_run(struct pods *pods, const char *path)
 	 * a refusal undoes what was allocated and fails the pod. */
 	char reason[SIM_RESOURCE_NAME_MAX + 16], message[1024];
 	for (size_t i = 0; i < pod->n_ctrs; i++) {
-		if (admit_container(pods, &pod->ctrs[i], reason, sizeof(reason), message, sizeof(message)) < 0) {
+		if (admit_container(pods, pod, &pod->ctrs[i], reason, sizeof(reason), message, sizeof(message)) < 0) {
 			release_pod_devices(pods, pod);
 			char full[1100];
 			snprintf(full, sizeof(full), "Pod was rejected: %s", message);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/parse.h"
@@ -189,6 +190,19 @@ int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char 
 fail:
 	allocation_clear(&alloc);
 	return -ENOMEM;
+}
+
+void sim_resource_set_holder(struct sim_resource *res, unsigned long serial, const char *pod_namespace,
+			     const char *pod_name, const char *container)
+{
+	for (size_t i = 0; i < res->n_allocs; i++) {
+		struct sim_allocation *a = &res->allocs[i];
+		if (a->serial != serial)
+			continue;
+		snprintf(a->pod_namespace, sizeof(a->pod_namespace), "%s", pod_namespace);
+		snprintf(a->pod_name, sizeof(a->pod_name), "%s", pod_name);
+		snprintf(a->container, sizeof(a->container), "%s", container);
+	}
 }
 
 static bool in_list(char *const *ids, size_t n, const char *id)

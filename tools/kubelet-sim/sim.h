@@ -65,6 +65,11 @@ struct sim_allocation {
 	size_t n_ids;
 	uint8_t *response; /* packed AllocateResponse, kept for the checkpoint */
 	size_t response_len;
+	/* The pod and container holding it, for the pod resources API; empty
+	 * for `allocate`, whose holder is named after the serial. */
+	char pod_namespace[64];
+	char pod_name[254];
+	char container[64];
 };
 
 struct sim_resource {
@@ -92,6 +97,8 @@ struct sim {
 	/* The pods run through CRI (pods.h); NULL without a container
 	 * runtime. Main thread only. */
 	struct pods *pods;
+	/* The pod resources API server (podresources.h); NULL when not asked for. */
+	struct gs_server *podres_server;
 };
 
 /* Returns 0, or -ENAMETOOLONG when DIR/kubelet.sock does not fit a socket
@@ -133,6 +140,11 @@ size_t sim_resource_release_serial(struct sim_resource *res, unsigned long seria
  * list, see output.h; may be NULL) and returns how many there were. */
 size_t sim_resource_release(struct sim_resource *res, char *const *ids, size_t n_ids, bool all,
 			    struct out_line *released);
+
+/* Names the pod and container holding the allocation of that serial
+ * (names too long for Kubernetes are cut). */
+void sim_resource_set_holder(struct sim_resource *res, unsigned long serial, const char *pod_namespace,
+			     const char *pod_name, const char *container);
 
 void sim_devices_free(struct sim_device *devices, size_t n);
 

@@ -635,12 +635,16 @@ struct proc *node_start_plugin(struct node *node, const char *const extra_flags[
 	snprintf(state_env, sizeof(state_env), "ASCEND_FAKE_DCMI_STATE=%s", node->state_file);
 	const char *env[] = { state_env, NULL };
 
-	const char *argv[32] = {
+	/* No metrics port, NFD file or pod resources socket unless a test asks
+	 * (later flags win): tests run in parallel and must not share a port
+	 * or write to the host's /etc. */
+	const char *argv[48] = {
 		PLUGIN_BIN, "--socket-dir", node->socket_dir, "--dev-dir", node->dev_dir, "--host-root", node->root,
-		"--driver-path", node->driver_path, "--log-level", "debug",
+		"--driver-path", node->driver_path, "--log-level", "debug", "--metrics-addr=", "--nfd-features-file=",
+		"--pod-resources-socket=",
 	};
-	size_t n = 11;
-	for (size_t i = 0; extra_flags && extra_flags[i] && n < 31; i++)
+	size_t n = 14;
+	for (size_t i = 0; extra_flags && extra_flags[i] && n < 47; i++)
 		argv[n++] = extra_flags[i];
 	argv[n] = NULL;
 	node->plugin = proc_start(argv, env);
@@ -649,7 +653,16 @@ struct proc *node_start_plugin(struct node *node, const char *const extra_flags[
 
 struct proc *node_start_kubelet(struct node *node)
 {
-	const char *argv[] = { KUBELET_SIM_BIN, "--dir", node->socket_dir, NULL };
+	return node_start_kubelet_with(node, NULL);
+}
+
+struct proc *node_start_kubelet_with(struct node *node, const char *const extra_flags[])
+{
+	const char *argv[16] = { KUBELET_SIM_BIN, "--dir", node->socket_dir };
+	size_t n = 3;
+	for (size_t i = 0; extra_flags && extra_flags[i] && n < 15; i++)
+		argv[n++] = extra_flags[i];
+	argv[n] = NULL;
 	node->kubelet = proc_start(argv, NULL);
 	assert_non_null(proc_expect(node->kubelet, "ready", WAIT_MS));
 	return node->kubelet;

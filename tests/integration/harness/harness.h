@@ -134,11 +134,15 @@ void node_install_dcmi(struct node *node, bool present);
 void node_touch(struct node *node, const char *relative);
 void node_remove(struct node *node, const char *relative);
 
-/* Starts the plugin with the node's paths plus extra flags (NULL-terminated). */
+/* Starts the plugin with the node's paths plus extra flags (NULL-terminated).
+ * The metrics endpoint, the NFD file and the pod resources client are off
+ * unless extra flags turn them on. */
 struct proc *node_start_plugin(struct node *node, const char *const extra_flags[]);
 
 /* Starts kubelet-sim on the node's socket dir and waits for it to be ready. */
 struct proc *node_start_kubelet(struct node *node);
+/* The same with extra flags (NULL-terminated), e.g. --pod-resources-socket. */
+struct proc *node_start_kubelet_with(struct node *node, const char *const extra_flags[]);
 
 /* Starts kubelet-sim, then the plugin with extra flags, and waits until
  * the kubelet has the registration and every chip of the node Healthy. */

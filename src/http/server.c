@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "base/parse.h"
+
+struct http_server {
+	struct MHD_Daemon *mhd;
+	int listen_fd;
+	uint16_t port;
+	const struct http_route *routes;
+	size_t n_routes;
+	void *ctx;
+	struct MHD_Response *not_found;
+	struct MHD_Response *not_allowed;
+};
+
+static const char not_found_body[] = "404 page not found: try /metrics or /healthz\n";
+static const char not_allowed_body[] = "405 method not allowed: only GET and HEAD\n";
+
+int http_addr_parse(const char *s, struct sockaddr_storage *ret_addr, socklen_t *ret_len)
+{
+	const char *colon = strrchr(s, ':');
+	if (!colon)
+		return -EINVAL;
+	uint32_t port;
+	if (parse_u32(colon + 1, 10, 65535, &port) < 0)
+		return -EINVAL;
+	size_t host_len = (size_t)(colon - s);
+	char host[64];
+	if (host_len >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, host_len);
+	host[host_len] = '\0';
+
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	if (host_len == 0 || (host[0] == '[' && host_len >= 2 && host[host_len - 1] == ']')) {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)port);
+		if (host_len == 0) {
+			a6->sin6_addr = in6addr_any;
+		} else {
+			host[host_len - 1] = '\0';
+			if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+				return -EINVAL;
+		}
+		*ret_len = sizeof(*a6);
+	} else {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		if (strcmp(host, "localhost") == 0)
+			a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+			return -EINVAL;
+		*ret_len = sizeof(*a4);
+	}
+	*ret_addr = ss;
+	return 0;
+}
+
+/* The listening socket is ours, so that a failed bind says why. An empty
+ * host listens on IPv6 and IPv4 alike (IPV6_V6ONLY off), falling back to
+ * IPv4 alone on a node without IPv6. */
+static int open_listener(const char *addr, int *ret_fd, uint16_t *ret_port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int r = http_addr_parse(addr, &ss, &len);
+	if (r < 0)
+		return r;
+	bool any = addr[0] == ':';
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 && any && errno == EAFNOSUPPORT) {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+		uint16_t port = ((struct sockaddr_in6 *)&ss)->sin6_port;
+		memset(&ss, 0, sizeof(ss));
+		a4->sin_family = AF_INET;
+		a4->sin_port = port;
+		a4->sin_addr.s_addr = htonl(INADDR_ANY);
+		len = sizeof(*a4);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	}
+	if (fd < 0)
+		return -errno;
+	int one = 1, zero = 0;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6 && any)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	struct sockaddr_storage bound;
+	socklen_t bound_len = sizeof(bound);
+	if (getsockname(fd, (struct sockaddr *)&bound, &bound_len) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+						      : ((struct sockaddr_in *)&bound)->sin_port);
+	*ret_fd = fd;
+	return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *upload_data, size_t *upload_data_size,
+				  void **con_cls)
+{
+	(void)version, (void)upload_data, (void)con_cls;
+	struct http_server *s = cls;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, s->not_allowed);
+	/* A GET with a body: answered at the first call, the body never read. */
+	if (*upload_data_size != 0)
+		return MHD_NO;
+	for (size_t i = 0; i < s->n_routes; i++) {
+		if (strcmp(url, s->routes[i].path) != 0)
+			continue;
+		struct http_reply reply = { .status = MHD_HTTP_INTERNAL_SERVER_ERROR, .content_type = "text/plain" };
+		s->routes[i].handler(s->ctx, &reply);
+		struct MHD_Response *resp =
+			MHD_create_response_from_buffer_with_free_callback(reply.len, reply.body, free);
+		if (!resp) {
+			free(reply.body);
+			return MHD_NO;
+		}
+		enum MHD_Result ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type);
+		if (ok == MHD_YES)
+			ok = MHD_queue_response(conn, reply.status, resp);
+		MHD_destroy_response(resp);
+		return ok;
+	}
+	return MHD_queue_response(conn, MHD_HTTP_NOT_FOUND, s->not_found);
+}
+
+static struct MHD_Response *static_response(const char *body, const char *allow)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+								 MHD_RESPMEM_PERSISTENT);
+	if (r && (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8") != MHD_YES ||
+		  (allow && MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow) != MHD_YES))) {
+		MHD_destroy_response(r);
+		r = NULL;
+	}
+	return r;
+}
+
+int http_server_start(const char *addr, const struct http_route *routes, size_t n_routes, void *ctx,
+		      struct http_server **ret_server)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->listen_fd = -1;
+	s->routes = routes;
+	s->n_routes = n_routes;
+	s->ctx = ctx;
+	int r = open_listener(addr, &s->listen_fd, &s->port);
+	if (r < 0)
+		goto fail;
+	s->not_found = static_response(not_found_body, NULL);
+	s->not_allowed = static_response(not_allowed_body, "GET, HEAD");
+	if (!s->not_found || !s->not_allowed) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	s->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
+				  MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_PER_IP,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+				  MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+				  MHD_OPTION_END);
+	if (!s->mhd) {
+		r = -EIO;
+		goto fail;
+	}
+	*ret_server = s;
+	return 0;
+fail:
+	http_server_stop(s);
+	return r;
+}
+
+uint16_t http_server_port(const struct http_server *s)
+{
+	return s->port;
+}
+
+unsigned http_server_connections(const struct http_server *s)
+{
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return info ? info->num_connections : 0;
+}
+
+void http_server_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	if (s->mhd)
+		MHD_stop_daemon(s->mhd);
+	/* MHD leaves a socket it was given to its owner. */
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->not_found)
+		MHD_destroy_response(s->not_found);
+	if (s->not_allowed)
+		MHD_destroy_response(s->not_allowed);
+	free(s);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the daemon shows about itself and the node without an API server:
+ * the HTTP endpoint (/metrics, /healthz), the telemetry cache it reads
+ * (refreshed on the daemon's loop every telemetry interval), the pod map
+ * (which pod holds which chip, from the kubelet's pod resources API) and
+ * the Node Feature Discovery features file. Part of the daemon: like
+ * daemon.c it logs, once per condition.
+ *
+ * The daemon owns one struct observe and feeds it the node's snapshot and
+ * kubelet restarts; each endpoint (plugin/endpoint.h) feeds the struct
+ * observe_resource of its resource: the view it publishes, registrations
+ * and their failures, the kubelet's stream (on the loop), Allocate outcomes
+ * and stream counts (from the gRPC thread). Everything here tolerates a
+ * NULL observe or resource, so a daemon built without it needs no
+ * branches. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loop/loop.h"
+#include "npu/inventory.h"
+
+struct observe;
+struct observe_resource;
+
+struct observe_options {
+	struct loop *loop;
+	const char *metrics_addr;         /* "HOST:PORT"; empty: no HTTP endpoint */
+	int64_t telemetry_interval_ms;
+	const char *pod_resources_socket; /* empty: no pod labels */
+	const char *nfd_file;             /* empty: no features file */
+	const char *kubelet_socket;       /* kubelet.sock: its absence is a legitimate wait */
+	unsigned replicas;                /* the default resource's time-slicing replicas (NFD labels) */
+};
+
+int observe_new(const struct observe_options *options, struct observe **ret_observe);
+
+/* The resource of that name, added when new (never removed: its counters
+ * stay across a reload that drops it). replicas: its time-slicing, 0 or 1
+ * for none. On the loop. With a NULL observe, *ret_resource is NULL. */
+int observe_resource(struct observe *observe, const char *name, unsigned replicas,
+		     struct observe_resource **ret_resource);
+
+/* Whether the resource is served now: /healthz judges only those. */
+void observe_resource_serving(struct observe_resource *resource, bool serving);
+
+/* Starts the HTTP endpoint (a failed bind is logged and retried every
+ * telemetry interval), the telemetry timer and the features file. The
+ * inventory is read on the loop only. */
+void observe_start(struct observe *observe, struct inventory *inventory);
+
+/* Stops the endpoint, removes the features file, frees. Accepts NULL and a
+ * half-built observe. */
+void observe_free(struct observe *observe);
+
+/* --- on the daemon's loop -------------------------------------------------- */
+
+/* The node's latest snapshot (chips and vNPUs), after every refresh. */
+void observe_node(struct observe *observe, struct npu_snapshot *snapshot);
+/* The devices the resource now advertises. */
+void observe_devices(struct observe_resource *resource, struct npu_snapshot *view);
+void observe_registered(struct observe_resource *resource);
+void observe_register_failed(struct observe_resource *resource, const char *why);
+/* The kubelet's ListAndWatch stream of the resource opened or ended. */
+void observe_kubelet_stream(struct observe_resource *resource, bool open);
+void observe_kubelet_restarted(struct observe *observe);
+
+/* --- from any thread -------------------------------------------------------- */
+
+/* An Allocate answered with grpc_code after seconds. */
+void observe_allocate(struct observe_resource *resource, int grpc_code, double seconds);
+/* A ListAndWatch stream of the resource opened (+1) or closed (-1),
+ * whoever it serves. */
+void observe_streams_changed(struct observe_resource *resource, int delta);
+
+/* The port the endpoint serves on, 0 when it does not (tests). */
+uint16_t observe_http_port(struct observe *observe);

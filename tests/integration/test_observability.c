@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The plugin's observability against the real daemon, kubelet-sim (with its
+ * pod resources server) and the DCMI simulator: /metrics while a chip fails
+ * and recovers and a pod holds a chip (values, labels, promtool clean),
+ * /healthz across a kubelet that dies and comes back, 404 and 405, garbage,
+ * a huge header and 1,000 connections, the NFD features file (content,
+ * rewrite, removal) and JSON logs.
+ *
+ * Every wait is on a line the plugin or kubelet-sim prints: the plugin logs
+ * each telemetry read and pod list at debug level (the harness runs it so). */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness/harness.h"
+#include "harness/http.h"
+
+#define CHIPS 2
+#define TELEMETRY "temp=45 power=92.5 util=37 hbm_used_mb=1024"
+
+extern char **environ;
+
+static void write_state(struct node *node, const char *chip0, const char *chip1)
+{
+	const char *attrs[CHIPS] = { chip0, chip1 };
+	node_write_chip_state(node, &(struct chip_state){ .chips = CHIPS, .attrs = attrs });
+}
+
+/* A scrape, checked: 200, the text format's Content-Type. */
+static char *scrape(uint16_t port)
+{
+	struct http_response resp;
+	http_call(port, "GET", "/metrics", &resp);
+	assert_int_equal(resp.status, 200);
+	assert_non_null(strstr(resp.head, "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
+	char *body = resp.body;
+	resp.body = NULL;
+	http_response_clear(&resp);
+	return body;
+}
+
+/* Waits for the plugin's next telemetry read (after whatever changed). */
+static void next_telemetry(struct node *node)
+{
+	assert_non_null(proc_expect_err(node->plugin, "telemetry: read", WAIT_MS));
+}
+
+/* promtool check metrics on the text: clean, no lint warning. Skipped
+ * (with a note) where promtool is not installed. */
+static void promtool_clean(const char *text, const char *dir)
+{
+	if (access("/usr/bin/promtool", X_OK) != 0) {
+		print_message("promtool not installed (Debian package prometheus): check skipped\n");
+		return;
+	}
+	char in[256], out[256], cmd[700];
+	snprintf(in, sizeof(in), "%s/scrape.txt", dir);
+	snprintf(out, sizeof(out), "%s/promtool.out", dir);
+	FILE *f = fopen(in, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/promtool check metrics < '%s' > '%s' 2>&1", in, out);
+	char sh[] = "/bin/sh", dash_c[] = "-c";
+	char *argv[] = { sh, dash_c, cmd, NULL };
+	pid_t pid;
+	assert_int_equal(posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ), 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char buf[4096] = "";
+		f = fopen(out, "r");
+		if (f) {
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+			buf[n] = '\0';
+			fclose(f);
+		}
+		fail_msg("promtool check metrics failed:\n%s", buf);
+	}
+}
+
+/* Each metric family once, each series once: what promtool 2.42 does not check. */
+static void no_duplicates(const char *text)
+{
+	char *copy = strdup(text);
+	char **lines = calloc(20000, sizeof(char *));
+	size_t n = 0;
+	for (char *save, *l = strtok_r(copy, "\n", &save); l && n < 20000; l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, "# TYPE ", 7) == 0 || l[0] != '#') {
+			char *key = strdup(l);
+			if (key[0] != '#')
+				*strrchr(key, ' ') = '\0'; /* the series without its value */
+			for (size_t i = 0; i < n; i++)
+				if (strcmp(lines[i], key) == 0)
+					fail_msg("repeated in the scrape: %s", key);
+			lines[n++] = key;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+	free(copy);
+}
+
+static void test_metrics_fault_recovery_and_pods(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	write_state(node, "health=0 " TELEMETRY, "health=0 " TELEMETRY);
+	char podres[200];
+	snprintf(podres, sizeof(podres), "%s/pod-resources.sock", node->root);
+	struct proc *k = node_start_kubelet_with(node, (const char *[]){ "--pod-resources-socket", podres, NULL });
+	node_start_plugin(node, (const char *[]){ "--metrics-addr=127.0.0.1:0", "--telemetry-interval=1s",
+						  "--pod-resources-socket", podres, NULL });
+	uint16_t port = http_plugin_port(node->plugin);
+	char want[160];
+	assert_non_null(proc_expect(k, devices_line(want, sizeof(want), CHIPS, CHIPS, "-"), WAIT_MS));
+
+	/* Every chip metric, with DCMI's values in base units. */
+	char *m = scrape(port);
+	assert_true(http_metric(m, "ascend_npu_healthy{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 1);
+	assert_true(http_metric(m, "ascend_npu_health_code{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0);
+	assert_true(http_metric(m, "ascend_npu_error_codes{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0);
+	assert_true(http_metric(m, "ascend_npu_temperature_celsius{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 45);
+	assert_true(http_metric(m, "ascend_npu_power_watts{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 92.5);
+	assert_true(http_metric(m, "ascend_npu_aicore_utilization_ratio{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0.37);
+	assert_true(http_metric(m, "ascend_npu_hbm_total_bytes{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") ==
+		    65536.0 * 1024 * 1024);
+	assert_true(http_metric(m, "ascend_npu_hbm_used_bytes{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") ==
+		    1024.0 * 1024 * 1024);
+	assert_true(http_metric(m, "ascend_npu_telemetry_timestamp_seconds{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") >
+		    1.7e9);
+	assert_true(http_metric(m, "ascend_device_plugin_build_info{version=\"" ASCEND_VERSION "\"}") == 1);
+	assert_true(http_metric(m, "ascend_device_plugin_registrations_total{resource=\"ascend.com/npu\"}") == 1);
+	assert_true(http_metric(m, "ascend_device_plugin_list_and_watch_streams{resource=\"ascend.com/npu\"}") == 1);
+	assert_true(http_metric(m, "ascend_device_plugin_devices{resource=\"ascend.com/npu\",health=\"Healthy\"}") == 2);
+	promtool_clean(m, node->root);
+	no_duplicates(m);
+	free(m);
+
+	/* npu-1 fails; npu-0's temperature call fails: that metric goes, the
+	 * others stay, and the failure is counted. */
+	write_state(node, "health=0 fail=temperature " TELEMETRY, "health=2 errors=80E01801,80C98008 " TELEMETRY);
+	assert_non_null(proc_expect(k, devices_line(want, sizeof(want), CHIPS, 1, "npu-1"), WAIT_MS));
+	next_telemetry(node);
+	m = scrape(port);
+	assert_true(http_metric(m, "ascend_npu_healthy{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0);
+	assert_true(http_metric(m, "ascend_npu_health_code{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 2);
+	assert_true(http_metric(m, "ascend_npu_error_codes{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 2);
+	assert_true(http_metric(m, "ascend_npu_temperature_celsius{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == -1);
+	assert_true(http_metric(m, "ascend_npu_power_watts{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 92.5);
+	assert_true(http_metric(m, "ascend_device_plugin_dcmi_errors_total{function=\"dcmi_get_device_temperature\"}") >=
+		    1);
+	assert_true(http_metric(m, "ascend_device_plugin_devices{resource=\"ascend.com/npu\",health=\"Unhealthy\"}") ==
+		    1);
+	assert_true(http_metric(m, "ascend_device_plugin_health_transitions_total{resource=\"ascend.com/npu\"}") == 1);
+	promtool_clean(m, node->root);
+	free(m);
+
+	/* Recovery: everything back, two transitions. */
+	write_state(node, "health=0 " TELEMETRY, "health=0 " TELEMETRY);
+	assert_non_null(proc_expect(k, devices_line(want, sizeof(want), CHIPS, CHIPS, "-"), WAIT_MS));
+	next_telemetry(node);
+	m = scrape(port);
+	assert_true(http_metric(m, "ascend_npu_healthy{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 1);
+	assert_true(http_metric(m, "ascend_npu_temperature_celsius{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 45);
+	assert_true(http_metric(m, "ascend_device_plugin_health_transitions_total{resource=\"ascend.com/npu\"}") == 2);
+	free(m);
+
+	/* A pod takes a chip: its series carry the holder, from kubelet-sim's
+	 * pod resources server. */
+	proc_send(k, "allocate 1");
+	const char *line = proc_expect(k, "allocate ok", WAIT_MS);
+	assert_non_null(line);
+	char ids[64];
+	line_value(line, "ids", ids, sizeof(ids));
+	assert_non_null(proc_expect_err(node->plugin, "pod resources: 1 containers hold chips", WAIT_MS));
+	m = scrape(port);
+	char series[256];
+	snprintf(series, sizeof(series),
+		 "ascend_npu_healthy{id=\"%s\",phy=\"%c\",chip=\"910B3\",namespace=\"default\",pod=\"kubelet-sim-pod-1\","
+		 "container=\"container-1\"}",
+		 ids, ids[4]);
+	assert_true(http_metric(m, series) == 1);
+	assert_true(http_metric(m, "ascend_device_plugin_allocate_requests_total{resource=\"ascend.com/npu\",code=\"OK\"}") ==
+		    1);
+	assert_true(http_metric(m, "ascend_device_plugin_allocate_duration_seconds_count{resource=\"ascend.com/npu\"}") ==
+		    1);
+	promtool_clean(m, node->root);
+	no_duplicates(m);
+	free(m);
+	node_fini(node);
+}
+
+/* No pod resources socket: metrics without pod labels, said once. */
+static void test_metrics_without_pod_resources(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	node_start_registered(node, (const char *[]){ "--metrics-addr=127.0.0.1:0", "--telemetry-interval=1s",
+						     "--pod-resources-socket", "/nonexistent/kubelet.sock", NULL });
+	uint16_t port = http_plugin_port(node->plugin);
+	char *m = scrape(port);
+	assert_non_null(strstr(m, "ascend_npu_healthy{id=\"npu-0\",phy=\"0\",chip=\"910B3\"} 1\n"));
+	free(m);
+	assert_non_null(proc_expect_err(node->plugin, "/nonexistent/kubelet.sock does not exist", WAIT_MS));
+	/* More scrapes ask for more lists (at most one a second): one warning. */
+	m = scrape(port);
+	free(m);
+	assert_non_null(proc_expect_err(node->plugin, "telemetry: read", WAIT_MS * 2));
+	m = scrape(port);
+	free(m);
+	assert_int_equal(proc_count_err(node->plugin, "does not exist; metrics are served without pod labels"), 1);
+	node_fini(node);
+}
+
+static void expect_healthz(uint16_t port, int status, const char *needle)
+{
+	struct http_response resp;
+	http_call(port, "GET", "/healthz", &resp);
+	if (resp.status != status || !strstr(resp.body, needle))
+		fail_msg("/healthz: want %d with '%s', got %d:\n%s", status, needle, resp.status, resp.body);
+	http_response_clear(&resp);
+}
+
+static void test_healthz_across_kubelet_death(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	node_start_plugin(node, (const char *[]){ "--metrics-addr=127.0.0.1:0", NULL });
+	uint16_t port = http_plugin_port(node->plugin);
+	assert_non_null(proc_expect_err(node->plugin, "registration with the kubelet failed", WAIT_MS));
+	/* No kubelet at all: a legitimate wait. */
+	expect_healthz(port, 200, "waiting for the kubelet");
+
+	struct proc *k = node_start_kubelet(node);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect_err(node->plugin, "+ stream-opened ->", WAIT_MS));
+	expect_healthz(port, 200, "registered, the kubelet's ListAndWatch stream is open");
+
+	/* The kubelet dies and leaves its socket: registration fails. */
+	proc_kill(k, SIGKILL);
+	proc_wait(k, WAIT_MS);
+	proc_free(k);
+	node->kubelet = NULL;
+	assert_non_null(proc_expect_err(node->plugin, "the kubelet does not answer yet", WAIT_MS));
+	expect_healthz(port, 503, "registration failing");
+
+	/* It comes back: healthy again. */
+	k = node_start_kubelet(node);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect_err(node->plugin, "+ stream-opened ->", WAIT_MS));
+	expect_healthz(port, 200, "registered");
+	node_fini(node);
+}
+
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	long kib = -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static int connect_to(const char *ip, uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	if (fd >= 0)
+		(void)connect(fd, (struct sockaddr *)&a, sizeof(a));
+	return fd;
+}
+
+static void test_http_edges_and_flood(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	node_start_registered(node, (const char *[]){ "--metrics-addr=0.0.0.0:0", NULL });
+	uint16_t port = http_plugin_port(node->plugin);
+	struct http_response resp;
+
+	http_call(port, "GET", "/nope", &resp);
+	assert_int_equal(resp.status, 404);
+	http_response_clear(&resp);
+	http_call(port, "POST", "/metrics", &resp);
+	assert_int_equal(resp.status, 405);
+	assert_non_null(strstr(resp.head, "Allow: GET, HEAD"));
+	http_response_clear(&resp);
+	http_call(port, "HEAD", "/metrics", &resp);
+	assert_int_equal(resp.status, 200);
+	assert_int_equal(resp.body_len, 0);
+	http_response_clear(&resp);
+
+	/* Garbage and a 64 KiB header: refused or dropped, never served. */
+	const char garbage[] = "\x01\x02 nonsense \xff\r\n\r\n";
+	assert_int_equal(http_raw("127.0.0.1", port, garbage, sizeof(garbage) - 1, WAIT_MS, &resp), 0);
+	assert_true(resp.status == 0 || resp.status >= 400);
+	http_response_clear(&resp);
+	size_t big = 64 * 1024;
+	char *huge = malloc(big + 128);
+	int n = snprintf(huge, 128, "GET /metrics HTTP/1.1\r\nX-Big: ");
+	memset(huge + n, 'a', big);
+	memcpy(huge + n + big, "\r\n\r\n", 4);
+	assert_int_equal(http_raw("127.0.0.1", port, huge, (size_t)n + big + 4, WAIT_MS, &resp), 0);
+	assert_true(resp.status == 0 || resp.status == 431 || resp.status == 413 || resp.status == 400);
+	http_response_clear(&resp);
+	free(huge);
+
+	/* 1,000 connections held open from 127.0.0.1: a scraper elsewhere
+	 * (127.0.0.2) is still served, and memory comes back afterwards. */
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	long before = rss_kib(proc_pid(node->plugin));
+	enum { FLOOD = 1000 };
+	int *fds = calloc(FLOOD, sizeof(int));
+	for (int i = 0; i < FLOOD; i++)
+		fds[i] = connect_to("127.0.0.1", port);
+	char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	assert_int_equal(http_raw("127.0.0.2", port, req, sizeof(req) - 1, WAIT_MS, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	http_response_clear(&resp);
+	for (int i = 0; i < FLOOD; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	http_call(port, "GET", "/metrics", &resp);
+	assert_int_equal(resp.status, 200);
+	http_response_clear(&resp);
+	long after = rss_kib(proc_pid(node->plugin));
+	print_message("plugin VmRSS %ld KiB before the flood, %ld KiB after\n", before, after);
+	/* Sanitizer builds grow more; the bound is loose on purpose. */
+	assert_true(after <= before + 4096);
+	node_fini(node);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = calloc(1, 65537);
+	size_t n = fread(buf, 1, 65536, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_nfd_file(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	char dir[200], file[240];
+	snprintf(dir, sizeof(dir), "%s/features.d", node->root);
+	snprintf(file, sizeof(file), "%s/ascend", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	node_start_registered(node, (const char *[]){ "--nfd-features-file", file, NULL });
+	assert_non_null(proc_expect_err(node->plugin, "wrote the NFD features file", WAIT_MS));
+	char *text = read_file(file);
+	assert_non_null(text);
+	const char *want[] = {
+		"ascend.com/npu.present=true\n", "ascend.com/npu.count=2\n",	    "ascend.com/npu.healthy=2\n",
+		"ascend.com/npu.product=Ascend910B3\n", "ascend.com/npu.family=910B\n", "ascend.com/npu.memory=65536\n",
+		"ascend.com/npu.aicore=20\n",	   "ascend.com/npu.topology=hccs-mesh\n",
+		"ascend.com/driver.version=24.1.rc1\n",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(text, want[i]))
+			fail_msg("features file lacks %s:\n%s", want[i], text);
+	assert_null(strstr(text, "replicas"));
+	struct stat st;
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	free(text);
+
+	/* A chip fails: the file says so. */
+	node_write_health(node, CHIPS, 1, 3);
+	assert_non_null(proc_expect_err(node->plugin, "rewrote the NFD features file", WAIT_MS));
+	text = read_file(file);
+	assert_non_null(strstr(text, "ascend.com/npu.healthy=1\n"));
+	free(text);
+
+	/* The plugin stops: the labels go with it. */
+	proc_kill(node->plugin, SIGTERM);
+	assert_int_equal(proc_wait(node->plugin, WAIT_MS), 0);
+	assert_int_equal(access(file, F_OK), -1);
+	node_fini(node);
+}
+
+/* One line of --log-format json, checked as JSON with its keys. */
+static json_object *json_line(const char *line)
+{
+	json_object *o = json_tokener_parse(line);
+	if (!o)
+		fail_msg("not JSON: %s", line);
+	json_object *v;
+	assert_true(json_object_object_get_ex(o, "time", &v));
+	assert_true(json_object_object_get_ex(o, "level", &v));
+	assert_true(json_object_object_get_ex(o, "msg", &v));
+	return o;
+}
+
+static void test_json_logs(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	node_start_registered(node, (const char *[]){ "--log-format", "json", NULL });
+	const char *line = proc_expect_err(node->plugin, "found 2 NPU chips", WAIT_MS);
+	assert_non_null(line);
+	json_object *o = json_line(line);
+	json_object *v;
+	assert_true(json_object_object_get_ex(o, "level", &v));
+	assert_string_equal(json_object_get_string(v), "info");
+	json_object_put(o);
+
+	node_write_health(node, CHIPS, 1, 2);
+	line = proc_expect_err(node->plugin, "npu-1 is Unhealthy", WAIT_MS);
+	assert_non_null(line);
+	o = json_line(line);
+	assert_true(json_object_object_get_ex(o, "device", &v));
+	assert_string_equal(json_object_get_string(v), "npu-1");
+	assert_true(json_object_object_get_ex(o, "resource", &v));
+	assert_string_equal(json_object_get_string(v), "ascend.com/npu");
+	assert_true(json_object_object_get_ex(o, "level", &v));
+	assert_string_equal(json_object_get_string(v), "warn");
+	json_object_put(o);
+	node_fini(node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_metrics_fault_recovery_and_pods, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_without_pod_resources, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_healthz_across_kubelet_death, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_http_edges_and_flood, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_nfd_file, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_json_logs, node_setup, node_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
