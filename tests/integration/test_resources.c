@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -34,17 +35,26 @@ static void write_config(struct node *node, const char *text)
 	assert_int_equal(rename(tmp, path), 0);
 }
 
-/* Starts kubelet-sim and the plugin with the node's config.yaml. */
-static struct proc *start(struct node *node, const char *const extra[])
+/* Starts kubelet-sim and the plugin with the node's config.yaml, or with
+ * config_path (may be NULL). */
+static struct proc *start_with(struct node *node, const char *config_path, const char *const extra[])
 {
-	char flag[200];
-	snprintf(flag, sizeof(flag), "--config=%s/config.yaml", node->root);
+	char flag[256];
+	if (config_path)
+		snprintf(flag, sizeof(flag), "--config=%s", config_path);
+	else
+		snprintf(flag, sizeof(flag), "--config=%s/config.yaml", node->root);
 	const char *flags[8] = { flag };
 	for (size_t i = 0; extra && extra[i] && i < 6; i++)
 		flags[i + 1] = extra[i];
 	struct proc *k = node_start_kubelet(node);
 	node_start_plugin(node, flags);
 	return k;
+}
+
+static struct proc *start(struct node *node, const char *const extra[])
+{
+	return start_with(node, NULL, extra);
 }
 
 /* Reads kubelet-sim's lines until each of want (up to 8) has been in one,
@@ -224,7 +234,14 @@ static void test_sighup_reload(void **state)
 	node_init(node, &(struct node_options){ .chips = 6 });
 	node_write_state(node, mixed_state, 0);
 	write_config(node, "version: v1\n");
-	struct proc *k = start(node, NULL);
+	/* The plugin watches the directory of the path it is given: through a
+	 * link from another directory only SIGHUP makes it read the file. */
+	char dir[160], link[200];
+	snprintf(dir, sizeof(dir), "%s/conf", node->root);
+	snprintf(link, sizeof(link), "%s/config.yaml", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(symlink("../config.yaml", link), 0);
+	struct proc *k = start_with(node, link, NULL);
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
 
 	/* A valid file: the 310P chips get their own name. */
