@@ -72,7 +72,8 @@ check "davinci3 is c 1:3 root:$E2E_NPU_GID 0660" test "$(stat -c '%F %t:%T %u:%g
 check "the state file is the example's" cmp "$(node_state_file "$node")" "$here/../fake-dcmi/example-910b.state"
 check "version.info says 24.1.rc1" grep -qx "Version=24.1.rc1" "$node/usr/local/Ascend/driver/version.info"
 check "set chip 3 unhealthy" node_set_chip_health "$node" 3 2 80E01801
-check "chip 3's line" grep -qx "chip phy=3 card=3 logic=3 name=910B3 aicore=20 hbm_mb=65536 health=2 errors=80E01801" \
+check "chip 3's line" grep -qx \
+	"chip phy=3 card=3 logic=3 name=910B3 aicore=20 hbm_mb=65536 hbm_used_mb=3072 temp=41 power=96.5 util=0 health=2 errors=80E01801" \
 	"$(node_state_file "$node")"
 check "set chip 3 healthy again" node_set_chip_health "$node" 3 0 ""
 check "no chip 9" fails node_set_chip_health "$node" 9 0
