@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -348,8 +349,20 @@ static void test_http_edges_and_flood(void **state)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	free(fds);
-	http_call(port, "GET", "/metrics", &resp);
-	assert_int_equal(resp.status, 200);
+	/* The server takes the closed connections off its books as it reads
+	 * their ends: until then the limits may turn a new one away. Served
+	 * within the deadline is what counts. */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		assert_int_equal(http_raw("127.0.0.3", port, req, sizeof(req) - 1, WAIT_MS, &resp), 0);
+		if (resp.status == 200)
+			break;
+		http_response_clear(&resp);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+			fail_msg("/metrics not served again within %d ms of the flood's end", WAIT_MS);
+	}
 	http_response_clear(&resp);
 	long after = rss_kib(proc_pid(node->plugin));
 	print_message("plugin VmRSS %ld KiB before the flood, %ld KiB after\n", before, after);
