@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The configuration file reader; see file.h. libyaml's event API builds a
- * small tree, bounded in depth and node count and without aliases, which is
- * then walked key by key. Plain scalars resolve as YAML 1.1 (like the Go
- * YAML decoder behind NVIDIA's plugin and kubectl), so "yes" is a boolean. */
+/* The configuration file reader; see file.h. The YAML becomes a small tree
+ * (config/yaml_tree.h), which is walked key by key. */
 #include "config/file.h"
 
 #include <errno.h>
@@ -10,41 +8,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "base/file.h"
 #include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
 #include "config/config.h"
+#include "config/yaml_tree.h"
 
 /* Room for the deepest key path the walk builds. */
 #define PATH_SIZE 256
 /* Input-controlled text quoted in a message is cut to this. */
 #define CLIP 96
 
-enum ynode_type { YN_SCALAR, YN_SEQ, YN_MAP };
-enum yscalar_kind { YS_STR, YS_NULL, YS_BOOL, YS_INT, YS_OTHER };
-
-struct ynode {
-	enum ynode_type type;
-	enum yscalar_kind kind;
-	size_t line;
-	char *value; /* scalars: terminated, no NUL inside */
-	size_t len;
-	/* Children in order; a mapping's alternate key, value. */
-	struct ynode *first, *last, *next;
-	size_t n_children;
-};
-
 struct ctx {
 	struct config_file *file;
-	struct arena tree; /* the nodes, freed once the walk is done */
-	struct ynode *root;
-	struct ynode *stack[CONFIG_FILE_MAX_DEPTH];
-	size_t depth;
-	size_t n_nodes;
-	bool second_document;
+	size_t n_documents;
 	char *why;
 	size_t why_size;
 };
@@ -68,150 +47,6 @@ __attribute__((format(printf, 4, 5))) static int fail(struct ctx *c, size_t line
 static int fail_nomem(struct ctx *c)
 {
 	return fail(c, 0, -ENOMEM, "out of memory");
-}
-
-/* --- Building the tree from libyaml events --- */
-
-static bool str_in(const char *s, const char *const *set, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, set[i]) == 0)
-			return true;
-	return false;
-}
-
-static const char *const yaml_nulls[] = { "", "~", "null", "Null", "NULL" };
-static const char *const yaml_trues[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON" };
-static const char *const yaml_falses[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF" };
-
-static enum yscalar_kind resolve_plain(const char *s)
-{
-	if (str_in(s, yaml_nulls, ELEMENTSOF(yaml_nulls)))
-		return YS_NULL;
-	if (str_in(s, yaml_trues, ELEMENTSOF(yaml_trues)) || str_in(s, yaml_falses, ELEMENTSOF(yaml_falses)))
-		return YS_BOOL;
-	const char *d = s + (*s == '-' || *s == '+');
-	if (d[0] >= '0' && d[0] <= '9' && d[strspn(d, "0123456789")] == '\0')
-		return YS_INT;
-	/* Other numbers (0x10, 1.5, 1e3) are only text to the keys that take
-	 * text, and refused by the keys that take integers. */
-	return YS_OTHER;
-}
-
-static int tree_add(struct ctx *c, enum ynode_type type, const yaml_event_t *ev, struct ynode **ret)
-{
-	size_t line = ev->start_mark.line + 1;
-	if (++c->n_nodes > CONFIG_FILE_MAX_NODES)
-		return fail(c, line, -E2BIG, "more than %d YAML nodes", CONFIG_FILE_MAX_NODES);
-	struct ynode *parent = c->depth ? c->stack[c->depth - 1] : NULL;
-	if (parent && parent->type == YN_MAP && parent->n_children % 2 == 0 && type != YN_SCALAR)
-		return fail(c, line, -EINVAL, "a mapping key must be a scalar");
-	if (!parent && c->root)
-		return fail(c, line, -EINVAL, "malformed YAML: a second root node");
-
-	struct ynode *node = arena_alloc(&c->tree, sizeof(*node));
-	if (!node)
-		return fail_nomem(c);
-	node->type = type;
-	node->line = line;
-	if (!parent) {
-		c->root = node;
-	} else {
-		if (parent->last)
-			parent->last->next = node;
-		else
-			parent->first = node;
-		parent->last = node;
-		parent->n_children++;
-	}
-	*ret = node;
-	return 0;
-}
-
-static int tree_scalar(struct ctx *c, const yaml_event_t *ev)
-{
-	struct ynode *node;
-	int r = tree_add(c, YN_SCALAR, ev, &node);
-	if (r < 0)
-		return r;
-	size_t len = ev->data.scalar.length;
-	if (memchr(ev->data.scalar.value, '\0', len))
-		return fail(c, node->line, -EINVAL, "a NUL character in a string");
-	node->value = arena_alloc(&c->tree, len + 1);
-	if (!node->value)
-		return fail_nomem(c);
-	memcpy(node->value, ev->data.scalar.value, len);
-	node->len = len;
-
-	const char *tag = (const char *)ev->data.scalar.tag;
-	if (tag && (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, "!") == 0))
-		node->kind = YS_STR;
-	else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-		node->kind = resolve_plain(node->value);
-	else
-		node->kind = YS_STR;
-	return 0;
-}
-
-static int tree_open(struct ctx *c, enum ynode_type type, const yaml_event_t *ev)
-{
-	if (c->depth >= CONFIG_FILE_MAX_DEPTH)
-		return fail(c, ev->start_mark.line + 1, -E2BIG, "YAML nested deeper than %d levels",
-			    CONFIG_FILE_MAX_DEPTH);
-	struct ynode *node;
-	int r = tree_add(c, type, ev, &node);
-	if (r < 0)
-		return r;
-	c->stack[c->depth++] = node;
-	return 0;
-}
-
-static int yaml_failure(struct ctx *c, const yaml_parser_t *parser)
-{
-	if (parser->error == YAML_MEMORY_ERROR)
-		return fail_nomem(c);
-	const char *problem = parser->problem ? parser->problem : "unknown error";
-	if (parser->error == YAML_READER_ERROR)
-		return fail(c, 0, -EINVAL, "malformed YAML: %s at byte %zu", problem, parser->problem_offset);
-	size_t line = parser->problem_mark.line + 1;
-	if (parser->context)
-		return fail(c, line, -EINVAL, "malformed YAML: %s (%s)", problem, parser->context);
-	return fail(c, line, -EINVAL, "malformed YAML: %s", problem);
-}
-
-static int handle_event(struct ctx *c, const yaml_event_t *ev, bool *done)
-{
-	size_t line = ev->start_mark.line + 1;
-	switch (ev->type) {
-	case YAML_STREAM_END_EVENT:
-		*done = true;
-		return 0;
-	case YAML_DOCUMENT_START_EVENT:
-		if (c->second_document)
-			return fail(c, line, -EINVAL, "a second YAML document: the file holds one");
-		c->second_document = true;
-		return 0;
-	case YAML_ALIAS_EVENT:
-		/* Shared nodes would let a small text stand for a huge tree. */
-		return fail(c, line, -EINVAL, "YAML aliases (*%.*s) are not supported", CLIP,
-			    (const char *)ev->data.alias.anchor);
-	case YAML_SCALAR_EVENT:
-		return tree_scalar(c, ev);
-	case YAML_SEQUENCE_START_EVENT:
-		return tree_open(c, YN_SEQ, ev);
-	case YAML_MAPPING_START_EVENT:
-		return tree_open(c, YN_MAP, ev);
-	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
-		if (c->depth > 0)
-			c->depth--;
-		return 0;
-	case YAML_NO_EVENT:
-	case YAML_STREAM_START_EVENT:
-	case YAML_DOCUMENT_END_EVENT:
-		return 0;
-	}
-	return 0;
 }
 
 /* --- Typed access to the tree --- */
@@ -299,7 +134,7 @@ static int get_bool(struct ctx *c, const struct ynode *n, const char *path, bool
 		return 0;
 	if (n->type != YN_SCALAR || n->kind != YS_BOOL)
 		return fail(c, n->line, -EINVAL, "%s: must be true or false", path);
-	*ret = str_in(n->value, yaml_trues, ELEMENTSOF(yaml_trues));
+	*ret = yaml_true(n->value);
 	return 0;
 }
 
@@ -587,9 +422,8 @@ static int read_resources(struct ctx *c, const struct ynode *key, const struct y
 	return 0;
 }
 
-static int read_root(struct ctx *c)
+static int read_root(struct ctx *c, const struct ynode *root)
 {
-	const struct ynode *root = c->root;
 	if (!root || is_null(root))
 		return fail(c, root ? root->line : 0, -EINVAL, "the file is empty; it must say at least 'version: v1'");
 	int r = want_map(c, root, "");
@@ -619,11 +453,20 @@ static int read_root(struct ctx *c)
 	return 0;
 }
 
+/* The file holds one document: the first is read, a second refused. */
+static int on_document(void *ctx, const struct ynode *root, size_t line)
+{
+	struct ctx *c = ctx;
+	if (++c->n_documents > 1)
+		return fail(c, line, -EINVAL, "a second YAML document: the file holds one");
+	return read_root(c, root);
+}
+
 int config_file_parse(const char *data, size_t len, struct config_file **ret_file, char *why, size_t why_size)
 {
+	static const struct yaml_tree_limits limits = { .max_depth = CONFIG_FILE_MAX_DEPTH,
+							.max_nodes = CONFIG_FILE_MAX_NODES };
 	struct ctx c = { .why = why, .why_size = why_size };
-	yaml_parser_t parser;
-	bool parser_ready = false;
 	int r;
 
 	if (why_size)
@@ -637,32 +480,19 @@ int config_file_parse(const char *data, size_t len, struct config_file **ret_fil
 		goto out;
 	}
 	c.file = calloc(1, sizeof(*c.file));
-	if (!c.file || !yaml_parser_initialize(&parser)) {
+	if (!c.file) {
 		r = fail_nomem(&c);
 		goto out;
 	}
-	parser_ready = true;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)(data ? data : ""), len);
-	for (bool done = false; !done;) {
-		yaml_event_t ev;
-		if (!yaml_parser_parse(&parser, &ev)) {
-			r = yaml_failure(&c, &parser);
-			goto out;
-		}
-		r = handle_event(&c, &ev, &done);
-		yaml_event_delete(&ev);
-		if (r < 0)
-			goto out;
-	}
-	r = read_root(&c);
+	r = yaml_tree_parse(data, len, &limits, on_document, &c, why, why_size);
+	/* An empty text has no document at all. */
+	if (r == 0 && c.n_documents == 0)
+		r = read_root(&c, NULL);
 	if (r < 0)
 		goto out;
 	*ret_file = c.file;
 	c.file = NULL;
 out:
-	if (parser_ready)
-		yaml_parser_delete(&parser);
-	arena_free(&c.tree);
 	config_file_free(c.file);
 	return r;
 }

@@ -242,7 +242,7 @@ static void test_limits(void **state)
 		len += 3;
 	}
 	memcpy(big + len, "1]\n", 4);
-	refused(big, -E2BIG, "line 2: more than 10000 YAML nodes");
+	refused(big, -E2BIG, "line 2: more than 10000 YAML nodes in one document");
 
 	memset(big, '#', size - 1);
 	big[size - 1] = '\0';

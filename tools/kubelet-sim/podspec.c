@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The workload reader; see podspec.h. libyaml's event API builds a small tree
- * per document, bounded in depth and size and without aliases, which is then
- * walked the way the API server decodes, defaults and validates a pod. */
+/* The workload reader; see podspec.h. Each YAML document becomes a small
+ * tree (config/yaml_tree.h), which is walked the way the API server decodes,
+ * defaults and validates a pod. */
 #include "podspec.h"
 
 #include <errno.h>
@@ -9,41 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "base/file.h"
 #include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
+#include "config/yaml_tree.h"
 
 /* Room for the deepest path the walk builds with one clipped key in it. */
 #define PATH_SIZE 384
 /* Input-controlled text quoted in a path or a message is cut to this. */
 #define CLIP 96
-
-enum ynode_type { YN_SCALAR, YN_SEQ, YN_MAP };
-/* What a scalar decodes to: go-yaml v2 (behind kubectl's sigs.k8s.io/yaml)
- * resolves plain scalars by YAML 1.1 rules. */
-enum yscalar_kind { YS_STR, YS_NULL, YS_BOOL, YS_INT, YS_FLOAT };
-
-struct ynode {
-	enum ynode_type type;
-	enum yscalar_kind kind;
-	size_t line;
-	char *value; /* scalars: terminated, no NUL inside */
-	size_t len;
-	/* Children in order; a mapping's alternate key, value. */
-	struct ynode *first, *last, *next;
-	size_t n_children;
-};
-
-struct tree {
-	struct arena arena;
-	struct ynode *root;
-	struct ynode *stack[PODSPEC_MAX_DEPTH];
-	size_t depth;
-	size_t n_nodes;
-};
 
 struct ctx {
 	struct podspec *spec;
@@ -109,8 +85,6 @@ __attribute__((format(printf, 2, 3))) static int ignore(struct ctx *c, const cha
 	return 0;
 }
 
-/* --- Building the tree from libyaml events --- */
-
 static bool str_in(const char *s, const char *const *set, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -119,158 +93,9 @@ static bool str_in(const char *s, const char *const *set, size_t n)
 	return false;
 }
 
-static const char *const yaml_nulls[] = { "", "~", "null", "Null", "NULL" };
-static const char *const yaml_trues[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON" };
-static const char *const yaml_falses[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF" };
-
 static bool span_of(const char *s, const char *set)
 {
 	return s[0] != '\0' && s[strspn(s, set)] == '\0';
-}
-
-/* [-+]?(0x[0-9a-fA-F_]+|0b[01_]+|0o[0-7_]+|[0-9][0-9_]*) */
-static bool looks_int(const char *s)
-{
-	if (*s == '-' || *s == '+')
-		s++;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		return span_of(s + 2, "0123456789abcdefABCDEF_");
-	if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
-		return span_of(s + 2, "01_");
-	if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O'))
-		return span_of(s + 2, "01234567_");
-	return s[0] >= '0' && s[0] <= '9' && span_of(s, "0123456789_");
-}
-
-/* [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?, or .inf/.nan. */
-static bool looks_float(const char *s)
-{
-	static const char *const special[] = { ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN" };
-	if (*s == '-' || *s == '+')
-		s++;
-	if (str_in(s, special, ELEMENTSOF(special)))
-		return true;
-	size_t digits = strspn(s, "0123456789");
-	s += digits;
-	if (*s == '.') {
-		size_t frac = strspn(s + 1, "0123456789");
-		if (digits == 0 && frac == 0)
-			return false;
-		s += 1 + frac;
-	} else if (digits == 0) {
-		return false;
-	}
-	if (*s == 'e' || *s == 'E') {
-		s++;
-		if (*s == '-' || *s == '+')
-			s++;
-		return span_of(s, "0123456789");
-	}
-	return *s == '\0';
-}
-
-static enum yscalar_kind resolve_plain(const char *s)
-{
-	if (str_in(s, yaml_nulls, ELEMENTSOF(yaml_nulls)))
-		return YS_NULL;
-	if (str_in(s, yaml_trues, ELEMENTSOF(yaml_trues)) || str_in(s, yaml_falses, ELEMENTSOF(yaml_falses)))
-		return YS_BOOL;
-	if (looks_int(s))
-		return YS_INT;
-	if (looks_float(s))
-		return YS_FLOAT;
-	return YS_STR;
-}
-
-static int tree_add(struct ctx *c, struct tree *t, enum ynode_type type, const yaml_event_t *ev,
-		    struct ynode **ret)
-{
-	struct ynode at = { .line = ev->start_mark.line + 1 };
-	if (++t->n_nodes > PODSPEC_MAX_NODES)
-		return fail(c, &at, -E2BIG, "more than %d YAML nodes in one document", PODSPEC_MAX_NODES);
-	struct ynode *parent = t->depth ? t->stack[t->depth - 1] : NULL;
-	if (parent && parent->type == YN_MAP && parent->n_children % 2 == 0 && type != YN_SCALAR)
-		return fail(c, &at, -EINVAL, "a mapping key must be a scalar");
-	if (!parent && t->root)
-		return fail(c, &at, -EINVAL, "malformed YAML: a second root node");
-
-	struct ynode *node = arena_alloc(&t->arena, sizeof(*node));
-	if (!node)
-		return fail_nomem(c);
-	node->type = type;
-	node->line = at.line;
-	if (!parent) {
-		t->root = node;
-	} else {
-		if (parent->last)
-			parent->last->next = node;
-		else
-			parent->first = node;
-		parent->last = node;
-		parent->n_children++;
-	}
-	*ret = node;
-	return 0;
-}
-
-static int tree_scalar(struct ctx *c, struct tree *t, const yaml_event_t *ev)
-{
-	struct ynode *node;
-	int r = tree_add(c, t, YN_SCALAR, ev, &node);
-	if (r < 0)
-		return r;
-	size_t len = ev->data.scalar.length;
-	if (memchr(ev->data.scalar.value, '\0', len))
-		return fail(c, node, -EINVAL, "a NUL character in a string");
-	node->value = arena_alloc(&t->arena, len + 1);
-	if (!node->value)
-		return fail_nomem(c);
-	memcpy(node->value, ev->data.scalar.value, len);
-	node->len = len;
-
-	const char *tag = (const char *)ev->data.scalar.tag;
-	if (tag && (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, "!") == 0))
-		node->kind = YS_STR;
-	else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-		node->kind = resolve_plain(node->value);
-	else
-		node->kind = YS_STR;
-	return 0;
-}
-
-static int tree_open(struct ctx *c, struct tree *t, enum ynode_type type, const yaml_event_t *ev)
-{
-	if (t->depth >= PODSPEC_MAX_DEPTH) {
-		struct ynode at = { .line = ev->start_mark.line + 1 };
-		return fail(c, &at, -E2BIG, "YAML nested deeper than %d levels", PODSPEC_MAX_DEPTH);
-	}
-	struct ynode *node;
-	int r = tree_add(c, t, type, ev, &node);
-	if (r < 0)
-		return r;
-	t->stack[t->depth++] = node;
-	return 0;
-}
-
-static void tree_reset(struct tree *t)
-{
-	arena_free(&t->arena);
-	t->root = NULL;
-	t->depth = 0;
-	t->n_nodes = 0;
-}
-
-static int yaml_failure(struct ctx *c, const yaml_parser_t *parser)
-{
-	if (parser->error == YAML_MEMORY_ERROR)
-		return fail_nomem(c);
-	const char *problem = parser->problem ? parser->problem : "unknown error";
-	if (parser->error == YAML_READER_ERROR)
-		return fail(c, NULL, -EINVAL, "malformed YAML: %s at byte %zu", problem, parser->problem_offset);
-	struct ynode at = { .line = parser->problem_mark.line + 1 };
-	if (parser->context)
-		return fail(c, &at, -EINVAL, "malformed YAML: %s (%s)", problem, parser->context);
-	return fail(c, &at, -EINVAL, "malformed YAML: %s", problem);
 }
 
 /* --- Typed access to the tree --- */
@@ -396,7 +221,7 @@ static int get_bool(struct ctx *c, const struct ynode *n, const char *path, bool
 		return 0;
 	if (n->type != YN_SCALAR || n->kind != YS_BOOL)
 		return fail(c, n, -EINVAL, "%s must be true or false", path);
-	*ret = str_in(n->value, yaml_trues, ELEMENTSOF(yaml_trues));
+	*ret = yaml_true(n->value);
 	return 0;
 }
 
@@ -1366,8 +1191,10 @@ static int read_workload(struct ctx *c, const struct ynode *root, const struct w
 	return spec->namespace ? 0 : fail_nomem(c);
 }
 
-static int read_document(struct ctx *c, const struct ynode *root)
+static int read_document(void *ctx, const struct ynode *root, size_t line)
 {
+	struct ctx *c = ctx;
+	(void)line;
 	if (!root || is_null(root))
 		return 0; /* an empty document, as between two "---" */
 	if (root->type != YN_MAP)
@@ -1394,49 +1221,10 @@ static int read_document(struct ctx *c, const struct ynode *root)
 	return read_workload(c, root, wk);
 }
 
-static int handle_event(struct ctx *c, struct tree *t, const yaml_event_t *ev, bool *done)
-{
-	struct ynode at = { .line = ev->start_mark.line + 1 };
-	switch (ev->type) {
-	case YAML_STREAM_END_EVENT:
-		*done = true;
-		return 0;
-	case YAML_DOCUMENT_START_EVENT:
-		tree_reset(t);
-		return 0;
-	case YAML_DOCUMENT_END_EVENT: {
-		int r = read_document(c, t->root);
-		tree_reset(t);
-		return r;
-	}
-	case YAML_ALIAS_EVENT:
-		/* Shared nodes would let a small text stand for a huge tree. */
-		return fail(c, &at, -EINVAL, "YAML aliases (*%.*s) are not supported", CLIP,
-			    (const char *)ev->data.alias.anchor);
-	case YAML_SCALAR_EVENT:
-		return tree_scalar(c, t, ev);
-	case YAML_SEQUENCE_START_EVENT:
-		return tree_open(c, t, YN_SEQ, ev);
-	case YAML_MAPPING_START_EVENT:
-		return tree_open(c, t, YN_MAP, ev);
-	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
-		if (t->depth > 0)
-			t->depth--;
-		return 0;
-	case YAML_NO_EVENT:
-	case YAML_STREAM_START_EVENT:
-		return 0;
-	}
-	return 0;
-}
-
 int podspec_parse(const char *data, size_t len, struct podspec **ret_spec, char *err, size_t err_size)
 {
+	static const struct yaml_tree_limits limits = { .max_depth = PODSPEC_MAX_DEPTH, .max_nodes = PODSPEC_MAX_NODES };
 	struct ctx c = { .err = err, .err_size = err_size };
-	struct tree tree = { 0 };
-	yaml_parser_t parser;
-	bool parser_ready = false;
 	int r;
 
 	if (err_size)
@@ -1456,24 +1244,13 @@ int podspec_parse(const char *data, size_t len, struct podspec **ret_spec, char 
 	}
 	c.spec->termination_grace_s = 30;
 	c.spec->ignored = arena_alloc(&c.spec->arena, PODSPEC_MAX_IGNORED * sizeof(char *));
-	if (!c.spec->ignored || !yaml_parser_initialize(&parser)) {
+	if (!c.spec->ignored) {
 		r = fail_nomem(&c);
 		goto out;
 	}
-	parser_ready = true;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)(data ? data : ""), len);
-
-	for (bool done = false; !done;) {
-		yaml_event_t ev;
-		if (!yaml_parser_parse(&parser, &ev)) {
-			r = yaml_failure(&c, &parser);
-			goto out;
-		}
-		r = handle_event(&c, &tree, &ev, &done);
-		yaml_event_delete(&ev);
-		if (r < 0)
-			goto out;
-	}
+	r = yaml_tree_parse(data, len, &limits, read_document, &c, err, err_size);
+	if (r < 0)
+		goto out;
 	if (!c.spec->kind) {
 		r = fail(&c, NULL, -EINVAL, "no Pod or workload (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job)");
 		goto out;
@@ -1482,9 +1259,6 @@ int podspec_parse(const char *data, size_t len, struct podspec **ret_spec, char 
 	c.spec = NULL;
 	r = 0;
 out:
-	if (parser_ready)
-		yaml_parser_delete(&parser);
-	tree_reset(&tree);
 	podspec_free(c.spec);
 	return r;
 }
