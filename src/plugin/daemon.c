@@ -60,6 +60,7 @@ struct daemon {
 	struct endpoint *endpoints[RESOURCES_MAX];
 	struct observe *observe; /* metrics, /healthz, pod labels, NFD labels */
 	bool serving; /* endpoints are started as they are built */
+	bool publish_due; /* an endpoint was built or the resources changed: publish even if the devices did not */
 
 	/* Fault events: written on DCMI's thread, read on the loop. */
 	pthread_mutex_t fault_lock;
@@ -435,6 +436,7 @@ static int ensure_endpoints(struct daemon *d, char *why, size_t why_size)
 		};
 		char problem[512];
 		int r = endpoint_new(&o, &d->endpoints[i], problem, sizeof(problem));
+		d->publish_due |= r == 0;
 		if (r == 0 && d->serving) {
 			r = endpoint_start(d->endpoints[i]);
 			if (r < 0) {
@@ -508,7 +510,11 @@ static void refresh(struct daemon *d, const char *reason)
 	} else {
 		d->logged_endpoint_error[0] = '\0';
 	}
-	publish(d, snap);
+	/* Views are built only when there is news for them; each endpoint also
+	 * drops a view equal to what it sent last. */
+	if (changed || !d->logged_once || d->publish_due)
+		publish(d, snap);
+	d->publish_due = false;
 	observe_node(d->observe, snap);
 	cdi_sync(d, snap);
 	d->logged_once = true;
@@ -631,6 +637,7 @@ static int apply_config(struct daemon *d, const char *what, struct config *next)
 	memcpy(old_endpoints, d->endpoints, sizeof(old_endpoints));
 	memset(d->endpoints, 0, sizeof(d->endpoints));
 	d->resources = c->resources;
+	d->publish_due = true;
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
 	add_vnpu_resources(d, snap);
 	npu_snapshot_unref(snap);
@@ -950,6 +957,7 @@ static int start_serving(struct daemon *d, char *why, size_t why_size)
 		return r;
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
 	publish(d, snap);
+	d->publish_due = false;
 	npu_snapshot_unref(snap);
 	for (size_t i = 0; i < d->resources.count; i++) {
 		r = endpoint_start(d->endpoints[i]);
