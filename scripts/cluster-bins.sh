@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds the upstream components the real-cluster tests run, from the Go
+# modules under tests/cluster/ (pinned in tests/cluster/versions.env), into a
+# cache outside the clone keyed by component version and Go version, so a
+# second run on the same machine builds nothing. Prints the cache directory
+# that holds the binaries (bin/) on its last line.
+#
+#   scripts/cluster-bins.sh            build what is missing
+#   scripts/cluster-bins.sh --dir      print the bin/ directory, building nothing
+#                                      (fails when something is not built yet)
+#   ASCEND_K8S_CACHE=DIR               cache root (default /var/cache/ascend-k8s)
+#
+# Kubernetes is built as upstream's hack/lib/golang.sh does: the control plane
+# and kubectl without cgo, the kubelet with it, and version-stamped the way
+# hack/lib/version.sh stamps a release, so `kubectl version` and the node's
+# kubeletVersion name the pinned release.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../tests/cluster/versions.env
+. "$here/tests/cluster/versions.env"
+cache_root=${ASCEND_K8S_CACHE:-/var/cache/ascend-k8s}
+command -v go >/dev/null || { echo "cluster-bins: no go on PATH: the cluster components are built with Go (1.26 or later)" >&2; exit 1; }
+gover=$(go env GOVERSION)
+keys=("kubernetes-$K8S_VERSION-$gover" "etcd-$ETCD_VERSION-$gover" "containerd-$CONTAINERD_VERSION-$gover")
+bin="$cache_root/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-containerd-$CONTAINERD_VERSION-$gover"
+if [ "${1-}" = --dir ]; then
+	for k in "${keys[@]}"; do
+		[ -f "$cache_root/$k/.complete" ] || { echo "cluster-bins: $k is not built (make cluster-bins)" >&2; exit 1; }
+	done
+	echo "$bin"
+	exit 0
+fi
+export GOFLAGS="-mod=readonly -trimpath"
+
+# Each component's binaries go to DIR.tmp first and are renamed to DIR only
+# when all of them built, so an interrupted build never looks complete.
+build_into() { # key, then a function that builds into $1
+	local dir="$cache_root/$1" fn=$2
+	if [ -f "$dir/.complete" ]; then
+		return 0
+	fi
+	local t0=$SECONDS
+	echo "cluster-bins: building $1" >&2
+	rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+	"$fn" "$dir.tmp"
+	echo "$((SECONDS - t0))" >"$dir.tmp/.build-seconds"
+	touch "$dir.tmp/.complete"
+	rm -rf "$dir" && mv "$dir.tmp" "$dir"
+	echo "cluster-bins: $1 built in $((SECONDS - t0)) s" >&2
+}
+
+build_k8s() {
+	local out=$1 minor=${K8S_VERSION#v1.}
+	minor=${minor%%.*}
+	local ld="-s -w" pkg
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ld+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+		ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+	done
+	cd "$here/tests/cluster/k8s"
+	CGO_ENABLED=0 go build -ldflags "$ld" -o "$out/" \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+	CGO_ENABLED=1 go build -ldflags "$ld" -o "$out/" k8s.io/kubernetes/cmd/kubelet
+}
+
+build_etcd() {
+	cd "$here/tests/cluster/etcd"
+	CGO_ENABLED=0 go build -ldflags "-s -w" -o "$1/etcd" go.etcd.io/etcd/server/v3
+}
+
+build_containerd() {
+	local ld="-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION"
+	cd "$here/tests/cluster/containerd"
+	# no_btrfs: the btrfs snapshotter needs libbtrfs headers and the nodes
+	# use overlayfs.
+	CGO_ENABLED=1 go build -tags no_btrfs -ldflags "$ld" -o "$1/" \
+		github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/ctr
+	CGO_ENABLED=0 go build -tags no_btrfs -ldflags "$ld" -o "$1/" \
+		github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+}
+
+build_into "${keys[0]}" build_k8s
+build_into "${keys[1]}" build_etcd
+build_into "${keys[2]}" build_containerd
+
+# One bin/ of links, so the tests put a single directory on PATH.
+mkdir -p "$bin"
+for d in "${keys[@]}"; do
+	for f in "$cache_root/$d"/*; do
+		ln -sfn "$f" "$bin/$(basename "$f")"
+	done
+done
+echo "$bin"
