@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo demo-containers bench fuzz image e2e clean
+.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench fuzz image e2e cluster-bins cluster cluster-down clean
 
 # ARCH=arm64 makes `make build` cross-compile for arm64 into $(ARM64_BUILD)
 # (see build-arm64); empty or the machine's own architecture builds natively.
@@ -24,9 +24,10 @@ deps:
 
 # The manifest tests also need kubectl, Node.js and their npm packages; the
 # image test umoci, skopeo and podman; the e2e walkthrough containerd, runc
-# and busybox; the observability test promtool (Debian's prometheus).
+# and busybox; the observability test promtool (Debian's prometheus); the
+# real cluster runc, CNI plugins, socat and openssl.
 test-deps:
-	@scripts/deps.sh manifests image image-run e2e metrics
+	@scripts/deps.sh manifests image image-run e2e metrics cluster
 
 ifeq ($(ARCH),arm64)
 build: build-arm64
@@ -75,44 +76,49 @@ test-arm64: build-native build-arm64
 	@echo "== arm64 round trip (qemu-user)"
 	@$(ARM64_RUN)
 
-# The guide's walkthrough on a simulated node with a real containerd + runc,
-# kubelet-sim running the shipped DaemonSet and examples through CRI
-# (tests/e2e/): first the node library's self-test, then kubelet-sim's pod
-# semantics (restarts, probes, env, volumes, ...), then the walkthrough, then
-# several resources from one plugin (per-family names, time-slicing, vNPUs,
-# a config reload) in the same containers.
-# Needs root (mknod, containerd); each skips without it.
-E2E_RUN = tests/e2e/test_node.sh $(BUILD) $(BUILD)/image/ascend-device-plugin.tar && \
-	 tests/e2e/test_pods.sh $(BUILD) && \
-	 tests/e2e/walkthrough.sh $(BUILD) && \
-	 tests/e2e/sharing.sh $(BUILD)
+# The guide on a real Kubernetes: upstream etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler and three kubelets with containerd 2,
+# built from their Go modules (tests/cluster/, cached outside the clone by
+# scripts/cluster-bins.sh), three simulated NPU nodes on this machine
+# (tests/cluster/cluster.sh), the DaemonSet and examples applied with kubectl
+# (tests/cluster/e2e.sh). Needs root; skips without it.
+cluster-bins:
+	@scripts/deps.sh cluster
+	@scripts/cluster-bins.sh >/dev/null
 
-e2e: image
-	@scripts/deps.sh e2e manifests
-	@echo "== e2e walkthrough (containerd + runc)"
+E2E_RUN = tests/cluster/e2e.sh $(BUILD)
+
+e2e: image cluster-bins
+	@scripts/deps.sh e2e cluster metrics
+	@echo "== e2e: the guide on a real Kubernetes (3 simulated NPU nodes)"
 	@$(E2E_RUN)
 
-# The same walkthrough for a person: every kubelet-sim line and command shown.
-demo-containers: image
-	@scripts/deps.sh e2e manifests
-	@tests/e2e/walkthrough.sh $(BUILD) --demo
+# The same cluster, left running for a person: prints the KUBECONFIG to export.
+cluster: image cluster-bins
+	@scripts/deps.sh e2e cluster
+	@tests/cluster/cluster.sh up $(BUILD)
+
+cluster-down:
+	@tests/cluster/cluster.sh down
 
 # The whole suite, the whole suite again under ASan+UBSan, then the unit and
-# integration suites under TSan, then the arm64 round trip and the e2e
-# walkthrough in real containers.
-test: test-deps build-native asan tsan-build build-arm64 image
+# integration suites under TSan, then the arm64 round trip and the guide on
+# a real Kubernetes. The suites run with the cluster's kubectl first on PATH.
+CLUSTER_PATH = PATH="$$(scripts/cluster-bins.sh --dir):$$PATH"
+
+test: test-deps build-native asan tsan-build build-arm64 image cluster-bins
 	@echo "== test suite (release build)"
-	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@$(CLUSTER_PATH) ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@echo "== test suite (ASan + UBSan)"
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
 	 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+	 $(CLUSTER_PATH) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 	@echo "== unit and integration suites (ThreadSanitizer)"
 	@$(TSAN_RUN)
 	@echo "== arm64 round trip (qemu-user)"
 	@$(ARM64_RUN)
-	@echo "== e2e walkthrough (containerd + runc)"
+	@echo "== e2e: the guide on a real Kubernetes (3 simulated NPU nodes)"
 	@$(E2E_RUN)
 
 # Only the release-build suite, for quick iterations.

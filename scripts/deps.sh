@@ -28,13 +28,20 @@ packages=(
 # and iproute2, util-linux and procps (ip, nsenter, pidwait) for the pods'
 # network and the teardown. `deps.sh metrics` adds Prometheus, whose promtool
 # the observability test runs on real scrapes (`promtool check metrics`; the
-# package also installs the server, which nothing starts here).
+# package also installs the server, which nothing starts here). `deps.sh
+# cluster` adds what tests/cluster/ runs a real Kubernetes with, besides the
+# components scripts/cluster-bins.sh builds with Go: runc, the CNI plugins
+# (bridge, host-local), socat (the host's way to the API server), openssl
+# (the cluster's certificates), curl, iproute2 and util-linux (network and
+# mount namespaces), and the test images' tools.
 manifests=false
 arm64=false
 for extra in "$@"; do
 	case "$extra" in
 	fuzz) packages+=(clang) ;;
 	metrics) packages+=(prometheus) ;;
+	cluster) packages+=(runc containernetworking-plugins socat openssl curl iproute2 util-linux inotify-tools jq procps
+		umoci skopeo busybox-static) ;;
 	image) packages+=(umoci skopeo jq binutils) ;;
 	image-run) packages+=(podman runc) ;;
 	e2e) packages+=(containerd runc umoci skopeo jq busybox-static containernetworking-plugins inotify-tools

@@ -35,6 +35,7 @@ E2E_NPU_MAJOR=1
 E2E_NPU_MINOR=3
 E2E_PAUSE_IMAGE=docker.io/local/pause:1
 E2E_BUSYBOX_IMAGE=docker.io/local/busybox:1
+E2E_INFERENCE_IMAGE=docker.io/local/inference:1
 E2E_CHIPS=8
 _e2e_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _e2e_root=$(cd "$_e2e_here/../.." && pwd)
@@ -281,7 +282,7 @@ EOF
 
 # ---- images --------------------------------------------------------------------
 
-images_build() { # OUT_DIR: builds OUT_DIR/pause.tar (docker.io/local/pause:1) and OUT_DIR/busybox.tar (docker.io/local/busybox:1), reproducibly
+images_build() { # OUT_DIR: builds OUT_DIR/pause.tar (docker.io/local/pause:1), OUT_DIR/busybox.tar (docker.io/local/busybox:1) and OUT_DIR/inference.tar (docker.io/local/inference:1), reproducibly
 	local out=${1:?images_build OUT_DIR} work epoch created arch rootless=() rc=0
 	for t in umoci skopeo jq; do
 		command -v $t >/dev/null || _e2e_err "no $t (scripts/deps.sh e2e)" || return
@@ -302,11 +303,14 @@ images_build() { # OUT_DIR: builds OUT_DIR/pause.tar (docker.io/local/pause:1) a
 	work=$(mktemp -d "$out/.images.XXXXXX") || return
 	_e2e_build_image "$work" "$epoch" "$created" "$arch" pause "$E2E_PAUSE_IMAGE" "${rootless[@]}" &&
 		_e2e_build_image "$work" "$epoch" "$created" "$arch" busybox "$E2E_BUSYBOX_IMAGE" "${rootless[@]}" &&
-		mv -f "$work/pause.tar" "$out/pause.tar" && mv -f "$work/busybox.tar" "$out/busybox.tar" || rc=1
+		_e2e_build_image "$work" "$epoch" "$created" "$arch" inference "$E2E_INFERENCE_IMAGE" "${rootless[@]}" &&
+		mv -f "$work/pause.tar" "$out/pause.tar" && mv -f "$work/busybox.tar" "$out/busybox.tar" &&
+		mv -f "$work/inference.tar" "$out/inference.tar" || rc=1
 	rm -rf "$work"
 	((rc == 0)) || return 1
 	echo "$out/pause.tar: $E2E_PAUSE_IMAGE"
 	echo "$out/busybox.tar: $E2E_BUSYBOX_IMAGE"
+	echo "$out/inference.tar: $E2E_INFERENCE_IMAGE"
 }
 
 _e2e_build_image() { # WORK EPOCH CREATED ARCH KIND NAME [--rootless]: WORK/KIND.tar
@@ -332,6 +336,12 @@ _e2e_build_image() { # WORK EPOCH CREATED ARCH KIND NAME [--rootless]: WORK/KIND
 			>"$rootfs/etc/passwd" &&
 			printf '%s\n' "root:x:0:" "nogroup:x:65534:" >"$rootfs/etc/group" || return
 		cfg=(--config.cmd /bin/sh)
+		if [ "$kind" = inference ]; then
+			# Stands in for the examples' my-inference:v1: answers GET
+			# /healthz on port 8080, as their probes expect.
+			install -d -m 0755 "$rootfs/www" && echo ok >"$rootfs/www/healthz" || return
+			cfg=(--config.cmd /bin/busybox --config.cmd httpd --config.cmd -f --config.cmd -p --config.cmd 8080 --config.cmd -h --config.cmd /www)
+		fi
 	fi
 	find "$rootfs" -exec touch -h -d "@$epoch" {} + || return
 	umoci repack --image "$oci:$kind" --history.created "$created" \

@@ -17,6 +17,7 @@
 #include "explain.h"
 #include "node.h"
 #include "options.h"
+#include "pods.h"
 #include "report.h"
 #include "versions.h"
 
@@ -28,6 +29,7 @@ static void usage(FILE *out)
 	      "                     [--nodes FILE] [--pods FILE] [--resource-name NAME] [--kubectl PATH] [--timeout D]\n"
 	      "       ascend-doctor [--json] versions [--soc-version SOC] [--toolkit-path DIR] [--host-root DIR]\n"
 	      "                     [--driver-path DIR] [--dcmi-lib PATH]\n"
+	      "       ascend-doctor [--json] pods [--pod-resources-socket PATH] [--resource-name NAME] [--timeout D]\n"
 	      "       ascend-doctor --help | --version\n"
 	      "\n"
 	      "Answers the three failure stories of Ascend NPU pods with a verdict and the fix:\n"
@@ -35,6 +37,7 @@ static void usage(FILE *out)
 	      "            (\"Device not found\", \"Permission denied\")\n"
 	      "  explain   why a pod stays Pending, node by node (\"Insufficient ascend.com/npu\")\n"
 	      "  versions  driver, firmware, CANN and the model's soc_version against each other\n"
+	      "  pods      which container holds which chip, from the kubelet's pod resources API\n"
 	      "\n"
 	      "Each check prints `OK|WARN|FAIL <check>: <found>` and, unless OK, `  fix: <what to do>`.\n"
 	      "Exit status: 0 all OK, 1 a WARN, 2 a FAIL, 3 a usage error.\n"
@@ -53,6 +56,9 @@ static void usage(FILE *out)
 	      "  --nodes FILE         `kubectl get nodes -o json`\n"
 	      "  --pods FILE          `kubectl get pods -A -o json`; POD is looked up in it without --pod\n"
 	      "  --kubectl PATH       the kubectl to run for what no file gives (default kubectl)\n"
+	      "  --pod-resources-socket PATH\n"
+	      "                       the kubelet's pod resources API (default\n"
+	      "                       /var/lib/kubelet/pod-resources/kubelet.sock)\n"
 	      "  --soc-version SOC    what the model was compiled for (atc --soc_version), e.g. Ascend910B3\n"
 	      "  --toolkit-path DIR   CANN's directory (default /usr/local/Ascend/ascend-toolkit/latest, then\n"
 	      "                       /usr/local/Ascend/cann, under --host-root)\n",
@@ -101,13 +107,14 @@ int main(int argc, char **argv)
 		.socket_dir = "/var/lib/kubelet/device-plugins",
 		.resource_name = "ascend.com/npu",
 		.kubectl = "kubectl",
+		.pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
 	};
 	const char *env_driver = getenv("ASCEND_DRIVER_PATH");
 	if (env_driver && env_driver[0])
 		o.driver_path = env_driver;
 	bool json = false;
 	enum { OPT_JSON = 256, OPT_HOST_ROOT, OPT_DRIVER, OPT_DEV, OPT_SOCKET, OPT_RESOURCE, OPT_DCMI, OPT_TIMEOUT,
-	       OPT_POD, OPT_NODES, OPT_PODS, OPT_KUBECTL, OPT_SOC, OPT_TOOLKIT, OPT_HELP, OPT_VERSION };
+	       OPT_POD, OPT_NODES, OPT_PODS, OPT_KUBECTL, OPT_SOC, OPT_TOOLKIT, OPT_PODRES, OPT_HELP, OPT_VERSION };
 	static const struct option long_options[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "host-root", required_argument, NULL, OPT_HOST_ROOT },
@@ -124,6 +131,7 @@ int main(int argc, char **argv)
 		{ "kubectl", required_argument, NULL, OPT_KUBECTL },
 		{ "soc-version", required_argument, NULL, OPT_SOC },
 		{ "toolkit-path", required_argument, NULL, OPT_TOOLKIT },
+		{ "pod-resources-socket", required_argument, NULL, OPT_PODRES },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -184,6 +192,9 @@ int main(int argc, char **argv)
 		case OPT_TOOLKIT:
 			o.toolkit_path = optarg;
 			break;
+		case OPT_PODRES:
+			o.pod_resources_socket = optarg;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -197,7 +208,8 @@ int main(int argc, char **argv)
 		}
 	}
 	const char *paths[][2] = { { "--host-root", o.host_root },   { "--driver-path", o.driver_path },
-				   { "--dev-dir", o.dev_dir },       { "--socket-dir", o.socket_dir } };
+				   { "--dev-dir", o.dev_dir },       { "--socket-dir", o.socket_dir },
+				   { "--pod-resources-socket", o.pod_resources_socket } };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		if (!absolute(paths[i][1])) {
 			char message[512];
@@ -206,7 +218,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return usage_error("%s", "no command: node, explain or versions");
+		return usage_error("%s", "no command: node, explain, versions or pods");
 	const char *command = argv[optind++];
 	const char *pod_arg = NULL;
 	if (strcmp(command, "explain") == 0 && optind < argc)
@@ -223,6 +235,8 @@ int main(int argc, char **argv)
 		r = node_run(&o, &report);
 	} else if (strcmp(command, "versions") == 0) {
 		r = versions_run(&o, &report);
+	} else if (strcmp(command, "pods") == 0) {
+		r = pods_run(&o, &report);
 	} else if (strcmp(command, "explain") == 0) {
 		r = explain_run(&o, pod_arg, &report, &doc, why, sizeof(why));
 		if (r == -EINVAL && !o.pod_file && !pod_arg) {
@@ -239,7 +253,7 @@ int main(int argc, char **argv)
 			return code;
 		}
 	} else {
-		return usage_error("unknown command '%s' (node, explain or versions)", command);
+		return usage_error("unknown command '%s' (node, explain, versions or pods)", command);
 	}
 	if (r < 0) {
 		fprintf(stderr, "ascend-doctor: %s\n", strerror(-r));

@@ -20,4 +20,6 @@ struct doctor_options {
 	const char *pod_file, *nodes_file, *pods_file;
 	const char *namespace;
 	const char *kubectl; /* the program to run ("kubectl") */
+	/* pods */
+	const char *pod_resources_socket; /* the kubelet's pod resources API */
 };

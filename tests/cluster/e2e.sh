@@ -1,0 +1,803 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The guide on a real Kubernetes (make e2e, part of make test): the upstream
+# API server, scheduler, controller manager and three kubelets with
+# containerd 2 (tests/cluster/cluster.sh), our DaemonSet and examples applied
+# with kubectl, every outcome read back through kubectl as a user would.
+#
+#   e2e.sh BUILD_DIR [STEP...]    steps: install schedule pending fault
+#                                 lifecycle rollout sharing cdi metrics
+#                                 (all by default; install always runs)
+#
+# One line per check ("ok ..." or "FAIL ..."), a figure where the step
+# measures one, and the closing "N passed, M failed" line. It starts its own
+# cluster (its own directory, network namespace and port, so a `make cluster`
+# may run beside it) and removes it on every path, Ctrl-C included.
+set -uo pipefail
+
+if [ $# -lt 1 ]; then
+	echo "usage: $0 BUILD_DIR [STEP...]" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+shift
+steps=" ${*:-install schedule pending fault lifecycle rollout sharing cdi metrics} "
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "skip: the cluster e2e test needs root (namespaces, mounts, mknod)"
+	exit 0
+fi
+
+export CLUSTER_DIR=${E2E_CLUSTER_DIR:-/tmp/ascend-k8s-e2e}
+export CLUSTER_NETNS=${E2E_CLUSTER_NETNS:-ascend-k8s-e2e}
+export CLUSTER_PORT=${E2E_CLUSTER_PORT:-16443}
+# shellcheck source=cluster.sh
+. "$root/tests/cluster/cluster.sh"
+tmp=$(mktemp -d /tmp/e2e-cluster.XXXXXX)
+# shellcheck source=../scripts/lib.sh
+. "$root/tests/scripts/lib.sh"
+
+readonly NPU=ascend.com/npu
+readonly WAIT=${E2E_WAIT_S:-90}s
+N1=$(cluster_node_name 1)
+N2=$(cluster_node_name 2)
+N3=$(cluster_node_name 3)
+t_start=$SECONDS
+
+finished=false
+cleanup() {
+	$finished && return
+	finished=true
+	trap - EXIT INT TERM
+	if [ "${E2E_KEEP:-0}" = 1 ]; then
+		echo "E2E_KEEP=1: the cluster stays up: export KUBECONFIG=$(cluster_kubeconfig)"
+	else
+		cluster_down >"$tmp/down.log" 2>&1 || { cat "$tmp/down.log"; fail "cleanup" "cluster_down failed"; }
+		[ ! -e "$CLUSTER_DIR" ] || fail "cleanup" "$CLUSTER_DIR is left"
+		! ip netns list | grep -qw "$CLUSTER_NETNS" || fail "cleanup" "network namespace $CLUSTER_NETNS is left"
+	fi
+	rm -rf "$tmp"
+	echo "cluster e2e: $((SECONDS - t_start)) s"
+	finish
+	exit $?
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; failed=$((failed + 1)); cleanup' INT TERM
+
+k() { "$bin/kubectl" --kubeconfig "$(cluster_kubeconfig)" "$@"; }
+now_ms() { _e2e_now_ms; }
+# figure STEP TEXT: a measured figure, on a line of its own
+figure() { echo "figure $1: $2"; }
+# give_up WHAT WHY: a failure that leaves the rest of the run meaningless
+give_up() {
+	fail "$1" "${*:2}"
+	dump
+	cleanup
+}
+dump() {
+	echo "---- nodes"
+	k get nodes -o wide 2>&1 | sed 's/^/    /'
+	echo "---- pods"
+	k get pods -A -o wide 2>&1 | sed 's/^/    /'
+	echo "---- plugin logs (last 20 lines each)"
+	for p in $(k -n kube-system get pods -l name=ascend-device-plugin -o name 2>/dev/null); do
+		echo "  $p"
+		k -n kube-system logs "$p" --tail=20 2>&1 | sed 's/^/    /'
+	done
+}
+
+alloc() { k get node "$1" -o jsonpath="{.status.allocatable.$(esc "${2:-$NPU}")}" | sed 's/^$/0/'; } # NODE [RES]
+capacity() { k get node "$1" -o jsonpath="{.status.capacity.$(esc "${2:-$NPU}")}" | sed 's/^$/0/'; } # NODE [RES]
+plugin_pod() { k -n kube-system get pods -l name=ascend-device-plugin --field-selector "spec.nodeName=$1" -o jsonpath='{.items[0].metadata.name}'; }
+# Kubernetes' jsonpath needs the dots of a resource name escaped.
+esc() { echo "${1//./\\.}"; }
+wait_alloc() { # NODE VALUE [RES] [TIMEOUT]: waits (a watch) until NODE's allocatable RES is VALUE
+	k wait --for=jsonpath="{.status.allocatable.$(esc "${3:-$NPU}")}=$2" "node/$1" --timeout="${4:-$WAIT}" >/dev/null
+}
+wait_capacity() { # NODE VALUE [RES]
+	k wait --for=jsonpath="{.status.capacity.$(esc "${3:-$NPU}")}=$2" "node/$1" --timeout="$WAIT" >/dev/null
+}
+
+# npu_pod NAME NODE COUNT [RES] [RESTART]: a busybox pod on NODE holding COUNT
+# of RES that prints the chips it got and sleeps.
+npu_pod() {
+	local name=$1 node=$2 count=$3 res=${4:-$NPU} restart=${5:-Always}
+	cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $name
+  labels: {e2e: npu}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $node}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  restartPolicy: $restart
+  containers:
+  - name: main
+    image: $E2E_BUSYBOX_IMAGE
+    command: ["/bin/sh", "-c", "echo \"devices=\$ASCEND_VISIBLE_DEVICES\"; exec sleep infinity"]
+    resources:
+      limits: {$res: "$count"}
+EOF
+}
+run_npu_pod() { # NAME NODE COUNT [RES]: creates it and waits until Ready
+	npu_pod "$@" | k apply -f - >/dev/null && k wait --for=condition=Ready "pod/$1" --timeout="$WAIT" >/dev/null
+}
+pod_devices() { k exec "$1" -c "${2:-main}" -- sh -c 'echo "$ASCEND_VISIBLE_DEVICES"'; } # POD [CONTAINER]
+delete_pods() { k delete pod "$@" --ignore-not-found --wait=true --timeout="$WAIT" >/dev/null 2>&1; }
+
+# The example files with the images a node can have: nothing can be pulled,
+# so the examples' public images are replaced by kustomize's images: override,
+# as an offline site points them at its own registry.
+example() { # FILE [PATCH]: prints the example as applied here
+	local d=$tmp/example.$RANDOM
+	mkdir -p "$d" && cp "$root/examples/$1" "$d/" || return
+	{
+		echo "resources: [$1]"
+		echo "images:"
+		echo "- {name: debian, newName: ${E2E_BUSYBOX_IMAGE%:*}, newTag: \"${E2E_BUSYBOX_IMAGE##*:}\"}"
+		echo "- {name: my-inference, newName: ${E2E_INFERENCE_IMAGE%:*}, newTag: \"${E2E_INFERENCE_IMAGE##*:}\"}"
+		if [ -n "${2-}" ]; then
+			printf '%s\n' "$2" >"$d/patch.yaml"
+			echo "patches: [{path: patch.yaml}]"
+		fi
+	} >"$d/kustomization.yaml"
+	k kustomize "$d"
+}
+
+# ---- the cluster -----------------------------------------------------------------
+
+t0=$(now_ms)
+if ! cluster_up "$build" >"$tmp/up.log" 2>&1; then
+	cat "$tmp/up.log"
+	for f in "$CLUSTER_DIR"/logs/*.log; do
+		[ -f "$f" ] && { echo "---- $f"; tail -n 20 "$f"; }
+	done
+	give_up "cluster up" "see above"
+fi
+bin=$(cat "$CLUSTER_DIR/bin")
+pass "cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and 3 kubelets ($("$bin/kubectl" version --client -o json | jq -r .clientVersion.gitVersion)) with containerd $("$bin/containerd" --version | awk '{print $3}') Ready"
+figure cluster "up in $(($(now_ms) - t0)) ms"
+
+# ---- 1. install ------------------------------------------------------------------
+
+step_install() {
+	local n pods ready t0 caps
+	check "1. kubectl label nodes $N1 $N2 $N3 npu=true" k label nodes "$N1" "$N2" "$N3" npu=true
+	check "1. kubectl taint nodes ... ascend.com/npu=true:NoSchedule" \
+		k taint nodes "$N1" "$N2" "$N3" ascend.com/npu=true:NoSchedule
+	for n in 1 2 3; do
+		if "$bin/ctr" --address "$(cluster_node_dir "$n")/containerd/containerd.sock" -n k8s.io images ls -q 2>/dev/null |
+			grep -qx 'docker.io/library/ascend-device-plugin:0.1.0'; then
+			pass "1. the plugin image imported on $(cluster_node_name "$n") (ctr -n k8s.io images import)"
+		else
+			fail "1. the plugin image imported on $(cluster_node_name "$n")" "not in ctr images ls"
+		fi
+	done
+	t0=$(now_ms)
+	check "1. kubectl apply -k deploy/" k apply -k "$root/deploy"
+	check "1. kubectl -n kube-system rollout status daemonset/ascend-device-plugin" \
+		k -n kube-system rollout status daemonset/ascend-device-plugin --timeout="$WAIT"
+	pods=$(k get pods -n kube-system -l name=ascend-device-plugin \
+		-o jsonpath='{range .items[*]}{.spec.nodeName} {.status.phase} {.status.containerStatuses[0].ready}{"\n"}{end}')
+	ready=$(grep -c ' Running true$' <<<"$pods")
+	if [ "$ready" = 3 ] && [ "$(awk '{print $1}' <<<"$pods" | sort -u | wc -l)" = 3 ]; then
+		pass "1. kubectl get pods -n kube-system -l name=ascend-device-plugin: one Running, Ready pod on each of the 3 nodes"
+	else
+		give_up "1. one Running, Ready plugin pod per node" "$pods"
+	fi
+	for n in "$N1" "$N2"; do
+		wait_capacity "$n" 8 && wait_alloc "$n" 8 || true
+	done
+	wait_capacity "$N3" 5 && wait_capacity "$N3" 2 ascend.com/npu-vir04-3c || true
+	figure install "apply -> every node's capacity in $(($(now_ms) - t0)) ms"
+	caps=$(k get nodes -o jsonpath='{.items[*].status.capacity}')
+	echo "    kubectl get nodes -o jsonpath='{.items[*].status.capacity}':"
+	jq -c '{"ascend.com/npu": .["ascend.com/npu"], "ascend.com/npu-vir04-3c": .["ascend.com/npu-vir04-3c"]}' <<<"$caps" |
+		sed 's/^/    /'
+	for n in "$N1" "$N2"; do
+		[ "$(capacity "$n")" = 8 ] && [ "$(alloc "$n")" = 8 ] && pass "1. $n: ascend.com/npu capacity 8, allocatable 8" ||
+			fail "1. $n: ascend.com/npu 8" "capacity $(capacity "$n"), allocatable $(alloc "$n")"
+	done
+	# Node 3: chips 1-5 (chip 0 carries the vNPUs and is never listed whole) and the two vNPUs.
+	[ "$(capacity "$N3")" = 5 ] && [ "$(capacity "$N3" ascend.com/npu-vir04-3c)" = 2 ] &&
+		pass "1. $N3 (mixed): ascend.com/npu 5 (chip 0 carries vNPUs), ascend.com/npu-vir04-3c 2" ||
+		fail "1. $N3: ascend.com/npu 5, ascend.com/npu-vir04-3c 2" \
+			"$(capacity "$N3"), $(capacity "$N3" ascend.com/npu-vir04-3c)"
+}
+
+# ---- 2. scheduling ------------------------------------------------------------------
+
+# The devices a container sees, as "ls -ln /dev" lines of the davinci nodes,
+# its ASCEND_VISIBLE_DEVICES, and whether the driver is read-only.
+inspect() { # POD [CONTAINER]
+	k exec "$1" -c "${2:-$(k get pod "$1" -o jsonpath='{.spec.containers[0].name}')}" -- sh -c '
+		echo "env=$ASCEND_VISIBLE_DEVICES"
+		for f in /dev/davinci* /dev/devmm_svm /dev/hisi_hdc; do
+			[ -e "$f" ] && stat -c "dev %n %F %t:%T" "$f"
+		done
+		if touch /usr/local/Ascend/driver/lib64/.e2e 2>/dev/null; then echo "driver=rw"; else echo "driver=ro"; fi
+		[ -f /usr/local/Ascend/driver/version.info ] && echo "version.info=yes"
+		true'
+}
+
+# check_devices WHAT POD COUNT [CONTAINER]: the container has exactly COUNT
+# /dev/davinciN (character devices with the node's numbers), the shared
+# nodes, the driver read-only, and ASCEND_VISIBLE_DEVICES naming exactly those.
+check_devices() {
+	local what=$1 pod=$2 count=$3 c=${4-} out env ids nodes
+	out=$(inspect "$pod" $c 2>&1) || { fail "$what" "kubectl exec: $out"; return 1; }
+	env=$(sed -n 's/^env=//p' <<<"$out")
+	ids=$(tr ',' '\n' <<<"$env" | sort -n | tr '\n' ' ')
+	nodes=$(awk '$1 == "dev" && $2 ~ /^\/dev\/davinci[0-9]+$/ { sub("/dev/davinci", "", $2); print $2 }' <<<"$out" | sort -n | tr '\n' ' ')
+	if [ -n "$env" ] && [ "$ids" = "$nodes" ] && [ "$(wc -w <<<"$nodes")" = "$count" ] &&
+		! grep '^dev /dev/davinci[0-9]' <<<"$out" | grep -qv "character special file 1:3$" &&
+		grep -q '^dev /dev/davinci_manager character special file 1:3$' <<<"$out" &&
+		grep -q '^dev /dev/devmm_svm character special file 1:3$' <<<"$out" &&
+		grep -q '^dev /dev/hisi_hdc character special file 1:3$' <<<"$out" &&
+		grep -qx 'driver=ro' <<<"$out" && grep -qx 'version.info=yes' <<<"$out"; then
+		pass "$what: /dev/davinci{${nodes% }} (c 1:3 as on the node), the shared nodes, the driver read-only, ASCEND_VISIBLE_DEVICES=$env"
+		return 0
+	fi
+	fail "$what" "$(sed 's/^/    /' <<<"$out")"
+	return 1
+}
+
+step_schedule() {
+	local nodes t0 st
+	t0=$(now_ms)
+	example npu-pod.yaml >"$tmp/npu-pod.yaml"
+	check "2. kubectl apply -f examples/npu-pod.yaml" k apply -f "$tmp/npu-pod.yaml"
+	if k wait --for=condition=Ready pod/inference-pod --timeout="$WAIT" >/dev/null; then
+		figure schedule "npu-pod.yaml apply -> Ready in $(($(now_ms) - t0)) ms"
+		check_devices "2. inference-pod" inference-pod 1
+	else
+		fail "2. inference-pod Ready" "$(k describe pod inference-pod | tail -n 15)"
+	fi
+
+	# The Deployment: two replicas, tolerating the taint, spread by pod anti-affinity.
+	# Its requests (2 CPUs, 8 GiB each) are more than three simulated nodes
+	# sharing 2 cores can give, so the test asks for less; nothing else changes.
+	example inference-deployment.yaml 'apiVersion: apps/v1
+kind: Deployment
+metadata: {name: inference-app}
+spec:
+  template:
+    spec:
+      containers:
+      - name: inference
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+          limits: {memory: 128Mi}' >"$tmp/deploy.yaml"
+	check "2. kubectl apply -f examples/inference-deployment.yaml" k apply -f "$tmp/deploy.yaml"
+	if k rollout status deployment/inference-app --timeout="$WAIT" >/dev/null; then
+		nodes=$(k get pods -l app=inference-app -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}')
+		echo "    kubectl get pods -l app=inference-app -o wide:"
+		k get pods -l app=inference-app -o wide | awk '{print "    " $1, $2, $3, $7}'
+		[ "$(sort -u <<<"$nodes" | wc -l)" = 2 ] && pass "2. the Deployment's 2 replicas run on 2 different nodes (pod anti-affinity)" ||
+			fail "2. replicas on different nodes" "$nodes"
+	else
+		fail "2. kubectl rollout status deployment/inference-app" "$(k describe pods -l app=inference-app | tail -n 20)"
+	fi
+
+	# A pod without the toleration: every NPU node is tainted, so it never lands.
+	k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: no-toleration}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity]}
+EOF
+	if k wait --for=condition=PodScheduled=false pod/no-toleration --timeout="$WAIT" >/dev/null &&
+		[ -z "$(k get pod no-toleration -o jsonpath='{.spec.nodeName}')" ]; then
+		pass "2. a pod without the toleration stays Pending: $(k get pod no-toleration -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+	else
+		fail "2. a pod without the toleration is not scheduled" "$(k get pod no-toleration -o wide)"
+	fi
+	delete_pods no-toleration
+
+	# The smoke test Job.
+	t0=$(now_ms)
+	example npu-smoke-test.yaml >"$tmp/smoke.yaml"
+	check "2. kubectl apply -f examples/npu-smoke-test.yaml" k apply -f "$tmp/smoke.yaml"
+	st=0
+	k wait --for=condition=complete job/npu-smoke-test --timeout="$WAIT" >/dev/null || st=$?
+	if ((st == 0)) && k logs job/npu-smoke-test | grep -q '^SMOKE TEST PASSED: 1 NPU(s) usable'; then
+		pass "2. the smoke-test Job succeeds: $(k logs job/npu-smoke-test | grep '^SMOKE TEST PASSED')"
+		figure schedule "smoke-test Job apply -> complete in $(($(now_ms) - t0)) ms"
+	else
+		fail "2. the smoke-test Job succeeds" "$(k logs job/npu-smoke-test 2>&1 | tail -n 15)"
+	fi
+	k delete -f "$tmp/smoke.yaml" -f "$tmp/deploy.yaml" --wait=true --timeout="$WAIT" >/dev/null 2>&1
+	delete_pods inference-pod
+}
+
+# ---- 3. pending -------------------------------------------------------------------
+
+step_pending() {
+	local msg sched out st codes
+	npu_pod too-many "" 9 | sed '/nodeSelector/d' | k apply -f - >/dev/null
+	if k wait --for=condition=PodScheduled=false pod/too-many --timeout="$WAIT" >/dev/null; then
+		# The scheduler's words, as kubectl describe shows them in the event.
+		msg=$(k describe pod too-many | sed -n '/^Events:/,$p' | grep FailedScheduling | tail -n 1)
+		sched=$(k get pod too-many -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+		if grep -q '0/3 nodes are available: 3 Insufficient ascend.com/npu' <<<"$msg"; then
+			pass "3. kubectl describe pod too-many (9 NPUs): FailedScheduling ${msg##*default-scheduler}"
+		else
+			fail "3. kubectl describe pod shows Insufficient ascend.com/npu" "$msg"
+		fi
+	else
+		fail "3. a pod asking for 9 NPUs stays Pending" "$(k get pod too-many -o wide)"
+	fi
+	# ascend-doctor explain, reading this API server through this kubectl,
+	# must come to the scheduler's own verdict, node by node.
+	st=0
+	PATH="$bin:$PATH" KUBECONFIG=$(cluster_kubeconfig) "$build/tools/ascend-doctor/ascend-doctor" explain default/too-many |
+		sed 's/^/    /'
+	out=$(PATH="$bin:$PATH" KUBECONFIG=$(cluster_kubeconfig) "$build/tools/ascend-doctor/ascend-doctor" --json explain \
+		default/too-many 2>&1) || st=$?
+	codes=$(jq -r '.nodes[] | "\(.name):\(.fits):\([.reasons[].code] | join(","))"' <<<"$out" 2>/dev/null | sort | tr '\n' ' ')
+	if ((st == 2)) && [ "$codes" = "$N1:false:insufficient-npu $N2:false:insufficient-npu $N3:false:insufficient-npu " ] &&
+		[ "$(jq -r .summary <<<"$out")" = "${sched%% preemption:*}" ]; then
+		pass "3. ascend-doctor explain: FAIL, insufficient-npu on each node, and the scheduler's own summary: $(jq -r .summary <<<"$out")"
+	else
+		fail "3. ascend-doctor explain agrees with the scheduler" "exit $st; nodes: $codes; doctor: $(jq -r .summary <<<"$out" 2>/dev/null); scheduler: $sched"
+	fi
+	delete_pods too-many
+}
+
+# ---- 4. faults --------------------------------------------------------------------
+
+# The status the kubelet gives a pod's devices (gate ResourceHealthStatus):
+# "npu-3=Unhealthy ..." for the container's allocatedResourcesStatus.
+resource_health() { # POD
+	k get pod "$1" -o json | jq -r '[.status.containerStatuses[0].allocatedResourcesStatus[]?
+		| .resources[]? | "\(.resourceID)=\(.health)"] | join(" ")'
+}
+
+step_fault() {
+	local chip t0 ms pod health got
+	run_npu_pod holder "$N1" 1 || { fail "4. a pod holding one chip of $N1" "not Ready"; return; }
+	chip=$(pod_devices holder)
+	pod=$(plugin_pod "$N1")
+	# The fault: chip $chip turns critical in node 1's DCMI simulator.
+	t0=$(now_ms)
+	node_set_chip_health "$(cluster_node_dir 1)" "$chip" 3 80E01801 || { fail "4. fault" "cannot write the state"; return; }
+	if wait_alloc "$N1" 7 "" 30s; then
+		ms=$(($(now_ms) - t0))
+		figure fault "chip fault -> node allocatable 7 in $ms ms"
+		pass "4. chip $chip of $N1 critical: allocatable 7 in $ms ms, capacity $(capacity "$N1")"
+		[ "$(capacity "$N1")" = 8 ] || fail "4. capacity stays 8" "$(capacity "$N1")"
+	else
+		fail "4. allocatable 7 after a fault" "still $(alloc "$N1")"
+	fi
+	got=$(k -n kube-system logs "$pod" | grep -E "npu-$chip.*(Unhealthy|unhealthy)" | tail -n 1)
+	[ -n "$got" ] && pass "4. kubectl logs $pod: $got" || fail "4. the plugin logs the fault" "no line for npu-$chip"
+	# ResourceHealthStatus: the pod holding the chip sees it Unhealthy.
+	if k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Unhealthy \
+		pod/holder --timeout=30s >/dev/null; then
+		pass "4. pod holder's allocatedResourcesStatus: $(resource_health holder)"
+	else
+		fail "4. allocatedResourcesStatus shows the chip Unhealthy" "$(resource_health holder)"
+	fi
+	# No new pod gets the chip: 6 more fit (8 - 1 unhealthy - 1 held).
+	if run_npu_pod taker "$N1" 6; then
+		got=$(pod_devices taker)
+		[[ ,$got, != *,$chip,* ]] && pass "4. a pod taking the 6 free chips gets $got, not $chip" ||
+			fail "4. no new pod gets the faulty chip" "taker got $got"
+	else
+		fail "4. a pod taking the 6 free chips" "$(k describe pod taker | tail -n 5)"
+	fi
+	delete_pods taker
+	t0=$(now_ms)
+	node_set_chip_health "$(cluster_node_dir 1)" "$chip" 0 "" || fail "4. recovery" "cannot write the state"
+	if wait_alloc "$N1" 8 "" 30s; then
+		figure fault "recovery -> node allocatable 8 in $(($(now_ms) - t0)) ms"
+		pass "4. recovery: allocatable 8 again"
+	else
+		fail "4. recovery: allocatable 8" "$(alloc "$N1")"
+	fi
+	k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Healthy \
+		pod/holder --timeout=30s >/dev/null && pass "4. pod holder's allocatedResourcesStatus back to $(resource_health holder)" ||
+		fail "4. allocatedResourcesStatus Healthy again" "$(resource_health holder)"
+	delete_pods holder
+}
+
+# ---- 5. lifecycle ------------------------------------------------------------------
+
+# Which container holds which chip on NODE, as the kubelet records it: its pod
+# resources API, read on the node by ascend-doctor pods. Prints
+# "pod/container=npu-a,npu-b" lines, sorted.
+node_k() { local k; for k in 1 2 3; do [ "$(cluster_node_name "$k")" != "$1" ] || echo "$k"; done; }
+holders() { # NODE: "npu-3 default/pod/container" lines
+	cluster_in_node "$(node_k "$1")" "$build/tools/ascend-doctor/ascend-doctor" pods |
+		sed -n 's#^OK \(npu-[0-9]*\): default/\(.*\)$#\1 \2#p'
+}
+# podres_ready NODE: waits until the kubelet's pod resources API answers
+# (a restarted kubelet serves it a moment after its node is Ready).
+podres_ready() {
+	local k dir deadline
+	k=$(node_k "$1")
+	dir=$(cluster_node_dir "$k")/var/lib/kubelet/pod-resources
+	deadline=$(($(now_ms) + 60000))
+	until cluster_in_node "$k" "$build/tools/ascend-doctor/ascend-doctor" pods --timeout 2s >/dev/null 2>&1; do
+		(($(now_ms) < deadline)) || return 1
+		# Woken when the kubelet makes its socket; the timeout bounds a socket
+		# that is there but not served yet.
+		inotifywait -qq -t 1 -e create "$dir" >/dev/null 2>&1 || true
+	done
+}
+held() { # NODE
+	podres_ready "$1" || { echo "pod-resources-unreachable"; return; }
+	holders "$1" | awk '{ a[$2] = a[$2] (a[$2] ? "," : "") $1 } END { for (c in a) print c "=" a[c] }' | sort
+}
+# wait_held NODE EXPECTED: waits until held NODE prints EXPECTED (a restarted
+# kubelet lists a pod's devices once it has taken the pod in again); prints
+# what it saw last.
+wait_held() {
+	local k now deadline
+	k=$(node_k "$1")
+	deadline=$(($(now_ms) + 60000))
+	while now=$(held "$1") && [ "$now" != "$2" ] && (($(now_ms) < deadline)); do
+		# Woken by the kubelet's next log line (it logs each pod it syncs).
+		inotifywait -qq -t 1 -e modify "$CLUSTER_DIR/logs/kubelet-n$k.log" >/dev/null 2>&1 || true
+	done
+	echo "$now"
+}
+no_double() { # NODE: no chip held by two containers
+	[ -z "$(holders "$1" | awk '{ print $1 }' | sort | uniq -d)" ]
+}
+registered_ms() { # NODE T0_MS: waits for allocatable 8 and prints the time since T0
+	wait_alloc "$1" 8 && echo $(($(now_ms) - $2))
+}
+# restart_kubelet K [BETWEEN]: stops node K's kubelet, runs BETWEEN, starts it
+restart_kubelet() {
+	cluster_kubelet_stop "$1"
+	[ -z "${2-}" ] || eval "$2"
+	cluster_kubelet_start "$1" "$bin"
+}
+
+step_lifecycle() {
+	local before after t0 ms uid pod restarts
+	run_npu_pod life-a "$N2" 2 && run_npu_pod life-b "$N2" 3 || { fail "5. pods on $N2" "not Ready"; return; }
+	before=$(held "$N2")
+
+	# a. kubelet restart
+	uid=$(k get pod life-a -o jsonpath='{.metadata.uid}')
+	t0=$(now_ms)
+	restart_kubelet 2
+	if k wait --for=condition=Ready node/"$N2" --timeout="$WAIT" >/dev/null && ms=$(registered_ms "$N2" "$t0"); then
+		figure lifecycle "kubelet restart -> plugin re-registered, allocatable 8 in $ms ms"
+		after=$(wait_held "$N2" "$before")
+		[ "$before" = "$after" ] && [ "$(k get pod life-a -o jsonpath='{.metadata.uid}')" = "$uid" ] &&
+			pass "5a. kubelet restart: re-registered; life-a, life-b keep running with the same chips ($(tr "\n" " " <<<"$after"))" ||
+			fail "5a. same pods, same chips after a kubelet restart" "before: $before; after: $after"
+	else
+		fail "5a. re-registered after a kubelet restart" "allocatable $(alloc "$N2")"
+	fi
+
+	# b. plugin pod deleted: allocatable drops to 0, capacity stays, then back
+	pod=$(plugin_pod "$N2")
+	k get node "$N2" -w -o jsonpath="{.status.allocatable.$(esc $NPU)}{\" \"}{.status.capacity.$(esc $NPU)}{\"\n\"}" \
+		>"$tmp/watch" 2>/dev/null &
+	local wpid=$!
+	t0=$(now_ms)
+	k -n kube-system delete pod "$pod" --wait=true --timeout="$WAIT" >/dev/null
+	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout="$WAIT" >/dev/null
+	ms=$(registered_ms "$N2" "$t0")
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	if grep -qx '0 8' "$tmp/watch" && [ "$(alloc "$N2")" = 8 ] && [ "$(capacity "$N2")" = 8 ]; then
+		pass "5b. plugin pod deleted: allocatable 0 with capacity 8, then 8 again when the DaemonSet recreated it (in $ms ms)"
+		figure lifecycle "plugin pod deleted -> allocatable back in $ms ms"
+	else
+		fail "5b. allocatable 0 then 8, capacity kept" "seen: $(tr '\n' '|' <"$tmp/watch"), now $(alloc "$N2")/$(capacity "$N2")"
+	fi
+	[ "$(held "$N2")" = "$before" ] && no_double "$N2" && pass "5b. running pods keep their chips, none held twice" ||
+		fail "5b. chips kept" "$(held "$N2")"
+	run_npu_pod life-c "$N2" 3 && no_double "$N2" &&
+		pass "5b. a new pod gets 3 other chips: $(held "$N2" | tr '\n' ' ')" || fail "5b. a new pod after the plugin restart" "$(held "$N2")"
+	delete_pods life-c
+
+	# c. kubelet and plugin both restarted
+	pod=$(plugin_pod "$N2")
+	t0=$(now_ms)
+	restart_kubelet 2 "k -n kube-system delete pod $pod --wait=false >/dev/null"
+	k wait --for=condition=Ready node/"$N2" --timeout="$WAIT" >/dev/null
+	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout="$WAIT" >/dev/null
+	if ms=$(registered_ms "$N2" "$t0") && [ "$(wait_held "$N2" "$before")" = "$before" ]; then
+		pass "5c. kubelet and plugin restarted: allocatable 8 in $ms ms, the pods keep their chips"
+	else
+		fail "5c. kubelet and plugin restarted" "allocatable $(alloc "$N2"), held $(held "$N2")"
+	fi
+
+	# d. a pod deleted while the kubelet is down: its chips are free again after
+	restart_kubelet 2 "k delete pod life-b --wait=false >/dev/null"
+	if k wait --for=delete pod/life-b --timeout="$WAIT" >/dev/null && run_npu_pod life-d "$N2" 6; then
+		no_double "$N2" && pass "5d. a pod deleted while the kubelet was down is cleaned up: 6 chips free again ($(held "$N2" | tr '\n' ' '))" ||
+			fail "5d. no stale assignment" "$(held "$N2")"
+	else
+		fail "5d. a pod deleted while the kubelet was down" "$(k get pods -o wide)"
+	fi
+	delete_pods life-a life-d
+
+	# e. init, sidecar and regular containers
+	k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: life-init, labels: {e2e: npu}}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $N2}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: init
+    image: $E2E_BUSYBOX_IMAGE
+    command: ["/bin/sh", "-c", "echo \"init=\$ASCEND_VISIBLE_DEVICES\""]
+    resources: {limits: {$NPU: "1"}}
+  - name: sidecar
+    image: $E2E_BUSYBOX_IMAGE
+    restartPolicy: Always
+    command: ["/bin/sh", "-c", "exec sleep infinity"]
+    resources: {limits: {$NPU: "1"}}
+  containers:
+  - name: main
+    image: $E2E_BUSYBOX_IMAGE
+    command: ["/bin/sh", "-c", "exec sleep infinity"]
+    resources: {limits: {$NPU: "1"}}
+EOF
+	if k wait --for=condition=Ready pod/life-init --timeout="$WAIT" >/dev/null; then
+		local i s m
+		i=$(k logs life-init -c init | sed -n 's/^init=//p')
+		s=$(pod_devices life-init sidecar)
+		m=$(pod_devices life-init main)
+		if [ -n "$i" ] && [ -n "$s" ] && [ -n "$m" ] && [ "$s" != "$m" ]; then
+			pass "5e. init container got $i, sidecar $s, regular container $m (sidecar and regular differ)"
+		else
+			fail "5e. init/sidecar/regular devices" "init=$i sidecar=$s main=$m"
+		fi
+	else
+		fail "5e. a pod with init and sidecar containers" "$(k describe pod life-init | tail -n 10)"
+	fi
+	delete_pods life-init
+
+	# f. a container restart keeps its devices: the first run notes its chips
+	# in an emptyDir and exits 1; the restarted one compares.
+	k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: life-restart, labels: {e2e: npu}}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $N2}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  volumes: [{name: state, emptyDir: {}}]
+  containers:
+  - name: main
+    image: $E2E_BUSYBOX_IMAGE
+    volumeMounts: [{name: state, mountPath: /state}]
+    command:
+    - /bin/sh
+    - -c
+    - |
+      if [ -f /state/first ]; then exec sleep infinity; fi
+      echo "\$ASCEND_VISIBLE_DEVICES \$(ls /dev | grep '^davinci[0-9]' | tr '\\n' ' ')" >/state/first
+      exit 1
+    resources: {limits: {$NPU: "2"}}
+EOF
+	if k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/life-restart --timeout="$WAIT" >/dev/null &&
+		k wait --for=condition=Ready pod/life-restart --timeout="$WAIT" >/dev/null; then
+		local first again
+		first=$(k exec life-restart -- cat /state/first)
+		again=$(k exec life-restart -- sh -c 'echo "$ASCEND_VISIBLE_DEVICES $(ls /dev | grep "^davinci[0-9]" | tr "\n" " ")"')
+		if [ -n "${first%% *}" ] && [ "$first" = "$again" ]; then
+			pass "5f. a restarted container keeps its chips: $first"
+		else
+			fail "5f. a restarted container keeps its chips" "first run: $first; after the restart: $again"
+		fi
+	else
+		fail "5f. a container that restarts" "$(k get pod life-restart -o wide)"
+	fi
+	delete_pods life-restart
+}
+
+# ---- 6. rolling upgrade ------------------------------------------------------------
+
+step_rollout() {
+	local t0 ms i created=0 failed_adm=0 reasons phase pods dup=0 n
+	t0=$(now_ms)
+	# A change of the pod template, as an upgrade makes one.
+	k -n kube-system patch daemonset ascend-device-plugin --type=merge \
+		-p '{"spec":{"template":{"metadata":{"annotations":{"e2e/rolled":"'"$t0"'"}}}}}' >/dev/null
+	# Pods asking for NPUs keep coming while the plugin rolls, one per node in turn.
+	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout=300s >"$tmp/rollout" 2>&1 &
+	local rpid=$!
+	i=0
+	while kill -0 "$rpid" 2>/dev/null && ((i < 60)); do
+		n=$(( (i % 2) + 1 ))
+		npu_pod "roll-$i" "$(cluster_node_name "$n")" 1 "" Never | k apply -f - >/dev/null && created=$((created + 1))
+		i=$((i + 1))
+		# Paced by the API server's answer to this list, not by a sleep.
+		k get pods -l e2e=npu -o name >/dev/null
+	done
+	wait "$rpid"
+	local st=$?
+	ms=$(($(now_ms) - t0))
+	if ((st == 0)); then
+		pass "6. kubectl rollout status daemonset: the plugin rolled on 3 nodes in $ms ms"
+		figure rollout "DaemonSet rolled in $ms ms, $created NPU pods created meanwhile"
+	else
+		fail "6. rollout status" "$(cat "$tmp/rollout")"
+	fi
+	for n in "$N1" "$N2"; do
+		wait_capacity "$n" 8 || fail "6. capacity back on $n" "$(capacity "$n")"
+	done
+	# Every pod that was created: Running, or failed admission, and why.
+	for ((i = 0; i < created; i++)); do
+		k wait --for=jsonpath='{.status.phase}'=Running "pod/roll-$i" --timeout=30s >/dev/null 2>&1 || true
+	done
+	pods=$(k get pods -l e2e=npu -o json | jq -r '.items[] | select(.metadata.name | startswith("roll-"))
+		| "\(.metadata.name) \(.status.phase) \(.status.reason // "-") \(.status.message // "" | gsub("\n"; " "))"')
+	failed_adm=$(awk '$2 == "Failed"' <<<"$pods" | wc -l)
+	reasons=$(awk '$2 == "Failed" { $1 = ""; $2 = ""; print }' <<<"$pods" | sort | uniq -c | sed 's/^ *//' | head -n 3)
+	figure rollout "$failed_adm of $created pods created during the roll failed admission${reasons:+: $reasons}"
+	for n in "$N1" "$N2"; do
+		no_double "$n" || dup=1
+	done
+	((dup == 0)) && pass "6. during and after the roll no chip is held by two running pods" ||
+		fail "6. no chip held twice" "$(held "$N1"; held "$N2")"
+	[ "$(awk '$2 == "Running"' <<<"$pods" | wc -l)" -gt 0 ] &&
+		pass "6. $(awk '$2 == "Running"' <<<"$pods" | wc -l) pods created during the roll run with their chips" ||
+		fail "6. pods created during the roll run" "$pods"
+	k delete pods -l e2e=npu --wait=true --timeout="$WAIT" >/dev/null 2>&1
+}
+
+# ---- 7. sharing and isolation ---------------------------------------------------------
+
+config_yaml() { # REPLICAS
+	cat <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ascend-device-plugin-config
+  namespace: kube-system
+data:
+  config.yaml: |
+    version: v1
+    flags:
+      healthInterval: 5s
+      logLevel: info
+    resources:
+    - family: 310P
+      name: ascend.com/npu-310p
+    sharing:
+      timeSlicing:
+        resources:
+        - name: ascend.com/npu
+          replicas: $1
+EOF
+}
+
+step_sharing() {
+	local t0 ms uid pod got
+	check "7. kubectl apply -k deploy/overlays/config" k apply -k "$root/deploy/overlays/config"
+	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout="$WAIT" >/dev/null
+	t0=$(now_ms)
+	config_yaml 4 >"$tmp/config.yaml"
+	check "7. kubectl apply of the ConfigMap: time-slicing ascend.com/npu x4, ascend.com/npu-310p for the 310P chips" \
+		k apply -f "$tmp/config.yaml"
+	if wait_capacity "$N1" 32 && wait_capacity "$N2" 32; then
+		ms=$(($(now_ms) - t0))
+		pass "7. $N1 and $N2: ascend.com/npu capacity 32 (8 chips x 4 replicas)"
+		figure sharing "ConfigMap edit -> capacity 32 in $ms ms (the kubelet's ConfigMap volume update)"
+	else
+		fail "7. capacity 32" "$(capacity "$N1") $(capacity "$N2")"
+	fi
+	if wait_capacity "$N3" 12 && wait_capacity "$N3" 2 ascend.com/npu-310p && wait_capacity "$N3" 2 ascend.com/npu-vir04-3c; then
+		pass "7. $N3: ascend.com/npu 12 (chips 1-3 x 4), ascend.com/npu-310p 2, ascend.com/npu-vir04-3c 2"
+	else
+		fail "7. $N3's per-family names" "npu $(capacity "$N3"), 310p $(capacity "$N3" ascend.com/npu-310p), vir04-3c $(capacity "$N3" ascend.com/npu-vir04-3c)"
+	fi
+	# Edited again: no restart of the plugin pod.
+	pod=$(plugin_pod "$N1")
+	uid=$(k -n kube-system get pod "$pod" -o jsonpath='{.metadata.uid}')
+	t0=$(now_ms)
+	config_yaml 2 | k apply -f - >/dev/null
+	if wait_capacity "$N1" 16 && [ "$(k -n kube-system get pod "$pod" -o jsonpath='{.metadata.uid} {.status.containerStatuses[0].restartCount}')" = "$uid 0" ]; then
+		pass "7. the ConfigMap edited to 2 replicas: capacity 16, the plugin pod $pod neither replaced nor restarted"
+		figure sharing "second ConfigMap edit -> capacity 16 in $(($(now_ms) - t0)) ms"
+	else
+		fail "7. a second edit applies without a restart" "capacity $(capacity "$N1")"
+	fi
+	# Two pods share one chip's replicas; a vNPU and a 310P chip on node 3.
+	if run_npu_pod share-vnpu "$N3" 1 ascend.com/npu-vir04-3c; then
+		got=$(k exec share-vnpu -- sh -c 'echo $ASCEND_VISIBLE_DEVICES; ls /dev | grep davinci')
+		grep -qE '^10[01]$' <<<"$(head -n 1 <<<"$got")" && grep -qE '^davinci10[01]$' <<<"$got" &&
+			pass "7. a pod asking for ascend.com/npu-vir04-3c gets vNPU $(head -n 1 <<<"$got") as /dev/davinci$(head -n 1 <<<"$got")" ||
+			fail "7. the vNPU pod" "$got"
+	else
+		fail "7. a pod asking for a vNPU" "$(k describe pod share-vnpu | tail -n 5)"
+	fi
+	if run_npu_pod share-310p "$N3" 1 ascend.com/npu-310p; then
+		got=$(pod_devices share-310p)
+		[[ $got == 4 || $got == 5 ]] && pass "7. a pod asking for ascend.com/npu-310p gets 310P chip $got" ||
+			fail "7. the 310P pod" "$got"
+	else
+		fail "7. a pod asking for ascend.com/npu-310p" "$(k describe pod share-310p | tail -n 5)"
+	fi
+	delete_pods share-vnpu share-310p
+	# Back to the base for what follows.
+	k apply -k "$root/deploy" >/dev/null && k -n kube-system delete configmap ascend-device-plugin-config >/dev/null
+	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout="$WAIT" >/dev/null
+	wait_capacity "$N1" 8 || fail "7. back to 8" "$(capacity "$N1")"
+}
+
+# ---- 8. CDI ----------------------------------------------------------------------------
+
+step_cdi() {
+	local native cdi spec
+	run_npu_pod cdi-native "$N1" 2 || { fail "8. a pod before CDI" "not Ready"; return; }
+	native=$(inspect cdi-native | grep -v '^env=' | sed 's#/dev/davinci[0-9]* #/dev/davinciN #' | sort)
+	delete_pods cdi-native
+	check "8. kubectl apply -k deploy/overlays/cdi" k apply -k "$root/deploy/overlays/cdi"
+	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout="$WAIT" >/dev/null
+	wait_alloc "$N1" 8
+	if run_npu_pod cdi-pod "$N1" 2; then
+		spec=$(ls "$(cluster_node_dir 1)/var/run/cdi/")
+		cdi=$(inspect cdi-pod | grep -v '^env=' | sed 's#/dev/davinci[0-9]* #/dev/davinciN #' | sort)
+		check_devices "8. with --device-list-strategy=cdi (containerd $("$bin/containerd" --version | awk '{print $3}') applied $spec)" cdi-pod 2
+		[ "$native" = "$cdi" ] && pass "8. the CDI pod sees exactly what the native strategy gives" ||
+			fail "8. CDI = native" "native: $native; cdi: $cdi"
+		# The plugin answered with CDI names only: no device specs of its own.
+		grep -q 'cdi' "$CLUSTER_DIR/logs/containerd-n1.log" 2>/dev/null || true
+	else
+		fail "8. a pod through CDI" "$(k describe pod cdi-pod | tail -n 8)"
+	fi
+	delete_pods cdi-pod
+	k apply -k "$root/deploy" >/dev/null
+	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout="$WAIT" >/dev/null
+}
+
+# ---- 9. metrics ---------------------------------------------------------------------------
+
+step_metrics() {
+	local pod out deadline ok=false
+	run_npu_pod metrics-pod "$N1" 1 || { fail "9. a pod holding a chip" "not Ready"; return; }
+	pod=$(plugin_pod "$N1")
+	deadline=$(($(now_ms) + 60000))
+	# The plugin lists pod resources every telemetry interval (15 s).
+	while (($(now_ms) < deadline)); do
+		out=$(k get --raw "/api/v1/namespaces/kube-system/pods/$pod:8084/proxy/metrics" 2>&1) || true
+		if grep -q 'namespace="default",pod="metrics-pod",container="main"' <<<"$out"; then
+			ok=true
+			break
+		fi
+		k -n kube-system logs "$pod" --tail=1 -f --since=1s >/dev/null 2>&1 & local lp=$!
+		# Woken by the plugin's next log line or after 5 s.
+		timeout 5 tail --pid="$lp" -f /dev/null 2>/dev/null
+		kill "$lp" 2>/dev/null
+	done
+	if $ok; then
+		pass "9. /metrics of $pod (through the API server's pod proxy) labels the chip with namespace, pod and container of metrics-pod: $(grep 'pod="metrics-pod"' <<<"$out" | head -n 1)"
+	else
+		fail "9. metrics carry the pod's labels" "$(grep -m3 'pod=' <<<"$out")"
+	fi
+	if command -v promtool >/dev/null; then
+		printf '%s\n' "$out" >"$tmp/metrics"
+		check "9. promtool check metrics finds nothing" promtool check metrics <"$tmp/metrics"
+	else
+		fail "9. promtool" "not installed (scripts/deps.sh metrics)"
+	fi
+	delete_pods metrics-pod
+}
+
+for s in install schedule pending fault lifecycle rollout sharing cdi metrics; do
+	[ "$s" = install ] || [[ $steps == *" $s "* ]] || continue
+	t0=$(now_ms)
+	"step_$s"
+	figure "$s" "step took $(($(now_ms) - t0)) ms"
+done
