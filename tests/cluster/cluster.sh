@@ -558,6 +558,25 @@ cluster_up() {
 	echo "$((SECONDS - t0))" >"$CLUSTER_DIR/up-seconds"
 }
 
+# cluster_rss_kb: the resident memory of the whole cluster, in KiB: every
+# process it started, the shims and every container under them. Shared pages
+# count once per process, so this overstates a little.
+cluster_rss_kb() {
+	local f pid pids=() kb total=0
+	for f in "$CLUSTER_DIR"/pids/*; do
+		[ -f "$f" ] && read -r pid _ <"$f" && pids+=("$pid")
+	done
+	# shellcheck disable=SC2207
+	pids+=($(_e2e_pids_naming "$CLUSTER_DIR/nodes/"))
+	# shellcheck disable=SC2207
+	pids+=($(_e2e_descendants "${pids[@]}"))
+	for pid in $(printf '%s\n' "${pids[@]}" | sort -u); do
+		kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || continue
+		total=$((total + ${kb:-0}))
+	done
+	echo "$total"
+}
+
 # cluster_down: stops everything, by PID, and removes what it made. Idempotent.
 cluster_down() {
 	local k f rc=0 d

@@ -50,6 +50,11 @@ cleanup() {
 	$finished && return
 	finished=true
 	trap - EXIT INT TERM
+	if [ -n "${rss_pid-}" ]; then
+		kill "$rss_pid" 2>/dev/null
+		wait "$rss_pid" 2>/dev/null
+		figure memory "peak resident memory of the cluster (control plane, 3 kubelets and containerds, plugins, pods): $(($(sort -n "$tmp/rss" | tail -n 1) / 1024)) MiB"
+	fi
 	if [ "${E2E_KEEP:-0}" = 1 ]; then
 		echo "E2E_KEEP=1: the cluster stays up: export KUBECONFIG=$(cluster_kubeconfig)"
 	else
@@ -158,6 +163,14 @@ if ! cluster_up "$build" >"$tmp/up.log" 2>&1; then
 	give_up "cluster up" "see above"
 fi
 bin=$(cat "$CLUSTER_DIR/bin")
+# The cluster's memory, sampled every 2 s for the peak figure.
+(
+	while [ -d "$CLUSTER_DIR" ]; do
+		cluster_rss_kb
+		sleep 2
+	done
+) >"$tmp/rss" 2>/dev/null &
+rss_pid=$!
 pass "cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and 3 kubelets ($("$bin/kubectl" version --client -o json | jq -r .clientVersion.gitVersion)) with containerd $("$bin/containerd" --version | awk '{print $3}') Ready"
 figure cluster "up in $(($(now_ms) - t0)) ms"
 
