@@ -23,9 +23,9 @@ deps:
 	@scripts/deps.sh
 
 # The manifest tests also need kubectl, Node.js and their npm packages; the
-# image test umoci, skopeo and podman; the e2e walkthrough containerd, runc
-# and busybox; the observability test promtool (Debian's prometheus); the
-# real cluster runc, CNI plugins, socat and openssl.
+# image test umoci, skopeo and podman; the test images busybox, umoci and
+# skopeo; the observability test promtool (Debian's prometheus); the real
+# cluster runc, CNI plugins, socat and openssl.
 test-deps:
 	@scripts/deps.sh manifests image image-run e2e metrics cluster
 

@@ -21,12 +21,9 @@ packages=(
 # builds the container image with (scripts/image.sh): umoci, skopeo and jq;
 # `deps.sh image-run` adds podman and runc, which tests/scripts/test_image.sh
 # runs the image with (podman's default crun cannot run on hosts with hybrid
-# cgroups). `deps.sh e2e` adds what tests/e2e/node.sh runs a simulated node
-# with: containerd (with its CRI plugin) and runc, umoci, skopeo and jq to
-# build the test images from busybox-static, containernetworking-plugins for
-# CNI's loopback, inotify-tools (inotifywait) to wait for containerd's socket,
-# and iproute2, util-linux and procps (ip, nsenter, pidwait) for the pods'
-# network and the teardown. `deps.sh metrics` adds Prometheus, whose promtool
+# cgroups). `deps.sh e2e` adds busybox-static, umoci, skopeo and jq, from
+# which the cluster's test images (tests/cluster/node.sh) and
+# test_cdi_podman.sh's container are made. `deps.sh metrics` adds Prometheus, whose promtool
 # the observability test runs on real scrapes (`promtool check metrics`; the
 # package also installs the server, which nothing starts here). `deps.sh
 # cluster` adds what tests/cluster/ runs a real Kubernetes with, besides the
@@ -44,8 +41,7 @@ for extra in "$@"; do
 		umoci skopeo busybox-static) ;;
 	image) packages+=(umoci skopeo jq binutils) ;;
 	image-run) packages+=(podman runc) ;;
-	e2e) packages+=(containerd runc umoci skopeo jq busybox-static containernetworking-plugins inotify-tools
-		iproute2 util-linux procps) ;;
+	e2e) packages+=(umoci skopeo jq busybox-static) ;;
 	manifests)
 		manifests=true
 		command -v kubectl >/dev/null || packages+=(kubernetes-client)

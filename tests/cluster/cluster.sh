@@ -32,7 +32,7 @@
 #   enforceNodeAllocatable: []) and with failCgroupV1: false (since 1.35 it
 #   refuses cgroup v1 otherwise).
 # - Images: nothing is pulled. The pause and busybox test images are built
-#   from busybox-static (tests/e2e/node.sh) and, with the plugin's image
+#   from busybox-static (tests/cluster/node.sh) and, with the plugin's image
 #   (make image's tar, as the guide's `docker load`), imported into each node
 #   with `ctr -n k8s.io images import`.
 #
@@ -54,8 +54,8 @@ CLUSTER_NODE_DIRS=(/dev /var/lib/kubelet /usr/local/Ascend /etc/cdi /var/run/cdi
 
 _cl_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _cl_root=$(cd "$_cl_here/../.." && pwd)
-# shellcheck source=../e2e/node.sh
-. "$_cl_root/tests/e2e/node.sh"
+# shellcheck source=node.sh
+. "$_cl_root/tests/cluster/node.sh"
 
 _cl_err() { echo "cluster: $*" >&2; return 1; }
 _cl_log() { echo "cluster: $*" >&2; }

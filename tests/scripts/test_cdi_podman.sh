@@ -37,8 +37,8 @@ fi
 
 # shellcheck disable=SC2034 # used by sim.sh
 WAIT_S=30 node=$tmp
-# shellcheck source=tests/e2e/sim.sh
-. "$here/../e2e/sim.sh"
+# shellcheck source=tests/scripts/sim.sh
+. "$here/sim.sh"
 
 vendor=cdi-test-$$-$RANDOM.ascend.com
 kind=$vendor/npu

@@ -195,6 +195,8 @@ for my $file (@files) {
 	if (@logs) {
 		my @nomatch;
 		for my $l (@logs) {
+			# `kubectl logs --prefix` puts [pod/NAME/CONTAINER] before each line.
+			$l =~ s{^\[pod/[^/\]]+/[^/\]]+\] }{};
 			if ($l !~ /^\S+Z (error|warn|info|debug)\s+(.*)$/) { push @nomatch, "not a log line: $l"; next; }
 			my ($level, $msg) = ($1, $2);
 			push @nomatch, "no $level log call prints: $msg" unless grep { $msg =~ $_ } @{ $formats{$level} || [] };

@@ -13,7 +13,6 @@
 #include "deviceplugin.pb-c.h"
 #include "follower.h"
 #include "output.h"
-#include "pods.h"
 #include "registration.h"
 
 #define OPTIONS_TIMEOUT_MS 10000
@@ -457,82 +456,6 @@ static void cmd_allocate_none(struct sim *sim, char **args)
 	cmd_allocate_raw(sim, 0, NULL);
 }
 
-/* The pod commands need a container runtime. */
-static struct pods *need_pods(struct sim *sim)
-{
-	if (!sim->pods)
-		out_error("no container runtime: start kubelet-sim with --container-runtime-endpoint");
-	return sim->pods;
-}
-
-static void cmd_run(struct sim *sim, char **args)
-{
-	if (need_pods(sim))
-		pods_run(sim->pods, args[0]);
-}
-
-static void cmd_delete(struct sim *sim, char **args)
-{
-	int64_t grace = -1;
-	if (args[1]) {
-		uint32_t s;
-		if (parse_u32(args[1], 10, 3600, &s) < 0) {
-			out_error("usage: delete POD [GRACE_SECONDS] (0..3600)");
-			return;
-		}
-		grace = s;
-	}
-	if (need_pods(sim))
-		pods_delete(sim->pods, args[0], grace);
-}
-
-static void cmd_pods(struct sim *sim, char **args)
-{
-	(void)args;
-	if (need_pods(sim))
-		pods_list(sim->pods);
-}
-
-static void cmd_logs(struct sim *sim, char **args)
-{
-	if (need_pods(sim))
-		pods_logs(sim->pods, args[0], args[1]);
-}
-
-static void cmd_probe(struct sim *sim, char **args)
-{
-	if (need_pods(sim))
-		pods_probe(sim->pods, args[0], args[1], args[2]);
-}
-
-static void cmd_runtime(struct sim *sim, char **args)
-{
-	(void)args;
-	if (need_pods(sim))
-		pods_runtime_version(sim->pods);
-}
-
-/* `exec POD CONTAINER COMMAND...`: the rest of the line, as written, is run
- * with /bin/sh -c, so that it may hold quotes and several words. */
-static void cmd_exec(struct sim *sim, char *rest)
-{
-	char *words[2];
-	for (size_t i = 0; i < 2; i++) {
-		rest += strspn(rest, " \t\r");
-		words[i] = rest;
-		rest += strcspn(rest, " \t\r");
-		if (*rest != '\0')
-			*rest++ = '\0';
-	}
-	rest += strspn(rest, " \t\r");
-	if (words[0][0] == '\0' || words[1][0] == '\0' || rest[0] == '\0') {
-		out_error("usage: exec POD CONTAINER COMMAND...");
-		return;
-	}
-	if (need_pods(sim))
-		pods_exec(sim->pods, words[0], words[1], rest);
-}
-
 struct command {
 	const char *name;
 	size_t min_args, max_args; /* words after the command's name */
@@ -551,12 +474,6 @@ static const struct command commands[] = {
 	{ "use", 1, 1, "use RESOURCE", cmd_use },
 	{ "restart", 0, 0, "restart", cmd_restart },
 	{ "end-stream", 0, 0, "end-stream", cmd_end_stream },
-	{ "run", 1, 1, "run FILE.yaml", cmd_run },
-	{ "delete", 1, 2, "delete POD [GRACE_SECONDS]", cmd_delete },
-	{ "pods", 0, 0, "pods", cmd_pods },
-	{ "logs", 2, 2, "logs POD CONTAINER", cmd_logs },
-	{ "probe", 3, 3, "probe POD CONTAINER liveness|readiness", cmd_probe },
-	{ "runtime", 0, 0, "runtime", cmd_runtime },
 	{ "quit", 0, 0, "quit", NULL },
 };
 
@@ -564,11 +481,6 @@ void commands_run(struct sim *sim, char *line, bool *ret_quit)
 {
 	char *argv[MAX_ARGS + 1] = { 0 };
 	size_t argc = 0;
-	const char *start = line + strspn(line, " \t\r");
-	if (strncmp(start, "exec", 4) == 0 && (start[4] == ' ' || start[4] == '\t')) {
-		cmd_exec(sim, line + (start - line) + 5);
-		return;
-	}
 	if (split_words(line, argv, MAX_ARGS, &argc) < 0) {
 		out_error("too many words");
 		return;

@@ -3,8 +3,8 @@
  * docs/kubelet-sim.md): allocations like the kubelet's device manager
  * (`allocate N`, with GetPreferredAllocation when advertised) and raw ones for
  * tests (`allocate-ids`, `allocate-none`, `allocate-many`), `release`,
- * `options`, `list`, `restart`, `end-stream` and `quit`. They run on the main
- * thread; RPCs are made without holding sim->lock. */
+ * `options`, `list`, `use`, `restart`, `end-stream` and `quit`. They run on
+ * the main thread; RPCs are made without holding sim->lock. */
 #pragma once
 
 #include <stdbool.h>

@@ -292,24 +292,13 @@ void devmgr_write_checkpoint(struct sim *sim)
 		log_warn("cannot write the checkpoint in %s: %s", sim->dir, strerror(-r));
 }
 
-unsigned long devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
-			    const struct gc_result *raw)
+void devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
+		   const struct gc_result *raw)
 {
-	unsigned long serial = 0;
 	pthread_mutex_lock(&sim->lock);
-	int r = sim_resource_add_allocation(sim, res, ids, n_ids, raw->body, raw->len, &serial);
+	int r = sim_resource_add_allocation(sim, res, ids, n_ids, raw->body, raw->len);
 	pthread_mutex_unlock(&sim->lock);
 	if (r < 0)
 		log_warn("cannot remember the allocation: %s", strerror(-r));
 	devmgr_write_checkpoint(sim);
-	return serial;
-}
-
-void devmgr_release(struct sim *sim, struct sim_resource *res, unsigned long serial)
-{
-	pthread_mutex_lock(&sim->lock);
-	size_t n = sim_resource_release_serial(res, serial);
-	pthread_mutex_unlock(&sim->lock);
-	if (n > 0)
-		devmgr_write_checkpoint(sim);
 }

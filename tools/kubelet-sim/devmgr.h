@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The kubelet device manager's allocation for one container, shared by the
- * `allocate` command and the pods kubelet-sim runs: pick the devices (healthy
+/* The kubelet device manager's allocation for one container, as the
+ * `allocate` command makes it: pick the devices (healthy
  * and not allocated, in natural ID order, GetPreferredAllocation first when
  * the plugin advertises it, then fill up like the kubelet), call Allocate,
  * and remember the allocation (with the checkpoint). RPCs run without
@@ -45,15 +45,10 @@ void devmgr_pick_clear(struct devmgr_pick *pick);
 int devmgr_allocate(struct sim_plugin *plugin, size_t n_containers, char **ids, size_t n_ids,
 		    V1beta1__AllocateResponse **ret_resp, struct gc_result *ret_raw, struct devmgr_error *err);
 
-/* Remembers a successful allocation of res and writes the checkpoint.
- * Returns the allocation's serial, for devmgr_release, or 0 when it could
- * not be remembered (logged: kubelet-sim is the top level). */
-unsigned long devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
-			    const struct gc_result *raw);
+/* Remembers a successful allocation of res and writes the checkpoint. A
+ * failure is logged, not returned: kubelet-sim is the top level. */
+void devmgr_record(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
+		   const struct gc_result *raw);
 
 /* Writes the checkpoint now (logged when it cannot). */
 void devmgr_write_checkpoint(struct sim *sim);
-
-/* Forgets the allocation serial of res (a pod that ended) and writes the
- * checkpoint. */
-void devmgr_release(struct sim *sim, struct sim_resource *res, unsigned long serial);

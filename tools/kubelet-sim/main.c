@@ -21,7 +21,6 @@
 #include "commands.h"
 #include "output.h"
 #include "podresources.h"
-#include "pods.h"
 #include "registration.h"
 #include "sim.h"
 
@@ -29,37 +28,22 @@ struct options {
 	const char *dir;
 	bool timestamps;
 	enum log_level log_level;
-	struct pods_options pods; /* pods run only with a runtime endpoint */
-	const char *pod_log_dir;
 	const char *pod_resources_socket;
 };
 
-/* The kubelet's PLEG relists every second; so does kubelet-sim by default. */
-#define RELIST_DEFAULT_MS 1000
-
 static void usage(FILE *f)
 {
-	fputs("Usage: kubelet-sim --dir DIR [--container-runtime-endpoint SOCKET [--node-root DIR]\n"
-	      "                   [--pod-log-dir DIR] [--image-alias IMAGE=IMAGE]... [--relist-period D]]\n"
-	      "                   [--pod-resources-socket PATH] [--timestamps] [--log-level LEVEL] [--help]\n"
+	fputs("Usage: kubelet-sim --dir DIR [--pod-resources-socket PATH] [--timestamps]\n"
+	      "                   [--log-level LEVEL] [--help]\n"
 	      "\n"
 	      "Simulates the kubelet's device manager for device plugin tests: serves\n"
 	      "Registration on DIR/kubelet.sock, follows registered plugins, and reads\n"
 	      "commands on stdin (allocate N, allocate-ids, allocate-none, allocate-many,\n"
-	      "release, options, list, restart, end-stream, quit), printing one event per\n"
-	      "line on stdout. With a container runtime (CRI) it also runs pods from YAML\n"
-	      "like a kubelet (run, delete, pods, logs, exec, probe, runtime).\n"
+	      "release, options, list, use, restart, end-stream, quit), printing one event\n"
+	      "per line on stdout. It runs no pods: the real kubelet is the reference.\n"
 	      "See docs/kubelet-sim.md.\n"
 	      "\n"
 	      "  --dir DIR          the device-plugins directory (created if missing)\n"
-	      "  --container-runtime-endpoint SOCKET\n"
-	      "                     the CRI socket of containerd (path or unix://path)\n"
-	      "  --node-root DIR    host paths of pods and Allocate answers are under DIR\n"
-	      "                     (a simulated node); default: the real /\n"
-	      "  --pod-log-dir DIR  container logs (default NODE_ROOT/var/log/pods)\n"
-	      "  --image-alias FROM=TO\n"
-	      "                     run image TO where a pod names FROM (nothing is pulled)\n"
-	      "  --relist-period D  how often containers and probes are checked (default 1s)\n"
 	      "  --pod-resources-socket PATH\n"
 	      "                     serve the pod resources API (v1 List) there\n"
 	      "  --timestamps       prefix every stdout line with ts=<CLOCK_MONOTONIC us>\n"
@@ -87,68 +71,38 @@ static bool is_option(const char *arg, size_t name_len, const char *name)
 }
 
 /* Sets one option that takes a value. */
-static int set_value(struct options *o, const char *name, char *value)
+static int set_value(struct options *o, const char *name, const char *value)
 {
-	if (strcmp(name, "--dir") == 0 || strcmp(name, "--node-root") == 0 || strcmp(name, "--pod-log-dir") == 0 ||
-	    strcmp(name, "--container-runtime-endpoint") == 0 || strcmp(name, "--pod-resources-socket") == 0) {
-		if (value[0] == '\0')
-			return bad_usage("option %s needs a non-empty value", name);
-		/* The runtime resolves these paths too, from its own directory. */
-		if ((strcmp(name, "--node-root") == 0 || strcmp(name, "--pod-log-dir") == 0 ||
-		     strcmp(name, "--pod-resources-socket") == 0) &&
-		    value[0] != '/')
-			return bad_usage("option %s needs an absolute path, not '%s'", name, value);
-		if (strcmp(name, "--dir") == 0)
-			o->dir = value;
-		else if (strcmp(name, "--node-root") == 0)
-			o->pods.node_root = value;
-		else if (strcmp(name, "--pod-log-dir") == 0)
-			o->pod_log_dir = value;
-		else if (strcmp(name, "--pod-resources-socket") == 0)
-			o->pod_resources_socket = value;
-		else
-			o->pods.runtime_endpoint = value;
-		return 0;
-	}
 	if (strcmp(name, "--log-level") == 0) {
 		if (log_level_parse(value, &o->log_level) < 0)
 			return bad_usage("bad --log-level '%s' (error, warn, info or debug)", value);
 		return 0;
 	}
-	if (strcmp(name, "--relist-period") == 0) {
-		if (parse_duration_ms(value, &o->pods.relist_ms) < 0 || o->pods.relist_ms < 10 ||
-		    o->pods.relist_ms > 60000)
-			return bad_usage("bad --relist-period '%s' (10ms to 1m)", value);
+	/* --dir, --pod-resources-socket */
+	if (value[0] == '\0')
+		return bad_usage("option %s needs a non-empty value", name);
+	if (strcmp(name, "--dir") == 0) {
+		o->dir = value;
 		return 0;
 	}
-	/* --image-alias */
-	char *eq = strchr(value, '=');
-	if (!eq || eq == value || eq[1] == '\0')
-		return bad_usage("bad --image-alias '%s' (FROM=TO)", value);
-	if (o->pods.n_aliases == PODS_MAX_ALIASES)
-		return bad_usage("at most %d --image-alias options", PODS_MAX_ALIASES);
-	/* Split in place: argv strings are ours to change. */
-	*eq = '\0';
-	o->pods.alias_from[o->pods.n_aliases] = value;
-	o->pods.alias_to[o->pods.n_aliases] = eq + 1;
-	o->pods.n_aliases++;
+	if (value[0] != '/')
+		return bad_usage("option %s needs an absolute path, not '%s'", name, value);
+	o->pod_resources_socket = value;
 	return 0;
 }
 
 /* Returns 0, 1 for --help, or -EINVAL after printing why and the usage. */
 static int parse_options(int argc, char **argv, struct options *ret_options)
 {
-	static const char *const valued[] = { "--dir",		"--log-level",	 "--container-runtime-endpoint",
-					      "--node-root",	"--pod-log-dir", "--image-alias",
-					      "--relist-period", "--pod-resources-socket" };
-	struct options o = { .log_level = LOG_LEVEL_INFO, .pods.relist_ms = RELIST_DEFAULT_MS };
+	static const char *const valued[] = { "--dir", "--log-level", "--pod-resources-socket" };
+	struct options o = { .log_level = LOG_LEVEL_INFO };
 	for (int i = 1; i < argc; i++) {
-		char *arg = argv[i];
+		const char *arg = argv[i];
 		if (strncmp(arg, "--", 2) != 0)
 			return bad_usage("unexpected argument '%s'", arg);
-		char *eq = strchr(arg, '=');
+		const char *eq = strchr(arg, '=');
 		size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-		char *value = eq ? eq + 1 : NULL;
+		const char *value = eq ? eq + 1 : NULL;
 
 		if (is_option(arg, name_len, "--help")) {
 			if (value)
@@ -179,10 +133,6 @@ static int parse_options(int argc, char **argv, struct options *ret_options)
 	}
 	if (!o.dir)
 		return bad_usage("--dir is required");
-	if (!o.pods.runtime_endpoint &&
-	    (o.pods.node_root || o.pod_log_dir || o.pods.n_aliases || o.pods.relist_ms != RELIST_DEFAULT_MS))
-		return bad_usage("--node-root, --pod-log-dir, --image-alias and --relist-period need "
-				 "--container-runtime-endpoint");
 	*ret_options = o;
 	return 0;
 }
@@ -232,15 +182,13 @@ static void run_loop(struct sim *sim, int signal_fd)
 	static char buf[COMMAND_LINE_MAX + 1];
 	size_t len = 0;
 	bool skipping = false;
-	struct pollfd fds[3] = {
+	struct pollfd fds[2] = {
 		{ .fd = STDIN_FILENO, .events = POLLIN },
 		{ .fd = signal_fd, .events = POLLIN },
-		{ .fd = sim->pods ? pods_timer_fd(sim->pods) : -1, .events = POLLIN },
 	};
 	for (;;) {
-		/* Nothing times out here: the loop reacts to input, signals and
-		 * the pods' relist timer. */
-		if (poll(fds, 3, -1) < 0) {
+		/* Nothing times out here: the loop reacts to input and signals. */
+		if (poll(fds, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %s", strerror(errno));
@@ -252,45 +200,11 @@ static void run_loop(struct sim *sim, int signal_fd)
 				log_info("got signal %u, exiting", info.ssi_signo);
 			return;
 		}
-		if (fds[2].revents & POLLIN)
-			pods_tick(sim->pods);
 		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (read_commands(sim, buf, &len, &skipping) != 0)
 				return;
 		}
 	}
-}
-
-/* Connects to the container runtime and checks that it answers, as a kubelet
- * does at start. Returns 0 or a negative errno (logged). */
-static int start_pods(struct sim *sim, struct options *opts, char *log_dir, size_t size)
-{
-	int r = 0;
-	if (opts->pod_log_dir)
-		r = str_copy(log_dir, size, opts->pod_log_dir);
-	else
-		r = str_printf(log_dir, size, "%s/var/log/pods", opts->pods.node_root ? opts->pods.node_root : "");
-	if (r < 0) {
-		log_error("the pod log directory is too long");
-		return r;
-	}
-	opts->pods.log_dir = log_dir;
-	r = pods_new(sim, &opts->pods, &sim->pods);
-	if (r < 0) {
-		log_error("cannot use the container runtime at %s: %s", opts->pods.runtime_endpoint, strerror(-r));
-		return r;
-	}
-	struct cri_version v;
-	struct cri_status status;
-	r = pods_check_runtime(sim->pods, &v, &status);
-	if (r < 0) {
-		log_error("the container runtime at %s does not answer: %s", opts->pods.runtime_endpoint,
-			  status.message);
-		return r;
-	}
-	log_info("container runtime %s %s (CRI %s) at %s", v.runtime_name, v.runtime_version, v.runtime_api_version,
-		 opts->pods.runtime_endpoint);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -329,12 +243,6 @@ int main(int argc, char **argv)
 	struct sigaction ignore = { .sa_handler = SIG_IGN };
 	sigaction(SIGPIPE, &ignore, NULL);
 
-	char log_dir[SIM_PATH_MAX];
-	if (opts.pods.runtime_endpoint) {
-		r = start_pods(&sim, &opts, log_dir, sizeof(log_dir));
-		if (r < 0)
-			goto out;
-	}
 	r = kubelet_start(&sim);
 	if (r < 0)
 		goto out;
@@ -355,10 +263,6 @@ int main(int argc, char **argv)
 	r = 0;
 
 out:
-	/* Pods go first, while their plugin still serves: a kubelet that
-	 * stops its pods lets them end cleanly. */
-	pods_free(sim.pods);
-	sim.pods = NULL;
 	podresources_stop(&sim);
 	kubelet_stop(&sim, "kubelet-sim exiting");
 	/* gRPC unlinks kubelet.sock when it stops listening; make sure of it. */

@@ -10,8 +10,8 @@
 #include "podresources.pb-c.h"
 #include "podresources_api.h"
 
-/* One pod of the answer: a pod per allocation (every holder names its own
- * pod), with its one container and that container's devices. */
+/* One pod of the answer: a pod per allocation, with its one container and
+ * that container's devices. */
 struct entry {
 	V1__PodResources pod;
 	V1__ContainerResources ctr;
@@ -68,10 +68,9 @@ static void list(void *ctx, const uint8_t *req, size_t len, struct gs_reply *rep
 			v1__container_devices__init(&e->devs);
 			snprintf(e->name, sizeof(e->name), "kubelet-sim-pod-%lu", a->serial);
 			snprintf(e->ctr_name, sizeof(e->ctr_name), "container-%lu", a->serial);
-			e->pod.name = a->pod_name[0] ? (char *)(uintptr_t)a->pod_name : e->name;
-			e->pod.namespace_ = a->pod_namespace[0] ? (char *)(uintptr_t)a->pod_namespace
-									: (char *)(uintptr_t) "default";
-			e->ctr.name = a->container[0] ? (char *)(uintptr_t)a->container : e->ctr_name;
+			e->pod.name = e->name;
+			e->pod.namespace_ = (char *)(uintptr_t) "default";
+			e->ctr.name = e->ctr_name;
 			e->devs.resource_name = res->name;
 			e->devs.device_ids = a->ids;
 			e->devs.n_device_ids = a->n_ids;

@@ -4,9 +4,8 @@
  * allocations, GetAllocatableResources with every device of every followed
  * resource; Get is not served (UNIMPLEMENTED). An allocation made with
  * `allocate` belongs to pod "kubelet-sim-pod-<serial>" in namespace
- * "default", container "container-<serial>" (the names of the checkpoint);
- * one of a pod run through CRI to that pod and container. Handlers take
- * sim->lock. */
+ * "default", container "container-<serial>" (the names of the checkpoint).
+ * Handlers take sim->lock. */
 #pragma once
 
 #include "sim.h"

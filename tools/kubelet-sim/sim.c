@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/parse.h"
@@ -161,7 +160,7 @@ bool sim_resource_is_allocated(const struct sim_resource *res, const char *id)
 }
 
 int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
-				const uint8_t *response, size_t response_len, unsigned long *ret_serial)
+				const uint8_t *response, size_t response_len)
 {
 	struct sim_allocation alloc = { 0 };
 	struct sim_allocation *allocs = realloc(res->allocs, (res->n_allocs + 1) * sizeof(*allocs));
@@ -183,26 +182,11 @@ int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char 
 	alloc.response_len = response_len;
 	alloc.serial = sim->next_serial++;
 	res->allocs[res->n_allocs++] = alloc;
-	if (ret_serial)
-		*ret_serial = alloc.serial;
 	return 0;
 
 fail:
 	allocation_clear(&alloc);
 	return -ENOMEM;
-}
-
-void sim_resource_set_holder(struct sim_resource *res, unsigned long serial, const char *pod_namespace,
-			     const char *pod_name, const char *container)
-{
-	for (size_t i = 0; i < res->n_allocs; i++) {
-		struct sim_allocation *a = &res->allocs[i];
-		if (a->serial != serial)
-			continue;
-		snprintf(a->pod_namespace, sizeof(a->pod_namespace), "%s", pod_namespace);
-		snprintf(a->pod_name, sizeof(a->pod_name), "%s", pod_name);
-		snprintf(a->container, sizeof(a->container), "%s", container);
-	}
 }
 
 static bool in_list(char *const *ids, size_t n, const char *id)
@@ -239,20 +223,6 @@ size_t sim_resource_release(struct sim_resource *res, char *const *ids, size_t n
 	}
 	res->n_allocs = kept_allocs;
 	return count;
-}
-
-size_t sim_resource_release_serial(struct sim_resource *res, unsigned long serial)
-{
-	for (size_t i = 0; i < res->n_allocs; i++) {
-		if (res->allocs[i].serial != serial)
-			continue;
-		size_t n = res->allocs[i].n_ids;
-		allocation_clear(&res->allocs[i]);
-		memmove(&res->allocs[i], &res->allocs[i + 1], (res->n_allocs - i - 1) * sizeof(res->allocs[0]));
-		res->n_allocs--;
-		return n;
-	}
-	return 0;
 }
 
 void sim_devices_free(struct sim_device *devices, size_t n)

@@ -35,7 +35,6 @@
 #define SIM_DEVICE_NUMA_MAX 8
 
 struct follower;
-struct pods;
 struct out_line;
 
 /* One registered plugin endpoint. Reference counted so that commands can run
@@ -65,11 +64,6 @@ struct sim_allocation {
 	size_t n_ids;
 	uint8_t *response; /* packed AllocateResponse, kept for the checkpoint */
 	size_t response_len;
-	/* The pod and container holding it, for the pod resources API; empty
-	 * for `allocate`, whose holder is named after the serial. */
-	char pod_namespace[64];
-	char pod_name[254];
-	char container[64];
 };
 
 struct sim_resource {
@@ -94,9 +88,6 @@ struct sim {
 
 	/* The kubelet.sock server; started and stopped by the main thread only. */
 	struct gs_server *server;
-	/* The pods run through CRI (pods.h); NULL without a container
-	 * runtime. Main thread only. */
-	struct pods *pods;
 	/* The pod resources API server (podresources.h); NULL when not asked for. */
 	struct gs_server *podres_server;
 };
@@ -127,24 +118,16 @@ void sim_resource_set_devices(struct sim_resource *res, struct sim_device *devic
 void sim_resource_mark_unhealthy(struct sim_resource *res);
 bool sim_resource_is_allocated(const struct sim_resource *res, const char *id);
 
-/* Remembers a successful allocation (copies everything); *ret_serial (may
- * be NULL) names it for sim_resource_release_serial. */
+/* Remembers a successful allocation (copies everything) under the next
+ * serial. Returns 0 or -ENOMEM. */
 int sim_resource_add_allocation(struct sim *sim, struct sim_resource *res, char *const *ids, size_t n_ids,
-				const uint8_t *response, size_t response_len, unsigned long *ret_serial);
-/* Forgets the allocation of that serial (a pod's), whatever other IDs the
- * `release` command forgot meanwhile; returns how many IDs it still held. */
-size_t sim_resource_release_serial(struct sim_resource *res, unsigned long serial);
+				const uint8_t *response, size_t response_len);
 
 /* Forgets the given IDs (all of them when all is set); an allocation left
  * without IDs is dropped. Adds every ID released to *released (an output
  * list, see output.h; may be NULL) and returns how many there were. */
 size_t sim_resource_release(struct sim_resource *res, char *const *ids, size_t n_ids, bool all,
 			    struct out_line *released);
-
-/* Names the pod and container holding the allocation of that serial
- * (names too long for Kubernetes are cut). */
-void sim_resource_set_holder(struct sim_resource *res, unsigned long serial, const char *pod_namespace,
-			     const char *pod_name, const char *container);
 
 void sim_devices_free(struct sim_device *devices, size_t n);
 

@@ -1,15 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-# One simulated Ascend node with a real container runtime, for the e2e test
-# and `make demo-containers` (sourced, not run; safe under `set -u`, and does
-# not rely on `set -e`: every function returns non-zero on failure and says
-# why on stderr). Needs root and `scripts/deps.sh e2e`.
+# The files of one simulated Ascend node and the test images, for the real
+# cluster (tests/cluster/cluster.sh; sourced, not run; safe under `set -u`,
+# and does not rely on `set -e`: every function returns non-zero on failure
+# and says why on stderr). Needs root and `scripts/deps.sh e2e cluster`.
 #
-# A node is a directory NODE standing for the host's root: kubelet-sim
-# --node-root NODE resolves every host path under it, so the shipped DaemonSet
-# runs unchanged. containerd (with its CRI plugin) runs from a directory DIR of
-# its own; keep DIR short (mktemp -d /tmp/e2e.XXXXXX), as unix socket paths
-# must stay under 108 bytes, and put NODE inside it (DIR/node), so that
-# `teardown DIR` removes both.
+# A node is a directory NODE standing for the host's root: its dev/, the
+# driver tree under usr/local/Ascend/driver with the DCMI simulator as
+# libdcmi.so and its state file, and var/lib/kubelet. cluster.sh binds these
+# over the host's paths in the node's own mount namespace.
 #
 # The device nodes: every NPU node (davinci0-7, davinci_manager, devmm_svm,
 # hisi_hdc) is character device 1:3, the kernel's null device, so that a
@@ -18,17 +16,14 @@
 # HwHiAiUser) with mode 0660, like a real driver's: a non-root container
 # without that supplementary group gets "Permission denied".
 #
-# Images: images_build makes docker.io/local/pause:1 (the CRI plugin's
-# sandbox_image) and docker.io/local/busybox:1 (busybox-static with every
-# applet, standing in for the examples' debian:12-slim). scripts/image.sh
-# names the plugin's archive docker.io/library/ascend-device-plugin:<version>,
-# which is what the CRI plugin makes of the DaemonSet's
-# "ascend-device-plugin:0.1.0" (Docker's normalisation), so it resolves as is.
-#
-# Outside DIR, only what containerd and CNI keep in fixed places is touched,
-# and teardown removes this instance's part of it: shim sockets in
-# /run/containerd/s and CNI results in /var/lib/cni/results. (`ctr run`
-# needs --fifo-dir DIR/fifo and --runc-root DIR/runc to stay inside DIR.)
+# Images: images_build makes docker.io/local/pause:1 (containerd's sandbox
+# image), docker.io/local/busybox:1 (busybox-static with every applet, for
+# the examples' debian:12-slim) and docker.io/local/inference:1 (busybox's
+# httpd answering /healthz on 8080, for the examples' my-inference:v1).
+# scripts/image.sh names the plugin's archive
+# docker.io/library/ascend-device-plugin:<version>, which is what the CRI
+# plugin makes of the DaemonSet's "ascend-device-plugin:0.1.0" (Docker's
+# normalisation), so it resolves as is.
 
 E2E_NPU_GID=1000
 E2E_NPU_MAJOR=1
@@ -157,129 +152,6 @@ node_set_chip_health() { # NODE PHY HEALTH [ERRORS]: sets chip PHY's health (0-3
 	esac
 }
 
-# ---- containerd ----------------------------------------------------------------
-
-containerd_start() { # DIR: writes DIR/config.toml, starts containerd (CRI) on DIR/containerd.sock, waits until it serves; DIR/containerd.pid, DIR/containerd.log
-	local dir=${1:?containerd_start DIR} sock pid started fd line deadline now wpid st rc=0
-	sock=$dir/containerd.sock
-	((${#sock} < 108)) || _e2e_err "$sock: longer than a unix socket path may be; use a shorter DIR" || return
-	[ ! -e "$dir/containerd.pid" ] || _e2e_err "$dir already has a containerd" || return
-	command -v inotifywait >/dev/null || _e2e_err "no inotifywait (scripts/deps.sh e2e)" || return
-	mkdir -p "$dir/root" "$dir/state" "$dir/runc" "$dir/opt" "$dir/cni/bin" "$dir/cni/net.d" || return
-	# Pods that do not use the host network need CNI: a private one, whose
-	# plugin does not touch the host's network (tests/e2e/cni-veth.sh).
-	ln -sf /usr/lib/cni/loopback "$dir/cni/bin/loopback" &&
-		ln -sf "$_e2e_here/cni-veth.sh" "$dir/cni/bin/e2e-veth" &&
-		echo '{"cniVersion":"1.0.0","name":"e2e","plugins":[{"type":"e2e-veth"}]}' \
-			>"$dir/cni/net.d/10-e2e.conflist" || return
-	_e2e_config "$dir" >"$dir/config.toml" && grep -q "^\[plugins.\"io.containerd.grpc.v1.cri\"\]" "$dir/config.toml" ||
-		_e2e_err "could not write $dir/config.toml" || return
-
-	# Wait for the socket with inotify, watching before containerd starts so
-	# that its creation cannot be missed.
-	mkfifo "$dir/.watch" || return
-	inotifywait -m -e create --format %f "$dir" >"$dir/.watch" 2>&1 </dev/null &
-	wpid=$!
-	exec {fd}<"$dir/.watch"
-	rm -f "$dir/.watch"
-	started=$(_e2e_now_ms)
-	deadline=$((started + 30000))
-	while :; do
-		read -r -t 5 -u "$fd" line || { rc=1; break; }
-		[ "$line" = "Watches established." ] && break
-	done
-	if ((rc == 0)); then
-		# Its own session: a Ctrl-C meant for the test does not stop it before
-		# teardown has removed its containers.
-		# root, state and address on the command line as well: should the
-		# file be unreadable, containerd would otherwise take the host's
-		# /var/lib/containerd and /run/containerd.
-		PATH=$_e2e_path setsid containerd --config "$dir/config.toml" --root "$dir/root" --state "$dir/state" \
-			--address "$sock" </dev/null >>"$dir/containerd.log" 2>&1 &
-		pid=$!
-		# Out of the job table: no "Killed" notice when teardown stops it.
-		disown "$pid" 2>/dev/null || true
-		echo "$pid" >"$dir/containerd.pid"
-		while [ ! -S "$sock" ]; do
-			now=$(_e2e_now_ms)
-			((now < deadline)) || { _e2e_warn "containerd did not serve $sock within 30 s"; rc=1; break; }
-			kill -0 "$pid" 2>/dev/null || { _e2e_warn "containerd exited"; rc=1; break; }
-			# Woken by every file created in DIR; the timeout only bounds
-			# how late an early exit of containerd is noticed.
-			st=0
-			read -r -t 0.5 -u "$fd" line || st=$?
-			((st == 0 || st > 128)) || { _e2e_warn "inotifywait stopped"; rc=1; break; }
-		done
-	else
-		_e2e_warn "inotifywait did not start"
-	fi
-	kill "$wpid" 2>/dev/null || true
-	wait "$wpid" 2>/dev/null || true
-	exec {fd}<&-
-	# containerd serves even when a plugin failed to load: the CRI plugin must be there.
-	if ((rc == 0)) && [ "$(timeout 10 ctr --address "$sock" plugins ls 2>&1 | awk '$2 == "cri" { print $4 }')" != ok ]; then
-		_e2e_warn "containerd on $sock runs without its CRI plugin:"
-		grep -E 'level=(warning|error)' "$dir/containerd.log" >&2 || true
-		rc=1
-	fi
-	if ((rc != 0)); then
-		tail -n 20 "$dir/containerd.log" >&2 || true
-		return 1
-	fi
-	echo "containerd $(cat "$dir/containerd.pid") serves $sock (started in $(($(_e2e_now_ms) - started)) ms)"
-}
-
-_e2e_config() { # DIR: prints containerd's configuration
-	local d=$1
-	cat <<EOF
-# Written by tests/e2e/node.sh: containerd for one simulated node, with
-# everything under $d.
-version = 2
-root = "$d/root"
-state = "$d/state"
-# Not needed here; aufs, btrfs, devmapper and zfs only probe and warn.
-disabled_plugins = [
-  "io.containerd.snapshotter.v1.aufs",
-  "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.tracing.processor.v1.otlp",
-  "io.containerd.internal.v1.tracing",
-]
-
-[grpc]
-  address = "$d/containerd.sock"
-
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$d/opt"
-
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$E2E_PAUSE_IMAGE"
-  # runc cannot join the cgroups here (RunPodSandbox fails with "can't get
-  # final child's PID from pipe: EOF"), and there is no AppArmor.
-  disable_cgroup = true
-  disable_apparmor = true
-  restrict_oom_score_adj = true
-  # Network namespaces are mounted under state, not /run/netns.
-  netns_mounts_under_state_dir = true
-
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$d/cni/bin"
-    conf_dir = "$d/cni/net.d"
-
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-    # runc's state under DIR, not /run/containerd/runc.
-    Root = "$d/runc"
-EOF
-}
-
 # ---- images --------------------------------------------------------------------
 
 images_build() { # OUT_DIR: builds OUT_DIR/pause.tar (docker.io/local/pause:1), OUT_DIR/busybox.tar (docker.io/local/busybox:1) and OUT_DIR/inference.tar (docker.io/local/inference:1), reproducibly
@@ -345,11 +217,11 @@ _e2e_build_image() { # WORK EPOCH CREATED ARCH KIND NAME [--rootless]: WORK/KIND
 	fi
 	find "$rootfs" -exec touch -h -d "@$epoch" {} + || return
 	umoci repack --image "$oci:$kind" --history.created "$created" \
-		--history.created_by "tests/e2e/node.sh images_build" "$bundle" &&
+		--history.created_by "tests/cluster/node.sh images_build" "$bundle" &&
 		umoci config --image "$oci:$kind" --no-history --created "$created" --os linux --architecture "$arch" \
 			--config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${cfg[@]}" \
 			--config.label "org.opencontainers.image.title=$name" \
-			--config.label "org.opencontainers.image.description=e2e test image (tests/e2e/node.sh): busybox-static" &&
+			--config.label "org.opencontainers.image.description=e2e test image (tests/cluster/node.sh): busybox-static" &&
 		umoci gc --layout "$oci" &&
 		skopeo copy --quiet "oci:$oci:$kind" "docker-archive:$work/$kind.tar:$name"
 }
@@ -451,24 +323,6 @@ _e2e_pids_naming_path() { # PATH...: prints the processes whose command line nam
 	_e2e_pids_naming "${texts[@]}"
 }
 
-_e2e_pids_rooted() { # PREFIX...: prints the processes whose root is a mount naming a PREFIX (containers on our snapshots)
-	local f p prefix root
-	for f in /proc/[0-9]*/mountinfo; do
-		p=${f#/proc/}
-		p=${p%/mountinfo}
-		# -ef compares the namespaces' inodes, without a process per process.
-		[[ /proc/$p/ns/mnt -ef /proc/$BASHPID/ns/mnt ]] && continue
-		# Only the root mount: another namespace that merely copied ours
-		# while our mounts existed (a service with PrivateTmp) is not ours.
-		root=$(awk '$5 == "/"' "$f" 2>/dev/null) || continue
-		for prefix in "$@"; do
-			if [[ $root == *"$prefix/"* ]]; then
-				echo "$p"
-				break
-			fi
-		done
-	done
-}
 
 _e2e_descendants() { # PID...: prints every descendant of the PIDs
 	local -A children=()
@@ -515,15 +369,6 @@ _e2e_kill_wait() { # SIGNAL MS PID...: signals the PIDs and waits up to MS for t
 	_e2e_wait_exit $(($(_e2e_now_ms) + ms)) "$pidfile" "$@"
 }
 
-_e2e_unix_sockets() { # PID: prints the paths of the unix sockets PID has open
-	local fd inode
-	for fd in /proc/"$1"/fd/*; do
-		inode=$(readlink "$fd" 2>/dev/null) || continue
-		[[ $inode == socket:\[*\] ]] || continue
-		inode=${inode#socket:[}
-		awk -v i="${inode%]}" '$7 == i && $8 != "" && $8 !~ /^@/ { print $8 }' /proc/net/unix
-	done
-}
 
 _e2e_mounts_under() { # PREFIX...: prints the mount points under the PREFIXes, the last mounted first
 	local prefix
@@ -535,122 +380,5 @@ _e2e_mounts_under() { # PREFIX...: prints the mount points under the PREFIXes, t
 	done | tac
 }
 
-_e2e_is_containerd() { # PID DIR: whether PID is the containerd of DIR
-	local args=()
-	[[ $1 =~ ^[0-9]+$ ]] || return 1
-	mapfile -d '' -t args 2>/dev/null <"/proc/$1/cmdline" || return 1
-	[[ " ${args[*]} " == *" --config $2/config.toml "* ]]
-}
 
-teardown() { # DIR [NODE...]: removes containerd's containers, stops containerd and its shims, kills what is left, unmounts and deletes DIR and the NODEs; idempotent
-	local dir=${1:?teardown DIR [NODE...]} sock ns id pid pids shims sockets=() m rc=0
-	shift
-	local prefixes=("$dir" "$@") p
-	for p in "${prefixes[@]}"; do
-		[[ $p == /?*/?* && $p != */ && $p != *..* ]] ||
-			_e2e_err "teardown: refusing to remove '$p' (not an absolute path two levels deep, without .. or a final /)" || return
-	done
-	sock=$dir/containerd.sock
-	pid=
-	if [ -f "$dir/containerd.pid" ]; then
-		pid=$(cat "$dir/containerd.pid")
-		# Only if the PID is still ours (a zombie has no command line).
-		_e2e_is_containerd "$pid" "$dir" || pid=
-	fi
 
-	# Ask containerd first: it kills the containers and removes their
-	# snapshots and runc state. Bounded, in case it hangs. (ctr would wait
-	# for its whole timeout on the socket of a dead containerd.)
-	if [ -n "$pid" ] && [ -S "$sock" ] && timeout 5 ctr --address "$sock" version >/dev/null 2>&1; then
-		for ns in $(timeout 5 ctr --address "$sock" namespaces ls -q 2>/dev/null); do
-			for id in $(timeout 5 ctr --address "$sock" -n "$ns" tasks ls -q 2>/dev/null); do
-				timeout 15 ctr --address "$sock" -n "$ns" tasks rm -f "$id" >/dev/null 2>&1 ||
-					_e2e_warn "teardown: could not delete task $ns/$id"
-			done
-			for id in $(timeout 5 ctr --address "$sock" -n "$ns" containers ls -q 2>/dev/null); do
-				timeout 15 ctr --address "$sock" -n "$ns" containers rm "$id" >/dev/null 2>&1 ||
-					_e2e_warn "teardown: could not delete container $ns/$id"
-			done
-		done
-	fi
-
-	# containerd itself: TERM, then KILL.
-	if [ -n "$pid" ]; then
-		_e2e_kill_wait TERM 10000 "$pid" || _e2e_kill_wait KILL 5000 "$pid" ||
-			{ _e2e_warn "teardown: containerd $pid does not exit"; rc=1; }
-	fi
-
-	# Whatever is left (containerd dead or not answering): the shims of this
-	# instance (their -address names our socket) with every process under
-	# them, and any process naming DIR or a NODE (kubelet-sim, a plugin run by
-	# hand).
-	shims=$(_e2e_pids_naming "-address $sock")
-	for pid in $shims; do
-		mapfile -t -O ${#sockets[@]} sockets < <(_e2e_unix_sockets "$pid")
-	done
-	# shellcheck disable=SC2046,SC2086 # word splitting of PID lists is intended
-	_e2e_kill_wait KILL 5000 $(_e2e_descendants $shims) || { _e2e_warn "teardown: container processes do not exit"; rc=1; }
-	# shellcheck disable=SC2086
-	_e2e_kill_wait KILL 5000 $shims || { _e2e_warn "teardown: shims do not exit"; rc=1; }
-	pids=$(_e2e_pids_naming_path "${prefixes[@]}")
-	# shellcheck disable=SC2086
-	_e2e_kill_wait TERM 5000 $pids || _e2e_kill_wait KILL 5000 $pids ||
-		{ _e2e_warn "teardown: processes naming $dir do not exit"; rc=1; }
-	# Containers that outlived their shim, found by their root file system.
-	# shellcheck disable=SC2046
-	_e2e_kill_wait KILL 5000 $(_e2e_pids_rooted "${prefixes[@]}") ||
-		{ _e2e_warn "teardown: orphaned container processes do not exit"; rc=1; }
-	# A shim killed before it could clean up leaves its socket in
-	# /run/containerd/s, named sha256(<containerd address>/<namespace>/<id>)
-	# (containerd's runtime/v2/shim SocketAddress), whatever state is set to.
-	for p in "${sockets[@]}"; do
-		[[ $p != /run/containerd/s/* ]] || rm -f -- "$p"
-	done
-	for p in "$dir"/state/io.containerd.runtime.v2.task/*/*; do
-		[ -d "$p" ] || continue
-		id=${p##*/}
-		ns=${p%/*}
-		ns=${ns##*/}
-		id=$(printf '%s' "$sock/$ns/$id" | sha256sum)
-		rm -f -- "/run/containerd/s/${id%% *}"
-	done
-	# CNI caches each sandbox's result in /var/lib/cni/results (libcni's
-	# fixed place) until the sandbox is stopped: "<network>-<sandbox id>-<if>".
-	for p in "$dir"/root/io.containerd.grpc.v1.cri/sandboxes/*; do
-		id=${p##*/}
-		[[ ! $id =~ ^[0-9a-f]{64}$ ]] || rm -f -- /var/lib/cni/results/*-"$id"-*
-	done
-
-	# Mounts (rootfs overlays, sandbox /dev/shm, network namespaces), the
-	# last first; lazily when busy. Then the files, but never through a mount.
-	for _ in 1 2 3; do
-		m=$(_e2e_mounts_under "${prefixes[@]}")
-		[ -n "$m" ] || break
-		while read -r p; do
-			umount "$p" 2>/dev/null || umount -l "$p" 2>/dev/null || true
-		done <<<"$m"
-	done
-	m=$(_e2e_mounts_under "${prefixes[@]}")
-	if [ -n "$m" ]; then
-		_e2e_warn "teardown: still mounted, not removing files:" "${m//$'\n'/ }"
-		return 1
-	fi
-	for p in "${prefixes[@]}"; do
-		rm -rf --one-file-system -- "$p" || rc=1
-	done
-	return $rc
-}
-
-node_assert_clean() { # DIR [NODE...]: fails, listing them on stderr, if a process, container, mount or file of DIR or a NODE is left
-	local p pids m rc=0
-	for p in "$@"; do
-		pids=$(_e2e_pids_naming_path "$p")
-		[ -z "$pids" ] || { _e2e_warn "processes naming $p:" "${pids//$'\n'/ }"; rc=1; }
-		pids=$(_e2e_pids_rooted "$p")
-		[ -z "$pids" ] || { _e2e_warn "containers rooted in $p:" "${pids//$'\n'/ }"; rc=1; }
-		m=$(_e2e_mounts_under "$p")
-		[ -z "$m" ] || { _e2e_warn "mounts under $p:" "${m//$'\n'/ }"; rc=1; }
-		[ ! -e "$p" ] || { _e2e_warn "$p still exists"; rc=1; }
-	done
-	return $rc
-}

@@ -1,17 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash disable=SC2154 # sim, tmp, node: set by the sourcing script
-# Driving kubelet-sim from an e2e test (sourced, not run): kubelet-sim runs
+# Driving kubelet-sim from a shell test (sourced, not run): kubelet-sim runs
 # as a coproc; commands go to its stdin, and its event lines are read with a
 # deadline on every wait and copied to $tmp/sim.log, which a failure shows.
-# Shared by walkthrough.sh and test_pods.sh.
+# Used by test_cdi_podman.sh.
 #
 # The sourcing script sources tests/scripts/lib.sh first, and sets:
-#   tmp     a scratch directory (sim.log, sim.err, podlog are written there)
+#   tmp     a scratch directory (sim.log and sim.err are written there)
 #   WAIT_S  the deadline of one wait, in seconds
-#   node    the node root (tests/e2e/node.sh), whose pod logs a failure shows
+#   node    the node root
 #   demo    optional: true echoes every line read and every command sent
-#   sim_dump_pods  optional: a glob of pod log directories (under
-#           $node/var/log/pods) a failure shows the last lines of; default *
 # With kubelet-sim's --timestamps, every line read has its ts= prefix
 # removed: $line holds the event, $line_us its time (CLOCK_MONOTONIC us).
 
@@ -77,7 +75,7 @@ wait_exit() {
 	done
 	return 1
 }
-# sim_quit: kubelet-sim quits (deleting its pods), or is killed when it does
+# sim_quit: kubelet-sim quits, or is killed when it does
 # not within WAIT_S; $sim_status is its exit status then.
 sim_quit() {
 	if [ -n "$sim_pid" ] && kill -0 "$sim_pid" 2>/dev/null; then
@@ -91,11 +89,6 @@ give_up() { # what why
 	echo "--- kubelet-sim (last lines):"
 	tail -n 25 "$tmp/sim.log" | sed 's/^/    /'
 	[ -f "$tmp/sim.err" ] && { echo "--- kubelet-sim stderr:"; tail -n 10 "$tmp/sim.err" | sed 's/^/    /'; }
-	local f
-	# shellcheck disable=SC2231 # sim_dump_pods is a glob
-	for f in "$node"/var/log/pods/${sim_dump_pods:-*}/*/*.log; do
-		[ -f "$f" ] && { echo "--- ${f#"$node"/}:"; tail -n 15 "$f" | sed 's/^/    /'; }
-	done
 	finish
 	exit 1
 }
@@ -139,40 +132,5 @@ await() {
 	done < <(grep -F -- "$needle" "$tmp/sim.log" | grep -v '^> ')
 	while need "$what" "$needle"; do
 		_sim_has "$line" "$@" && return 0
-	done
-}
-# in_pod POD CONTAINER SCRIPT: runs SCRIPT in the container (exec), leaves
-# the exec line in $line; fails unless it exited 0.
-in_pod() {
-	send "exec $1 $2 $3"
-	# Anchored: "exec " also occurs inside other lines.
-	while need "exec in $1" "pod=$1 container=$2"; do
-		case $line in "exec done "* | "exec error "*) break ;; esac
-	done
-	[ "$(value_of "$line" exit_code)" = 0 ]
-}
-# pod_log POD CONTAINER: the container's log lines (as kubelet-sim prints
-# them) into $tmp/podlog.
-pod_log() {
-	: >"$tmp/podlog"
-	send "logs $1 $2"
-	while need "logs of $1" "pod=$1 container=$2"; do
-		case $line in "logs end"*) return 0 ;; esac
-		echo "$line" >>"$tmp/podlog"
-	done
-}
-# log_has WHAT NEEDLE: the last pod_log holds NEEDLE; its text is left in $line.
-log_has() {
-	line=$(grep -F -m1 -- "$2" "$tmp/podlog") || give_up "$1" "no '$2' in the log: $(tail -n 5 "$tmp/podlog")"
-	line=$(value_of "$line" text)
-}
-# wait_phase WHAT POD PHASE: until the pod ends (or reaches PHASE), which
-# must be PHASE. The pod-phase line is left in $line.
-wait_phase() {
-	local phase
-	while need "$1" "pod-phase pod=$2 "; do
-		phase=$(value_of "$line" phase)
-		[ "$phase" = "$3" ] && return 0
-		case $phase in Succeeded | Failed) give_up "$1" "$line" ;; esac
 	done
 }
