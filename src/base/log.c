@@ -174,6 +174,39 @@ static size_t format_json(char *buf, const char *stamp, enum log_level level, co
 	return used + tail_len;
 }
 
+/* Appends s to buf[used..room) with every control character escaped (\n,
+ * \r, \t, else \xHH), so that a value from a file, a flag or a peer can
+ * never start a line of its own that looks like the daemon's. Sets *cut
+ * when s did not fit whole; returns the new length. */
+static size_t text_escape(char *buf, size_t used, size_t room, const char *s, bool *cut)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[4];
+		size_t len = 1;
+		esc[0] = (char)c;
+		if (c == '\n' || c == '\r' || c == '\t') {
+			esc[0] = '\\';
+			esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+			len = 2;
+		} else if (c < 0x20 || c == 0x7f) {
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hex[c >> 4];
+			esc[3] = hex[c & 0xf];
+			len = 4;
+		}
+		if (used + len > room) {
+			*cut = true;
+			break;
+		}
+		memcpy(buf + used, esc, len);
+		used += len;
+	}
+	return used;
+}
+
 /* "<UTC time> <level> <message>\n" (or the JSON object) into
  * buf[LOG_LINE_MAX]; returns the length. A cut line ends in "...\n" so
  * that a reader sees it was cut. */
@@ -195,18 +228,21 @@ static size_t format_line_fields(char *buf, enum log_level level, const struct l
 		return format_json(buf, stamp, level, msg, fields);
 	}
 
-	/* One byte is kept for the newline. */
-	const size_t room = LOG_LINE_MAX - 1;
+	/* One byte is kept for the newline, one for a terminator. */
+	const size_t room = LOG_LINE_MAX - 2;
 	int n = snprintf(buf, room, "%s %-5s ", stamp, level_names[level]);
 	size_t used = n > 0 && (size_t)n < room ? (size_t)n : 0;
-	n = vsnprintf(buf + used, room - used, fmt, ap);
+	char msg[LOG_LINE_MAX];
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	bool cut = n >= (int)sizeof(msg);
 	if (n < 0)
-		n = 0;
-	if ((size_t)n >= room - used) {
-		used = room - 1; /* vsnprintf's terminator is at room - 1 */
-		memcpy(buf + used - 3, "...", 3);
-	} else {
-		used += (size_t)n;
+		msg[0] = '\0';
+	used = text_escape(buf, used, room, msg, &cut);
+	if (cut) {
+		while (used + 3 > room)
+			used--;
+		memcpy(buf + used, "...", 3);
+		used += 3;
 	}
 	buf[used++] = '\n';
 	return used;

@@ -2,7 +2,8 @@
 /* The log's queue: with its output blocked, log_msg returns at once, a full
  * queue drops lines and counts them, and once the output drains the queued
  * lines come out in order followed by one line saying how many were dropped;
- * with nothing queued a line is out before log_msg returns; log_stop gives
+ * with nothing queued a line is out before log_msg returns; control
+ * characters in a line are escaped; log_stop gives
  * up on a blocked output at its deadline. Every wait here is a poll with a
  * deadline on the pipe the log writes to. */
 #include <errno.h>
@@ -161,6 +162,20 @@ static void test_long_line_is_cut(void **state)
 	assert_string_equal(line + strlen(line) - 4, "x...");
 }
 
+/* A value with a newline or another control character cannot forge a line
+ * of its own: text lines escape them. */
+static void test_control_characters_are_escaped(void **state)
+{
+	(void)state;
+	log_info("level '%s' from the file", "debug\n2026-12-02T05:06:10.288Z error  npu-3 is Unhealthy: FORGED\x01\t\x7f");
+	char line[LOG_LINE_MAX];
+	read_line(pipe_fds[0], line, sizeof(line));
+	assert_non_null(strstr(line, " info  level 'debug\\n2026-12-02T05:06:10.288Z error  npu-3 is Unhealthy: "
+				     "FORGED\\x01\\t\\x7f' from the file"));
+	struct pollfd pfd = { .fd = pipe_fds[0], .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+}
+
 /* With the output blocked again, log_stop returns at its deadline (the test
  * would hang here otherwise) and later lines are dropped, not written. */
 static void test_stop_gives_up_on_a_blocked_output(void **state)
@@ -184,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_full_queue_drops_and_says_so),
 		cmocka_unit_test(test_line_is_out_when_log_msg_returns),
 		cmocka_unit_test(test_long_line_is_cut),
+		cmocka_unit_test(test_control_characters_are_escaped),
 		cmocka_unit_test(test_stop_gives_up_on_a_blocked_output),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
