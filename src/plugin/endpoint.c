@@ -179,6 +179,12 @@ static void on_registered(void *ctx, uint64_t tag, unsigned failures)
 	session_handle(&e->session, SESSION_EV_REGISTERED, &(struct session_event_data){ .tag = tag });
 }
 
+static void on_register_accepted(void *ctx)
+{
+	struct endpoint *e = ctx;
+	observe_registration_accepted(e->observe);
+}
+
 static void on_register_failed(void *ctx, uint64_t tag, const char *why, unsigned failures)
 {
 	struct endpoint *e = ctx;
@@ -252,6 +258,7 @@ int endpoint_new(const struct endpoint_options *o, struct endpoint **ret_endpoin
 		.preferred_allocation = true, /* served by plugin/preferred.c */
 		.attempting = on_register_attempt,
 		.registered = on_registered,
+		.accepted = on_register_accepted,
 		.failed = on_register_failed,
 		.ctx = e,
 	};

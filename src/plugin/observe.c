@@ -539,11 +539,16 @@ void observe_devices(struct observe_resource *res, struct npu_snapshot *view)
 		metrics_publish_devices(res->metrics, view);
 }
 
+void observe_registration_accepted(struct observe_resource *res)
+{
+	if (res)
+		metrics_count_registration(res->metrics);
+}
+
 void observe_registered(struct observe_resource *res)
 {
 	if (!res)
 		return;
-	metrics_count_registration(res->metrics);
 	pthread_mutex_lock(&res->observe->lock);
 	res->registered = true;
 	res->failures = 0;

@@ -60,7 +60,11 @@ void observe_free(struct observe *observe);
 void observe_node(struct observe *observe, struct npu_snapshot *snapshot);
 /* The devices the resource now advertises. */
 void observe_devices(struct observe_resource *resource, struct npu_snapshot *view);
+/* The registration the endpoint acts on is accepted (for /healthz). */
 void observe_registered(struct observe_resource *resource);
+/* The kubelet accepted a Register, the current one or a superseded one:
+ * what ascend_device_plugin_registrations_total counts. */
+void observe_registration_accepted(struct observe_resource *resource);
 void observe_register_failed(struct observe_resource *resource, const char *why);
 /* The kubelet's ListAndWatch stream of the resource opened or ended. */
 void observe_kubelet_stream(struct observe_resource *resource, bool open);

@@ -158,6 +158,8 @@ static void on_completed(void *ctx)
 	while (done) {
 		struct attempt *a = done;
 		done = a->next;
+		if (a->status == GRPC_STATUS_OK && r->o.accepted)
+			r->o.accepted(r->o.ctx);
 		if (a->generation == r->generation) {
 			if (a->status == GRPC_STATUS_OK) {
 				unsigned failures = r->failures;

@@ -28,6 +28,10 @@ struct registrar_options {
 	void (*attempting)(void *ctx, uint64_t tag);
 	void (*registered)(void *ctx, uint64_t tag, unsigned failures);
 	void (*failed)(void *ctx, uint64_t tag, const char *why, unsigned failures);
+	/* Every Register the kubelet accepted, also one a later
+	 * registrar_register superseded (the kubelet took it all the same);
+	 * may be NULL. */
+	void (*accepted)(void *ctx);
 	void *ctx;
 };
 
