@@ -46,6 +46,9 @@ struct daemon {
 	char config_dir[CONFIG_PATH_MAX];
 	const char *config_name; /* in config.config_file; NULL without --config */
 	bool logged_config_watch;
+	/* The config directory's watch went (the directory was removed): read
+	 * the file once it is watched again. */
+	bool config_watch_lost;
 
 	struct loop_timer *health_timer;
 	struct loop_async *fault_async;
@@ -480,6 +483,7 @@ static void broadcast(struct daemon *d, enum session_event event, const struct s
 static void watch_dev_dir(struct daemon *d);
 static void watch_socket_dir_again(struct daemon *d);
 static void watch_config_dir(struct daemon *d);
+static void reload_config(struct daemon *d, bool signalled);
 
 static void refresh(struct daemon *d, const char *reason)
 {
@@ -523,8 +527,16 @@ static void refresh(struct daemon *d, const char *reason)
 		watch_dev_dir(d);
 	if (d->socket_dir_wd < 0)
 		watch_socket_dir_again(d);
-	if (d->config_dir_wd < 0)
+	if (d->config_dir_wd < 0 && d->config_name) {
+		/* Whatever was written while the directory was not watched (it
+		 * was removed and made again) sent no event: read the file now
+		 * that it is watched again. Last: the reload refreshes again. */
 		watch_config_dir(d);
+		if (d->config_dir_wd >= 0 && d->config_watch_lost) {
+			d->config_watch_lost = false;
+			reload_config(d, false);
+		}
+	}
 }
 
 static void on_health_timer(void *ctx)
@@ -770,9 +782,10 @@ static void on_inotify(void *ctx, uint32_t events)
 			/* No else between the three: one directory may hold several
 			 * of these (the watches share its wd). */
 			if (ev->wd == d->config_dir_wd) {
-				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
 					d->config_dir_wd = -1;
-				else if (strcmp(name, d->config_name) == 0 || strcmp(name, "..data") == 0)
+					d->config_watch_lost = true;
+				} else if (strcmp(name, d->config_name) == 0 || strcmp(name, "..data") == 0)
 					config_changed = true;
 			}
 			if (ev->wd == d->socket_dir_wd) {

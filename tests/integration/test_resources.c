@@ -6,7 +6,8 @@
  * (one resource per template, the chip they come from withheld, their
  * Allocate answer, health, appearing at run time, known only by their node)
  * and SIGHUP re-reading the --config file (valid and invalid), which a
- * change of the file also does. */
+ * change of the file also does, also in a directory removed and made again
+ * and through a ConfigMap's ..data swap. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -304,6 +305,56 @@ static void test_config_file_change(void **state)
 	node_fini(node);
 }
 
+/* The config directory removed and made again, the file renamed into it
+ * (issue: what was written while the directory was unwatched was never
+ * read): the file is read once the directory is watched again, at the next
+ * refresh. Then the kubelet's way of updating a mounted ConfigMap: the file
+ * is a link through "..data", which a rename swaps to a new directory. */
+static void test_config_dir_recreated_and_configmap_swap(void **state)
+{
+	struct node *node = *state;
+	char dir[160], path[200], tmp[200], cmd[1200];
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	snprintf(dir, sizeof(dir), "%s/cfgdir", node->root);
+	snprintf(path, sizeof(path), "%s/config.yaml", dir);
+	snprintf(tmp, sizeof(tmp), "%s/c.tmp", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	assert_true(fputs("version: v1\n", f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	struct proc *k = start_with(node, path, (const char *const[]){ "--health-interval=1s", NULL });
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+
+	snprintf(cmd, sizeof(cmd),
+		 "rm -rf '%s' && mkdir '%s' && printf 'version: v1\\nresources:\\n- family: 310P\\n  name: "
+		 "ascend.com/npu-310p\\n' >'%s' && mv '%s' '%s'",
+		 dir, dir, tmp, tmp, path);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu-310p ",
+					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-", NULL });
+
+	/* The ConfigMap layout: config.yaml -> ..data/config.yaml, ..data ->
+	 * ..v1; the update makes ..v2 and renames a new ..data link over the
+	 * old one. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mkdir ..v1 && cp config.yaml ..v1/ && ln -s ..v1 ..data && "
+		 "ln -s ..data/config.yaml link.tmp && mv -T link.tmp config.yaml",
+		 dir);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mkdir ..v2 && printf 'version: v1\\n' >..v2/config.yaml && ln -s ..v2 ..data_tmp && "
+		 "mv -T ..data_tmp ..data",
+		 dir);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+	node_fini(node);
+}
+
 /* As many resources as one process serves: 6 family names and 17 vNPU
  * templates besides the plugin's own; an 18th template is one too many. */
 static void test_many_resources(void **state)
@@ -397,6 +448,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vnpus, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_reload, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_config_file_change, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_config_dir_recreated_and_configmap_swap, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_many_resources, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_overflow_and_partial_config, node_setup, node_teardown),
 	};
