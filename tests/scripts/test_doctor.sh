@@ -253,7 +253,8 @@ live=$tmp/live
 make_node "$live" ok healthy.state ok
 mkfifo "$tmp/sim.in" "$tmp/sim.fifo"
 : >"$tmp/sim.out"
-"$sim" --dir "$live/kubelet" <"$tmp/sim.in" >"$tmp/sim.fifo" 2>"$tmp/sim.err" &
+"$sim" --dir "$live/kubelet" --pod-resources-socket "$live/podres.sock" <"$tmp/sim.in" >"$tmp/sim.fifo" \
+	2>"$tmp/sim.err" &
 pids+=($!)
 exec 7>"$tmp/sim.in" # keeps kubelet-sim's stdin open
 exec 8<"$tmp/sim.fifo"
@@ -279,6 +280,19 @@ if wait_for "devices resource=ascend.com/npu capacity=8 allocatable=8"; then
 		--dev-dir "$tmp/other-dev" --socket-dir "$live/kubelet"
 	# Another resource name: no such socket.
 	expect node-live-other-resource 2 "${cmd[@]}" --resource-name huawei.com/Ascend910
+	# pods: who holds which chip, from kubelet-sim's pod resources API.
+	expect pods-none 0 "$doctor" pods --pod-resources-socket "$live/podres.sock"
+	echo "allocate 2" >&7
+	if wait_for "allocate ok"; then
+		expect pods-two 0 "$doctor" pods --pod-resources-socket "$live/podres.sock"
+		expect pods-json 0 "$doctor" --json pods --pod-resources-socket "$live/podres.sock"
+		expect pods-other-resource 0 "$doctor" pods --pod-resources-socket "$live/podres.sock" \
+			--resource-name huawei.com/Ascend910
+	else
+		fail "pods-two" "kubelet-sim allocated nothing:" "$(cat "$tmp/sim.out")"
+	fi
+	expect pods-no-socket 2 "$doctor" pods --pod-resources-socket "$live/nothing.sock"
+	expect usage-pods-relative 3 "$doctor" pods --pod-resources-socket podres.sock
 else
 	fail "plugin registration" "kubelet-sim saw no devices:" "$(cat "$tmp/sim.out" "$tmp/plugin.err")"
 fi
