@@ -37,7 +37,18 @@ linked_both_ways() {
 	grep -qF "]($4)" "$root/$3" || { echo "$3 does not link to $4"; return 1; }
 }
 
-pages=(install scheduling inference-images configuration troubleshooting uninstall)
+# same_code_blocks A B: the fenced code blocks of two pages, in order, are
+# the same (commands and outputs are what programs print, in any language);
+# only comments (# to the end of a line) may be translated.
+code_blocks() {
+	awk '/^```/ { inside = !inside; print; next } inside { sub(/(^|[ \t])#.*$/, ""); print }' "$root/$1"
+}
+same_code_blocks() {
+	diff -u <(code_blocks "$1") <(code_blocks "$2")
+}
+
+pages=(install scheduling inference-images configuration troubleshooting uninstall metrics ascend-doctor performance
+	cluster)
 files=("$root/README.md")
 check "README.zh-CN.md exists" test -f "$root/README.zh-CN.md"
 [[ -f $root/README.zh-CN.md ]] && files+=("$root/README.zh-CN.md")
@@ -49,14 +60,10 @@ for page in "${pages[@]}"; do
 	check "README.md links to docs/$page.md" grep -qF "](docs/$page.md)" "$root/README.md"
 	check "README.zh-CN.md links to docs/zh-CN/$page.md" grep -qF "](docs/zh-CN/$page.md)" "$root/README.zh-CN.md"
 	check "docs/$page.md and its translation link to each other" linked_both_ways "docs/$page.md" "zh-CN/$page.md" "docs/zh-CN/$page.md" "../$page.md"
+	check "docs/$page.md and docs/zh-CN/$page.md have the same code blocks" same_code_blocks "docs/$page.md" "docs/zh-CN/$page.md"
 done
+check "README.md and README.zh-CN.md have the same code blocks" same_code_blocks README.md README.zh-CN.md
 check "README.md and README.zh-CN.md link to each other" linked_both_ways README.md README.zh-CN.md README.zh-CN.md README.md
-# Reference pages in English only: checked like the others, and linked from README.md.
-for page in ascend-doctor; do
-	check "docs/$page.md exists" test -f "$root/docs/$page.md"
-	[[ -f $root/docs/$page.md ]] && files+=("$root/docs/$page.md")
-	check "README.md links to docs/$page.md" grep -qF "](docs/$page.md)" "$root/README.md"
-done
 
 "$plugin" --help >"$tmp/plugin-help"
 if [[ -n $sim && -x $sim ]]; then
