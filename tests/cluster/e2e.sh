@@ -765,8 +765,17 @@ step_cdi() {
 		check_devices "8. with --device-list-strategy=cdi (containerd $("$bin/containerd" --version | awk '{print $3}') applied $spec)" cdi-pod 2
 		[ "$native" = "$cdi" ] && pass "8. the CDI pod sees exactly what the native strategy gives" ||
 			fail "8. CDI = native" "native: $native; cdi: $cdi"
-		# The plugin answered with CDI names only: no device specs of its own.
-		grep -q 'cdi' "$CLUSTER_DIR/logs/containerd-n1.log" 2>/dev/null || true
+		# The plugin answered with CDI names only, no device specs of its
+		# own: its Allocate answer, as the kubelet checkpointed it.
+		local uid resp
+		uid=$(k get pod cdi-pod -o jsonpath='{.metadata.uid}')
+		resp=$(jq -r --arg uid "$uid" '.Data.PodDeviceEntries[] | select(.PodUID == $uid) | .AllocResp' \
+			"$(cluster_node_dir 1)/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint" | base64 -d | tr -c '[:print:]' ' ')
+		if grep -q 'ascend.com/npu=npu-' <<<"$resp" && ! grep -q '/dev/davinci' <<<"$resp"; then
+			pass "8. the plugin's Allocate answer (the kubelet's checkpoint) names CDI devices ($(grep -o 'ascend.com/npu=npu-[0-9]*' <<<"$resp" | tr '\n' ' ')) and no device node"
+		else
+			fail "8. a CDI-only Allocate answer" "$resp"
+		fi
 	else
 		fail "8. a pod through CDI" "$(k describe pod cdi-pod | tail -n 8)"
 	fi
