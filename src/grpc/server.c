@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -81,6 +82,7 @@ struct gs_server {
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
 	unsigned live;       /* posted requests + calls not yet released */
+	unsigned unary_live; /* unary calls not yet released (also in live) */
 	bool stopping;
 	bool shutdown_done;
 	struct cq_tag shutdown_tag;
@@ -135,10 +137,12 @@ struct gs_stream {
 	char finish_details[512];
 };
 
-static void server_release(struct gs_server *server)
+static void server_release(struct gs_server *server, bool unary)
 {
 	pthread_mutex_lock(&server->lock);
 	server->live--;
+	if (unary)
+		server->unary_live--;
 	pthread_cond_broadcast(&server->idle);
 	pthread_mutex_unlock(&server->lock);
 }
@@ -159,6 +163,7 @@ void gs_stream_unref(struct gs_stream *s)
 		return;
 
 	struct gs_server *server = s->server;
+	bool unary = s->kind == CALL_UNARY;
 	if (s->recv_buf)
 		grpc_byte_buffer_destroy(s->recv_buf);
 	if (s->send_buf)
@@ -171,7 +176,7 @@ void gs_stream_unref(struct gs_stream *s)
 	grpc_call_unref(s->call);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
-	server_release(server);
+	server_release(server, unary);
 }
 
 void gs_reply_error(struct gs_reply *reply, grpc_status_code status, const char *fmt, ...)
@@ -484,6 +489,11 @@ static void accept_call(struct gs_server *server, grpc_call *call, const struct 
 		return;
 	}
 	s->kind = method->unary ? CALL_UNARY : CALL_STREAM;
+	if (method->unary) {
+		pthread_mutex_lock(&server->lock);
+		server->unary_live++;
+		pthread_mutex_unlock(&server->lock);
+	}
 
 	grpc_op op;
 	memset(&op, 0, sizeof(op));
@@ -508,7 +518,7 @@ static void on_request(struct cq_tag *tag, bool ok)
 	grpc_call_details_destroy(&req->details);
 	grpc_metadata_array_destroy(&req->metadata);
 	free(req);
-	server_release(server);
+	server_release(server, false);
 }
 
 static int post_request(struct gs_server *server)
@@ -523,7 +533,7 @@ static int post_request(struct gs_server *server)
 
 	struct request *req = calloc(1, sizeof(*req));
 	if (!req) {
-		server_release(server);
+		server_release(server, false);
 		return -ENOMEM;
 	}
 	req->tag.done = on_request;
@@ -537,7 +547,7 @@ static int post_request(struct gs_server *server)
 		grpc_call_details_destroy(&req->details);
 		grpc_metadata_array_destroy(&req->metadata);
 		free(req);
-		server_release(server);
+		server_release(server, false);
 		return -EIO;
 	}
 	return 0;
@@ -716,7 +726,11 @@ int gs_server_start(const char *socket_path, const struct gs_method *methods, si
 	server->listen_fd = -1;
 	server->wake_fd = -1;
 	pthread_mutex_init(&server->lock, NULL);
-	pthread_cond_init(&server->idle, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&server->idle, &attr);
+	pthread_condattr_destroy(&attr);
 	server->shutdown_tag.done = on_shutdown;
 
 	int r = listen_on(server, socket_path);
@@ -800,6 +814,18 @@ void gs_server_stop(struct gs_server *server)
 
 	cq_handover(&server->shutdown_tag);
 	grpc_server_shutdown_and_notify(server->server, cq_runner_queue(server->runner), &server->shutdown_tag);
+	/* Unary calls under way (an Allocate for a pod being admitted) may
+	 * finish, for a bounded time; streams never end by themselves and are
+	 * cancelled with whatever is left. */
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += GS_DRAIN_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&server->lock);
+	while (server->unary_live > 0 && pthread_cond_timedwait(&server->idle, &server->lock, &until) != ETIMEDOUT) {
+	}
+	pthread_mutex_unlock(&server->lock);
 	grpc_server_cancel_all_calls(server->server);
 
 	pthread_mutex_lock(&server->lock);

@@ -78,8 +78,12 @@ struct gs_method {
 int gs_server_start(const char *socket_path, const struct gs_method *methods, size_t n_methods, void *ctx,
 		    struct gs_server **ret_server);
 
+/* How long gs_server_stop lets unary calls under way finish. */
+#define GS_DRAIN_MS 500
+
 /* Stops accepting, removes the socket file if it is still the one this
- * server bound (not one bound since by someone else), cancels every call,
+ * server bound (not one bound since by someone else), lets the unary calls
+ * under way finish for up to GS_DRAIN_MS, cancels every call left (streams),
  * waits until all have ended (stream_closed included), stops the threads and
  * frees the server. Accepts NULL. */
 void gs_server_stop(struct gs_server *server);

@@ -110,8 +110,12 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		return (int)restart(s, ret_error);
 	case SESSION_EV_RELOAD:
 		/* Without the directory there is nowhere to serve; its return
-		 * starts over anyway. */
-		return st == SESSION_NO_DIR ? -1 : (int)restart(s, ret_error);
+		 * starts over anyway. A serving endpoint keeps its server and
+		 * registers again: a new server would cancel the calls under way
+		 * (an Allocate for a pod being admitted). */
+		if (st == SESSION_NO_DIR)
+			return -1;
+		return bound ? (int)register_anew(s) : (int)restart(s, ret_error);
 	case SESSION_EV_STOP:
 		s->ops->unbind(s->ctx);
 		return SESSION_STOPPED;

@@ -7,7 +7,10 @@
  * the plugin keeps serving. Requests go through kubelet-sim's `allocate*`
  * commands, and straight through gc_unary where the test needs bytes
  * kubelet-sim would never send. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -521,6 +524,62 @@ static void test_id_with_embedded_nul_is_unknown(void **state)
 	node_fini(&node);
 }
 
+/* Allocates chip 0 on one channel over and over until told to stop. */
+struct allocator {
+	struct gc_channel *ch;
+	const uint8_t *body;
+	size_t len;
+	atomic_bool stop;
+	unsigned calls, failures;
+	char first_failure[640];
+};
+
+static void *allocate_loop(void *arg)
+{
+	struct allocator *a = arg;
+	while (!atomic_load(&a->stop)) {
+		struct gc_result res;
+		int r = gc_unary(a->ch, DP_METHOD_ALLOCATE, a->body, a->len, WAIT_MS, &res);
+		a->calls++;
+		if (r < 0 || res.status != GRPC_STATUS_OK) {
+			if (!a->failures++)
+				snprintf(a->first_failure, sizeof(a->first_failure), "r %d, status %d: %s", r,
+					 r < 0 ? -1 : (int)res.status, r < 0 ? "" : res.details);
+		}
+		if (r == 0)
+			gc_result_clear(&res);
+	}
+	return NULL;
+}
+
+/* SIGHUP re-reads everything and registers again, but keeps the server: no
+ * Allocate on the kubelet's connection fails, in flight or after. */
+static void test_no_allocate_fails_across_sighup(void **state)
+{
+	(void)state;
+	struct node node;
+	start_node(&node, &(struct node_options){ .chips = 2 });
+	size_t len;
+	const char *ids[] = { "npu-0" };
+	uint8_t *body = pack_request(ids, 1, &len);
+	struct allocator a = { .ch = node_plugin_channel(&node), .body = body, .len = len };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, allocate_loop, &a), 0);
+	for (int i = 0; i < 20; i++) {
+		proc_kill(node.plugin, SIGHUP);
+		assert_non_null(proc_expect_err(node.plugin, "SIGHUP: configuration", WAIT_MS));
+		assert_non_null(proc_expect(node.kubelet, "register resource=ascend.com/npu", WAIT_MS));
+	}
+	atomic_store(&a.stop, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	gc_channel_close(a.ch);
+	free(body);
+	if (a.failures)
+		fail_msg("%u of %u Allocates failed across 20 SIGHUPs, the first: %s", a.failures, a.calls, a.first_failure);
+	assert_true(a.calls > 20);
+	node_fini(&node);
+}
+
 static void test_310p_shared_nodes(void **state)
 {
 	(void)state;
@@ -559,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests_are_rejected_precisely),
 		cmocka_unit_test(test_id_with_embedded_nul_is_unknown),
 		cmocka_unit_test(test_310p_shared_nodes),
+		cmocka_unit_test(test_no_allocate_fails_across_sighup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
