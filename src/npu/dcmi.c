@@ -16,6 +16,7 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
+#include "npu/vendor_call.h"
 
 #define DCMI_LIB_NAME "libdcmi.so"
 #define DCMI_DEFAULT_DRIVER_PATH "/usr/local/Ascend/driver"
@@ -30,8 +31,12 @@ struct dcmi_fns {
 
 struct dcmi_lib {
 	struct dcmi_fns fn;
-	/* Written by the wrappers below, read by dcmi_last_error(); the plugin
-	 * makes every DCMI call from one thread, so no lock. */
+	/* Every call after dcmi_init runs on the guard's worker, with a
+	 * deadline (npu/vendor_call.h). */
+	struct vendor_guard *guard;
+	/* Written by the calls on the worker, read by dcmi_last_error() on the
+	 * caller's thread; a stuck call may still write it. */
+	pthread_mutex_t last_lock;
 	struct dcmi_error last;
 	char path[PATH_MAX];
 };
@@ -178,6 +183,13 @@ static int finish_open(void *handle, const char *real, struct dcmi_lib **ret_lib
 		free(lib);
 		return -EIO;
 	}
+	r = vendor_guard_new(DCMI_CALL_DEADLINE_MS, &lib->guard);
+	if (r < 0) {
+		why_set(why, why_size, "cannot start the thread DCMI calls run on: %s", strerror(-r));
+		free(lib);
+		return r;
+	}
+	pthread_mutex_init(&lib->last_lock, NULL);
 	*ret_lib = lib;
 	return 0;
 
@@ -321,7 +333,11 @@ void dcmi_lib_close(struct dcmi_lib *lib)
 {
 	/* No dlclose: dcmi_init and dcmi_subscribe_fault_event start vendor
 	 * threads that may still run, and unmapping their code under them
-	 * would crash the process. */
+	 * would crash the process. A call still stuck in the library keeps
+	 * using lib: it is left to it. */
+	if (!lib || vendor_guard_free(lib->guard))
+		return;
+	pthread_mutex_destroy(&lib->last_lock);
 	free(lib);
 }
 
@@ -330,21 +346,26 @@ const char *dcmi_lib_path(const struct dcmi_lib *lib)
 	return lib ? lib->path : "";
 }
 
-struct dcmi_error dcmi_last_error(const struct dcmi_lib *lib)
+struct dcmi_error dcmi_last_error(struct dcmi_lib *lib)
 {
 	if (!lib)
 		return (struct dcmi_error){ .code = 0, .call = NULL };
-	return lib->last;
-}
-
-static void clear_error(struct dcmi_lib *lib)
-{
-	lib->last = (struct dcmi_error){ .code = 0, .call = NULL };
+	pthread_mutex_lock(&lib->last_lock);
+	struct dcmi_error last = lib->last;
+	pthread_mutex_unlock(&lib->last_lock);
+	return last;
 }
 
 static void record_error(struct dcmi_lib *lib, const char *call, int code)
 {
+	pthread_mutex_lock(&lib->last_lock);
 	lib->last = (struct dcmi_error){ .code = code, .call = call };
+	pthread_mutex_unlock(&lib->last_lock);
+}
+
+static void clear_error(struct dcmi_lib *lib)
+{
+	record_error(lib, NULL, 0);
 }
 
 static int vendor_failed(struct dcmi_lib *lib, const char *call, int code)
@@ -422,7 +443,7 @@ static int read_chip(struct dcmi_lib *lib, int card, int device, struct npu_chip
 	return 0;
 }
 
-int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, size_t *ret_count)
+static int raw_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, size_t *ret_count)
 {
 	if (!lib || (!chips && max > 0) || !ret_count)
 		return -EINVAL;
@@ -479,7 +500,7 @@ static bool addressable(const struct npu_chip *chip)
 	return chip && chip->card_id >= 0 && chip->device_id >= 0;
 }
 
-int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_health)
+static int raw_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_health)
 {
 	if (!lib || !addressable(chip) || !ret_health)
 		return -EINVAL;
@@ -493,7 +514,7 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
 	return 0;
 }
 
-int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
+static int raw_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
 			  size_t *ret_count)
 {
 	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
@@ -522,7 +543,7 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 	return 0;
 }
 
-int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address)
+static int raw_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address)
 {
 	if (!lib || !addressable(chip) || !ret_address)
 		return -EINVAL;
@@ -551,7 +572,7 @@ int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, str
 	return 0;
 }
 
-int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_vnpu *vnpus, size_t max,
+static int raw_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_vnpu *vnpus, size_t max,
 		    size_t *ret_count)
 {
 	if (!lib || !addressable(chip) || (!vnpus && max > 0))
@@ -658,7 +679,7 @@ void dcmi_unsubscribe_faults(void)
 	pthread_mutex_unlock(&subscriber.lock);
 }
 
-int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
+static int raw_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
 {
 	if (!lib || !buf || size == 0)
 		return -EINVAL;
@@ -689,7 +710,7 @@ static int telemetry_failed(struct dcmi_lib *lib, const char *call, int rc)
 	return vendor_failed(lib, call, rc);
 }
 
-int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_celsius)
+static int raw_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_celsius)
 {
 	if (!lib || !addressable(chip) || !ret_celsius)
 		return -EINVAL;
@@ -704,7 +725,7 @@ int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int
 	return 0;
 }
 
-int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts)
+static int raw_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts)
 {
 	if (!lib || !addressable(chip) || !ret_watts)
 		return -EINVAL;
@@ -721,7 +742,7 @@ int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *r
 	return 0;
 }
 
-int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent)
+static int raw_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent)
 {
 	if (!lib || !addressable(chip) || !ret_percent)
 		return -EINVAL;
@@ -739,7 +760,7 @@ int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *ch
 	return 0;
 }
 
-int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb)
+static int raw_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb)
 {
 	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
 		return -EINVAL;
@@ -756,4 +777,232 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 	*ret_total_mb = info.memory_size;
 	*ret_used_mb = info.memory_usage;
 	return 0;
+}
+
+/* --- the calls, through the guard ------------------------------------------ */
+
+/* One call's arguments and results, in the guard's own storage while the
+ * call runs (npu/vendor_call.h): the raw_ functions write only here. */
+struct dcmi_call {
+	struct dcmi_lib *lib;
+	struct npu_chip chip;
+	size_t max, count;
+	union {
+		unsigned int health;
+		unsigned int codes[DCMI_MAX_ERROR_CODES];
+		struct pci_address address;
+		struct npu_vnpu vnpus[DCMI_VDEV_MAX_PER_CHIP];
+		struct npu_chip chips[NPU_MAX_CHIPS];
+		char version[256];
+		int celsius;
+		double watts;
+		unsigned int percent;
+		uint64_t hbm[2];
+	} out;
+};
+
+_Static_assert(sizeof(struct dcmi_call) <= VENDOR_CALL_ARG_MAX, "a DCMI call's arguments fit the guard");
+
+/* Runs fn on the guard's worker; a call past its deadline, or one not made
+ * because another is stuck, is recorded under its own name with code 0. */
+static int guarded(struct dcmi_lib *lib, const char *name, long key, int (*fn)(void *), struct dcmi_call *c)
+{
+	/* Without a guard (a library table built by hand, as in unit tests)
+	 * the call runs here. */
+	if (!lib->guard)
+		return fn(c);
+	int r = vendor_call_run(lib->guard, name, key, fn, c, sizeof(*c));
+	if (r == -ETIMEDOUT || r == -EBUSY)
+		record_error(lib, name, 0);
+	return r;
+}
+
+static int do_enumerate(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_enumerate(c->lib, c->out.chips, c->max, &c->count);
+}
+
+int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, size_t *ret_count)
+{
+	if (!lib || (!chips && max > 0) || !ret_count)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .max = max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS };
+	int r = guarded(lib, "dcmi_get_card_list", -1, do_enumerate, &c);
+	if (r < 0)
+		return r;
+	memcpy(chips, c.out.chips, c.count * sizeof(chips[0]));
+	*ret_count = c.count;
+	return 0;
+}
+
+static int do_health(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_health(c->lib, &c->chip, &c->out.health);
+}
+
+int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_health)
+{
+	if (!lib || !addressable(chip) || !ret_health)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_health", (long)chip->phy_id, do_health, &c);
+	if (r == 0)
+		*ret_health = c.out.health;
+	return r;
+}
+
+static int do_error_codes(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_error_codes(c->lib, &c->chip, c->out.codes, c->max, &c->count);
+}
+
+int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
+			  size_t *ret_count)
+{
+	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip,
+				.max = max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES };
+	int r = guarded(lib, "dcmi_get_device_errorcode_v2", (long)chip->phy_id, do_error_codes, &c);
+	if (r < 0)
+		return r;
+	memcpy(codes, c.out.codes, c.count * sizeof(codes[0]));
+	*ret_count = c.count;
+	return 0;
+}
+
+static int do_pci_address(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_pci_address(c->lib, &c->chip, &c->out.address);
+}
+
+int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address)
+{
+	if (!lib || !addressable(chip) || !ret_address)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_pcie_info_v2", (long)chip->phy_id, do_pci_address, &c);
+	if (r == 0)
+		*ret_address = c.out.address;
+	return r;
+}
+
+static int do_vnpus(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_vnpus(c->lib, &c->chip, c->out.vnpus, c->max, &c->count);
+}
+
+int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_vnpu *vnpus, size_t max,
+		    size_t *ret_count)
+{
+	if (!lib || !addressable(chip) || (!vnpus && max > 0) || !ret_count)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip,
+				.max = max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP };
+	int r = guarded(lib, "dcmi_get_device_info", (long)chip->phy_id, do_vnpus, &c);
+	if (r < 0)
+		return r;
+	memcpy(vnpus, c.out.vnpus, c.count * sizeof(vnpus[0]));
+	*ret_count = c.count;
+	return 0;
+}
+
+static int do_driver_version(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_driver_version(c->lib, c->out.version, sizeof(c->out.version));
+}
+
+int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
+{
+	if (!lib || !buf || size == 0)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib };
+	int r = guarded(lib, "dcmi_get_dcmi_version", -1, do_driver_version, &c);
+	return r < 0 ? r : str_copy(buf, size, c.out.version);
+}
+
+static int do_temperature(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_temperature(c->lib, &c->chip, &c->out.celsius);
+}
+
+int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_celsius)
+{
+	if (!lib || !addressable(chip) || !ret_celsius)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_temperature", (long)chip->phy_id, do_temperature, &c);
+	if (r == 0)
+		*ret_celsius = c.out.celsius;
+	return r;
+}
+
+static int do_power(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_power(c->lib, &c->chip, &c->out.watts);
+}
+
+int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts)
+{
+	if (!lib || !addressable(chip) || !ret_watts)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_power_info", (long)chip->phy_id, do_power, &c);
+	if (r == 0)
+		*ret_watts = c.out.watts;
+	return r;
+}
+
+static int do_aicore_utilization(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_aicore_utilization(c->lib, &c->chip, &c->out.percent);
+}
+
+int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent)
+{
+	if (!lib || !addressable(chip) || !ret_percent)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_utilization_rate", (long)chip->phy_id, do_aicore_utilization, &c);
+	if (r == 0)
+		*ret_percent = c.out.percent;
+	return r;
+}
+
+static int do_hbm(void *arg)
+{
+	struct dcmi_call *c = arg;
+	return raw_chip_hbm(c->lib, &c->chip, &c->out.hbm[0], &c->out.hbm[1]);
+}
+
+int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb)
+{
+	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
+		return -EINVAL;
+	static _Thread_local struct dcmi_call c;
+	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_hbm_info", (long)chip->phy_id, do_hbm, &c);
+	if (r == 0) {
+		*ret_total_mb = c.out.hbm[0];
+		*ret_used_mb = c.out.hbm[1];
+	}
+	return r;
 }

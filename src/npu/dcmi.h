@@ -8,8 +8,18 @@
  * failing call in dcmi_last_error(), so the caller can log them once. The
  * module never logs.
  *
+ * A vendor call may hang (a chip reset, a wedged driver). Every call after
+ * dcmi_init runs on a worker thread of its own with a deadline of
+ * DCMI_CALL_DEADLINE_MS (npu/vendor_call.h): each wrapper below may also
+ * return -ETIMEDOUT, the call (or the same call on the same chip, still
+ * running) is overdue, or -EBUSY, the library is stuck in another call and
+ * was not asked; both with the call's name and code 0 in dcmi_last_error().
+ * dcmi_lib_open (dcmi_init) and dcmi_subscribe_faults run on the caller's
+ * thread.
+ *
  * Threads: a struct dcmi_lib is used by one thread at a time (the plugin's
- * event loop); only the fault handler runs elsewhere, on DCMI's thread. */
+ * event loop); the calls run on its worker, the fault handler on DCMI's
+ * thread. */
 #pragma once
 
 #include <stddef.h>
@@ -20,6 +30,10 @@
 #include "npu/dcmi_abi.h"
 
 struct dcmi_lib;
+
+/* How long a caller waits for a DCMI call: far beyond a healthy call's
+ * milliseconds, short enough that the event loop never waits noticeably. */
+#define DCMI_CALL_DEADLINE_MS 1000
 
 struct dcmi_search {
 	const char *explicit_path;   /* --dcmi-lib: when set, the only candidate */
@@ -72,7 +86,7 @@ struct dcmi_error {
  * first, so after a dcmi_enumerate that returned 0 a non-zero code means
  * chips were skipped. {0, NULL} when there was none. Not synchronised: read
  * it from the thread that made the call. */
-struct dcmi_error dcmi_last_error(const struct dcmi_lib *lib);
+struct dcmi_error dcmi_last_error(struct dcmi_lib *lib);
 
 /* Card list -> devices per card (clamped to 1..4) -> logic id -> phy id, chip
  * info and board info where available (has_board_id only when that call

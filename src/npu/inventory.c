@@ -126,7 +126,15 @@ void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 		strbuf_printf(&sb, "DCMI reports the chip absent");
 		break;
 	case NPU_FAULT_DISCOVERY:
-		strbuf_printf(&sb, "DCMI cannot list the chips (error %d)", d->dcmi_code);
+		if (d->overdue_call)
+			strbuf_printf(&sb, "DCMI cannot list the chips (%s did not return within %d ms)",
+				      d->overdue_call, DCMI_CALL_DEADLINE_MS);
+		else
+			strbuf_printf(&sb, "DCMI cannot list the chips (error %d)", d->dcmi_code);
+		break;
+	case NPU_FAULT_VENDOR_TIMEOUT:
+		strbuf_printf(&sb, "the vendor call %s did not return within %d ms", d->overdue_call ? d->overdue_call : "?",
+			      DCMI_CALL_DEADLINE_MS);
 		break;
 	case NPU_FAULT_HEALTH_CALL:
 		strbuf_printf(&sb, "dcmi_get_device_health failed with %d", d->dcmi_code);
@@ -242,10 +250,31 @@ static void try_load_dcmi(struct inventory *inv)
 	st->events = st->events_error == 0;
 }
 
-static void read_dcmi_health(struct inventory *inv, struct npu_device *d)
+/* The health of a chip DCMI could not be asked about: what it was. */
+static void keep_health(struct npu_device *d, const struct npu_device *before)
+{
+	d->fault = before->fault;
+	d->dcmi_health = before->dcmi_health;
+	d->dcmi_code = before->dcmi_code;
+	d->overdue_call = before->overdue_call;
+	d->n_fault_codes = before->n_fault_codes;
+	memcpy(d->fault_codes, before->fault_codes, sizeof(d->fault_codes));
+}
+
+static void read_dcmi_health(struct inventory *inv, struct npu_device *d, const struct npu_device *before)
 {
 	unsigned int health;
-	if (dcmi_chip_health(inv->dcmi, &d->chip, &health) < 0) {
+	int r = dcmi_chip_health(inv->dcmi, &d->chip, &health);
+	if (r == -EBUSY && before) {
+		keep_health(d, before);
+		return;
+	}
+	if (r == -ETIMEDOUT || r == -EBUSY) {
+		d->fault = NPU_FAULT_VENDOR_TIMEOUT;
+		d->overdue_call = dcmi_last_error(inv->dcmi).call;
+		return;
+	}
+	if (r < 0) {
 		d->fault = NPU_FAULT_HEALTH_CALL;
 		d->dcmi_code = dcmi_last_error(inv->dcmi).code;
 		return;
@@ -266,11 +295,13 @@ static void read_dcmi_health(struct inventory *inv, struct npu_device *d)
 	}
 }
 
-static void judge_device(struct inventory *inv, struct npu_device *d, bool driver_ready)
+static void judge_device(struct inventory *inv, struct npu_device *d, bool driver_ready,
+			 const struct npu_device *before)
 {
 	char node[4200];
 
 	d->fault = NPU_FAULT_NONE;
+	d->overdue_call = NULL;
 	if (!driver_ready) {
 		d->fault = NPU_FAULT_DRIVER_NOT_READY;
 		d->dev_error = inv->status.devfs_error;
@@ -279,7 +310,7 @@ static void judge_device(struct inventory *inv, struct npu_device *d, bool drive
 		 !path_exists(node))
 		d->fault = NPU_FAULT_NODE_MISSING;
 	else if (inv->status.source == INVENTORY_SOURCE_DCMI)
-		read_dcmi_health(inv, d);
+		read_dcmi_health(inv, d, before);
 	d->healthy = d->fault == NPU_FAULT_NONE;
 }
 
@@ -443,7 +474,7 @@ void inventory_forget(struct inventory *inv)
 int inventory_refresh(struct inventory *inv, bool *ret_changed)
 {
 	struct inventory_status *st = &inv->status;
-	bool discovery_failed = false;
+	bool discovery_failed = false, discovery_overdue = false;
 	int scan_error = 0;
 	size_t count = 0;
 	int r;
@@ -454,9 +485,12 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		r = dcmi_enumerate(inv->dcmi, inv->chips, NPU_MAX_CHIPS, &count);
 		st->discovery_error = r < 0 ? dcmi_last_error(inv->dcmi) : (struct dcmi_error){ 0 };
 		/* When DCMI cannot list the chips at all, the chips it listed
-		 * before are still there, and not usable: keep them, Unhealthy. */
-		discovery_failed = r < 0;
-		if (discovery_failed)
+		 * before are still there, and not usable: keep them, Unhealthy.
+		 * When it is stuck in another call, it was not asked: keep them
+		 * as they are. */
+		discovery_failed = r < 0 && r != -EBUSY;
+		discovery_overdue = r == -ETIMEDOUT;
+		if (r < 0)
 			count = merge_known(inv, 0);
 	} else if (inv->mode == NPU_BACKEND_DCMI) {
 		st->source = INVENTORY_SOURCE_NONE;
@@ -490,15 +524,17 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		struct npu_device *d = &next->devices[i];
 		d->chip = inv->chips[i];
 		snprintf(d->id, sizeof(d->id), "npu-%u", d->chip.phy_id);
-		judge_device(inv, d, st->driver_ready);
 		/* Both lists are sorted by phy id. */
 		while (j < prev_chips && prev->devices[j].chip.phy_id < d->chip.phy_id)
 			j++;
-		place_device(inv, j < prev_chips && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL,
-			     d);
+		const struct npu_device *before =
+			j < prev_chips && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL;
+		judge_device(inv, d, st->driver_ready, before);
+		place_device(inv, before, d);
 		if (discovery_failed && d->healthy) {
 			d->fault = NPU_FAULT_DISCOVERY;
 			d->dcmi_code = st->discovery_error.code;
+			d->overdue_call = discovery_overdue ? st->discovery_error.call : NULL;
 			d->healthy = false;
 		}
 		next->healthy += d->healthy;

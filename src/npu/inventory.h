@@ -7,6 +7,10 @@
  * Health rules: DCMI health 0 or 1 is Healthy; 2, 3, absent or a failing
  * health call is Unhealthy; a missing <dev_dir>/davinci<phy> makes that chip
  * Unhealthy; a missing <dev_dir>/davinci_manager makes every chip Unhealthy.
+ * A DCMI call for a chip that does not return in time (npu/dcmi.h) makes
+ * that chip Unhealthy until its calls answer again; while DCMI is stuck in
+ * another chip's call, a chip keeps the health it had (it could not be
+ * asked), and the chip list stays as it was.
  *
  * vNPUs: the static vNPUs of each chip come from DCMI (with their template)
  * and from the <dev_dir>/vdavinci<id> nodes (without: a vNPU known only by
@@ -53,6 +57,7 @@ enum npu_fault {
 	NPU_FAULT_HEALTH_CALL,      /* dcmi_get_device_health failed */
 	NPU_FAULT_HEALTH_LEVEL,     /* DCMI health 2 (major) or 3 (critical) */
 	NPU_FAULT_DISCOVERY,        /* DCMI failed to list the chips at all */
+	NPU_FAULT_VENDOR_TIMEOUT,   /* a DCMI call for the chip did not return in time */
 };
 
 #define NPU_DEVICE_ID_MAX 16
@@ -77,6 +82,7 @@ struct npu_device {
 	enum npu_fault fault;
 	unsigned int dcmi_health; /* raw DCMI health when read */
 	int dcmi_code;            /* the failing health call's code */
+	const char *overdue_call; /* VENDOR_TIMEOUT (or DISCOVERY): the DCMI call that did not return */
 	int dev_error;            /* DRIVER_NOT_READY: negative errno when davinci_manager could not
 				   * be checked (an unreadable dev dir), 0 when it is missing */
 	unsigned int fault_codes[NPU_FAULT_CODES_KEPT];

@@ -623,6 +623,19 @@ static int lookup_call_locked(enum fake_call call, int card_id, int device_id, b
 	int r = lookup_locked(card_id, device_id, allow_absent, &chip);
 	if (r != DCMI_OK)
 		return r;
+	if (chip->hang_s[call] != 0) {
+		/* Stuck in this call: the rest of the library (the watcher, the
+		 * event handlers) goes on. The state may change meanwhile. */
+		struct timespec left = { .tv_sec = chip->hang_s[call] };
+		pthread_mutex_unlock(&sim.lock);
+		while (nanosleep(&left, &left) < 0 && errno == EINTR) {
+		}
+		pthread_mutex_lock(&sim.lock);
+		take_changes_locked();
+		r = lookup_locked(card_id, device_id, allow_absent, &chip);
+		if (r != DCMI_OK)
+			return r;
+	}
 	if (chip->fail_rc[call] != 0)
 		return chip->fail_rc[call];
 	*ret_chip = chip;

@@ -267,6 +267,41 @@ static int key_fail(struct fake_chip *chip, const char *value)
 	return 0;
 }
 
+/* "CALL:SECONDS,...": each named call blocks for SECONDS (1-3600) before it
+ * answers. CALL as for fail=. */
+static int key_hang(struct fake_chip *chip, const char *value)
+{
+	uint32_t seconds[FAKE_CALL_COUNT] = { 0 };
+	const char *item = value;
+	for (;;) {
+		size_t n = strcspn(item, ",");
+		char buf[64];
+		if (n == 0 || n >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, item, n);
+		buf[n] = '\0';
+		char *colon = strchr(buf, ':');
+		uint32_t s;
+		if (!colon)
+			return -EINVAL;
+		*colon = '\0';
+		if (parse_u32(colon + 1, 10, 3600, &s) < 0 || s == 0)
+			return -EINVAL;
+		const char *name = strncmp(buf, "dcmi_get_device_", 16) == 0 ? buf + 16 : buf;
+		size_t i = 0;
+		while (i < FAKE_CALL_COUNT && strcmp(call_names[i] + 16, name) != 0)
+			i++;
+		if (i == FAKE_CALL_COUNT)
+			return -EINVAL;
+		seconds[i] = s;
+		if (item[n] == '\0')
+			break;
+		item += n + 1;
+	}
+	memcpy(chip->hang_s, seconds, sizeof(seconds));
+	return 0;
+}
+
 static int key_board(struct fake_chip *chip, const char *value)
 {
 	int r = parse_u32(value, 16, UINT32_MAX, &chip->board);
@@ -313,6 +348,7 @@ static const struct chip_key {
 	  "calls separated by commas, each health, errorcode_v2, hbm_info, temperature, power_info or "
 	  "utilization_rate (or the full dcmi_get_device_ name), optionally :CODE (a negative DCMI code)" },
 	{ "pci", key_pci, "a PCI address such as 0000:3b:00.0" },
+	{ "hang", key_hang, "calls separated by commas, each as for fail= with :SECONDS (1-3600)" },
 };
 
 /* Duplicate keys are tracked in a bit mask. */

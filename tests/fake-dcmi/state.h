@@ -69,6 +69,10 @@ struct fake_chip {
 	uint64_t hbm_used_mb;
 	/* fail=: the calls that fail, with the code each returns (0: does not fail). */
 	int32_t fail_rc[FAKE_CALL_COUNT];
+	/* hang=: the calls that block, each for how many seconds (0: does not),
+	 * like a vendor library stuck in one call (its other calls and its
+	 * event thread still work). */
+	uint32_t hang_s[FAKE_CALL_COUNT];
 	bool has_board;
 	uint32_t board;
 	bool has_pci; /* pci= given: dcmi_get_device_pcie_info_v2 answers it */

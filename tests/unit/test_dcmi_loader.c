@@ -483,6 +483,7 @@ static struct dcmi_lib mock_lib(void)
 			.dcmi_get_device_errorcode_v2 = mock_get_device_errorcode_v2,
 			.dcmi_subscribe_fault_event = mock_subscribe_fault_event,
 		},
+		.last_lock = PTHREAD_MUTEX_INITIALIZER,
 	};
 	return lib;
 }

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Vendor calls with a deadline, on one worker thread; see vendor_call.h. */
+#include "npu/vendor_call.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum job_state {
+	JOB_IDLE,      /* nothing to do */
+	JOB_QUEUED,    /* a caller handed a call over */
+	JOB_RUNNING,   /* the worker runs it; its caller waits */
+	JOB_DONE,      /* it returned in time; its caller takes the result */
+	JOB_ABANDONED, /* it is past its deadline and still running: stuck */
+};
+
+struct vendor_guard {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* the worker waits here for a call */
+	pthread_cond_t done; /* the caller waits here for the result */
+	int64_t deadline_ms;
+	bool quit;
+	bool detached; /* freed while stuck: the worker frees the guard */
+
+	enum job_state state;
+	int (*fn)(void *arg);
+	const char *name;
+	long key;
+	int result;
+	size_t size;
+	unsigned char arg[VENDOR_CALL_ARG_MAX];
+};
+
+static void destroy(struct vendor_guard *g)
+{
+	pthread_cond_destroy(&g->work);
+	pthread_cond_destroy(&g->done);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+static void *worker_main(void *arg)
+{
+	struct vendor_guard *g = arg;
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		while (g->state != JOB_QUEUED && !g->quit)
+			pthread_cond_wait(&g->work, &g->lock);
+		if (g->state != JOB_QUEUED)
+			break;
+		g->state = JOB_RUNNING;
+		pthread_mutex_unlock(&g->lock);
+		/* The argument is the guard's own copy: nobody else touches it
+		 * while the call runs, however late it returns. */
+		int r = g->fn(g->arg);
+		pthread_mutex_lock(&g->lock);
+		g->result = r;
+		if (g->state == JOB_ABANDONED) {
+			g->state = JOB_IDLE;
+			if (g->detached)
+				break;
+		} else {
+			g->state = JOB_DONE;
+			pthread_cond_signal(&g->done);
+		}
+	}
+	bool free_self = g->detached;
+	pthread_mutex_unlock(&g->lock);
+	if (free_self)
+		destroy(g);
+	return NULL;
+}
+
+int vendor_guard_new(int64_t deadline_ms, struct vendor_guard **ret_guard)
+{
+	struct vendor_guard *g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->deadline_ms = deadline_ms;
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->work, NULL);
+	pthread_cond_init(&g->done, &attr);
+	pthread_condattr_destroy(&attr);
+	int r = pthread_create(&g->thread, NULL, worker_main, g);
+	if (r != 0) {
+		destroy(g);
+		return -r;
+	}
+	*ret_guard = g;
+	return 0;
+}
+
+bool vendor_guard_free(struct vendor_guard *g)
+{
+	if (!g)
+		return false;
+	pthread_mutex_lock(&g->lock);
+	g->quit = true;
+	bool stuck = g->state == JOB_ABANDONED;
+	g->detached = stuck;
+	pthread_cond_signal(&g->work);
+	pthread_mutex_unlock(&g->lock);
+	if (stuck) {
+		pthread_detach(g->thread);
+		return true;
+	}
+	pthread_join(g->thread, NULL);
+	destroy(g);
+	return false;
+}
+
+int vendor_call_run(struct vendor_guard *g, const char *name, long key, int (*fn)(void *arg), void *arg,
+		    size_t arg_size)
+{
+	if (arg_size > VENDOR_CALL_ARG_MAX)
+		return -E2BIG;
+	pthread_mutex_lock(&g->lock);
+	if (g->state == JOB_ABANDONED) {
+		/* The library is still inside an earlier call. */
+		int r = strcmp(g->name, name) == 0 && g->key == key ? -ETIMEDOUT : -EBUSY;
+		pthread_mutex_unlock(&g->lock);
+		return r;
+	}
+	g->fn = fn;
+	g->name = name;
+	g->key = key;
+	g->size = arg_size;
+	memcpy(g->arg, arg, arg_size);
+	g->state = JOB_QUEUED;
+	pthread_cond_signal(&g->work);
+
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(g->deadline_ms / 1000);
+	until.tv_nsec += (long)(g->deadline_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (g->state != JOB_DONE && pthread_cond_timedwait(&g->done, &g->lock, &until) != ETIMEDOUT) {
+	}
+	int r;
+	if (g->state == JOB_DONE) {
+		memcpy(arg, g->arg, arg_size);
+		r = g->result;
+		g->state = JOB_IDLE;
+	} else if (g->state == JOB_QUEUED) {
+		/* Never started (the worker was not scheduled in time): taken
+		 * back, nothing is stuck. */
+		g->state = JOB_IDLE;
+		r = -ETIMEDOUT;
+	} else {
+		/* Running past its deadline: the worker drops its result. */
+		g->state = JOB_ABANDONED;
+		r = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return r;
+}
+
+bool vendor_guard_stuck(struct vendor_guard *g, char *name, long *key)
+{
+	pthread_mutex_lock(&g->lock);
+	bool stuck = g->state == JOB_ABANDONED;
+	if (stuck) {
+		snprintf(name, VENDOR_CALL_NAME_MAX, "%s", g->name);
+		*key = g->key;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return stuck;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Vendor calls with a deadline. A vendor library call (DCMI) may block for
+ * seconds or minutes (a chip reset, a wedged driver); run on the daemon's
+ * event loop it would freeze registration, the kubelet's streams, health
+ * and SIGTERM with it. Here every call runs on one worker thread of its own,
+ * one at a time (the library is not known to be thread-safe), and the
+ * caller waits for it only up to a deadline:
+ *
+ * - a call that returns in time gives its result;
+ * - a call that does not gives -ETIMEDOUT; it goes on running on the
+ *   worker, which is then "stuck", and its result is dropped when it ends;
+ * - while the worker is stuck, a new call is not started: it gives
+ *   -ETIMEDOUT when it is the same call on the same chip as the stuck one,
+ *   -EBUSY otherwise (the library could not be asked), at once.
+ *
+ * A call's argument is copied into storage the guard owns and copied back
+ * only when the call returned in time, so a call that is abandoned never
+ * writes into the caller's memory: fn must reach nothing of the caller's
+ * through pointers in arg, only the long-lived library state.
+ *
+ * Threads: vendor_call_run from one thread at a time (the loop thread). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vendor_guard;
+
+/* The largest argument a call may take. */
+#define VENDOR_CALL_ARG_MAX 32768
+#define VENDOR_CALL_NAME_MAX 64
+
+/* Starts the worker. Returns 0, -ENOMEM or -EAGAIN. */
+int vendor_guard_new(int64_t deadline_ms, struct vendor_guard **ret_guard);
+
+/* Stops the worker and frees the guard, unless a call is stuck: then the
+ * worker is left to end on its own (it frees what it holds) and true is
+ * returned, so that the caller knows not to unload the library. Accepts
+ * NULL (false). */
+bool vendor_guard_free(struct vendor_guard *guard);
+
+/* Runs fn(arg) on the worker; name (a literal) and key (e.g. the chip's
+ * physical id, -1 for none) identify the call. Returns fn's result, or
+ * -ETIMEDOUT / -EBUSY as above, or -E2BIG when arg_size is over
+ * VENDOR_CALL_ARG_MAX. arg is written only when fn's result is returned. */
+int vendor_call_run(struct vendor_guard *guard, const char *name, long key, int (*fn)(void *arg), void *arg,
+		    size_t arg_size);
+
+/* Whether a call is stuck now, and which (name[VENDOR_CALL_NAME_MAX]). */
+bool vendor_guard_stuck(struct vendor_guard *guard, char *name, long *key);
