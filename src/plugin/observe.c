@@ -20,10 +20,14 @@
 #include "telemetry/podres.h"
 #include "telemetry/telemetry.h"
 
-/* The loop beats this often; /healthz calls it stuck after LOOP_STUCK_MS
- * without a beat (a DCMI call hanging, a deadlock). */
+/* The loop beats this often; /healthz and --probe (through
+ * GetDevicePluginOptions) call it stuck after LOOP_STUCK_MS without a beat:
+ * a deadlock, or anything else that holds the loop. Nothing legitimate
+ * does for long: a DCMI call that hangs costs the loop at most its 1 s
+ * deadline (npu/dcmi.h), later calls fail at once, so 5 s is a stall and
+ * not a slow refresh. */
 #define HEARTBEAT_MS 1000
-#define LOOP_STUCK_MS 15000
+#define LOOP_STUCK_MS 5000
 /* At most one pod resources List this often (the kubelet allows 100/s,
  * burst 10), and the wait after an Allocate for the kubelet to record it. */
 #define POD_REFRESH_MIN_MS 1000
@@ -537,6 +541,14 @@ void observe_devices(struct observe_resource *res, struct npu_snapshot *view)
 {
 	if (res)
 		metrics_publish_devices(res->metrics, view);
+}
+
+int64_t observe_loop_stuck_ms(const struct observe_resource *res)
+{
+	if (!res)
+		return 0;
+	int64_t since = now_ms() - atomic_load(&res->observe->heartbeat_ms);
+	return since > LOOP_STUCK_MS ? since : 0;
 }
 
 void observe_registration_accepted(struct observe_resource *res)

@@ -60,6 +60,9 @@ void observe_free(struct observe *observe);
 void observe_node(struct observe *observe, struct npu_snapshot *snapshot);
 /* The devices the resource now advertises. */
 void observe_devices(struct observe_resource *resource, struct npu_snapshot *view);
+/* How long the event loop has not beaten, when that is long enough to call
+ * it stuck (as /healthz does); 0 when it runs. Any thread. */
+int64_t observe_loop_stuck_ms(const struct observe_resource *resource);
 /* The registration the endpoint acts on is accepted (for /healthz). */
 void observe_registered(struct observe_resource *resource);
 /* The kubelet accepted a Register, the current one or a superseded one:

@@ -220,6 +220,15 @@ static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_rep
 	struct service *s = ctx;
 	(void)req, (void)len;
 
+	/* What --probe (the liveness and readiness probes) asks: a plugin whose
+	 * event loop is stuck must not look alive. */
+	int64_t stuck = observe_loop_stuck_ms(s->observe);
+	if (stuck) {
+		gs_reply_error(reply, GRPC_STATUS_UNAVAILABLE, "the plugin's event loop has not run for %lld ms",
+			       (long long)stuck);
+		return;
+	}
+
 	pthread_mutex_lock(&s->lock);
 	if (s->registering)
 		s->expect_kubelet = s->registering;

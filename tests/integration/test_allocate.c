@@ -558,24 +558,34 @@ static void test_no_allocate_fails_across_sighup(void **state)
 {
 	(void)state;
 	struct node node;
-	start_node(&node, &(struct node_options){ .chips = 2 });
+	node_init(&node, &(struct node_options){ .chips = 2 });
+	node_start_registered(&node, (const char *[]){ "--log-level", "debug", NULL });
 	size_t len;
 	const char *ids[] = { "npu-0" };
 	uint8_t *body = pack_request(ids, 1, &len);
 	struct allocator a = { .ch = node_plugin_channel(&node), .body = body, .len = len };
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, allocate_loop, &a), 0);
+	/* Each SIGHUP once the last registration is through (the kubelet has
+	 * the new stream's device list), as an operator sends them. */
 	for (int i = 0; i < 20; i++) {
 		proc_kill(node.plugin, SIGHUP);
 		assert_non_null(proc_expect_err(node.plugin, "SIGHUP: configuration", WAIT_MS));
 		assert_non_null(proc_expect(node.kubelet, "register resource=ascend.com/npu", WAIT_MS));
+		assert_non_null(proc_expect(node.kubelet, "devices resource=ascend.com/npu", WAIT_MS));
 	}
 	atomic_store(&a.stop, true);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	gc_channel_close(a.ch);
 	free(body);
-	if (a.failures)
+	if (a.failures) {
+		proc_kill(node.plugin, SIGTERM);
+		proc_wait(node.plugin, WAIT_MS);
+		const char *l;
+		while ((l = proc_expect_err(node.plugin, "", 100)))
+			fprintf(stderr, "  %s\n", l);
 		fail_msg("%u of %u Allocates failed across 20 SIGHUPs, the first: %s", a.failures, a.calls, a.first_failure);
+	}
 	assert_true(a.calls > 20);
 	node_fini(&node);
 }
