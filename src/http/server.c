@@ -4,18 +4,41 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "base/parse.h"
 
+/* A connection that is reading a request: its headers must be in by
+ * since_ms + HTTP_HEADER_DEADLINE_MS. */
+struct reading {
+	int fd;
+	ino_t ino; /* the socket's, so that a reused descriptor number is told apart */
+	int64_t since_ms;
+	bool waiting; /* no complete request yet since since_ms */
+};
+
 struct http_server {
 	struct MHD_Daemon *mhd;
 	int listen_fd;
+	/* The header deadline: libmicrohttpd's own timeout is for inactivity
+	 * only, which a client sending a byte now and then never reaches. */
+	pthread_mutex_t lock;
+	struct reading conns[HTTP_MAX_CONNECTIONS];
+	size_t n_conns;
+	int wake_fd; /* stops the sweeper */
+	pthread_t sweeper;
+	bool sweeping;
 	uint16_t port;
 	const struct http_route *routes;
 	size_t n_routes;
@@ -116,12 +139,104 @@ static int open_listener(const char *addr, int *ret_fd, uint16_t *ret_port)
 	return 0;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int conn_fd(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return info ? info->connect_fd : -1;
+}
+
+/* Under s->lock. */
+static struct reading *find_locked(struct http_server *s, int fd)
+{
+	for (size_t i = 0; i < s->n_conns; i++)
+		if (s->conns[i].fd == fd)
+			return &s->conns[i];
+	return NULL;
+}
+
+/* The request's headers are in (waiting false), or a request ended and the
+ * next one starts its deadline now (waiting true). */
+static void mark(struct http_server *s, struct MHD_Connection *conn, bool waiting)
+{
+	int fd = conn_fd(conn);
+	pthread_mutex_lock(&s->lock);
+	struct reading *r = find_locked(s, fd);
+	if (r) {
+		r->waiting = waiting;
+		r->since_ms = mono_ms();
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* libmicrohttpd's thread: connections come and go. A closed connection is
+ * forgotten before libmicrohttpd closes its socket, so the sweeper never
+ * touches a descriptor number reused since. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	(void)socket_context;
+	struct http_server *s = cls;
+	int fd = conn_fd(conn);
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	struct reading *r = find_locked(s, fd);
+	struct stat st;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED && !r && s->n_conns < HTTP_MAX_CONNECTIONS && fstat(fd, &st) == 0)
+		s->conns[s->n_conns++] =
+			(struct reading){ .fd = fd, .ino = st.st_ino, .since_ms = mono_ms(), .waiting = true };
+	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && r)
+		*r = s->conns[--s->n_conns];
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)con_cls, (void)toe;
+	mark(cls, conn, true);
+}
+
+/* Ends the connections whose headers are overdue: shutdown() makes
+ * libmicrohttpd see the end of the connection and close it itself. */
+static void *sweeper_main(void *arg)
+{
+	struct http_server *s = arg;
+	for (;;) {
+		struct pollfd p = { .fd = s->wake_fd, .events = POLLIN };
+		int n = poll(&p, 1, HTTP_SWEEP_MS);
+		if (n > 0 || (n < 0 && errno != EINTR))
+			break;
+		int64_t now = mono_ms();
+		pthread_mutex_lock(&s->lock);
+		for (size_t i = 0; i < s->n_conns; i++) {
+			struct reading *r = &s->conns[i];
+			struct stat st;
+			if (r->waiting && now - r->since_ms > HTTP_HEADER_DEADLINE_MS) {
+				if (fstat(r->fd, &st) == 0 && st.st_ino == r->ino)
+					shutdown(r->fd, SHUT_RDWR);
+				r->waiting = false;
+			}
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 				  const char *version, const char *upload_data, size_t *upload_data_size,
 				  void **con_cls)
 {
 	(void)version, (void)upload_data, (void)con_cls;
 	struct http_server *s = cls;
+	mark(s, conn, false);
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, s->not_allowed);
@@ -167,6 +282,8 @@ int http_server_start(const char *addr, const struct http_route *routes, size_t 
 	if (!s)
 		return -ENOMEM;
 	s->listen_fd = -1;
+	s->wake_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
 	s->routes = routes;
 	s->n_routes = n_routes;
 	s->ctx = ctx;
@@ -186,11 +303,22 @@ int http_server_start(const char *addr, const struct http_route *routes, size_t 
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
 				  MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		r = -EIO;
 		goto fail;
 	}
+	s->wake_fd = eventfd(0, EFD_CLOEXEC);
+	if (s->wake_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = -pthread_create(&s->sweeper, NULL, sweeper_main, s);
+	if (r < 0)
+		goto fail;
+	s->sweeping = true;
 	*ret_server = s;
 	return 0;
 fail:
@@ -213,6 +341,14 @@ void http_server_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	if (s->sweeping) {
+		uint64_t one = 1;
+		if (write(s->wake_fd, &one, sizeof(one)) != sizeof(one))
+			abort(); /* an eventfd write of 1 cannot fail */
+		pthread_join(s->sweeper, NULL);
+	}
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
 	/* MHD leaves a socket it was given to its owner. */
@@ -222,5 +358,6 @@ void http_server_stop(struct http_server *s)
 		MHD_destroy_response(s->not_found);
 	if (s->not_allowed)
 		MHD_destroy_response(s->not_allowed);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

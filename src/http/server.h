@@ -3,7 +3,10 @@
  * (one thread of its own, epoll). It answers GET and HEAD on a fixed table of
  * paths, 404 on any other path and 405 on any other method, and is bounded:
  * HTTP_MAX_CONNECTIONS at once (HTTP_MAX_PER_IP from one address; more are
- * closed at once), HTTP_TIMEOUT_S of inactivity closes a connection, and a
+ * closed at once), HTTP_TIMEOUT_S of inactivity closes a connection, a
+ * request whose line and headers are not all in within
+ * HTTP_HEADER_DEADLINE_MS of the connection (or of the previous request's
+ * end) is cut off however it trickles in (a slowloris client), and a
  * request line plus headers larger than HTTP_MEMORY_LIMIT is refused by
  * libmicrohttpd with 431. Handlers run on the server's thread: they must
  * only read what is cheap and already at hand (never DCMI, never the
@@ -17,6 +20,9 @@
 #define HTTP_MAX_CONNECTIONS 64
 #define HTTP_MAX_PER_IP 16
 #define HTTP_TIMEOUT_S 10
+#define HTTP_HEADER_DEADLINE_MS 5000
+/* How often the header deadline is checked. */
+#define HTTP_SWEEP_MS 500
 #define HTTP_MEMORY_LIMIT (16 * 1024)
 /* "HOST:PORT" as given on the command line. */
 #define HTTP_ADDR_MAX 128

@@ -222,6 +222,7 @@ const OVERLAYS = {
 	config: { configFile: '/etc/ascend-device-plugin/config.yaml' },
 	'host-tools': { extraMounts: ['/usr/local/dcmi', '/usr/local/bin/npu-smi', '/etc/ascend_install.info'] },
 	cdi: { strategy: 'cdi' },
+	'metrics-networkpolicy': { networkPolicy: true },
 };
 
 function toleratesNpuTaint(spec) {
@@ -242,6 +243,26 @@ function checkDaemonSet(variant, objects) {
 	check(what('no ServiceAccount, RBAC or Secret (the plugin needs no API access)'), () =>
 		assert(forbidden.length === 0, `found ${forbidden.map(objName).join(', ')}`),
 	);
+	const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+	check(what(want.networkPolicy ? 'a NetworkPolicy admits only the metrics port, from one namespace' : 'no NetworkPolicy'), () => {
+		if (!want.networkPolicy) {
+			assert(policies.length === 0, `found ${policies.map(objName).join(', ')}`);
+			return;
+		}
+		assert(policies.length === 1, `${policies.length} NetworkPolicies`);
+		const ds = objects.find((o) => o.kind === 'DaemonSet');
+		const np = policies[0];
+		const podLabels = ds.spec.template.metadata.labels;
+		const sel = np.spec.podSelector.matchLabels || {};
+		assert(Object.keys(sel).length > 0 && Object.entries(sel).every(([k, v]) => podLabels[k] === v), `podSelector ${show(np.spec.podSelector)}`);
+		assert(np.metadata.namespace === ds.metadata.namespace, `NetworkPolicy in ${np.metadata.namespace}`);
+		const port = ds.spec.template.spec.containers[0].ports.find((p) => p.name === 'metrics').containerPort;
+		const rules = np.spec.ingress || [];
+		assert(show(np.spec.policyTypes) === show(['Ingress']), `policyTypes ${show(np.spec.policyTypes)}`);
+		assert(rules.length === 1 && (rules[0].ports || []).length === 1 && rules[0].ports[0].port === port && rules[0].ports[0].protocol === 'TCP', `ingress ${show(rules)}`);
+		assert((rules[0].from || []).length === 1 && rules[0].from[0].namespaceSelector, `from ${show(rules[0].from)}`);
+	});
+
 	const sets = objects.filter((o) => o.kind === 'DaemonSet');
 	check(what('exactly one DaemonSet'), () => assert(sets.length === 1, `found ${sets.length}`));
 	if (sets.length !== 1) return;
