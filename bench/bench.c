@@ -11,7 +11,8 @@
  *     state file to the moment a ListAndWatch client here receives the list
  *     showing the change, with DCMI fault events and without (polling);
  *   - kubelet restart -> registered again, from kubelet-sim's `restarted`
- *     line to its next `register` line (both timestamped by kubelet-sim);
+ *     line to its next `register` line (both timestamped by kubelet-sim),
+ *     also while a DCMI health call hangs for 30 s (the simulator's hang=);
  *   - start -> registered, from spawning the plugin to kubelet-sim's
  *     `register` line;
  *   - the same fault latency with the plugin logging at debug level to a
@@ -527,6 +528,7 @@ struct node {
 	unsigned replicas; /* time-slicing replicas per chip through a --config file; 0: none */
 	bool a3;           /* A3 dies (board id 0xb0) rather than 910B3 chips */
 	bool events;
+	const char *hang; /* the faulty chip's hang= in the next state written, or NULL */
 	char root[PATH_BYTES];
 	char dev[PATH_BYTES];
 	char sockets[PATH_BYTES];
@@ -639,9 +641,10 @@ static int node_write_state(struct node *n, unsigned faulty_health, int64_t *ret
 	unsigned per_card = (n->chips + 63) / 64;
 	for (unsigned i = 0; i < n->chips; i++) {
 		unsigned health = i == FAULTY_CHIP ? faulty_health : 0;
-		fprintf(f, "chip phy=%u card=%u device=%u name=%s health=%u aicore=20 hbm_mb=65536%s%s\n", i,
+		fprintf(f, "chip phy=%u card=%u device=%u name=%s health=%u aicore=20 hbm_mb=65536%s%s%s%s\n", i,
 			i / per_card, i % per_card, n->a3 ? "910_9391" : "910B3", health,
-			health ? " errors=80E01801" : "", n->a3 ? " board=0xb0" : "");
+			health ? " errors=80E01801" : "", n->a3 ? " board=0xb0" : "",
+			i == FAULTY_CHIP && n->hang ? " hang=" : "", i == FAULTY_CHIP && n->hang ? n->hang : "");
 	}
 	if (fclose(f) != 0)
 		return -EIO;
@@ -1076,11 +1079,12 @@ static int measure_faults(struct node *n, uint32_t cycles, uint32_t jitter_ms, s
  * line, in microseconds, then the full device list again. The plugin may
  * register before kubelet-sim prints `restarted` (the socket is up first);
  * such a sample counts as 0 and is counted in *ret_reordered. */
-static int measure_restarts(struct node *n, uint32_t restarts, struct samples *out, unsigned *ret_reordered)
+static int measure_restarts(struct node *n, uint32_t restarts, unsigned allocatable, struct samples *out,
+			    unsigned *ret_reordered)
 {
 	char want_devices[128];
 	snprintf(want_devices, sizeof(want_devices), "devices resource=%s capacity=%u allocatable=%u ", RESOURCE,
-		 n->chips, n->chips);
+		 n->chips, allocatable);
 	*ret_reordered = 0;
 	for (uint32_t i = 0; i < restarts; i++) {
 		child_drain(&n->sim);
@@ -1151,6 +1155,7 @@ struct results {
 	struct samples fault_blocked_us; /* events, debug logging, stderr a full pipe nobody reads */
 	int64_t blocked_exit_us;         /* SIGTERM -> exit with that stderr; -1 when not measured */
 	struct samples restart_us;
+	struct samples restart_hang_us; /* the same while a DCMI call hangs */
 	struct samples start_us;
 	unsigned reordered;
 	/* Connection floods, 8 chips. */
@@ -1229,7 +1234,29 @@ static int scenario_events(const struct settings *s, const char *work_dir, struc
 	}
 	if (r == 0) {
 		progress("8 chips: %u kubelet restarts", s->restarts);
-		r = measure_restarts(&n, s->restarts, &res->restart_us, &res->reordered);
+		r = measure_restarts(&n, s->restarts, n.chips, &res->restart_us, &res->reordered);
+	}
+	if (r == 0) {
+		/* The faulty chip's health call hangs for 30 s; a device node
+		 * touched makes the plugin refresh (and meet the hang) at once. */
+		progress("8 chips: %u kubelet restarts while a DCMI call hangs for 30 s", s->restarts);
+		n.hang = "health:30";
+		r = node_write_state(&n, 0, NULL);
+		n.hang = NULL;
+		char node_file[32];
+		snprintf(node_file, sizeof(node_file), "dev/davinci%d", FAULTY_CHIP);
+		if (r == 0)
+			r = touch(n.root, node_file);
+		char want[64];
+		snprintf(want, sizeof(want), "unhealthy=npu-%d", FAULTY_CHIP);
+		if (r == 0 && !child_expect(&n.sim, want, WAIT_MS))
+			r = -ETIMEDOUT;
+		unsigned reordered = 0;
+		if (r == 0)
+			r = measure_restarts(&n, s->restarts, n.chips - 1, &res->restart_hang_us, &reordered);
+		res->reordered += reordered;
+		if (r == 0)
+			r = node_write_state(&n, 0, NULL);
 	}
 	if (r == 0)
 		r = stop_plugin(&n);
@@ -1826,6 +1853,10 @@ static unsigned print_table(const struct settings *s, struct results *res)
 	    "ms", 1500, "(flush 1 s)", &misses);
 	row("kubelet restart -> registered p50", pct(&res->restart_us, 50, 1000), "ms", 500, NULL, &misses);
 	row("kubelet restart -> registered p99", pct(&res->restart_us, 99, 1000), "ms", 500, NULL, &misses);
+	row("kubelet restart -> registered p50, a DCMI call hanging 30 s", pct(&res->restart_hang_us, 50, 1000), "ms",
+	    500, NULL, &misses);
+	row("kubelet restart -> registered p99, a DCMI call hanging 30 s", pct(&res->restart_hang_us, 99, 1000), "ms",
+	    500, NULL, &misses);
 	row("plugin start -> registered p50", pct(&res->start_us, 50, 1000), "ms", 100, NULL, &misses);
 	row("plugin start -> registered p99", pct(&res->start_us, 99, 1000), "ms", 100, NULL, &misses);
 	/* Two decimals, like the measured column. */
@@ -1904,7 +1935,8 @@ int main(int argc, char **argv)
 	    samples_init(&res.allocate_ns[1], s.allocate_calls) < 0 || samples_init(&res.options_ns, s.allocate_calls) < 0 ||
 	    samples_init(&res.fault_events_us, n_faults) < 0 || samples_init(&res.fault_poll_us, n_faults) < 0 ||
 	    samples_init(&res.fault_blocked_us, n_faults) < 0 ||
-	    samples_init(&res.restart_us, s.restarts) < 0 || samples_init(&res.start_us, s.starts) < 0 ||
+	    samples_init(&res.restart_us, s.restarts) < 0 ||
+	    samples_init(&res.restart_hang_us, s.restarts) < 0 || samples_init(&res.start_us, s.starts) < 0 ||
 	    samples_init(&res.preferred_512_ns, s.allocate_calls) < 0 ||
 	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0 ||
 	    samples_init(&res.scrape_us, SCRAPES) < 0) {
@@ -1932,6 +1964,7 @@ int main(int argc, char **argv)
 	samples_free(&res.fault_poll_us);
 	samples_free(&res.fault_blocked_us);
 	samples_free(&res.restart_us);
+	samples_free(&res.restart_hang_us);
 	samples_free(&res.start_us);
 	samples_free(&res.preferred_512_ns);
 	samples_free(&res.preferred_a3_ns);
