@@ -38,6 +38,11 @@ struct dcmi_lib {
 	 * caller's thread; a stuck call may still write it. */
 	pthread_mutex_t last_lock;
 	struct dcmi_error last;
+	/* The caller's side of a call's arguments and results (struct
+	 * dcmi_call, below): one, since one thread makes the calls. On the
+	 * heap rather than thread-local: static TLS is zeroed in every thread
+	 * of the process, gRPC's included. */
+	struct dcmi_call *call;
 	char path[PATH_MAX];
 };
 
@@ -338,6 +343,7 @@ void dcmi_lib_close(struct dcmi_lib *lib)
 	if (!lib || vendor_guard_free(lib->guard))
 		return;
 	pthread_mutex_destroy(&lib->last_lock);
+	free(lib->call);
 	free(lib);
 }
 
@@ -803,6 +809,18 @@ struct dcmi_call {
 
 _Static_assert(sizeof(struct dcmi_call) <= VENDOR_CALL_ARG_MAX, "a DCMI call's arguments fit the guard");
 
+/* The library's call scratch, made at its first call. A library table
+ * built by hand (unit tests: no guard, one thread) uses a static one. */
+static struct dcmi_call *call_of(struct dcmi_lib *lib)
+{
+	static struct dcmi_call unguarded;
+	if (!lib->guard)
+		return &unguarded;
+	if (!lib->call)
+		lib->call = malloc(sizeof(*lib->call));
+	return lib->call;
+}
+
 /* Runs fn on the guard's worker; a call past its deadline, or one not made
  * because another is stuck, is recorded under its own name with code 0. */
 static int guarded(struct dcmi_lib *lib, const char *name, long key, int (*fn)(void *), struct dcmi_call *c)
@@ -827,13 +845,15 @@ int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, siz
 {
 	if (!lib || (!chips && max > 0) || !ret_count)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .max = max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS };
-	int r = guarded(lib, "dcmi_get_card_list", -1, do_enumerate, &c);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .max = max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS };
+	int r = guarded(lib, "dcmi_get_card_list", -1, do_enumerate, c);
 	if (r < 0)
 		return r;
-	memcpy(chips, c.out.chips, c.count * sizeof(chips[0]));
-	*ret_count = c.count;
+	memcpy(chips, c->out.chips, c->count * sizeof(chips[0]));
+	*ret_count = c->count;
 	return 0;
 }
 
@@ -847,11 +867,13 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
 {
 	if (!lib || !addressable(chip) || !ret_health)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_health", (long)chip->phy_id, do_health, &c);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_health", (long)chip->phy_id, do_health, c);
 	if (r == 0)
-		*ret_health = c.out.health;
+		*ret_health = c->out.health;
 	return r;
 }
 
@@ -866,14 +888,16 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 {
 	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip,
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip,
 				.max = max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES };
-	int r = guarded(lib, "dcmi_get_device_errorcode_v2", (long)chip->phy_id, do_error_codes, &c);
+	int r = guarded(lib, "dcmi_get_device_errorcode_v2", (long)chip->phy_id, do_error_codes, c);
 	if (r < 0)
 		return r;
-	memcpy(codes, c.out.codes, c.count * sizeof(codes[0]));
-	*ret_count = c.count;
+	memcpy(codes, c->out.codes, c->count * sizeof(codes[0]));
+	*ret_count = c->count;
 	return 0;
 }
 
@@ -887,11 +911,13 @@ int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, str
 {
 	if (!lib || !addressable(chip) || !ret_address)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_pcie_info_v2", (long)chip->phy_id, do_pci_address, &c);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_pcie_info_v2", (long)chip->phy_id, do_pci_address, c);
 	if (r == 0)
-		*ret_address = c.out.address;
+		*ret_address = c->out.address;
 	return r;
 }
 
@@ -906,14 +932,16 @@ int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct np
 {
 	if (!lib || !addressable(chip) || (!vnpus && max > 0) || !ret_count)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip,
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip,
 				.max = max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP };
-	int r = guarded(lib, "dcmi_get_device_info", (long)chip->phy_id, do_vnpus, &c);
+	int r = guarded(lib, "dcmi_get_device_info", (long)chip->phy_id, do_vnpus, c);
 	if (r < 0)
 		return r;
-	memcpy(vnpus, c.out.vnpus, c.count * sizeof(vnpus[0]));
-	*ret_count = c.count;
+	memcpy(vnpus, c->out.vnpus, c->count * sizeof(vnpus[0]));
+	*ret_count = c->count;
 	return 0;
 }
 
@@ -927,10 +955,12 @@ int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
 {
 	if (!lib || !buf || size == 0)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib };
-	int r = guarded(lib, "dcmi_get_dcmi_version", -1, do_driver_version, &c);
-	return r < 0 ? r : str_copy(buf, size, c.out.version);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib };
+	int r = guarded(lib, "dcmi_get_dcmi_version", -1, do_driver_version, c);
+	return r < 0 ? r : str_copy(buf, size, c->out.version);
 }
 
 static int do_temperature(void *arg)
@@ -943,11 +973,13 @@ int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int
 {
 	if (!lib || !addressable(chip) || !ret_celsius)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_temperature", (long)chip->phy_id, do_temperature, &c);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_temperature", (long)chip->phy_id, do_temperature, c);
 	if (r == 0)
-		*ret_celsius = c.out.celsius;
+		*ret_celsius = c->out.celsius;
 	return r;
 }
 
@@ -961,11 +993,13 @@ int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *r
 {
 	if (!lib || !addressable(chip) || !ret_watts)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_power_info", (long)chip->phy_id, do_power, &c);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_power_info", (long)chip->phy_id, do_power, c);
 	if (r == 0)
-		*ret_watts = c.out.watts;
+		*ret_watts = c->out.watts;
 	return r;
 }
 
@@ -979,11 +1013,13 @@ int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *ch
 {
 	if (!lib || !addressable(chip) || !ret_percent)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_utilization_rate", (long)chip->phy_id, do_aicore_utilization, &c);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_utilization_rate", (long)chip->phy_id, do_aicore_utilization, c);
 	if (r == 0)
-		*ret_percent = c.out.percent;
+		*ret_percent = c->out.percent;
 	return r;
 }
 
@@ -997,12 +1033,14 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 {
 	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
 		return -EINVAL;
-	static _Thread_local struct dcmi_call c;
-	c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_hbm_info", (long)chip->phy_id, do_hbm, &c);
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
+	int r = guarded(lib, "dcmi_get_device_hbm_info", (long)chip->phy_id, do_hbm, c);
 	if (r == 0) {
-		*ret_total_mb = c.out.hbm[0];
-		*ret_used_mb = c.out.hbm[1];
+		*ret_total_mb = c->out.hbm[0];
+		*ret_used_mb = c->out.hbm[1];
 	}
 	return r;
 }
