@@ -771,8 +771,8 @@ step_cdi() {
 		uid=$(k get pod cdi-pod -o jsonpath='{.metadata.uid}')
 		resp=$(jq -r --arg uid "$uid" '.Data.PodDeviceEntries[] | select(.PodUID == $uid) | .AllocResp' \
 			"$(cluster_node_dir 1)/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint" | base64 -d | tr -c '[:print:]' ' ')
-		if grep -q 'ascend.com/npu=npu-' <<<"$resp" && ! grep -q '/dev/davinci' <<<"$resp"; then
-			pass "8. the plugin's Allocate answer (the kubelet's checkpoint) names CDI devices ($(grep -o 'ascend.com/npu=npu-[0-9]*' <<<"$resp" | tr '\n' ' ')) and no device node"
+		if grep -q 'ascend.com/npu=[0-9]' <<<"$resp" && ! grep -q '/dev/davinci' <<<"$resp"; then
+			pass "8. the plugin's Allocate answer (the kubelet's checkpoint) names CDI devices ($(grep -o 'ascend.com/npu=[0-9]*' <<<"$resp" | sort -u | tr '\n' ' ')) and no device node"
 		else
 			fail "8. a CDI-only Allocate answer" "$resp"
 		fi
