@@ -33,11 +33,6 @@
 /* Bounds what one client connection can open at once. */
 #define GS_MAX_CONCURRENT_STREAMS 64
 
-/* A connection with no call for this long is closed (GOAWAY): it frees the
- * slot of a client that connects and does nothing. The kubelet's connection
- * always has its ListAndWatch stream open. */
-#define GS_MAX_IDLE_MS 30000
-
 /* gRPC's memory quota for all connections: read buffers shrink and, past
  * it, gRPC closes connections rather than grow. Far above what the kubelet's
  * few calls need. */

@@ -24,6 +24,12 @@
  * needs one connection, a probe one more. */
 #define GS_MAX_CONNECTIONS 32
 
+/* A connection with no call for this long is closed (GOAWAY): it frees the
+ * slot of a client that connects and does nothing, so silent connections
+ * hold the slots for seconds only. The kubelet's connection always has its
+ * ListAndWatch stream open; a probe's makes its call at once. */
+#define GS_MAX_IDLE_MS 5000
+
 /* Mode of the socket file, whatever the umask: only root talks to it. */
 #define GS_SOCKET_MODE 0600
 

@@ -25,6 +25,7 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
+#include "grpc/server.h"
 #include "harness/harness.h"
 #include "plugin/service.h"
 
@@ -55,7 +56,8 @@ static void expect_plugin_serves(struct node *node)
 	struct gc_channel *ch = node_plugin_channel(node);
 	struct gc_result res;
 	assert_int_equal(gc_unary(ch, METHOD_OPTIONS, NULL, 0, WAIT_MS, &res), 0);
-	assert_int_equal(res.status, GRPC_STATUS_OK);
+	if (res.status != GRPC_STATUS_OK)
+		fail_msg("GetDevicePluginOptions: status %d: %s", (int)res.status, res.details);
 	static const uint8_t empty[1];
 	V1beta1__DevicePluginOptions *o =
 		v1beta1__device_plugin_options__unpack(NULL, res.len, res.body ? res.body : empty);
@@ -608,6 +610,51 @@ static void test_kubelet_keeps_its_slot(void **state)
 	node_fini(&node);
 }
 
+/* Connections that send the HTTP/2 preface and SETTINGS, then nothing, in
+ * every slot and more: the server closes each within GS_MAX_IDLE_MS (it
+ * opened no call), so they hold the slots for seconds, not for as long as
+ * the client likes; then a newcomer is served again, and the kubelet's
+ * connection, which has its stream, stays. */
+#define SILENT_CONNS (GS_MAX_CONNECTIONS + 28)
+static void test_silent_connections_are_closed(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 2 });
+	node_start_registered(&node, NULL);
+	static const uint8_t hello[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+				       "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+	struct pollfd p[SILENT_CONNS];
+	for (size_t i = 0; i < SILENT_CONNS; i++) {
+		p[i] = (struct pollfd){ .fd = raw_connect(node.plugin_socket), .events = POLLIN };
+		/* The server may close an extra one at once: a short write then. */
+		(void)send(p[i].fd, hello, sizeof(hello) - 1, MSG_NOSIGNAL);
+	}
+	/* Each ends (EOF) by the server's doing: GS_MAX_IDLE_MS, plus slack. */
+	int64_t deadline = now_ms() + GS_MAX_IDLE_MS + WAIT_MS;
+	size_t open_conns = SILENT_CONNS;
+	while (open_conns > 0 && now_ms() < deadline) {
+		int n = poll(p, SILENT_CONNS, (int)(deadline - now_ms()));
+		for (size_t i = 0; i < SILENT_CONNS && n > 0; i++) {
+			char buf[256];
+			if (p[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    recv(p[i].fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0) {
+				close(p[i].fd);
+				p[i].fd = -1;
+				open_conns--;
+			}
+		}
+	}
+	for (size_t i = 0; i < SILENT_CONNS; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	if (open_conns)
+		fail_msg("%zu of %d silent connections still open", open_conns, SILENT_CONNS);
+	expect_plugin_serves(&node);
+	expect_kubelet_still_registered(node.kubelet);
+	node_fini(&node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_watchers_all_see_changes),
 		cmocka_unit_test(test_watcher_leaving_does_not_disturb_others),
 		cmocka_unit_test(test_stream_bound_and_churn),
+		cmocka_unit_test(test_silent_connections_are_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
