@@ -835,6 +835,23 @@ static int guarded(struct dcmi_lib *lib, const char *name, long key, int (*fn)(v
 	return r;
 }
 
+/* One call through the guard for chip (NULL: a call of no chip), with max
+ * as the caller clamped it; on 0 its results are in **ret_call. */
+static int run_call(struct dcmi_lib *lib, const char *name, const struct npu_chip *chip, size_t max,
+		    int (*fn)(void *), struct dcmi_call **ret_call)
+{
+	struct dcmi_call *c = call_of(lib);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct dcmi_call){ .lib = lib, .max = max };
+	if (chip)
+		c->chip = *chip;
+	int r = guarded(lib, name, chip ? (long)chip->phy_id : -1, fn, c);
+	if (r == 0)
+		*ret_call = c;
+	return r;
+}
+
 static int do_enumerate(void *arg)
 {
 	struct dcmi_call *c = arg;
@@ -845,14 +862,12 @@ int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, siz
 {
 	if (!lib || (!chips && max > 0) || !ret_count)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .max = max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS };
-	int r = guarded(lib, "dcmi_get_card_list", -1, do_enumerate, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_card_list", NULL, max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS, do_enumerate, &c);
 	if (r < 0)
 		return r;
-	memcpy(chips, c->out.chips, c->count * sizeof(chips[0]));
+	if (c->count)
+		memcpy(chips, c->out.chips, c->count * sizeof(chips[0]));
 	*ret_count = c->count;
 	return 0;
 }
@@ -867,11 +882,8 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
 {
 	if (!lib || !addressable(chip) || !ret_health)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_health", (long)chip->phy_id, do_health, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_health", chip, 0, do_health, &c);
 	if (r == 0)
 		*ret_health = c->out.health;
 	return r;
@@ -888,15 +900,12 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 {
 	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip,
-				.max = max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES };
-	int r = guarded(lib, "dcmi_get_device_errorcode_v2", (long)chip->phy_id, do_error_codes, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_errorcode_v2", chip, max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES, do_error_codes, &c);
 	if (r < 0)
 		return r;
-	memcpy(codes, c->out.codes, c->count * sizeof(codes[0]));
+	if (c->count)
+		memcpy(codes, c->out.codes, c->count * sizeof(codes[0]));
 	*ret_count = c->count;
 	return 0;
 }
@@ -911,11 +920,8 @@ int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, str
 {
 	if (!lib || !addressable(chip) || !ret_address)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_pcie_info_v2", (long)chip->phy_id, do_pci_address, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_pcie_info_v2", chip, 0, do_pci_address, &c);
 	if (r == 0)
 		*ret_address = c->out.address;
 	return r;
@@ -932,15 +938,12 @@ int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct np
 {
 	if (!lib || !addressable(chip) || (!vnpus && max > 0) || !ret_count)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip,
-				.max = max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP };
-	int r = guarded(lib, "dcmi_get_device_info", (long)chip->phy_id, do_vnpus, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_info", chip, max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP, do_vnpus, &c);
 	if (r < 0)
 		return r;
-	memcpy(vnpus, c->out.vnpus, c->count * sizeof(vnpus[0]));
+	if (c->count)
+		memcpy(vnpus, c->out.vnpus, c->count * sizeof(vnpus[0]));
 	*ret_count = c->count;
 	return 0;
 }
@@ -955,11 +958,8 @@ int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
 {
 	if (!lib || !buf || size == 0)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib };
-	int r = guarded(lib, "dcmi_get_dcmi_version", -1, do_driver_version, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_dcmi_version", NULL, 0, do_driver_version, &c);
 	return r < 0 ? r : str_copy(buf, size, c->out.version);
 }
 
@@ -973,11 +973,8 @@ int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int
 {
 	if (!lib || !addressable(chip) || !ret_celsius)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_temperature", (long)chip->phy_id, do_temperature, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_temperature", chip, 0, do_temperature, &c);
 	if (r == 0)
 		*ret_celsius = c->out.celsius;
 	return r;
@@ -993,11 +990,8 @@ int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *r
 {
 	if (!lib || !addressable(chip) || !ret_watts)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_power_info", (long)chip->phy_id, do_power, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_power_info", chip, 0, do_power, &c);
 	if (r == 0)
 		*ret_watts = c->out.watts;
 	return r;
@@ -1013,11 +1007,8 @@ int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *ch
 {
 	if (!lib || !addressable(chip) || !ret_percent)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_utilization_rate", (long)chip->phy_id, do_aicore_utilization, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_utilization_rate", chip, 0, do_aicore_utilization, &c);
 	if (r == 0)
 		*ret_percent = c->out.percent;
 	return r;
@@ -1033,11 +1024,8 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 {
 	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
 		return -EINVAL;
-	struct dcmi_call *c = call_of(lib);
-	if (!c)
-		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .chip = *chip };
-	int r = guarded(lib, "dcmi_get_device_hbm_info", (long)chip->phy_id, do_hbm, c);
+	struct dcmi_call *c;
+	int r = run_call(lib, "dcmi_get_device_hbm_info", chip, 0, do_hbm, &c);
 	if (r == 0) {
 		*ret_total_mb = c->out.hbm[0];
 		*ret_used_mb = c->out.hbm[1];

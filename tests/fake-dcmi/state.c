@@ -229,77 +229,74 @@ const char *fake_call_name(enum fake_call call)
 	return call < FAKE_CALL_COUNT ? call_names[call] : "?";
 }
 
-/* "CALL[:CODE],...": each named call fails with CODE (a negative DCMI code,
- * default -8005, an inner error). CALL is the DCMI function's name, with or
- * without its "dcmi_get_device_" prefix ("temperature"). */
-static int key_fail(struct fake_chip *chip, const char *value)
+/* Walks "CALL[:ARG],...": CALL is a DCMI function's name, with or without
+ * its "dcmi_get_device_" prefix ("temperature"); item gets the call and
+ * ARG (NULL when there is none) and says whether it is valid. */
+static int each_call(const char *value, int (*item)(enum fake_call call, const char *arg, void *ctx), void *ctx)
 {
-	int32_t rc[FAKE_CALL_COUNT] = { 0 };
-	const char *item = value;
+	const char *p = value;
 	for (;;) {
-		size_t n = strcspn(item, ",");
+		size_t n = strcspn(p, ",");
 		char buf[64];
 		if (n == 0 || n >= sizeof(buf))
 			return -EINVAL;
-		memcpy(buf, item, n);
+		memcpy(buf, p, n);
 		buf[n] = '\0';
-		int32_t code = -8005;
 		char *colon = strchr(buf, ':');
-		if (colon) {
-			uint32_t magnitude;
+		if (colon)
 			*colon = '\0';
-			if (colon[1] != '-' || parse_u32(colon + 2, 10, 9999, &magnitude) < 0 || magnitude == 0)
-				return -EINVAL;
-			code = -(int32_t)magnitude;
-		}
 		const char *name = strncmp(buf, "dcmi_get_device_", 16) == 0 ? buf + 16 : buf;
 		size_t i = 0;
 		while (i < FAKE_CALL_COUNT && strcmp(call_names[i] + 16, name) != 0)
 			i++;
 		if (i == FAKE_CALL_COUNT)
 			return -EINVAL;
-		rc[i] = code;
-		if (item[n] == '\0')
-			break;
-		item += n + 1;
+		int r = item((enum fake_call)i, colon ? colon + 1 : NULL, ctx);
+		if (r < 0)
+			return r;
+		if (p[n] == '\0')
+			return 0;
+		p += n + 1;
 	}
-	memcpy(chip->fail_rc, rc, sizeof(rc));
+}
+
+/* fail=: each named call fails with CODE (a negative DCMI code, default
+ * -8005, an inner error). */
+static int fail_item(enum fake_call call, const char *arg, void *ctx)
+{
+	int32_t *rc = ctx;
+	uint32_t magnitude = 8005;
+	if (arg && (arg[0] != '-' || parse_u32(arg + 1, 10, 9999, &magnitude) < 0 || magnitude == 0))
+		return -EINVAL;
+	rc[call] = -(int32_t)magnitude;
 	return 0;
 }
 
-/* "CALL:SECONDS,...": each named call blocks for SECONDS (1-3600) before it
- * answers. CALL as for fail=. */
+static int key_fail(struct fake_chip *chip, const char *value)
+{
+	int32_t rc[FAKE_CALL_COUNT] = { 0 };
+	int r = each_call(value, fail_item, rc);
+	if (r == 0)
+		memcpy(chip->fail_rc, rc, sizeof(rc));
+	return r;
+}
+
+/* hang=: each named call blocks for SECONDS (1-3600) before it answers. */
+static int hang_item(enum fake_call call, const char *arg, void *ctx)
+{
+	uint32_t *seconds = ctx;
+	if (!arg || parse_u32(arg, 10, 3600, &seconds[call]) < 0 || seconds[call] == 0)
+		return -EINVAL;
+	return 0;
+}
+
 static int key_hang(struct fake_chip *chip, const char *value)
 {
 	uint32_t seconds[FAKE_CALL_COUNT] = { 0 };
-	const char *item = value;
-	for (;;) {
-		size_t n = strcspn(item, ",");
-		char buf[64];
-		if (n == 0 || n >= sizeof(buf))
-			return -EINVAL;
-		memcpy(buf, item, n);
-		buf[n] = '\0';
-		char *colon = strchr(buf, ':');
-		uint32_t s;
-		if (!colon)
-			return -EINVAL;
-		*colon = '\0';
-		if (parse_u32(colon + 1, 10, 3600, &s) < 0 || s == 0)
-			return -EINVAL;
-		const char *name = strncmp(buf, "dcmi_get_device_", 16) == 0 ? buf + 16 : buf;
-		size_t i = 0;
-		while (i < FAKE_CALL_COUNT && strcmp(call_names[i] + 16, name) != 0)
-			i++;
-		if (i == FAKE_CALL_COUNT)
-			return -EINVAL;
-		seconds[i] = s;
-		if (item[n] == '\0')
-			break;
-		item += n + 1;
-	}
-	memcpy(chip->hang_s, seconds, sizeof(seconds));
-	return 0;
+	int r = each_call(value, hang_item, seconds);
+	if (r == 0)
+		memcpy(chip->hang_s, seconds, sizeof(seconds));
+	return r;
 }
 
 static int key_board(struct fake_chip *chip, const char *value)
