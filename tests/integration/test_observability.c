@@ -151,11 +151,10 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	assert_true(http_metric(m, "ascend_npu_telemetry_timestamp_seconds{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") >
 		    1.7e9);
 	assert_true(http_metric(m, "ascend_device_plugin_build_info{version=\"" ASCEND_VERSION "\"}") == 1);
-	/* Every Register the kubelet accepted: at start, a second one may
-	 * overtake the first (kubelet.sock seen by inotify meanwhile), and
-	 * both count. */
-	double regs = http_metric(m, "ascend_device_plugin_registrations_total{resource=\"ascend.com/npu\"}");
-	assert_true(regs >= 1 && regs <= 2);
+	/* Every Register the kubelet accepted: at start, later ones may
+	 * overtake the first (kubelet.sock seen by inotify meanwhile, more
+	 * often on a loaded machine), and each counts. */
+	assert_true(http_metric(m, "ascend_device_plugin_registrations_total{resource=\"ascend.com/npu\"}") >= 1);
 	assert_true(http_metric(m, "ascend_device_plugin_list_and_watch_streams{resource=\"ascend.com/npu\"}") == 1);
 	assert_true(http_metric(m, "ascend_device_plugin_devices{resource=\"ascend.com/npu\",health=\"Healthy\"}") == 2);
 	promtool_clean(m, node->root);
