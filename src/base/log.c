@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/macro.h"
+#include "base/wait.h"
 
 static const char *const level_names[] = {
 	[LOG_LEVEL_ERROR] = "error",
@@ -450,11 +451,7 @@ int log_start(int fd, size_t queue_bytes)
 		goto out;
 	}
 	/* log_stop waits with a deadline that wall-clock steps must not move. */
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&q.drained, &attr);
-	pthread_condattr_destroy(&attr);
+	cond_init_monotonic(&q.drained);
 	q.fd = fd;
 	q.cap = queue_bytes;
 	q.head = q.len = 0;
@@ -490,14 +487,7 @@ void log_stop(int timeout_ms)
 	q.stopping = true;
 	pthread_cond_signal(&q.wake);
 
-	struct timespec deadline;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
+	struct timespec deadline = deadline_after_ms(timeout_ms);
 	while (!q.writer_done && pthread_cond_timedwait(&q.drained, &q.lock, &deadline) != ETIMEDOUT)
 		;
 	bool done = q.writer_done;

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,6 +26,7 @@
 
 #include "base/macro.h"
 #include "base/parse.h"
+#include "base/wait.h"
 #include "grpc/cq.h"
 #include "grpc/wire.h"
 
@@ -721,11 +721,7 @@ int gs_server_start(const char *socket_path, const struct gs_method *methods, si
 	server->listen_fd = -1;
 	server->wake_fd = -1;
 	pthread_mutex_init(&server->lock, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&server->idle, &attr);
-	pthread_condattr_destroy(&attr);
+	cond_init_monotonic(&server->idle);
 	server->shutdown_tag.done = on_shutdown;
 
 	int r = listen_on(server, socket_path);
@@ -812,11 +808,7 @@ void gs_server_stop(struct gs_server *server)
 	/* Unary calls under way (an Allocate for a pod being admitted) may
 	 * finish, for a bounded time; streams never end by themselves and are
 	 * cancelled with whatever is left. */
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += GS_DRAIN_MS * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	struct timespec until = deadline_after_ms(GS_DRAIN_MS);
 	pthread_mutex_lock(&server->lock);
 	while (server->unary_live > 0 && pthread_cond_timedwait(&server->idle, &server->lock, &until) != ETIMEDOUT) {
 	}

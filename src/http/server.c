@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -139,13 +138,6 @@ static int open_listener(const char *addr, int *ret_fd, uint16_t *ret_port)
 	return 0;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int conn_fd(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -170,7 +162,7 @@ static void mark(struct http_server *s, struct MHD_Connection *conn, bool waitin
 	struct reading *r = find_locked(s, fd);
 	if (r) {
 		r->waiting = waiting;
-		r->since_ms = mono_ms();
+		r->since_ms = now_ms();
 	}
 	pthread_mutex_unlock(&s->lock);
 }
@@ -191,7 +183,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	struct stat st;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED && !r && s->n_conns < HTTP_MAX_CONNECTIONS && fstat(fd, &st) == 0)
 		s->conns[s->n_conns++] =
-			(struct reading){ .fd = fd, .ino = st.st_ino, .since_ms = mono_ms(), .waiting = true };
+			(struct reading){ .fd = fd, .ino = st.st_ino, .since_ms = now_ms(), .waiting = true };
 	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && r)
 		*r = s->conns[--s->n_conns];
 	pthread_mutex_unlock(&s->lock);
@@ -214,7 +206,7 @@ static void *sweeper_main(void *arg)
 		int n = poll(&p, 1, HTTP_SWEEP_MS);
 		if (n > 0 || (n < 0 && errno != EINTR))
 			break;
-		int64_t now = mono_ms();
+		int64_t now = now_ms();
 		pthread_mutex_lock(&s->lock);
 		for (size_t i = 0; i < s->n_conns; i++) {
 			struct reading *r = &s->conns[i];

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -821,23 +822,30 @@ static struct dcmi_call *call_of(struct dcmi_lib *lib)
 	return lib->call;
 }
 
-/* Runs fn on the guard's worker; a call past its deadline, or one not made
- * because another is stuck, is recorded under its own name with code 0. */
-static int guarded(struct dcmi_lib *lib, const char *name, long key, int (*fn)(void *), struct dcmi_call *c)
+/* The bytes of a call that one result needs: the guard copies only these
+ * in and out, not the whole union (its chip list is 20 KiB). */
+#define CALL_SIZE(member) (offsetof(struct dcmi_call, out) + sizeof(((struct dcmi_call *)0)->out.member))
+
+/* Runs fn on the guard's worker on the first size bytes of *c; a call past
+ * its deadline, or one not made because another is stuck, is recorded
+ * under its own name with code 0. */
+static int guarded(struct dcmi_lib *lib, const char *name, long key, int (*fn)(void *), struct dcmi_call *c,
+		   size_t size)
 {
 	/* Without a guard (a library table built by hand, as in unit tests)
 	 * the call runs here. */
 	if (!lib->guard)
 		return fn(c);
-	int r = vendor_call_run(lib->guard, name, key, fn, c, sizeof(*c));
+	int r = vendor_call_run(lib->guard, name, key, fn, c, size);
 	if (r == -ETIMEDOUT || r == -EBUSY)
 		record_error(lib, name, 0);
 	return r;
 }
 
 /* One call through the guard for chip (NULL: a call of no chip), with max
- * as the caller clamped it; on 0 its results are in **ret_call. */
-static int run_call(struct dcmi_lib *lib, const char *name, const struct npu_chip *chip, size_t max,
+ * as the caller clamped it and size from CALL_SIZE; on 0 its results are
+ * in **ret_call. */
+static int run_call(struct dcmi_lib *lib, const char *name, const struct npu_chip *chip, size_t max, size_t size,
 		    int (*fn)(void *), struct dcmi_call **ret_call)
 {
 	struct dcmi_call *c = call_of(lib);
@@ -846,7 +854,7 @@ static int run_call(struct dcmi_lib *lib, const char *name, const struct npu_chi
 	*c = (struct dcmi_call){ .lib = lib, .max = max };
 	if (chip)
 		c->chip = *chip;
-	int r = guarded(lib, name, chip ? (long)chip->phy_id : -1, fn, c);
+	int r = guarded(lib, name, chip ? (long)chip->phy_id : -1, fn, c, size);
 	if (r == 0)
 		*ret_call = c;
 	return r;
@@ -863,7 +871,8 @@ int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, siz
 	if (!lib || (!chips && max > 0) || !ret_count)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_card_list", NULL, max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS, do_enumerate, &c);
+	size_t n = max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS;
+	int r = run_call(lib, "dcmi_get_card_list", NULL, n, CALL_SIZE(chips), do_enumerate, &c);
 	if (r < 0)
 		return r;
 	if (c->count)
@@ -883,7 +892,7 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
 	if (!lib || !addressable(chip) || !ret_health)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_health", chip, 0, do_health, &c);
+	int r = run_call(lib, "dcmi_get_device_health", chip, 0, CALL_SIZE(health), do_health, &c);
 	if (r == 0)
 		*ret_health = c->out.health;
 	return r;
@@ -901,7 +910,8 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_errorcode_v2", chip, max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES, do_error_codes, &c);
+	size_t n = max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES;
+	int r = run_call(lib, "dcmi_get_device_errorcode_v2", chip, n, CALL_SIZE(codes), do_error_codes, &c);
 	if (r < 0)
 		return r;
 	if (c->count)
@@ -921,7 +931,7 @@ int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, str
 	if (!lib || !addressable(chip) || !ret_address)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_pcie_info_v2", chip, 0, do_pci_address, &c);
+	int r = run_call(lib, "dcmi_get_device_pcie_info_v2", chip, 0, CALL_SIZE(address), do_pci_address, &c);
 	if (r == 0)
 		*ret_address = c->out.address;
 	return r;
@@ -939,7 +949,8 @@ int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct np
 	if (!lib || !addressable(chip) || (!vnpus && max > 0) || !ret_count)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_info", chip, max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP, do_vnpus, &c);
+	size_t n = max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP;
+	int r = run_call(lib, "dcmi_get_device_info", chip, n, CALL_SIZE(vnpus), do_vnpus, &c);
 	if (r < 0)
 		return r;
 	if (c->count)
@@ -959,7 +970,7 @@ int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
 	if (!lib || !buf || size == 0)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_dcmi_version", NULL, 0, do_driver_version, &c);
+	int r = run_call(lib, "dcmi_get_dcmi_version", NULL, 0, CALL_SIZE(version), do_driver_version, &c);
 	return r < 0 ? r : str_copy(buf, size, c->out.version);
 }
 
@@ -974,7 +985,7 @@ int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int
 	if (!lib || !addressable(chip) || !ret_celsius)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_temperature", chip, 0, do_temperature, &c);
+	int r = run_call(lib, "dcmi_get_device_temperature", chip, 0, CALL_SIZE(celsius), do_temperature, &c);
 	if (r == 0)
 		*ret_celsius = c->out.celsius;
 	return r;
@@ -991,7 +1002,7 @@ int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *r
 	if (!lib || !addressable(chip) || !ret_watts)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_power_info", chip, 0, do_power, &c);
+	int r = run_call(lib, "dcmi_get_device_power_info", chip, 0, CALL_SIZE(watts), do_power, &c);
 	if (r == 0)
 		*ret_watts = c->out.watts;
 	return r;
@@ -1008,7 +1019,7 @@ int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *ch
 	if (!lib || !addressable(chip) || !ret_percent)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_utilization_rate", chip, 0, do_aicore_utilization, &c);
+	int r = run_call(lib, "dcmi_get_device_utilization_rate", chip, 0, CALL_SIZE(percent), do_aicore_utilization, &c);
 	if (r == 0)
 		*ret_percent = c->out.percent;
 	return r;
@@ -1025,7 +1036,7 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
 		return -EINVAL;
 	struct dcmi_call *c;
-	int r = run_call(lib, "dcmi_get_device_hbm_info", chip, 0, do_hbm, &c);
+	int r = run_call(lib, "dcmi_get_device_hbm_info", chip, 0, CALL_SIZE(hbm), do_hbm, &c);
 	if (r == 0) {
 		*ret_total_mb = c->out.hbm[0];
 		*ret_used_mb = c->out.hbm[1];

@@ -4,10 +4,11 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "base/wait.h"
 
 enum job_state {
 	JOB_IDLE,      /* nothing to do */
@@ -81,13 +82,9 @@ int vendor_guard_new(int64_t deadline_ms, struct vendor_guard **ret_guard)
 	if (!g)
 		return -ENOMEM;
 	g->deadline_ms = deadline_ms;
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->work, NULL);
-	pthread_cond_init(&g->done, &attr);
-	pthread_condattr_destroy(&attr);
+	cond_init_monotonic(&g->done);
 	int r = pthread_create(&g->thread, NULL, worker_main, g);
 	if (r != 0) {
 		destroy(g);
@@ -136,14 +133,7 @@ int vendor_call_run(struct vendor_guard *g, const char *name, long key, int (*fn
 	g->state = JOB_QUEUED;
 	pthread_cond_signal(&g->work);
 
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)(g->deadline_ms / 1000);
-	until.tv_nsec += (long)(g->deadline_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = deadline_after_ms(g->deadline_ms);
 	while (g->state != JOB_DONE && pthread_cond_timedwait(&g->done, &g->lock, &until) != ETIMEDOUT) {
 	}
 	int r;
@@ -163,16 +153,4 @@ int vendor_call_run(struct vendor_guard *g, const char *name, long key, int (*fn
 	}
 	pthread_mutex_unlock(&g->lock);
 	return r;
-}
-
-bool vendor_guard_stuck(struct vendor_guard *g, char *name, long *key)
-{
-	pthread_mutex_lock(&g->lock);
-	bool stuck = g->state == JOB_ABANDONED;
-	if (stuck) {
-		snprintf(name, VENDOR_CALL_NAME_MAX, "%s", g->name);
-		*key = g->key;
-	}
-	pthread_mutex_unlock(&g->lock);
-	return stuck;
 }

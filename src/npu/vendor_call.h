@@ -29,7 +29,6 @@ struct vendor_guard;
 
 /* The largest argument a call may take. */
 #define VENDOR_CALL_ARG_MAX 32768
-#define VENDOR_CALL_NAME_MAX 64
 
 /* Starts the worker. Returns 0, -ENOMEM or -EAGAIN. */
 int vendor_guard_new(int64_t deadline_ms, struct vendor_guard **ret_guard);
@@ -46,6 +45,3 @@ bool vendor_guard_free(struct vendor_guard *guard);
  * VENDOR_CALL_ARG_MAX. arg is written only when fn's result is returned. */
 int vendor_call_run(struct vendor_guard *guard, const char *name, long key, int (*fn)(void *arg), void *arg,
 		    size_t arg_size);
-
-/* Whether a call is stuck now, and which (name[VENDOR_CALL_NAME_MAX]). */
-bool vendor_guard_stuck(struct vendor_guard *guard, char *name, long *key);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/wait.h"
 #include "telemetry/podres.h"
 
 #define PODS_DEFAULT_TIMEOUT_MS 10000
@@ -53,11 +54,7 @@ int pods_run(const struct doctor_options *o, struct report *report)
 	char why[320];
 	int r;
 
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&w.done_cond, &attr);
-	pthread_condattr_destroy(&attr);
+	cond_init_monotonic(&w.done_cond);
 
 	r = podres_new(o->pod_resources_socket, &client);
 	if (r < 0) {
@@ -71,14 +68,7 @@ int pods_run(const struct doctor_options *o, struct report *report)
 	}
 	/* The List carries its own deadline; a second past it bounds a client
 	 * that never answers at all. */
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)(timeout_ms / 1000 + 1);
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = deadline_after_ms(timeout_ms + 1000);
 	pthread_mutex_lock(&w.lock);
 	while (!w.done && pthread_cond_timedwait(&w.done_cond, &w.lock, &until) != ETIMEDOUT) {
 	}
