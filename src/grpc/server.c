@@ -773,6 +773,9 @@ fail_stop:
 	return r;
 
 fail_listen:
+	/* Whatever failed after bind() leaves no socket file behind that a
+	 * kubelet could find and dial. */
+	unlink_own_path(server);
 	if (server->listen_fd >= 0)
 		close(server->listen_fd);
 	if (server->wake_fd >= 0)

@@ -4,6 +4,7 @@
 # The sourcing script sets $tmp to a scratch directory first.
 
 passed=0 failed=0 skipped=0
+failures=()
 
 pass() {
 	passed=$((passed + 1))
@@ -11,6 +12,7 @@ pass() {
 }
 fail() { # what, why...
 	failed=$((failed + 1))
+	failures+=("$1")
 	echo "FAIL $1: ${*:2}"
 }
 skip() { # what, why...
@@ -27,8 +29,13 @@ check() {
 		fail "$what" "$(sed 's/^/    /' "$tmp/out")"
 	fi
 }
-# The closing line; the exit status of the test.
+# The closing line; the exit status of the test. A long run's log may be
+# shown cut in the middle, so the names of the failed checks come again here.
 finish() {
+	local f
+	for f in "${failures[@]}"; do
+		echo "failed: $f"
+	done
 	echo "$passed passed, $failed failed$( ((skipped)) && echo ", $skipped skipped")"
 	((failed == 0))
 }
