@@ -131,12 +131,13 @@ demo: build
 bench: build
 	@scripts/bench.sh $(BUILD)
 
-# The container image from the release build, without a Docker daemon:
-# build/image/ascend-device-plugin.tar (docker-archive) and build/image/oci/.
-image: build
+# The container image from the release builds, without a Docker daemon, for
+# linux/amd64 and linux/arm64 (both builds are made here): one OCI index in
+# build/image/oci/ and the native image as build/image/ascend-device-plugin.tar
+# (docker-archive).
+image: build-native build-arm64
 	@scripts/deps.sh image
-	@scripts/image.sh build --out $(BUILD)/image $(BUILD)/src/ascend-device-plugin \
-	 $$([ -f $(ARM64_BUILD)/src/ascend-device-plugin ] && echo $(ARM64_BUILD)/src/ascend-device-plugin)
+	@scripts/image.sh build --out $(BUILD)/image $(BUILD)/src/ascend-device-plugin $(ARM64_BUILD)/src/ascend-device-plugin
 
 fuzz:
 	@scripts/deps.sh fuzz

@@ -125,6 +125,21 @@ check "every mtime is the commit time" test "$mtimes" = "$epoch"
 check "tag $version is an index naming linux/$arch" test "$(skopeo inspect --raw "oci:$tmp/a/oci:$version" |
 	jq -r --arg d "$da" '.manifests[] | select(.digest == $d) | .platform.os + "/" + .platform.architecture')" = "linux/$arch"
 
+# `make image` writes both architectures into the build tree's image/oci:
+# its index names linux/amd64 and linux/arm64, and building again from the
+# same two binaries gives the same index.
+made=$(dirname "$plugin")/../image/oci
+arm64_plugin=${ARM64_PLUGIN:-$root/build-arm64/src/ascend-device-plugin}
+if [ -f "$made/index.json" ] && [ -f "$arm64_plugin" ]; then
+	platforms() { skopeo inspect --raw "oci:$1:$version" | jq -r '[.manifests[].platform | .os + "/" + .architecture] | sort | join(" ")'; }
+	check "make image: tag $version is an index of linux/amd64 and linux/arm64" test "$(platforms "$made")" = "linux/amd64 linux/arm64"
+	env -u SOURCE_DATE_EPOCH "$root/scripts/image.sh" build --out "$tmp/both" "$plugin" "$arm64_plugin" >"$tmp/build.log" 2>&1
+	check "make image: the same two binaries give the same index again" \
+		test "$(manifest_digest "$tmp/both/oci" "$version")" = "$(manifest_digest "$made" "$version")"
+else
+	skip "make image's two-architecture index" "no $made or no $arm64_plugin (make image builds both)"
+fi
+
 # ---- the Dockerfile builds the same files ------------------------------------------
 # Its runtime stage is empty and takes /rootfs only, which its build stage
 # fills with `scripts/image.sh rootfs`; that command's output is compared
