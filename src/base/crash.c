@@ -50,7 +50,8 @@ static void on_fatal(int sig)
 
 int crash_guard_install(const char *prefix)
 {
-	struct sigaction sa = { .sa_handler = on_fatal, .sa_flags = SA_RESETHAND | SA_NODEFER };
+	/* sa_flags is an int, the flags unsigned: SA_RESETHAND is the sign bit. */
+	struct sigaction sa = { .sa_handler = on_fatal, .sa_flags = (int)(SA_RESETHAND | SA_NODEFER) };
 	sigemptyset(&sa.sa_mask);
 	line_prefix = prefix;
 	for (size_t i = 0; i < ELEMENTSOF(fatal_signals); i++)

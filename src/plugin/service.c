@@ -277,7 +277,7 @@ static void allocate(void *ctx, const uint8_t *req, size_t len, struct gs_reply 
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	observe_allocate(s->observe, reply->status,
-			 (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9);
+			 (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9);
 }
 
 static void pre_start(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)

@@ -297,7 +297,7 @@ static void test_kubelet_restarts_leak_no_fd(void **state)
 	cpu_set_t all, one;
 	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
 	CPU_ZERO(&one);
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+	for (size_t cpu = 0; cpu < (size_t)CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, &all)) {
 			CPU_SET(cpu, &one);
 			break;
