@@ -34,8 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct npu_snapshot *snapshot;
+	static struct host_files *files;
 	if (!snapshot)
 		snapshot = make_snapshot();
+	if (!files && host_files_scan(&(struct host_paths){ .dev_dir = "/dev", .host_root = "/",
+							    .driver_path = "/usr/local/Ascend/driver" },
+				      &files) < 0)
+		abort();
 	/* gRPC itself caps requests at 4 MiB. */
 	if (size > 4 * 1024 * 1024)
 		return 0;
@@ -56,7 +61,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		const struct allocate_options options = {
-			.paths = { .dev_dir = "/dev", .host_root = "/", .driver_path = "/usr/local/Ascend/driver" },
 			.strategies = runs[i].strategies,
 			.cdi = &cdi,
 			.sharing = runs[i].sharing,
@@ -65,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len = 0;
 		char details[512];
 		grpc_status_code code =
-			allocate_answer(snapshot, &options, data, size, &body, &len, details, sizeof(details));
+			allocate_answer(snapshot, files, &options, data, size, &body, &len, details, sizeof(details));
 		if (code != GRPC_STATUS_OK && body)
 			abort(); /* an error must not leave a body behind */
 		free(body);

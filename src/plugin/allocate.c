@@ -111,9 +111,12 @@ struct response_builder {
 	bool oom;
 };
 
+/* The strings outlive the packing (the arena's, or the host files' the
+ * caller holds a reference to): they are not copied. */
 static void add_device(struct response_builder *b, const char *host, const char *container)
 {
-	if (b->out->n_devices == b->devices_cap) {
+	static char rw[] = "rw";
+	if (b->out->n_devices == b->devices_cap || !host || !container) {
 		b->oom = true;
 		return;
 	}
@@ -123,11 +126,9 @@ static void add_device(struct response_builder *b, const char *host, const char 
 		return;
 	}
 	v1beta1__device_spec__init(spec);
-	spec->host_path = arena_strdup(b->arena, host);
-	spec->container_path = arena_strdup(b->arena, container);
-	spec->permissions = arena_strdup(b->arena, "rw");
-	if (!spec->host_path || !spec->container_path || !spec->permissions)
-		b->oom = true;
+	spec->host_path = (char *)(uintptr_t)host;
+	spec->container_path = (char *)(uintptr_t)container;
+	spec->permissions = rw;
 	b->out->devices[b->out->n_devices++] = spec;
 }
 
@@ -143,11 +144,9 @@ static void add_mount(struct response_builder *b, const char *path)
 		return;
 	}
 	v1beta1__mount__init(m);
-	m->host_path = arena_strdup(b->arena, path);
+	m->host_path = (char *)(uintptr_t)path; /* the host files', as in add_device */
 	m->container_path = m->host_path;
 	m->read_only = 1;
-	if (!m->host_path)
-		b->oom = true;
 	b->out->mounts[b->out->n_mounts++] = m;
 }
 
@@ -157,24 +156,14 @@ static int compare_number(const void *a, const void *b)
 	return npu_phy_compare(npu_device_number(*x), npu_device_number(*y));
 }
 
-static void on_shared_node(void *ctx, const char *name, const char *container_name)
-{
-	char host[80], container[80];
-	snprintf(host, sizeof(host), "/dev/%s", name);
-	snprintf(container, sizeof(container), "/dev/%s", container_name);
-	add_device(ctx, host, container);
-}
-
-static void on_mount(void *ctx, const char *host_path)
-{
-	add_mount(ctx, host_path);
-}
-
 /* native: DeviceSpecs and read-only mounts. */
-static void add_native(struct response_builder *b, const struct host_paths *paths, const struct npu_device **devs,
+static void add_native(struct response_builder *b, const struct host_files *files, const struct npu_device **devs,
 		       size_t n)
 {
-	b->devices_cap = n + 32; /* the chips plus every shared node of any family */
+	/* The chips plus the shared nodes of every family there is. */
+	b->devices_cap = n;
+	for (size_t family = 0; family < HOST_FILES_FAMILIES; family++)
+		b->devices_cap += files->n_nodes[family];
 	b->mounts_cap = HOST_FILES_MAX_MOUNTS;
 	b->out->devices = arena_alloc(b->arena, b->devices_cap * sizeof(*b->out->devices));
 	b->out->mounts = arena_alloc(b->arena, b->mounts_cap * sizeof(*b->out->mounts));
@@ -184,22 +173,25 @@ static void add_native(struct response_builder *b, const struct host_paths *path
 	}
 
 	/* A vNPU's node /dev/vdavinci<id> is /dev/davinci<id> inside. */
-	char host[40], container[40];
 	for (size_t i = 0; i < n; i++) {
 		uint32_t number = npu_device_number(devs[i]);
-		snprintf(host, sizeof(host), "/dev/%s%u", npu_device_node_prefix(devs[i]), number);
-		snprintf(container, sizeof(container), "/dev/davinci%u", number);
-		add_device(b, host, container);
+		add_device(b, arena_printf(b->arena, "/dev/%s%u", npu_device_node_prefix(devs[i]), number),
+			   arena_printf(b->arena, "/dev/davinci%u", number));
 	}
 	/* A node holds one family; should it hold several, each family's nodes are added once. */
 	for (size_t i = 0; i < n; i++) {
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = devs[j]->chip.family == devs[i]->chip.family;
-		if (!seen)
-			host_files_shared_nodes(paths->dev_dir, devs[i]->chip.family, on_shared_node, b);
+		if (seen)
+			continue;
+		size_t count;
+		const struct host_node *nodes = host_files_nodes(files, devs[i]->chip.family, &count);
+		for (size_t k = 0; k < count; k++)
+			add_device(b, nodes[k].host, nodes[k].container);
 	}
-	host_files_driver_mounts(paths, on_mount, b);
+	for (size_t i = 0; i < files->n_mounts; i++)
+		add_mount(b, files->mounts[i]);
 }
 
 /* cdi: the qualified names, as CDI devices and in the annotation. */
@@ -284,6 +276,7 @@ static void add_envs(struct response_builder *b, unsigned strategies, const stru
 }
 
 static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, const struct npu_snapshot *snap,
+							   const struct host_files *files,
 							   const struct allocate_options *options,
 							   const V1beta1__ContainerAllocateRequest *cr)
 {
@@ -298,9 +291,12 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 	qsort(devs, n, sizeof(*devs), compare_number);
 
 	unsigned strategies = options->strategies ? options->strategies : ALLOCATE_STRATEGY_NATIVE;
+	static const struct host_files no_files; /* none scanned yet (out of memory) */
+	if (!files)
+		files = &no_files;
 	struct response_builder b = { .arena = arena, .out = out };
 	if (strategies & ALLOCATE_STRATEGY_NATIVE)
-		add_native(&b, &options->paths, devs, n);
+		add_native(&b, files, devs, n);
 	if ((strategies & ALLOCATE_STRATEGY_CDI) && options->cdi)
 		add_cdi(&b, options->cdi, devs, n);
 	/* Every strategy sets it, to the same value: once. */
@@ -371,7 +367,8 @@ static grpc_status_code map_replicas(struct arena *arena, const struct npu_snaps
 	return GRPC_STATUS_OK;
 }
 
-grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct allocate_options *options,
+grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct host_files *files,
+				 const struct allocate_options *options,
 				 const uint8_t *request, size_t len, uint8_t **ret_body, size_t *ret_len,
 				 char *details, size_t details_size)
 {
@@ -403,7 +400,7 @@ grpc_status_code allocate_answer(const struct npu_snapshot *snap, const struct a
 	if (!resp.container_responses)
 		goto oom;
 	for (size_t c = 0; c < req->n_container_requests; c++) {
-		resp.container_responses[c] = build_container(&arena, snap, options, req->container_requests[c]);
+		resp.container_responses[c] = build_container(&arena, snap, files, options, req->container_requests[c]);
 		if (!resp.container_responses[c])
 			goto oom;
 	}

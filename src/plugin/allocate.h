@@ -6,8 +6,8 @@
  *   native          the kubelet mounts the devices itself, so no Ascend
  *                   Docker Runtime is needed: DeviceSpecs for /dev/davinci<phy>
  *                   of each device and the family's shared nodes that exist,
- *                   read-only mounts of the driver paths that exist
- *                   (plugin/host_files.h), and ASCEND_VISIBLE_DEVICES;
+ *                   read-only mounts of the driver paths that exist (as last
+ *                   scanned, plugin/host_files.h), and ASCEND_VISIBLE_DEVICES;
  *   ascend-runtime  ASCEND_VISIBLE_DEVICES only: the Ascend Docker Runtime
  *                   mounts what it names;
  *   cdi             CDI device names <kind>=<phy> (cdi_devices, read by
@@ -52,7 +52,6 @@ int allocate_strategies_format(unsigned strategies, char *buf, size_t size);
 struct cdi_names;
 
 struct allocate_options {
-	struct host_paths paths;
 	unsigned strategies;          /* a set of ALLOCATE_STRATEGY_*; 0 answers as native */
 	const struct cdi_names *cdi;  /* with ALLOCATE_STRATEGY_CDI: the spec's names */
 	struct replica_options sharing; /* time-slicing: requests name replicas (plugin/replica.h) */
@@ -61,10 +60,11 @@ struct allocate_options {
 /* Unpacks an AllocateRequest, validates it and packs the AllocateResponse
  * into a malloc'd buffer. Returns GRPC_STATUS_OK, INVALID_ARGUMENT (malformed
  * or bad IDs) or FAILED_PRECONDITION (an Unhealthy device), with a message
- * naming the problem in details. Existence of paths is checked now, so a path
- * that disappeared is no longer mounted. With time-slicing the IDs are
+ * naming the problem in details. The shared nodes and driver paths are the
+ * files' (the loop's last scan): Allocate touches no file system. With time-slicing the IDs are
  * replicas: each maps to its chip, and a chip named by several replicas is
  * given once (one DeviceSpec, one CDI name, once in ASCEND_VISIBLE_DEVICES). */
-grpc_status_code allocate_answer(const struct npu_snapshot *snapshot, const struct allocate_options *options,
+grpc_status_code allocate_answer(const struct npu_snapshot *snapshot, const struct host_files *files,
+				 const struct allocate_options *options,
 				 const uint8_t *request, size_t len, uint8_t **ret_body, size_t *ret_len,
 				 char *details, size_t details_size);

@@ -131,9 +131,8 @@ static void put_node(struct builder *b, json_object *nodes, const char *name, co
 	put_string(b, node, "permissions", NODE_PERMISSIONS);
 }
 
-static void on_shared_node(void *ctx, const char *name, const char *container_name)
+static void on_shared_node(struct builder *b, const char *name, const char *container_name)
 {
-	struct builder *b = ctx;
 	/* Two families on one node share most names: each node once. */
 	for (size_t i = 0; i < b->n_seen; i++)
 		if (strcmp(b->seen[i], container_name) == 0)
@@ -143,9 +142,8 @@ static void on_shared_node(void *ctx, const char *name, const char *container_na
 	put_node(b, b->shared_nodes, name, container_name);
 }
 
-static void on_mount(void *ctx, const char *host_path)
+static void on_mount(struct builder *b, const char *host_path)
 {
-	struct builder *b = ctx;
 	json_object *mount = put(b, b->mounts, NULL, json_object_new_object());
 	put_string(b, mount, "hostPath", host_path);
 	put_string(b, mount, "containerPath", host_path);
@@ -166,10 +164,13 @@ static void put_unless_empty(struct builder *b, json_object *parent, const char 
 }
 
 int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *snap, const struct host_paths *paths,
-		    char **ret_json)
+		    const struct host_files *files, char **ret_json)
 {
 	if (snap->count == 0)
 		return -EINVAL;
+	static const struct host_files no_files; /* none scanned yet (out of memory) */
+	if (!files)
+		files = &no_files;
 	struct builder *b = calloc(1, sizeof(*b));
 	json_object *root = json_object_new_object();
 	char *json = NULL;
@@ -203,10 +204,15 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = snap->devices[j].chip.family == snap->devices[i].chip.family;
-		if (!seen)
-			host_files_shared_nodes(paths->dev_dir, snap->devices[i].chip.family, on_shared_node, b);
+		if (seen)
+			continue;
+		size_t count;
+		const struct host_node *nodes = host_files_nodes(files, snap->devices[i].chip.family, &count);
+		for (size_t k = 0; k < count; k++) /* both "/dev/<name>" */
+			on_shared_node(b, nodes[k].host + strlen("/dev/"), nodes[k].container + strlen("/dev/"));
 	}
-	host_files_driver_mounts(paths, on_mount, b);
+	for (size_t i = 0; i < files->n_mounts; i++)
+		on_mount(b, files->mounts[i]);
 	put_unless_empty(b, edits, "deviceNodes", b->shared_nodes);
 	put_unless_empty(b, edits, "mounts", b->mounts);
 	if (edits && json_object_object_length(edits) == 0)

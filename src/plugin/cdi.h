@@ -49,10 +49,12 @@ struct cdi_names {
 int cdi_names_from_resource(const char *resource_name, struct cdi_names *ret_names, char *why, size_t why_size);
 
 /* The spec for the snapshot's devices (whatever their health) as JSON text
- * ending in a newline, malloc'd, in *ret_json. Returns 0, -EINVAL when the
+ * ending in a newline, malloc'd, in *ret_json. The shared nodes and mounts
+ * are the files' (the loop's last scan); the device nodes' numbers are read
+ * under paths->dev_dir now. Returns 0, -EINVAL when the
  * snapshot has no devices (a spec without devices is invalid) or -ENOMEM. */
 int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *snapshot,
-		    const struct host_paths *paths, char **ret_json);
+		    const struct host_paths *paths, const struct host_files *files, char **ret_json);
 
 /* Replaces <dir>/<file_name> with json atomically (mode 0644): written to
  * <dir>/.<file_name>.tmp, synced, renamed over the file, the directory

@@ -55,6 +55,7 @@ struct daemon {
 
 	struct inventory *inventory;
 	struct host_paths paths;
+	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
 	/* What is advertised: the configuration's resources, then one per vNPU
 	 * template seen since the start (or the last reload), each served by
@@ -292,7 +293,7 @@ static void cdi_sync(struct daemon *d, const struct npu_snapshot *all)
 		}
 		goto out;
 	}
-	r = cdi_spec_render(&c->cdi, snap, &d->paths, &json);
+	r = cdi_spec_render(&c->cdi, snap, &d->paths, d->files, &json);
 	if (r < 0) {
 		log_error("cannot build the CDI spec: %s", strerror(-r));
 		goto out;
@@ -433,7 +434,7 @@ static int ensure_endpoints(struct daemon *d, char *why, size_t why_size)
 			.loop = d->loop,
 			.def = def,
 			.kubelet_socket = c->kubelet_socket,
-			.allocate = { .paths = d->paths, .strategies = c->device_list_strategies, .cdi = &c->cdi },
+			.allocate = { .strategies = c->device_list_strategies, .cdi = &c->cdi },
 			.name_in_logs = !def->is_default,
 			.observe = observed,
 		};
@@ -464,7 +465,7 @@ static void publish(struct daemon *d, const struct npu_snapshot *snap)
 		if (!d->endpoints[i])
 			continue;
 		if (resource_view(&d->resources, &d->resources.defs[i], snap, &view) < 0 ||
-		    endpoint_publish(d->endpoints[i], view) < 0)
+		    endpoint_publish(d->endpoints[i], view, d->files) < 0)
 			log_error("%s: cannot publish the device list: out of memory", d->resources.defs[i].name);
 		npu_snapshot_unref(view);
 	}
@@ -485,6 +486,29 @@ static void watch_socket_dir_again(struct daemon *d);
 static void watch_config_dir(struct daemon *d);
 static void reload_config(struct daemon *d, bool signalled);
 
+/* What containers get besides their chips, looked at anew at each refresh:
+ * a change reaches Allocate with the next publish. */
+static void scan_host_files(struct daemon *d)
+{
+	struct host_files *files;
+	if (host_files_scan(&d->paths, &files) < 0) {
+		log_error("cannot look for the shared device nodes and driver paths: out of memory");
+		return;
+	}
+	if (host_files_equal(files, d->files)) {
+		host_files_unref(files);
+		return;
+	}
+	if (d->files) {
+		char change[1024];
+		(void)host_files_describe_change(d->files, files, change, sizeof(change)); /* cut with ",..." */
+		log_info("files for containers besides their chips: %s", change);
+	}
+	host_files_unref(d->files);
+	d->files = files;
+	d->publish_due = true;
+}
+
 static void refresh(struct daemon *d, const char *reason)
 {
 	bool changed = false;
@@ -498,6 +522,7 @@ static void refresh(struct daemon *d, const char *reason)
 		return;
 	}
 	report_status(d, inventory_status(d->inventory));
+	scan_host_files(d);
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
 	if (changed || !d->logged_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
@@ -608,7 +633,8 @@ static void warn_restart_only(const char *what, const struct config *running, co
  * that went or changed stop being served, which the kubelet sees as their
  * devices going away; new ones are served at the refresh that follows.
  * Allocations made are the kubelet's: nothing here touches them. The gRPC
- * threads read the paths and CDI names of d->config, which stay as they are. */
+ * threads never read d->config: each service holds copies of its settings
+ * and the snapshots published to it. */
 static int apply_config(struct daemon *d, const char *what, struct config *next)
 {
 	struct config *c = &d->config;
@@ -801,7 +827,7 @@ static void on_inotify(void *ctx, uint32_t events)
 				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 					d->dev_dir_wd = -1;
 				if (strncmp(name, "davinci", 7) == 0 || strncmp(name, "vdavinci", 8) == 0 ||
-				    d->dev_dir_wd < 0)
+				    host_files_is_shared_node(name) || d->dev_dir_wd < 0)
 					devices_changed = true;
 			}
 		}
@@ -907,6 +933,7 @@ static void daemon_fini(struct daemon *d)
 	/* After the endpoints: their gRPC threads count Allocate calls in it. */
 	observe_free(d->observe);
 	npu_snapshot_unref(d->logged);
+	host_files_unref(d->files);
 	loop_async_free(d->fault_async);
 	loop_timer_free(d->health_timer);
 	if (d->inotify_fd >= 0)

@@ -29,6 +29,7 @@ struct endpoint {
 	bool session_ready;
 	uint64_t seen_opened, seen_ended; /* the service's kubelet stream tags, as fed to the session */
 	struct npu_snapshot *published;   /* the view last sent, NULL before the first */
+	struct host_files *published_files;
 	struct observe_resource *observe;
 
 	bool bind_failed;
@@ -284,6 +285,7 @@ void endpoint_free(struct endpoint *e)
 	gs_server_stop(e->server);
 	service_free(e->service);
 	npu_snapshot_unref(e->published);
+	host_files_unref(e->published_files);
 	loop_async_free(e->stream_async);
 	loop_timer_free(e->watchdog_timer);
 	loop_timer_free(e->rebind_timer);
@@ -298,13 +300,18 @@ int endpoint_start(struct endpoint *e)
 	return r;
 }
 
-int endpoint_publish(struct endpoint *e, struct npu_snapshot *view)
+int endpoint_publish(struct endpoint *e, struct npu_snapshot *view, struct host_files *files)
 {
-	if (e->published && npu_snapshot_same(e->published, view))
+	bool same_view = e->published && npu_snapshot_same(e->published, view);
+	if (same_view && e->published_files == files)
 		return 0;
-	int r = service_publish(e->service, view);
+	int r = service_publish(e->service, same_view ? e->published : view, files);
 	if (r < 0)
 		return r;
+	host_files_unref(e->published_files);
+	e->published_files = host_files_ref(files);
+	if (same_view)
+		return 0;
 	npu_snapshot_unref(e->published);
 	e->published = npu_snapshot_ref(view);
 	observe_devices(e->observe, view);

@@ -45,8 +45,9 @@ void endpoint_free(struct endpoint *endpoint);
 int endpoint_start(struct endpoint *endpoint);
 
 /* Makes view (the devices of this resource) what ListAndWatch sends, when
- * it differs from what was sent last. Returns 0 or -ENOMEM. */
-int endpoint_publish(struct endpoint *endpoint, struct npu_snapshot *view);
+ * it differs from what was sent last, and files what Allocate adds besides
+ * the chips. Returns 0 or -ENOMEM. */
+int endpoint_publish(struct endpoint *endpoint, struct npu_snapshot *view, struct host_files *files);
 
 /* Feeds one event to the session: the kubelet's directory, a new kubelet,
  * SIGHUP, SIGTERM. */

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a container given NPUs needs from the host besides its
  * /dev/davinci<phy> nodes: the family's shared device nodes and the driver
- * paths, read-only, each only if it exists now. Allocate's native answer and
- * the CDI spec both take them from here, so that every device-list strategy
- * gives a container the same files. */
+ * paths, read-only, each only if it exists. The loop scans them at every
+ * refresh (device-node events and the health timer) into an immutable
+ * snapshot; Allocate (on gRPC threads) and the CDI spec writer read that
+ * snapshot, so every device-list strategy gives a container the same files
+ * and Allocate itself touches no file system. */
 #pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "npu/family.h"
 
@@ -19,20 +25,49 @@ struct host_paths {
 
 /* At most this many driver paths are mounted. */
 #define HOST_FILES_MAX_MOUNTS 6
+/* At most this many shared nodes per family (310B has the most). */
+#define HOST_FILES_MAX_NODES 16
+/* Families are enum npu_family values, UNKNOWN included. */
+#define HOST_FILES_FAMILIES (NPU_FAMILY_310B + 1)
 
-/* Receives a shared node: name is the file under dev_dir (and under the
- * host's /dev), container_name the file under /dev in the container. */
-typedef void (*host_node_fn)(void *ctx, const char *name, const char *container_name);
+struct host_node {
+	char host[48];      /* /dev/<name> on the host */
+	char container[48]; /* /dev/<name> in the container */
+};
 
-/* Calls fn for each of the family's shared nodes that exists under dev_dir,
- * in the order they are mounted. On 310B boards /dev/davinci_manager_docker,
- * when it exists, stands in for davinci_manager under the usual name. */
-void host_files_shared_nodes(const char *dev_dir, enum npu_family family, host_node_fn fn, void *ctx);
+struct host_files {
+	atomic_uint refs;
+	/* Each family's shared nodes that exist, in the order they are mounted.
+	 * On 310B boards /dev/davinci_manager_docker, when it exists, stands in
+	 * for davinci_manager under the usual name. */
+	struct host_node nodes[HOST_FILES_FAMILIES][HOST_FILES_MAX_NODES];
+	size_t n_nodes[HOST_FILES_FAMILIES];
+	/* The host path of each driver path that exists (looked for under
+	 * host_root), mounted at the same path: <driver>/lib64,
+	 * <driver>/include, <driver>/version.info, /usr/local/dcmi,
+	 * /usr/local/bin/npu-smi, /etc/ascend_install.info. */
+	char *mounts[HOST_FILES_MAX_MOUNTS];
+	size_t n_mounts;
+};
 
-/* Receives the host path of a driver path, mounted at the same path. */
-typedef void (*host_mount_fn)(void *ctx, const char *host_path);
+/* Looks at the host now. Returns 0 or -ENOMEM. */
+int host_files_scan(const struct host_paths *paths, struct host_files **ret_files);
 
-/* Calls fn with the host path of each driver path that exists (looked for
- * under host_root): <driver>/lib64, <driver>/include, <driver>/version.info,
- * /usr/local/dcmi, /usr/local/bin/npu-smi, /etc/ascend_install.info. */
-void host_files_driver_mounts(const struct host_paths *paths, host_mount_fn fn, void *ctx);
+struct host_files *host_files_ref(struct host_files *files);
+void host_files_unref(struct host_files *files); /* accepts NULL */
+
+/* The same files (NULL equals only NULL). */
+bool host_files_equal(const struct host_files *a, const struct host_files *b);
+
+/* The shared nodes of a family (any value out of range is UNKNOWN's). */
+const struct host_node *host_files_nodes(const struct host_files *files, enum npu_family family, size_t *ret_count);
+
+/* Describes what differs between two scans for a log line, e.g.
+ * "/dev/dvpp_cmdlist appeared, /etc/ascend_install.info went"; returns 0 or
+ * -ENOBUFS (buf holds what fitted). */
+int host_files_describe_change(const struct host_files *before, const struct host_files *after, char *buf,
+			       size_t size);
+
+/* Whether a file of this name under /dev is a shared node of some family:
+ * its appearing or going changes what containers get. */
+bool host_files_is_shared_node(const char *name);

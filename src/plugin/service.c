@@ -11,6 +11,7 @@
 #include "base/macro.h"
 #include "deviceplugin.pb-c.h"
 #include "deviceplugin_api.h"
+#include "plugin/cdi.h"
 #include "plugin/preferred.h"
 
 struct watcher {
@@ -19,12 +20,16 @@ struct watcher {
 };
 
 struct service {
+	/* Copied at service_new: the gRPC threads read nothing the loop writes,
+	 * except what service_publish hands over under the lock. */
 	struct allocate_options allocate;
+	struct cdi_names cdi;
 	struct loop_async *kubelet_stream_changed;
 	struct observe_resource *observe;
 
 	pthread_mutex_t lock;
 	struct npu_snapshot *snapshot;
+	struct host_files *files; /* what Allocate adds besides the chips */
 	uint8_t *encoded; /* the snapshot as a ListAndWatchResponse */
 	size_t encoded_len;
 	struct watcher watchers[SERVICE_MAX_STREAMS];
@@ -110,6 +115,10 @@ int service_new(const struct service_options *options, struct service **ret_serv
 	if (!s)
 		return -ENOMEM;
 	s->allocate = options->allocate;
+	if (options->allocate.cdi) {
+		s->cdi = *options->allocate.cdi;
+		s->allocate.cdi = &s->cdi;
+	}
 	s->kubelet_stream_changed = options->kubelet_stream_changed;
 	s->observe = options->observe;
 	pthread_mutex_init(&s->lock, NULL);
@@ -122,30 +131,39 @@ void service_free(struct service *s)
 	if (!s)
 		return;
 	npu_snapshot_unref(s->snapshot);
+	host_files_unref(s->files);
 	free(s->encoded);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-int service_publish(struct service *s, struct npu_snapshot *snap)
+int service_publish(struct service *s, struct npu_snapshot *snap, struct host_files *files)
 {
-	uint8_t *body;
-	size_t len;
-	int r = encode_list(snap, s->allocate.sharing.replicas, &body, &len);
-	if (r < 0)
-		return r;
+	uint8_t *body = NULL;
+	size_t len = 0;
+	bool devices_changed = snap != s->snapshot; /* only the loop writes it */
+	if (devices_changed) {
+		int r = encode_list(snap, s->allocate.sharing.replicas, &body, &len);
+		if (r < 0)
+			return r;
+	}
 
 	pthread_mutex_lock(&s->lock);
-	npu_snapshot_unref(s->snapshot);
-	s->snapshot = npu_snapshot_ref(snap);
-	free(s->encoded);
-	s->encoded = body;
-	s->encoded_len = len;
-	/* A failed send needs no handling: -EPIPE means the stream has ended
-	 * and its close handler is about to drop it; after -ENOMEM the watcher
-	 * misses this list, and every later one is complete again. */
-	for (size_t i = 0; i < s->n_watchers; i++)
-		(void)gs_stream_send(s->watchers[i].stream, body, len);
+	host_files_unref(s->files);
+	s->files = host_files_ref(files);
+	if (devices_changed) {
+		npu_snapshot_unref(s->snapshot);
+		s->snapshot = npu_snapshot_ref(snap);
+		free(s->encoded);
+		s->encoded = body;
+		s->encoded_len = len;
+		/* A failed send needs no handling: -EPIPE means the stream has
+		 * ended and its close handler is about to drop it; after -ENOMEM
+		 * the watcher misses this list, and every later one is complete
+		 * again. */
+		for (size_t i = 0; i < s->n_watchers; i++)
+			(void)gs_stream_send(s->watchers[i].stream, body, len);
+	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -241,12 +259,14 @@ static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_rep
 	reply_packed(reply, &options.base);
 }
 
-/* The current snapshot with a new reference, or NULL (and an UNAVAILABLE
- * reply) before the first one is published. */
-static struct npu_snapshot *current_snapshot(struct service *s, struct gs_reply *reply)
+/* The current snapshot (and host files) with a new reference, or NULL (and
+ * an UNAVAILABLE reply) before the first one is published. */
+static struct npu_snapshot *current_snapshot(struct service *s, struct host_files **ret_files, struct gs_reply *reply)
 {
 	pthread_mutex_lock(&s->lock);
 	struct npu_snapshot *snap = s->snapshot ? npu_snapshot_ref(s->snapshot) : NULL;
+	if (snap && ret_files)
+		*ret_files = host_files_ref(s->files);
 	pthread_mutex_unlock(&s->lock);
 	if (!snap)
 		gs_reply_error(reply, GRPC_STATUS_UNAVAILABLE, "no device inventory yet");
@@ -256,7 +276,7 @@ static struct npu_snapshot *current_snapshot(struct service *s, struct gs_reply 
 static void preferred(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
 {
 	struct service *s = ctx;
-	struct npu_snapshot *snap = current_snapshot(s, reply);
+	struct npu_snapshot *snap = current_snapshot(s, NULL, reply);
 	if (!snap)
 		return;
 	reply->status = preferred_answer(snap, &s->allocate.sharing, req, len, &reply->body, &reply->len, reply->details,
@@ -269,11 +289,13 @@ static void allocate(void *ctx, const uint8_t *req, size_t len, struct gs_reply 
 	struct service *s = ctx;
 	struct timespec start, end;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	struct npu_snapshot *snap = current_snapshot(s, reply);
+	struct host_files *files = NULL;
+	struct npu_snapshot *snap = current_snapshot(s, &files, reply);
 	if (snap) {
-		reply->status = allocate_answer(snap, &s->allocate, req, len, &reply->body, &reply->len,
+		reply->status = allocate_answer(snap, files, &s->allocate, req, len, &reply->body, &reply->len,
 						reply->details, sizeof(reply->details));
 		npu_snapshot_unref(snap);
+		host_files_unref(files);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	observe_allocate(s->observe, reply->status,

@@ -42,8 +42,10 @@ void service_free(struct service *service);
 /* The method table to serve, with the service as its context. */
 const struct gs_method *service_methods(size_t *ret_count);
 
-/* Makes snapshot the current state and sends it to every watcher. */
-int service_publish(struct service *service, struct npu_snapshot *snapshot);
+/* Makes snapshot the current state and sends it to every watcher when it is
+ * not the one published last; files (never NULL) become what Allocate adds
+ * besides the chips. Loop thread only. */
+int service_publish(struct service *service, struct npu_snapshot *snapshot, struct host_files *files);
 
 /* An attempt of the registration tagged tag (> 0) starts, or ended (ok:
  * the kubelet accepted us). While it runs, the kubelet dials back for

@@ -271,8 +271,10 @@ static void test_two_npus_on_910b(void **state)
 	expect_no_mention(&b, node.root);
 	expect_no_mention(&b, "dvpp_cmdlist");
 
-	/* An optional node that appears is handed out from the next allocation on. */
+	/* An optional node that appears is handed out once the plugin has
+	 * looked again, which the node's event makes it do at once. */
 	node_touch(&node, "dev/dvpp_cmdlist");
+	assert_non_null(proc_expect_err(node.plugin, "besides their chips: /dev/dvpp_cmdlist appeared", WAIT_MS));
 	sim_allocate(k, "allocate 1", &b);
 	expect_line(&b, "allocate ok ids=npu-2");
 	expect_device(&b, "/dev/davinci2");
@@ -327,11 +329,16 @@ static void test_ids_out_of_order_follow_phy_order(void **state)
 	node_fini(&node);
 }
 
-static void test_paths_are_checked_at_each_allocation(void **state)
+/* The shared nodes and driver paths are looked at by the loop, not by each
+ * Allocate (which touches no file system): a file that appears or goes is
+ * in the answers after the next refresh. Device nodes send events; driver
+ * paths are seen at the health timer's refresh. */
+static void test_paths_are_checked_at_each_refresh(void **state)
 {
 	(void)state;
 	struct node node;
-	start_node(&node, &(struct node_options){ .chips = 2 });
+	node_init(&node, &(struct node_options){ .chips = 2 });
+	node_start_registered(&node, (const char *[]){ "--health-interval", "1s", NULL });
 	struct proc *k = node.kubelet;
 
 	struct block b;
@@ -342,6 +349,16 @@ static void test_paths_are_checked_at_each_allocation(void **state)
 	node_remove(&node, "etc/ascend_install.info");
 	node_touch(&node, "usr/local/dcmi/libdcmi.so");
 	node_touch(&node, "usr/local/Ascend/driver/include/dcmi_interface_api.h");
+	/* The next refresh sees the three changes, or two refreshes share them. */
+	const char *seen[] = { "/etc/ascend_install.info went", "/usr/local/dcmi appeared",
+			       "/usr/local/Ascend/driver/include appeared" };
+	bool found[3] = { false };
+	while (!found[0] || !found[1] || !found[2]) {
+		const char *line = proc_expect_err(node.plugin, "files for containers besides their chips:", WAIT_MS);
+		assert_non_null(line);
+		for (size_t i = 0; i < 3; i++)
+			found[i] |= strstr(line, seen[i]) != NULL;
+	}
 	sim_allocate(k, "allocate-ids npu-0", &b);
 	expect_no_mention(&b, "ascend_install.info");
 	expect_mount(&b, "/usr/local/dcmi");
@@ -351,6 +368,7 @@ static void test_paths_are_checked_at_each_allocation(void **state)
 
 	/* A shared node that disappears is not handed out either. */
 	node_remove(&node, "dev/hisi_hdc");
+	assert_non_null(proc_expect_err(node.plugin, "besides their chips: /dev/hisi_hdc went", WAIT_MS));
 	sim_allocate(k, "allocate-ids npu-1", &b);
 	expect_device(&b, "/dev/davinci1");
 	expect_no_mention(&b, "hisi_hdc");
@@ -553,7 +571,8 @@ static void *allocate_loop(void *arg)
 }
 
 /* SIGHUP re-reads everything and registers again, but keeps the server: no
- * Allocate on the kubelet's connection fails, in flight or after. */
+ * Allocate on the kubelet's connection fails, in flight or after, paced or
+ * in a storm. */
 static void test_no_allocate_fails_across_sighup(void **state)
 {
 	(void)state;
@@ -574,6 +593,17 @@ static void test_no_allocate_fails_across_sighup(void **state)
 		assert_non_null(proc_expect(node.kubelet, "register resource=ascend.com/npu", WAIT_MS));
 		assert_non_null(proc_expect(node.kubelet, "devices resource=ascend.com/npu", WAIT_MS));
 	}
+	/* Then a storm, each SIGHUP before the last one's reload is through:
+	 * the reloads rewrite the running configuration while the Allocates
+	 * read theirs (under ThreadSanitizer a race ends the plugin). The last
+	 * reload's registration shows the plugin came through. */
+	for (int i = 0; i < 200; i++)
+		proc_kill(node.plugin, SIGHUP);
+	assert_non_null(proc_expect(node.kubelet, "register resource=ascend.com/npu", WAIT_MS));
+	while (proc_expect_err(node.plugin, "SIGHUP: configuration", 2000))
+		;
+	assert_non_null(proc_expect(node.kubelet, "devices resource=ascend.com/npu", WAIT_MS));
+	expect_still_serves(node.kubelet, "npu-0");
 	atomic_store(&a.stop, true);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	gc_channel_close(a.ch);
@@ -584,7 +614,8 @@ static void test_no_allocate_fails_across_sighup(void **state)
 		const char *l;
 		while ((l = proc_expect_err(node.plugin, "", 100)))
 			fprintf(stderr, "  %s\n", l);
-		fail_msg("%u of %u Allocates failed across 20 SIGHUPs, the first: %s", a.failures, a.calls, a.first_failure);
+		fail_msg("%u of %u Allocates failed across 220 SIGHUPs, the first: %s", a.failures, a.calls,
+			 a.first_failure);
 	}
 	assert_true(a.calls > 20);
 	node_fini(&node);
@@ -612,6 +643,7 @@ static void test_310p_shared_nodes(void **state)
 
 	/* 310P inference cards use DVPP: its node is handed out once present. */
 	node_touch(&node, "dev/dvpp_cmdlist");
+	assert_non_null(proc_expect_err(node.plugin, "besides their chips: /dev/dvpp_cmdlist appeared", WAIT_MS));
 	sim_allocate(k, "allocate-ids npu-1", &b);
 	expect_device(&b, "/dev/davinci1");
 	expect_device(&b, "/dev/dvpp_cmdlist");
@@ -624,7 +656,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_npus_on_910b),
 		cmocka_unit_test(test_ids_out_of_order_follow_phy_order),
-		cmocka_unit_test(test_paths_are_checked_at_each_allocation),
+		cmocka_unit_test(test_paths_are_checked_at_each_refresh),
 		cmocka_unit_test(test_bad_requests_are_rejected_precisely),
 		cmocka_unit_test(test_id_with_embedded_nul_is_unknown),
 		cmocka_unit_test(test_310p_shared_nodes),

@@ -134,8 +134,14 @@ if [ -f "$made/index.json" ] && [ -f "$arm64_plugin" ]; then
 	platforms() { skopeo inspect --raw "oci:$1:$version" | jq -r '[.manifests[].platform | .os + "/" + .architecture] | sort | join(" ")'; }
 	check "make image: tag $version is an index of linux/amd64 and linux/arm64" test "$(platforms "$made")" = "linux/amd64 linux/arm64"
 	env -u SOURCE_DATE_EPOCH "$root/scripts/image.sh" build --out "$tmp/both" "$plugin" "$arm64_plugin" >"$tmp/build.log" 2>&1
-	check "make image: the same two binaries give the same index again" \
-		test "$(manifest_digest "$tmp/both/oci" "$version")" = "$(manifest_digest "$made" "$version")"
+	# Only when make image ran on these binaries (a rebuild since makes its
+	# output stale, not wrong).
+	if [ "$(manifest_digest "$tmp/both/oci" "$version-$arch")" = "$(manifest_digest "$made" "$version-$arch")" ]; then
+		check "make image: the same two binaries give the same index again" \
+			test "$(manifest_digest "$tmp/both/oci" "$version")" = "$(manifest_digest "$made" "$version")"
+	else
+		skip "make image: the same index again" "$made is older than $plugin (run make image)"
+	fi
 else
 	skip "make image's two-architecture index" "no $made or no $arm64_plugin (make image builds both)"
 fi

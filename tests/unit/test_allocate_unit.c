@@ -58,12 +58,17 @@ static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap)
 	uint8_t buf[256];
 	size_t len = v1beta1__allocate_request__pack(&req, buf);
 
-	const struct allocate_options options = { .paths = { .dev_dir = dev, .host_root = root, .driver_path = "/none" } };
+	const struct allocate_options options = { 0 };
+	struct host_files *files;
+	assert_int_equal(
+		host_files_scan(&(struct host_paths){ .dev_dir = dev, .host_root = root, .driver_path = "/none" }, &files),
+		0);
 	uint8_t *body = NULL;
 	size_t body_len = 0;
 	char details[512];
-	assert_int_equal(allocate_answer(snap, &options, buf, len, &body, &body_len, details, sizeof(details)),
+	assert_int_equal(allocate_answer(snap, files, &options, buf, len, &body, &body_len, details, sizeof(details)),
 			 GRPC_STATUS_OK);
+	host_files_unref(files);
 	V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, body_len, body);
 	free(body);
 	assert_non_null(resp);
@@ -168,15 +173,19 @@ static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1
 	size_t len = v1beta1__allocate_request__pack(&req, buf);
 
 	const struct allocate_options options = {
-		.paths = { .dev_dir = dev, .host_root = root, .driver_path = "/driver" },
 		.strategies = strategies,
 		.cdi = &cdi,
 	};
+	struct host_files *files;
+	assert_int_equal(
+		host_files_scan(&(struct host_paths){ .dev_dir = dev, .host_root = root, .driver_path = "/driver" }, &files),
+		0);
 	uint8_t *body = NULL;
 	size_t body_len = 0;
 	char details[512];
-	assert_int_equal(allocate_answer(snap, &options, buf, len, &body, &body_len, details, sizeof(details)),
+	assert_int_equal(allocate_answer(snap, files, &options, buf, len, &body, &body_len, details, sizeof(details)),
 			 GRPC_STATUS_OK);
+	host_files_unref(files);
 	V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, body_len, body);
 	free(body);
 	npu_snapshot_unref(snap);

@@ -115,7 +115,10 @@ static json_object *render(const struct fixture *f, const struct npu_snapshot *s
 {
 	const struct host_paths paths = { .dev_dir = f->dev, .host_root = f->root, .driver_path = "/usr/local/Ascend/driver" };
 	char *text = NULL;
-	assert_int_equal(cdi_spec_render(&f->names, snap, &paths, &text), 0);
+	struct host_files *files;
+	assert_int_equal(host_files_scan(&paths, &files), 0);
+	assert_int_equal(cdi_spec_render(&f->names, snap, &paths, files, &text), 0);
+	host_files_unref(files);
 	assert_non_null(text);
 	assert_true(strlen(text) > 0 && text[strlen(text) - 1] == '\n');
 	json_object *spec = json_tokener_parse(text);
@@ -340,7 +343,7 @@ static void test_spec_needs_devices(void **state)
 	struct npu_snapshot *empty = npu_snapshot_new(0);
 	const struct host_paths paths = { .dev_dir = f->dev, .host_root = f->root, .driver_path = "/d" };
 	char *text = NULL;
-	assert_int_equal(cdi_spec_render(&f->names, empty, &paths, &text), -EINVAL);
+	assert_int_equal(cdi_spec_render(&f->names, empty, &paths, NULL, &text), -EINVAL);
 	assert_null(text);
 	npu_snapshot_unref(empty);
 }

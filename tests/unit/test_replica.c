@@ -88,7 +88,7 @@ static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap, cons
 	size_t len = v1beta1__allocate_request__pack(&req, buf);
 	uint8_t *body = NULL;
 	size_t body_len = 0;
-	*ret_code = allocate_answer(snap, options, buf, len, &body, &body_len, details, details_size);
+	*ret_code = allocate_answer(snap, NULL, options, buf, len, &body, &body_len, details, details_size);
 	if (*ret_code != GRPC_STATUS_OK) {
 		assert_null(body);
 		return NULL;
@@ -107,7 +107,6 @@ static void test_allocate_maps_replicas_to_chips(void **state)
 	char details[512];
 	assert_int_equal(cdi_names_from_resource("ascend.com/npu", &cdi, details, sizeof(details)), 0);
 	struct allocate_options options = {
-		.paths = { .dev_dir = "/nonexistent", .host_root = "/nonexistent", .driver_path = "/nonexistent" },
 		.strategies = ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_CDI,
 		.cdi = &cdi,
 		.sharing = { .replicas = 4 },
