@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ascend-device-plugin: serves the node's Ascend NPUs to the kubelet.
  * The table of contents: signals, configuration, logging (a writer thread
- * from here on), then the daemon (src/plugin/daemon.c) until SIGTERM, then
+ * from here on), then the daemon (src/daemon/daemon.c) until SIGTERM, then
  * the log's flush with a deadline. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "base/crash.h"
 #include "base/log.h"
 #include "config/config.h"
-#include "plugin/daemon.h"
+#include "daemon/daemon.h"
 
 struct args {
 	int argc;

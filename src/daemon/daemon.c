@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "plugin/daemon.h"
+#include "daemon/daemon.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +23,10 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
+#include "daemon/cdi_keeper.h"
+#include "daemon/report.h"
+#include "daemon/vnpu_resources.h"
+#include "daemon/watch.h"
 #include "deviceplugin_api.h"
 #include "grpc/client.h"
 #include "grpc/server.h"
@@ -39,16 +43,7 @@ struct daemon {
 	void *reload_ctx;
 	struct loop *loop;
 	int signal_fd;
-	int inotify_fd;
-	int socket_dir_wd;
-	int dev_dir_wd;
-	int config_dir_wd; /* the --config file's directory, -1 when not watched */
-	char config_dir[CONFIG_PATH_MAX];
-	const char *config_name; /* in config.config_file; NULL without --config */
-	bool logged_config_watch;
-	/* The config directory's watch went (the directory was removed): read
-	 * the file once it is watched again. */
-	bool config_watch_lost;
+	struct watch watch;
 
 	struct loop_timer *health_timer;
 	struct loop_async *fault_async;
@@ -72,20 +67,12 @@ struct daemon {
 	unsigned fault_count;
 
 	/* What was last logged, so each condition is reported once. */
-	struct npu_snapshot *logged;
-	struct inventory_status logged_status;
-	bool logged_once;
-	size_t logged_unnamed_vnpus; /* vNPUs no resource lists (template unknown or unusable) */
+	struct report report;
+	bool refreshed_once;
+	struct vnpu_resources vnpus; /* resources added for vNPU templates */
 	char logged_endpoint_error[1024]; /* why a resource cannot be served, "" when all are */
-	bool logged_resources_full;
 
-	/* The CDI spec (cdi strategy): kept up to date once the daemon serves,
-	 * so that a second plugin that cannot take the socket leaves the live
-	 * one's spec alone. */
-	bool cdi_active;
-	char *cdi_written; /* the text last written, NULL when there is no file */
-	int cdi_error;     /* the last write error logged, 0 after a success */
-	char cdi_path[CONFIG_PATH_MAX + CDI_KIND_MAX + 8];
+	struct cdi_keeper cdi; /* the CDI spec, with the cdi strategy */
 };
 
 /* DCMI's thread: copy the event and wake the loop, nothing more. The npu
@@ -102,319 +89,7 @@ static void on_dcmi_fault(void *ctx, const struct dcmi_event *event)
 	loop_async_send(d->fault_async);
 }
 
-/* --- reporting ---------------------------------------------------------- */
-
-static void report_status(struct daemon *d, const struct inventory_status *st)
-{
-	struct inventory_status *old = &d->logged_status;
-	bool first = !d->logged_once;
-	const struct config *c = &d->config;
-
-	if (first || st->source != old->source || strcmp(st->dcmi_why, old->dcmi_why) != 0) {
-		if (st->source == INVENTORY_SOURCE_DCMI)
-			log_info("using DCMI from %s (driver %s)", st->dcmi_path,
-				 st->driver_version[0] ? st->driver_version : "version unknown");
-		else if (st->source == INVENTORY_SOURCE_DEVFS && c->backend == NPU_BACKEND_AUTO)
-			log_warn("DCMI unavailable (%s); using device files under %s, health = node present; "
-				 "retrying DCMI every %lldms",
-				 st->dcmi_why, c->dev_dir, (long long)c->health_interval_ms);
-		else if (st->source == INVENTORY_SOURCE_DEVFS)
-			log_info("using device files under %s", c->dev_dir);
-		else
-			log_warn("DCMI unavailable (%s); no devices until it loads, retrying every %lldms",
-				 st->dcmi_why, (long long)c->health_interval_ms);
-	}
-	if (st->source == INVENTORY_SOURCE_DCMI &&
-	    (first || old->source != INVENTORY_SOURCE_DCMI || st->events != old->events)) {
-		if (st->events)
-			log_info("subscribed to DCMI fault events");
-		else
-			log_warn("DCMI fault events unavailable (%s); polling health every %lldms",
-				 strerror(-st->events_error), (long long)c->health_interval_ms);
-	}
-	if ((first && !st->driver_ready) ||
-	    (!first && (st->driver_ready != old->driver_ready || st->devfs_error != old->devfs_error))) {
-		if (st->driver_ready)
-			log_info("driver ready: %s/davinci_manager is present", c->dev_dir);
-		else if (st->devfs_error)
-			log_warn("cannot check %s/davinci_manager: %s; every device is Unhealthy", c->dev_dir,
-				 strerror(-st->devfs_error));
-		else
-			log_warn("driver not ready: %s/davinci_manager is missing; every device is Unhealthy",
-				 c->dev_dir);
-	}
-	if (st->discovery_error.code != old->discovery_error.code ||
-	    (st->discovery_error.call != old->discovery_error.call && st->discovery_error.code)) {
-		if (st->discovery_error.code)
-			log_warn("%s failed with %d; serving the chips that answered",
-				 st->discovery_error.call ? st->discovery_error.call : "DCMI",
-				 st->discovery_error.code);
-	}
-	if (st->devfs_error != old->devfs_error && st->devfs_error && st->driver_ready)
-		log_warn("cannot read %s: %s", c->dev_dir, strerror(-st->devfs_error));
-	*old = *st;
-}
-
-/* The NUMA node of each chip, and why the first unknown one is unknown:
- * what the kubelet's topology manager will align pods with. */
-static void report_numa(const struct npu_snapshot *snap, size_t chips)
-{
-	char nodes[1024], why[256] = "";
-	struct strbuf sb;
-	strbuf_init(&sb, nodes, sizeof(nodes), ",...");
-	size_t known = 0;
-	for (size_t i = 0; i < chips; i++) {
-		const struct npu_device *dev = &snap->devices[i];
-		if (dev->has_numa) {
-			known++;
-			strbuf_printf(&sb, "%s%s=%u", i ? "," : "", dev->id, dev->numa_node);
-		} else {
-			strbuf_printf(&sb, "%s%s=?", i ? "," : "", dev->id);
-			if (!why[0]) {
-				int n = snprintf(why, sizeof(why), "%s: ", dev->id);
-				npu_device_describe_numa(dev, why + n, sizeof(why) - (size_t)n);
-			}
-		}
-	}
-	if (known == 0)
-		log_info("NUMA node unknown for every chip, none advertised (%s)", why);
-	else if (known < chips)
-		log_info("NUMA node of each chip: %s (%s)", nodes, why);
-	else
-		log_info("NUMA node of each chip: %s", nodes);
-}
-
-static void report_devices(struct daemon *d, const struct npu_snapshot *snap)
-{
-	const struct npu_snapshot *old = d->logged;
-	bool same_ids = old && old->count == snap->count;
-	for (size_t i = 0; same_ids && i < snap->count; i++)
-		same_ids = strcmp(old->devices[i].id, snap->devices[i].id) == 0;
-
-	size_t chips = 0;
-	while (chips < snap->count && snap->devices[chips].kind == NPU_DEVICE_CHIP)
-		chips++;
-	if (!same_ids) {
-		if (chips == 0) {
-			log_warn("no NPU chips found; advertising 0 devices and retrying every %lldms",
-				 (long long)d->config.health_interval_ms);
-		} else {
-			char ids[1024];
-			struct strbuf sb;
-			strbuf_init(&sb, ids, sizeof(ids), ",...");
-			for (size_t i = 0; i < chips; i++)
-				if (strbuf_printf(&sb, "%s%s", i ? "," : "", snap->devices[i].id) < 0)
-					break;
-			/* A mixed node names each chip name and family once. */
-			char kinds[256];
-			struct strbuf kb;
-			strbuf_init(&kb, kinds, sizeof(kinds), ",...");
-			for (size_t i = 0; i < chips; i++) {
-				const struct npu_chip *chip = &snap->devices[i].chip;
-				bool seen = false;
-				for (size_t j = 0; j < i && !seen; j++)
-					seen = strcmp(snap->devices[j].chip.name, chip->name) == 0 &&
-					       snap->devices[j].chip.family == chip->family;
-				if (!seen)
-					strbuf_printf(&kb, "%s%s%s, family %s", i ? "; " : "", chip->name[0] ? "chip " : "",
-						      chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family));
-			}
-			log_info("found %zu NPU chips (%s): %s", chips, kinds, ids);
-			report_numa(snap, chips);
-		}
-		if (chips < snap->count) {
-			char vnpus[1024];
-			struct strbuf sb;
-			strbuf_init(&sb, vnpus, sizeof(vnpus), ",...");
-			for (size_t i = chips; i < snap->count; i++) {
-				const struct npu_device *v = &snap->devices[i];
-				if (strbuf_printf(&sb, "%s%s (%s of npu-%u)", i > chips ? ", " : "", v->id,
-						  v->vnpu.template_name[0] ? v->vnpu.template_name : "template unknown",
-						  v->chip.phy_id) < 0)
-					break;
-			}
-			log_info("found %zu vNPUs: %s", snap->count - chips, vnpus);
-		}
-	}
-	for (size_t i = 0; i < snap->count; i++) {
-		const struct npu_device *dev = &snap->devices[i];
-		const struct npu_device *before = old ? npu_snapshot_find(old, dev->id) : NULL;
-		bool was_healthy = before ? before->healthy : true;
-		char why[256];
-		/* The resource that lists it, for --log-format json. */
-		const char *resource = NULL;
-		for (size_t k = 0; k < d->resources.count && !resource; k++)
-			if (resource_lists(&d->resources, &d->resources.defs[k], dev))
-				resource = d->resources.defs[k].name;
-		const struct log_fields about = { .resource = resource, .device = dev->id };
-		if (!dev->healthy && (was_healthy || !before || before->fault != dev->fault)) {
-			npu_device_describe(dev, why, sizeof(why));
-			log_msg_fields(LOG_LEVEL_WARN, &about, "%s is Unhealthy: %s", dev->id, why);
-		} else if (dev->healthy && !was_healthy) {
-			log_msg_fields(LOG_LEVEL_INFO, &about, "%s recovered: Healthy", dev->id);
-		}
-	}
-	npu_snapshot_unref(d->logged);
-	d->logged = npu_snapshot_ref((struct npu_snapshot *)(uintptr_t)snap);
-}
-
-/* --- the CDI spec -------------------------------------------------------- */
-
-/* Writes the spec when its text differs from the file's (chips appeared or
- * went, a device node went, came back or changed its numbers, a shared node
- * or driver path appeared or went; never health alone, which is not in it) or the file is gone. With no chips
- * there is no valid spec: the file is removed. A failed write is retried at
- * the next refresh. */
-static void cdi_sync(struct daemon *d, const struct npu_snapshot *all)
-{
-	const struct config *c = &d->config;
-	struct npu_snapshot *snap = NULL;
-	char *json = NULL;
-	int r;
-
-	if (!d->cdi_active)
-		return;
-	/* What some resource lists: not a chip handed out as vNPUs, nor a vNPU
-	 * without a resource. */
-	if (resource_view(&d->resources, NULL, all, &snap) < 0) {
-		log_error("cannot build the CDI spec: out of memory");
-		return;
-	}
-	if (snap->count == 0) {
-		r = cdi_spec_remove(c->cdi_dir, c->cdi.file_name);
-		if (r < 0 && r != d->cdi_error)
-			log_error("cannot remove the CDI spec %s: %s", d->cdi_path, strerror(-r));
-		else if (r == 0 && d->cdi_written)
-			log_info("removed the CDI spec %s: no chips", d->cdi_path);
-		d->cdi_error = r;
-		if (r == 0) {
-			free(d->cdi_written);
-			d->cdi_written = NULL;
-		}
-		goto out;
-	}
-	r = cdi_spec_render(&c->cdi, snap, &d->paths, d->files, &json);
-	if (r < 0) {
-		log_error("cannot build the CDI spec: %s", strerror(-r));
-		goto out;
-	}
-	if (d->cdi_written && strcmp(json, d->cdi_written) == 0 && path_exists(d->cdi_path)) {
-		free(json);
-		goto out;
-	}
-	r = cdi_spec_write(c->cdi_dir, c->cdi.file_name, json);
-	if (r < 0) {
-		if (r != d->cdi_error)
-			log_error("cannot write the CDI spec %s: %s; retrying every %lldms", d->cdi_path, strerror(-r),
-				  (long long)c->health_interval_ms);
-		d->cdi_error = r;
-		free(json);
-		goto out;
-	}
-	char names[1024];
-	struct strbuf sb;
-	strbuf_init(&sb, names, sizeof(names), ",...");
-	for (size_t i = 0; i < snap->count; i++)
-		if (strbuf_printf(&sb, "%s%s%u", i ? "," : "", snap->devices[i].kind == NPU_DEVICE_VNPU ? "vnpu-" : "",
-				  npu_device_number(&snap->devices[i])) < 0)
-			break;
-	log_info("wrote the CDI spec %s: kind %s, %zu devices %s", d->cdi_path, c->cdi.kind, snap->count, names);
-	d->cdi_error = 0;
-	free(d->cdi_written);
-	d->cdi_written = json;
-out:
-	npu_snapshot_unref(snap);
-}
-
-/* Starts keeping the spec, once the daemon serves on its socket. */
-static void cdi_start(struct daemon *d)
-{
-	if (!(d->config.device_list_strategies & ALLOCATE_STRATEGY_CDI))
-		return;
-	d->cdi_active = true;
-	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
-	cdi_sync(d, snap);
-	npu_snapshot_unref(snap);
-}
-
-/* The plugin stops serving: no runtime should inject its devices anymore. */
-static void cdi_stop(struct daemon *d)
-{
-	if (!d->cdi_active)
-		return;
-	int r = cdi_spec_remove(d->config.cdi_dir, d->config.cdi.file_name);
-	if (r < 0)
-		log_warn("cannot remove the CDI spec %s: %s", d->cdi_path, strerror(-r));
-	else
-		log_info("removed the CDI spec %s", d->cdi_path);
-	d->cdi_active = false;
-	free(d->cdi_written);
-	d->cdi_written = NULL;
-}
-
 /* --- resources and their endpoints ---------------------------------------- */
-
-/* Adds a resource for each vNPU template of the snapshot that has none yet.
- * vNPUs no resource can list (their template unknown without DCMI, or not
- * a usable name) are reported when their number changes. */
-static void add_vnpu_resources(struct daemon *d, const struct npu_snapshot *snap)
-{
-	struct resource_set *set = &d->resources;
-	size_t unnamed = 0;
-	char first_why[RESOURCE_NAME_MAX + 64] = "";
-
-	for (size_t i = 0; i < snap->count; i++) {
-		const struct npu_device *dev = &snap->devices[i];
-		if (dev->kind != NPU_DEVICE_VNPU)
-			continue;
-		char name[RESOURCE_NAME_MAX], why[256];
-		int r = -EINVAL;
-		if (!dev->vnpu.template_name[0])
-			snprintf(why, sizeof(why), "its template is unknown: only its device file was found");
-		else
-			r = resource_vnpu_name(d->config.vnpu_base, dev->vnpu.template_name, name, sizeof(name), why,
-					       sizeof(why));
-		if (r < 0) {
-			if (!unnamed++)
-				snprintf(first_why, sizeof(first_why), "%s: %s", dev->id, why);
-			continue;
-		}
-		int k = resource_set_find(set, name);
-		if (k >= 0 && set->defs[k].kind == RESOURCE_VNPUS &&
-		    strcmp(set->defs[k].vnpu_template, dev->vnpu.template_name) == 0)
-			continue;
-		if (k >= 0) {
-			if (!unnamed++)
-				snprintf(first_why, sizeof(first_why), "%s: %s already names whole chips", dev->id, name);
-			continue;
-		}
-		if (set->count == RESOURCES_MAX) {
-			if (!d->logged_resources_full)
-				log_warn("%s: cannot advertise %s: already %d resources", dev->id, name, RESOURCES_MAX);
-			d->logged_resources_full = true;
-			continue;
-		}
-		struct resource_def *def = &set->defs[set->count];
-		*def = (struct resource_def){ .kind = RESOURCE_VNPUS };
-		memcpy(def->vnpu_template, dev->vnpu.template_name, sizeof(def->vnpu_template));
-		const char *clash = NULL;
-		if (resource_def_name(def, name, d->config.socket_dir) < 0)
-			clash = "its socket path is too long";
-		for (size_t j = 0; j < set->count && !clash; j++)
-			if (strcmp(set->defs[j].endpoint, def->endpoint) == 0)
-				clash = "its socket would be another resource's";
-		if (clash) {
-			if (!unnamed++)
-				snprintf(first_why, sizeof(first_why), "%s: %s: %s", dev->id, name, clash);
-			continue;
-		}
-		set->count++;
-		log_info("vNPU template %s found: advertising %s", def->vnpu_template, def->name);
-	}
-	if (unnamed != d->logged_unnamed_vnpus && unnamed)
-		log_warn("%zu vNPUs are not advertised (%s)", unnamed, first_why);
-	d->logged_unnamed_vnpus = unnamed;
-}
 
 /* Builds (and, once the daemon serves, starts) the endpoint of every
  * resource that has none. A resource whose socket cannot be served is
@@ -481,10 +156,8 @@ static void broadcast(struct daemon *d, enum session_event event, const struct s
 
 /* --- inventory ---------------------------------------------------------- */
 
-static void watch_dev_dir(struct daemon *d);
-static void watch_socket_dir_again(struct daemon *d);
-static void watch_config_dir(struct daemon *d);
 static void reload_config(struct daemon *d, bool signalled);
+static void socket_dir_back(struct daemon *d);
 
 /* What containers get besides their chips, looked at anew at each refresh:
  * a change reaches Allocate with the next publish. */
@@ -521,13 +194,13 @@ static void refresh(struct daemon *d, const char *reason)
 		log_error("cannot refresh the inventory (%s): out of memory", reason);
 		return;
 	}
-	report_status(d, inventory_status(d->inventory));
+	report_status(&d->report, inventory_status(d->inventory), &d->config);
 	scan_host_files(d);
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
-	if (changed || !d->logged_once) {
+	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
-		report_devices(d, snap);
-		add_vnpu_resources(d, snap);
+		report_devices(&d->report, snap, &d->resources, d->config.health_interval_ms);
+		vnpu_resources_add(&d->vnpus, &d->resources, snap, d->config.vnpu_base, d->config.socket_dir);
 	}
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */
@@ -541,27 +214,20 @@ static void refresh(struct daemon *d, const char *reason)
 	}
 	/* Views are built only when there is news for them; each endpoint also
 	 * drops a view equal to what it sent last. */
-	if (changed || !d->logged_once || d->publish_due)
+	if (changed || !d->refreshed_once || d->publish_due)
 		publish(d, snap);
 	d->publish_due = false;
 	observe_node(d->observe, snap);
-	cdi_sync(d, snap);
-	d->logged_once = true;
+	cdi_keeper_sync(&d->cdi, &d->resources, snap, &d->paths, d->files);
+	d->refreshed_once = true;
 	npu_snapshot_unref(snap);
-	if (d->dev_dir_wd < 0)
-		watch_dev_dir(d);
-	if (d->socket_dir_wd < 0)
-		watch_socket_dir_again(d);
-	if (d->config_dir_wd < 0 && d->config_name) {
-		/* Whatever was written while the directory was not watched (it
-		 * was removed and made again) sent no event: read the file now
-		 * that it is watched again. Last: the reload refreshes again. */
-		watch_config_dir(d);
-		if (d->config_dir_wd >= 0 && d->config_watch_lost) {
-			d->config_watch_lost = false;
-			reload_config(d, false);
-		}
-	}
+	struct watch_changes again;
+	watch_retry(&d->watch, &again);
+	if (again.socket_dir_back)
+		socket_dir_back(d);
+	/* Last: the reload refreshes again. */
+	if (again.config)
+		reload_config(d, false);
 }
 
 static void on_health_timer(void *ctx)
@@ -677,7 +343,7 @@ static int apply_config(struct daemon *d, const char *what, struct config *next)
 	d->resources = c->resources;
 	d->publish_due = true;
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
-	add_vnpu_resources(d, snap);
+	vnpu_resources_add(&d->vnpus, &d->resources, snap, d->config.vnpu_base, d->config.socket_dir);
 	npu_snapshot_unref(snap);
 
 	for (size_t i = 0; i < old.count; i++) {
@@ -693,6 +359,7 @@ static int apply_config(struct daemon *d, const char *what, struct config *next)
 	}
 	log_set_level(c->log_level);
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
+	d->cdi.retry_ms = c->health_interval_ms;
 	return 0;
 }
 
@@ -728,50 +395,14 @@ static void reload_config(struct daemon *d, bool signalled)
 	refresh(d, signalled ? "SIGHUP" : "configuration changed");
 }
 
-/* --- watching the file system ------------------------------------------- */
+/* --- the file system's news ------------------------------------------ */
 
-static void watch_dev_dir(struct daemon *d)
+/* The kubelet's directory is there again: whatever was in it, our socket is
+ * gone. */
+static void socket_dir_back(struct daemon *d)
 {
-	d->dev_dir_wd = inotify_add_watch(d->inotify_fd, d->config.dev_dir,
-					  IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB |
-						  IN_DELETE_SELF | IN_MOVE_SELF | IN_MASK_ADD);
-}
-
-static int watch_socket_dir(struct daemon *d)
-{
-	d->socket_dir_wd = inotify_add_watch(d->inotify_fd, d->config.socket_dir,
-					     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
-						     IN_MOVE_SELF | IN_MASK_ADD);
-	return d->socket_dir_wd < 0 ? -errno : 0;
-}
-
-/* The kubelet's directory was removed and comes back (the health timer's
- * refresh asks): whatever was in it, our socket is gone. */
-static void watch_socket_dir_again(struct daemon *d)
-{
-	if (watch_socket_dir(d) == 0) {
-		log_info("%s is back; serving anew", d->config.socket_dir);
-		broadcast(d, SESSION_EV_DIR_BACK, NULL);
-	}
-}
-
-/* The --config file is watched through its directory, which sees an editor's
- * rename over it, a writer closing it, and the kubelet's update of a mounted
- * ConfigMap (it renames a new "..data" link into place). Not IN_CREATE: a
- * file just created is still empty, and its writer's close follows. Not
- * watching it only means that a change waits for SIGHUP. IN_MASK_ADD: the
- * directory may be watched for another reason too, and the watches share
- * one descriptor. */
-static void watch_config_dir(struct daemon *d)
-{
-	if (!d->config_name)
-		return;
-	d->config_dir_wd = inotify_add_watch(d->inotify_fd, d->config_dir,
-					     IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_MASK_ADD);
-	if (d->config_dir_wd < 0 && !d->logged_config_watch)
-		log_warn("cannot watch %s for changes of %s: %s; send SIGHUP after changing it", d->config_dir,
-			 d->config_name, strerror(errno));
-	d->logged_config_watch = d->config_dir_wd < 0;
+	log_info("%s is back; serving anew", d->config.socket_dir);
+	broadcast(d, SESSION_EV_DIR_BACK, NULL);
 }
 
 /* Which kubelet.sock is there now (all zero when none). */
@@ -787,72 +418,21 @@ static void on_inotify(void *ctx, uint32_t events)
 {
 	(void)events;
 	struct daemon *d = ctx;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool kubelet_started = false, devices_changed = false, socket_dir_gone = false, config_changed = false;
-	bool overflow = false;
-	bool socket_gone[RESOURCES_MAX] = { false };
-
-	for (;;) {
-		ssize_t n = read(d->inotify_fd, buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-			p += sizeof(*ev) + ev->len;
-			const char *name = ev->len ? ev->name : "";
-			/* An overflow (wd -1) lost events of every watch. */
-			if (ev->mask & IN_Q_OVERFLOW)
-				overflow = true;
-			if (ev->wd < 0)
-				continue;
-			/* No else between the three: one directory may hold several
-			 * of these (the watches share its wd). */
-			if (ev->wd == d->config_dir_wd) {
-				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-					d->config_dir_wd = -1;
-					d->config_watch_lost = true;
-				} else if (strcmp(name, d->config_name) == 0 || strcmp(name, "..data") == 0)
-					config_changed = true;
-			}
-			if (ev->wd == d->socket_dir_wd) {
-				if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(name, "kubelet.sock") == 0)
-					kubelet_started = true;
-				if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
-					for (size_t i = 0; i < d->resources.count; i++)
-						socket_gone[i] |= strcmp(name, d->resources.defs[i].endpoint) == 0;
-				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
-					socket_dir_gone = true;
-			}
-			if (ev->wd == d->dev_dir_wd) {
-				if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
-					d->dev_dir_wd = -1;
-				if (strncmp(name, "davinci", 7) == 0 || strncmp(name, "vdavinci", 8) == 0 ||
-				    host_files_is_shared_node(name) || d->dev_dir_wd < 0)
-					devices_changed = true;
-			}
-		}
-	}
-	if (overflow) {
-		/* Look at everything the lost events could have been about; what
-		 * did not change is ignored below (sockets still there, the same
-		 * kubelet.sock the sessions dialled). */
+	struct watch_changes ch;
+	watch_read(&d->watch, &d->resources, &ch);
+	if (ch.overflow)
 		log_warn("the inotify queue overflowed; checking devices, sockets and the configuration anew");
-		devices_changed = true;
-		config_changed = d->config_name != NULL;
-		socket_dir_gone = d->socket_dir_wd >= 0 && !path_exists(d->config.socket_dir);
-		for (size_t i = 0; i < d->resources.count; i++)
-			socket_gone[i] = true;
-		kubelet_started = path_exists(d->config.kubelet_socket);
-	}
 
-	if (devices_changed)
+	if (ch.devices)
 		refresh(d, "device nodes changed");
-	if (socket_dir_gone) {
-		inotify_rm_watch(d->inotify_fd, d->socket_dir_wd);
-		d->socket_dir_wd = -1;
+	if (ch.socket_dir_gone) {
 		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
 		broadcast(d, SESSION_EV_DIR_GONE, NULL);
+		if (ch.socket_dir_back)
+			socket_dir_back(d);
 	} else {
+		if (ch.socket_dir_back)
+			socket_dir_back(d);
 		/* Our own restarts delete and recreate a socket too: only a socket
 		 * that is still missing now was removed by someone else. A
 		 * starting kubelet deletes them and then creates kubelet.sock; each
@@ -860,10 +440,10 @@ static void on_inotify(void *ctx, uint32_t events)
 		 * reaches that kubelet. refresh() only appends resources, so the
 		 * indices still hold. */
 		for (size_t i = 0; i < d->resources.count; i++)
-			if (socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
+			if (ch.socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
 				endpoint_socket_deleted(d->endpoints[i]);
-		if (kubelet_started) {
-			if (!overflow)
+		if (ch.kubelet_started) {
+			if (!ch.overflow)
 				log_info("kubelet.sock created: the kubelet (re)started");
 			observe_kubelet_restarted(d->observe);
 			broadcast(d, SESSION_EV_KUBELET_STARTED,
@@ -871,7 +451,7 @@ static void on_inotify(void *ctx, uint32_t events)
 		}
 	}
 	/* Last: a reload reorders the resources. */
-	if (config_changed)
+	if (ch.config)
 		reload_config(d, false);
 }
 
@@ -926,18 +506,17 @@ int daemon_block_signals(void)
  * waits for a callback in progress, which uses fault_async. */
 static void daemon_fini(struct daemon *d)
 {
-	cdi_stop(d);
+	cdi_keeper_stop(&d->cdi);
 	inventory_free(d->inventory);
 	for (size_t i = 0; i < RESOURCES_MAX; i++)
 		endpoint_free(d->endpoints[i]);
 	/* After the endpoints: their gRPC threads count Allocate calls in it. */
 	observe_free(d->observe);
-	npu_snapshot_unref(d->logged);
+	report_fini(&d->report);
 	host_files_unref(d->files);
 	loop_async_free(d->fault_async);
 	loop_timer_free(d->health_timer);
-	if (d->inotify_fd >= 0)
-		close(d->inotify_fd);
+	watch_fini(&d->watch);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
 	loop_free(d->loop);
@@ -1019,10 +598,7 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 
 	*d = (struct daemon){ .config = *config,
 			      .signal_fd = -1,
-			      .inotify_fd = -1,
-			      .socket_dir_wd = -1,
-			      .dev_dir_wd = -1,
-			      .config_dir_wd = -1 };
+			      .watch = { .fd = -1 } };
 	const struct config *c = &d->config;
 	d->resources = c->resources;
 	pthread_mutex_init(&d->fault_lock, NULL);
@@ -1041,35 +617,19 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 		snprintf(why, why_size, "cannot create a signalfd: %s", strerror(-r));
 		return r;
 	}
-	d->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (d->inotify_fd < 0 || (r = loop_add_fd(d->loop, d->inotify_fd, EPOLLIN, on_inotify, d)) < 0) {
-		r = d->inotify_fd < 0 ? -errno : r;
-		snprintf(why, why_size, "cannot create an inotify instance: %s%s", strerror(-r),
-			 r == -EMFILE ? " (per-process fd limit, or fs.inotify.max_user_instances)" : "");
-		return r;
-	}
 	if ((r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
 		return r;
 	if ((c->device_list_strategies & ALLOCATE_STRATEGY_CDI) &&
 	    ((r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0 ||
-	     (r = path_join(d->cdi_path, sizeof(d->cdi_path), c->cdi_dir, c->cdi.file_name)) < 0)) {
+	     (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &c->cdi, c->health_interval_ms)) < 0)) {
 		if (r == -ENAMETOOLONG)
 			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
 		return r;
 	}
-	const char *slash = strrchr(c->config_file, '/');
-	if (c->config_file[0] && slash) {
-		size_t n = slash == c->config_file ? 1 : (size_t)(slash - c->config_file);
-		memcpy(d->config_dir, c->config_file, n); /* shorter than config_file */
-		d->config_dir[n] = '\0';
-		d->config_name = slash + 1;
-	} else if (c->config_file[0]) {
-		memcpy(d->config_dir, ".", 2);
-		d->config_name = c->config_file;
-	}
-	if ((r = watch_socket_dir(d)) < 0) {
-		snprintf(why, why_size, "cannot watch %s: %s%s", c->socket_dir, strerror(-r),
-			 r == -ENOSPC ? " (fs.inotify.max_user_watches)" : "");
+	if ((r = watch_init(&d->watch, c, why, why_size)) < 0)
+		return r;
+	if ((r = loop_add_fd(d->loop, watch_fd(&d->watch), EPOLLIN, on_inotify, d)) < 0) {
+		snprintf(why, why_size, "cannot watch the inotify instance (epoll): %s", strerror(-r));
 		return r;
 	}
 
@@ -1151,7 +711,7 @@ int daemon_run(const struct config *config, daemon_reload_fn reload, void *reloa
 		char strategies[64];
 		(void)allocate_strategies_format(c->device_list_strategies, strategies, sizeof(strategies)); /* fits */
 		if (c->device_list_strategies & ALLOCATE_STRATEGY_CDI)
-			log_info("device-list strategy %s: CDI spec %s, kind %s", strategies, d.cdi_path, c->cdi.kind);
+			log_info("device-list strategy %s: CDI spec %s, kind %s", strategies, d.cdi.path, c->cdi.kind);
 		else
 			log_info("device-list strategy %s", strategies);
 	}
@@ -1160,7 +720,9 @@ int daemon_run(const struct config *config, daemon_reload_fn reload, void *reloa
 	r = start_serving(&d, why, sizeof(why));
 	if (r < 0)
 		goto out;
-	cdi_start(&d);
+	struct npu_snapshot *snap = inventory_snapshot(d.inventory);
+	cdi_keeper_start(&d.cdi, &d.resources, snap, &d.paths, d.files);
+	npu_snapshot_unref(snap);
 	observe_start(d.observe, d.inventory);
 
 	r = loop_run(d.loop);

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "daemon/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/strbuf.h"
+
+void report_status(struct report *rep, const struct inventory_status *st, const struct config *c)
+{
+	struct inventory_status *old = &rep->status;
+	bool first = !rep->once;
+
+	if (first || st->source != old->source || strcmp(st->dcmi_why, old->dcmi_why) != 0) {
+		if (st->source == INVENTORY_SOURCE_DCMI)
+			log_info("using DCMI from %s (driver %s)", st->dcmi_path,
+				 st->driver_version[0] ? st->driver_version : "version unknown");
+		else if (st->source == INVENTORY_SOURCE_DEVFS && c->backend == NPU_BACKEND_AUTO)
+			log_warn("DCMI unavailable (%s); using device files under %s, health = node present; "
+				 "retrying DCMI every %lldms",
+				 st->dcmi_why, c->dev_dir, (long long)c->health_interval_ms);
+		else if (st->source == INVENTORY_SOURCE_DEVFS)
+			log_info("using device files under %s", c->dev_dir);
+		else
+			log_warn("DCMI unavailable (%s); no devices until it loads, retrying every %lldms",
+				 st->dcmi_why, (long long)c->health_interval_ms);
+	}
+	if (st->source == INVENTORY_SOURCE_DCMI &&
+	    (first || old->source != INVENTORY_SOURCE_DCMI || st->events != old->events)) {
+		if (st->events)
+			log_info("subscribed to DCMI fault events");
+		else
+			log_warn("DCMI fault events unavailable (%s); polling health every %lldms",
+				 strerror(-st->events_error), (long long)c->health_interval_ms);
+	}
+	if ((first && !st->driver_ready) ||
+	    (!first && (st->driver_ready != old->driver_ready || st->devfs_error != old->devfs_error))) {
+		if (st->driver_ready)
+			log_info("driver ready: %s/davinci_manager is present", c->dev_dir);
+		else if (st->devfs_error)
+			log_warn("cannot check %s/davinci_manager: %s; every device is Unhealthy", c->dev_dir,
+				 strerror(-st->devfs_error));
+		else
+			log_warn("driver not ready: %s/davinci_manager is missing; every device is Unhealthy",
+				 c->dev_dir);
+	}
+	if (st->discovery_error.code != old->discovery_error.code ||
+	    (st->discovery_error.call != old->discovery_error.call && st->discovery_error.code)) {
+		if (st->discovery_error.code)
+			log_warn("%s failed with %d; serving the chips that answered",
+				 st->discovery_error.call ? st->discovery_error.call : "DCMI",
+				 st->discovery_error.code);
+	}
+	if (st->devfs_error != old->devfs_error && st->devfs_error && st->driver_ready)
+		log_warn("cannot read %s: %s", c->dev_dir, strerror(-st->devfs_error));
+	*old = *st;
+	rep->once = true;
+}
+
+/* The NUMA node of each chip, and why the first unknown one is unknown:
+ * what the kubelet's topology manager will align pods with. */
+static void report_numa(const struct npu_snapshot *snap, size_t chips)
+{
+	char nodes[1024], why[256] = "";
+	struct strbuf sb;
+	strbuf_init(&sb, nodes, sizeof(nodes), ",...");
+	size_t known = 0;
+	for (size_t i = 0; i < chips; i++) {
+		const struct npu_device *dev = &snap->devices[i];
+		if (dev->has_numa) {
+			known++;
+			strbuf_printf(&sb, "%s%s=%u", i ? "," : "", dev->id, dev->numa_node);
+		} else {
+			strbuf_printf(&sb, "%s%s=?", i ? "," : "", dev->id);
+			if (!why[0]) {
+				int n = snprintf(why, sizeof(why), "%s: ", dev->id);
+				npu_device_describe_numa(dev, why + n, sizeof(why) - (size_t)n);
+			}
+		}
+	}
+	if (known == 0)
+		log_info("NUMA node unknown for every chip, none advertised (%s)", why);
+	else if (known < chips)
+		log_info("NUMA node of each chip: %s (%s)", nodes, why);
+	else
+		log_info("NUMA node of each chip: %s", nodes);
+}
+
+void report_devices(struct report *rep, const struct npu_snapshot *snap, const struct resource_set *resources,
+		    int64_t retry_ms)
+{
+	const struct npu_snapshot *old = rep->devices;
+	bool same_ids = old && old->count == snap->count;
+	for (size_t i = 0; same_ids && i < snap->count; i++)
+		same_ids = strcmp(old->devices[i].id, snap->devices[i].id) == 0;
+
+	size_t chips = 0;
+	while (chips < snap->count && snap->devices[chips].kind == NPU_DEVICE_CHIP)
+		chips++;
+	if (!same_ids) {
+		if (chips == 0) {
+			log_warn("no NPU chips found; advertising 0 devices and retrying every %lldms",
+				 (long long)retry_ms);
+		} else {
+			char ids[1024];
+			struct strbuf sb;
+			strbuf_init(&sb, ids, sizeof(ids), ",...");
+			for (size_t i = 0; i < chips; i++)
+				if (strbuf_printf(&sb, "%s%s", i ? "," : "", snap->devices[i].id) < 0)
+					break;
+			/* A mixed node names each chip name and family once. */
+			char kinds[256];
+			struct strbuf kb;
+			strbuf_init(&kb, kinds, sizeof(kinds), ",...");
+			for (size_t i = 0; i < chips; i++) {
+				const struct npu_chip *chip = &snap->devices[i].chip;
+				bool seen = false;
+				for (size_t j = 0; j < i && !seen; j++)
+					seen = strcmp(snap->devices[j].chip.name, chip->name) == 0 &&
+					       snap->devices[j].chip.family == chip->family;
+				if (!seen)
+					strbuf_printf(&kb, "%s%s%s, family %s", i ? "; " : "", chip->name[0] ? "chip " : "",
+						      chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family));
+			}
+			log_info("found %zu NPU chips (%s): %s", chips, kinds, ids);
+			report_numa(snap, chips);
+		}
+		if (chips < snap->count) {
+			char vnpus[1024];
+			struct strbuf sb;
+			strbuf_init(&sb, vnpus, sizeof(vnpus), ",...");
+			for (size_t i = chips; i < snap->count; i++) {
+				const struct npu_device *v = &snap->devices[i];
+				if (strbuf_printf(&sb, "%s%s (%s of npu-%u)", i > chips ? ", " : "", v->id,
+						  v->vnpu.template_name[0] ? v->vnpu.template_name : "template unknown",
+						  v->chip.phy_id) < 0)
+					break;
+			}
+			log_info("found %zu vNPUs: %s", snap->count - chips, vnpus);
+		}
+	}
+	for (size_t i = 0; i < snap->count; i++) {
+		const struct npu_device *dev = &snap->devices[i];
+		const struct npu_device *before = old ? npu_snapshot_find(old, dev->id) : NULL;
+		bool was_healthy = before ? before->healthy : true;
+		char why[256];
+		/* The resource that lists it, for --log-format json. */
+		const char *resource = NULL;
+		for (size_t k = 0; k < resources->count && !resource; k++)
+			if (resource_lists(resources, &resources->defs[k], dev))
+				resource = resources->defs[k].name;
+		const struct log_fields about = { .resource = resource, .device = dev->id };
+		if (!dev->healthy && (was_healthy || !before || before->fault != dev->fault)) {
+			npu_device_describe(dev, why, sizeof(why));
+			log_msg_fields(LOG_LEVEL_WARN, &about, "%s is Unhealthy: %s", dev->id, why);
+		} else if (dev->healthy && !was_healthy) {
+			log_msg_fields(LOG_LEVEL_INFO, &about, "%s recovered: Healthy", dev->id);
+		}
+	}
+	npu_snapshot_unref(rep->devices);
+	rep->devices = npu_snapshot_ref((struct npu_snapshot *)(uintptr_t)snap);
+}
+
+void report_fini(struct report *rep)
+{
+	npu_snapshot_unref(rep->devices);
+	rep->devices = NULL;
+}

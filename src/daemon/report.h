@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The daemon's diffed report lines: what the inventory found and how it is
+ * doing (DCMI or device files, fault events or polling, the driver, the
+ * chips and vNPUs, each chip's NUMA node and health), each said when it
+ * changes, never again while it stays the same. Part of the top level: it
+ * logs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "npu/inventory.h"
+#include "plugin/resources.h"
+
+struct report {
+	struct npu_snapshot *devices; /* the devices last reported, NULL before */
+	struct inventory_status status;
+	bool once; /* the status was reported once */
+};
+
+/* Says what changed in the inventory's status since the last call. */
+void report_status(struct report *report, const struct inventory_status *status, const struct config *config);
+
+/* Says which chips and vNPUs there are when the list changed, and each
+ * device turning Unhealthy (with why) or Healthy again; resources name the
+ * resource of each device in JSON logs. retry_ms is how often the inventory
+ * is looked at again (said when no chip is found). */
+void report_devices(struct report *report, const struct npu_snapshot *snapshot, const struct resource_set *resources,
+		    int64_t retry_ms);
+
+void report_fini(struct report *report);
