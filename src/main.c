@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "plugin/probe.h"
 
 struct args {
 	int argc;
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
 		printf("ascend-device-plugin %s\n", ASCEND_VERSION);
 		return 0;
 	case CONFIG_ACTION_PROBE:
-		if (daemon_probe(&config, why, sizeof(why)) < 0) {
+		if (probe_plugin(config.socket_path, why, sizeof(why)) < 0) {
 			fprintf(stderr, "ascend-device-plugin: probe failed: %s\n", why);
 			return 1;
 		}

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/inotify.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,19 +18,17 @@
 
 #include "base/crash.h"
 #include "base/log.h"
-#include "base/macro.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
+#include "daemon/endpoints.h"
+#include "daemon/prepare.h"
+#include "daemon/reload.h"
 #include "daemon/report.h"
 #include "daemon/vnpu_resources.h"
 #include "daemon/watch.h"
-#include "deviceplugin_api.h"
-#include "grpc/client.h"
-#include "grpc/server.h"
 #include "loop/loop.h"
 #include "npu/inventory.h"
-#include "plugin/cdi.h"
 #include "plugin/observe.h"
 #include "plugin/endpoint.h"
 #include "plugin/resources.h"
@@ -52,14 +48,8 @@ struct daemon {
 	struct host_paths paths;
 	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
-	/* What is advertised: the configuration's resources, then one per vNPU
-	 * template seen since the start (or the last reload), each served by
-	 * the endpoint of the same index once built. */
-	struct resource_set resources;
-	struct endpoint *endpoints[RESOURCES_MAX];
-	struct observe *observe; /* metrics, /healthz, pod labels, NFD labels */
-	bool serving; /* endpoints are started as they are built */
-	bool publish_due; /* an endpoint was built or the resources changed: publish even if the devices did not */
+	struct endpoint_set endpoints; /* what is advertised, and how it is served */
+	struct observe *observe;       /* metrics, /healthz, pod labels, NFD labels */
 
 	/* Fault events: written on DCMI's thread, read on the loop. */
 	pthread_mutex_t fault_lock;
@@ -89,71 +79,6 @@ static void on_dcmi_fault(void *ctx, const struct dcmi_event *event)
 	loop_async_send(d->fault_async);
 }
 
-/* --- resources and their endpoints ---------------------------------------- */
-
-/* Builds (and, once the daemon serves, starts) the endpoint of every
- * resource that has none. A resource whose socket cannot be served is
- * tried again at the next refresh. */
-static int ensure_endpoints(struct daemon *d, char *why, size_t why_size)
-{
-	const struct config *c = &d->config;
-	int first_error = 0;
-	for (size_t i = 0; i < d->resources.count; i++) {
-		if (d->endpoints[i])
-			continue;
-		const struct resource_def *def = &d->resources.defs[i];
-		struct observe_resource *observed;
-		if (observe_resource(d->observe, def->name, def->sharing.replicas, &observed) < 0)
-			observed = NULL; /* past the metrics' bound: served without them */
-		const struct endpoint_options o = {
-			.loop = d->loop,
-			.def = def,
-			.kubelet_socket = c->kubelet_socket,
-			.allocate = { .strategies = c->device_list_strategies, .cdi = &c->cdi },
-			.name_in_logs = !def->is_default,
-			.observe = observed,
-		};
-		char problem[512];
-		int r = endpoint_new(&o, &d->endpoints[i], problem, sizeof(problem));
-		d->publish_due |= r == 0;
-		if (r == 0 && d->serving) {
-			r = endpoint_start(d->endpoints[i]);
-			if (r < 0) {
-				snprintf(problem, sizeof(problem), "cannot serve on %s: %s", def->socket_path, strerror(-r));
-				endpoint_free(d->endpoints[i]);
-				d->endpoints[i] = NULL;
-			}
-		}
-		if (r < 0 && !first_error) {
-			first_error = r;
-			snprintf(why, why_size, "%s: %s", def->name, problem);
-		}
-	}
-	return first_error;
-}
-
-/* Sends each resource its devices. */
-static void publish(struct daemon *d, const struct npu_snapshot *snap)
-{
-	for (size_t i = 0; i < d->resources.count; i++) {
-		struct npu_snapshot *view = NULL;
-		if (!d->endpoints[i])
-			continue;
-		if (resource_view(&d->resources, &d->resources.defs[i], snap, &view) < 0 ||
-		    endpoint_publish(d->endpoints[i], view, d->files) < 0)
-			log_error("%s: cannot publish the device list: out of memory", d->resources.defs[i].name);
-		npu_snapshot_unref(view);
-	}
-}
-
-/* Feeds an event to every endpoint. */
-static void broadcast(struct daemon *d, enum session_event event, const struct session_event_data *data)
-{
-	for (size_t i = 0; i < d->resources.count; i++)
-		if (d->endpoints[i])
-			endpoint_handle(d->endpoints[i], event, data);
-}
-
 /* --- inventory ---------------------------------------------------------- */
 
 static void reload_config(struct daemon *d, bool signalled);
@@ -179,7 +104,7 @@ static void scan_host_files(struct daemon *d)
 	}
 	host_files_unref(d->files);
 	d->files = files;
-	d->publish_due = true;
+	d->endpoints.publish_due = true;
 }
 
 static void refresh(struct daemon *d, const char *reason)
@@ -199,13 +124,13 @@ static void refresh(struct daemon *d, const char *reason)
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
-		report_devices(&d->report, snap, &d->resources, d->config.health_interval_ms);
-		vnpu_resources_add(&d->vnpus, &d->resources, snap, d->config.vnpu_base, d->config.socket_dir);
+		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
+		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, snap, d->config.vnpu_base, d->config.socket_dir);
 	}
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */
 	char why[1024];
-	if (d->serving && ensure_endpoints(d, why, sizeof(why)) < 0) {
+	if (d->endpoints.serving && endpoint_set_ensure(&d->endpoints, why, sizeof(why)) < 0) {
 		if (strcmp(why, d->logged_endpoint_error) != 0)
 			log_error("%s; retrying at every refresh", why);
 		snprintf(d->logged_endpoint_error, sizeof(d->logged_endpoint_error), "%s", why);
@@ -214,11 +139,10 @@ static void refresh(struct daemon *d, const char *reason)
 	}
 	/* Views are built only when there is news for them; each endpoint also
 	 * drops a view equal to what it sent last. */
-	if (changed || !d->refreshed_once || d->publish_due)
-		publish(d, snap);
-	d->publish_due = false;
+	if (changed || !d->refreshed_once || d->endpoints.publish_due)
+		endpoint_set_publish(&d->endpoints, snap, d->files);
 	observe_node(d->observe, snap);
-	cdi_keeper_sync(&d->cdi, &d->resources, snap, &d->paths, d->files);
+	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, snap, &d->paths, d->files);
 	d->refreshed_once = true;
 	npu_snapshot_unref(snap);
 	struct watch_changes again;
@@ -252,111 +176,25 @@ static void on_fault(void *ctx)
 
 /* --- reloading: SIGHUP, or the --config file changed -------------------- */
 
-/* The settings a running daemon cannot change: where it looks and how it
- * answers. A new value is reported and waits for a restart. */
-static void warn_restart_only(const char *what, const struct config *running, const struct config *next)
-{
-	static const struct {
-		const char *flag;
-		size_t offset;
-	} strings[] = {
-		{ "socket-dir", offsetof(struct config, socket_dir) },
-		{ "dev-dir", offsetof(struct config, dev_dir) },
-		{ "driver-path", offsetof(struct config, driver_path) },
-		{ "host-root", offsetof(struct config, host_root) },
-		{ "dcmi-lib", offsetof(struct config, dcmi_lib) },
-		{ "cdi-dir", offsetof(struct config, cdi_dir) },
-		{ "metrics-addr", offsetof(struct config, metrics_addr) },
-		{ "pod-resources-socket", offsetof(struct config, pod_resources_socket) },
-		{ "nfd-features-file", offsetof(struct config, nfd_features_file) },
-	};
-	for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
-		const char *was = (const char *)running + strings[i].offset;
-		const char *now = (const char *)next + strings[i].offset;
-		if (strcmp(was, now) != 0)
-			log_warn("%s: --%s changed to '%s'; it takes effect at the next restart, keeping '%s'", what,
-				 strings[i].flag, now, was);
-	}
-	if (running->backend != next->backend)
-		log_warn("%s: --backend changed; it takes effect at the next restart", what);
-	if (running->device_list_strategies != next->device_list_strategies)
-		log_warn("%s: --device-list-strategy changed; it takes effect at the next restart", what);
-	else if ((running->device_list_strategies & ALLOCATE_STRATEGY_CDI) && strcmp(running->cdi.kind, next->cdi.kind) != 0)
-		log_warn("%s: the CDI kind would be %s; it takes effect at the next restart, keeping %s", what,
-			 next->cdi.kind, running->cdi.kind);
-	if (running->telemetry_interval_ms != next->telemetry_interval_ms)
-		log_warn("%s: --telemetry-interval changed; it takes effect at the next restart", what);
-	if (running->log_format != next->log_format)
-		log_warn("%s: --log-format changed; it takes effect at the next restart", what);
-}
-
-/* Takes what a running daemon can change from the new configuration (0),
- * or nothing (-ENAMETOOLONG: the plugin's resource would not fit in the
- * running socket directory): the
- * resources (their sockets stay in the running directory), time-slicing,
- * the health interval and the log level. Resources that stay as they were
- * keep their endpoint (and register again, as SIGHUP always did); those
- * that went or changed stop being served, which the kubelet sees as their
- * devices going away; new ones are served at the refresh that follows.
- * Allocations made are the kubelet's: nothing here touches them. The gRPC
- * threads never read d->config: each service holds copies of its settings
- * and the snapshots published to it. */
+/* Takes what a running daemon can change from the new configuration
+ * (daemon/reload.h) and serves the resources it names: those that stay as
+ * they were keep their endpoint (and register again, as SIGHUP always did);
+ * those that went or changed stop being served, which the kubelet sees as
+ * their devices going away; new ones are served at the refresh that
+ * follows. Allocations made are the kubelet's: nothing here touches them.
+ * The gRPC threads never read d->config: each service holds copies of its
+ * settings and the snapshots published to it. */
 static int apply_config(struct daemon *d, const char *what, struct config *next)
 {
-	struct config *c = &d->config;
-	warn_restart_only(what, c, next);
-	/* The sockets stay in the running directory; a new resource whose
-	 * socket does not fit there is left out, and a plugin resource name that
-	 * does not fit keeps the running configuration. */
-	struct resource_set *set = &next->resources;
-	for (size_t i = 0; i < set->count;) {
-		struct resource_def *def = &set->defs[i];
-		char name[RESOURCE_NAME_MAX];
-		memcpy(name, def->name, sizeof(name));
-		if (resource_def_name(def, name, c->socket_dir) == 0) {
-			i++;
-			continue;
-		}
-		if (i == 0) {
-			log_error("%s: keeping the running configuration: the socket path of %s under %s is too long",
-				  what, name, c->socket_dir);
-			return -ENAMETOOLONG;
-		}
-		log_warn("%s: %s: its socket path under %s is too long; not serving it", what, name, c->socket_dir);
-		memmove(def, def + 1, (set->count - i - 1) * sizeof(*def));
-		set->count--;
-	}
-	memcpy(c->resource_name, next->resource_name, sizeof(c->resource_name));
-	memcpy(c->endpoint, next->resources.defs[0].endpoint, sizeof(c->endpoint));
-	memcpy(c->socket_path, next->resources.defs[0].socket_path, sizeof(c->socket_path));
-	memcpy(c->vnpu_base, next->vnpu_base, sizeof(c->vnpu_base));
-	c->resources = next->resources;
-	c->sharing = next->sharing;
-	c->rename_by_default = next->rename_by_default;
-	c->health_interval_ms = next->health_interval_ms;
-	c->log_level = next->log_level;
-
-	struct resource_set old = d->resources;
-	struct endpoint *old_endpoints[RESOURCES_MAX];
-	memcpy(old_endpoints, d->endpoints, sizeof(old_endpoints));
-	memset(d->endpoints, 0, sizeof(d->endpoints));
-	d->resources = c->resources;
-	d->publish_due = true;
+	const struct config *c = &d->config;
+	int r = reload_take(&d->config, next, what);
+	if (r < 0)
+		return r;
+	struct resource_set resources = c->resources;
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
-	vnpu_resources_add(&d->vnpus, &d->resources, snap, d->config.vnpu_base, d->config.socket_dir);
+	vnpu_resources_add(&d->vnpus, &resources, snap, c->vnpu_base, c->socket_dir);
 	npu_snapshot_unref(snap);
-
-	for (size_t i = 0; i < old.count; i++) {
-		int j = resource_set_find(&d->resources, old.defs[i].name);
-		if (j >= 0 && resource_def_same(&old.defs[i], &d->resources.defs[j]) && old_endpoints[i]) {
-			d->endpoints[j] = old_endpoints[i];
-			continue;
-		}
-		if (old_endpoints[i])
-			log_info("%s: %s %s; no longer serving it", what, old.defs[i].name,
-				 j >= 0 ? "changed" : "is gone from the configuration");
-		endpoint_free(old_endpoints[i]);
-	}
+	endpoint_set_replace(&d->endpoints, &resources, what);
 	log_set_level(c->log_level);
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
 	d->cdi.retry_ms = c->health_interval_ms;
@@ -381,15 +219,15 @@ static void reload_config(struct daemon *d, bool signalled)
 		char names[1024];
 		struct strbuf sb;
 		strbuf_init(&sb, names, sizeof(names), ",...");
-		for (size_t i = 0; i < d->resources.count; i++)
-			if (strbuf_printf(&sb, "%s%s", i ? ", " : "", d->resources.defs[i].name) < 0)
+		for (size_t i = 0; i < d->endpoints.resources.count; i++)
+			if (strbuf_printf(&sb, "%s%s", i ? ", " : "", d->endpoints.resources.defs[i].name) < 0)
 				break;
 		log_info("%s: configuration %s applied: resources %s", signalled ? "SIGHUP" : "reload",
 			 d->config.config_file[0] ? d->config.config_file : "(flags only)", names);
 	}
 	free(next);
 	if (signalled) {
-		broadcast(d, SESSION_EV_RELOAD, NULL);
+		endpoint_set_broadcast(&d->endpoints, SESSION_EV_RELOAD, NULL);
 		inventory_forget(d->inventory);
 	}
 	refresh(d, signalled ? "SIGHUP" : "configuration changed");
@@ -402,7 +240,7 @@ static void reload_config(struct daemon *d, bool signalled)
 static void socket_dir_back(struct daemon *d)
 {
 	log_info("%s is back; serving anew", d->config.socket_dir);
-	broadcast(d, SESSION_EV_DIR_BACK, NULL);
+	endpoint_set_broadcast(&d->endpoints, SESSION_EV_DIR_BACK, NULL);
 }
 
 /* Which kubelet.sock is there now (all zero when none). */
@@ -419,7 +257,7 @@ static void on_inotify(void *ctx, uint32_t events)
 	(void)events;
 	struct daemon *d = ctx;
 	struct watch_changes ch;
-	watch_read(&d->watch, &d->resources, &ch);
+	watch_read(&d->watch, &d->endpoints.resources, &ch);
 	if (ch.overflow)
 		log_warn("the inotify queue overflowed; checking devices, sockets and the configuration anew");
 
@@ -427,26 +265,18 @@ static void on_inotify(void *ctx, uint32_t events)
 		refresh(d, "device nodes changed");
 	if (ch.socket_dir_gone) {
 		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
-		broadcast(d, SESSION_EV_DIR_GONE, NULL);
+		endpoint_set_broadcast(&d->endpoints, SESSION_EV_DIR_GONE, NULL);
 		if (ch.socket_dir_back)
 			socket_dir_back(d);
 	} else {
 		if (ch.socket_dir_back)
 			socket_dir_back(d);
-		/* Our own restarts delete and recreate a socket too: only a socket
-		 * that is still missing now was removed by someone else. A
-		 * starting kubelet deletes them and then creates kubelet.sock; each
-		 * session knows whether the registration this leads to already
-		 * reaches that kubelet. refresh() only appends resources, so the
-		 * indices still hold. */
-		for (size_t i = 0; i < d->resources.count; i++)
-			if (ch.socket_gone[i] && d->endpoints[i] && !path_exists(d->resources.defs[i].socket_path))
-				endpoint_socket_deleted(d->endpoints[i]);
+		endpoint_set_sockets_deleted(&d->endpoints, ch.socket_gone);
 		if (ch.kubelet_started) {
 			if (!ch.overflow)
 				log_info("kubelet.sock created: the kubelet (re)started");
 			observe_kubelet_restarted(d->observe);
-			broadcast(d, SESSION_EV_KUBELET_STARTED,
+			endpoint_set_broadcast(&d->endpoints, SESSION_EV_KUBELET_STARTED,
 				  &(struct session_event_data){ .kubelet = kubelet_now(d) });
 		}
 	}
@@ -468,7 +298,7 @@ static void on_signal(void *ctx, uint32_t events)
 		case SIGTERM:
 		case SIGINT:
 			log_info("received %s; stopping", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-			broadcast(d, SESSION_EV_STOP, NULL);
+			endpoint_set_broadcast(&d->endpoints, SESSION_EV_STOP, NULL);
 			loop_quit(d->loop);
 			return;
 		case SIGHUP:
@@ -508,8 +338,7 @@ static void daemon_fini(struct daemon *d)
 {
 	cdi_keeper_stop(&d->cdi);
 	inventory_free(d->inventory);
-	for (size_t i = 0; i < RESOURCES_MAX; i++)
-		endpoint_free(d->endpoints[i]);
+	endpoint_set_fini(&d->endpoints);
 	/* After the endpoints: their gRPC threads count Allocate calls in it. */
 	observe_free(d->observe);
 	report_fini(&d->report);
@@ -523,72 +352,6 @@ static void daemon_fini(struct daemon *d)
 	pthread_mutex_destroy(&d->fault_lock);
 }
 
-/* gRPC aborts the process when it cannot get the fds it needs for itself, so
- * make sure there is room before it starts: raise the soft open-file limit
- * to the hard one, as systemd does for its services, and refuse to start
- * below DAEMON_MIN_OPEN_FILES. */
-#define DAEMON_MIN_OPEN_FILES 128
-
-static int ensure_open_files(char *why, size_t why_size)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return 0;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
-			return 0;
-	}
-	if (rl.rlim_cur >= DAEMON_MIN_OPEN_FILES)
-		return 0;
-	snprintf(why, why_size, "the open-file limit (RLIMIT_NOFILE, ulimit -n) is %llu; at least %d are needed",
-		 (unsigned long long)rl.rlim_cur, DAEMON_MIN_OPEN_FILES);
-	return -EMFILE;
-}
-
-/* The socket directory must exist before it can be watched: it is created
- * when only it is missing, as on a node whose kubelet has not started yet.
- * Whether a socket can be made in it is for the bind to say (its errno, with
- * the socket's path). The CDI directory likewise: runtimes pick it up when it
- * appears. */
-static int prepare_dir(const char *what, const char *dir, mode_t mode, char *why, size_t why_size)
-{
-	struct stat st;
-	int r = 0;
-
-	if (mkdir(dir, mode) < 0 && errno != EEXIST)
-		r = -errno;
-	else if (stat(dir, &st) < 0)
-		r = -errno;
-	else if (!S_ISDIR(st.st_mode))
-		r = -ENOTDIR;
-	if (r < 0)
-		snprintf(why, why_size, "%s %s: %s", what, dir, strerror(-r));
-	return r;
-}
-
-/* Builds every resource's endpoint, sends each its devices and starts
- * them: the first that cannot be had stops the start. */
-static int start_serving(struct daemon *d, char *why, size_t why_size)
-{
-	int r = ensure_endpoints(d, why, why_size);
-	if (r < 0)
-		return r;
-	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
-	publish(d, snap);
-	d->publish_due = false;
-	npu_snapshot_unref(snap);
-	for (size_t i = 0; i < d->resources.count; i++) {
-		r = endpoint_start(d->endpoints[i]);
-		if (r < 0) {
-			snprintf(why, why_size, "cannot serve on %s: %s", d->resources.defs[i].socket_path, strerror(-r));
-			return r;
-		}
-	}
-	d->serving = true;
-	return 0;
-}
-
 /* Builds everything the daemon needs before it serves; on failure why says
  * what could not be had and why, and daemon_fini undoes the part built. */
 static int daemon_init(struct daemon *d, const struct config *config, char *why, size_t why_size)
@@ -600,10 +363,9 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 			      .signal_fd = -1,
 			      .watch = { .fd = -1 } };
 	const struct config *c = &d->config;
-	d->resources = c->resources;
 	pthread_mutex_init(&d->fault_lock, NULL);
 
-	if ((r = ensure_open_files(why, why_size)) < 0)
+	if ((r = prepare_open_files(why, why_size)) < 0)
 		return r;
 
 	if ((r = loop_new(&d->loop)) < 0) {
@@ -672,6 +434,13 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
 		return r;
 	}
+	const struct endpoint_set_options eps = {
+		.loop = d->loop,
+		.kubelet_socket = c->kubelet_socket,
+		.allocate = { .strategies = c->device_list_strategies, .cdi = &c->cdi },
+		.observe = d->observe,
+	};
+	endpoint_set_init(&d->endpoints, &eps, &c->resources);
 	return 0;
 }
 
@@ -700,28 +469,16 @@ int daemon_run(const struct config *config, daemon_reload_fn reload, void *reloa
 	if (r < 0)
 		goto out;
 
-	log_info("ascend-device-plugin %s starting: resource %s, socket %s, backend %s, health interval %lldms",
-		 ASCEND_VERSION, c->resource_name, c->socket_path, npu_backend_mode_name(c->backend),
-		 (long long)c->health_interval_ms);
-	if (replica_sharing(&c->sharing))
-		log_info("time-slicing: each chip is advertised %u times (no memory or compute isolation)%s",
-			 c->sharing.replicas,
-			 c->sharing.fail_requests_greater_than_one ? ", a container may ask for one" : "");
-	if (c->device_list_strategies != ALLOCATE_STRATEGY_NATIVE) {
-		char strategies[64];
-		(void)allocate_strategies_format(c->device_list_strategies, strategies, sizeof(strategies)); /* fits */
-		if (c->device_list_strategies & ALLOCATE_STRATEGY_CDI)
-			log_info("device-list strategy %s: CDI spec %s, kind %s", strategies, d.cdi.path, c->cdi.kind);
-		else
-			log_info("device-list strategy %s", strategies);
-	}
+	report_start(c, d.cdi.path);
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
-	r = start_serving(&d, why, sizeof(why));
+	struct npu_snapshot *all = inventory_snapshot(d.inventory);
+	r = endpoint_set_start(&d.endpoints, all, d.files, why, sizeof(why));
+	npu_snapshot_unref(all);
 	if (r < 0)
 		goto out;
 	struct npu_snapshot *snap = inventory_snapshot(d.inventory);
-	cdi_keeper_start(&d.cdi, &d.resources, snap, &d.paths, d.files);
+	cdi_keeper_start(&d.cdi, &d.endpoints.resources, snap, &d.paths, d.files);
 	npu_snapshot_unref(snap);
 	observe_start(d.observe, d.inventory);
 
@@ -734,29 +491,5 @@ out:
 		log_error("cannot start: %s", why);
 	else
 		log_info("stopped");
-	return r;
-}
-
-int daemon_probe(const struct config *c, char *why, size_t why_size)
-{
-	struct gc_channel *ch;
-	struct gc_result res = { 0 };
-	int r = gc_channel_open(c->socket_path, &ch);
-	if (r < 0) {
-		snprintf(why, why_size, "%s: %s", c->socket_path, strerror(-r));
-		return r;
-	}
-	r = gc_unary(ch, DP_METHOD_GET_OPTIONS, NULL, 0, 2000, &res);
-	if (r < 0) {
-		/* The failed call wrote no result: nothing to clear. */
-		snprintf(why, why_size, "%s: %s", c->socket_path, strerror(-r));
-	} else {
-		if (res.status != GRPC_STATUS_OK) {
-			snprintf(why, why_size, "%s: status %d: %s", c->socket_path, res.status, res.details);
-			r = -EIO;
-		}
-		gc_result_clear(&res);
-	}
-	gc_channel_close(ch);
 	return r;
 }

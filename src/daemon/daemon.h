@@ -33,7 +33,3 @@ int daemon_run(const struct config *config, daemon_reload_fn reload, void *reloa
 /* Blocks SIGTERM, SIGINT, SIGHUP and SIGPIPE before any thread exists, so
  * they reach the daemon through its signalfd and never a gRPC thread. */
 int daemon_block_signals(void);
-
-/* Liveness probe: asks the plugin at config->socket_path for its options.
- * Returns 0 when it answers within two seconds; why says what failed. */
-int daemon_probe(const struct config *config, char *why, size_t why_size);

@@ -19,6 +19,10 @@ struct report {
 	bool once; /* the status was reported once */
 };
 
+/* The start's lines: version, resource, socket, backend, time-slicing, the
+ * device-list strategy (with the CDI spec's path). */
+void report_start(const struct config *config, const char *cdi_path);
+
 /* Says what changed in the inventory's status since the last call. */
 void report_status(struct report *report, const struct inventory_status *status, const struct config *config);
 

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Rules of the house that a grep can check in src/ and tools/:
 # - no C library call that writes or parses without a bound, or keeps hidden
-#   state (sprintf, strcpy, strcat, atoi, gets, strtok and friends).
+#   state (sprintf, strcpy, strcat, atoi, gets, strtok and friends);
+# - the include arrows between the folders of src/ run one way, from the
+#   composition root down to base (no folder includes one of its own rank or
+#   above), and the tools use nothing above telemetry/.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -28,5 +31,50 @@ printf 'int f(char *d, const char *s)\n{\n\treturn sprintf(d, "%%s", s) + atoi(s
 planted=$(grep -rnE "\\b($banned)[[:space:]]*\\(" "$tmp/src" | wc -l)
 [ "$planted" = 1 ] && pass "the banned-call grep finds a planted sprintf/atoi line" ||
 	fail "the banned-call grep" "found $planted lines in a file with one"
+
+# ---- include arrows --------------------------------------------------------------
+# rank FOLDER: its place in src/, bottom up.
+rank() {
+	case $1 in
+	base) echo 0 ;;
+	loop | grpc | npu | http) echo 1 ;;
+	telemetry) echo 2 ;;
+	plugin) echo 3 ;;
+	config) echo 4 ;;
+	daemon) echo 5 ;;
+	main.c) echo 6 ;;
+	*) echo -1 ;;
+	esac
+}
+# arrows_up ROOT: "file: folder/header.h" for each include of src/ that goes
+# sideways or up.
+arrows_up() {
+	local file from to r_from r_to
+	while IFS=: read -r file to; do
+		from=${file#"$1"/src/}
+		from=${from%%/*}
+		r_from=$(rank "$from")
+		r_to=$(rank "$to")
+		if ((r_from < 0)); then
+			echo "$file: src/$from/ has no rank in test_source_rules.sh"
+		elif ((r_to >= 0)) && [ "$to" != "$from" ] && ((r_to >= r_from)); then
+			echo "$file: includes $to/"
+		fi
+	done < <(grep -rEo '^#include "[a-z_]+/' "$1/src" --include='*.c' --include='*.h' |
+		sed -E 's/:#include "([a-z_]+)\/$/:\1/')
+}
+up=$(arrows_up "$root")
+[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry <- plugin <- config <- daemon <- main.c" ||
+	fail "includes against the arrows" "$(sed 's/^/    /' <<<"$up")"
+tools_up=$(grep -rnE '^#include "(plugin|config|daemon)/' tools --include='*.c' --include='*.h')
+[ -z "$tools_up" ] && pass "tools/ include nothing from plugin/, config/ or daemon/" ||
+	fail "tools/ include the daemon's layers" "$(sed 's/^/    /' <<<"$tools_up")"
+# The check finds what it must: plugin/ including daemon/ in a scratch tree.
+mkdir -p "$tmp/tree/src/plugin"
+printf '#include "daemon/daemon.h"\n#include "npu/inventory.h"\n' >"$tmp/tree/src/plugin/x.c"
+planted=$(arrows_up "$tmp/tree")
+[ "$planted" = "$tmp/tree/src/plugin/x.c: includes daemon/" ] &&
+	pass "the arrow check finds a planted plugin/ -> daemon/ include" ||
+	fail "the arrow check" "found: $planted"
 
 finish
