@@ -68,7 +68,8 @@ else
 fi
 
 long=$tmp/$(printf 'd%.0s' {1..100})
-expect_start_failure "socket path over sun_path" 2 "--socket-dir: socket paths must stay under 108 bytes" \
+expect_start_failure "socket path over sun_path" 2 \
+	"--socket-dir: the socket path $long/ascend-npu.sock would be $((${#long} + 16)) bytes; unix socket paths must stay under 108" \
 	"$plugin" --socket-dir "$long" "${common[@]}"
 
 # A live plugin on the endpoint keeps it: a second one must not unlink and
