@@ -34,7 +34,10 @@ expect_start_failure() {
 	local errors
 	errors=$(grep -cE ' error |: fatal: ' "$tmp/stderr")
 	if [ "$want" -eq 2 ]; then
-		errors=1 # flag errors print the usage, not a log line
+		# A flag error is no log line: it is the message, then the hint to --help.
+		errors=$(wc -l <"$tmp/stderr")
+		[ "$errors" -eq 2 ] && [ "$(tail -n 1 "$tmp/stderr")" = "Try '${plugin##*/} --help' for more information." ] &&
+			errors=1
 	fi
 	if [ "$got" -eq "$want" ] && grep -qF -- "$needle" "$tmp/stderr" && [ "$errors" -eq 1 ]; then
 		pass "$what"

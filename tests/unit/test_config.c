@@ -13,12 +13,14 @@
 #include "config/config.h"
 
 static struct config cfg;
+static bool in_file; /* config_parse's: the problem is in the --config file */
 static char why[512];
 
 static int parse(const char *env_driver, int argc, const char **argv)
 {
 	why[0] = '\0';
-	return config_parse(argc, (char **)(uintptr_t)argv, env_driver, &cfg, why, sizeof(why));
+	in_file = false;
+	return config_parse(argc, (char **)(uintptr_t)argv, env_driver, &cfg, &in_file, why, sizeof(why));
 }
 
 #define PARSE(env, ...) parse(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
@@ -88,6 +90,8 @@ static void expect_bad(const char *needle, int rc)
 	assert_int_equal(rc, -EINVAL);
 	if (!strstr(why, needle))
 		fail_msg("message '%s' does not mention '%s'", why, needle);
+	/* A usage error: main points at --help. */
+	assert_false(in_file);
 }
 
 static void test_device_list_strategies(void **state)
@@ -158,6 +162,7 @@ static void test_bad_input_names_the_flag(void **state)
 		 "unix socket paths must stay under 108",
 		 long_dir);
 	assert_string_equal(why, want);
+	assert_false(in_file);
 }
 
 /* Of the sockets in --socket-dir, the message names the longest: the
