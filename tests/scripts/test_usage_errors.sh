@@ -34,7 +34,7 @@ expect_lines() {
 expect_usage_error() {
 	local prog=$1 want=$2 message=$3
 	shift 3
-	expect_lines "$prog ${*:2}" "$want" "$prog: $message
+	expect_lines "$prog$(printf ' %q' "${@:2}")" "$want" "$prog: $message
 Try '$prog --help' for more information." "$@"
 }
 # expect_help PROG COMMAND...: the usage on stdout, nothing on stderr, exit 0.
@@ -64,6 +64,10 @@ expect_usage_error $p 2 "--health-interval: 'fast' is not a duration between 100
 expect_usage_error $p 2 "--driver-path: 'driver' is not an absolute path" "$plugin" --driver-path driver
 expect_usage_error $p 2 "--driver-path (from ASCEND_DRIVER_PATH): 'relative' is not an absolute path" \
 	env ASCEND_DRIVER_PATH=relative "$plugin"
+# A control character in a quoted value is written escaped: the error stays one line.
+expect_usage_error $p 2 "--log-level: 'info\\nerror' is not one of error, warn, info, debug" \
+	"$plugin" --log-level $'info\nerror'
+expect_usage_error $p 2 "--backend: 'x\\x1b[2Jy' is not one of auto, dcmi, devfs" "$plugin" --backend $'x\e[2Jy'
 # The socket directory: the longest socket path in it, whole, and its length.
 expect_usage_error $p 2 \
 	"--socket-dir: the socket path $long/ascend-npu.sock would be 116 bytes; unix socket paths must stay under 108" \
