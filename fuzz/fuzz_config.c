@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 
 	char why[512] = "";
-	if (config_parse(argc, argv, argc > 2 ? argv[2] : NULL, &config, why, sizeof(why)) == 0) {
+	if (config_parse(argc, argv, argc > 2 ? argv[2] : NULL, &config, NULL, why, sizeof(why)) == 0) {
 		/* Whatever was accepted yields socket paths that fit a sockaddr_un. */
 		if (strlen(config.socket_path) >= SOCKET_PATH_MAX || config.endpoint[0] == '\0')
 			abort();

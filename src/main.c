@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cli.h"
 #include "base/crash.h"
 #include "base/log.h"
 #include "config/config.h"
@@ -23,13 +24,15 @@ struct args {
 static int reparse(void *ctx, struct config *ret_config, char *why, size_t why_size)
 {
 	const struct args *a = ctx;
-	return config_parse(a->argc, a->argv, getenv("ASCEND_DRIVER_PATH"), ret_config, why, why_size);
+	return config_parse(a->argc, a->argv, getenv("ASCEND_DRIVER_PATH"), ret_config, NULL, why, why_size);
 }
 
 int main(int argc, char **argv)
 {
 	static struct config config;
-	char why[1024];
+	/* Room for a message that quotes a whole --socket-dir. */
+	char why[CONFIG_PATH_MAX + 1024];
+	bool in_file = false;
 
 	/* Before any thread exists, so that only the daemon's signalfd sees them. */
 	if (daemon_block_signals() < 0) {
@@ -37,9 +40,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (config_parse(argc, argv, getenv("ASCEND_DRIVER_PATH"), &config, why, sizeof(why)) < 0) {
-		fprintf(stderr, "ascend-device-plugin: %s\n\n", why);
-		config_usage(stderr, "ascend-device-plugin");
+	if (config_parse(argc, argv, getenv("ASCEND_DRIVER_PATH"), &config, &in_file, why, sizeof(why)) < 0) {
+		/* The file's message names its line and key; --help would not add to it. */
+		if (in_file)
+			fprintf(stderr, "ascend-device-plugin: %s\n", why);
+		else
+			cli_usage_error("ascend-device-plugin", "%s", why);
 		return 2;
 	}
 	switch (config.action) {

@@ -107,16 +107,29 @@ int str_printf(char *dst, size_t size, const char *fmt, ...)
 	return 0;
 }
 
-int path_join(char *dst, size_t size, const char *dir, const char *name)
+/* The parts of dir + "/" + name: how much of dir to keep (none for "/")
+ * and where name starts, so that one slash stands between them. */
+static size_t join_parts(const char *dir, const char **name)
 {
 	size_t dl = strlen(dir);
 	while (dl > 1 && dir[dl - 1] == '/')
 		dl--;
-	while (*name == '/')
-		name++;
-	if (dl == 1 && dir[0] == '/')
-		return str_printf(dst, size, "/%s", name);
+	while (**name == '/')
+		(*name)++;
+	return dl == 1 && dir[0] == '/' ? 0 : dl;
+}
+
+int path_join(char *dst, size_t size, const char *dir, const char *name)
+{
+	size_t dl = join_parts(dir, &name);
 	return str_printf(dst, size, "%.*s/%s", (int)dl, dir, name);
+}
+
+void socket_path_too_long(char *why, size_t why_size, const char *dir, const char *name)
+{
+	size_t dl = join_parts(dir, &name);
+	snprintf(why, why_size, "the socket path %.*s/%s would be %zu bytes; unix socket paths must stay under %d",
+		 (int)dl, dir, name, dl + 1 + strlen(name), SOCKET_PATH_MAX);
 }
 
 bool path_exists(const char *path)

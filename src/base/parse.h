@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Checked parsers for text that comes from outside (flags, environment, state
  * files): numbers, durations and bounded string and path building. Every
- * function returns 0 or a negative errno and writes its output only on success. */
+ * function returns 0 or a negative errno and writes its output only on
+ * success, but socket_path_too_long, which only writes a message. */
 #pragma once
 
 #include <stdbool.h>
@@ -31,6 +32,12 @@ bool path_exists(const char *path);
 /* sockaddr_un.sun_path, terminator included: a unix socket's path must be
  * shorter. The one definition for the plugin, kubelet-sim and the tests. */
 #define SOCKET_PATH_MAX 108
+
+/* Why dir + "/" + name cannot be a unix socket, for a flag's message: "the
+ * socket path DIR/NAME would be N bytes; unix socket paths must stay under
+ * 108", cut to why[why_size]. The whole path and its length show what to
+ * shorten and by how much. */
+void socket_path_too_long(char *why, size_t why_size, const char *dir, const char *name);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 int64_t now_ms(void);

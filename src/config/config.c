@@ -355,12 +355,47 @@ out:
 	return r;
 }
 
+/* Every socket the plugin serves or dials at start is in --socket-dir: the
+ * kubelet's and each resource's. One that does not fit in a socket address
+ * is reported whole, with its length, and it is the longest, so that one fix
+ * is enough: --socket-dir is to blame unless the kubelet's and the default
+ * resource's sockets fit, then the file's resource of that socket is. */
+static int check_socket_paths(const struct config *c, const char *path, bool *in_file, char *why, size_t why_size)
+{
+	const struct resource_set *set = &c->resources;
+	char endpoint[RESOURCE_NAME_MAX + 8], longest[RESOURCE_NAME_MAX + 8] = "kubelet.sock";
+	char socket[SOCKET_PATH_MAX];
+	size_t longest_k = 0;
+	bool dir_fits = path_join(socket, sizeof(socket), c->socket_dir, "kubelet.sock") == 0;
+	for (size_t k = 0; k < set->count; k++) {
+		/* The names are valid resource names: each has a '/' and fits. */
+		if (resource_endpoint(set->defs[k].name, endpoint, sizeof(endpoint)) < 0)
+			return fail(why, why_size, "resource %s has no socket name", set->defs[k].name);
+		if (k == 0)
+			dir_fits = dir_fits && path_join(socket, sizeof(socket), c->socket_dir, endpoint) == 0;
+		if (strlen(endpoint) > strlen(longest)) {
+			memcpy(longest, endpoint, sizeof(longest));
+			longest_k = k;
+		}
+	}
+	if (path_join(socket, sizeof(socket), c->socket_dir, longest) == 0)
+		return 0;
+	char problem[CONFIG_PATH_MAX + sizeof(longest) + 128];
+	socket_path_too_long(problem, sizeof(problem), c->socket_dir, longest);
+	if (dir_fits) {
+		*in_file = true;
+		return fail(why, why_size, "%s: resources: %s: %s", path, set->defs[longest_k].name, problem);
+	}
+	return fail(why, why_size, "--socket-dir: %s", problem);
+}
+
 /* Builds c->resources: the default resource, then the file's per-family
  * names (a family named like the default resource stays in it; families
  * given one name share a resource), time-slicing on the resources it names
- * (and renameByDefault on those), and every resource's socket. */
-static int build_resources(struct config *c, const char *path, const struct config_file *file, char *why,
-			   size_t why_size)
+ * (and renameByDefault on those), and every resource's socket. Sets
+ * *in_file when the problem is in the file (path). */
+static int build_resources(struct config *c, const char *path, const struct config_file *file, bool *in_file,
+			   char *why, size_t why_size)
 {
 	struct resource_set *set = &c->resources;
 	bool fail_gt1 = c->sharing.fail_requests_greater_than_one;
@@ -370,6 +405,8 @@ static int build_resources(struct config *c, const char *path, const struct conf
 	(void)str_copy(set->defs[0].name, sizeof(set->defs[0].name), c->resource_name); /* same size */
 	memcpy(c->vnpu_base, c->resource_name, sizeof(c->vnpu_base));
 	size_t n_families = file ? file->n_resources : 0, n_ts = file ? file->time_slicing.n_resources : 0;
+	/* Until the sockets are checked, every problem is in what the file says. */
+	*in_file = true;
 	for (size_t i = 0; i < n_families; i++) {
 		const struct config_file_resource *e = &file->resources[i];
 		int k = resource_set_find(set, e->name);
@@ -407,36 +444,47 @@ static int build_resources(struct config *c, const char *path, const struct conf
 	for (size_t k = 0; k < set->count; k++) {
 		struct resource_def *d = &set->defs[k];
 		char name[RESOURCE_NAME_MAX], problem[160];
-		if (c->rename_by_default && replica_sharing(&d->sharing)) {
-			if (str_printf(name, sizeof(name), "%s.shared", d->name) < 0 ||
-			    k8s_extended_resource_name_check(name, problem, sizeof(problem)) < 0)
-				return fail(why, why_size,
-					    "%s: sharing.timeSlicing.renameByDefault: '%s.shared' is not a valid resource name",
-					    path, d->name);
-		} else {
-			memcpy(name, d->name, sizeof(name));
-		}
+		if (!c->rename_by_default || !replica_sharing(&d->sharing))
+			continue;
+		if (str_printf(name, sizeof(name), "%s.shared", d->name) < 0 ||
+		    k8s_extended_resource_name_check(name, problem, sizeof(problem)) < 0)
+			return fail(why, why_size,
+				    "%s: sharing.timeSlicing.renameByDefault: '%s.shared' is not a valid resource name",
+				    path, d->name);
+		memcpy(d->name, name, sizeof(d->name));
+	}
+	/* From here on the command line may be to blame (--socket-dir). */
+	*in_file = false;
+	int r = check_socket_paths(c, path, in_file, why, why_size);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < set->count; k++) {
+		struct resource_def *d = &set->defs[k];
+		char name[RESOURCE_NAME_MAX];
+		memcpy(name, d->name, sizeof(name));
+		/* Cannot fail: check_socket_paths saw every socket path fit. */
 		if (resource_def_name(d, name, c->socket_dir) < 0)
-			return k == 0 ? fail(why, why_size, "--socket-dir: socket paths must stay under %d bytes",
-					     SOCKET_PATH_MAX)
-				      : fail(why, why_size, "%s: resources: %s: its socket path must stay under %d bytes",
-					     path, name, SOCKET_PATH_MAX);
-		for (size_t j = 0; j < k; j++)
-			if (strcmp(set->defs[j].endpoint, d->endpoint) == 0)
-				return fail(why, why_size, "resources %s and %s would share the socket %s", set->defs[j].name,
-					    d->name, d->endpoint);
+			return fail(why, why_size, "--socket-dir: the socket of %s does not fit", name);
+		/* Only the file adds resources to the default one, so a clash is the file's. */
+		for (size_t j = 0; j < k; j++) {
+			if (strcmp(set->defs[j].endpoint, d->endpoint) == 0) {
+				*in_file = true;
+				return fail(why, why_size, "%s: resources: %s and %s would share the socket %s", path,
+					    set->defs[j].name, d->name, d->endpoint);
+			}
+		}
 	}
 	c->sharing = set->defs[0].sharing;
 	memcpy(c->resource_name, set->defs[0].name, sizeof(c->resource_name));
 	memcpy(c->endpoint, set->defs[0].endpoint, sizeof(c->endpoint));
 	memcpy(c->socket_path, set->defs[0].socket_path, sizeof(c->socket_path));
-	if (path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock") < 0)
-		return fail(why, why_size, "--socket-dir: socket paths must stay under %d bytes", SOCKET_PATH_MAX);
+	/* Fits: check_socket_paths saw to it. */
+	(void)path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock");
 	return 0;
 }
 
 static int parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config,
-		 struct config_file **file, char *why, size_t why_size)
+		 struct config_file **file, bool *in_file, char *why, size_t why_size)
 {
 	struct config c = {
 		.action = CONFIG_ACTION_RUN,
@@ -463,8 +511,10 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 	const char *config_path = find_config_arg(argc, argv);
 	if (config_path && config_path[0]) {
 		r = load_config_file(&c, config_path, file, why, why_size);
-		if (r < 0)
+		if (r < 0) {
+			*in_file = true;
 			return r;
+		}
 	}
 
 	for (int i = 1; i < argc; i++) {
@@ -511,18 +561,21 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 			return fail(why, why_size, "--device-list-strategy=cdi: --resource-name %s cannot name a CDI kind: %s",
 				    c.resource_name, problem);
 	}
-	r = build_resources(&c, config_path ? config_path : "", *file, why, why_size);
+	r = build_resources(&c, config_path ? config_path : "", *file, in_file, why, why_size);
 	if (r < 0)
 		return r;
 	*ret_config = c;
 	return 0;
 }
 
-int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, char *why,
-		 size_t why_size)
+int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, bool *in_file,
+		 char *why, size_t why_size)
 {
 	struct config_file *file = NULL;
-	int r = parse(argc, argv, env_driver_path, ret_config, &file, why, why_size);
+	bool file_problem = false;
+	int r = parse(argc, argv, env_driver_path, ret_config, &file, &file_problem, why, why_size);
 	config_file_free(file);
+	if (r < 0 && in_file)
+		*in_file = file_problem;
 	return r;
 }

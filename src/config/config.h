@@ -67,9 +67,12 @@ struct config {
  * environment > file > defaults. Returns 0, or a negative errno (-EINVAL
  * for a bad flag or value, -EOPNOTSUPP for a file asking for what this
  * version does not do) with a message naming the flag, or the file, line and
- * key, in why. */
-int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, char *why,
-		 size_t why_size);
+ * key, in why. On failure *in_file (in_file may be NULL) tells whether the
+ * problem is in the --config file (why then starts with its path) rather
+ * than on the command line or in the environment: only those are usage
+ * errors, which main answers with a pointer to --help. */
+int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, bool *in_file,
+		 char *why, size_t why_size);
 
 /* Sets the flag called name ("health-interval") as --name=value would, by
  * the same rule and with the same message. -ENOENT when there is no such

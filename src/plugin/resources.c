@@ -7,12 +7,19 @@
 
 #include "base/k8s_names.h"
 
+int resource_endpoint(const char *name, char *buf, size_t size)
+{
+	const char *slash = strchr(name, '/');
+	size_t domain_label = strcspn(name, "./");
+	if (!slash)
+		return -EINVAL;
+	return str_printf(buf, size, "%.*s-%s.sock", (int)domain_label, name, slash + 1);
+}
+
 int resource_def_name(struct resource_def *def, const char *name, const char *socket_dir)
 {
 	char endpoint[RESOURCE_ENDPOINT_MAX], socket_path[SOCKET_PATH_MAX];
-	const char *slash = strchr(name, '/');
-	size_t domain_label = strcspn(name, "./");
-	if (!slash || str_printf(endpoint, sizeof(endpoint), "%.*s-%s.sock", (int)domain_label, name, slash + 1) < 0 ||
+	if (resource_endpoint(name, endpoint, sizeof(endpoint)) < 0 ||
 	    path_join(socket_path, sizeof(socket_path), socket_dir, endpoint) < 0 ||
 	    str_copy(def->name, sizeof(def->name), name) < 0)
 		return -ENAMETOOLONG;

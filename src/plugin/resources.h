@@ -53,6 +53,12 @@ struct resource_set {
 	size_t count;
 };
 
+/* The socket file name of a resource: "ascend.com/npu" serves on
+ * "ascend-npu.sock" (the domain's first label, '-', the name). -EINVAL
+ * when name has no '/', -ENAMETOOLONG when it does not fit buf[size]; a
+ * buffer of RESOURCE_NAME_MAX + 8 holds any resource's. */
+int resource_endpoint(const char *name, char *buf, size_t size);
+
 /* Fills the name, endpoint and socket path of def: "ascend.com/npu" in dir
  * "/var/lib/kubelet/device-plugins" serves on ".../ascend-npu.sock". The name
  * must be a valid extended resource name. -ENAMETOOLONG when the endpoint or

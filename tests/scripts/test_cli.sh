@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The daemon's command line: --help and --version exit 0 on stdout; a bad flag
-# or value, or a bad --config file, exits 2 with a message naming it and the
-# usage on stderr.
+# or value, or a bad --config file, exits 2 with a message naming it on
+# stderr (tests/scripts/test_usage_errors.sh checks that it is the only line
+# but for the hint to --help).
 set -uo pipefail
 plugin=$1
 passed=0 failed=0
@@ -29,7 +30,7 @@ check "help" 0 stdout "Usage: ascend-device-plugin" --help
 check "help lists flags" 0 stdout "--health-interval DURATION" --help
 check "version" 0 stdout "ascend-device-plugin 0." --version
 check "unknown flag" 2 stderr "unknown flag '--nope'" --nope
-check "usage on error" 2 stderr "Usage: ascend-device-plugin" --nope
+check "hint on error" 2 stderr "Try 'ascend-device-plugin --help' for more information." --nope
 check "bad resource name" 2 stderr "--resource-name: 'npu' is invalid" --resource-name npu
 check "bad duration" 2 stderr "--health-interval: 'fast'" --health-interval=fast
 check "bad backend" 2 stderr "--backend: 'cuda'" --backend cuda

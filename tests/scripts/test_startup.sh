@@ -34,7 +34,10 @@ expect_start_failure() {
 	local errors
 	errors=$(grep -cE ' error |: fatal: ' "$tmp/stderr")
 	if [ "$want" -eq 2 ]; then
-		errors=1 # flag errors print the usage, not a log line
+		# A flag error is no log line: it is the message, then the hint to --help.
+		errors=$(wc -l <"$tmp/stderr")
+		[ "$errors" -eq 2 ] && [ "$(tail -n 1 "$tmp/stderr")" = "Try '${plugin##*/} --help' for more information." ] &&
+			errors=1
 	fi
 	if [ "$got" -eq "$want" ] && grep -qF -- "$needle" "$tmp/stderr" && [ "$errors" -eq 1 ]; then
 		pass "$what"
@@ -68,7 +71,8 @@ else
 fi
 
 long=$tmp/$(printf 'd%.0s' {1..100})
-expect_start_failure "socket path over sun_path" 2 "--socket-dir: socket paths must stay under 108 bytes" \
+expect_start_failure "socket path over sun_path" 2 \
+	"--socket-dir: the socket path $long/ascend-npu.sock would be $((${#long} + 16)) bytes; unix socket paths must stay under 108" \
 	"$plugin" --socket-dir "$long" "${common[@]}"
 
 # A live plugin on the endpoint keeps it: a second one must not unlink and

@@ -13,12 +13,14 @@
 #include "config/config.h"
 
 static struct config cfg;
+static bool in_file; /* config_parse's: the problem is in the --config file */
 static char why[512];
 
 static int parse(const char *env_driver, int argc, const char **argv)
 {
 	why[0] = '\0';
-	return config_parse(argc, (char **)(uintptr_t)argv, env_driver, &cfg, why, sizeof(why));
+	in_file = false;
+	return config_parse(argc, (char **)(uintptr_t)argv, env_driver, &cfg, &in_file, why, sizeof(why));
 }
 
 #define PARSE(env, ...) parse(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
@@ -88,6 +90,8 @@ static void expect_bad(const char *needle, int rc)
 	assert_int_equal(rc, -EINVAL);
 	if (!strstr(why, needle))
 		fail_msg("message '%s' does not mention '%s'", why, needle);
+	/* A usage error: main points at --help. */
+	assert_false(in_file);
 }
 
 static void test_device_list_strategies(void **state)
@@ -147,11 +151,50 @@ static void test_bad_input_names_the_flag(void **state)
 	expect_bad("--host-root: 'x'", PARSE(NULL, "--host-root", "x"));
 	expect_bad("ASCEND_DRIVER_PATH", PARSE("relative/driver"));
 
-	char long_dir[200];
+	/* The message names the whole socket path that does not fit and its length. */
+	char long_dir[200], want[512];
 	memset(long_dir, 'a', sizeof(long_dir));
 	long_dir[0] = '/';
 	long_dir[sizeof(long_dir) - 1] = '\0';
-	expect_bad("--socket-dir: socket paths must stay under 108 bytes", PARSE(NULL, "--socket-dir", long_dir));
+	assert_int_equal(PARSE(NULL, "--socket-dir", long_dir), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "--socket-dir: the socket path %s/ascend-npu.sock would be 215 bytes; "
+		 "unix socket paths must stay under 108",
+		 long_dir);
+	assert_string_equal(why, want);
+	assert_false(in_file);
+}
+
+/* Of the sockets in --socket-dir, the message names the longest: the
+ * resource's, or kubelet.sock when the resource's name is shorter. */
+static void test_socket_dir_names_the_longest_socket(void **state)
+{
+	(void)state;
+	char dir[100], want[512];
+	memset(dir, 'd', sizeof(dir));
+	dir[0] = '/';
+	dir[sizeof(dir) - 1] = '\0'; /* 99 bytes: kubelet.sock makes 112, ascend-npu.sock 115 */
+	assert_int_equal(PARSE(NULL, "--socket-dir", dir), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "--socket-dir: the socket path %s/ascend-npu.sock would be 115 bytes; "
+		 "unix socket paths must stay under 108",
+		 dir);
+	assert_string_equal(why, want);
+
+	assert_int_equal(PARSE(NULL, "--socket-dir", dir, "--resource-name=a.io/n"), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "--socket-dir: the socket path %s/kubelet.sock would be 112 bytes; "
+		 "unix socket paths must stay under 108",
+		 dir);
+	assert_string_equal(why, want);
+
+	/* Trailing slashes are not counted; 94 bytes of directory leave room for both. */
+	dir[94] = '\0';
+	assert_int_equal(PARSE(NULL, "--socket-dir", dir, "--resource-name=a.io/n"), 0);
+	dir[94] = '/';
+	dir[95] = '\0';
+	assert_int_equal(PARSE(NULL, "--socket-dir", dir, "--resource-name=a.io/n"), 0);
+	assert_int_equal(strlen(cfg.kubelet_socket), 107);
 }
 
 int main(void)
@@ -162,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_actions),
 		cmocka_unit_test(test_device_list_strategies),
 		cmocka_unit_test(test_bad_input_names_the_flag),
+		cmocka_unit_test(test_socket_dir_names_the_longest_socket),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

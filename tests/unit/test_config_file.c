@@ -253,11 +253,13 @@ static void test_limits(void **state)
 }
 
 static struct config cfg;
+static bool in_file; /* config_parse's: the problem is in the --config file */
 
 static int parse_args(const char *env, int argc, const char **argv)
 {
 	why[0] = '\0';
-	return config_parse(argc, (char **)(uintptr_t)argv, env, &cfg, why, sizeof(why));
+	in_file = false;
+	return config_parse(argc, (char **)(uintptr_t)argv, env, &cfg, &in_file, why, sizeof(why));
 }
 
 #define ARGS(env, ...) parse_args(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
@@ -268,7 +270,7 @@ static int parse_args(const char *env, int argc, const char **argv)
 static void test_resources(void **state)
 {
 	(void)state;
-	char arg[300], want[600];
+	char arg[300], want[600], dir_arg[200];
 	snprintf(arg, sizeof(arg), "--config=%s", path);
 
 	write_file("version: v1\n"
@@ -319,10 +321,42 @@ static void test_resources(void **state)
 		 path);
 	assert_string_equal(why, want);
 
+	assert_true(in_file);
+
 	/* Two names that give one socket file. */
 	write_file("version: v1\nresources:\n- family: 310P\n  name: ascend.org/npu\n");
 	assert_int_equal(ARGS(NULL, arg), -EINVAL);
-	assert_string_equal(why, "resources ascend.com/npu and ascend.org/npu would share the socket ascend-npu.sock");
+	snprintf(want, sizeof(want),
+		 "%s: resources: ascend.com/npu and ascend.org/npu would share the socket ascend-npu.sock", path);
+	assert_string_equal(why, want);
+	assert_true(in_file);
+
+	/* A name of the file's too long for the socket directory the default
+	 * resource and kubelet.sock fit in: the file's resource is named, with
+	 * its whole socket path and that path's length. */
+	const char *socket_dir = "/var/lib/kubelet/device-plugins/of-a-node-with-a-long-root-dir";
+	const char *long_name = "ascend.com/npu-310p-named-at-length-for-this-test";
+	snprintf(want, sizeof(want), "version: v1\nresources:\n- family: 310P\n  name: %s\n", long_name);
+	write_file(want);
+	snprintf(dir_arg, sizeof(dir_arg), "--socket-dir=%s", socket_dir);
+	assert_int_equal(ARGS(NULL, arg, dir_arg), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s: resources: %s: the socket path %s/ascend-npu-310p-named-at-length-for-this-test.sock would be "
+		 "113 bytes; unix socket paths must stay under 108",
+		 path, long_name, socket_dir);
+	assert_string_equal(why, want);
+	assert_true(in_file);
+	/* When the directory is too long for the default resource too, it is
+	 * the directory's fault, and the longest path is the one named. */
+	socket_dir = "/var/lib/kubelet/device-plugins/of-a-node-with-a-much-longer-root-dir/than-that/and-longer-still";
+	snprintf(dir_arg, sizeof(dir_arg), "--socket-dir=%s", socket_dir);
+	assert_int_equal(ARGS(NULL, arg, dir_arg), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "--socket-dir: the socket path %s/ascend-npu-310p-named-at-length-for-this-test.sock would be 147 "
+		 "bytes; unix socket paths must stay under 108",
+		 socket_dir);
+	assert_string_equal(why, want);
+	assert_false(in_file);
 }
 
 static void test_precedence(void **state)
@@ -409,6 +443,7 @@ static void test_precedence(void **state)
 		 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn");
 	assert_int_equal(ARGS(NULL, arg, longname), -EINVAL);
 	assert_non_null(strstr(why, "sharing.timeSlicing.renameByDefault"));
+	assert_true(in_file);
 
 	/* Without resources, renameByDefault changes nothing. */
 	write_file("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n");
@@ -421,13 +456,15 @@ static void test_precedence(void **state)
 	memset(longdir + strlen(longdir), 'd', 110);
 	write_file(longdir);
 	assert_int_equal(ARGS(NULL, arg), -EINVAL);
-	assert_non_null(strstr(why, "socket paths must stay under"));
+	assert_non_null(strstr(why, "--socket-dir: the socket path /ddd"));
+	assert_non_null(strstr(why, "/ascend-npu.sock would be 127 bytes; unix socket paths must stay under 108"));
 
 	/* Missing, not regular, too large. */
 	unlink(path);
 	assert_int_equal(ARGS(NULL, arg), -ENOENT);
 	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
 	assert_string_equal(why, want);
+	assert_true(in_file);
 	assert_int_equal(ARGS(NULL, "--config", dir), -EINVAL);
 	snprintf(want, sizeof(want), "%s: not a regular file", dir);
 	assert_string_equal(why, want);

@@ -22,7 +22,7 @@ static char why[1024];
 static int parse(int argc, const char **argv)
 {
 	why[0] = '\0';
-	return config_parse(argc, (char **)(uintptr_t)argv, NULL, &cfg, why, sizeof(why));
+	return config_parse(argc, (char **)(uintptr_t)argv, NULL, &cfg, NULL, why, sizeof(why));
 }
 
 #define PARSE(...) parse((int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \

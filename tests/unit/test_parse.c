@@ -86,6 +86,16 @@ static void test_strings_and_paths(void **state)
 	assert_string_equal(path, "/tmp/root/usr");
 	assert_int_equal(path_join(path, sizeof(path), "/tmp/root", "/usr/local"), 0);
 	assert_string_equal(path, "/tmp/root/usr/local");
+
+	/* The message names the path as path_join would write it, and its length. */
+	char why[160];
+	socket_path_too_long(why, sizeof(why), "/run/dp/", "x.sock");
+	assert_string_equal(why,
+			    "the socket path /run/dp/x.sock would be 14 bytes; unix socket paths must stay under 108");
+	socket_path_too_long(why, sizeof(why), "/", "/x.sock");
+	assert_string_equal(why, "the socket path /x.sock would be 7 bytes; unix socket paths must stay under 108");
+	socket_path_too_long(why, 16, "/run/dp", "x.sock");
+	assert_string_equal(why, "the socket path");
 }
 
 static void test_resource_names(void **state)

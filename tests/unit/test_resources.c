@@ -122,6 +122,13 @@ static void test_names(void **state)
 	dir[sizeof(dir) - 1] = '\0';
 	assert_int_equal(resource_def_name(&def, "ascend.com/npu", dir), -ENAMETOOLONG);
 
+	char endpoint[RESOURCE_NAME_MAX + 8];
+	assert_int_equal(resource_endpoint("huawei.com/Ascend910.shared", endpoint, sizeof(endpoint)), 0);
+	assert_string_equal(endpoint, "huawei-Ascend910.shared.sock");
+	assert_int_equal(resource_endpoint("npu", endpoint, sizeof(endpoint)), -EINVAL);
+	assert_int_equal(resource_endpoint("ascend.com/npu", endpoint, 15), -ENAMETOOLONG);
+	assert_string_equal(endpoint, "huawei-Ascend910.shared.sock"); /* untouched */
+
 	struct resource_def a = def, b = def;
 	assert_true(resource_def_same(&a, &b));
 	b.sharing.replicas = 2;

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "base/cli.h"
 #include "base/parse.h"
 #include "explain.h"
 #include "node.h"
@@ -65,17 +66,16 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* One line naming what is wrong and the hint to --help (base/cli.h);
+ * returns the exit status of a usage error. */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("ascend-doctor: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_usage_verror("ascend-doctor", fmt, ap);
 	va_end(ap);
-	fputs("\n\n", stderr);
-	usage(stderr);
 	return REPORT_EXIT_USAGE;
 }
 
@@ -204,6 +204,11 @@ int main(int argc, char **argv)
 		case ':':
 			return usage_error("%s needs a value", argv[optind - 1]);
 		default:
+			/* getopt_long sets optopt to a known flag's code when it was
+			 * given a value it takes none of. */
+			if (optopt >= OPT_JSON)
+				return usage_error("%.*s takes no value", (int)strcspn(argv[optind - 1], "="),
+						   argv[optind - 1]);
 			return usage_error("unknown flag '%s'", argv[optind - 1]);
 		}
 	}
@@ -211,11 +216,8 @@ int main(int argc, char **argv)
 				   { "--dev-dir", o.dev_dir },       { "--socket-dir", o.socket_dir },
 				   { "--pod-resources-socket", o.pod_resources_socket } };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		if (!absolute(paths[i][1])) {
-			char message[512];
-			snprintf(message, sizeof(message), "%s: '%s' is not an absolute path", paths[i][0], paths[i][1]);
-			return usage_error("%s", message);
-		}
+		if (!absolute(paths[i][1]))
+			return usage_error("%s: '%s' is not an absolute path", paths[i][0], paths[i][1]);
 	}
 	if (optind >= argc)
 		return usage_error("%s", "no command: node, explain, versions or pods");
@@ -243,14 +245,18 @@ int main(int argc, char **argv)
 			report_clear(&report);
 			return usage_error("%s", why);
 		}
+		if (r == -ENOEXEC) {
+			/* No kubectl and no files: what to give is a matter of usage. */
+			report_clear(&report);
+			return usage_error("explain: %s", why);
+		}
 		if (r < 0) {
 			/* No verdict without the pod and the nodes: the cause is in why. */
-			int code = r == -ENOEXEC ? REPORT_EXIT_USAGE : 2;
 			fprintf(stderr, "ascend-doctor: explain: %s\n", why);
-			if (json && code == 2)
+			if (json)
 				print_error_json(command, why);
 			report_clear(&report);
-			return code;
+			return 2;
 		}
 	} else {
 		return usage_error("unknown command '%s' (node, explain, versions or pods)", command);

@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "base/cli.h"
 #include "base/log.h"
 #include "base/macro.h"
 #include "base/parse.h"
@@ -52,16 +53,14 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* One line naming what is wrong and the hint to --help (base/cli.h). */
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("kubelet-sim: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\n", stderr);
+	cli_usage_verror("kubelet-sim", fmt, ap);
 	va_end(ap);
-	usage(stderr);
 	return -EINVAL;
 }
 
@@ -82,6 +81,12 @@ static int set_value(struct options *o, const char *name, const char *value)
 	if (value[0] == '\0')
 		return bad_usage("option %s needs a non-empty value", name);
 	if (strcmp(name, "--dir") == 0) {
+		char socket_path[SOCKET_PATH_MAX], why[4096];
+		/* The kubelet's socket goes in DIR: a DIR too long for it is a bad value. */
+		if (path_join(socket_path, sizeof(socket_path), value, "kubelet.sock") < 0) {
+			socket_path_too_long(why, sizeof(why), value, "kubelet.sock");
+			return bad_usage("--dir: %s", why);
+		}
 		o->dir = value;
 		return 0;
 	}
@@ -91,7 +96,7 @@ static int set_value(struct options *o, const char *name, const char *value)
 	return 0;
 }
 
-/* Returns 0, 1 for --help, or -EINVAL after printing why and the usage. */
+/* Returns 0, 1 for --help, or -EINVAL after printing why and the hint to --help. */
 static int parse_options(int argc, char **argv, struct options *ret_options)
 {
 	static const char *const valued[] = { "--dir", "--log-level", "--pod-resources-socket" };
@@ -216,12 +221,10 @@ int main(int argc, char **argv)
 	log_set_level(opts.log_level);
 
 	struct sim sim;
+	/* Cannot fail: parse_options saw DIR/kubelet.sock fit. */
 	r = sim_init(&sim, opts.dir);
-	if (r < 0) {
-		log_error("--dir %s is too long: %s/kubelet.sock must be shorter than %d bytes", opts.dir, opts.dir,
-			  SOCKET_PATH_MAX);
+	if (r < 0)
 		return 1;
-	}
 	out_init(opts.timestamps);
 
 	/* Blocked before any thread starts, so every thread inherits the mask

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* How the programs here (the plugin, ascend-doctor, kubelet-sim) report a
+ * command line they cannot use, the GNU way: one line naming the flag,
+ * value or argument and what is wrong with it, then a pointer to --help,
+ * both on stderr. The usage itself is printed only for --help, on stdout:
+ * printed after an error, it pushed the error out of sight. The caller then
+ * exits with its usage status (2; 3 for ascend-doctor, whose 2 is a FAIL
+ * verdict). */
+#pragma once
+
+#include <stdarg.h>
+
+/* Prints "PROGRAM: MESSAGE" and "Try 'PROGRAM --help' for more
+ * information." to stderr. A control character in the message (a newline
+ * in a quoted value, say) is written escaped, so the error stays one line. */
+void cli_usage_error(const char *program, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_usage_verror(const char *program, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
