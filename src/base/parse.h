@@ -23,6 +23,10 @@ int str_copy(char *dst, size_t size, const char *src);
  * when the result does not fit, -EINVAL on a formatting error. */
 int str_printf(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Writes why (cut to why_size) and returns -EINVAL: a validator's "this is
+ * wrong, and here is why" in one statement. */
+int why_invalid(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* dir + "/" + name with one slash between them, bounded like str_printf. */
 int path_join(char *dst, size_t size, const char *dir, const char *name);
 

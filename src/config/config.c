@@ -2,7 +2,6 @@
 #include "config/config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "config/file.h"
+#include "plugin/resources.h"
 #include "http/server.h"
 #include "podresources_api.h"
 
@@ -36,22 +36,12 @@ struct flag {
 	int (*apply)(struct config *c, const char *value, char *why, size_t why_size);
 };
 
-static int fail(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t why_size, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, why_size, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static int set_path(char *dst, size_t size, const char *flag, const char *value, char *why, size_t why_size)
 {
 	if (value[0] != '/')
-		return fail(why, why_size, "--%s: '%s' is not an absolute path", flag, value);
+		return why_invalid(why, why_size, "--%s: '%s' is not an absolute path", flag, value);
 	if (str_copy(dst, size, value) < 0)
-		return fail(why, why_size, "--%s: path is too long", flag);
+		return why_invalid(why, why_size, "--%s: path is too long", flag);
 	/* Keep "/" as is, drop other trailing slashes so joins stay tidy. */
 	size_t len = strlen(dst);
 	while (len > 1 && dst[len - 1] == '/')
@@ -63,9 +53,9 @@ static int apply_resource_name(struct config *c, const char *v, char *why, size_
 {
 	char problem[160];
 	if (k8s_extended_resource_name_check(v, problem, sizeof(problem)) < 0)
-		return fail(why, why_size, "--resource-name: '%s' is invalid: %s", v, problem);
+		return why_invalid(why, why_size, "--resource-name: '%s' is invalid: %s", v, problem);
 	if (str_copy(c->resource_name, sizeof(c->resource_name), v) < 0)
-		return fail(why, why_size, "--resource-name: too long");
+		return why_invalid(why, why_size, "--resource-name: too long");
 	return 0;
 }
 
@@ -97,7 +87,7 @@ static int apply_dcmi_lib(struct config *c, const char *v, char *why, size_t why
 static int apply_backend(struct config *c, const char *v, char *why, size_t why_size)
 {
 	if (npu_backend_mode_parse(v, &c->backend) < 0)
-		return fail(why, why_size, "--backend: '%s' is not one of auto, dcmi, devfs", v);
+		return why_invalid(why, why_size, "--backend: '%s' is not one of auto, dcmi, devfs", v);
 	return 0;
 }
 
@@ -105,7 +95,7 @@ static int apply_health_interval(struct config *c, const char *v, char *why, siz
 {
 	int64_t ms;
 	if (parse_duration_ms(v, &ms) < 0 || ms < MIN_HEALTH_INTERVAL_MS)
-		return fail(why, why_size,
+		return why_invalid(why, why_size,
 			    "--health-interval: '%s' is not a duration between 100ms and 24h (e.g. 500ms, 5s, 1m)", v);
 	c->health_interval_ms = ms;
 	return 0;
@@ -114,14 +104,14 @@ static int apply_health_interval(struct config *c, const char *v, char *why, siz
 static int apply_log_level(struct config *c, const char *v, char *why, size_t why_size)
 {
 	if (log_level_parse(v, &c->log_level) < 0)
-		return fail(why, why_size, "--log-level: '%s' is not one of error, warn, info, debug", v);
+		return why_invalid(why, why_size, "--log-level: '%s' is not one of error, warn, info, debug", v);
 	return 0;
 }
 
 static int apply_log_format(struct config *c, const char *v, char *why, size_t why_size)
 {
 	if (log_format_parse(v, &c->log_format) < 0)
-		return fail(why, why_size, "--log-format: '%s' is not one of text, json", v);
+		return why_invalid(why, why_size, "--log-format: '%s' is not one of text, json", v);
 	return 0;
 }
 
@@ -130,12 +120,12 @@ static int apply_metrics_addr(struct config *c, const char *v, char *why, size_t
 	struct sockaddr_storage ss;
 	socklen_t len;
 	if (v[0] && http_addr_parse(v, &ss, &len) < 0)
-		return fail(why, why_size,
+		return why_invalid(why, why_size,
 			    "--metrics-addr: '%s' is not HOST:PORT (an IP address, [IPv6], localhost or nothing, and a "
 			    "port 0-65535; empty disables)",
 			    v);
 	if (str_copy(c->metrics_addr, sizeof(c->metrics_addr), v) < 0)
-		return fail(why, why_size, "--metrics-addr: too long");
+		return why_invalid(why, why_size, "--metrics-addr: too long");
 	return 0;
 }
 
@@ -143,7 +133,7 @@ static int apply_telemetry_interval(struct config *c, const char *v, char *why, 
 {
 	int64_t ms;
 	if (parse_duration_ms(v, &ms) < 0 || ms < MIN_TELEMETRY_INTERVAL_MS)
-		return fail(why, why_size, "--telemetry-interval: '%s' is not a duration between 1s and 24h (e.g. 15s, 1m)",
+		return why_invalid(why, why_size, "--telemetry-interval: '%s' is not a duration between 1s and 24h (e.g. 15s, 1m)",
 			    v);
 	c->telemetry_interval_ms = ms;
 	return 0;
@@ -157,9 +147,9 @@ static int set_optional_path(char *dst, size_t size, const char *flag, const cha
 		return 0;
 	}
 	if (value[0] != '/')
-		return fail(why, why_size, "--%s: '%s' is not an absolute path (empty disables)", flag, value);
+		return why_invalid(why, why_size, "--%s: '%s' is not an absolute path (empty disables)", flag, value);
 	if (str_copy(dst, size, value) < 0)
-		return fail(why, why_size, "--%s: path is too long", flag);
+		return why_invalid(why, why_size, "--%s: path is too long", flag);
 	return 0;
 }
 
@@ -174,7 +164,7 @@ static int apply_nfd_features_file(struct config *c, const char *v, char *why, s
 	int r = set_optional_path(c->nfd_features_file, sizeof(c->nfd_features_file), "nfd-features-file", v, why,
 				  why_size);
 	if (r == 0 && v[0] && v[strlen(v) - 1] == '/')
-		return fail(why, why_size, "--nfd-features-file: '%s' names a directory, not a file", v);
+		return why_invalid(why, why_size, "--nfd-features-file: '%s' names a directory, not a file", v);
 	return r;
 }
 
@@ -183,16 +173,16 @@ static int apply_config(struct config *c, const char *v, char *why, size_t why_s
 	/* Loaded before the other flags are applied (load_config_file): here
 	 * it is only recorded. */
 	if (v[0] == '\0')
-		return fail(why, why_size, "--config: empty path");
+		return why_invalid(why, why_size, "--config: empty path");
 	if (str_copy(c->config_file, sizeof(c->config_file), v) < 0)
-		return fail(why, why_size, "--config: path is too long");
+		return why_invalid(why, why_size, "--config: path is too long");
 	return 0;
 }
 
 static int apply_device_list_strategy(struct config *c, const char *v, char *why, size_t why_size)
 {
 	if (allocate_strategies_parse(v, &c->device_list_strategies) < 0)
-		return fail(why, why_size,
+		return why_invalid(why, why_size,
 			    "--device-list-strategy: '%s' is not a comma list of native, ascend-runtime and cdi "
 			    "(each at most once)",
 			    v);
@@ -355,130 +345,33 @@ out:
 	return r;
 }
 
-/* Every socket the plugin serves or dials at start is in --socket-dir: the
- * kubelet's and each resource's. One that does not fit in a socket address
- * is reported whole, with its length, and it is the longest, so that one fix
- * is enough: --socket-dir is to blame unless the kubelet's and the default
- * resource's sockets fit, then the file's resource of that socket is. */
-static int check_socket_paths(const struct config *c, const char *path, bool *in_file, char *why, size_t why_size)
-{
-	const struct resource_set *set = &c->resources;
-	char endpoint[RESOURCE_NAME_MAX + 8], longest[RESOURCE_NAME_MAX + 8] = "kubelet.sock";
-	char socket[SOCKET_PATH_MAX];
-	size_t longest_k = 0;
-	bool dir_fits = path_join(socket, sizeof(socket), c->socket_dir, "kubelet.sock") == 0;
-	for (size_t k = 0; k < set->count; k++) {
-		/* The names are valid resource names: each has a '/' and fits. */
-		if (resource_endpoint(set->defs[k].name, endpoint, sizeof(endpoint)) < 0)
-			return fail(why, why_size, "resource %s has no socket name", set->defs[k].name);
-		if (k == 0)
-			dir_fits = dir_fits && path_join(socket, sizeof(socket), c->socket_dir, endpoint) == 0;
-		if (strlen(endpoint) > strlen(longest)) {
-			memcpy(longest, endpoint, sizeof(longest));
-			longest_k = k;
-		}
-	}
-	if (path_join(socket, sizeof(socket), c->socket_dir, longest) == 0)
-		return 0;
-	char problem[CONFIG_PATH_MAX + sizeof(longest) + 128];
-	socket_path_too_long(problem, sizeof(problem), c->socket_dir, longest);
-	if (dir_fits) {
-		*in_file = true;
-		return fail(why, why_size, "%s: resources: %s: %s", path, set->defs[longest_k].name, problem);
-	}
-	return fail(why, why_size, "--socket-dir: %s", problem);
-}
-
-/* Builds c->resources: the default resource, then the file's per-family
- * names (a family named like the default resource stays in it; families
- * given one name share a resource), time-slicing on the resources it names
- * (and renameByDefault on those), and every resource's socket. Sets
- * *in_file when the problem is in the file (path). */
+/* Builds c->resources from the default name and the file's resources and
+ * time-slicing (plugin/resources.h says how), and the sockets it implies.
+ * Sets *in_file when the problem is in the file (path). */
 static int build_resources(struct config *c, const char *path, const struct config_file *file, bool *in_file,
 			   char *why, size_t why_size)
 {
-	struct resource_set *set = &c->resources;
-	bool fail_gt1 = c->sharing.fail_requests_greater_than_one;
-
-	*set = (struct resource_set){ .count = 1 };
-	set->defs[0] = (struct resource_def){ .kind = RESOURCE_CHIPS, .is_default = true };
-	(void)str_copy(set->defs[0].name, sizeof(set->defs[0].name), c->resource_name); /* same size */
+	const struct resource_plan plan = {
+		.default_name = c->resource_name,
+		.socket_dir = c->socket_dir,
+		.source = path,
+		.names = file ? file->resources : NULL,
+		.n_names = file ? file->n_resources : 0,
+		.sliced = file ? file->time_slicing.resources : NULL,
+		.n_sliced = file ? file->time_slicing.n_resources : 0,
+		.fail_requests_greater_than_one = c->sharing.fail_requests_greater_than_one,
+		.rename_by_default = c->rename_by_default,
+	};
 	memcpy(c->vnpu_base, c->resource_name, sizeof(c->vnpu_base));
-	size_t n_families = file ? file->n_resources : 0, n_ts = file ? file->time_slicing.n_resources : 0;
-	/* Until the sockets are checked, every problem is in what the file says. */
-	*in_file = true;
-	for (size_t i = 0; i < n_families; i++) {
-		const struct config_file_resource *e = &file->resources[i];
-		int k = resource_set_find(set, e->name);
-		if (k == 0)
-			continue;
-		if (k < 0) {
-			if (set->count == RESOURCES_MAX)
-				return fail(why, why_size, "%s: line %zu: resources: more than %d names", path, e->line,
-					    RESOURCES_MAX);
-			k = (int)set->count++;
-			set->defs[k] = (struct resource_def){ .kind = RESOURCE_CHIPS };
-			(void)str_copy(set->defs[k].name, sizeof(set->defs[k].name), e->name); /* same size */
-		}
-		set->defs[k].families |= 1u << e->family;
-	}
-	for (size_t i = 0; i < n_ts; i++) {
-		const struct config_file_time_slicing_resource *ts = &file->time_slicing.resources[i];
-		int k = resource_set_find(set, ts->name);
-		if (k < 0) {
-			char names[1024] = "";
-			size_t used = 0;
-			for (size_t j = 0; j < set->count && used < sizeof(names); j++) {
-				int n = snprintf(names + used, sizeof(names) - used, "%s%s", j ? ", " : "",
-						 set->defs[j].name);
-				used += n > 0 ? (size_t)n : 0;
-			}
-			return fail(why, why_size,
-				    "%s: line %zu: sharing.timeSlicing.resources[%zu].name: '%s' is not a resource of this "
-				    "plugin (%s; vNPU resources are not time-sliced)",
-				    path, ts->line, i, ts->name, names);
-		}
-		set->defs[k].sharing = (struct replica_options){ .replicas = ts->replicas,
-								  .fail_requests_greater_than_one = fail_gt1 };
-	}
-	for (size_t k = 0; k < set->count; k++) {
-		struct resource_def *d = &set->defs[k];
-		char name[RESOURCE_NAME_MAX], problem[160];
-		if (!c->rename_by_default || !replica_sharing(&d->sharing))
-			continue;
-		if (str_printf(name, sizeof(name), "%s.shared", d->name) < 0 ||
-		    k8s_extended_resource_name_check(name, problem, sizeof(problem)) < 0)
-			return fail(why, why_size,
-				    "%s: sharing.timeSlicing.renameByDefault: '%s.shared' is not a valid resource name",
-				    path, d->name);
-		memcpy(d->name, name, sizeof(d->name));
-	}
-	/* From here on the command line may be to blame (--socket-dir). */
-	*in_file = false;
-	int r = check_socket_paths(c, path, in_file, why, why_size);
+	int r = resource_set_build(&plan, &c->resources, in_file, why, why_size);
 	if (r < 0)
 		return r;
-	for (size_t k = 0; k < set->count; k++) {
-		struct resource_def *d = &set->defs[k];
-		char name[RESOURCE_NAME_MAX];
-		memcpy(name, d->name, sizeof(name));
-		/* Cannot fail: check_socket_paths saw every socket path fit. */
-		if (resource_def_name(d, name, c->socket_dir) < 0)
-			return fail(why, why_size, "--socket-dir: the socket of %s does not fit", name);
-		/* Only the file adds resources to the default one, so a clash is the file's. */
-		for (size_t j = 0; j < k; j++) {
-			if (strcmp(set->defs[j].endpoint, d->endpoint) == 0) {
-				*in_file = true;
-				return fail(why, why_size, "%s: resources: %s and %s would share the socket %s", path,
-					    set->defs[j].name, d->name, d->endpoint);
-			}
-		}
-	}
+	const struct resource_set *set = &c->resources;
 	c->sharing = set->defs[0].sharing;
 	memcpy(c->resource_name, set->defs[0].name, sizeof(c->resource_name));
 	memcpy(c->endpoint, set->defs[0].endpoint, sizeof(c->endpoint));
 	memcpy(c->socket_path, set->defs[0].socket_path, sizeof(c->socket_path));
-	/* Fits: check_socket_paths saw to it. */
+	/* Fits: resource_set_build saw to it. */
 	(void)path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock");
 	return 0;
 }
@@ -520,13 +413,13 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
-			return fail(why, why_size, "unexpected argument '%s'", arg);
+			return why_invalid(why, why_size, "unexpected argument '%s'", arg);
 		const char *name = arg + 2;
 		const char *eq = strchr(name, '=');
 		size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
 		const struct flag *f = find_flag(name, name_len);
 		if (!f)
-			return fail(why, why_size, "unknown flag '--%.*s'", (int)name_len, name);
+			return why_invalid(why, why_size, "unknown flag '--%.*s'", (int)name_len, name);
 
 		const char *value = NULL;
 		if (f->arg) {
@@ -535,9 +428,9 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 			else if (i + 1 < argc)
 				value = argv[++i];
 			else
-				return fail(why, why_size, "--%s needs a value (%s)", f->name, f->arg);
+				return why_invalid(why, why_size, "--%s needs a value (%s)", f->name, f->arg);
 		} else if (eq) {
-			return fail(why, why_size, "--%s takes no value", f->name);
+			return why_invalid(why, why_size, "--%s takes no value", f->name);
 		}
 		r = f->apply(&c, value, why, why_size);
 		if (r < 0)
@@ -558,7 +451,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 	if (c.device_list_strategies & ALLOCATE_STRATEGY_CDI) {
 		char problem[512];
 		if (cdi_names_from_resource(c.resource_name, &c.cdi, problem, sizeof(problem)) < 0)
-			return fail(why, why_size, "--device-list-strategy=cdi: --resource-name %s cannot name a CDI kind: %s",
+			return why_invalid(why, why_size, "--device-list-strategy=cdi: --resource-name %s cannot name a CDI kind: %s",
 				    c.resource_name, problem);
 	}
 	r = build_resources(&c, config_path ? config_path : "", *file, in_file, why, why_size);

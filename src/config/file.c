@@ -253,7 +253,7 @@ out:
 }
 
 static int read_ts_resource(struct ctx *c, const struct ynode *n, const char *path,
-			    struct config_file_time_slicing_resource *out)
+			    struct resource_plan_slice *out)
 {
 	int r = want_map(c, n, path);
 	if (r < 0)
@@ -358,7 +358,7 @@ static int family_parse(const char *s, enum npu_family *ret)
 	return -EINVAL;
 }
 
-static int read_resource(struct ctx *c, const struct ynode *n, const char *path, struct config_file_resource *out)
+static int read_resource(struct ctx *c, const struct ynode *n, const char *path, struct resource_plan_name *out)
 {
 	int r = want_map(c, n, path);
 	if (r < 0)

@@ -18,6 +18,7 @@
 
 #include "base/arena.h"
 #include "npu/family.h"
+#include "plugin/resources.h"
 
 #define CONFIG_FILE_MAX_BYTES (1024 * 1024)
 #define CONFIG_FILE_MAX_DEPTH 16
@@ -35,20 +36,10 @@ struct config_file_flag {
 	size_t line;
 };
 
-/* sharing.timeSlicing.resources[]: share each chip of name among replicas. */
-struct config_file_time_slicing_resource {
-	const char *name; /* an extended resource name */
-	uint32_t replicas; /* CONFIG_FILE_REPLICAS_MIN..MAX */
-	size_t line;
-};
-
-/* resources[]: advertise the chips of family under name. Families are
- * unique; several families may share a name. */
-struct config_file_resource {
-	enum npu_family family;
-	const char *name;
-	size_t line;
-};
+/* sharing.timeSlicing.resources[] and resources[] are what the plugin's
+ * resource set is built from (plugin/resources.h): names are extended
+ * resource names, replicas CONFIG_FILE_REPLICAS_MIN..MAX, families unique
+ * (several families may share a name). */
 
 struct config_file {
 	struct arena arena;
@@ -59,11 +50,11 @@ struct config_file {
 		size_t line; /* of the timeSlicing key; 0 when absent */
 		bool rename_by_default;
 		bool fail_requests_greater_than_one;
-		struct config_file_time_slicing_resource *resources;
+		struct resource_plan_slice *resources;
 		size_t n_resources;
 	} time_slicing;
 	size_t resources_line; /* of the resources key; 0 when absent */
-	struct config_file_resource *resources;
+	struct resource_plan_name *resources;
 	size_t n_resources;
 };
 

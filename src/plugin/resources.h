@@ -72,6 +72,48 @@ int resource_def_name(struct resource_def *def, const char *name, const char *so
 int resource_vnpu_name(const char *base, const char *template_name, char *buf, size_t size, char *why,
 		       size_t why_size);
 
+/* The longest --socket-dir a message quotes. */
+#define SOCKET_DIR_MAX 4096
+
+/* A per-family name of the --config file: advertise family's chips as name
+ * (line: where the file says so, for messages). */
+struct resource_plan_name {
+	enum npu_family family;
+	const char *name;
+	size_t line;
+};
+
+/* Time-slicing of the --config file: share each chip of name among replicas. */
+struct resource_plan_slice {
+	const char *name;
+	uint32_t replicas;
+	size_t line;
+};
+
+/* What the set is built from: the default name (--resource-name), the
+ * file's per-family names and time-slicing, and where the sockets go. */
+struct resource_plan {
+	const char *default_name;
+	const char *socket_dir;
+	const char *source; /* the --config file, for messages ("" without) */
+	const struct resource_plan_name *names;
+	size_t n_names;
+	const struct resource_plan_slice *sliced;
+	size_t n_sliced;
+	bool fail_requests_greater_than_one;
+	bool rename_by_default; /* time-sliced resources are advertised as "<name>.shared" */
+};
+
+/* Builds the set: the default resource, then the per-family names (a family
+ * named like the default resource stays in it; families given one name
+ * share a resource), time-slicing on the resources it names (and
+ * renameByDefault on those), and every resource's socket, checked to fit
+ * (the longest is named with its length) and to be its own. Returns 0, or
+ * -EINVAL with why; *in_file says whether the file is to blame (else
+ * --socket-dir is). */
+int resource_set_build(const struct resource_plan *plan, struct resource_set *ret_set, bool *in_file, char *why,
+		       size_t why_size);
+
 /* The index of the resource called name, or -ENOENT. */
 int resource_set_find(const struct resource_set *set, const char *name);
 
