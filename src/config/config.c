@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,12 +30,29 @@
 /* Below this, polling DCMI would cost more than it tells. */
 #define MIN_HEALTH_INTERVAL_MS 100
 
+/* What a reload does with a flag's new value. */
+enum flag_reload {
+	FLAG_NO_SETTING, /* a switch or --config: nothing to compare */
+	FLAG_RESTART,    /* reported, the running value kept until a restart */
+	FLAG_RELOAD,     /* taken by the running daemon */
+};
+
 struct flag {
 	const char *name;
 	const char *arg; /* NULL for a switch */
 	const char *help;
 	int (*apply)(struct config *c, const char *value, char *why, size_t why_size);
+	enum flag_reload reload;
+	size_t offset, size; /* the field of struct config it sets */
+	bool text;           /* the field is a string (quoted in messages) */
 };
+
+/* The field a flag sets, as the table's offset and size. */
+#define FIELD(member) offsetof(struct config, member), sizeof(((struct config *)NULL)->member)
+#define RESTART_TEXT(member) FLAG_RESTART, FIELD(member), true
+#define RESTART(member) FLAG_RESTART, FIELD(member), false
+#define RELOAD(member) FLAG_RELOAD, FIELD(member), false
+#define NO_SETTING FLAG_NO_SETTING, 0, 0, false
 
 static int set_path(char *dst, size_t size, const char *flag, const char *value, char *why, size_t why_size)
 {
@@ -219,42 +237,42 @@ static int apply_probe(struct config *c, const char *v, char *why, size_t why_si
 
 static const struct flag flags[] = {
 	{ "resource-name", "NAME", "extended resource to advertise (default " DEFAULT_RESOURCE_NAME ")",
-	  apply_resource_name },
-	{ "socket-dir", "DIR", "kubelet device-plugin directory (default " DEFAULT_SOCKET_DIR ")", apply_socket_dir },
-	{ "dev-dir", "DIR", "where to look for the davinci device nodes (default /dev)", apply_dev_dir },
+	  apply_resource_name, FLAG_RELOAD, FIELD(resource_name), true },
+	{ "socket-dir", "DIR", "kubelet device-plugin directory (default " DEFAULT_SOCKET_DIR ")", apply_socket_dir, RESTART_TEXT(socket_dir) },
+	{ "dev-dir", "DIR", "where to look for the davinci device nodes (default /dev)", apply_dev_dir, RESTART_TEXT(dev_dir) },
 	{ "driver-path", "DIR", "host path of the Ascend driver (default $ASCEND_DRIVER_PATH, else " DEFAULT_DRIVER_PATH ")",
-	  apply_driver_path },
-	{ "host-root", "DIR", "where the host's / is visible, for driver and DCMI lookups (default /)", apply_host_root },
-	{ "dcmi-lib", "PATH", "libdcmi.so to load instead of searching for it", apply_dcmi_lib },
-	{ "backend", "MODE", "auto, dcmi or devfs (default auto)", apply_backend },
+	  apply_driver_path, RESTART_TEXT(driver_path) },
+	{ "host-root", "DIR", "where the host's / is visible, for driver and DCMI lookups (default /)", apply_host_root, RESTART_TEXT(host_root) },
+	{ "dcmi-lib", "PATH", "libdcmi.so to load instead of searching for it", apply_dcmi_lib, RESTART_TEXT(dcmi_lib) },
+	{ "backend", "MODE", "auto, dcmi or devfs (default auto)", apply_backend, RESTART(backend) },
 	{ "health-interval", "DURATION", "how often to poll health and rediscover, e.g. 500ms, 5s (default 5s)",
-	  apply_health_interval },
+	  apply_health_interval, RELOAD(health_interval_ms) },
 	{ "device-list-strategy", "LIST",
 	  "how containers get their NPUs: native, ascend-runtime, cdi, or a comma list of them (default native)",
-	  apply_device_list_strategy },
-	{ "cdi-dir", "DIR", "where the cdi strategy writes its CDI spec (default " DEFAULT_CDI_DIR ")", apply_cdi_dir },
+	  apply_device_list_strategy, RESTART(device_list_strategies) },
+	{ "cdi-dir", "DIR", "where the cdi strategy writes its CDI spec (default " DEFAULT_CDI_DIR ")", apply_cdi_dir, RESTART_TEXT(cdi_dir) },
 	{ "metrics-addr", "HOST:PORT",
 	  "serve /metrics and /healthz here, e.g. :8084 or 127.0.0.1:8084; empty disables (default " DEFAULT_METRICS_ADDR
 	  ")",
-	  apply_metrics_addr },
+	  apply_metrics_addr, RESTART_TEXT(metrics_addr) },
 	{ "telemetry-interval", "DURATION", "how often to read chip telemetry for the metrics (default 15s)",
-	  apply_telemetry_interval },
+	  apply_telemetry_interval, RESTART(telemetry_interval_ms) },
 	{ "pod-resources-socket", "PATH",
 	  "the kubelet's pod resources socket, for pod labels on metrics; empty disables (default " PODRES_DEFAULT_SOCKET
 	  ")",
-	  apply_pod_resources_socket },
+	  apply_pod_resources_socket, RESTART_TEXT(pod_resources_socket) },
 	{ "nfd-features-file", "PATH",
 	  "Node Feature Discovery features file to write node labels to; empty disables (default "
 	  DEFAULT_NFD_FEATURES_FILE ")",
-	  apply_nfd_features_file },
-	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level },
-	{ "log-format", "FORMAT", "text or json (one JSON object per line) (default text)", apply_log_format },
+	  apply_nfd_features_file, RESTART_TEXT(nfd_features_file) },
+	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level, RELOAD(log_level) },
+	{ "log-format", "FORMAT", "text or json (one JSON object per line) (default text)", apply_log_format, RESTART(log_format) },
 	{ "config", "FILE", "YAML file of settings (docs/configuration.md); flags and environment override it",
-	  apply_config },
+	  apply_config, NO_SETTING },
 	{ "probe", NULL, "check that a running plugin answers on its socket, exit 0 if so (liveness probe)",
-	  apply_probe },
-	{ "help", NULL, "print this help and exit", apply_help },
-	{ "version", NULL, "print the version and exit", apply_version },
+	  apply_probe, NO_SETTING },
+	{ "help", NULL, "print this help and exit", apply_help, NO_SETTING },
+	{ "version", NULL, "print the version and exit", apply_version, NO_SETTING },
 };
 
 void config_usage(FILE *out, const char *program)
@@ -289,6 +307,32 @@ int config_flag_apply(struct config *c, const char *name, const char *value, cha
 	if (!f->arg || f->apply == apply_config)
 		return -EOPNOTSUPP;
 	return f->apply(c, value, why, why_size);
+}
+
+void config_changes(const struct config *running, const struct config *next, config_change_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++) {
+		const struct flag *f = &flags[i];
+		if (f->reload == FLAG_NO_SETTING)
+			continue;
+		const char *was = (const char *)running + f->offset, *now = (const char *)next + f->offset;
+		if (f->text ? strcmp(was, now) == 0 : memcmp(was, now, f->size) == 0)
+			continue;
+		const struct config_change change = {
+			.flag = f->name,
+			.reloadable = f->reload == FLAG_RELOAD,
+			.was = f->text ? was : NULL,
+			.now = f->text ? now : NULL,
+		};
+		fn(ctx, &change);
+	}
+}
+
+void config_take_reloadable(struct config *running, const struct config *next)
+{
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++)
+		if (flags[i].reload == FLAG_RELOAD)
+			memcpy((char *)running + flags[i].offset, (const char *)next + flags[i].offset, flags[i].size);
 }
 
 /* The last --config, looked for before any flag is applied since the file

@@ -80,3 +80,20 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 int config_flag_apply(struct config *c, const char *name, const char *value, char *why, size_t why_size);
 
 void config_usage(FILE *out, const char *program);
+
+/* A setting flag whose value differs between two configurations. */
+struct config_change {
+	const char *flag;      /* "health-interval" */
+	bool reloadable;       /* a running daemon takes it; otherwise it waits for a restart */
+	const char *was, *now; /* the values of a string setting; NULL for the others */
+};
+typedef void (*config_change_fn)(void *ctx, const struct config_change *change);
+
+/* Calls fn for each setting flag whose value differs between running and
+ * next, in --help's order. Which flags a running daemon takes is a column of
+ * the flag table, the one list of them. */
+void config_changes(const struct config *running, const struct config *next, config_change_fn fn, void *ctx);
+
+/* Copies the value of every reloadable flag from next into running (the
+ * resources and time-slicing of the file are the caller's to take). */
+void config_take_reloadable(struct config *running, const struct config *next);

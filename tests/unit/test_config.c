@@ -197,6 +197,63 @@ static void test_socket_dir_names_the_longest_socket(void **state)
 	assert_int_equal(strlen(cfg.kubelet_socket), 107);
 }
 
+/* Every setting flag, changed alone, is one change with its own name, and
+ * reload takes exactly the three a running daemon can change: the table is
+ * the one list of them. */
+static void record_change(void *ctx, const struct config_change *change)
+{
+	char *seen = ctx;
+	size_t n = strlen(seen);
+	snprintf(seen + n, 512 - n, "%s%s%s", n ? " " : "", change->reloadable ? "+" : "", change->flag);
+	if (change->was)
+		assert_string_not_equal(change->was, change->now);
+}
+
+static void test_reload_follows_the_flag_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *flag, *value, *expect;
+	} settings[] = {
+		{ "resource-name", "example.com/npu", "+resource-name" },
+		{ "socket-dir", "/tmp/sockets", "socket-dir" },
+		{ "dev-dir", "/tmp/dev", "dev-dir" },
+		{ "driver-path", "/opt/driver", "driver-path" },
+		{ "host-root", "/host", "host-root" },
+		{ "dcmi-lib", "/opt/libdcmi.so", "dcmi-lib" },
+		{ "backend", "devfs", "backend" },
+		{ "health-interval", "7s", "+health-interval" },
+		{ "device-list-strategy", "cdi", "device-list-strategy" },
+		{ "cdi-dir", "/tmp/cdi", "cdi-dir" },
+		{ "metrics-addr", "127.0.0.1:9", "metrics-addr" },
+		{ "telemetry-interval", "30s", "telemetry-interval" },
+		{ "pod-resources-socket", "/tmp/podres.sock", "pod-resources-socket" },
+		{ "nfd-features-file", "/tmp/nfd", "nfd-features-file" },
+		{ "log-level", "debug", "+log-level" },
+		{ "log-format", "json", "log-format" },
+	};
+	static struct config base, next, running;
+	const char *argv[] = { "p" };
+	assert_int_equal(parse(NULL, 1, argv), 0);
+	base = cfg;
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		next = base;
+		char msg[256], seen[512] = "";
+		assert_int_equal(config_flag_apply(&next, settings[i].flag, settings[i].value, msg, sizeof(msg)), 0);
+		config_changes(&base, &next, record_change, seen);
+		assert_string_equal(seen, settings[i].expect);
+		running = base;
+		config_take_reloadable(&running, &next);
+		seen[0] = '\0';
+		config_changes(&running, &next, record_change, seen);
+		/* Taken: no difference left; kept: the same difference. */
+		assert_string_equal(seen, settings[i].expect[0] == '+' ? "" : settings[i].expect);
+	}
+	/* Switches and --config are no settings. */
+	char msg[256];
+	assert_int_equal(config_flag_apply(&next, "probe", "", msg, sizeof(msg)), -EOPNOTSUPP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_device_list_strategies),
 		cmocka_unit_test(test_bad_input_names_the_flag),
 		cmocka_unit_test(test_socket_dir_names_the_longest_socket),
+		cmocka_unit_test(test_reload_follows_the_flag_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
