@@ -43,14 +43,9 @@ int endpoint_set_ensure(struct endpoint_set *set, char *why, size_t why_size)
 		char problem[512];
 		int r = endpoint_new(&o, &set->endpoints[i], problem, sizeof(problem));
 		set->publish_due |= r == 0;
-		if (r == 0 && set->serving) {
-			r = endpoint_start(set->endpoints[i]);
-			if (r < 0) {
-				snprintf(problem, sizeof(problem), "cannot serve on %s: %s", def->socket_path, strerror(-r));
-				endpoint_free(set->endpoints[i]);
-				set->endpoints[i] = NULL;
-			}
-		}
+		/* A socket that cannot be served yet is the session's to retry. */
+		if (r == 0 && set->serving)
+			(void)endpoint_start(set->endpoints[i], true);
 		if (r < 0 && !first_error) {
 			first_error = r;
 			snprintf(why, why_size, "%s: %s", def->name, problem);
@@ -67,7 +62,7 @@ int endpoint_set_start(struct endpoint_set *set, const struct npu_snapshot *all,
 		return r;
 	endpoint_set_publish(set, all, files);
 	for (size_t i = 0; i < set->resources.count; i++) {
-		r = endpoint_start(set->endpoints[i]);
+		r = endpoint_start(set->endpoints[i], false);
 		if (r < 0) {
 			snprintf(why, why_size, "cannot serve on %s: %s", set->resources.defs[i].socket_path, strerror(-r));
 			return r;

@@ -42,8 +42,10 @@ void endpoint_set_init(struct endpoint_set *set, const struct endpoint_set_optio
 void endpoint_set_fini(struct endpoint_set *set);
 
 /* Builds (and, once the set serves, starts) the endpoint of every resource
- * that has none. Returns 0, or the first failure's negative errno with why
- * naming the resource; the others are still built. */
+ * that has none. One whose socket cannot be served yet keeps trying by
+ * itself (its session's retry). Returns 0, or the first failure to build
+ * one (tried again at the next call) with why naming the resource; the
+ * others are still built. */
 int endpoint_set_ensure(struct endpoint_set *set, char *why, size_t why_size);
 
 /* Builds every endpoint, sends each its devices and starts them: the first

@@ -33,6 +33,7 @@ struct endpoint {
 	struct observe_resource *observe;
 
 	bool bind_failed;
+	bool retry_start; /* a failed first bind is retried by the session, not the caller's to handle */
 	bool registered_once;
 	int64_t register_started_ms;
 };
@@ -116,9 +117,9 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 	default:
 		break;
 	}
-	/* A failed bind at start is the caller's to report; later ones are
-	 * retried, and said once. */
-	if (error < 0 && ev != SESSION_EV_START) {
+	/* A failed bind at the daemon's start is the caller's to report; later
+	 * ones are retried, and said once. */
+	if (error < 0 && (ev != SESSION_EV_START || e->retry_start)) {
 		if (!e->bind_failed)
 			log_error("cannot serve on %s: %s; retrying every %dms", e->def.socket_path, strerror(-error),
 				  REBIND_RETRY_MS);
@@ -292,8 +293,9 @@ void endpoint_free(struct endpoint *e)
 	free(e);
 }
 
-int endpoint_start(struct endpoint *e)
+int endpoint_start(struct endpoint *e, bool retry)
 {
+	e->retry_start = retry;
 	int r = session_handle(&e->session, SESSION_EV_START, NULL);
 	if (r == 0)
 		observe_resource_serving(e->observe, true);

@@ -41,8 +41,10 @@ int endpoint_new(const struct endpoint_options *options, struct endpoint **ret_e
 void endpoint_free(struct endpoint *endpoint);
 
 /* Binds the socket and starts registering. Returns 0, or the bind's
- * negative errno (then nothing is served and nothing is retried). */
-int endpoint_start(struct endpoint *endpoint);
+ * negative errno. With retry the session tries the bind again every second
+ * (said once in the log, and when it works); without, the caller gives up
+ * (the daemon cannot start) and frees the endpoint. */
+int endpoint_start(struct endpoint *endpoint, bool retry);
 
 /* Makes view (the devices of this resource) what ListAndWatch sends, when
  * it differs from what was sent last, and files what Allocate adds besides

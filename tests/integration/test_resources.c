@@ -305,6 +305,35 @@ static void test_config_file_change(void **state)
 	node_fini(node);
 }
 
+/* A resource added by a reload whose socket cannot be bound yet (a file
+ * that is not a socket sits at its path) keeps trying by itself, every
+ * second, and is served as soon as the path is free: with an hour between
+ * health polls, only its session's retry can do it. */
+static void test_added_resource_bind_retried(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	write_config(node, "version: v1\n");
+	struct proc *k = start(node, (const char *const[]){ "--health-interval", "1h", NULL });
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+
+	char blocker[200];
+	snprintf(blocker, sizeof(blocker), "%s/ascend-npu-310p.sock", node->socket_dir);
+	FILE *f = fopen(blocker, "we");
+	assert_non_null(f);
+	assert_int_equal(fclose(f), 0);
+	write_config(node, "version: v1\nresources:\n- family: 310P\n  name: ascend.com/npu-310p\n");
+	assert_non_null(proc_expect_err(node->plugin, "ascend-npu-310p.sock: File exists; retrying every 1000ms", WAIT_MS));
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-", WAIT_MS));
+
+	assert_int_equal(unlink(blocker), 0);
+	assert_non_null(proc_expect_err(node->plugin, "serving on", WAIT_MS));
+	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu-310p ",
+					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
+	node_fini(node);
+}
+
 /* The config directory removed and made again, the file renamed into it
  * (issue: what was written while the directory was unwatched was never
  * read): the file is read once the directory is watched again, at the next
@@ -448,6 +477,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vnpus, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_reload, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_config_file_change, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_added_resource_bind_retried, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_config_dir_recreated_and_configmap_swap, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_many_resources, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_overflow_and_partial_config, node_setup, node_teardown),
