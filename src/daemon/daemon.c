@@ -440,7 +440,10 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 		.allocate = { .strategies = c->device_list_strategies, .cdi = &c->cdi },
 		.observe = d->observe,
 	};
-	endpoint_set_init(&d->endpoints, &eps, &c->resources);
+	if ((r = endpoint_set_init(&d->endpoints, &eps, &c->resources)) < 0) {
+		snprintf(why, why_size, "cannot start the registration thread (gRPC completion queue): %s", strerror(-r));
+		return r;
+	}
 	return 0;
 }
 

@@ -8,10 +8,11 @@
 #include "base/log.h"
 #include "base/parse.h"
 
-void endpoint_set_init(struct endpoint_set *set, const struct endpoint_set_options *options,
-		       const struct resource_set *resources)
+int endpoint_set_init(struct endpoint_set *set, const struct endpoint_set_options *options,
+		      const struct resource_set *resources)
 {
 	*set = (struct endpoint_set){ .options = *options, .resources = *resources };
+	return cq_runner_start(&set->registrar_runner);
 }
 
 void endpoint_set_fini(struct endpoint_set *set)
@@ -20,6 +21,9 @@ void endpoint_set_fini(struct endpoint_set *set)
 		endpoint_free(set->endpoints[i]);
 		set->endpoints[i] = NULL;
 	}
+	/* After the registrars: each waits for its own calls to complete here. */
+	cq_runner_stop(set->registrar_runner);
+	set->registrar_runner = NULL;
 }
 
 int endpoint_set_ensure(struct endpoint_set *set, char *why, size_t why_size)
@@ -34,6 +38,7 @@ int endpoint_set_ensure(struct endpoint_set *set, char *why, size_t why_size)
 			observed = NULL; /* past the metrics' bound: served without them */
 		const struct endpoint_options o = {
 			.loop = set->options.loop,
+			.registrar_runner = set->registrar_runner,
 			.def = def,
 			.kubelet_socket = set->options.kubelet_socket,
 			.allocate = set->options.allocate,

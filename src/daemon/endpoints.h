@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "grpc/cq.h"
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
@@ -29,14 +30,16 @@ struct endpoint_set_options {
 
 struct endpoint_set {
 	struct endpoint_set_options options;
+	struct cq_runner *registrar_runner; /* one thread for every resource's Register calls */
 	struct resource_set resources;
 	struct endpoint *endpoints[RESOURCES_MAX];
 	bool serving;     /* endpoints are started as they are built */
 	bool publish_due; /* an endpoint was built or the resources changed: publish even if the devices did not */
 };
 
-void endpoint_set_init(struct endpoint_set *set, const struct endpoint_set_options *options,
-		       const struct resource_set *resources);
+/* Returns 0, or a negative errno when the registrars' thread cannot start. */
+int endpoint_set_init(struct endpoint_set *set, const struct endpoint_set_options *options,
+		      const struct resource_set *resources);
 
 /* Stops and frees every endpoint (their sockets are removed). */
 void endpoint_set_fini(struct endpoint_set *set);

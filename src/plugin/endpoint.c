@@ -254,6 +254,7 @@ int endpoint_new(const struct endpoint_options *o, struct endpoint **ret_endpoin
 	}
 	const struct registrar_options reg = {
 		.loop = o->loop,
+		.runner = o->registrar_runner,
 		.kubelet_socket = e->kubelet_socket,
 		.endpoint = e->def.endpoint,
 		.resource_name = e->def.name,

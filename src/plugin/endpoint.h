@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "grpc/cq.h"
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
@@ -24,6 +25,7 @@ struct endpoint;
 
 struct endpoint_options {
 	struct loop *loop;
+	struct cq_runner *registrar_runner; /* shared by every endpoint's registrar */
 	const struct resource_def *def; /* copied */
 	const char *kubelet_socket;     /* <socket_dir>/kubelet.sock */
 	struct allocate_options allocate; /* its sharing is replaced by def's */

@@ -34,7 +34,6 @@ struct registrar {
 	uint8_t *request;
 	size_t request_len;
 
-	struct cq_runner *runner;
 	struct loop_async *completed_async;
 	struct loop_timer *backoff;
 	int64_t backoff_ms;
@@ -43,6 +42,7 @@ struct registrar {
 	uint64_t tag;        /* the caller's name for the current registration */
 
 	pthread_mutex_t lock;
+	pthread_cond_t drained;    /* pending became empty */
 	struct attempt *pending;   /* in flight */
 	struct attempt *completed; /* done, waiting for the loop */
 };
@@ -74,10 +74,14 @@ static void on_done(void *ctx, struct gc_result *result)
 	}
 	a->next = r->completed;
 	r->completed = a;
+	/* Under the lock: once registrar_free sees nothing pending, no
+	 * callback touches the registrar any more. */
+	loop_async_send(r->completed_async);
+	if (!r->pending)
+		pthread_cond_broadcast(&r->drained);
 	pthread_mutex_unlock(&r->lock);
 
 	gc_async_unref(async);
-	loop_async_send(r->completed_async);
 }
 
 static int start_attempt(struct registrar *r)
@@ -99,7 +103,7 @@ static int start_attempt(struct registrar *r)
 	pthread_mutex_lock(&r->lock);
 	a->next = r->pending;
 	r->pending = a;
-	ret = gc_unary_start(a->channel, r->runner, DP_METHOD_REGISTER, r->request, r->request_len, REGISTER_TIMEOUT_MS,
+	ret = gc_unary_start(a->channel, r->o.runner, DP_METHOD_REGISTER, r->request, r->request_len, REGISTER_TIMEOUT_MS,
 			     on_done, a, &a->async);
 	if (ret < 0)
 		r->pending = a->next;
@@ -223,6 +227,7 @@ int registrar_new(const struct registrar_options *options, struct registrar **re
 	r->o = *options;
 	r->backoff_ms = BACKOFF_FIRST_MS;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->drained, NULL);
 
 	int ret = str_copy(r->kubelet_socket, sizeof(r->kubelet_socket), options->kubelet_socket);
 	if (ret < 0)
@@ -234,9 +239,6 @@ int registrar_new(const struct registrar_options *options, struct registrar **re
 	if (ret < 0)
 		goto fail;
 	ret = loop_timer_new(options->loop, on_backoff, r, &r->backoff);
-	if (ret < 0)
-		goto fail;
-	ret = cq_runner_start(&r->runner);
 	if (ret < 0)
 		goto fail;
 	*ret_registrar = r;
@@ -253,8 +255,13 @@ void registrar_free(struct registrar *r)
 		return;
 	if (r->backoff)
 		cancel_pending(r);
-	/* Stopping the runner drains the cancelled calls into the completed list. */
-	cq_runner_stop(r->runner);
+	/* gRPC completes every cancelled call (promptly: nothing waits on the
+	 * network), which moves it to the completed list; the shared queue
+	 * serves other registrars meanwhile. */
+	pthread_mutex_lock(&r->lock);
+	while (r->pending)
+		pthread_cond_wait(&r->drained, &r->lock);
+	pthread_mutex_unlock(&r->lock);
 	struct attempt *a = r->completed;
 	while (a) {
 		struct attempt *next = a->next;
@@ -264,6 +271,7 @@ void registrar_free(struct registrar *r)
 	loop_timer_free(r->backoff);
 	loop_async_free(r->completed_async);
 	free(r->request);
+	pthread_cond_destroy(&r->drained);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }

@@ -3,19 +3,22 @@
  * 30 s deadline (longer than the kubelet's own 10 s dial-back), retried with
  * a backoff that starts at 100 ms and doubles up to 5 s, forever. The call
  * runs asynchronously so the daemon keeps serving while it is pending (the
- * kubelet calls back into the plugin before it answers). Results arrive on
- * the daemon's loop. */
+ * kubelet calls back into the plugin before it answers). The calls of every
+ * registrar complete on one shared completion-queue thread; results arrive
+ * on the daemon's loop. */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "grpc/cq.h"
 #include "loop/loop.h"
 
 struct registrar;
 
 struct registrar_options {
 	struct loop *loop;
+	struct cq_runner *runner;   /* where the calls complete; shared, outlives the registrar */
 	const char *kubelet_socket; /* <socket-dir>/kubelet.sock */
 	const char *endpoint;       /* our socket's file name */
 	const char *resource_name;

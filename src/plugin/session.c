@@ -61,6 +61,7 @@ static bool same_kubelet(struct session_kubelet a, struct session_kubelet b)
 /* Every registration gets a new tag; starting one needs a server. */
 static enum session_state register_anew(struct session *s)
 {
+	s->reregister_due = false;
 	s->tag++;
 	s->kubelet = (struct session_kubelet){ 0 };
 	s->ops->register_start(s->ctx, s->tag);
@@ -71,6 +72,7 @@ static enum session_state register_anew(struct session *s)
  * the socket or the kubelet changed under us. */
 static enum session_state restart(struct session *s, int *ret_error)
 {
+	s->reregister_due = false;
 	s->ops->unbind(s->ctx);
 	int r = s->ops->bind(s->ctx);
 	if (r < 0) {
@@ -110,11 +112,19 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		return (int)restart(s, ret_error);
 	case SESSION_EV_RELOAD:
 		/* Without the directory there is nowhere to serve; its return
-		 * starts over anyway. A serving endpoint keeps its server and
-		 * registers again: a new server would cancel the calls under way
-		 * (an Allocate for a pod being admitted). */
+		 * starts over anyway. A registration under way already announces
+		 * this very endpoint (a changed resource gets a new endpoint):
+		 * another one beside it would overlap it, and the kubelet's stream
+		 * of the first could pass for the second's (a storm of SIGHUPs
+		 * made the plugin restart its server). A watched endpoint keeps
+		 * its server and registers again: a new server would cancel the
+		 * calls under way (an Allocate for a pod being admitted). */
 		if (st == SESSION_NO_DIR)
 			return -1;
+		if (st == SESSION_REGISTERING || st == SESSION_REGISTERED) {
+			s->reregister_due = true; /* once the kubelet watches */
+			return st;
+		}
 		return bound ? (int)register_anew(s) : (int)restart(s, ret_error);
 	case SESSION_EV_STOP:
 		s->ops->unbind(s->ctx);
@@ -143,7 +153,10 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		/* The kubelet's stream can open before its answer arrives. */
 		return st == SESSION_WATCHED ? SESSION_WATCHED : -1;
 	case SESSION_EV_STREAM_OPENED:
-		return current && (st == SESSION_REGISTERING || st == SESSION_REGISTERED) ? SESSION_WATCHED : -1;
+		if (!current || (st != SESSION_REGISTERING && st != SESSION_REGISTERED))
+			return -1;
+		/* A SIGHUP came while this registration was under way. */
+		return s->reregister_due ? (int)register_anew(s) : SESSION_WATCHED;
 	case SESSION_EV_STREAM_ENDED:
 		return current && bound ? (int)restart(s, ret_error) : -1;
 	case SESSION_EV_WATCHDOG:
@@ -167,10 +180,10 @@ int session_handle(struct session *s, enum session_event ev, const struct sessio
 	}
 	s->state = (enum session_state)next;
 	/* Leaving REGISTERED disarms the watchdog; each new registration
-	 * accepted arms it afresh. */
-	if (s->state == SESSION_REGISTERED)
+	 * accepted arms it afresh (staying, a deferred SIGHUP, leaves it be). */
+	if (s->state == SESSION_REGISTERED && from != SESSION_REGISTERED)
 		s->ops->watchdog(s->ctx, true);
-	else if (from == SESSION_REGISTERED)
+	else if (from == SESSION_REGISTERED && s->state != SESSION_REGISTERED)
 		s->ops->watchdog(s->ctx, false);
 	s->ops->transition(s->ctx, from, ev, s->state, true, error);
 	return ev == SESSION_EV_START ? error : 0;

@@ -11,9 +11,13 @@
  *   REGISTERING --Register accepted--> REGISTERED (watchdog armed)
  *   REGISTERING, REGISTERED --kubelet's stream opened--> WATCHED
  *   REGISTERED --watchdog: no stream in time--> REGISTERING (register again)
- *   bound --socket deleted, new kubelet, stream ended, SIGHUP--> restart:
+ *   bound --socket deleted, new kubelet, stream ended--> restart:
  *       stop the server fully, bind anew, register (the kubelet never
  *       reconnects by itself, and gRPC unlinks the path of a stopped server)
+ *   WATCHED --SIGHUP--> REGISTERING (the server kept); in REGISTERING and
+ *       REGISTERED a SIGHUP waits for the kubelet's stream, then registers
+ *       again: registrations never overlap, so a stream's end cannot be
+ *       taken for a newer registration's
  *   any --device-plugins directory removed--> NO_DIR until it is back
  *       (a bind can only fail meanwhile, so retries wait for it too)
  *   any --SIGTERM--> STOPPED
@@ -95,6 +99,7 @@ struct session {
 	void *ctx;
 	enum session_state state;
 	uint64_t tag;                  /* the current registration */
+	bool reregister_due;           /* a SIGHUP came while registering: register again once watched */
 	struct session_kubelet kubelet; /* the kubelet.sock its latest attempt dialled */
 };
 
