@@ -49,6 +49,7 @@ struct conn {
 	int fd;
 	dev_t dev;
 	ino_t ino;
+	pid_t peer; /* 0 for a process outside our pid namespace */
 };
 
 struct gs_server {
@@ -573,6 +574,15 @@ static void sweep_conns(struct gs_server *server)
 	server->n_conns = kept;
 }
 
+/* A free slot, and the peer below its share. */
+static bool room_for(const struct gs_server *server, pid_t peer)
+{
+	unsigned from_peer = 0;
+	for (unsigned i = 0; i < server->n_conns; i++)
+		from_peer += server->conns[i].peer == peer;
+	return server->n_conns < GS_MAX_CONNECTIONS && from_peer < GS_MAX_CONNECTIONS_PER_PEER;
+}
+
 static void accept_one(struct gs_server *server)
 {
 	int fd = accept4(server->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -580,15 +590,20 @@ static void accept_one(struct gs_server *server)
 		return; /* EAGAIN, or a peer that left before we got to it */
 
 	struct stat st;
-	if (server->n_conns == GS_MAX_CONNECTIONS)
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
+		cred.pid = 0;
+	if (!room_for(server, cred.pid))
 		sweep_conns(server);
-	if (server->n_conns == GS_MAX_CONNECTIONS || fstat(fd, &st) < 0) {
+	if (!room_for(server, cred.pid) || fstat(fd, &st) < 0) {
 		/* Refusing at once costs nothing; a kubelet dials again. */
 		close(fd);
 		server->rejected++;
 		return;
 	}
-	server->conns[server->n_conns++] = (struct conn){ .fd = fd, .dev = st.st_dev, .ino = st.st_ino };
+	server->conns[server->n_conns++] =
+		(struct conn){ .fd = fd, .dev = st.st_dev, .ino = st.st_ino, .peer = cred.pid };
 	grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
 	grpc_server_add_channel_from_fd(server->server, fd, creds);
 	grpc_server_credentials_release(creds);

@@ -24,6 +24,13 @@
  * needs one connection, a probe one more. */
 #define GS_MAX_CONNECTIONS 32
 
+/* Connections one peer process may hold (SO_PEERCRED's pid; every process
+ * outside the plugin's pid namespace counts as one). The rest of the slots
+ * stay free for others: a process that fills its share cannot keep the
+ * liveness probe, run in the plugin's container, or a kubelet that is
+ * another process, from connecting. */
+#define GS_MAX_CONNECTIONS_PER_PEER 24
+
 /* A connection with no call for this long is closed (GOAWAY): it frees the
  * slot of a client that connects and does nothing, so silent connections
  * hold the slots for seconds only. The kubelet's connection always has its

@@ -611,10 +611,12 @@ static void test_kubelet_keeps_its_slot(void **state)
 }
 
 /* Connections that send the HTTP/2 preface and SETTINGS, then nothing, in
- * every slot and more: the server closes each within GS_MAX_IDLE_MS (it
- * opened no call), so they hold the slots for seconds, not for as long as
- * the client likes; then a newcomer is served again, and the kubelet's
- * connection, which has its stream, stays. */
+ * every slot and more: one process gets GS_MAX_CONNECTIONS_PER_PEER of them,
+ * so the probe and a restarted kubelet still connect meanwhile; the server
+ * closes each within GS_MAX_IDLE_MS (it opened no call), so they hold the
+ * slots for seconds, not for as long as the client likes; then a newcomer
+ * is served again, and the kubelet's connection, which has its stream,
+ * stays. */
 #define SILENT_CONNS (GS_MAX_CONNECTIONS + 28)
 static void test_silent_connections_are_closed(void **state)
 {
@@ -630,6 +632,18 @@ static void test_silent_connections_are_closed(void **state)
 		/* The server may close an extra one at once: a short write then. */
 		(void)send(p[i].fd, hello, sizeof(hello) - 1, MSG_NOSIGNAL);
 	}
+	/* While they hold this process's share of the slots, the liveness probe
+	 * (another process) is served, and so is a kubelet that starts anew. */
+	const char *probe[] = { PLUGIN_BIN, "--probe", "--socket-dir", node.socket_dir, NULL };
+	struct proc *pr = proc_start(probe, NULL);
+	assert_int_equal(proc_wait(pr, EXIT_WAIT_MS), 0);
+	proc_free(pr);
+	proc_send(node.kubelet, "quit");
+	assert_int_equal(proc_wait(node.kubelet, EXIT_WAIT_MS), 0);
+	proc_free(node.kubelet);
+	node.kubelet = node_start_kubelet(&node);
+	assert_non_null(proc_expect(node.kubelet, "register resource=ascend.com/npu", WAIT_MS));
+	assert_non_null(proc_expect(node.kubelet, "capacity=2 allocatable=2", WAIT_MS));
 	/* Each ends (EOF) by the server's doing: GS_MAX_IDLE_MS, plus slack. */
 	int64_t deadline = now_ms() + GS_MAX_IDLE_MS + WAIT_MS;
 	size_t open_conns = SILENT_CONNS;
