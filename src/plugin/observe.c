@@ -20,14 +20,8 @@
 #include "telemetry/podres.h"
 #include "telemetry/telemetry.h"
 
-/* The loop beats this often; /healthz and --probe (through
- * GetDevicePluginOptions) call it stuck after LOOP_STUCK_MS without a beat:
- * a deadlock, or anything else that holds the loop. Nothing legitimate
- * does for long: a DCMI call that hangs costs the loop at most its 1 s
- * deadline (npu/dcmi.h), later calls fail at once, so 5 s is a stall and
- * not a slow refresh. */
+/* The loop beats this often; OBSERVE_LOOP_STUCK_MS is in plugin/observe.h. */
 #define HEARTBEAT_MS 1000
-#define LOOP_STUCK_MS 5000
 /* At most one pod resources List this often (the kubelet allows 100/s,
  * burst 10), and the wait after an Allocate for the kubelet to record it. */
 #define POD_REFRESH_MIN_MS 1000
@@ -121,7 +115,7 @@ static void on_healthz(void *ctx, struct http_reply *reply)
 	bool ok = true;
 
 	int64_t since = now_ms() - atomic_load(&o->heartbeat_ms);
-	if (since > LOOP_STUCK_MS) {
+	if (since > OBSERVE_LOOP_STUCK_MS) {
 		ok = false;
 		strbuf_printf(&sb, "the event loop is stuck: no heartbeat for %llds\n", (long long)(since / 1000));
 	}
@@ -548,7 +542,7 @@ int64_t observe_loop_stuck_ms(const struct observe_resource *res)
 	if (!res)
 		return 0;
 	int64_t since = now_ms() - atomic_load(&res->observe->heartbeat_ms);
-	return since > LOOP_STUCK_MS ? since : 0;
+	return since > OBSERVE_LOOP_STUCK_MS ? since : 0;
 }
 
 void observe_registration_accepted(struct observe_resource *res)

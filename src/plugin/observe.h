@@ -21,6 +21,14 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 
+/* /healthz and --probe (through GetDevicePluginOptions) call the event loop
+ * stuck when it has not beaten for this long (it beats every second): a
+ * deadlock, or anything else that holds the loop. Nothing legitimate does
+ * for long: a DCMI call that hangs costs the loop at most its 1 s deadline
+ * (npu/dcmi.h) and later calls fail at once, so 5 s is a stall and not a
+ * slow refresh. */
+#define OBSERVE_LOOP_STUCK_MS 5000
+
 struct observe;
 struct observe_resource;
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -34,6 +35,7 @@
 
 #include "harness/harness.h"
 #include "harness/http.h"
+#include "plugin/observe.h"
 
 #define CHIPS 2
 #define TELEMETRY "temp=45 power=92.5 util=37 hbm_used_mb=1024"
@@ -478,6 +480,72 @@ static void test_slowloris_is_cut_off(void **state)
 	node_fini(node);
 }
 
+/* The event loop held (ptrace stops that one thread; the gRPC and HTTP
+ * threads run on): /healthz answers 503 naming the stall and --probe fails
+ * once OBSERVE_LOOP_STUCK_MS have passed without a heartbeat, and both
+ * recover when the loop runs again. */
+static int probe_exit(struct node *node)
+{
+	const char *probe[] = { PLUGIN_BIN, "--probe", "--socket-dir", node->socket_dir, NULL };
+	struct proc *pr = proc_start(probe, NULL);
+	int status = proc_wait(pr, WAIT_MS);
+	proc_free(pr);
+	return status;
+}
+
+/* GET /healthz until its status is want, one request a quarter second apart
+ * (what changes is time passing, there is no event to wait on), until
+ * deadline; the last response stays in resp. */
+static bool healthz_becomes(uint16_t port, int want, int64_t deadline, struct http_response *resp)
+{
+	for (;;) {
+		http_call(port, "GET", "/healthz", resp);
+		if (resp->status == want || now_ms() >= deadline)
+			return resp->status == want;
+		http_response_clear(resp);
+		(void)poll(NULL, 0, 250);
+	}
+}
+
+static void test_stalled_loop_is_reported(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	node_start_registered(node, (const char *[]){ "--metrics-addr=127.0.0.1:0", NULL });
+	uint16_t port = http_plugin_port(node->plugin);
+	struct http_response resp;
+	assert_true(healthz_becomes(port, 200, now_ms() + WAIT_MS, &resp));
+	http_response_clear(&resp);
+	assert_int_equal(probe_exit(node), 0);
+
+	/* The loop runs on the main thread, whose id is the process's. */
+	pid_t loop_tid = proc_pid(node->plugin);
+	if (ptrace(PTRACE_SEIZE, loop_tid, NULL, NULL) < 0) {
+		print_message("cannot ptrace the plugin (%s): skipped\n", strerror(errno));
+		skip();
+	}
+	assert_int_equal(ptrace(PTRACE_INTERRUPT, loop_tid, NULL, NULL), 0);
+	int st;
+	assert_int_equal(waitpid(loop_tid, &st, __WALL), loop_tid);
+	int64_t held = now_ms();
+	bool reported = healthz_becomes(port, 503, held + OBSERVE_LOOP_STUCK_MS + WAIT_MS, &resp);
+	int64_t took = now_ms() - held;
+	bool named = resp.body && strstr(resp.body, "the event loop is stuck");
+	http_response_clear(&resp);
+	int probe = probe_exit(node);
+	assert_int_equal(ptrace(PTRACE_DETACH, loop_tid, NULL, NULL), 0);
+	if (!reported || !named)
+		fail_msg("/healthz did not report the stalled loop within %lld ms", (long long)took);
+	print_message("stalled loop reported by /healthz after %lld ms\n", (long long)took);
+	assert_true(took >= OBSERVE_LOOP_STUCK_MS - 1000);
+	assert_int_equal(probe, 1);
+
+	assert_true(healthz_becomes(port, 200, now_ms() + WAIT_MS, &resp));
+	http_response_clear(&resp);
+	assert_int_equal(probe_exit(node), 0);
+	node_fini(node);
+}
+
 static void test_nfd_file(void **state)
 {
 	struct node *node = *state;
@@ -567,6 +635,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_healthz_across_kubelet_death, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_http_edges_and_flood, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_slowloris_is_cut_off, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_stalled_loop_is_reported, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_nfd_file, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_json_logs, node_setup, node_teardown),
 	};
