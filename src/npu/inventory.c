@@ -10,8 +10,18 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
+#include "npu/dcmi_load.h"
 #include "npu/devfs.h"
 #include "npu/sysfs.h"
+
+/* How long the first load of DCMI is waited for: the first device list is
+ * DCMI's when it loads in time, and SIGTERM at start still ends the daemon
+ * within 2 s when it does not (the load goes on; see npu/dcmi_load.h). */
+#define DCMI_LOAD_WAIT_MS 1500
+/* A later load is waited for this long: a library that is missing or
+ * refused answers at once, and a hanging one costs the loop this once, not
+ * at every refresh (no second load starts while one runs). */
+#define DCMI_RELOAD_WAIT_MS 100
 
 struct inventory {
 	enum npu_backend_mode mode;
@@ -22,6 +32,8 @@ struct inventory {
 	void *fault_ctx;
 
 	struct dcmi_lib *dcmi;
+	struct dcmi_load *loading; /* a load under way, NULL when none */
+	bool load_waited;            /* the first load was waited for */
 	struct inventory_status status;
 	struct npu_snapshot *current;
 	struct npu_chip chips[NPU_MAX_CHIPS];
@@ -213,6 +225,7 @@ void inventory_free(struct inventory *inv)
 		return;
 	if (inv->status.events)
 		dcmi_unsubscribe_faults();
+	dcmi_load_abandon(inv->loading);
 	dcmi_lib_close(inv->dcmi);
 	npu_snapshot_unref(inv->current);
 	free(inv);
@@ -235,11 +248,35 @@ static void try_load_dcmi(struct inventory *inv)
 		}
 		return;
 	}
-	int r = dcmi_lib_open(&inv->search, &inv->dcmi, st->dcmi_why, sizeof(st->dcmi_why));
+	/* Loading runs vendor code with no deadline of its own: on a thread of
+	 * its own, waited for at the start only, and only so long. */
+	int r = inv->loading ? 0 : dcmi_load_start(&inv->search, &inv->loading);
 	if (r < 0) {
 		st->dcmi_open_error = r;
+		snprintf(st->dcmi_why, sizeof(st->dcmi_why), "cannot start loading it: %s", strerror(-r));
 		return;
 	}
+	struct dcmi_load_result loaded;
+	r = dcmi_load_take(inv->loading, inv->load_waited ? DCMI_RELOAD_WAIT_MS : DCMI_LOAD_WAIT_MS, &loaded);
+	bool first = !inv->load_waited;
+	inv->load_waited = true;
+	if (r == -EINPROGRESS) {
+		/* Said once; a retry under way keeps the reason the last one gave. */
+		if (first) {
+			st->dcmi_open_error = r;
+			snprintf(st->dcmi_why, sizeof(st->dcmi_why),
+				 "still loading: libdcmi.so or its dcmi_init has not returned yet");
+		}
+		return;
+	}
+	inv->loading = NULL;
+	if (loaded.error < 0) {
+		st->dcmi_open_error = loaded.error;
+		_Static_assert(sizeof(st->dcmi_why) == sizeof(loaded.why), "same size");
+		memcpy(st->dcmi_why, loaded.why, sizeof(st->dcmi_why));
+		return;
+	}
+	inv->dcmi = loaded.lib;
 	st->dcmi_open_error = 0;
 	st->dcmi_why[0] = '\0';
 	snprintf(st->dcmi_path, sizeof(st->dcmi_path), "%s", dcmi_lib_path(inv->dcmi));

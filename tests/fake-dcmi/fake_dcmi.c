@@ -651,6 +651,14 @@ int dcmi_init(void)
 		abort();
 	if (crash && strcmp(crash, "segv") == 0)
 		raise(SIGSEGV);
+	/* A driver whose initialisation blocks (a chip being reset). */
+	const char *hang = getenv("ASCEND_FAKE_DCMI_INIT_HANG");
+	uint32_t hang_s;
+	if (hang && parse_u32(hang, 10, 3600, &hang_s) == 0) {
+		struct timespec left = { .tv_sec = hang_s };
+		while (nanosleep(&left, &left) < 0 && errno == EINTR) {
+		}
+	}
 	pthread_mutex_lock(&sim.lock);
 	int r = sim.initialised ? DCMI_OK : start_locked();
 	pthread_mutex_unlock(&sim.lock);

@@ -4,7 +4,8 @@
  * call is overdue turns Unhealthy with the call's name, the other chips stay
  * as they were and can be allocated, a kubelet restart during the hang is
  * registered again at once, SIGTERM ends the daemon within 2 s, and when the
- * call answers again the chip is Healthy again. */
+ * call answers again the chip is Healthy again. A dcmi_init that blocks
+ * (ASCEND_FAKE_DCMI_INIT_HANG) holds neither the start nor the loop. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -117,11 +118,50 @@ static void test_hang_ends(void **state)
 	node_fini(node);
 }
 
+/* A dcmi_init that blocks (a driver waiting for a chip reset): DCMI loads on
+ * a thread of its own, so the plugin starts on the device files after a
+ * short wait, serves and registers again at once while the load hangs, and
+ * SIGTERM still ends it within 2 s. */
+static void test_hung_dcmi_init(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	assert_int_equal(setenv("ASCEND_FAKE_DCMI_INIT_HANG", "30", 1), 0);
+	node_start_registered(node, (const char *[]){ "--health-interval", "1s", NULL });
+	assert_int_equal(unsetenv("ASCEND_FAKE_DCMI_INIT_HANG"), 0);
+	struct proc *k = node->kubelet, *p = node->plugin;
+
+	assert_non_null(proc_expect_err(
+		p, "DCMI unavailable (still loading: libdcmi.so or its dcmi_init has not returned yet); using device files",
+		WAIT_MS));
+	/* Registered with the device files' chips (node_start_registered saw
+	 * the list); Allocate is served. */
+	assert_true(allocate_ok(node, "npu-0"));
+	int64_t t0 = now_ms();
+	proc_send(k, "restart");
+	assert_non_null(proc_expect(k, "restarted", WAIT_MS));
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	assert_true(now_ms() - t0 < 10000);
+	/* Health polls go on meanwhile and start no second load. */
+	assert_false(proc_sees_within(p, "using DCMI from", 2500));
+
+	t0 = now_ms();
+	proc_kill(p, SIGTERM);
+	assert_int_equal(proc_wait(p, 5000), 0);
+	int64_t took = now_ms() - t0;
+	if (took > 2000)
+		fail_msg("SIGTERM during a hung dcmi_init took %lld ms", (long long)took);
+	proc_free(p);
+	node->plugin = NULL;
+	node_fini(node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hung_health_call, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_hang_ends, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_hung_dcmi_init, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
