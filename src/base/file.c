@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+
 int file_read_bounded(const char *path, size_t max, char **ret_buf, size_t *ret_len, char *why, size_t why_size)
 {
 	char *buf = NULL;
@@ -29,7 +30,8 @@ int file_read_bounded(const char *path, size_t max, char **ret_buf, size_t *ret_
 		snprintf(why, why_size, "not a regular file");
 		goto out;
 	}
-	/* One byte more than allowed tells a full file from a long one. */
+	/* One byte more than allowed tells a full file from a long one; a file
+	 * that fits leaves it for the terminator. */
 	buf = malloc(max + 1);
 	if (!buf) {
 		r = -ENOMEM;
@@ -54,6 +56,7 @@ int file_read_bounded(const char *path, size_t max, char **ret_buf, size_t *ret_
 		snprintf(why, why_size, "larger than %zu bytes", max);
 		goto out;
 	}
+	buf[len] = '\0';
 	*ret_buf = buf;
 	*ret_len = len;
 	buf = NULL;
