@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
 #include "grpc/client.h"
@@ -544,24 +545,6 @@ struct node {
 	struct child plugin;
 };
 
-static int make_dirs(const char *path)
-{
-	char tmp[PATH_BYTES];
-	if (str_copy(tmp, sizeof(tmp), path) < 0)
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Creates an empty file (and its directories) under root. */
 static int touch(const char *root, const char *relative)
 {
@@ -572,7 +555,7 @@ static int touch(const char *root, const char *relative)
 	if (!slash)
 		return -EINVAL;
 	*slash = '\0';
-	int r = make_dirs(path);
+	int r = mkdir_p(path, 0755);
 	*slash = '/';
 	if (r < 0)
 		return r;
@@ -688,8 +671,8 @@ static int node_create(struct node *n, const char *work_dir, const char *name, u
 	char nfd_dir[PATH_BYTES];
 	if (str_printf(nfd_dir, sizeof(nfd_dir), "%s/features.d", n->root) < 0)
 		return -ENAMETOOLONG;
-	if ((r = make_dirs(n->dev)) < 0 || (r = make_dirs(n->sockets)) < 0 || (r = make_dirs(driver_dir)) < 0 ||
-	    (r = make_dirs(nfd_dir)) < 0)
+	if ((r = mkdir_p(n->dev, 0755)) < 0 || (r = mkdir_p(n->sockets, 0755)) < 0 ||
+	    (r = mkdir_p(driver_dir, 0755)) < 0 || (r = mkdir_p(nfd_dir, 0755)) < 0)
 		return r;
 	char relative[64];
 	for (unsigned i = 0; i < chips; i++) {

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Bounded whole-file reads; see file.h. */
+/* Bounded reads and directories; see file.h. */
 #include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/parse.h"
 
 int file_read_bounded(const char *path, size_t max, char **ret_buf, size_t *ret_len, char *why, size_t why_size)
 {
@@ -66,4 +68,35 @@ out:
 		close(fd);
 	free(buf);
 	return r;
+}
+
+int mkdir_ensure(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	int r = str_copy(buf, sizeof(buf), path);
+	if (r < 0)
+		return r;
+	/* Each parent in turn; one that exists as something else makes the
+	 * next mkdir fail with ENOTDIR. */
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir_ensure(buf, mode);
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reading a whole file that comes from outside (a configuration file, a
- * manifest), bounded: only a regular file is read (a FIFO or a device must
- * not hold the caller), and at most max bytes. */
+/* Whole files and directories, the way every module here needs them: a file
+ * from outside (a configuration file, a manifest) read whole and bounded
+ * (only a regular file, so a FIFO or a device never holds the caller, and at
+ * most max bytes), and directories made as `mkdir -p` makes them. */
 #pragma once
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Reads path into a malloc'd buffer of *ret_len bytes plus a terminating
  * NUL, so that text can be used as a string at once (a NUL inside the file
@@ -12,3 +14,16 @@
  * negative errno with a short message in why ("cannot open: ...", "cannot
  * read: ...", "not a regular file", "larger than N bytes", "out of memory"). */
 int file_read_bounded(const char *path, size_t max, char **ret_buf, size_t *ret_len, char *why, size_t why_size);
+
+/* Makes the directory path with mode (less the umask) unless it exists:
+ * the directory itself, not its parents. Returns 0 when path is a
+ * directory afterwards (or a link to one), -ENOTDIR when it is something
+ * else, or a negative errno of mkdir(2) or stat(2) (-ENOENT: a parent is
+ * missing). */
+int mkdir_ensure(const char *path, mode_t mode);
+
+/* `mkdir -p`: every missing directory on path, each made with mode (less
+ * the umask). Returns 0 when path is a directory afterwards, -ENOTDIR when
+ * it or a parent is something else, -ENAMETOOLONG beyond PATH_MAX, or
+ * another negative errno of mkdir(2). What was made before a failure stays. */
+int mkdir_p(const char *path, mode_t mode);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Whole files (base/file.c) in a temporary directory: a bounded read
- * returns a terminated buffer, refuses a FIFO and a file over the bound and
- * writes nothing on failure. */
+/* Whole files and directories (base/file.c) in a temporary directory: a
+ * bounded read returns a terminated buffer, refuses a FIFO and a file over
+ * the bound and writes nothing on failure; mkdir_ensure and mkdir_p make
+ * what is missing and tell a directory from anything else. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -102,10 +103,73 @@ static void test_read_bounded(void **state)
 	assert_int_equal(len, 77);
 }
 
+static void test_mkdir_ensure(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	struct stat st;
+	under(f, "d", path, sizeof(path));
+	assert_int_equal(mkdir_ensure(path, 0700), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	/* There already: fine, and left as it was. */
+	assert_int_equal(mkdir_ensure(path, 0755), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	/* A link to a directory is one. */
+	char link[PATH_MAX];
+	under(f, "link", link, sizeof(link));
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(mkdir_ensure(link, 0755), 0);
+	/* Not the parents; not over a file. */
+	under(f, "a/b", path, sizeof(path));
+	assert_int_equal(mkdir_ensure(path, 0755), -ENOENT);
+	under(f, "file", path, sizeof(path));
+	put(path, "");
+	assert_int_equal(mkdir_ensure(path, 0755), -ENOTDIR);
+}
+
+static void test_mkdir_p(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	struct stat st;
+	under(f, "a/b/c", path, sizeof(path));
+	assert_int_equal(mkdir_p(path, 0755), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* Again, and with doubled and trailing slashes. */
+	assert_int_equal(mkdir_p(path, 0755), 0);
+	under(f, "a//b/c/d/", path, sizeof(path));
+	assert_int_equal(mkdir_p(path, 0755), 0);
+	under(f, "a/b/c/d", path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+
+	/* A file on the way, or at the end. */
+	under(f, "a/file", path, sizeof(path));
+	put(path, "");
+	assert_int_equal(mkdir_p(path, 0755), -ENOTDIR);
+	under(f, "a/file/below", path, sizeof(path));
+	assert_int_equal(mkdir_p(path, 0755), -ENOTDIR);
+
+	/* Longer than a path can be. */
+	char *long_path = malloc(PATH_MAX + 2);
+	assert_non_null(long_path);
+	memset(long_path, 'x', PATH_MAX + 1);
+	long_path[0] = '/';
+	long_path[PATH_MAX + 1] = '\0';
+	assert_int_equal(mkdir_p(long_path, 0755), -ENAMETOOLONG);
+	free(long_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdir_ensure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

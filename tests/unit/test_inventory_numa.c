@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "base/file.h"
 #include "npu/inventory.h"
 
 static struct {
@@ -42,9 +43,9 @@ static void path_of(char *buf, size_t size, const char *relative)
 
 static void mkdirs(const char *relative)
 {
-	char cmd[PATH_MAX];
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", t.root, relative);
-	assert_int_equal(system(cmd), 0);
+	char path[PATH_MAX];
+	path_of(path, sizeof(path), relative);
+	assert_int_equal(mkdir_p(path, 0755), 0);
 }
 
 /* Writes through a temporary file and rename, as a state file must be. */

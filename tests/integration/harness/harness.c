@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 #include "npu/chip.h"
 
@@ -418,20 +419,6 @@ static void write_file(const char *path, const char *content)
 	assert_int_equal(fclose(f), 0);
 }
 
-static void mkdirs(const char *path)
-{
-	char tmp[512];
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(tmp, 0755);
-		*p = '/';
-	}
-	mkdir(tmp, 0755);
-}
-
 void node_touch(struct node *node, const char *relative)
 {
 	char path[512];
@@ -439,7 +426,7 @@ void node_touch(struct node *node, const char *relative)
 	char dir[512];
 	snprintf(dir, sizeof(dir), "%s", path);
 	*strrchr(dir, '/') = '\0';
-	mkdirs(dir);
+	assert_int_equal(mkdir_p(dir, 0755), 0);
 	write_file(path, "");
 }
 
@@ -553,9 +540,9 @@ void node_init(struct node *node, const struct node_options *o)
 	snprintf(node->dcmi_dir, sizeof(node->dcmi_dir), "%s%s/lib64/driver", node->root, node->driver_path);
 	snprintf(node->state_file, sizeof(node->state_file), "%s/dcmi-state", node->root);
 	snprintf(node->plugin_socket, sizeof(node->plugin_socket), "%s/ascend-npu.sock", node->socket_dir);
-	mkdirs(node->dev_dir);
-	mkdirs(node->socket_dir);
-	mkdirs(node->dcmi_dir);
+	assert_int_equal(mkdir_p(node->dev_dir, 0755), 0);
+	assert_int_equal(mkdir_p(node->socket_dir, 0755), 0);
+	assert_int_equal(mkdir_p(node->dcmi_dir, 0755), 0);
 
 	char rel[128];
 	for (unsigned i = 0; i < o->chips; i++) {
