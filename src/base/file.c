@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Bounded reads and directories; see file.h. */
+/* Bounded reads, atomic writes and directories; see file.h. */
 #include "base/file.h"
 
 #include <errno.h>
@@ -67,6 +67,97 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
+	return r;
+}
+
+/* "<dir>/.<name>.tmp" beside path, and the length of "<dir>/". */
+static int temp_path(const char *path, char tmp[PATH_MAX], size_t *ret_dir_len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	if (!name[0])
+		return -EINVAL;
+	size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
+	int r = str_printf(tmp, PATH_MAX, "%.*s.%s.tmp", (int)dir_len, path, name);
+	if (r < 0)
+		return r;
+	*ret_dir_len = dir_len;
+	return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Syncs the directory of a rename that is done: that only makes it durable,
+ * so a failure is not the caller's. */
+static void sync_dir(char *tmp, size_t dir_len)
+{
+	const char *dir = ".";
+	if (dir_len > 0) {
+		tmp[dir_len] = '\0';
+		dir = tmp;
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode, unsigned flags)
+{
+	char tmp[PATH_MAX];
+	size_t dir_len;
+	int r = temp_path(path, tmp, &dir_len);
+	if (r < 0)
+		return r;
+	/* A temp file a crash left behind is ours to replace; O_EXCL and
+	 * O_NOFOLLOW then make sure that the file written is a new one. */
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return -errno;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, data, len);
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (r == 0 && (flags & FILE_WRITE_SYNC) && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	if (flags & FILE_WRITE_SYNC)
+		sync_dir(tmp, dir_len);
+	return 0;
+}
+
+int file_remove_atomic(const char *path)
+{
+	char tmp[PATH_MAX];
+	size_t dir_len;
+	int r = temp_path(path, tmp, &dir_len);
+	if (r < 0)
+		return r;
+	if (unlink(path) < 0 && errno != ENOENT)
+		r = -errno;
+	if (unlink(tmp) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
 	return r;
 }
 

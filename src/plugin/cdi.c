@@ -2,17 +2,17 @@
 #include "plugin/cdi.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "base/file.h"
 #include "base/macro.h"
 #include "base/parse.h"
 
@@ -23,8 +23,6 @@
  * under the driver paths needs either. */
 static const char *const mount_options[] = { "ro", "nosuid", "nodev", "rbind", "rprivate" };
 
-/* Room for <dir>/.<file_name>.tmp. */
-#define SPEC_PATH_MAX (4096 + CDI_KIND_MAX + 16)
 /* Shared nodes of every family together stay well under this. */
 #define SHARED_SEEN_MAX 48
 #define SHARED_NAME_MAX 40
@@ -234,77 +232,22 @@ out:
 
 /* --- the file ----------------------------------------------------------------- */
 
-static int spec_paths(const char *dir, const char *file_name, char path[SPEC_PATH_MAX], char tmp[SPEC_PATH_MAX])
-{
-	char tmp_name[CDI_KIND_MAX + 16];
-	int r;
-	/* Not ending in .json or .yaml: runtimes never load a half-written spec. */
-	if ((r = str_printf(tmp_name, sizeof(tmp_name), ".%s.tmp", file_name)) < 0 ||
-	    (r = path_join(path, SPEC_PATH_MAX, dir, file_name)) < 0 ||
-	    (r = path_join(tmp, SPEC_PATH_MAX, dir, tmp_name)) < 0)
-		return r;
-	return 0;
-}
-
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int cdi_spec_write(const char *dir, const char *file_name, const char *json)
 {
-	char path[SPEC_PATH_MAX], tmp[SPEC_PATH_MAX];
-	int r = spec_paths(dir, file_name, path, tmp);
+	char path[PATH_MAX];
+	int r = path_join(path, sizeof(path), dir, file_name);
 	if (r < 0)
 		return r;
-
-	/* A temp file a crash left behind is ours to replace. */
-	if (unlink(tmp) < 0 && errno != ENOENT)
-		return -errno;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, json, strlen(json));
-	/* The umask must not narrow it: runtimes may read as another user. */
-	if (r == 0 && fchmod(fd, 0644) < 0)
-		r = -errno;
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	/* The rename is done; syncing the directory only makes it durable. */
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd);
-		close(dfd);
-	}
-	return 0;
+	/* The temp file's name does not end in .json or .yaml: runtimes never
+	 * load a half-written spec. Synced: the spec outlives a crash of the node. */
+	return file_write_atomic(path, json, strlen(json), 0644, FILE_WRITE_SYNC);
 }
 
 int cdi_spec_remove(const char *dir, const char *file_name)
 {
-	char path[SPEC_PATH_MAX], tmp[SPEC_PATH_MAX];
-	int r = spec_paths(dir, file_name, path, tmp);
+	char path[PATH_MAX];
+	int r = path_join(path, sizeof(path), dir, file_name);
 	if (r < 0)
 		return r;
-	if (unlink(path) < 0 && errno != ENOENT)
-		r = -errno;
-	if (unlink(tmp) < 0 && errno != ENOENT && r == 0)
-		r = -errno;
-	return r;
+	return file_remove_atomic(path);
 }

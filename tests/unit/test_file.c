@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Whole files and directories (base/file.c) in a temporary directory: a
  * bounded read returns a terminated buffer, refuses a FIFO and a file over
- * the bound and writes nothing on failure; mkdir_ensure and mkdir_p make
- * what is missing and tell a directory from anything else. */
+ * the bound and writes nothing on failure; an atomic write replaces the file
+ * with the exact mode whatever the umask, replaces a temp file a crash left,
+ * leaves no temp file when it fails and keeps the old content then; removal
+ * takes the temp file too; mkdir_ensure and mkdir_p make what is missing and
+ * tell a directory from anything else. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +66,16 @@ static void put(const char *path, const char *content)
 	assert_int_equal(fclose(out), 0);
 }
 
+static void assert_content(const char *path, const char *want)
+{
+	char *buf = NULL, why[128];
+	size_t len = 0;
+	assert_int_equal(file_read_bounded(path, 4096, &buf, &len, why, sizeof(why)), 0);
+	assert_int_equal(len, strlen(want));
+	assert_string_equal(buf, want);
+	free(buf);
+}
+
 static void test_read_bounded(void **state)
 {
 	struct fixture *f = *state;
@@ -101,6 +115,93 @@ static void test_read_bounded(void **state)
 	assert_non_null(strstr(why, "cannot open: "));
 	assert_ptr_equal(buf, (char *)(uintptr_t)0x1);
 	assert_int_equal(len, 77);
+}
+
+static void test_write_atomic(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX], tmp[PATH_MAX];
+	struct stat st;
+	under(f, "spec.json", path, sizeof(path));
+	under(f, ".spec.json.tmp", tmp, sizeof(tmp));
+
+	/* A temp file a crash left behind is replaced, and the umask does
+	 * not narrow the mode. */
+	put(tmp, "stale");
+	mode_t old = umask(077);
+	assert_int_equal(file_write_atomic(path, "one\n", 4, 0644, 0), 0);
+	umask(old);
+	assert_content(path, "one\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(access(tmp, F_OK), -1);
+
+	/* Replacing, synced, with a mode of its own; len counts, not a NUL. */
+	assert_int_equal(file_write_atomic(path, "two\nignored", 4, 0600, FILE_WRITE_SYNC), 0);
+	assert_content(path, "two\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(access(tmp, F_OK), -1);
+
+	/* The rename cannot replace a directory: the write fails and leaves
+	 * neither a temp file nor a changed target. */
+	char blocker[PATH_MAX], blocker_tmp[PATH_MAX];
+	under(f, "blocker", blocker, sizeof(blocker));
+	under(f, ".blocker.tmp", blocker_tmp, sizeof(blocker_tmp));
+	assert_int_equal(mkdir(blocker, 0755), 0);
+	assert_int_equal(file_write_atomic(blocker, "x", 1, 0644, 0), -EISDIR);
+	assert_int_equal(access(blocker_tmp, F_OK), -1);
+	assert_int_equal(stat(blocker, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+
+	/* A temp file that is a symlink is removed, never followed. */
+	char victim[PATH_MAX];
+	under(f, "victim", victim, sizeof(victim));
+	put(victim, "untouched");
+	assert_int_equal(symlink(victim, tmp), 0);
+	assert_int_equal(file_write_atomic(path, "three", 5, 0644, 0), 0);
+	assert_content(victim, "untouched");
+	assert_content(path, "three");
+
+	/* No directory, or no name. */
+	assert_int_equal(file_write_atomic("/nonexistent-base-file/x", "x", 1, 0644, 0), -ENOENT);
+	assert_int_equal(file_write_atomic("/tmp/", "x", 1, 0644, 0), -EINVAL);
+	assert_int_equal(file_write_atomic("", "x", 1, 0644, 0), -EINVAL);
+}
+
+/* A name without a directory is beside the working directory. */
+static void test_write_atomic_relative(void **state)
+{
+	struct fixture *f = *state;
+	char cwd[PATH_MAX];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(f->dir), 0);
+	int r = file_write_atomic("plain", "p", 1, 0644, FILE_WRITE_SYNC);
+	bool tmp_left = access(".plain.tmp", F_OK) == 0;
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(r, 0);
+	assert_false(tmp_left);
+	char path[PATH_MAX];
+	under(f, "plain", path, sizeof(path));
+	assert_content(path, "p");
+}
+
+static void test_remove_atomic(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX], tmp[PATH_MAX];
+	under(f, "features", path, sizeof(path));
+	under(f, ".features.tmp", tmp, sizeof(tmp));
+	put(path, "a=1\n");
+	put(tmp, "a=");
+	assert_int_equal(file_remove_atomic(path), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(tmp, F_OK), -1);
+	/* Gone already: fine. */
+	assert_int_equal(file_remove_atomic(path), 0);
+	/* Something that cannot be unlinked is an error. */
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(file_remove_atomic(path), -EISDIR);
 }
 
 static void test_mkdir_ensure(void **state)
@@ -168,6 +269,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic_relative, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_ensure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
 	};
