@@ -246,7 +246,7 @@ static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_rep
 static struct npu_snapshot *current_snapshot(struct service *s, struct gs_reply *reply)
 {
 	pthread_mutex_lock(&s->lock);
-	struct npu_snapshot *snap = s->snapshot ? npu_snapshot_ref(s->snapshot) : NULL;
+	struct npu_snapshot *snap = npu_snapshot_ref(s->snapshot);
 	pthread_mutex_unlock(&s->lock);
 	if (!snap)
 		gs_reply_error(reply, GRPC_STATUS_UNAVAILABLE, "no device inventory yet");

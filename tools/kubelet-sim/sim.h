@@ -41,7 +41,7 @@ struct out_line;
  * RPCs on its channel without holding the lock while a new registration
  * replaces it. */
 struct sim_plugin {
-	atomic_int refs;
+	atomic_uint refs;
 	struct gc_channel *channel;
 	char resource[SIM_RESOURCE_NAME_MAX];
 	char endpoint[SOCKET_PATH_MAX];
@@ -101,8 +101,8 @@ void sim_fini(struct sim *sim);
 /* Takes over channel. Returns 0 or -ENOMEM/-ENAMETOOLONG (channel closed). */
 int sim_plugin_new(const char *resource, const char *endpoint, struct gc_channel *channel, bool preferred_allocation,
 		   bool pre_start, struct sim_plugin **ret_plugin);
-void sim_plugin_ref(struct sim_plugin *plugin);
-/* Accepts NULL. The last reference closes the channel. */
+/* Both take NULL (base/refcount.h). The last reference closes the channel. */
+struct sim_plugin *sim_plugin_ref(struct sim_plugin *plugin);
 void sim_plugin_unref(struct sim_plugin *plugin);
 
 /* The functions below are called with sim->lock held. */
