@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
 
-#define RESOURCE_NAME_MAX 320
 #define GRPC_CODES 17
 
 /* Allocate durations: the kubelet waits on Allocate before it starts a

@@ -7,14 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/k8s_names.h"
 #include "base/parse.h"
 #include "base/refcount.h"
 #include "grpc/client.h"
 #include "grpc/cq.h"
 #include "podresources.pb-c.h"
 #include "podresources_api.h"
-
-#define RESOURCE_NAME_MAX 320
 
 DEFINE_REFCOUNT(struct pod_map, pod_map, free)
 

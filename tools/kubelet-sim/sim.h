@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/k8s_names.h"
 #include "base/parse.h"
 #include "deviceplugin_api.h"
 #include "grpc/client.h"
@@ -23,9 +24,6 @@
 #define SIM_MAX_RESOURCES 32
 /* Devices kept per resource; a ListAndWatch answer with more is cut here. */
 #define SIM_MAX_DEVICES 1024
-/* A valid extended resource name: a DNS-1123 subdomain (with "requests."
- * in front at most 253), "/", a name of at most 63 characters. */
-#define SIM_RESOURCE_NAME_MAX 320
 /* Paths of files in the directory (the directory itself is bounded by the socket path). */
 #define SIM_PATH_MAX 256
 
@@ -43,7 +41,7 @@ struct out_line;
 struct sim_plugin {
 	atomic_uint refs;
 	struct gc_channel *channel;
-	char resource[SIM_RESOURCE_NAME_MAX];
+	char resource[RESOURCE_NAME_MAX];
 	char endpoint[SOCKET_PATH_MAX];
 	bool preferred_allocation;
 	bool pre_start;
@@ -67,7 +65,7 @@ struct sim_allocation {
 };
 
 struct sim_resource {
-	char name[SIM_RESOURCE_NAME_MAX];
+	char name[RESOURCE_NAME_MAX];
 	struct sim_plugin *plugin;     /* NULL when no plugin is registered */
 	struct follower *follower;     /* NULL when none is running or waiting to be joined */
 	struct sim_device *devices;    /* sorted in natural ID order, unique IDs */
