@@ -76,6 +76,16 @@ static void assert_content(const char *path, const char *want)
 	free(buf);
 }
 
+/* path is a directory (a link to one counts), of that mode unless it is 0. */
+static void assert_dir(const char *path, mode_t mode)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	if (mode)
+		assert_int_equal(st.st_mode & 0777, mode);
+}
+
 static void test_read_bounded(void **state)
 {
 	struct fixture *f = *state;
@@ -151,8 +161,7 @@ static void test_write_atomic(void **state)
 	assert_int_equal(mkdir(blocker, 0755), 0);
 	assert_int_equal(file_write_atomic(blocker, "x", 1, 0644, 0), -EISDIR);
 	assert_int_equal(access(blocker_tmp, F_OK), -1);
-	assert_int_equal(stat(blocker, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
+	assert_dir(blocker, 0);
 
 	/* A temp file that is a symlink is removed, never followed. */
 	char victim[PATH_MAX];
@@ -208,16 +217,12 @@ static void test_mkdir_ensure(void **state)
 {
 	struct fixture *f = *state;
 	char path[PATH_MAX];
-	struct stat st;
 	under(f, "d", path, sizeof(path));
 	assert_int_equal(mkdir_ensure(path, 0700), 0);
-	assert_int_equal(stat(path, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_dir(path, 0700);
 	/* There already: fine, and left as it was. */
 	assert_int_equal(mkdir_ensure(path, 0755), 0);
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_dir(path, 0700);
 	/* A link to a directory is one. */
 	char link[PATH_MAX];
 	under(f, "link", link, sizeof(link));
@@ -235,18 +240,15 @@ static void test_mkdir_p(void **state)
 {
 	struct fixture *f = *state;
 	char path[PATH_MAX];
-	struct stat st;
 	under(f, "a/b/c", path, sizeof(path));
 	assert_int_equal(mkdir_p(path, 0755), 0);
-	assert_int_equal(stat(path, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
+	assert_dir(path, 0);
 	/* Again, and with doubled and trailing slashes. */
 	assert_int_equal(mkdir_p(path, 0755), 0);
 	under(f, "a//b/c/d/", path, sizeof(path));
 	assert_int_equal(mkdir_p(path, 0755), 0);
 	under(f, "a/b/c/d", path, sizeof(path));
-	assert_int_equal(stat(path, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
+	assert_dir(path, 0);
 
 	/* A file on the way, or at the end. */
 	under(f, "a/file", path, sizeof(path));

@@ -32,14 +32,17 @@ static int on_document(void *ctx, const struct ynode *root, size_t line)
 	return run->check(&run->w, root);
 }
 
-/* Runs check on text's root with at most max_entries entries; returns what
- * it returned, with its message in why. */
-static int walk(const char *text, size_t max_entries, check_fn check, char *why, size_t why_size)
+/* Runs check on the root of text, with at most max_entries entries, and
+ * expects it to return r with the message want (NULL: not looked at). */
+static void walks(const char *text, size_t max_entries, check_fn check, int r, const char *want)
 {
 	static const struct yaml_tree_limits limits = { .max_depth = 8, .max_nodes = 100 };
-	struct run run = { .check = check, .w = { .why = why, .why_size = why_size, .max_entries = max_entries } };
-	why[0] = '\0';
-	return yaml_tree_parse(text, strlen(text), &limits, on_document, &run, why, why_size);
+	char why[256] = "";
+	struct run run = { .check = check,
+			   .w = { .why = why, .why_size = sizeof(why), .max_entries = max_entries } };
+	assert_int_equal(yaml_tree_parse(text, strlen(text), &limits, on_document, &run, why, sizeof(why)), r);
+	if (want)
+		assert_string_equal(why, want);
 }
 
 static int check_map(const struct yaml_walk *w, const struct ynode *root)
@@ -83,60 +86,48 @@ static int check_keys(const struct yaml_walk *w, const struct ynode *root)
 static void test_mappings(void **state)
 {
 	(void)state;
-	char why[256];
-	assert_int_equal(walk("a: 1\nb: 2\n", 2, check_map, why, sizeof(why)), 0);
-	assert_int_equal(walk("~\n", 2, check_map, why, sizeof(why)), 0);
-	assert_int_equal(walk("a: 1\nb: 2\nc: 3\n", 2, check_map, why, sizeof(why)), -E2BIG);
-	assert_string_equal(why, "line 1: the top level: more than 2 entries");
-	assert_int_equal(walk("- 1\n", 2, check_map, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 1: the top level: must be a mapping, not a list");
-	assert_int_equal(walk("a: 1\nb: 2\na: 3\n", 4, check_map, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 3: a: the key appears twice (first on line 1)");
+	walks("a: 1\nb: 2\n", 2, check_map, 0, NULL);
+	walks("~\n", 2, check_map, 0, NULL);
+	walks("a: 1\nb: 2\nc: 3\n", 2, check_map, -E2BIG, "line 1: the top level: more than 2 entries");
+	walks("- 1\n", 2, check_map, -EINVAL, "line 1: the top level: must be a mapping, not a list");
+	walks("a: 1\nb: 2\na: 3\n", 4, check_map, -EINVAL,
+	      "line 3: a: the key appears twice (first on line 1)");
 }
 
 static void test_lists(void **state)
 {
 	(void)state;
-	char why[256];
-	assert_int_equal(walk("- 1\n- 2\n", 2, check_seq, why, sizeof(why)), 0);
-	assert_int_equal(walk("null\n", 2, check_seq, why, sizeof(why)), 0);
-	assert_int_equal(walk("[1, 2, 3]\n", 2, check_seq, why, sizeof(why)), -E2BIG);
-	assert_string_equal(why, "line 1: items: more than 2 entries");
-	assert_int_equal(walk("a: 1\n", 2, check_seq, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 1: items: must be a list, not a mapping");
+	walks("- 1\n- 2\n", 2, check_seq, 0, NULL);
+	walks("null\n", 2, check_seq, 0, NULL);
+	walks("[1, 2, 3]\n", 2, check_seq, -E2BIG, "line 1: items: more than 2 entries");
+	walks("a: 1\n", 2, check_seq, -EINVAL, "line 1: items: must be a list, not a mapping");
 }
 
 static void test_scalars(void **state)
 {
 	(void)state;
-	char why[256];
-	assert_int_equal(walk("910\n", 2, check_text, why, sizeof(why)), 0);
-	assert_int_equal(walk("\"\"\n", 2, check_text, why, sizeof(why)), 0);
-	assert_int_equal(walk("~\n", 2, check_text, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 1: name: needs a value");
-	assert_int_equal(walk("[a]\n", 2, check_text, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 1: name: must be a scalar, not a list");
+	walks("910\n", 2, check_text, 0, NULL);
+	walks("\"\"\n", 2, check_text, 0, NULL);
+	walks("~\n", 2, check_text, -EINVAL, "line 1: name: needs a value");
+	walks("[a]\n", 2, check_text, -EINVAL, "line 1: name: must be a scalar, not a list");
 
-	assert_int_equal(walk("no\n", 2, check_bool, why, sizeof(why)), 0);
+	walks("no\n", 2, check_bool, 0, NULL);
 	assert_false(last_bool);
-	assert_int_equal(walk("On\n", 2, check_bool, why, sizeof(why)), 0);
+	walks("On\n", 2, check_bool, 0, NULL);
 	assert_true(last_bool);
 	/* Null leaves the value as it was. */
-	assert_int_equal(walk("~\n", 2, check_bool, why, sizeof(why)), 0);
+	walks("~\n", 2, check_bool, 0, NULL);
 	assert_true(last_bool);
-	assert_int_equal(walk("\"true\"\n", 2, check_bool, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 1: flag: must be true or false");
+	walks("\"true\"\n", 2, check_bool, -EINVAL, "line 1: flag: must be true or false");
 }
 
 static void test_keys_and_messages(void **state)
 {
 	(void)state;
 	char why[256];
-	assert_int_equal(walk("a: 1\n", 2, check_keys, why, sizeof(why)), 0);
-	assert_int_equal(walk("a: 1\nzz: 2\n", 2, check_keys, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 2: top.zz: unknown key (top takes a)");
-	assert_int_equal(walk("\na: 2\n", 2, check_keys, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "line 2: top.a: '2' is not 1");
+	walks("a: 1\n", 2, check_keys, 0, NULL);
+	walks("a: 1\nzz: 2\n", 2, check_keys, -EINVAL, "line 2: top.zz: unknown key (top takes a)");
+	walks("\na: 2\n", 2, check_keys, -EINVAL, "line 2: top.a: '2' is not 1");
 	/* A message without a position, and a why of size 0. */
 	assert_int_equal(yaml_fail(why, sizeof(why), 0, -ENOMEM, "out of %s", "memory"), -ENOMEM);
 	assert_string_equal(why, "out of memory");
