@@ -7,9 +7,10 @@
  *
  *   - plugin RSS (VmRSS) idle and after N Allocate calls, 8 and 128 chips;
  *   - Allocate latency p50/p99 from a gRPC client (gc_unary in a loop);
- *   - fault -> ListAndWatch update latency p50/p99, from the rename of the
- *     state file to the moment a ListAndWatch client here receives the list
- *     showing the change, with DCMI fault events and without (polling);
+ *   - fault -> ListAndWatch update latency p50/p99, from the (atomic) write
+ *     of the state file to the moment a ListAndWatch client here receives
+ *     the list showing the change, with DCMI fault events and without
+ *     (polling);
  *   - kubelet restart -> registered again, from kubelet-sim's `restarted`
  *     line to its next `register` line (both timestamped by kubelet-sim),
  *     also while a DCMI health call hangs for 30 s (the simulator's hang=);
@@ -36,11 +37,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,18 +52,17 @@
 #include <netinet/in.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 #include "deviceplugin.pb-c.h"
 #include "grpc/client.h"
-
-extern char **environ;
+#include "support/node_tree.h"
+#include "support/proc.h"
 
 #define RESOURCE "ascend.com/npu"
-#define DRIVER_PATH "/usr/local/Ascend/driver"
 #define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
 #define METHOD_LIST_AND_WATCH "/v1beta1.DevicePlugin/ListAndWatch"
 #define METHOD_GET_OPTIONS "/v1beta1.DevicePlugin/GetDevicePluginOptions"
@@ -78,8 +76,6 @@ extern char **environ;
 
 #define FAULTY_CHIP 3
 #define WARMUP_CALLS 100
-#define MAX_CHILDREN 8
-#define LINE_MAX_BYTES 8192
 #define READ_BUF_BYTES (256 * 1024)
 #define PATH_BYTES 512
 
@@ -242,265 +238,39 @@ static void samples_free(struct samples *s)
 
 /* --- children ---------------------------------------------------------------- */
 
-/* Children to kill if the bench is interrupted; only pids and kill() here. */
-static volatile sig_atomic_t live_pids[MAX_CHILDREN];
-
+/* A SIGINT or SIGTERM kills the children (tests/support/proc.c keeps their
+ * pids for that) and ends the bench. */
 static void on_fatal_signal(int sig)
 {
-	for (size_t i = 0; i < MAX_CHILDREN; i++)
-		if (live_pids[i] > 0)
-			kill((pid_t)live_pids[i], SIGKILL);
+	proc_kill_all();
 	_exit(128 + sig);
 }
 
-static void track_pid(pid_t pid, bool add)
+/* Starts a child with stdout a pipe of READ_BUF_BYTES (device lists of a
+ * thousand devices make long lines) and stderr appended to stderr_path. */
+static int start_child(const char *const argv[], const char *const extra_env[], const char *stderr_path,
+		       bool with_stdin, struct proc **ret_proc)
 {
-	for (size_t i = 0; i < MAX_CHILDREN; i++) {
-		if (add && live_pids[i] == 0) {
-			live_pids[i] = pid;
-			return;
-		}
-		if (!add && live_pids[i] == pid) {
-			live_pids[i] = 0;
-			return;
-		}
-	}
-}
-
-/* A child process: stdin a pipe (or /dev/null), stdout a pipe read line by
- * line (EOF there means the child is exiting), stderr appended to a file. */
-struct child {
-	pid_t pid;
-	int in_fd;
-	int out_fd;
-	char name[32];
-	char stderr_path[PATH_BYTES];
-	char *buf;
-	size_t len;
-	bool eof;
-	char line[LINE_MAX_BYTES];
-};
-
-static void child_reset(struct child *c)
-{
-	*c = (struct child){ .pid = -1, .in_fd = -1, .out_fd = -1 };
-}
-
-static int child_start(struct child *c, const char *name, const char *const argv[], const char *extra_env,
-		       const char *stderr_path, bool with_stdin)
-{
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
-	int r = 0;
-
-	child_reset(c);
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	snprintf(c->stderr_path, sizeof(c->stderr_path), "%s", stderr_path);
-	c->buf = malloc(READ_BUF_BYTES);
-	if (!c->buf)
-		return -ENOMEM;
-	if (pipe2(out, O_CLOEXEC) < 0 || (with_stdin && pipe2(in, O_CLOEXEC) < 0)) {
-		r = -errno;
-		goto fail;
-	}
-
-	size_t n_env = 0;
-	while (environ[n_env])
-		n_env++;
-	char **envp = calloc(n_env + 2, sizeof(*envp));
-	if (!envp) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	memcpy(envp, environ, n_env * sizeof(*envp));
-	if (extra_env)
-		envp[n_env] = (char *)(uintptr_t)extra_env;
-
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	if (with_stdin)
-		posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-	else
-		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderr_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-	/* The bench's own signal handling must not leak into the children. */
-	posix_spawnattr_t attr;
-	posix_spawnattr_init(&attr);
-	sigset_t none, defaults;
-	sigemptyset(&none);
-	sigemptyset(&defaults);
-	sigaddset(&defaults, SIGINT);
-	sigaddset(&defaults, SIGTERM);
-	sigaddset(&defaults, SIGPIPE);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-	r = -posix_spawn(&c->pid, argv[0], &fa, &attr, (char *const *)(uintptr_t)argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	free(envp);
-	if (r < 0) {
-		c->pid = -1;
+	const struct proc_options options = {
+		.argv = argv,
+		.extra_env = extra_env,
+		.stderr_path = stderr_path,
+		.null_stdin = !with_stdin,
+		.buffer_size = READ_BUF_BYTES,
+		.stop_timeout_ms = STOP_WAIT_MS,
+	};
+	int r = proc_spawn(&options, ret_proc);
+	if (r < 0)
 		fprintf(stderr, "ascend-bench: cannot start %s: %s\n", argv[0], strerror(-r));
-		goto fail;
-	}
-	track_pid(c->pid, true);
-
-	close(out[1]);
-	c->out_fd = out[0];
-	if (with_stdin) {
-		close(in[0]);
-		c->in_fd = in[1];
-	}
-	return 0;
-
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (in[i] >= 0)
-			close(in[i]);
-		if (out[i] >= 0)
-			close(out[i]);
-	}
-	free(c->buf);
-	c->buf = NULL;
 	return r;
 }
 
-/* Takes one complete line out of the buffer into c->line. */
-static bool take_line(struct child *c)
+static int send_line(struct proc *p, const char *line)
 {
-	char *nl = memchr(c->buf, '\n', c->len);
-	size_t n, used;
-	if (nl) {
-		n = (size_t)(nl - c->buf);
-		used = n + 1;
-	} else if (c->len == READ_BUF_BYTES || (c->eof && c->len > 0)) {
-		n = used = c->len;
-	} else {
-		return false;
-	}
-	if (n >= sizeof(c->line))
-		n = sizeof(c->line) - 1;
-	memcpy(c->line, c->buf, n);
-	c->line[n] = '\0';
-	memmove(c->buf, c->buf + used, c->len - used);
-	c->len -= used;
-	return true;
-}
-
-/* Reads what the pipe has within timeout_ms. Returns false on timeout. */
-static bool fill(struct child *c, int timeout_ms)
-{
-	if (c->eof)
-		return false;
-	struct pollfd pfd = { .fd = c->out_fd, .events = POLLIN };
-	int n = poll(&pfd, 1, timeout_ms);
-	if (n < 0 && errno == EINTR)
-		return true;
-	if (n <= 0)
-		return false;
-	ssize_t got = read(c->out_fd, c->buf + c->len, READ_BUF_BYTES - c->len);
-	if (got <= 0)
-		c->eof = true;
-	else
-		c->len += (size_t)got;
-	return true;
-}
-
-/* Prints the last lines of a file to stderr, to show why something failed. */
-static void print_tail(const char *title, const char *path)
-{
-	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	off_t size = lseek(fd, 0, SEEK_END);
-	off_t from = size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0;
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, from);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	const char *start = buf;
-	if (from > 0 && strchr(buf, '\n'))
-		start = strchr(buf, '\n') + 1;
-	fprintf(stderr, "--- %s (%s), last lines:\n%s", title, path, start);
-}
-
-/* Waits for a stdout line containing needle; returns it (valid until the
- * next read) or NULL after saying what was awaited. */
-static const char *child_expect(struct child *c, const char *needle, int timeout_ms)
-{
-	int64_t deadline = mono_us() + (int64_t)timeout_ms * 1000;
-	for (;;) {
-		while (take_line(c))
-			if (strstr(c->line, needle))
-				return c->line;
-		int64_t left_ms = (deadline - mono_us() + 999) / 1000;
-		if (left_ms <= 0 || c->eof) {
-			fprintf(stderr, "ascend-bench: %s: no line with '%s' within %d ms%s\n", c->name, needle,
-				timeout_ms, c->eof ? " (it exited)" : "");
-			print_tail(c->name, c->stderr_path);
-			return NULL;
-		}
-		fill(c, (int)left_ms);
-	}
-}
-
-/* Discards the output read so far and what the pipe holds now. */
-static void child_drain(struct child *c)
-{
-	while (fill(c, 0))
-		c->len = 0;
-	c->len = 0;
-}
-
-static int child_send(struct child *c, const char *line)
-{
-	char buf[256];
-	int n = snprintf(buf, sizeof(buf), "%s\n", line);
-	if (n < 0 || (size_t)n >= sizeof(buf) || write(c->in_fd, buf, (size_t)n) != n) {
-		fprintf(stderr, "ascend-bench: cannot write '%s' to %s\n", line, c->name);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* Sends SIGTERM, waits for the exit (EOF on stdout, then the status) up to
- * STOP_WAIT_MS, then SIGKILL. Returns the exit status, 128+signal, or -1
- * when no child was running. Frees what the child held. */
-static int child_stop(struct child *c)
-{
-	int result = -1;
-	if (c->pid > 0) {
-		kill(c->pid, SIGTERM);
-		int64_t deadline = mono_us() + STOP_WAIT_MS * 1000;
-		while (!c->eof) {
-			int64_t left_ms = (deadline - mono_us() + 999) / 1000;
-			if (left_ms <= 0) {
-				fprintf(stderr, "ascend-bench: %s did not exit within %d ms; killing it\n", c->name,
-					STOP_WAIT_MS);
-				kill(c->pid, SIGKILL);
-				break;
-			}
-			if (fill(c, (int)left_ms))
-				c->len = 0;
-		}
-		int status;
-		while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
-			;
-		result = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		track_pid(c->pid, false);
-	}
-	if (c->in_fd >= 0)
-		close(c->in_fd);
-	if (c->out_fd >= 0)
-		close(c->out_fd);
-	free(c->buf);
-	child_reset(c);
-	return result;
+	int r = proc_write_line(p, line);
+	if (r < 0)
+		fprintf(stderr, "ascend-bench: cannot write '%s': %s\n", line, strerror(-r));
+	return r;
 }
 
 /* kubelet-sim's `ts=<microseconds>` prefix (CLOCK_MONOTONIC, like mono_us). */
@@ -540,120 +310,44 @@ struct node {
 	char metrics_addr[32];     /* 127.0.0.1:<port> */
 	char podres[PATH_BYTES];   /* kubelet-sim's pod resources socket, empty when none */
 	uint16_t metrics_port;
-	struct child sim;
-	struct child plugin;
+	struct proc *sim;    /* NULL when not running */
+	struct proc *plugin; /* NULL when not running */
 };
 
-static int make_dirs(const char *path)
-{
-	char tmp[PATH_BYTES];
-	if (str_copy(tmp, sizeof(tmp), path) < 0)
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* Creates an empty file (and its directories) under root. */
-static int touch(const char *root, const char *relative)
-{
-	char path[PATH_BYTES];
-	if (path_join(path, sizeof(path), root, relative) < 0)
-		return -ENAMETOOLONG;
-	char *slash = strrchr(path, '/');
-	if (!slash)
-		return -EINVAL;
-	*slash = '\0';
-	int r = make_dirs(path);
-	*slash = '/';
-	if (r < 0)
-		return r;
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
-}
-
-static int copy_file(const char *from, const char *to, mode_t mode)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -errno;
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (out < 0) {
-		int r = -errno;
-		close(in);
-		return r;
-	}
-	char buf[65536];
-	ssize_t n;
-	int r = 0;
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
-		if (write(out, buf, (size_t)n) != n) {
-			r = -EIO;
-			break;
-		}
-	}
-	if (n < 0)
-		r = -errno;
-	close(in);
-	if (close(out) < 0 && r == 0)
-		r = -errno;
-	return r;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void remove_tree(const char *path)
-{
-	if (path[0])
-		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Writes the DCMI state: every chip healthy except the faulty one at the
- * given health (0 for none), then renames it into place. *ret_renamed_us is
- * the time just before the rename. */
-static int node_write_state(struct node *n, unsigned faulty_health, int64_t *ret_renamed_us)
+ * given health (0 for none), replacing the file atomically. *ret_written_us
+ * is the time just before the write, some microseconds before the rename
+ * that the simulator acts on. */
+static int node_write_state(struct node *n, unsigned faulty_health, int64_t *ret_written_us)
 {
-	char tmp[PATH_BYTES + 8];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", n->state);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "driver 24.1.rc1\nsubscribe %s\n", n->events ? "on" : "off");
-	/* At most 64 cards, as real DCMI reports: big nodes put several chips on a card. */
-	unsigned per_card = (n->chips + 63) / 64;
+	char (*attrs)[96] = calloc(n->chips, sizeof(*attrs));
+	const char **attr_ptrs = calloc(n->chips, sizeof(*attr_ptrs));
+	int r = -ENOMEM;
+	if (!attrs || !attr_ptrs)
+		goto out;
 	for (unsigned i = 0; i < n->chips; i++) {
 		unsigned health = i == FAULTY_CHIP ? faulty_health : 0;
-		fprintf(f, "chip phy=%u card=%u device=%u name=%s health=%u aicore=20 hbm_mb=65536%s%s%s%s\n", i,
-			i / per_card, i % per_card, n->a3 ? "910_9391" : "910B3", health,
-			health ? " errors=80E01801" : "", n->a3 ? " board=0xb0" : "",
-			i == FAULTY_CHIP && n->hang ? " hang=" : "", i == FAULTY_CHIP && n->hang ? n->hang : "");
+		snprintf(attrs[i], sizeof(attrs[i]), "health=%u%s%s%s%s", health, health ? " errors=80E01801" : "",
+			 n->a3 ? " board=0xb0" : "", i == FAULTY_CHIP && n->hang ? " hang=" : "",
+			 i == FAULTY_CHIP && n->hang ? n->hang : "");
+		attr_ptrs[i] = attrs[i];
 	}
-	if (fclose(f) != 0)
-		return -EIO;
+	/* At most 64 cards, as real DCMI reports: big nodes put several chips on a card. */
+	const struct chip_state state = {
+		.chips = n->chips,
+		.name = n->a3 ? "910_9391" : "910B3",
+		.head = n->events ? "subscribe on\n" : "subscribe off\n",
+		.attrs = attr_ptrs,
+		.per_card = (n->chips + 63) / 64,
+	};
 	int64_t t = mono_us();
-	if (rename(tmp, n->state) < 0)
-		return -errno;
-	if (ret_renamed_us)
-		*ret_renamed_us = t;
-	return 0;
+	r = chip_state_write(n->state, &state);
+	if (r == 0 && ret_written_us)
+		*ret_written_us = t;
+out:
+	free(attr_ptrs);
+	free(attrs);
+	return r;
 }
 
 /* The devices the plugin advertises: each chip, or each of its replicas. */
@@ -666,54 +360,25 @@ static int node_create(struct node *n, const char *work_dir, const char *name, u
 		       const char *dcmi_lib)
 {
 	*n = (struct node){ .chips = chips, .events = events };
-	child_reset(&n->sim);
-	child_reset(&n->plugin);
 	if (str_printf(n->root, sizeof(n->root), "%s/%s", work_dir, name) < 0 ||
-	    str_printf(n->dev, sizeof(n->dev), "%s/dev", n->root) < 0 ||
-	    str_printf(n->sockets, sizeof(n->sockets), "%s/kubelet", n->root) < 0 ||
-	    str_printf(n->state, sizeof(n->state), "%s/dcmi-state", n->root) < 0 ||
-	    str_printf(n->plugin_socket, sizeof(n->plugin_socket), "%s/ascend-npu.sock", n->sockets) < 0 ||
+	    str_printf(n->dev, sizeof(n->dev), "%s/" NODE_TREE_DEV_DIR, n->root) < 0 ||
+	    str_printf(n->sockets, sizeof(n->sockets), "%s/" NODE_TREE_SOCKET_DIR, n->root) < 0 ||
+	    str_printf(n->state, sizeof(n->state), "%s/" NODE_TREE_STATE_FILE, n->root) < 0 ||
+	    str_printf(n->plugin_socket, sizeof(n->plugin_socket), "%s/" NODE_TREE_PLUGIN_SOCKET, n->sockets) < 0 ||
 	    str_printf(n->plugin_log, sizeof(n->plugin_log), "%s/plugin.log", n->root) < 0 ||
 	    str_printf(n->sim_log, sizeof(n->sim_log), "%s/kubelet-sim.log", n->root) < 0 ||
 	    str_printf(n->nfd_file, sizeof(n->nfd_file), "%s/features.d/ascend", n->root) < 0)
 		return -ENAMETOOLONG;
 
-	/* The layout of tests/integration/harness: device nodes as regular
-	 * files, the driver tree with the simulator as its libdcmi.so, and the
-	 * files Allocate mounts. */
-	char driver_dir[PATH_BYTES], lib[PATH_BYTES + 16];
-	if (str_printf(driver_dir, sizeof(driver_dir), "%s%s/lib64/driver", n->root, DRIVER_PATH) < 0)
-		return -ENAMETOOLONG;
-	int r;
+	/* The layout of the integration tests' nodes (tests/support/node_tree.h),
+	 * and a features.d directory for the NFD file. */
 	char nfd_dir[PATH_BYTES];
+	int r;
 	if (str_printf(nfd_dir, sizeof(nfd_dir), "%s/features.d", n->root) < 0)
 		return -ENAMETOOLONG;
-	if ((r = make_dirs(n->dev)) < 0 || (r = make_dirs(n->sockets)) < 0 || (r = make_dirs(driver_dir)) < 0 ||
-	    (r = make_dirs(nfd_dir)) < 0)
+	const struct node_tree_options options = { .chips = chips, .dcmi_lib = dcmi_lib };
+	if ((r = node_tree_build(n->root, &options)) < 0 || (r = mkdir_p(nfd_dir, 0755)) < 0)
 		return r;
-	char relative[64];
-	for (unsigned i = 0; i < chips; i++) {
-		snprintf(relative, sizeof(relative), "dev/davinci%u", i);
-		if ((r = touch(n->root, relative)) < 0)
-			return r;
-	}
-	static const char *const files[] = {
-		"dev/davinci_manager",
-		"dev/devmm_svm",
-		"dev/hisi_hdc",
-		"usr/local/Ascend/driver/version.info",
-		"usr/local/Ascend/driver/lib64/libascend_hal.so",
-		"usr/local/bin/npu-smi",
-		"etc/ascend_install.info",
-	};
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		if ((r = touch(n->root, files[i])) < 0)
-			return r;
-	snprintf(lib, sizeof(lib), "%s/libdcmi.so", driver_dir);
-	if ((r = copy_file(dcmi_lib, lib, 0755)) < 0) {
-		fprintf(stderr, "ascend-bench: cannot copy %s: %s\n", dcmi_lib, strerror(-r));
-		return r;
-	}
 	return node_write_state(n, 0, NULL);
 }
 
@@ -737,10 +402,10 @@ static int start_sim(struct node *n, const struct settings *s)
 {
 	const char *argv[] = { s->sim_bin, "--dir", n->sockets, "--timestamps",
 			       n->podres[0] ? "--pod-resources-socket" : NULL, n->podres, NULL };
-	int r = child_start(&n->sim, "kubelet-sim", argv, NULL, n->sim_log, true);
+	int r = start_child(argv, NULL, n->sim_log, true, &n->sim);
 	if (r < 0)
 		return r;
-	return child_expect(&n->sim, " ready", WAIT_MS) ? 0 : -ETIMEDOUT;
+	return proc_expect(n->sim, " ready", WAIT_MS) ? 0 : -ETIMEDOUT;
 }
 
 /* A TCP port free on 127.0.0.1 now (the kernel's pick), for the metrics
@@ -765,13 +430,14 @@ static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_s
 {
 	char env[PATH_BYTES + 32], interval[32], config[PATH_BYTES + 32];
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
+	const char *extra_env[] = { env, NULL };
 	snprintf(interval, sizeof(interval), "--health-interval=%ums", s->poll_interval_ms);
 	snprintf(config, sizeof(config), "--config=%s/config.yaml", n->root);
 	n->metrics_port = free_port();
 	snprintf(n->metrics_addr, sizeof(n->metrics_addr), "127.0.0.1:%u", n->metrics_port);
 	const char *argv[24] = {
 		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
-		"--driver-path", DRIVER_PATH, "--metrics-addr", n->metrics_addr, "--nfd-features-file", n->nfd_file,
+		"--driver-path", NODE_TREE_DRIVER_PATH, "--metrics-addr", n->metrics_addr, "--nfd-features-file", n->nfd_file,
 		"--pod-resources-socket", n->podres,
 	};
 	size_t argc = 15;
@@ -783,14 +449,14 @@ static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_s
 	argv[argc] = NULL;
 	if (ret_spawned_us)
 		*ret_spawned_us = mono_us();
-	return child_start(&n->plugin, "ascend-device-plugin", argv, env, n->plugin_log, false);
+	return start_child(argv, extra_env, n->plugin_log, false, &n->plugin);
 }
 
 /* Waits for kubelet-sim's `register` line (returning its timestamp) and then
  * for the device list with every chip allocatable. */
 static int wait_registered(struct node *n, int64_t *ret_register_us)
 {
-	const char *line = child_expect(&n->sim, "register resource=" RESOURCE " ", WAIT_MS);
+	const char *line = proc_expect(n->sim, "register resource=" RESOURCE " ", WAIT_MS);
 	if (!line)
 		return -ETIMEDOUT;
 	if (ret_register_us && line_ts(line, ret_register_us) < 0) {
@@ -800,19 +466,20 @@ static int wait_registered(struct node *n, int64_t *ret_register_us)
 	char want[128];
 	snprintf(want, sizeof(want), "devices resource=%s capacity=%u allocatable=%u ", RESOURCE, node_devices(n),
 		 node_devices(n));
-	return child_expect(&n->sim, want, WAIT_MS) ? 0 : -ETIMEDOUT;
+	return proc_expect(n->sim, want, WAIT_MS) ? 0 : -ETIMEDOUT;
 }
 
 /* Stops the plugin; an exit status other than 0 is reported. */
 static int stop_plugin(struct node *n)
 {
-	if (n->plugin.pid <= 0)
+	if (!n->plugin)
 		return 0;
-	int status = child_stop(&n->plugin);
+	/* A status other than 0 shows the end of the plugin's log too. */
+	int status = proc_free(n->plugin);
+	n->plugin = NULL;
 	if (status == 0)
 		return 0;
 	fprintf(stderr, "ascend-bench: the plugin exited with status %d\n", status);
-	print_tail("plugin log", n->plugin_log);
 	return -EIO;
 }
 
@@ -820,15 +487,15 @@ static int stop_plugin(struct node *n)
 static int node_stop(struct node *n)
 {
 	int r = stop_plugin(n);
-	if (n->sim.pid > 0)
-		child_stop(&n->sim);
+	proc_free(n->sim);
+	n->sim = NULL;
 	return r;
 }
 
 static void node_destroy(struct node *n)
 {
 	node_stop(n);
-	remove_tree(n->root);
+	node_tree_remove(n->root);
 }
 
 /* --- measurements ---------------------------------------------------------------- */
@@ -925,7 +592,7 @@ static int measure_unary(struct node *n, const char *method, const uint8_t *req,
 		return r;
 	for (uint32_t i = 0; i < WARMUP_CALLS + calls; i++) {
 		if (i == WARMUP_CALLS) {
-			plugin_cpu = process_cpu_us(n->plugin.pid);
+			plugin_cpu = process_cpu_us(proc_pid(n->plugin));
 			client_cpu = self_cpu_us();
 		}
 		struct gc_result res;
@@ -943,7 +610,7 @@ static int measure_unary(struct node *n, const char *method, const uint8_t *req,
 		if (i >= WARMUP_CALLS)
 			samples_add(out, (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
 	}
-	int64_t plugin_end = process_cpu_us(n->plugin.pid);
+	int64_t plugin_end = process_cpu_us(proc_pid(n->plugin));
 	cost->plugin_us = plugin_cpu >= 0 && plugin_end >= 0 ? (double)(plugin_end - plugin_cpu) / calls : -1;
 	cost->client_us = (double)(self_cpu_us() - client_cpu) / calls;
 	gc_channel_close(ch);
@@ -1034,7 +701,8 @@ static uint32_t next_random(uint64_t *state)
 }
 
 /* Fault and recovery cycles: each change of the state file is one sample,
- * in microseconds, from just before the rename to the update's arrival.
+ * in microseconds, from just before the state file is written to the
+ * update's arrival.
  * With jitter_ms > 0 each change is made a random 0..jitter_ms after the
  * previous update arrived: a polling plugin sends updates right after its
  * timer fires, so back-to-back changes would always land at the start of an
@@ -1087,14 +755,14 @@ static int measure_restarts(struct node *n, uint32_t restarts, unsigned allocata
 		 n->chips, allocatable);
 	*ret_reordered = 0;
 	for (uint32_t i = 0; i < restarts; i++) {
-		child_drain(&n->sim);
-		if (child_send(&n->sim, "restart") < 0)
+		proc_discard(n->sim);
+		if (send_line(n->sim, "restart") < 0)
 			return -EIO;
 		int64_t restarted = -1, registered = -1;
 		int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
 		while (restarted < 0 || registered < 0) {
 			int left_ms = (int)((deadline - mono_us() + 999) / 1000);
-			const char *line = left_ms > 0 ? child_expect(&n->sim, " re", left_ms) : NULL;
+			const char *line = left_ms > 0 ? proc_expect(n->sim, " re", left_ms) : NULL;
 			if (!line) {
 				fprintf(stderr, "ascend-bench: restart %u: %s%s missing\n", i + 1,
 					restarted < 0 ? "`restarted` " : "", registered < 0 ? "`register`" : "");
@@ -1111,7 +779,7 @@ static int measure_restarts(struct node *n, uint32_t restarts, unsigned allocata
 		if (registered < restarted)
 			(*ret_reordered)++;
 		samples_add(out, registered > restarted ? registered - restarted : 0);
-		if (!child_expect(&n->sim, want_devices, WAIT_MS))
+		if (!proc_expect(n->sim, want_devices, WAIT_MS))
 			return -ETIMEDOUT;
 	}
 	return 0;
@@ -1205,15 +873,15 @@ static int node_up(struct node *n, const struct settings *s, const char *work_di
 /* Allocate calls with RSS before and after; slot 0 for 8 chips, 1 for 128. */
 static int allocate_with_rss(struct node *n, const struct settings *s, struct results *res, int slot)
 {
-	res->rss_idle_kib[slot] = status_kib(n->plugin.pid, "VmRSS");
+	res->rss_idle_kib[slot] = status_kib(proc_pid(n->plugin), "VmRSS");
 	progress("%u chips: %u Allocate calls", n->chips, s->allocate_calls);
 	int r = measure_allocate(n, s->allocate_calls, &res->allocate_ns[slot], &res->allocate_cpu[slot]);
 	if (r < 0)
 		return r;
-	res->rss_after_kib[slot] = status_kib(n->plugin.pid, "VmRSS");
-	res->hwm_kib[slot] = status_kib(n->plugin.pid, "VmHWM");
-	res->anon_kib[slot] = status_kib(n->plugin.pid, "RssAnon");
-	res->file_kib[slot] = status_kib(n->plugin.pid, "RssFile");
+	res->rss_after_kib[slot] = status_kib(proc_pid(n->plugin), "VmRSS");
+	res->hwm_kib[slot] = status_kib(proc_pid(n->plugin), "VmHWM");
+	res->anon_kib[slot] = status_kib(proc_pid(n->plugin), "RssAnon");
+	res->file_kib[slot] = status_kib(proc_pid(n->plugin), "RssFile");
 	if (slot == 0) {
 		progress("%u chips: %u GetDevicePluginOptions calls (gRPC baseline)", n->chips, s->allocate_calls);
 		r = measure_unary(n, METHOD_GET_OPTIONS, NULL, 0, s->allocate_calls, &res->options_ns, &res->options_cpu);
@@ -1246,10 +914,10 @@ static int scenario_events(const struct settings *s, const char *work_dir, struc
 		char node_file[32];
 		snprintf(node_file, sizeof(node_file), "dev/davinci%d", FAULTY_CHIP);
 		if (r == 0)
-			r = touch(n.root, node_file);
+			r = node_tree_touch(n.root, node_file);
 		char want[64];
 		snprintf(want, sizeof(want), "unhealthy=npu-%d", FAULTY_CHIP);
-		if (r == 0 && !child_expect(&n.sim, want, WAIT_MS))
+		if (r == 0 && !proc_expect(n.sim, want, WAIT_MS))
 			r = -ETIMEDOUT;
 		unsigned reordered = 0;
 		if (r == 0)
@@ -1265,7 +933,7 @@ static int scenario_events(const struct settings *s, const char *work_dir, struc
 		r = measure_starts(&n, s, s->starts, &res->start_us);
 	}
 	if (r < 0)
-		print_tail("plugin log", n.plugin_log);
+		proc_print_log("plugin log", n.plugin_log);
 	node_destroy(&n);
 	return r;
 }
@@ -1282,7 +950,7 @@ static int scenario_polling(const struct settings *s, const char *work_dir, stru
 		r = measure_faults(&n, s->fault_cycles, s->poll_interval_ms, &res->fault_poll_us, NULL);
 	}
 	if (r < 0)
-		print_tail("plugin log", n.plugin_log);
+		proc_print_log("plugin log", n.plugin_log);
 	if (node_stop(&n) < 0 && r == 0)
 		r = -EIO;
 	node_destroy(&n);
@@ -1297,7 +965,7 @@ static int scenario_big(const struct settings *s, const char *work_dir, struct r
 	if (r == 0)
 		r = allocate_with_rss(&n, s, res, 1);
 	if (r < 0)
-		print_tail("plugin log", n.plugin_log);
+		proc_print_log("plugin log", n.plugin_log);
 	if (node_stop(&n) < 0 && r == 0)
 		r = -EIO;
 	node_destroy(&n);
@@ -1374,7 +1042,7 @@ static int preferred_on(const struct settings *s, const char *work_dir, const ch
 	if (r == 0)
 		r = measure_preferred(&n, size, s->allocate_calls, out);
 	if (r < 0)
-		print_tail("plugin log", n.plugin_log);
+		proc_print_log("plugin log", n.plugin_log);
 	if (node_stop(&n) < 0 && r == 0)
 		r = -EIO;
 	node_destroy(&n);
@@ -1397,12 +1065,12 @@ static int scenario_sharing(const struct settings *s, const char *work_dir, stru
 	r = sharing_node_up(&n, s, work_dir, "node-16x64", 16, SHARING_REPLICAS, false);
 	size_t bytes = 0;
 	if (r == 0) {
-		res->rss_1024_kib = status_kib(n.plugin.pid, "VmRSS");
+		res->rss_1024_kib = status_kib(proc_pid(n.plugin), "VmRSS");
 		r = measure_faults(&n, s->fault_cycles, 0, &res->update_1024_us, &bytes);
 		res->update_1024_bytes = r == 0 ? (long long)bytes : -1;
 	}
 	if (r < 0)
-		print_tail("plugin log", n.plugin_log);
+		proc_print_log("plugin log", n.plugin_log);
 	if (node_stop(&n) < 0 && r == 0)
 		r = -EIO;
 	node_destroy(&n);
@@ -1431,12 +1099,13 @@ static int start_plugin_logging_to(struct node *n, const struct settings *s, con
 {
 	char env[PATH_BYTES + 32];
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
+	const char *extra_env[] = { env, NULL };
 	const char *argv[] = {
 		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
-		"--driver-path", DRIVER_PATH, "--log-level", "debug", "--metrics-addr=127.0.0.1:0",
+		"--driver-path", NODE_TREE_DRIVER_PATH, "--log-level", "debug", "--metrics-addr=127.0.0.1:0",
 		"--nfd-features-file", n->nfd_file, "--pod-resources-socket=", NULL,
 	};
-	return child_start(&n->plugin, "ascend-device-plugin", argv, env, stderr_path, false);
+	return start_child(argv, extra_env, stderr_path, false, &n->plugin);
 }
 
 /* 8 chips with fault events, the plugin logging at debug level to a stderr
@@ -1470,7 +1139,8 @@ static int scenario_blocked_stderr(const struct settings *s, const char *work_di
 	}
 	if (r == 0) {
 		int64_t t0 = mono_us();
-		int status = child_stop(&n.plugin);
+		int status = proc_free(n.plugin);
+		n.plugin = NULL;
 		res->blocked_exit_us = mono_us() - t0;
 		if (status != 0) {
 			fprintf(stderr, "ascend-bench: with stderr blocked the plugin exited with status %d\n", status);
@@ -1564,8 +1234,8 @@ static int scenario_flood(const struct settings *s, const char *work_dir, struct
 		r = -ENOMEM;
 		goto out;
 	}
-	res->flood_idle_kib = status_kib(n.plugin.pid, "VmRSS");
-	res->flood_fds_before = count_fds(n.plugin.pid);
+	res->flood_idle_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->flood_fds_before = count_fds(proc_pid(n.plugin));
 	progress("8 chips: %d connections held open (half of them sending garbage)", FLOOD_CONNECTIONS);
 	static const char garbage[] = "GET / HTTP/1.1\r\n\r\nnot HTTP/2";
 	for (int i = 0; i < FLOOD_CONNECTIONS; i++) {
@@ -1581,13 +1251,13 @@ static int scenario_flood(const struct settings *s, const char *work_dir, struct
 			gc_result_clear(&one);
 		gc_channel_close(ch);
 	}
-	res->flood_open_kib = status_kib(n.plugin.pid, "VmRSS");
+	res->flood_open_kib = status_kib(proc_pid(n.plugin), "VmRSS");
 	for (int i = 0; i < FLOOD_CONNECTIONS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if ((r = settle_after_flood(&n)) < 0)
 		goto out;
-	res->flood_closed_kib = status_kib(n.plugin.pid, "VmRSS");
+	res->flood_closed_kib = status_kib(proc_pid(n.plugin), "VmRSS");
 
 	progress("8 chips: %d connect/close rounds", FLOOD_ROUNDS);
 	for (int i = 0; i < FLOOD_ROUNDS; i++) {
@@ -1597,13 +1267,13 @@ static int scenario_flood(const struct settings *s, const char *work_dir, struct
 	}
 	if ((r = settle_after_flood(&n)) < 0)
 		goto out;
-	res->rounds_kib = status_kib(n.plugin.pid, "VmRSS");
-	res->flood_fds_after = count_fds(n.plugin.pid);
+	res->rounds_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->flood_fds_after = count_fds(proc_pid(n.plugin));
 
 out:
 	free(fds);
 	if (r < 0)
-		print_tail("plugin log", n.plugin_log);
+		proc_print_log("plugin log", n.plugin_log);
 	if (node_stop(&n) < 0 && r == 0)
 		r = -EIO;
 	node_destroy(&n);
@@ -1682,16 +1352,16 @@ static int scenario_metrics(const struct settings *s, const char *work_dir, stru
 	}
 	if ((r = node_share(&n, 8)) < 0 || (r = start_sim(&n, s)) < 0 || (r = start_plugin(&n, s, NULL)) < 0)
 		goto out;
-	if (!child_expect(&n.sim, "register resource=", WAIT_MS) ||
-	    !child_expect(&n.sim, "capacity=128 allocatable=128", WAIT_MS)) {
+	if (!proc_expect(n.sim, "register resource=", WAIT_MS) ||
+	    !proc_expect(n.sim, "capacity=128 allocatable=128", WAIT_MS)) {
 		r = -ETIMEDOUT;
 		goto out;
 	}
 	progress("16 chips x 8 replicas: %d pods", SCRAPE_PODS);
 	for (int i = 0; i < SCRAPE_PODS && r == 0; i++) {
-		if ((r = child_send(&n.sim, "allocate 1")) == 0 && !child_expect(&n.sim, "allocate ok", WAIT_MS))
+		if ((r = send_line(n.sim, "allocate 1")) == 0 && !proc_expect(n.sim, "allocate ok", WAIT_MS))
 			r = -ETIMEDOUT;
-		child_drain(&n.sim);
+		proc_discard(n.sim);
 	}
 	if (r < 0)
 		goto out;
@@ -1726,10 +1396,10 @@ static int scenario_metrics(const struct settings *s, const char *work_dir, stru
 		}
 		samples_add(&res->scrape_us, mono_us() - t0);
 	}
-	res->scrape_rss_kib = status_kib(n.plugin.pid, "VmRSS");
+	res->scrape_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
 out:
 	if (r < 0)
-		print_tail("plugin log", n.plugin_log);
+		proc_print_log("plugin log", n.plugin_log);
 	if (node_stop(&n) < 0 && r == 0)
 		r = -EIO;
 	node_destroy(&n);
@@ -1971,6 +1641,6 @@ int main(int argc, char **argv)
 	samples_free(&res.update_1024_us);
 	samples_free(&res.scrape_us);
 	if (!s.work_dir)
-		remove_tree(own_dir);
+		node_tree_remove(own_dir);
 	return failed ? 1 : 0;
 }

@@ -3,9 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/macro.h"
@@ -13,8 +11,9 @@
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 static struct sigaction previous[ELEMENTSOF(fatal_signals)];
 static const char *line_prefix = "";
-static _Atomic(const char *) guard_what;
-static atomic_long guard_tid;
+/* Per thread: a thread that runs only vendor code is guarded for its whole
+ * life, the loop only around the calls it makes itself. */
+static _Thread_local const char *guard_what;
 
 static void put(const char *s)
 {
@@ -31,8 +30,8 @@ static void put(const char *s)
 /* Only async-signal-safe calls: strlen, write, _exit, sigaction, raise. */
 static void on_fatal(int sig)
 {
-	const char *what = atomic_load(&guard_what);
-	if (what && atomic_load(&guard_tid) == (long)syscall(SYS_gettid)) {
+	const char *what = guard_what;
+	if (what) {
 		put(line_prefix);
 		put(": fatal: ");
 		put("SIG");
@@ -62,11 +61,10 @@ int crash_guard_install(const char *prefix)
 
 void crash_guard_enter(const char *what)
 {
-	atomic_store(&guard_tid, (long)syscall(SYS_gettid));
-	atomic_store(&guard_what, what);
+	guard_what = what;
 }
 
 void crash_guard_leave(void)
 {
-	atomic_store(&guard_what, NULL);
+	guard_what = NULL;
 }

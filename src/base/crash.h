@@ -10,7 +10,8 @@
  * Returns 0 or a negative errno. */
 int crash_guard_install(const char *prefix);
 
-/* Guards the calling thread until crash_guard_leave; what must be a string
- * that outlives the guard ("loading or querying DCMI", say). Not nested. */
+/* Guards the calling thread until crash_guard_leave (a thread that runs
+ * only vendor code never leaves); what must be a string that outlives the
+ * guard ("loading or querying DCMI", say). Not nested. */
 void crash_guard_enter(const char *what);
 void crash_guard_leave(void);

@@ -20,7 +20,7 @@ static bool is_alnum(char c)
 
 int k8s_dns_subdomain_check(const char *s, size_t len)
 {
-	if (len == 0 || len > 253)
+	if (len == 0 || len > K8S_DNS_SUBDOMAIN_MAX)
 		return -EINVAL;
 	/* [a-z0-9]([-a-z0-9]*[a-z0-9])? labels separated by dots. */
 	size_t label_start = 0;
@@ -53,13 +53,13 @@ int k8s_extended_resource_name_check(const char *name, char *why, size_t why_siz
 		problem = "it must contain one '/'";
 	/* The kubelet checks "requests." + name as a qualified name, so the
 	 * domain has 253 characters minus that prefix. */
-	else if ((size_t)(slash - name) + requests_len > 253 ||
+	else if ((size_t)(slash - name) + requests_len > K8S_DNS_SUBDOMAIN_MAX ||
 		 k8s_dns_subdomain_check(name, (size_t)(slash - name)) < 0)
 		problem = "the domain must be a lowercase DNS-1123 subdomain";
 	else {
 		const char *n = slash + 1;
 		size_t len = strlen(n);
-		bool ok = len > 0 && len <= 63 && is_alnum(n[0]) && is_alnum(n[len - 1]);
+		bool ok = len > 0 && len <= K8S_NAME_MAX && is_alnum(n[0]) && is_alnum(n[len - 1]);
 		for (size_t i = 0; ok && i < len; i++)
 			ok = is_alnum(n[i]) || n[i] == '-' || n[i] == '_' || n[i] == '.';
 		if (!ok)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/k8s_names.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "npu/inventory.h"
@@ -27,7 +28,7 @@ enum config_action {
 
 struct config {
 	enum config_action action;
-	char resource_name[320];
+	char resource_name[RESOURCE_NAME_MAX];
 	char endpoint[128];      /* socket file name: "ascend-npu.sock" */
 	char socket_dir[CONFIG_PATH_MAX];
 	char socket_path[SOCKET_PATH_MAX];  /* <socket_dir>/<endpoint> */

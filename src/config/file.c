@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration file reader; see file.h. The YAML becomes a small tree
- * (config/yaml_tree.h), which is walked key by key. */
+ * (config/yaml_tree.h), which is walked key by key (config/yaml_walk.h). */
 #include "config/file.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,126 +14,31 @@
 #include "base/parse.h"
 #include "config/config.h"
 #include "config/yaml_tree.h"
-
-/* Room for the deepest key path the walk builds. */
-#define PATH_SIZE 256
-/* Input-controlled text quoted in a message is cut to this. */
-#define CLIP 96
+#include "config/yaml_walk.h"
 
 struct ctx {
+	struct yaml_walk w;
 	struct config_file *file;
 	size_t n_documents;
-	char *why;
-	size_t why_size;
 };
-
-__attribute__((format(printf, 4, 5))) static int fail(struct ctx *c, size_t line, int r, const char *fmt, ...)
-{
-	if (c->why_size == 0)
-		return r;
-	char msg[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (line)
-		snprintf(c->why, c->why_size, "line %zu: %s", line, msg);
-	else
-		snprintf(c->why, c->why_size, "%s", msg);
-	return r;
-}
 
 static int fail_nomem(struct ctx *c)
 {
-	return fail(c, 0, -ENOMEM, "out of memory");
+	return yaml_walk_fail(&c->w, 0, -ENOMEM, "out of memory");
 }
 
 /* --- Typed access to the tree --- */
 
-static bool is_null(const struct ynode *n)
-{
-	return n->type == YN_SCALAR && n->kind == YS_NULL;
-}
-
-#define for_each_pair(map, k, v) \
-	for (const struct ynode *k = (map)->first, *v = k ? k->next : NULL; k && v; \
-	     k = v->next, v = k ? k->next : NULL)
-
-static void path_key(char *buf, size_t size, const char *path, const char *key)
-{
-	size_t len = strlen(key);
-	int n = path[0] == '\0' ? snprintf(buf, size, "%.*s%s", CLIP, key, len > CLIP ? "..." : "")
-				: snprintf(buf, size, "%s.%.*s%s", path, CLIP, key, len > CLIP ? "..." : "");
-	if (n < 0)
-		buf[0] = '\0';
-}
-
-static void path_index(char *buf, size_t size, const char *path, size_t i)
-{
-	if (snprintf(buf, size, "%s[%zu]", path, i) < 0)
-		buf[0] = '\0';
-}
-
-static const char *type_name(const struct ynode *n)
-{
-	return n->type == YN_MAP ? "a mapping" : n->type == YN_SEQ ? "a list" : "a scalar";
-}
-
-/* A mapping of at most CONFIG_FILE_MAX_ENTRIES pairs (which also bounds the
- * duplicate-key check), or null (none). */
-static int want_map(struct ctx *c, const struct ynode *n, const char *path)
-{
-	const char *what = path[0] ? path : "the top level";
-	if (is_null(n))
-		return 0;
-	if (n->type != YN_MAP)
-		return fail(c, n->line, -EINVAL, "%s: must be a mapping, not %s", what, type_name(n));
-	if (n->n_children / 2 > CONFIG_FILE_MAX_ENTRIES)
-		return fail(c, n->line, -E2BIG, "%s: more than %d entries", what, CONFIG_FILE_MAX_ENTRIES);
-	for_each_pair(n, k, v)
-		for (const struct ynode *k2 = v->next; k2 && k2->next; k2 = k2->next->next)
-			if (strcmp(k->value, k2->value) == 0) {
-				char p[PATH_SIZE];
-				path_key(p, sizeof(p), path, k2->value);
-				return fail(c, k2->line, -EINVAL, "%s: the key appears twice (first on line %zu)", p,
-					    k->line);
-			}
-	return 0;
-}
-
-/* A list of at most CONFIG_FILE_MAX_ENTRIES items, or null (none). */
-static int want_seq(struct ctx *c, const struct ynode *n, const char *path)
-{
-	if (is_null(n))
-		return 0;
-	if (n->type != YN_SEQ)
-		return fail(c, n->line, -EINVAL, "%s: must be a list, not %s", path, type_name(n));
-	if (n->n_children > CONFIG_FILE_MAX_ENTRIES)
-		return fail(c, n->line, -E2BIG, "%s: more than %d entries", path, CONFIG_FILE_MAX_ENTRIES);
-	return 0;
-}
-
 /* Any scalar but null, as text: 910 is a family, 5 a duration in seconds. */
 static int get_text(struct ctx *c, const struct ynode *n, const char *path, const char **ret)
 {
-	if (n->type != YN_SCALAR)
-		return fail(c, n->line, -EINVAL, "%s: must be a scalar, not %s", path, type_name(n));
-	if (n->kind == YS_NULL)
-		return fail(c, n->line, -EINVAL, "%s: needs a value", path);
+	int r = yaml_want_text(&c->w, n, path);
+	if (r < 0)
+		return r;
 	char *s = arena_strdup(&c->file->arena, n->value);
 	if (!s)
 		return fail_nomem(c);
 	*ret = s;
-	return 0;
-}
-
-static int get_bool(struct ctx *c, const struct ynode *n, const char *path, bool *ret)
-{
-	if (is_null(n))
-		return 0;
-	if (n->type != YN_SCALAR || n->kind != YS_BOOL)
-		return fail(c, n->line, -EINVAL, "%s: must be true or false", path);
-	*ret = yaml_true(n->value);
 	return 0;
 }
 
@@ -143,8 +47,8 @@ static int get_replicas(struct ctx *c, const struct ynode *n, const char *path, 
 	uint32_t v;
 	if (n->type != YN_SCALAR || n->kind != YS_INT || n->value[0] == '-' || n->value[0] == '+' ||
 	    parse_u32(n->value, 10, CONFIG_FILE_REPLICAS_MAX, &v) < 0 || v < CONFIG_FILE_REPLICAS_MIN)
-		return fail(c, n->line, -EINVAL, "%s: must be an integer from %d to %d", path,
-			    CONFIG_FILE_REPLICAS_MIN, CONFIG_FILE_REPLICAS_MAX);
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: must be an integer from %d to %d", path,
+				      CONFIG_FILE_REPLICAS_MIN, CONFIG_FILE_REPLICAS_MAX);
 	*ret = v;
 	return 0;
 }
@@ -157,16 +61,10 @@ static int get_resource_name(struct ctx *c, const struct ynode *n, const char *p
 		return r;
 	char problem[160];
 	if (k8s_extended_resource_name_check(s, problem, sizeof(problem)) < 0)
-		return fail(c, n->line, -EINVAL, "%s: '%.*s' is invalid: %s", path, CLIP, s, problem);
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: '%.*s' is invalid: %s", path, YAML_CLIP, s,
+				      problem);
 	*ret = s;
 	return 0;
-}
-
-static int unknown_key(struct ctx *c, const struct ynode *k, const char *path, const char *takes)
-{
-	char p[PATH_SIZE];
-	path_key(p, sizeof(p), path, k->value);
-	return fail(c, k->line, -EINVAL, "%s: unknown key (%s takes %s)", p, path[0] ? path : "the file", takes);
 }
 
 /* --- The sections --- */
@@ -195,11 +93,11 @@ static bool camel_to_flag(const char *key, char *buf, size_t size)
 static int read_flag(struct ctx *c, struct config *scratch, const struct ynode *k, const struct ynode *v,
 		     struct config_file_flag *out)
 {
-	char p[PATH_SIZE], flag[64], msg[512];
-	path_key(p, sizeof(p), "flags", k->value);
+	char p[YAML_PATH_SIZE], flag[64], msg[512];
+	yaml_path_key(p, sizeof(p), "flags", k->value);
 	if (!camel_to_flag(k->value, flag, sizeof(flag)))
-		return fail(c, k->line, -EINVAL, "%s: unknown flag (keys are flags in camelCase, e.g. healthInterval)",
-			    p);
+		return yaml_walk_fail(&c->w, k->line, -EINVAL,
+				      "%s: unknown flag (keys are flags in camelCase, e.g. healthInterval)", p);
 	const char *value;
 	int r = get_text(c, v, p, &value);
 	if (r < 0)
@@ -208,16 +106,16 @@ static int read_flag(struct ctx *c, struct config *scratch, const struct ynode *
 	 * caller applies the flags once the whole file is known to be good. */
 	r = config_flag_apply(scratch, flag, value, msg, sizeof(msg));
 	if (r == -ENOENT)
-		return fail(c, k->line, -EINVAL, "%s: unknown flag (there is no --%s)", p, flag);
+		return yaml_walk_fail(&c->w, k->line, -EINVAL, "%s: unknown flag (there is no --%s)", p, flag);
 	if (r == -EOPNOTSUPP)
-		return fail(c, k->line, -EINVAL, "%s: --%s cannot be set from the file", p, flag);
+		return yaml_walk_fail(&c->w, k->line, -EINVAL, "%s: --%s cannot be set from the file", p, flag);
 	if (r < 0) {
 		/* The message names the flag as "--flag: ", which the path replaces. */
 		const char *m = msg;
 		size_t flag_len = strlen(flag);
 		if (strncmp(m, "--", 2) == 0 && strncmp(m + 2, flag, flag_len) == 0 && strncmp(m + 2 + flag_len, ": ", 2) == 0)
 			m += 4 + flag_len;
-		return fail(c, v->line, -EINVAL, "%s: %s", p, m);
+		return yaml_walk_fail(&c->w, v->line, -EINVAL, "%s: %s", p, m);
 	}
 	out->key = arena_strdup(&c->file->arena, k->value);
 	out->flag = arena_strdup(&c->file->arena, flag);
@@ -230,8 +128,8 @@ static int read_flag(struct ctx *c, struct config *scratch, const struct ynode *
 
 static int read_flags(struct ctx *c, const struct ynode *n)
 {
-	int r = want_map(c, n, "flags");
-	if (r < 0 || is_null(n))
+	int r = yaml_want_map(&c->w, n, "flags");
+	if (r < 0 || ynode_is_null(n))
 		return r;
 	struct config_file *f = c->file;
 	struct config *scratch = calloc(1, sizeof(*scratch));
@@ -240,7 +138,7 @@ static int read_flags(struct ctx *c, const struct ynode *n)
 		r = fail_nomem(c);
 		goto out;
 	}
-	for_each_pair(n, k, v) {
+	ynode_for_each_pair(n, k, v) {
 		r = read_flag(c, scratch, k, v, &f->flags[f->n_flags]);
 		if (r < 0)
 			goto out;
@@ -255,28 +153,28 @@ out:
 static int read_ts_resource(struct ctx *c, const struct ynode *n, const char *path,
 			    struct resource_plan_slice *out)
 {
-	int r = want_map(c, n, path);
+	int r = yaml_want_map(&c->w, n, path);
 	if (r < 0)
 		return r;
-	if (is_null(n))
-		return fail(c, n->line, -EINVAL, "%s: needs a name and replicas", path);
+	if (ynode_is_null(n))
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: needs a name and replicas", path);
 	const struct ynode *name = NULL, *replicas = NULL;
-	for_each_pair(n, k, v) {
+	ynode_for_each_pair(n, k, v) {
 		if (strcmp(k->value, "name") == 0)
 			name = v;
 		else if (strcmp(k->value, "replicas") == 0)
 			replicas = v;
 		else
-			return unknown_key(c, k, path, "name, replicas");
+			return yaml_unknown_key(&c->w, k, path, "name, replicas");
 	}
 	if (!name || !replicas)
-		return fail(c, n->line, -EINVAL, "%s: needs %s", path, name ? "replicas" : "a name");
-	char p[PATH_SIZE];
-	path_key(p, sizeof(p), path, "name");
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: needs %s", path, name ? "replicas" : "a name");
+	char p[YAML_PATH_SIZE];
+	yaml_path_key(p, sizeof(p), path, "name");
 	r = get_resource_name(c, name, p, &out->name);
 	if (r < 0)
 		return r;
-	path_key(p, sizeof(p), path, "replicas");
+	yaml_path_key(p, sizeof(p), path, "replicas");
 	r = get_replicas(c, replicas, p, &out->replicas);
 	if (r < 0)
 		return r;
@@ -287,23 +185,23 @@ static int read_ts_resource(struct ctx *c, const struct ynode *n, const char *pa
 static int read_time_slicing(struct ctx *c, const struct ynode *key, const struct ynode *n)
 {
 	const char *path = "sharing.timeSlicing";
-	int r = want_map(c, n, path);
+	int r = yaml_want_map(&c->w, n, path);
 	if (r < 0)
 		return r;
 	struct config_file *f = c->file;
 	f->time_slicing.line = key->line;
-	if (is_null(n))
+	if (ynode_is_null(n))
 		return 0;
-	char p[PATH_SIZE];
-	for_each_pair(n, k, v) {
-		path_key(p, sizeof(p), path, k->value);
+	char p[YAML_PATH_SIZE];
+	ynode_for_each_pair(n, k, v) {
+		yaml_path_key(p, sizeof(p), path, k->value);
 		if (strcmp(k->value, "renameByDefault") == 0) {
-			r = get_bool(c, v, p, &f->time_slicing.rename_by_default);
+			r = yaml_get_bool(&c->w, v, p, &f->time_slicing.rename_by_default);
 		} else if (strcmp(k->value, "failRequestsGreaterThanOne") == 0) {
-			r = get_bool(c, v, p, &f->time_slicing.fail_requests_greater_than_one);
+			r = yaml_get_bool(&c->w, v, p, &f->time_slicing.fail_requests_greater_than_one);
 		} else if (strcmp(k->value, "resources") == 0) {
-			r = want_seq(c, v, p);
-			if (r < 0 || is_null(v))
+			r = yaml_want_seq(&c->w, v, p);
+			if (r < 0 || ynode_is_null(v))
 				continue;
 			f->time_slicing.resources = arena_alloc(&f->arena, (v->n_children + 1) *
 										  sizeof(*f->time_slicing.resources));
@@ -311,19 +209,20 @@ static int read_time_slicing(struct ctx *c, const struct ynode *key, const struc
 				return fail_nomem(c);
 			size_t i = 0;
 			for (const struct ynode *item = v->first; item; item = item->next, i++) {
-				char ip[PATH_SIZE];
-				path_index(ip, sizeof(ip), p, i);
+				char ip[YAML_PATH_SIZE];
+				yaml_path_index(ip, sizeof(ip), p, i);
 				r = read_ts_resource(c, item, ip, &f->time_slicing.resources[i]);
 				if (r < 0)
 					return r;
 				for (size_t j = 0; j < i; j++)
 					if (strcmp(f->time_slicing.resources[j].name, f->time_slicing.resources[i].name) == 0)
-						return fail(c, item->line, -EINVAL, "%s.name: '%s' is listed twice", ip,
-							    f->time_slicing.resources[i].name);
+						return yaml_walk_fail(&c->w, item->line, -EINVAL,
+								      "%s.name: '%s' is listed twice", ip,
+								      f->time_slicing.resources[i].name);
 				f->time_slicing.n_resources++;
 			}
 		} else {
-			r = unknown_key(c, k, path, "renameByDefault, failRequestsGreaterThanOne, resources");
+			r = yaml_unknown_key(&c->w, k, path, "renameByDefault, failRequestsGreaterThanOne, resources");
 		}
 		if (r < 0)
 			return r;
@@ -333,12 +232,12 @@ static int read_time_slicing(struct ctx *c, const struct ynode *key, const struc
 
 static int read_sharing(struct ctx *c, const struct ynode *n)
 {
-	int r = want_map(c, n, "sharing");
-	if (r < 0 || is_null(n))
+	int r = yaml_want_map(&c->w, n, "sharing");
+	if (r < 0 || ynode_is_null(n))
 		return r;
-	for_each_pair(n, k, v) {
+	ynode_for_each_pair(n, k, v) {
 		if (strcmp(k->value, "timeSlicing") != 0)
-			return unknown_key(c, k, "sharing", "timeSlicing");
+			return yaml_unknown_key(&c->w, k, "sharing", "timeSlicing");
 		r = read_time_slicing(c, k, v);
 		if (r < 0)
 			return r;
@@ -360,32 +259,32 @@ static int family_parse(const char *s, enum npu_family *ret)
 
 static int read_resource(struct ctx *c, const struct ynode *n, const char *path, struct resource_plan_name *out)
 {
-	int r = want_map(c, n, path);
+	int r = yaml_want_map(&c->w, n, path);
 	if (r < 0)
 		return r;
-	if (is_null(n))
-		return fail(c, n->line, -EINVAL, "%s: needs a family and a name", path);
+	if (ynode_is_null(n))
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: needs a family and a name", path);
 	const struct ynode *family = NULL, *name = NULL;
-	for_each_pair(n, k, v) {
+	ynode_for_each_pair(n, k, v) {
 		if (strcmp(k->value, "family") == 0)
 			family = v;
 		else if (strcmp(k->value, "name") == 0)
 			name = v;
 		else
-			return unknown_key(c, k, path, "family, name");
+			return yaml_unknown_key(&c->w, k, path, "family, name");
 	}
 	if (!family || !name)
-		return fail(c, n->line, -EINVAL, "%s: needs %s", path, family ? "a name" : "a family");
-	char p[PATH_SIZE];
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: needs %s", path, family ? "a name" : "a family");
+	char p[YAML_PATH_SIZE];
 	const char *text;
-	path_key(p, sizeof(p), path, "family");
+	yaml_path_key(p, sizeof(p), path, "family");
 	r = get_text(c, family, p, &text);
 	if (r < 0)
 		return r;
 	if (family_parse(text, &out->family) < 0)
-		return fail(c, family->line, -EINVAL, "%s: '%.*s' is not one of 910, 910B, A3, 310, 310P, 310B", p,
-			    CLIP, text);
-	path_key(p, sizeof(p), path, "name");
+		return yaml_walk_fail(&c->w, family->line, -EINVAL,
+				      "%s: '%.*s' is not one of 910, 910B, A3, 310, 310P, 310B", p, YAML_CLIP, text);
+	yaml_path_key(p, sizeof(p), path, "name");
 	r = get_resource_name(c, name, p, &out->name);
 	if (r < 0)
 		return r;
@@ -395,28 +294,29 @@ static int read_resource(struct ctx *c, const struct ynode *n, const char *path,
 
 static int read_resources(struct ctx *c, const struct ynode *key, const struct ynode *n)
 {
-	int r = want_seq(c, n, "resources");
+	int r = yaml_want_seq(&c->w, n, "resources");
 	if (r < 0)
 		return r;
 	struct config_file *f = c->file;
 	f->resources_line = key->line;
-	if (is_null(n))
+	if (ynode_is_null(n))
 		return 0;
 	f->resources = arena_alloc(&f->arena, (n->n_children + 1) * sizeof(*f->resources));
 	if (!f->resources)
 		return fail_nomem(c);
 	size_t i = 0;
 	for (const struct ynode *item = n->first; item; item = item->next, i++) {
-		char p[PATH_SIZE];
-		path_index(p, sizeof(p), "resources", i);
+		char p[YAML_PATH_SIZE];
+		yaml_path_index(p, sizeof(p), "resources", i);
 		r = read_resource(c, item, p, &f->resources[i]);
 		if (r < 0)
 			return r;
 		/* A chip is advertised under one name only. */
 		for (size_t j = 0; j < i; j++)
 			if (f->resources[j].family == f->resources[i].family)
-				return fail(c, item->line, -EINVAL, "%s.family: %s is listed twice (first on line %zu)", p,
-					    npu_family_name(f->resources[i].family), f->resources[j].line);
+				return yaml_walk_fail(&c->w, item->line, -EINVAL,
+						      "%s.family: %s is listed twice (first on line %zu)", p,
+						      npu_family_name(f->resources[i].family), f->resources[j].line);
 		f->n_resources++;
 	}
 	return 0;
@@ -424,18 +324,20 @@ static int read_resources(struct ctx *c, const struct ynode *key, const struct y
 
 static int read_root(struct ctx *c, const struct ynode *root)
 {
-	if (!root || is_null(root))
-		return fail(c, root ? root->line : 0, -EINVAL, "the file is empty; it must say at least 'version: v1'");
-	int r = want_map(c, root, "");
+	if (!root || ynode_is_null(root))
+		return yaml_walk_fail(&c->w, root ? root->line : 0, -EINVAL,
+				      "the file is empty; it must say at least 'version: v1'");
+	int r = yaml_want_map(&c->w, root, "");
 	if (r < 0)
 		return r;
 	const struct ynode *version = NULL;
-	for_each_pair(root, k, v) {
+	ynode_for_each_pair(root, k, v) {
 		if (strcmp(k->value, "version") == 0) {
 			version = v;
 			if (v->type != YN_SCALAR || strcmp(v->value, "v1") != 0)
-				return fail(c, v->line, -EINVAL, "version: '%.*s' is not supported (only v1 is)", CLIP,
-					    v->type == YN_SCALAR ? v->value : type_name(v));
+				return yaml_walk_fail(&c->w, v->line, -EINVAL,
+						      "version: '%.*s' is not supported (only v1 is)", YAML_CLIP,
+						      v->type == YN_SCALAR ? v->value : ynode_type_name(v));
 		} else if (strcmp(k->value, "flags") == 0) {
 			r = read_flags(c, v);
 		} else if (strcmp(k->value, "sharing") == 0) {
@@ -443,13 +345,14 @@ static int read_root(struct ctx *c, const struct ynode *root)
 		} else if (strcmp(k->value, "resources") == 0) {
 			r = read_resources(c, k, v);
 		} else {
-			r = unknown_key(c, k, "", "version, flags, sharing, resources");
+			r = yaml_unknown_key(&c->w, k, "", "version, flags, sharing, resources");
 		}
 		if (r < 0)
 			return r;
 	}
 	if (!version)
-		return fail(c, root->line, -EINVAL, "version: missing; the file must say 'version: v1'");
+		return yaml_walk_fail(&c->w, root->line, -EINVAL,
+				      "version: missing; the file must say 'version: v1'");
 	return 0;
 }
 
@@ -458,7 +361,7 @@ static int on_document(void *ctx, const struct ynode *root, size_t line)
 {
 	struct ctx *c = ctx;
 	if (++c->n_documents > 1)
-		return fail(c, line, -EINVAL, "a second YAML document: the file holds one");
+		return yaml_walk_fail(&c->w, line, -EINVAL, "a second YAML document: the file holds one");
 	return read_root(c, root);
 }
 
@@ -466,17 +369,17 @@ int config_file_parse(const char *data, size_t len, struct config_file **ret_fil
 {
 	static const struct yaml_tree_limits limits = { .max_depth = CONFIG_FILE_MAX_DEPTH,
 							.max_nodes = CONFIG_FILE_MAX_NODES };
-	struct ctx c = { .why = why, .why_size = why_size };
+	struct ctx c = { .w = { .why = why, .why_size = why_size, .max_entries = CONFIG_FILE_MAX_ENTRIES } };
 	int r;
 
 	if (why_size)
 		why[0] = '\0';
 	if (!data && len) {
-		r = fail(&c, 0, -EINVAL, "no data");
+		r = yaml_walk_fail(&c.w, 0, -EINVAL, "no data");
 		goto out;
 	}
 	if (len > CONFIG_FILE_MAX_BYTES) {
-		r = fail(&c, 0, -E2BIG, "larger than %d bytes", CONFIG_FILE_MAX_BYTES);
+		r = yaml_walk_fail(&c.w, 0, -E2BIG, "larger than %d bytes", CONFIG_FILE_MAX_BYTES);
 		goto out;
 	}
 	c.file = calloc(1, sizeof(*c.file));

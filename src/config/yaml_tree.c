@@ -10,9 +10,6 @@
 #include "base/arena.h"
 #include "base/macro.h"
 
-/* Input-controlled text quoted in a message is cut to this. */
-#define CLIP 96
-
 struct builder {
 	const struct yaml_tree_limits *limits;
 	struct arena arena;
@@ -25,19 +22,25 @@ struct builder {
 	size_t why_size;
 };
 
-__attribute__((format(printf, 4, 5))) static int fail(struct builder *b, size_t line, int r, const char *fmt, ...)
+int yaml_vfail(char *why, size_t why_size, size_t line, int r, const char *fmt, va_list ap)
 {
-	if (b->why_size == 0)
+	if (why_size == 0)
 		return r;
-	char msg[512];
+	char msg[768];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (line)
+		snprintf(why, why_size, "line %zu: %s", line, msg);
+	else
+		snprintf(why, why_size, "%s", msg);
+	return r;
+}
+
+int yaml_fail(char *why, size_t why_size, size_t line, int r, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	yaml_vfail(why, why_size, line, r, fmt, ap);
 	va_end(ap);
-	if (line)
-		snprintf(b->why, b->why_size, "line %zu: %s", line, msg);
-	else
-		snprintf(b->why, b->why_size, "%s", msg);
 	return r;
 }
 
@@ -121,16 +124,17 @@ static int tree_add(struct builder *b, enum ynode_type type, const yaml_event_t 
 {
 	size_t line = ev->start_mark.line + 1;
 	if (++b->n_nodes > b->limits->max_nodes)
-		return fail(b, line, -E2BIG, "more than %zu YAML nodes in one document", b->limits->max_nodes);
+		return yaml_fail(b->why, b->why_size, line, -E2BIG, "more than %zu YAML nodes in one document",
+				 b->limits->max_nodes);
 	struct ynode *parent = b->depth ? b->stack[b->depth - 1] : NULL;
 	if (parent && parent->type == YN_MAP && parent->n_children % 2 == 0 && type != YN_SCALAR)
-		return fail(b, line, -EINVAL, "a mapping key must be a scalar");
+		return yaml_fail(b->why, b->why_size, line, -EINVAL, "a mapping key must be a scalar");
 	if (!parent && b->root)
-		return fail(b, line, -EINVAL, "malformed YAML: a second root node");
+		return yaml_fail(b->why, b->why_size, line, -EINVAL, "malformed YAML: a second root node");
 
 	struct ynode *node = arena_alloc(&b->arena, sizeof(*node));
 	if (!node)
-		return fail(b, 0, -ENOMEM, "out of memory");
+		return yaml_fail(b->why, b->why_size, 0, -ENOMEM, "out of memory");
 	node->type = type;
 	node->line = line;
 	if (!parent) {
@@ -155,10 +159,10 @@ static int tree_scalar(struct builder *b, const yaml_event_t *ev)
 		return r;
 	size_t len = ev->data.scalar.length;
 	if (memchr(ev->data.scalar.value, '\0', len))
-		return fail(b, node->line, -EINVAL, "a NUL character in a string");
+		return yaml_fail(b->why, b->why_size, node->line, -EINVAL, "a NUL character in a string");
 	node->value = arena_alloc(&b->arena, len + 1);
 	if (!node->value)
-		return fail(b, 0, -ENOMEM, "out of memory");
+		return yaml_fail(b->why, b->why_size, 0, -ENOMEM, "out of memory");
 	memcpy(node->value, ev->data.scalar.value, len);
 	node->len = len;
 
@@ -175,8 +179,8 @@ static int tree_scalar(struct builder *b, const yaml_event_t *ev)
 static int tree_open(struct builder *b, enum ynode_type type, const yaml_event_t *ev)
 {
 	if (b->depth >= b->limits->max_depth)
-		return fail(b, ev->start_mark.line + 1, -E2BIG, "YAML nested deeper than %zu levels",
-			    b->limits->max_depth);
+		return yaml_fail(b->why, b->why_size, ev->start_mark.line + 1, -E2BIG,
+				 "YAML nested deeper than %zu levels", b->limits->max_depth);
 	struct ynode *node;
 	int r = tree_add(b, type, ev, &node);
 	if (r < 0)
@@ -196,14 +200,16 @@ static void tree_reset(struct builder *b)
 static int yaml_failure(struct builder *b, const yaml_parser_t *parser)
 {
 	if (parser->error == YAML_MEMORY_ERROR)
-		return fail(b, 0, -ENOMEM, "out of memory");
+		return yaml_fail(b->why, b->why_size, 0, -ENOMEM, "out of memory");
 	const char *problem = parser->problem ? parser->problem : "unknown error";
 	if (parser->error == YAML_READER_ERROR)
-		return fail(b, 0, -EINVAL, "malformed YAML: %s at byte %zu", problem, parser->problem_offset);
+		return yaml_fail(b->why, b->why_size, 0, -EINVAL, "malformed YAML: %s at byte %zu", problem,
+				 parser->problem_offset);
 	size_t line = parser->problem_mark.line + 1;
 	if (parser->context)
-		return fail(b, line, -EINVAL, "malformed YAML: %s (%s)", problem, parser->context);
-	return fail(b, line, -EINVAL, "malformed YAML: %s", problem);
+		return yaml_fail(b->why, b->why_size, line, -EINVAL, "malformed YAML: %s (%s)", problem,
+				 parser->context);
+	return yaml_fail(b->why, b->why_size, line, -EINVAL, "malformed YAML: %s", problem);
 }
 
 static int handle_event(struct builder *b, const yaml_event_t *ev, yaml_document_fn fn, void *ctx, bool *done)
@@ -223,8 +229,8 @@ static int handle_event(struct builder *b, const yaml_event_t *ev, yaml_document
 		return r;
 	}
 	case YAML_ALIAS_EVENT:
-		return fail(b, line, -EINVAL, "YAML aliases (*%.*s) are not supported", CLIP,
-			    (const char *)ev->data.alias.anchor);
+		return yaml_fail(b->why, b->why_size, line, -EINVAL, "YAML aliases (*%.*s) are not supported",
+				 YAML_CLIP, (const char *)ev->data.alias.anchor);
 	case YAML_SCALAR_EVENT:
 		return tree_scalar(b, ev);
 	case YAML_SEQUENCE_START_EVENT:
@@ -252,7 +258,7 @@ int yaml_tree_parse(const char *data, size_t len, const struct yaml_tree_limits 
 	struct builder b = { .limits = &bounded, .why = why, .why_size = why_size };
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
-		return fail(&b, 0, -ENOMEM, "out of memory");
+		return yaml_fail(b.why, b.why_size, 0, -ENOMEM, "out of memory");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)(data ? data : ""), len);
 	int r = 0;
 	for (bool done = false; !done && r == 0;) {

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* YAML read into small trees with libyaml's event API, one tree per
- * document, for readers that then walk them key by key: the --config file
- * (config/file.h) and kubelet-sim's manifests. Bounded in nesting depth and
+ * document, for readers that then walk them key by key (config/yaml_walk.h),
+ * such as the --config file (config/file.h). Bounded in nesting depth and
  * in nodes per document; aliases are refused, since shared nodes would let a
  * small text stand for a huge tree. Plain scalars resolve by YAML 1.1 rules,
  * as go-yaml v2 (behind kubectl and NVIDIA's device plugin) does: "yes" is a
  * boolean, 0x10 an integer, 1e3 a float.
  *
- * Errors read "line N: problem" (or just "problem" without a position). */
+ * Errors read "line N: problem" (or just "problem" without a position);
+ * yaml_fail writes them so, for the readers that walk the trees too
+ * (config/yaml_walk.h). */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -26,6 +29,17 @@ struct ynode {
 	struct ynode *first, *last, *next;
 	size_t n_children;
 };
+
+/* Input-controlled text quoted in a message is cut to this. */
+#define YAML_CLIP 96
+
+/* Writes the message to why as "line N: message", or as it is when line is
+ * 0 (no position), and returns r. Does nothing but return r when why_size
+ * is 0. */
+int yaml_fail(char *why, size_t why_size, size_t line, int r, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+int yaml_vfail(char *why, size_t why_size, size_t line, int r, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 
 /* Whether s is one of YAML 1.1's spellings of true (a YS_BOOL scalar that is
  * not true is false). */

@@ -111,8 +111,7 @@ static void refresh(struct daemon *d, const char *reason)
 {
 	bool changed = false;
 	/* Vendor code runs in here: if it kills the process, say so. */
-	crash_guard_enter("loading or querying the DCMI library (libdcmi.so); "
-			  "check the driver installation, or run with --backend devfs");
+	crash_guard_enter(DCMI_CRASH_WHAT);
 	int r = inventory_refresh(d->inventory, &changed);
 	crash_guard_leave();
 	if (r < 0) {

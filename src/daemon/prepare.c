@@ -7,6 +7,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "base/file.h"
+
 int prepare_open_files(char *why, size_t why_size)
 {
 	struct rlimit rl;
@@ -26,15 +28,7 @@ int prepare_open_files(char *why, size_t why_size)
 
 int prepare_dir(const char *what, const char *dir, mode_t mode, char *why, size_t why_size)
 {
-	struct stat st;
-	int r = 0;
-
-	if (mkdir(dir, mode) < 0 && errno != EEXIST)
-		r = -errno;
-	else if (stat(dir, &st) < 0)
-		r = -errno;
-	else if (!S_ISDIR(st.st_mode))
-		r = -ENOTDIR;
+	int r = mkdir_ensure(dir, mode);
 	if (r < 0)
 		snprintf(why, why_size, "%s %s: %s", what, dir, strerror(-r));
 	return r;

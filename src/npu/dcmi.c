@@ -189,7 +189,7 @@ static int finish_open(void *handle, const char *real, struct dcmi_lib **ret_lib
 		free(lib);
 		return -EIO;
 	}
-	r = vendor_guard_new(DCMI_CALL_DEADLINE_MS, &lib->guard);
+	r = vendor_guard_new(DCMI_CALL_DEADLINE_MS, DCMI_CRASH_WHAT, &lib->guard);
 	if (r < 0) {
 		why_set(why, why_size, "cannot start the thread DCMI calls run on: %s", strerror(-r));
 		free(lib);

@@ -33,6 +33,11 @@ struct dcmi_lib;
 
 /* How long a caller waits for a DCMI call: far beyond a healthy call's
  * milliseconds, short enough that the event loop never waits noticeably. */
+/* What a fatal signal in DCMI's code says (base/crash.h): on the threads
+ * that load and call it, and around the loop's own calls. */
+#define DCMI_CRASH_WHAT                                                                                        \
+	"loading or querying the DCMI library (libdcmi.so); check the driver installation, or run with --backend devfs"
+
 #define DCMI_CALL_DEADLINE_MS 1000
 
 struct dcmi_search {

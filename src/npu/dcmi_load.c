@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/crash.h"
 #include "base/wait.h"
 
 struct dcmi_load {
@@ -50,6 +51,8 @@ static void load_unref(struct dcmi_load *l)
 static void *load_thread(void *arg)
 {
 	struct dcmi_load *l = arg;
+	/* Only the vendor's constructors and dcmi_init run here. */
+	crash_guard_enter(DCMI_CRASH_WHAT);
 	const struct dcmi_search search = {
 		.explicit_path = l->explicit_path,
 		.ld_library_path = l->ld_library_path,

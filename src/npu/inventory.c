@@ -9,6 +9,7 @@
 
 #include "base/macro.h"
 #include "base/parse.h"
+#include "base/refcount.h"
 #include "base/strbuf.h"
 #include "npu/dcmi_load.h"
 #include "npu/devfs.h"
@@ -77,17 +78,7 @@ struct npu_snapshot *npu_snapshot_new(size_t count)
 	return s;
 }
 
-struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *s)
-{
-	atomic_fetch_add(&s->refs, 1);
-	return s;
-}
-
-void npu_snapshot_unref(struct npu_snapshot *s)
-{
-	if (s && atomic_fetch_sub(&s->refs, 1) == 1)
-		free(s);
-}
+DEFINE_REFCOUNT(struct npu_snapshot, npu_snapshot, free)
 
 const struct npu_device *npu_snapshot_find(const struct npu_snapshot *s, const char *id)
 {

@@ -118,6 +118,7 @@ static inline const char *npu_device_node_prefix(const struct npu_device *device
 
 /* A snapshot of count zeroed devices with one reference, or NULL without memory. */
 struct npu_snapshot *npu_snapshot_new(size_t count);
+/* Both take NULL (base/refcount.h). */
 struct npu_snapshot *npu_snapshot_ref(struct npu_snapshot *snapshot);
 void npu_snapshot_unref(struct npu_snapshot *snapshot);
 const struct npu_device *npu_snapshot_find(const struct npu_snapshot *snapshot, const char *id);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/crash.h"
 #include "base/wait.h"
 
 enum job_state {
@@ -24,6 +25,7 @@ struct vendor_guard {
 	pthread_cond_t work; /* the worker waits here for a call */
 	pthread_cond_t done; /* the caller waits here for the result */
 	int64_t deadline_ms;
+	const char *crash_what; /* the worker's last words, should vendor code kill the process */
 	bool quit;
 	bool detached; /* freed while stuck: the worker frees the guard */
 
@@ -47,6 +49,8 @@ static void destroy(struct vendor_guard *g)
 static void *worker_main(void *arg)
 {
 	struct vendor_guard *g = arg;
+	/* Only vendor code runs here: a crash is always the vendor's. */
+	crash_guard_enter(g->crash_what);
 	pthread_mutex_lock(&g->lock);
 	for (;;) {
 		while (g->state != JOB_QUEUED && !g->quit)
@@ -76,12 +80,13 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int vendor_guard_new(int64_t deadline_ms, struct vendor_guard **ret_guard)
+int vendor_guard_new(int64_t deadline_ms, const char *crash_what, struct vendor_guard **ret_guard)
 {
 	struct vendor_guard *g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	g->deadline_ms = deadline_ms;
+	g->crash_what = crash_what;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->work, NULL);
 	cond_init_monotonic(&g->done);

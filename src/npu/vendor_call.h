@@ -30,8 +30,9 @@ struct vendor_guard;
 /* The largest argument a call may take. */
 #define VENDOR_CALL_ARG_MAX 32768
 
-/* Starts the worker. Returns 0, -ENOMEM or -EAGAIN. */
-int vendor_guard_new(int64_t deadline_ms, struct vendor_guard **ret_guard);
+/* Starts the worker, guarded by base/crash.h with crash_what for its whole
+ * life (a string that outlives the guard). Returns 0, -ENOMEM or -EAGAIN. */
+int vendor_guard_new(int64_t deadline_ms, const char *crash_what, struct vendor_guard **ret_guard);
 
 /* Stops the worker and frees the guard, unless a call is stuck: then the
  * worker is left to end on its own (it frees what it holds) and true is

@@ -2,17 +2,18 @@
 #include "plugin/cdi.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "base/file.h"
+#include "base/json_put.h"
 #include "base/macro.h"
 #include "base/parse.h"
 
@@ -23,8 +24,6 @@
  * under the driver paths needs either. */
 static const char *const mount_options[] = { "ro", "nosuid", "nodev", "rbind", "rprivate" };
 
-/* Room for <dir>/.<file_name>.tmp. */
-#define SPEC_PATH_MAX (4096 + CDI_KIND_MAX + 16)
 /* Shared nodes of every family together stay well under this. */
 #define SHARED_SEEN_MAX 48
 #define SHARED_NAME_MAX 40
@@ -79,7 +78,7 @@ int cdi_names_from_resource(const char *resource_name, struct cdi_names *ret_nam
 /* --- rendering ----------------------------------------------------------- */
 
 struct builder {
-	bool failed;
+	struct json_put json;
 	const struct host_paths *paths;
 	json_object *shared_nodes;
 	json_object *mounts;
@@ -87,48 +86,30 @@ struct builder {
 	size_t n_seen;
 };
 
-/* Adds value to parent under key, or appends it to the array parent when key
- * is NULL, taking value's ownership either way (json-c leaves it to the
- * caller when adding fails). Returns value, or NULL once anything failed. */
-static json_object *put(struct builder *b, json_object *parent, const char *key, json_object *value)
-{
-	if (!b->failed && parent && value &&
-	    (key ? json_object_object_add(parent, key, value) : json_object_array_add(parent, value)) == 0)
-		return value;
-	b->failed = true;
-	json_object_put(value);
-	return NULL;
-}
-
-static void put_string(struct builder *b, json_object *parent, const char *key, const char *s)
-{
-	put(b, parent, key, json_object_new_string(s));
-}
-
 /* A device node: /dev/<name> on the host, /dev/<container_name> inside. */
 static void put_node(struct builder *b, json_object *nodes, const char *name, const char *container_name)
 {
 	char host[SHARED_NAME_MAX + 8], container[SHARED_NAME_MAX + 8], at[4200];
-	json_object *node = put(b, nodes, NULL, json_object_new_object());
+	json_object *node = json_put(&b->json, nodes, NULL, json_object_new_object());
 	if (str_printf(host, sizeof(host), "/dev/%s", name) < 0 ||
 	    str_printf(container, sizeof(container), "/dev/%s", container_name) < 0) {
-		b->failed = true;
+		b->json.failed = true;
 		return;
 	}
-	put_string(b, node, "path", container);
-	put_string(b, node, "hostPath", host);
+	json_put_string(&b->json, node, "path", container);
+	json_put_string(&b->json, node, "hostPath", host);
 
 	/* With type and numbers given, the runtime uses them as they are; without,
 	 * it stat()s hostPath itself when the container is created. */
 	struct stat st;
 	if (path_join(at, sizeof(at), b->paths->dev_dir, name) == 0 && stat(at, &st) == 0 && S_ISCHR(st.st_mode)) {
-		put_string(b, node, "type", "c");
-		put(b, node, "major", json_object_new_int64((int64_t)major(st.st_rdev)));
-		put(b, node, "minor", json_object_new_int64((int64_t)minor(st.st_rdev)));
+		json_put_string(&b->json, node, "type", "c");
+		json_put(&b->json, node, "major", json_object_new_int64((int64_t)major(st.st_rdev)));
+		json_put(&b->json, node, "minor", json_object_new_int64((int64_t)minor(st.st_rdev)));
 		/* JSON has no octal: 0660 is written 432. */
-		put(b, node, "fileMode", json_object_new_int64((int64_t)(st.st_mode & 0777)));
+		json_put(&b->json, node, "fileMode", json_object_new_int64((int64_t)(st.st_mode & 0777)));
 	}
-	put_string(b, node, "permissions", NODE_PERMISSIONS);
+	json_put_string(&b->json, node, "permissions", NODE_PERMISSIONS);
 }
 
 static void on_shared_node(struct builder *b, const char *name, const char *container_name)
@@ -144,13 +125,13 @@ static void on_shared_node(struct builder *b, const char *name, const char *cont
 
 static void on_mount(struct builder *b, const char *host_path)
 {
-	json_object *mount = put(b, b->mounts, NULL, json_object_new_object());
-	put_string(b, mount, "hostPath", host_path);
-	put_string(b, mount, "containerPath", host_path);
-	put_string(b, mount, "type", "bind");
-	json_object *options = put(b, mount, "options", json_object_new_array());
+	json_object *mount = json_put(&b->json, b->mounts, NULL, json_object_new_object());
+	json_put_string(&b->json, mount, "hostPath", host_path);
+	json_put_string(&b->json, mount, "containerPath", host_path);
+	json_put_string(&b->json, mount, "type", "bind");
+	json_object *options = json_put(&b->json, mount, "options", json_object_new_array());
 	for (size_t i = 0; i < ELEMENTSOF(mount_options); i++)
-		put_string(b, options, NULL, mount_options[i]);
+		json_put_string(&b->json, options, NULL, mount_options[i]);
 }
 
 /* Adds the array under key when it holds something; drops it otherwise. */
@@ -160,7 +141,7 @@ static void put_unless_empty(struct builder *b, json_object *parent, const char 
 		json_object_put(array);
 		return;
 	}
-	put(b, parent, key, array);
+	json_put(&b->json, parent, key, array);
 }
 
 int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *snap, const struct host_paths *paths,
@@ -179,9 +160,9 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 		goto out;
 	b->paths = paths;
 
-	put_string(b, root, "cdiVersion", names->version);
-	put_string(b, root, "kind", names->kind);
-	json_object *devices = put(b, root, "devices", json_object_new_array());
+	json_put_string(&b->json, root, "cdiVersion", names->version);
+	json_put_string(&b->json, root, "kind", names->kind);
+	json_object *devices = json_put(&b->json, root, "devices", json_object_new_array());
 	for (size_t i = 0; i < snap->count; i++) {
 		const struct npu_device *d = &snap->devices[i];
 		char name[24], node[24], container_node[24];
@@ -189,10 +170,10 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 		snprintf(name, sizeof(name), "%s%u", d->kind == NPU_DEVICE_VNPU ? "vnpu-" : "", n);
 		snprintf(node, sizeof(node), "%s%u", npu_device_node_prefix(d), n);
 		snprintf(container_node, sizeof(container_node), "davinci%u", n);
-		json_object *device = put(b, devices, NULL, json_object_new_object());
-		put_string(b, device, "name", name);
-		json_object *edits = put(b, device, "containerEdits", json_object_new_object());
-		json_object *nodes = put(b, edits, "deviceNodes", json_object_new_array());
+		json_object *device = json_put(&b->json, devices, NULL, json_object_new_object());
+		json_put_string(&b->json, device, "name", name);
+		json_object *edits = json_put(&b->json, device, "containerEdits", json_object_new_object());
+		json_object *nodes = json_put(&b->json, edits, "deviceNodes", json_object_new_array());
 		put_node(b, nodes, node, container_node);
 	}
 
@@ -218,8 +199,8 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 	if (edits && json_object_object_length(edits) == 0)
 		json_object_put(edits);
 	else
-		put(b, root, "containerEdits", edits);
-	if (b->failed)
+		json_put(&b->json, root, "containerEdits", edits);
+	if (b->json.failed)
 		goto out;
 
 	const char *text = json_object_to_json_string_ext(
@@ -240,77 +221,22 @@ out:
 
 /* --- the file ----------------------------------------------------------------- */
 
-static int spec_paths(const char *dir, const char *file_name, char path[SPEC_PATH_MAX], char tmp[SPEC_PATH_MAX])
-{
-	char tmp_name[CDI_KIND_MAX + 16];
-	int r;
-	/* Not ending in .json or .yaml: runtimes never load a half-written spec. */
-	if ((r = str_printf(tmp_name, sizeof(tmp_name), ".%s.tmp", file_name)) < 0 ||
-	    (r = path_join(path, SPEC_PATH_MAX, dir, file_name)) < 0 ||
-	    (r = path_join(tmp, SPEC_PATH_MAX, dir, tmp_name)) < 0)
-		return r;
-	return 0;
-}
-
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int cdi_spec_write(const char *dir, const char *file_name, const char *json)
 {
-	char path[SPEC_PATH_MAX], tmp[SPEC_PATH_MAX];
-	int r = spec_paths(dir, file_name, path, tmp);
+	char path[PATH_MAX];
+	int r = path_join(path, sizeof(path), dir, file_name);
 	if (r < 0)
 		return r;
-
-	/* A temp file a crash left behind is ours to replace. */
-	if (unlink(tmp) < 0 && errno != ENOENT)
-		return -errno;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, json, strlen(json));
-	/* The umask must not narrow it: runtimes may read as another user. */
-	if (r == 0 && fchmod(fd, 0644) < 0)
-		r = -errno;
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	/* The rename is done; syncing the directory only makes it durable. */
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd);
-		close(dfd);
-	}
-	return 0;
+	/* The temp file's name does not end in .json or .yaml: runtimes never
+	 * load a half-written spec. Synced: the spec outlives a crash of the node. */
+	return file_write_atomic(path, json, strlen(json), 0644, FILE_WRITE_SYNC);
 }
 
 int cdi_spec_remove(const char *dir, const char *file_name)
 {
-	char path[SPEC_PATH_MAX], tmp[SPEC_PATH_MAX];
-	int r = spec_paths(dir, file_name, path, tmp);
+	char path[PATH_MAX];
+	int r = path_join(path, sizeof(path), dir, file_name);
 	if (r < 0)
 		return r;
-	if (unlink(path) < 0 && errno != ENOENT)
-		r = -errno;
-	if (unlink(tmp) < 0 && errno != ENOENT && r == 0)
-		r = -errno;
-	return r;
+	return file_remove_atomic(path);
 }

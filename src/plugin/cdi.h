@@ -26,14 +26,15 @@
 
 #include <stddef.h>
 
+#include "base/k8s_names.h"
 #include "npu/inventory.h"
 #include "plugin/host_files.h"
 
-/* A vendor is a DNS subdomain (253) and a class at most 63 characters. */
-#define CDI_KIND_MAX (253 + 1 + 63 + 1)
+/* A vendor is a DNS subdomain and a class a name, as in a resource name. */
+#define CDI_KIND_MAX (K8S_DNS_SUBDOMAIN_MAX + 1 + K8S_NAME_MAX + 1)
 #define CDI_ANNOTATION_PREFIX "cdi.k8s.io/"
-/* The annotation key's part after the prefix is at most 63 characters. */
-#define CDI_ANNOTATION_KEY_MAX (sizeof(CDI_ANNOTATION_PREFIX) - 1 + 63 + 1)
+/* The annotation key's part after the prefix is a name. */
+#define CDI_ANNOTATION_KEY_MAX (sizeof(CDI_ANNOTATION_PREFIX) - 1 + K8S_NAME_MAX + 1)
 
 struct cdi_names {
 	char kind[CDI_KIND_MAX];                /* "<vendor>/<class>": the resource name */

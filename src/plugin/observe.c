@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/k8s_names.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
@@ -31,7 +32,7 @@
 struct observe_resource {
 	struct observe *observe;
 	struct metrics_resource *metrics;
-	char name[320];
+	char name[RESOURCE_NAME_MAX];
 	/* Registration state for /healthz, under observe->lock. */
 	bool serving;
 	bool registered;

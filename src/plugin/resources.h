@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/k8s_names.h"
 #include "base/parse.h"
 #include "npu/inventory.h"
 #include "plugin/replica.h"
@@ -29,7 +30,6 @@
 /* Resources one process serves; each costs the loop five fds (a timer pair,
  * wakeups), which loop/loop.c makes room for. */
 #define RESOURCES_MAX 24
-#define RESOURCE_NAME_MAX 320
 #define RESOURCE_ENDPOINT_MAX 128
 
 enum resource_kind {

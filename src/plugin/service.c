@@ -264,7 +264,7 @@ static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_rep
 static struct npu_snapshot *current_snapshot(struct service *s, struct host_files **ret_files, struct gs_reply *reply)
 {
 	pthread_mutex_lock(&s->lock);
-	struct npu_snapshot *snap = s->snapshot ? npu_snapshot_ref(s->snapshot) : NULL;
+	struct npu_snapshot *snap = npu_snapshot_ref(s->snapshot);
 	if (snap && ret_files)
 		*ret_files = host_files_ref(s->files);
 	pthread_mutex_unlock(&s->lock);

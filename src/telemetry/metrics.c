@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
 
-#define RESOURCE_NAME_MAX 320
 #define GRPC_CODES 17
 
 /* Allocate durations: the kubelet waits on Allocate before it starts a
@@ -53,12 +53,6 @@ struct metrics {
 	struct telemetry_errors dcmi_errors;
 	atomic_uint_fast64_t kubelet_restarts;
 };
-
-/* npu_snapshot_ref that takes NULL: a resource may have published nothing yet. */
-static struct npu_snapshot *snap_ref(struct npu_snapshot *s)
-{
-	return s ? npu_snapshot_ref(s) : NULL;
-}
 
 int metrics_new(const char *version, struct metrics **ret_metrics)
 {
@@ -133,7 +127,7 @@ void metrics_publish_chips(struct metrics *m, struct npu_snapshot *snapshot)
 {
 	pthread_mutex_lock(&m->lock);
 	struct npu_snapshot *old = m->chips;
-	m->chips = snap_ref(snapshot);
+	m->chips = npu_snapshot_ref(snapshot);
 	pthread_mutex_unlock(&m->lock);
 	npu_snapshot_unref(old);
 }
@@ -143,7 +137,7 @@ void metrics_publish_devices(struct metrics_resource *r, struct npu_snapshot *sn
 	struct metrics *m = r->metrics;
 	pthread_mutex_lock(&m->lock);
 	struct npu_snapshot *old = r->devices;
-	r->devices = snap_ref(snapshot);
+	r->devices = npu_snapshot_ref(snapshot);
 	pthread_mutex_unlock(&m->lock);
 
 	uint64_t transitions = 0;
@@ -513,10 +507,10 @@ int metrics_render(struct metrics *m, char **ret_text, size_t *ret_len)
 	pthread_mutex_lock(&m->lock);
 	v.n_resources = m->n_resources;
 	for (size_t i = 0; i < v.n_resources; i++) {
-		v.devices[i] = snap_ref(m->resources[i].devices);
+		v.devices[i] = npu_snapshot_ref(m->resources[i].devices);
 		v.replicas[i] = m->resources[i].replicas;
 	}
-	v.node = snap_ref(m->chips);
+	v.node = npu_snapshot_ref(m->chips);
 	v.telemetry = telemetry_snapshot_ref(m->telemetry);
 	v.pods = pod_map_ref(m->pods);
 	pthread_mutex_unlock(&m->lock);

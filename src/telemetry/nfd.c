@@ -2,14 +2,11 @@
 #include "telemetry/nfd.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
 
@@ -79,70 +76,20 @@ int nfd_render(const struct nfd_info *info, char *buf, size_t size)
 	return sb.truncated ? -ENOBUFS : 0;
 }
 
-/* "<dir>/.<name>.tmp" next to path. */
-static int tmp_path(const char *path, char *tmp, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
-	if (!name[0])
-		return -EINVAL;
-	int dir_len = slash ? (int)(slash - path + 1) : 0;
-	return str_printf(tmp, size, "%.*s.%s.tmp", dir_len, path, name);
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int nfd_write(const char *path, const char *text)
 {
-	char tmp[PATH_MAX];
-	int r = tmp_path(path, tmp, sizeof(tmp));
-	if (r < 0)
-		return r;
 	size_t len = strlen(text);
 	if (len > NFD_FILE_MAX)
 		return -EFBIG;
-	if (unlink(tmp) < 0 && errno != ENOENT)
-		return -errno;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, text, len);
-	/* nfd-worker may run as another user: the umask must not narrow it. */
-	if (r == 0 && fchmod(fd, 0644) < 0)
-		r = -errno;
-	/* No fsync: the rename alone keeps readers from a half-written file,
-	 * and the plugin writes the file anew at every start, so a crash that
-	 * loses the latest write costs nothing; a sync would cost the daemon's
-	 * loop milliseconds at every chip change. */
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	/* nfd-worker skips the temp dot-file and may run as another user. Not
+	 * synced: the rename alone keeps readers from a half-written file, and
+	 * the plugin writes the file anew at every start, so a crash that loses
+	 * the latest write costs nothing; a sync would cost the daemon's loop
+	 * milliseconds at every chip change. */
+	return file_write_atomic(path, text, len, 0644, 0);
 }
 
 int nfd_remove(const char *path)
 {
-	char tmp[PATH_MAX];
-	int r = tmp_path(path, tmp, sizeof(tmp));
-	if (r < 0)
-		return r;
-	(void)unlink(tmp);
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	return file_remove_atomic(path);
 }

@@ -7,26 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/k8s_names.h"
 #include "base/parse.h"
+#include "base/refcount.h"
 #include "grpc/client.h"
 #include "grpc/cq.h"
 #include "podresources.pb-c.h"
 #include "podresources_api.h"
 
-#define RESOURCE_NAME_MAX 320
-
-struct pod_map *pod_map_ref(struct pod_map *map)
-{
-	if (map)
-		atomic_fetch_add(&map->refs, 1);
-	return map;
-}
-
-void pod_map_unref(struct pod_map *map)
-{
-	if (map && atomic_fetch_sub(&map->refs, 1) == 1)
-		free(map);
-}
+DEFINE_REFCOUNT(struct pod_map, pod_map, free)
 
 /* A decimal number without a leading zero (but "0") of at most 5 digits
  * at s; its length, or 0. */

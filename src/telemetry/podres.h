@@ -42,8 +42,8 @@ struct pod_map {
 	struct pod_holder holders[]; /* sorted by chip ID, then namespace, pod, container */
 };
 
+/* Both take NULL (base/refcount.h). */
 struct pod_map *pod_map_ref(struct pod_map *map);
-/* Accepts NULL. */
 void pod_map_unref(struct pod_map *map);
 
 /* The chip a device ID stands for, into chip_id[NPU_DEVICE_ID_MAX]:

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/refcount.h"
+
 static const char *const call_names[TELEMETRY_CALL_COUNT] = {
 	[TELEMETRY_CALL_TEMPERATURE] = "dcmi_get_device_temperature",
 	[TELEMETRY_CALL_POWER] = "dcmi_get_device_power_info",
@@ -18,18 +20,7 @@ const char *telemetry_call_name(enum telemetry_call call)
 	return call < TELEMETRY_CALL_COUNT ? call_names[call] : "unknown";
 }
 
-struct telemetry_snapshot *telemetry_snapshot_ref(struct telemetry_snapshot *snapshot)
-{
-	if (snapshot)
-		atomic_fetch_add(&snapshot->refs, 1);
-	return snapshot;
-}
-
-void telemetry_snapshot_unref(struct telemetry_snapshot *snapshot)
-{
-	if (snapshot && atomic_fetch_sub(&snapshot->refs, 1) == 1)
-		free(snapshot);
-}
+DEFINE_REFCOUNT(struct telemetry_snapshot, telemetry_snapshot, free)
 
 const struct telemetry_reading *telemetry_snapshot_find(const struct telemetry_snapshot *snapshot, const char *id)
 {

@@ -55,8 +55,8 @@ struct telemetry_errors {
 	atomic_uint_fast64_t count[TELEMETRY_CALL_COUNT];
 };
 
+/* Both take NULL (base/refcount.h). */
 struct telemetry_snapshot *telemetry_snapshot_ref(struct telemetry_snapshot *snapshot);
-/* Accepts NULL. */
 void telemetry_snapshot_unref(struct telemetry_snapshot *snapshot);
 /* The reading of the chip with that ID, or NULL. */
 const struct telemetry_reading *telemetry_snapshot_find(const struct telemetry_snapshot *snapshot, const char *id);

@@ -22,6 +22,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "base/file.h"
+#include "base/parse.h"
 #include "plugin/cdi.h"
 
 struct fixture {
@@ -41,15 +43,8 @@ static void make_file(const char *path)
 static void make_dirs(const char *root, const char *relative)
 {
 	char path[256];
-	snprintf(path, sizeof(path), "%s/%s", root, relative);
-	for (char *p = path + strlen(root) + 1; *p; p++) {
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(path, 0755);
-			*p = '/';
-		}
-	}
-	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+	assert_int_equal(path_join(path, sizeof(path), root, relative), 0);
+	assert_int_equal(mkdir_p(path, 0755), 0);
 }
 
 static void under(const struct fixture *f, const char *relative, char *buf, size_t size)

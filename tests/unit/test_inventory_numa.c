@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "base/file.h"
 #include "npu/inventory.h"
 
 static struct {
@@ -42,22 +43,17 @@ static void path_of(char *buf, size_t size, const char *relative)
 
 static void mkdirs(const char *relative)
 {
-	char cmd[PATH_MAX];
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", t.root, relative);
-	assert_int_equal(system(cmd), 0);
+	char path[PATH_MAX];
+	path_of(path, sizeof(path), relative);
+	assert_int_equal(mkdir_p(path, 0755), 0);
 }
 
-/* Writes through a temporary file and rename, as a state file must be. */
+/* Written atomically, as a state file must be. */
 static void put(const char *relative, const char *content)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX];
 	path_of(path, sizeof(path), relative);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	assert_non_null(f);
-	fputs(content, f);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(rename(tmp, path), 0);
+	assert_int_equal(file_write_atomic(path, content, strlen(content), 0644, 0), 0);
 }
 
 static void remove_path(const char *relative)

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "base/file.h"
+#include "base/parse.h"
 #include "npu/sysfs.h"
 
 struct tree {
@@ -30,9 +32,9 @@ struct tree {
 
 static void mkdirs(const char *root, const char *relative)
 {
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", root, relative);
-	assert_int_equal(system(cmd), 0);
+	char path[PATH_MAX];
+	assert_int_equal(path_join(path, sizeof(path), root, relative), 0);
+	assert_int_equal(mkdir_p(path, 0755), 0);
 }
 
 static void put(const struct tree *t, const char *relative, const char *content, size_t len)

@@ -304,22 +304,10 @@ static int obtain(const struct doctor_options *o, const char *file, const char *
 {
 	if (file) {
 		char reason[256];
-		char *buf;
-		size_t len;
-		int r = file_read_bounded(file, JSON_MAX_BYTES, &buf, &len, reason, sizeof(reason));
-		if (r < 0) {
+		int r = file_read_bounded(file, JSON_MAX_BYTES, ret_text, ret_len, reason, sizeof(reason));
+		if (r < 0)
 			snprintf(why, why_size, "%s %s: %s", what, file, reason);
-			return r;
-		}
-		char *text = realloc(buf, len + 1);
-		if (!text) {
-			free(buf);
-			return -ENOMEM;
-		}
-		text[len] = '\0';
-		*ret_text = text;
-		*ret_len = len;
-		return 0;
+		return r;
 	}
 	char reason[512];
 	int r = run_capture(kubectl_args, o->timeout_ms > 0 ? o->timeout_ms : KUBECTL_TIMEOUT_MS, JSON_MAX_BYTES, ret_text,

@@ -24,20 +24,7 @@ int doctor_host_path(const struct doctor_options *o, const char *path, char *out
 
 int doctor_read_small(const char *path, char **ret_text, size_t *ret_len, char *why, size_t why_size)
 {
-	char *buf;
-	size_t len;
-	int r = file_read_bounded(path, VERFILE_MAX_BYTES, &buf, &len, why, why_size);
-	if (r < 0)
-		return r;
-	char *text = realloc(buf, len + 1);
-	if (!text) {
-		free(buf);
-		return -ENOMEM;
-	}
-	text[len] = '\0';
-	*ret_text = text;
-	*ret_len = len;
-	return 0;
+	return file_read_bounded(path, VERFILE_MAX_BYTES, ret_text, ret_len, why, why_size);
 }
 
 /* key of text into value, "" when absent or unreadable. */

@@ -3,14 +3,17 @@
 #include "checkpoint.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include <json-c/json.h>
+
+#include "base/file.h"
+#include "base/json_put.h"
 #include "base/parse.h"
 
 #define CHECKPOINT_NAME "kubelet_internal_checkpoint"
-#define CHECKPOINT_TMP_NAME "kubelet_internal_checkpoint.tmp"
 
 bool checkpoint_exists(const struct sim *sim)
 {
@@ -18,124 +21,95 @@ bool checkpoint_exists(const struct sim *sim)
 	return path_join(path, sizeof(path), sim->dir, CHECKPOINT_NAME) == 0 && path_exists(path);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-static void json_base64(FILE *f, const uint8_t *data, size_t len)
+/* Standard base64 with padding, as Go's encoding/json writes a []byte, as
+ * a JSON string; NULL without memory. */
+static json_object *base64_string(const uint8_t *data, size_t len)
 {
 	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	fputc('"', f);
+	size_t out_len = (len + 2) / 3 * 4;
+	char *out = malloc(out_len + 1);
+	if (!out)
+		return NULL;
+	char *o = out;
 	for (size_t i = 0; i < len; i += 3) {
 		uint32_t v = (uint32_t)data[i] << 16;
 		if (i + 1 < len)
 			v |= (uint32_t)data[i + 1] << 8;
 		if (i + 2 < len)
 			v |= data[i + 2];
-		fputc(alphabet[(v >> 18) & 63], f);
-		fputc(alphabet[(v >> 12) & 63], f);
-		fputc(i + 1 < len ? alphabet[(v >> 6) & 63] : '=', f);
-		fputc(i + 2 < len ? alphabet[v & 63] : '=', f);
+		*o++ = alphabet[(v >> 18) & 63];
+		*o++ = alphabet[(v >> 12) & 63];
+		*o++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
+		*o++ = i + 2 < len ? alphabet[v & 63] : '=';
 	}
-	fputc('"', f);
+	json_object *s = json_object_new_string_len(out, (int)out_len);
+	free(out);
+	return s;
 }
 
-static void json_id_array(FILE *f, char *const *ids, size_t n)
+/* One pod device entry per allocation, in the kubelet's field names: the
+ * simulated pod and container, the device IDs under NUMA node "-1" (none
+ * known), and the packed AllocateResponse. */
+static void put_entry(struct json_put *b, json_object *entries, const struct sim_resource *res,
+		      const struct sim_allocation *alloc)
 {
-	fputc('[', f);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputc(',', f);
-		json_string(f, ids[i]);
-	}
-	fputc(']', f);
+	char pod[48], container[48];
+	snprintf(pod, sizeof(pod), "kubelet-sim-pod-%lu", alloc->serial);
+	snprintf(container, sizeof(container), "container-%lu", alloc->serial);
+	json_object *entry = json_put(b, entries, NULL, json_object_new_object());
+	json_put_string(b, entry, "PodUID", pod);
+	json_put_string(b, entry, "ContainerName", container);
+	json_put_string(b, entry, "ResourceName", res->name);
+	json_object *numa = json_put(b, entry, "DeviceIDs", json_object_new_object());
+	json_object *ids = json_put(b, numa, "-1", json_object_new_array());
+	for (size_t i = 0; i < alloc->n_ids; i++)
+		json_put_string(b, ids, NULL, alloc->ids[i]);
+	json_put(b, entry, "AllocResp", base64_string(alloc->response, alloc->response_len));
 }
 
-static void write_document(FILE *f, const struct sim *sim)
+/* The document as the kubelet's checkpoint manager writes it, one line, or
+ * NULL without memory. */
+static json_object *checkpoint_document(const struct sim *sim)
 {
-	bool first = true;
-	fputs("{\"Data\":{\"PodDeviceEntries\":[", f);
+	struct json_put b = { 0 };
+	json_object *root = json_object_new_object();
+	json_object *data = json_put(&b, root, "Data", json_object_new_object());
+	json_object *entries = json_put(&b, data, "PodDeviceEntries", json_object_new_array());
+	for (size_t i = 0; i < sim->n_resources; i++)
+		for (size_t j = 0; j < sim->resources[i].n_allocs; j++)
+			put_entry(&b, entries, &sim->resources[i], &sim->resources[i].allocs[j]);
+	json_object *registered = json_put(&b, data, "RegisteredDevices", json_object_new_object());
 	for (size_t i = 0; i < sim->n_resources; i++) {
 		const struct sim_resource *res = &sim->resources[i];
-		for (size_t j = 0; j < res->n_allocs; j++) {
-			const struct sim_allocation *alloc = &res->allocs[j];
-			if (!first)
-				fputc(',', f);
-			first = false;
-			fprintf(f, "{\"PodUID\":\"kubelet-sim-pod-%lu\",\"ContainerName\":\"container-%lu\",",
-				alloc->serial, alloc->serial);
-			fputs("\"ResourceName\":", f);
-			json_string(f, res->name);
-			fputs(",\"DeviceIDs\":{\"-1\":", f);
-			json_id_array(f, alloc->ids, alloc->n_ids);
-			fputs("},\"AllocResp\":", f);
-			json_base64(f, alloc->response, alloc->response_len);
-			fputc('}', f);
-		}
+		json_object *ids = json_put(&b, registered, res->name, json_object_new_array());
+		for (size_t j = 0; j < res->n_devices; j++)
+			json_put_string(&b, ids, NULL, res->devices[j].id);
 	}
-	fputs("],\"RegisteredDevices\":{", f);
-	for (size_t i = 0; i < sim->n_resources; i++) {
-		const struct sim_resource *res = &sim->resources[i];
-		if (i)
-			fputc(',', f);
-		json_string(f, res->name);
-		fputs(":[", f);
-		for (size_t j = 0; j < res->n_devices; j++) {
-			if (j)
-				fputc(',', f);
-			json_string(f, res->devices[j].id);
-		}
-		fputc(']', f);
+	json_put(&b, root, "Checksum", json_object_new_int(0));
+	if (b.failed) {
+		json_object_put(root);
+		return NULL;
 	}
-	fputs("}},\"Checksum\":0}\n", f);
+	return root;
 }
 
 int checkpoint_write(const struct sim *sim)
 {
-	char path[SIM_PATH_MAX], tmp_path[SIM_PATH_MAX];
+	char path[SIM_PATH_MAX];
 	int r = path_join(path, sizeof(path), sim->dir, CHECKPOINT_NAME);
-	if (r == 0)
-		r = path_join(tmp_path, sizeof(tmp_path), sim->dir, CHECKPOINT_TMP_NAME);
 	if (r < 0)
 		return r;
-
-	int fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		goto fail;
+	json_object *doc = checkpoint_document(sim);
+	if (!doc)
+		return -ENOMEM;
+	r = -ENOMEM;
+	const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *line = NULL;
+	if (text && asprintf(&line, "%s\n", text) >= 0) {
+		/* Not synced: readers need a whole file, not durability. */
+		r = file_write_atomic(path, line, strlen(line), 0644, 0);
 	}
-	write_document(f, sim);
-	/* No fsync: readers need a whole file (the rename), not durability. */
-	if (fflush(f) != 0 || ferror(f)) {
-		r = -EIO;
-		fclose(f);
-		goto fail;
-	}
-	if (fclose(f) != 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (rename(tmp_path, path) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	return 0;
-
-fail:
-	unlink(tmp_path);
+	free(line);
+	json_object_put(doc);
 	return r;
 }

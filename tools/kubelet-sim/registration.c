@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/log.h"
 #include "base/k8s_names.h"
 #include "base/macro.h"
@@ -219,28 +220,6 @@ static const struct gs_method registration_methods[] = {
 	{ .path = DP_METHOD_REGISTER, .unary = handle_register },
 };
 
-static int mkdir_p(const char *dir)
-{
-	char path[SIM_PATH_MAX];
-	int r = str_copy(path, sizeof(path), dir);
-	if (r < 0)
-		return r;
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 /* Deletes every socket file directly in dir; other files and directories stay. */
 static int remove_sockets(const char *dir, unsigned *ret_removed)
 {
@@ -282,7 +261,7 @@ static int remove_sockets(const char *dir, unsigned *ret_removed)
 
 int kubelet_start(struct sim *sim)
 {
-	int r = mkdir_p(sim->dir);
+	int r = mkdir_p(sim->dir, 0755);
 	if (r < 0) {
 		log_error("cannot create %s: %s", sim->dir, strerror(-r));
 		return r;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/parse.h"
+#include "base/refcount.h"
 #include "output.h"
 
 int sim_init(struct sim *sim, const char *dir)
@@ -73,18 +74,13 @@ fail:
 	return r;
 }
 
-void sim_plugin_ref(struct sim_plugin *plugin)
+static void sim_plugin_free(struct sim_plugin *plugin)
 {
-	atomic_fetch_add(&plugin->refs, 1);
-}
-
-void sim_plugin_unref(struct sim_plugin *plugin)
-{
-	if (!plugin || atomic_fetch_sub(&plugin->refs, 1) != 1)
-		return;
 	gc_channel_close(plugin->channel);
 	free(plugin);
 }
+
+DEFINE_REFCOUNT(struct sim_plugin, sim_plugin, sim_plugin_free)
 
 int sim_resource_get(struct sim *sim, const char *name, bool create, struct sim_resource **ret_resource)
 {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/k8s_names.h"
 #include "base/parse.h"
 #include "deviceplugin_api.h"
 #include "grpc/client.h"
@@ -23,9 +24,6 @@
 #define SIM_MAX_RESOURCES 32
 /* Devices kept per resource; a ListAndWatch answer with more is cut here. */
 #define SIM_MAX_DEVICES 1024
-/* A valid extended resource name: a DNS-1123 subdomain (with "requests."
- * in front at most 253), "/", a name of at most 63 characters. */
-#define SIM_RESOURCE_NAME_MAX 320
 /* Paths of files in the directory (the directory itself is bounded by the socket path). */
 #define SIM_PATH_MAX 256
 
@@ -41,9 +39,9 @@ struct out_line;
  * RPCs on its channel without holding the lock while a new registration
  * replaces it. */
 struct sim_plugin {
-	atomic_int refs;
+	atomic_uint refs;
 	struct gc_channel *channel;
-	char resource[SIM_RESOURCE_NAME_MAX];
+	char resource[RESOURCE_NAME_MAX];
 	char endpoint[SOCKET_PATH_MAX];
 	bool preferred_allocation;
 	bool pre_start;
@@ -67,7 +65,7 @@ struct sim_allocation {
 };
 
 struct sim_resource {
-	char name[SIM_RESOURCE_NAME_MAX];
+	char name[RESOURCE_NAME_MAX];
 	struct sim_plugin *plugin;     /* NULL when no plugin is registered */
 	struct follower *follower;     /* NULL when none is running or waiting to be joined */
 	struct sim_device *devices;    /* sorted in natural ID order, unique IDs */
@@ -101,8 +99,8 @@ void sim_fini(struct sim *sim);
 /* Takes over channel. Returns 0 or -ENOMEM/-ENAMETOOLONG (channel closed). */
 int sim_plugin_new(const char *resource, const char *endpoint, struct gc_channel *channel, bool preferred_allocation,
 		   bool pre_start, struct sim_plugin **ret_plugin);
-void sim_plugin_ref(struct sim_plugin *plugin);
-/* Accepts NULL. The last reference closes the channel. */
+/* Both take NULL (base/refcount.h). The last reference closes the channel. */
+struct sim_plugin *sim_plugin_ref(struct sim_plugin *plugin);
 void sim_plugin_unref(struct sim_plugin *plugin);
 
 /* The functions below are called with sim->lock held. */

@@ -3,8 +3,10 @@
  * directory (device nodes as regular files, a driver tree with the DCMI
  * simulator installed as libdcmi.so, a kubelet socket directory and a DCMI
  * state file), and child processes whose output lines tests wait for with
- * deadlines. Nothing here sleeps to synchronise: every wait is on a pipe or
- * a socket with a bounded deadline. */
+ * deadlines. The node's files and the processes are built with
+ * tests/support (shared with the benchmark); what is here fails the test on
+ * an error and cleans up after a test that failed. Nothing here sleeps to
+ * synchronise: every wait is on a pipe or a socket with a bounded deadline. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,57 +15,24 @@
 #include <sys/types.h>
 
 #include "grpc/client.h"
+#include "support/node_tree.h"
+#include "support/proc.h"
 #include "wait.h" /* WAIT_MS */
 
-struct proc;
+/* The process helpers are tests/support/proc.h's; these four fail the
+ * test where those return an error. */
 
 /* Starts argv[0] with the environment plus extra "NAME=value" entries
- * (NULL-terminated, may be NULL); stdin, stdout and stderr are pipes. */
+ * (NULL-terminated, may be NULL); stdin, stdout and stderr are pipes, and
+ * proc_free waits EXIT_WAIT_MS for the exit. */
 struct proc *proc_start(const char *const argv[], const char *const extra_env[]);
-
-/* Waits until a line containing needle appears on stdout (or stderr),
- * consuming lines up to and including it. Returns a pointer to the line
- * (valid until the next call) or NULL on timeout or exit, after printing
- * what was seen. */
-const char *proc_expect(struct proc *p, const char *needle, int timeout_ms);
-const char *proc_expect_err(struct proc *p, const char *needle, int timeout_ms);
-
-/* The sentinel check that replaces "nothing happens for a while": after
- * the action that must have no visible effect, cause a different event that
- * the process reports after it, then expect that event's line to be the
- * first line containing needle. Returns the line, or NULL (after printing
- * what was seen) when the first such line does not contain want, or on
- * timeout or exit. */
-const char *proc_expect_next(struct proc *p, const char *needle, const char *want, int timeout_ms);
-
-/* Whether a line containing needle arrives on stdout within window_ms;
- * used to assert that something does NOT happen. Consumes what it reads. */
-bool proc_sees_within(struct proc *p, const char *needle, int window_ms);
-
-/* How many stderr lines seen so far contain needle (reads what is pending). */
-unsigned proc_count_err(struct proc *p, const char *needle);
 
 /* Writes one line to the process's stdin. */
 void proc_send(struct proc *p, const char *line);
 
-/* Sends a signal. */
-void proc_kill(struct proc *p, int sig);
-
-/* Waits for the exit; returns the exit status (0-255), 128+signal, or -1 on timeout. */
-int proc_wait(struct proc *p, int timeout_ms);
-
-pid_t proc_pid(const struct proc *p);
-
-/* Stops reading the process's stderr and fills its pipe, so that the
- * process's next write to stderr blocks, as under a log collector that
- * stopped reading. Lines already read stay readable. */
+/* proc_stderr_block and proc_stderr_unblock. */
 void proc_block_stderr(struct proc *p);
-
-/* Reads stderr again (the filler first), so that a blocked writer resumes. */
 void proc_unblock_stderr(struct proc *p);
-
-/* Kills if still running, reaps and frees. Returns the exit status as proc_wait. */
-int proc_free(struct proc *p);
 
 struct node_options {
 	unsigned chips;        /* chip lines phy 0..chips-1, name 910B3 */
@@ -102,19 +71,8 @@ int node_teardown(void **state);
 /* Replaces the DCMI state file atomically (write + rename). */
 void node_write_state(struct node *node, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A DCMI state file for chips phy 0..chips-1. */
-struct chip_state {
-	unsigned chips;
-	const char *name;          /* chip name, default "910B3" */
-	const char *head;          /* lines before the chips, e.g. "subscribe off\n"; may be NULL */
-	const char *const *attrs;  /* attrs[phy], e.g. "health=2 errors=80E01801", replaces
-				    * "health=0" where not NULL; attrs may be NULL */
-	const char *tail;          /* lines after the chips; may be NULL */
-};
-
-/* Writes "driver 24.1.rc1", the head, one chip line per chip and the tail.
- * Nodes of more than 64 chips put four on each card, since DCMI lists at
- * most 64 cards; smaller ones have card = phy. */
+/* chip_state_write to the node's state file (struct chip_state is
+ * tests/support/node_tree.h's). */
 void node_write_chip_state(struct node *node, const struct chip_state *state);
 
 /* The standard state with one chip (none when phy < 0) at a DCMI health. */
