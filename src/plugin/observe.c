@@ -71,6 +71,7 @@ struct observe {
 	struct podres *podres;
 	atomic_bool pods_wanted;     /* a scrape asks for a refresh */
 	atomic_bool pods_after_alloc; /* an Allocate asks for one after POD_SETTLE_MS */
+	atomic_int_least64_t last_alloc_ms; /* when the latest Allocate answered */
 	atomic_bool pods_running;
 	int64_t pods_started_ms;
 	pthread_mutex_t pods_log_lock;
@@ -83,14 +84,14 @@ struct observe {
 
 /* --- /metrics and /healthz (the HTTP thread) ------------------------------- */
 
-static void kick_pods(struct observe *o, bool after_allocate);
+static void kick_pods(struct observe *o);
 
 static void on_metrics(void *ctx, struct http_reply *reply)
 {
 	struct observe *o = ctx;
 	char *text;
 	size_t len;
-	kick_pods(o, false);
+	kick_pods(o);
 	int r = metrics_render(o->metrics, &text, &len);
 	if (r < 0) {
 		reply->status = 500;
@@ -217,13 +218,13 @@ static void on_pods_listed(void *ctx, int r, grpc_status_code status, const char
 		loop_async_send(o->pods_async);
 }
 
-/* Asks the loop for a refresh: after a scrape at once (at most every
- * POD_REFRESH_MIN_MS), after an Allocate once the kubelet has recorded it. */
-static void kick_pods(struct observe *o, bool after_allocate)
+/* Asks the loop for a refresh after a scrape: at once, at most every
+ * POD_REFRESH_MIN_MS (after an Allocate: see observe_allocate). */
+static void kick_pods(struct observe *o)
 {
 	if (!o->podres)
 		return;
-	atomic_store(after_allocate ? &o->pods_after_alloc : &o->pods_wanted, true);
+	atomic_store(&o->pods_wanted, true);
 	loop_async_send(o->pods_async);
 }
 
@@ -255,22 +256,35 @@ static void start_pods_list(struct observe *o)
 	}
 }
 
+/* Allocates asked for a list: true while the last of them is younger than
+ * POD_SETTLE_MS (the timer is armed for the rest), false once it is due. */
+static bool settling(struct observe *o)
+{
+	if (!atomic_exchange(&o->pods_after_alloc, false))
+		return false;
+	/* The kubelet records an allocation once Allocate has answered. */
+	int64_t since = now_ms() - atomic_load(&o->last_alloc_ms);
+	if (since < POD_SETTLE_MS) {
+		atomic_store(&o->pods_after_alloc, true);
+		loop_timer_arm(o->pods_timer, POD_SETTLE_MS - since, 0);
+		return true;
+	}
+	atomic_store(&o->pods_wanted, true);
+	return false;
+}
+
 static void on_pods_async(void *ctx)
 {
 	struct observe *o = ctx;
-	if (atomic_exchange(&o->pods_after_alloc, false)) {
-		/* The kubelet records an allocation once Allocate has answered. */
-		atomic_store(&o->pods_wanted, true);
-		loop_timer_arm(o->pods_timer, POD_SETTLE_MS, 0);
-		return;
-	}
-	if (atomic_load(&o->pods_wanted))
+	if (!settling(o) && atomic_load(&o->pods_wanted))
 		start_pods_list(o);
 }
 
 static void on_pods_timer(void *ctx)
 {
-	start_pods_list(ctx);
+	struct observe *o = ctx;
+	if (!settling(o))
+		start_pods_list(o);
 }
 
 /* --- the features file --------------------------------------------------------- */
@@ -597,8 +611,14 @@ void observe_allocate(struct observe_resource *res, int grpc_code, double second
 	if (!res)
 		return;
 	metrics_observe_allocate(res->metrics, grpc_code, seconds);
-	if (grpc_code == 0)
-		kick_pods(res->observe, true);
+	struct observe *o = res->observe;
+	if (grpc_code != 0 || !o->podres)
+		return;
+	/* One wakeup of the loop per burst of Allocates, not one each: the
+	 * loop lists the pods POD_SETTLE_MS after the last of them. */
+	atomic_store(&o->last_alloc_ms, now_ms());
+	if (!atomic_exchange(&o->pods_after_alloc, true))
+		loop_async_send(o->pods_async);
 }
 
 void observe_streams_changed(struct observe_resource *res, int delta)
