@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "support/node_tree.h"
 #include <json-c/json.h>
 
 #include "base/file.h"
@@ -85,9 +87,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-	assert_int_equal(system(cmd), 0);
+	node_tree_remove(f->root);
 	free(f);
 	return 0;
 }

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "support/node_tree.h"
+
 #include "plugin/host_files.h"
 
 struct fixture {
@@ -22,10 +24,7 @@ struct fixture {
 
 static void touch(struct fixture *f, const char *relative)
 {
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s/%s')\" && touch '%s/%s'", f->root, relative, f->root,
-		 relative);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(node_tree_touch(f->root, relative), 0);
 }
 
 static void drop(struct fixture *f, const char *relative)
@@ -53,9 +52,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-	assert_int_equal(system(cmd), 0);
+	node_tree_remove(f->root);
 	free(f);
 	return 0;
 }
