@@ -7,7 +7,7 @@
 #   link to them;
 # - relative links and their #anchors resolve;
 # - configuration.md quotes `ascend-device-plugin --help` exactly and lists
-#   every flag;
+#   every flag, and both READMEs' synopses of the daemon name every flag;
 # - every command that runs ascend-device-plugin or kubelet-sim, and every
 #   container argument shown, uses flags those binaries have;
 # - every log line quoted in a ```log block is one the daemon can print
@@ -318,5 +318,18 @@ for doc in docs/configuration.md docs/zh-CN/configuration.md; do
 		skip "$doc: the 'your own overlay' example renders" "no kubectl"
 	fi
 done
+
+# synopsis_lists_every_flag README: its ```-block synopsis of the daemon
+# names each flag --help lists.
+synopsis_lists_every_flag() {
+	local synopsis missing=""
+	synopsis=$(awk '/^ascend-device-plugin \[/ { on = 1 } on && /^```/ { exit } on' "$1")
+	for flag in $("$plugin" --help | sed -n 's/^  \(--[a-z-]*\).*/\1/p'); do
+		grep -qE -- "\[$flag( |\])" <<<"$synopsis" || missing+=" $flag"
+	done
+	[ -z "$missing" ] || { echo "not in the synopsis:$missing"; return 1; }
+}
+check "README.md: the daemon's synopsis names every flag of --help" synopsis_lists_every_flag "$root/README.md"
+check "README.zh-CN.md: the daemon's synopsis names every flag of --help" synopsis_lists_every_flag "$root/README.zh-CN.md"
 
 finish
