@@ -48,7 +48,7 @@ same_code_blocks() {
 }
 
 pages=(install scheduling inference-images configuration troubleshooting uninstall metrics ascend-doctor performance
-	cluster migration faq)
+	cluster migration faq upgrade)
 files=("$root/README.md")
 check "README.zh-CN.md exists" test -f "$root/README.zh-CN.md"
 [[ -f $root/README.zh-CN.md ]] && files+=("$root/README.zh-CN.md")
