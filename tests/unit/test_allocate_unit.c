@@ -42,13 +42,15 @@ static struct npu_snapshot *snapshot_310b(void)
 	return s;
 }
 
-static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap)
+/* Answers an Allocate of one container asking for ids, with the shared
+ * nodes and driver paths found under the fixture's tree (driver_path: the
+ * driver's host path); fails the test unless it is OK with one answer. */
+static V1beta1__AllocateResponse *answer(const struct npu_snapshot *snap, char **ids, size_t n,
+					 const struct allocate_options *options, const char *driver_path)
 {
 	V1beta1__ContainerAllocateRequest container;
 	v1beta1__container_allocate_request__init(&container);
-	char id[] = "npu-0";
-	char *ids[] = { id };
-	container.n_devices_ids = 1;
+	container.n_devices_ids = n;
 	container.devices_ids = ids;
 	V1beta1__ContainerAllocateRequest *containers[] = { &container };
 	V1beta1__AllocateRequest req;
@@ -58,15 +60,14 @@ static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap)
 	uint8_t buf[256];
 	size_t len = v1beta1__allocate_request__pack(&req, buf);
 
-	const struct allocate_options options = { 0 };
 	struct host_files *files;
 	assert_int_equal(
-		host_files_scan(&(struct host_paths){ .dev_dir = dev, .host_root = root, .driver_path = "/none" }, &files),
+		host_files_scan(&(struct host_paths){ .dev_dir = dev, .host_root = root, .driver_path = driver_path }, &files),
 		0);
 	uint8_t *body = NULL;
 	size_t body_len = 0;
 	char details[512];
-	assert_int_equal(allocate_answer(snap, files, &options, buf, len, &body, &body_len, details, sizeof(details)),
+	assert_int_equal(allocate_answer(snap, files, options, buf, len, &body, &body_len, details, sizeof(details)),
 			 GRPC_STATUS_OK);
 	host_files_unref(files);
 	V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, body_len, body);
@@ -74,6 +75,14 @@ static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap)
 	assert_non_null(resp);
 	assert_int_equal(resp->n_container_responses, 1);
 	return resp;
+}
+
+static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap)
+{
+	char id[] = "npu-0";
+	char *ids[] = { id };
+	const struct allocate_options options = { 0 };
+	return answer(snap, ids, 1, &options, "/none");
 }
 
 static const V1beta1__DeviceSpec *find_spec(const V1beta1__ContainerAllocateResponse *c, const char *container_path)
@@ -156,41 +165,16 @@ static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1
 	}
 	snap->healthy = 3;
 
-	V1beta1__ContainerAllocateRequest container;
-	v1beta1__container_allocate_request__init(&container);
 	char id2[16], id0[16];
 	snprintf(id2, sizeof(id2), "%s", use_vnpus ? "vnpu-132" : "npu-2");
 	snprintf(id0, sizeof(id0), "%s", use_vnpus ? "vnpu-100" : "npu-0");
 	char *ids[] = { id2, id0 };
-	container.n_devices_ids = 2;
-	container.devices_ids = ids;
-	V1beta1__ContainerAllocateRequest *containers[] = { &container };
-	V1beta1__AllocateRequest req;
-	v1beta1__allocate_request__init(&req);
-	req.n_container_requests = 1;
-	req.container_requests = containers;
-	uint8_t buf[256];
-	size_t len = v1beta1__allocate_request__pack(&req, buf);
-
 	const struct allocate_options options = {
 		.strategies = strategies,
 		.cdi = &cdi,
 	};
-	struct host_files *files;
-	assert_int_equal(
-		host_files_scan(&(struct host_paths){ .dev_dir = dev, .host_root = root, .driver_path = "/driver" }, &files),
-		0);
-	uint8_t *body = NULL;
-	size_t body_len = 0;
-	char details[512];
-	assert_int_equal(allocate_answer(snap, files, &options, buf, len, &body, &body_len, details, sizeof(details)),
-			 GRPC_STATUS_OK);
-	host_files_unref(files);
-	V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, body_len, body);
-	free(body);
+	V1beta1__AllocateResponse *resp = answer(snap, ids, 2, &options, "/driver");
 	npu_snapshot_unref(snap);
-	assert_non_null(resp);
-	assert_int_equal(resp->n_container_responses, 1);
 	*ret_resp = resp;
 	return resp->container_responses[0];
 }
