@@ -84,27 +84,26 @@ static void on_dcmi_fault(void *ctx, const struct dcmi_event *event)
 static void reload_config(struct daemon *d, bool signalled);
 static void socket_dir_back(struct daemon *d);
 
-/* What containers get besides their chips, looked at anew at each refresh:
- * a change reaches Allocate with the next publish. */
-static void scan_host_files(struct daemon *d)
+/* What containers get besides their chips, looked at anew at each refresh.
+ * Returns true when it changed, with what changed in change (said once the
+ * new files are published, so that an Allocate after the line gets them). */
+static bool scan_host_files(struct daemon *d, char *change, size_t change_size)
 {
 	struct host_files *files;
 	if (host_files_scan(&d->paths, &files) < 0) {
 		log_error("cannot look for the shared device nodes and driver paths: out of memory");
-		return;
+		return false;
 	}
 	if (host_files_equal(files, d->files)) {
 		host_files_unref(files);
-		return;
+		return false;
 	}
-	if (d->files) {
-		char change[1024];
-		(void)host_files_describe_change(d->files, files, change, sizeof(change)); /* cut with ",..." */
-		log_info("files for containers besides their chips: %s", change);
-	}
+	bool first = !d->files;
+	(void)host_files_describe_change(d->files, files, change, change_size); /* cut with ",..." */
 	host_files_unref(d->files);
 	d->files = files;
 	d->endpoints.publish_due = true;
+	return !first;
 }
 
 static void refresh(struct daemon *d, const char *reason)
@@ -119,7 +118,8 @@ static void refresh(struct daemon *d, const char *reason)
 		return;
 	}
 	report_status(&d->report, inventory_status(d->inventory), &d->config);
-	scan_host_files(d);
+	char files_change[1024];
+	bool files_changed = scan_host_files(d, files_change, sizeof(files_change));
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
@@ -142,6 +142,8 @@ static void refresh(struct daemon *d, const char *reason)
 		endpoint_set_publish(&d->endpoints, snap, d->files);
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, snap, &d->paths, d->files);
+	if (files_changed)
+		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
 	npu_snapshot_unref(snap);
 	struct watch_changes again;
