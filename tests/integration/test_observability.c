@@ -137,6 +137,9 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	uint16_t port = http_plugin_port(node->plugin);
 	char want[160];
 	assert_non_null(proc_expect(k, devices_line(want, sizeof(want), CHIPS, CHIPS, "-"), WAIT_MS));
+	/* The stream can open before the plugin has the Register answer, which
+	 * the registrations counter counts: scrape once it has. */
+	assert_non_null(proc_expect_err(node->plugin, "registered ascend.com/npu with the kubelet", WAIT_MS));
 
 	/* Every chip metric, with DCMI's values in base units. */
 	char *m = scrape(port);
