@@ -630,11 +630,13 @@ step_rollout() {
 	# A change of the pod template, as an upgrade makes one.
 	k -n kube-system patch daemonset ascend-device-plugin --type=merge \
 		-p '{"spec":{"template":{"metadata":{"annotations":{"e2e/rolled":"'"$t0"'"}}}}}' >/dev/null
-	# Pods asking for NPUs keep coming while the plugin rolls, one per node in turn.
+	# Pods asking for NPUs keep coming while the plugin rolls, one per node in
+	# turn, fewer than the two nodes' 16 chips: a slow roll must not leave pods
+	# Pending for want of chips, each of which the wait below would sit out.
 	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout=300s >"$tmp/rollout" 2>&1 &
 	local rpid=$!
 	i=0
-	while kill -0 "$rpid" 2>/dev/null && ((i < 60)); do
+	while kill -0 "$rpid" 2>/dev/null && ((i < 14)); do
 		n=$(( (i % 2) + 1 ))
 		npu_pod "roll-$i" "$(cluster_node_name "$n")" 1 "" Never | k apply -f - >/dev/null && created=$((created + 1))
 		i=$((i + 1))
