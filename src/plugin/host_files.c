@@ -8,6 +8,7 @@
 
 #include "base/macro.h"
 #include "base/parse.h"
+#include "base/refcount.h"
 #include "base/strbuf.h"
 
 /* Driver paths a container needs read-only; "<driver>" is the driver path. */
@@ -88,21 +89,14 @@ int host_files_scan(const struct host_paths *paths, struct host_files **ret_file
 	return 0;
 }
 
-struct host_files *host_files_ref(struct host_files *f)
+static void host_files_free(struct host_files *f)
 {
-	if (f)
-		atomic_fetch_add(&f->refs, 1);
-	return f;
-}
-
-void host_files_unref(struct host_files *f)
-{
-	if (!f || atomic_fetch_sub(&f->refs, 1) != 1)
-		return;
 	for (size_t i = 0; i < f->n_mounts; i++)
 		free(f->mounts[i]);
 	free(f);
 }
+
+DEFINE_REFCOUNT(struct host_files, host_files, host_files_free)
 
 bool host_files_equal(const struct host_files *a, const struct host_files *b)
 {
