@@ -251,11 +251,16 @@ images_import() { # SOCK TAR...: imports docker-archives into the k8s.io namespa
 	rm -f "$sock.events"
 	deadline=$(($(_e2e_now_ms) + 120000))
 	# The subscription is live once it reports a change made after it started.
-	probe=e2e.probe=$BASHPID.${EPOCHREALTIME//[.,]/}
-	"${ctr[@]}" namespaces label k8s.io "$probe" >/dev/null || rc=1
-	while ((rc == 0)); do
-		read -r -t 10 -u "$fd" line || { _e2e_warn "no containerd events"; rc=1; break; }
-		[[ $line == *"/namespaces/update "*"${probe#*=}"* ]] && break
+	# A change made before it was live is never reported: make a new one each
+	# second until one is.
+	local seen=false tries=0
+	while ((rc == 0)) && ! $seen; do
+		((tries++ < 30)) || { _e2e_warn "no containerd events"; rc=1; break; }
+		probe=e2e.probe=$BASHPID.${EPOCHREALTIME//[.,]/}
+		"${ctr[@]}" namespaces label k8s.io "$probe" >/dev/null || { rc=1; break; }
+		while read -r -t 1 -u "$fd" line; do
+			[[ $line == *"/namespaces/update "*"${probe#*=}"* ]] && { seen=true; break; }
+		done
 	done
 	"${ctr[@]}" namespaces label k8s.io "${probe%%=*}=" >/dev/null || true
 	if ((rc == 0)); then
