@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the flag parser: the input is split at NUL bytes into argv. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config/config.h"
+#include "daemon/serving.h"
 
 #define MAX_ARGS 32
 
@@ -12,6 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct config config;
+	static struct serving serving;
 	if (size > 16384)
 		return 0;
 	char *copy = malloc(size + 1);
@@ -27,9 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 
 	char why[512] = "";
-	if (config_parse(argc, argv, argc > 2 ? argv[2] : NULL, &config, NULL, why, sizeof(why)) == 0) {
+	bool in_file;
+	if (config_parse(argc, argv, argc > 2 ? argv[2] : NULL, &config, NULL, why, sizeof(why)) == 0 &&
+	    serving_build(&config, &serving, &in_file, why, sizeof(why)) == 0) {
 		/* Whatever was accepted yields socket paths that fit a sockaddr_un. */
-		if (strlen(config.socket_path) >= SOCKET_PATH_MAX || config.endpoint[0] == '\0')
+		const struct resource_def *def = serving_default(&serving);
+		if (strlen(def->socket_path) >= SOCKET_PATH_MAX || def->endpoint[0] == '\0')
 			abort();
 	} else if (why[0] == '\0') {
 		abort(); /* a refusal always says why */

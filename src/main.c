@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ascend-device-plugin: serves the node's Ascend NPUs to the kubelet.
- * The table of contents: signals, configuration, logging (a writer thread
- * from here on), then the daemon (src/daemon/daemon.c) until SIGTERM, then
- * the log's flush with a deadline. */
+ * The table of contents: signals, configuration and what it serves,
+ * logging (a writer thread from here on), then the daemon
+ * (src/daemon/daemon.c) until SIGTERM, then the log's flush with a
+ * deadline. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "base/log.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "daemon/serving.h"
 #include "plugin/probe.h"
 
 struct args {
@@ -27,9 +30,22 @@ static int reparse(void *ctx, struct config *ret_config, char *why, size_t why_s
 	return config_parse(a->argc, a->argv, getenv("ASCEND_DRIVER_PATH"), ret_config, NULL, why, why_size);
 }
 
+/* A bad flag or value, or a --config file that says something wrong: one
+ * line, and exit 2. The file's message names its line and key; --help would
+ * not add to it. */
+static int bad_configuration(bool in_file, const char *why)
+{
+	if (in_file)
+		fprintf(stderr, "ascend-device-plugin: %s\n", why);
+	else
+		cli_usage_error("ascend-device-plugin", "%s", why);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	static struct config config;
+	static struct serving serving;
 	/* Room for a message that quotes a whole --socket-dir. */
 	char why[CONFIG_PATH_MAX + 1024];
 	bool in_file = false;
@@ -40,14 +56,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (config_parse(argc, argv, getenv("ASCEND_DRIVER_PATH"), &config, &in_file, why, sizeof(why)) < 0) {
-		/* The file's message names its line and key; --help would not add to it. */
-		if (in_file)
-			fprintf(stderr, "ascend-device-plugin: %s\n", why);
-		else
-			cli_usage_error("ascend-device-plugin", "%s", why);
-		return 2;
-	}
+	if (config_parse(argc, argv, getenv("ASCEND_DRIVER_PATH"), &config, &in_file, why, sizeof(why)) < 0)
+		return bad_configuration(in_file, why);
+	if ((config.action == CONFIG_ACTION_RUN || config.action == CONFIG_ACTION_PROBE) &&
+	    serving_build(&config, &serving, &in_file, why, sizeof(why)) < 0)
+		return bad_configuration(in_file, why);
 	switch (config.action) {
 	case CONFIG_ACTION_HELP:
 		config_usage(stdout, "ascend-device-plugin");
@@ -56,7 +69,7 @@ int main(int argc, char **argv)
 		printf("ascend-device-plugin %s\n", ASCEND_VERSION);
 		return 0;
 	case CONFIG_ACTION_PROBE:
-		if (probe_plugin(config.socket_path, why, sizeof(why)) < 0) {
+		if (probe_plugin(serving_default(&serving)->socket_path, why, sizeof(why)) < 0) {
 			fprintf(stderr, "ascend-device-plugin: probe failed: %s\n", why);
 			return 1;
 		}
@@ -78,7 +91,7 @@ int main(int argc, char **argv)
 	}
 	/* The daemon logs why it could not start. */
 	struct args args = { argc, argv };
-	r = daemon_run(&config, reparse, &args);
+	r = daemon_run(&config, &serving, reparse, &args);
 	/* Flush, but never hang on exit because of a blocked stderr. */
 	log_stop(LOG_STOP_TIMEOUT_MS);
 	return r < 0 ? 1 : 0;

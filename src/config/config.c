@@ -10,8 +10,8 @@
 #include "base/k8s_names.h"
 #include "base/macro.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 #include "config/file.h"
-#include "plugin/resources.h"
 #include "http/server.h"
 #include "podresources_api.h"
 
@@ -197,9 +197,53 @@ static int apply_config(struct config *c, const char *v, char *why, size_t why_s
 	return 0;
 }
 
+static const struct {
+	unsigned strategy;
+	const char *name;
+} strategy_names[] = {
+	{ CONFIG_STRATEGY_NATIVE, "native" },
+	{ CONFIG_STRATEGY_ASCEND_RUNTIME, "ascend-runtime" },
+	{ CONFIG_STRATEGY_CDI, "cdi" },
+};
+
+/* A comma list of strategy names, each at most once, no empty entries. */
+static int strategies_parse(const char *list, unsigned *ret_strategies)
+{
+	unsigned set = 0;
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		unsigned found = 0;
+		for (size_t i = 0; i < ELEMENTSOF(strategy_names) && !found; i++)
+			if (strlen(strategy_names[i].name) == len && strncmp(p, strategy_names[i].name, len) == 0)
+				found = strategy_names[i].strategy;
+		if (!found || (set & found))
+			return -EINVAL;
+		set |= found;
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*ret_strategies = set;
+	return 0;
+}
+
+int config_strategies_format(unsigned strategies, char *buf, size_t size)
+{
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, NULL);
+	int r = 0;
+	for (size_t i = 0; i < ELEMENTSOF(strategy_names); i++)
+		if ((strategies & strategy_names[i].strategy) &&
+		    (r = strbuf_printf(&sb, "%s%s", sb.len ? "," : "", strategy_names[i].name)) < 0)
+			break;
+	return r;
+}
+
 static int apply_device_list_strategy(struct config *c, const char *v, char *why, size_t why_size)
 {
-	if (allocate_strategies_parse(v, &c->device_list_strategies) < 0)
+	if (strategies_parse(v, &c->device_list_strategies) < 0)
 		return why_invalid(why, why_size,
 			    "--device-list-strategy: '%s' is not a comma list of native, ascend-runtime and cdi "
 			    "(each at most once)",
@@ -333,6 +377,7 @@ void config_take_reloadable(struct config *running, const struct config *next)
 	for (size_t i = 0; i < ELEMENTSOF(flags); i++)
 		if (flags[i].reload == FLAG_RELOAD)
 			memcpy((char *)running + flags[i].offset, (const char *)next + flags[i].offset, flags[i].size);
+	running->file = next->file;
 }
 
 /* The last --config, looked for before any flag is applied since the file
@@ -358,20 +403,24 @@ static const char *find_config_arg(int argc, char **argv)
 	return path;
 }
 
-/* The file's replicas must be IDs plugin/replica.c can parse. */
-_Static_assert(CONFIG_FILE_REPLICAS_MAX <= REPLICA_MAX, "replica IDs hold at most REPLICA_MAX replicas");
-
-/* Applies the file's flags to c; its sharing and resources are applied by
- * build_resources once the command line has settled the default name. */
-static int load_config_file(struct config *c, const char *path, struct config_file **ret_file, char *why,
-			    size_t why_size)
+/* Applies the file's flags to c and keeps its resources and time-slicing,
+ * which name resources only once the command line has settled the default
+ * name. */
+static int load_config_file(struct config *c, const char *path, char *why, size_t why_size)
 {
 	struct config_file *file = NULL;
 	int r = config_file_load(path, &file, why, why_size);
 	if (r < 0)
 		goto out;
-	c->sharing.fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
-	c->rename_by_default = file->time_slicing.rename_by_default;
+	/* Fits: the file holds at most CONFIG_FILE_MAX_ENTRIES of each. */
+	struct config_resources *res = &c->file;
+	memcpy(res->names, file->resources, file->n_resources * sizeof(*file->resources));
+	res->n_names = file->n_resources;
+	memcpy(res->sliced, file->time_slicing.resources,
+	       file->time_slicing.n_resources * sizeof(*file->time_slicing.resources));
+	res->n_sliced = file->time_slicing.n_resources;
+	res->rename_by_default = file->time_slicing.rename_by_default;
+	res->fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
 	for (size_t i = 0; i < file->n_flags; i++) {
 		const struct config_file_flag *f = &file->flags[i];
 		char msg[512];
@@ -382,46 +431,13 @@ static int load_config_file(struct config *c, const char *path, struct config_fi
 			goto out;
 		}
 	}
-	*ret_file = file;
-	file = NULL;
 out:
 	config_file_free(file);
 	return r;
 }
 
-/* Builds c->resources from the default name and the file's resources and
- * time-slicing (plugin/resources.h says how), and the sockets it implies.
- * Sets *in_file when the problem is in the file (path). */
-static int build_resources(struct config *c, const char *path, const struct config_file *file, bool *in_file,
-			   char *why, size_t why_size)
-{
-	const struct resource_plan plan = {
-		.default_name = c->resource_name,
-		.socket_dir = c->socket_dir,
-		.source = path,
-		.names = file ? file->resources : NULL,
-		.n_names = file ? file->n_resources : 0,
-		.sliced = file ? file->time_slicing.resources : NULL,
-		.n_sliced = file ? file->time_slicing.n_resources : 0,
-		.fail_requests_greater_than_one = c->sharing.fail_requests_greater_than_one,
-		.rename_by_default = c->rename_by_default,
-	};
-	memcpy(c->vnpu_base, c->resource_name, sizeof(c->vnpu_base));
-	int r = resource_set_build(&plan, &c->resources, in_file, why, why_size);
-	if (r < 0)
-		return r;
-	const struct resource_set *set = &c->resources;
-	c->sharing = set->defs[0].sharing;
-	memcpy(c->resource_name, set->defs[0].name, sizeof(c->resource_name));
-	memcpy(c->endpoint, set->defs[0].endpoint, sizeof(c->endpoint));
-	memcpy(c->socket_path, set->defs[0].socket_path, sizeof(c->socket_path));
-	/* Fits: resource_set_build saw to it. */
-	(void)path_join(c->kubelet_socket, sizeof(c->kubelet_socket), c->socket_dir, "kubelet.sock");
-	return 0;
-}
-
-static int parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config,
-		 struct config_file **file, bool *in_file, char *why, size_t why_size)
+static int parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, bool *in_file,
+		 char *why, size_t why_size)
 {
 	struct config c = {
 		.action = CONFIG_ACTION_RUN,
@@ -433,7 +449,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.backend = NPU_BACKEND_AUTO,
 		.health_interval_ms = DEFAULT_HEALTH_INTERVAL_MS,
 		.log_level = LOG_LEVEL_INFO,
-		.device_list_strategies = ALLOCATE_STRATEGY_NATIVE,
+		.device_list_strategies = CONFIG_STRATEGY_NATIVE,
 		.cdi_dir = DEFAULT_CDI_DIR,
 		.metrics_addr = DEFAULT_METRICS_ADDR,
 		.telemetry_interval_ms = DEFAULT_TELEMETRY_INTERVAL_MS,
@@ -447,7 +463,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 
 	const char *config_path = find_config_arg(argc, argv);
 	if (config_path && config_path[0]) {
-		r = load_config_file(&c, config_path, file, why, why_size);
+		r = load_config_file(&c, config_path, why, why_size);
 		if (r < 0) {
 			*in_file = true;
 			return r;
@@ -490,17 +506,6 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		     why, why_size) < 0)
 		return -EINVAL;
 
-	/* CDI devices are the chips, shared or not: the kind comes from the
-	 * resource name before ".shared". */
-	if (c.device_list_strategies & ALLOCATE_STRATEGY_CDI) {
-		char problem[512];
-		if (cdi_names_from_resource(c.resource_name, &c.cdi, problem, sizeof(problem)) < 0)
-			return why_invalid(why, why_size, "--device-list-strategy=cdi: --resource-name %s cannot name a CDI kind: %s",
-				    c.resource_name, problem);
-	}
-	r = build_resources(&c, config_path ? config_path : "", *file, in_file, why, why_size);
-	if (r < 0)
-		return r;
 	*ret_config = c;
 	return 0;
 }
@@ -508,10 +513,8 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, bool *in_file,
 		 char *why, size_t why_size)
 {
-	struct config_file *file = NULL;
 	bool file_problem = false;
-	int r = parse(argc, argv, env_driver_path, ret_config, &file, &file_problem, why, why_size);
-	config_file_free(file);
+	int r = parse(argc, argv, env_driver_path, ret_config, &file_problem, why, why_size);
 	if (r < 0 && in_file)
 		*in_file = file_problem;
 	return r;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The daemon's configuration: command-line flags (--flag=value or --flag
  * value) with defaults, the environment and the --config file
- * (config/file.h), validated as a whole. A bad flag or value is reported with
- * a message naming it; main exits 2 on it. */
+ * (config/file.h), each value checked by its flag's rule. A bad flag or
+ * value is reported with a message naming it; main exits 2 on it. These are
+ * settings as given: what they imply together (the resources, their sockets,
+ * the CDI names) is the daemon's to derive (daemon/serving.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -12,10 +14,8 @@
 #include "base/k8s_names.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "config/file.h"
 #include "npu/inventory.h"
-#include "plugin/allocate.h"
-#include "plugin/cdi.h"
-#include "plugin/resources.h"
 
 #define CONFIG_PATH_MAX 4096
 
@@ -26,13 +26,33 @@ enum config_action {
 	CONFIG_ACTION_PROBE,
 };
 
+/* The ways containers get their NPUs (--device-list-strategy), a set. */
+enum config_strategy {
+	CONFIG_STRATEGY_NATIVE = 1u << 0,         /* device specs and mounts in the Allocate answer */
+	CONFIG_STRATEGY_ASCEND_RUNTIME = 1u << 1, /* ASCEND_VISIBLE_DEVICES for Ascend Docker Runtime */
+	CONFIG_STRATEGY_CDI = 1u << 2,            /* CDI device names and a CDI spec */
+};
+
+/* "native,cdi" for a set of CONFIG_STRATEGY_*, in --help's order. Returns
+ * 0, or -ENOBUFS when it does not fit buf[size]. */
+int config_strategies_format(unsigned strategies, char *buf, size_t size);
+
+/* The --config file's resources and time-slicing, as written: what the
+ * resource set is built from once the command line has settled the
+ * default name (daemon/serving.h). */
+struct config_resources {
+	struct config_family_name names[CONFIG_FILE_MAX_ENTRIES];
+	size_t n_names;
+	struct config_slice sliced[CONFIG_FILE_MAX_ENTRIES];
+	size_t n_sliced;
+	bool rename_by_default;               /* sharing.timeSlicing.renameByDefault */
+	bool fail_requests_greater_than_one; /* sharing.timeSlicing.failRequestsGreaterThanOne */
+};
+
 struct config {
 	enum config_action action;
-	char resource_name[RESOURCE_NAME_MAX];
-	char endpoint[128];      /* socket file name: "ascend-npu.sock" */
+	char resource_name[RESOURCE_NAME_MAX]; /* --resource-name, as given */
 	char socket_dir[CONFIG_PATH_MAX];
-	char socket_path[SOCKET_PATH_MAX];  /* <socket_dir>/<endpoint> */
-	char kubelet_socket[SOCKET_PATH_MAX]; /* <socket_dir>/kubelet.sock */
 	char dev_dir[CONFIG_PATH_MAX];
 	char driver_path[CONFIG_PATH_MAX];
 	char host_root[CONFIG_PATH_MAX];
@@ -41,20 +61,9 @@ struct config {
 	int64_t health_interval_ms;
 	enum log_level log_level;
 	char config_file[CONFIG_PATH_MAX]; /* --config; empty: none */
-	unsigned device_list_strategies; /* a set of ALLOCATE_STRATEGY_* */
+	unsigned device_list_strategies; /* a set of CONFIG_STRATEGY_* */
 	char cdi_dir[CONFIG_PATH_MAX];   /* where the cdi strategy writes its spec */
-	struct cdi_names cdi;            /* derived from resource_name with the cdi strategy */
-	/* sharing.timeSlicing of the --config file for the default resource:
-	 * replicas 0 when off. With renameByDefault resource_name (and so
-	 * endpoint) ends in ".shared"; the CDI names stay the chip's. */
-	struct replica_options sharing;
-	bool rename_by_default;
-	/* What the plugin advertises when it starts: defs[0] is the default
-	 * resource above (resource_name, endpoint, socket_path, sharing), then
-	 * the config file's per-family names, each with its time-slicing. The
-	 * daemon adds a resource per vNPU template it finds. */
-	struct resource_set resources;
-	char vnpu_base[RESOURCE_NAME_MAX]; /* --resource-name before ".shared": what vNPU names start with */
+	struct config_resources file;    /* empty without --config */
 	/* Observability (docs/metrics.md): empty strings disable. */
 	char metrics_addr[128];                     /* --metrics-addr HOST:PORT */
 	int64_t telemetry_interval_ms;              /* --telemetry-interval */
@@ -95,6 +104,6 @@ typedef void (*config_change_fn)(void *ctx, const struct config_change *change);
  * the flag table, the one list of them. */
 void config_changes(const struct config *running, const struct config *next, config_change_fn fn, void *ctx);
 
-/* Copies the value of every reloadable flag from next into running (the
- * resources and time-slicing of the file are the caller's to take). */
+/* Copies the value of every reloadable flag from next into running, and
+ * the file's resources and time-slicing. */
 void config_take_reloadable(struct config *running, const struct config *next);

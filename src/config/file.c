@@ -53,7 +53,7 @@ static int get_replicas(struct ctx *c, const struct ynode *n, const char *path, 
 	return 0;
 }
 
-static int get_resource_name(struct ctx *c, const struct ynode *n, const char *path, const char **ret)
+static int get_resource_name(struct ctx *c, const struct ynode *n, const char *path, char ret[RESOURCE_NAME_MAX])
 {
 	const char *s;
 	int r = get_text(c, n, path, &s);
@@ -63,7 +63,8 @@ static int get_resource_name(struct ctx *c, const struct ynode *n, const char *p
 	if (k8s_extended_resource_name_check(s, problem, sizeof(problem)) < 0)
 		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: '%.*s' is invalid: %s", path, YAML_CLIP, s,
 				      problem);
-	*ret = s;
+	/* Fits: a valid name is shorter than RESOURCE_NAME_MAX. */
+	(void)str_copy(ret, RESOURCE_NAME_MAX, s);
 	return 0;
 }
 
@@ -151,7 +152,7 @@ out:
 }
 
 static int read_ts_resource(struct ctx *c, const struct ynode *n, const char *path,
-			    struct resource_plan_slice *out)
+			    struct config_slice *out)
 {
 	int r = yaml_want_map(&c->w, n, path);
 	if (r < 0)
@@ -171,7 +172,7 @@ static int read_ts_resource(struct ctx *c, const struct ynode *n, const char *pa
 		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: needs %s", path, name ? "replicas" : "a name");
 	char p[YAML_PATH_SIZE];
 	yaml_path_key(p, sizeof(p), path, "name");
-	r = get_resource_name(c, name, p, &out->name);
+	r = get_resource_name(c, name, p, out->name);
 	if (r < 0)
 		return r;
 	yaml_path_key(p, sizeof(p), path, "replicas");
@@ -257,7 +258,7 @@ static int family_parse(const char *s, enum npu_family *ret)
 	return -EINVAL;
 }
 
-static int read_resource(struct ctx *c, const struct ynode *n, const char *path, struct resource_plan_name *out)
+static int read_resource(struct ctx *c, const struct ynode *n, const char *path, struct config_family_name *out)
 {
 	int r = yaml_want_map(&c->w, n, path);
 	if (r < 0)
@@ -285,7 +286,7 @@ static int read_resource(struct ctx *c, const struct ynode *n, const char *path,
 		return yaml_walk_fail(&c->w, family->line, -EINVAL,
 				      "%s: '%.*s' is not one of 910, 910B, A3, 310, 310P, 310B", p, YAML_CLIP, text);
 	yaml_path_key(p, sizeof(p), path, "name");
-	r = get_resource_name(c, name, p, &out->name);
+	r = get_resource_name(c, name, p, out->name);
 	if (r < 0)
 		return r;
 	out->line = n->line;

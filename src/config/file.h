@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/k8s_names.h"
 #include "npu/family.h"
-#include "plugin/resources.h"
 
 #define CONFIG_FILE_MAX_BYTES (1024 * 1024)
 #define CONFIG_FILE_MAX_DEPTH 16
@@ -36,10 +36,22 @@ struct config_file_flag {
 	size_t line;
 };
 
-/* sharing.timeSlicing.resources[] and resources[] are what the plugin's
- * resource set is built from (plugin/resources.h): names are extended
- * resource names, replicas CONFIG_FILE_REPLICAS_MIN..MAX, families unique
- * (several families may share a name). */
+/* resources[]: advertise the chips of family as name (line: where the
+ * file says so, for messages). Families are unique; several may share a
+ * name. */
+struct config_family_name {
+	enum npu_family family;
+	char name[RESOURCE_NAME_MAX]; /* an extended resource name */
+	size_t line;
+};
+
+/* sharing.timeSlicing.resources[]: share each chip of the resource name
+ * among replicas (CONFIG_FILE_REPLICAS_MIN..MAX). Names are unique. */
+struct config_slice {
+	char name[RESOURCE_NAME_MAX];
+	uint32_t replicas;
+	size_t line;
+};
 
 struct config_file {
 	struct arena arena;
@@ -50,11 +62,11 @@ struct config_file {
 		size_t line; /* of the timeSlicing key; 0 when absent */
 		bool rename_by_default;
 		bool fail_requests_greater_than_one;
-		struct resource_plan_slice *resources;
+		struct config_slice *resources;
 		size_t n_resources;
 	} time_slicing;
 	size_t resources_line; /* of the resources key; 0 when absent */
-	struct resource_plan_name *resources;
+	struct config_family_name *resources;
 	size_t n_resources;
 };
 

@@ -54,8 +54,7 @@ void cdi_keeper_sync(struct cdi_keeper *d, const struct resource_set *resources,
 	r = cdi_spec_write(d->dir, d->names->file_name, json);
 	if (r < 0) {
 		if (r != d->error)
-			log_error("cannot write the CDI spec %s: %s; retrying every %lldms", d->path, strerror(-r),
-				  (long long)d->retry_ms);
+			log_error("cannot write the CDI spec %s: %s; retrying at every refresh", d->path, strerror(-r));
 		d->error = r;
 		free(json);
 		goto out;
@@ -98,13 +97,12 @@ void cdi_keeper_stop(struct cdi_keeper *d)
 	d->written = NULL;
 }
 
-int cdi_keeper_init(struct cdi_keeper *d, const char *dir, const struct cdi_names *names, int64_t retry_ms)
+int cdi_keeper_init(struct cdi_keeper *d, const char *dir, const struct cdi_names *names)
 {
 	int r = path_join(d->path, sizeof(d->path), dir, names->file_name);
 	if (r < 0)
 		return r;
 	d->dir = dir;
 	d->names = names;
-	d->retry_ms = retry_ms;
 	return 0;
 }

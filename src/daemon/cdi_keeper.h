@@ -21,7 +21,6 @@
 struct cdi_keeper {
 	const char *dir;               /* --cdi-dir */
 	const struct cdi_names *names; /* NULL: the cdi strategy is off */
-	int64_t retry_ms;
 	char path[CONFIG_PATH_MAX + CDI_KIND_MAX + 8];
 	bool active;
 	char *written; /* the text last written, NULL when there is no file */
@@ -31,7 +30,7 @@ struct cdi_keeper {
 /* Sets where the spec goes; nothing is written before cdi_keeper_start.
  * Returns 0 or -ENAMETOOLONG (the spec's path). dir and names must outlive
  * the keeper. */
-int cdi_keeper_init(struct cdi_keeper *keeper, const char *dir, const struct cdi_names *names, int64_t retry_ms);
+int cdi_keeper_init(struct cdi_keeper *keeper, const char *dir, const struct cdi_names *names);
 
 /* Starts keeping the spec (once the daemon serves) and writes it. */
 void cdi_keeper_start(struct cdi_keeper *keeper, const struct resource_set *resources, const struct npu_snapshot *all,

@@ -22,9 +22,11 @@
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
 #include "daemon/endpoints.h"
+#include "daemon/fault_inbox.h"
 #include "daemon/prepare.h"
 #include "daemon/reload.h"
 #include "daemon/report.h"
+#include "daemon/serving.h"
 #include "daemon/vnpu_resources.h"
 #include "daemon/watch.h"
 #include "loop/loop.h"
@@ -34,7 +36,8 @@
 #include "plugin/resources.h"
 
 struct daemon {
-	struct config config; /* the running configuration: SIGHUP may change parts of it */
+	struct config config;   /* the running configuration: SIGHUP may change parts of it */
+	struct serving serving; /* what it implies: the resources, sockets and CDI names */
 	daemon_reload_fn reload;
 	void *reload_ctx;
 	struct loop *loop;
@@ -51,10 +54,7 @@ struct daemon {
 	struct endpoint_set endpoints; /* what is advertised, and how it is served */
 	struct observe *observe;       /* metrics, /healthz, pod labels, NFD labels */
 
-	/* Fault events: written on DCMI's thread, read on the loop. */
-	pthread_mutex_t fault_lock;
-	struct dcmi_dms_fault_event last_fault;
-	unsigned fault_count;
+	struct fault_inbox faults; /* DCMI's fault events, for the loop */
 
 	/* What was last logged, so each condition is reported once. */
 	struct report report;
@@ -65,18 +65,11 @@ struct daemon {
 	struct cdi_keeper cdi; /* the CDI spec, with the cdi strategy */
 };
 
-/* DCMI's thread: copy the event and wake the loop, nothing more. The npu
- * layer guarantees no call once the inventory is freed. */
+/* DCMI's thread. The npu layer guarantees no call once the inventory is
+ * freed. */
 static void on_dcmi_fault(void *ctx, const struct dcmi_event *event)
 {
-	struct daemon *d = ctx;
-	if (event->type == DCMI_EVENT_TYPE_DMS_FAULT) {
-		pthread_mutex_lock(&d->fault_lock);
-		d->last_fault = event->event_t.dms_event;
-		d->fault_count++;
-		pthread_mutex_unlock(&d->fault_lock);
-	}
-	loop_async_send(d->fault_async);
+	fault_inbox_post(&((struct daemon *)ctx)->faults, event);
 }
 
 /* --- inventory ---------------------------------------------------------- */
@@ -98,12 +91,14 @@ static bool scan_host_files(struct daemon *d, char *change, size_t change_size)
 		host_files_unref(files);
 		return false;
 	}
-	bool first = !d->files;
-	(void)host_files_describe_change(d->files, files, change, change_size); /* cut with ",..." */
+	/* The first scan is no change: the start's lines say what there is. */
+	bool changed = d->files != NULL;
+	if (changed)
+		(void)host_files_describe_change(d->files, files, change, change_size); /* cut with ",..." */
 	host_files_unref(d->files);
 	d->files = files;
 	d->endpoints.publish_due = true;
-	return !first;
+	return changed;
 }
 
 static void refresh(struct daemon *d, const char *reason)
@@ -124,7 +119,7 @@ static void refresh(struct daemon *d, const char *reason)
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
-		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, snap, d->config.vnpu_base, d->config.socket_dir);
+		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, snap, d->serving.vnpu_base, d->config.socket_dir);
 	}
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */
@@ -163,11 +158,8 @@ static void on_health_timer(void *ctx)
 static void on_fault(void *ctx)
 {
 	struct daemon *d = ctx;
-	pthread_mutex_lock(&d->fault_lock);
-	struct dcmi_dms_fault_event ev = d->last_fault;
-	unsigned count = d->fault_count;
-	d->fault_count = 0;
-	pthread_mutex_unlock(&d->fault_lock);
+	struct dcmi_dms_fault_event ev;
+	unsigned count = fault_inbox_take(&d->faults, &ev);
 	if (count)
 		log_info("DCMI fault event: chip logic id %u %s, severity %u, event 0x%08X%s", ev.deviceid,
 			 ev.assertion == DCMI_ASSERTION_RECOVERY ? "recovered" : "fault", ev.severity, ev.event_id,
@@ -185,22 +177,22 @@ static void on_fault(void *ctx)
  * follows. Allocations made are the kubelet's: nothing here touches them.
  * The gRPC threads never read d->config: each service holds copies of its
  * settings and the snapshots published to it. */
-static int apply_config(struct daemon *d, const char *what, struct config *next)
+static int apply_config(struct daemon *d, const char *what, struct config *next, struct serving *next_serving)
 {
 	const struct config *c = &d->config;
-	int r = reload_take(&d->config, next, what);
+	int r = reload_take(&d->config, &d->serving, next, next_serving, what);
 	if (r < 0)
 		return r;
-	struct resource_set resources = c->resources;
+	struct resource_set resources = d->serving.resources;
 	struct npu_snapshot *snap = inventory_snapshot(d->inventory);
-	vnpu_resources_add(&d->vnpus, &resources, snap, c->vnpu_base, c->socket_dir);
+	vnpu_resources_add(&d->vnpus, &resources, snap, d->serving.vnpu_base, c->socket_dir);
 	npu_snapshot_unref(snap);
 	endpoint_set_replace(&d->endpoints, &resources, what);
 	log_set_level(c->log_level);
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
-	d->cdi.retry_ms = c->health_interval_ms;
 	return 0;
 }
+
 
 /* signalled: SIGHUP, which also rediscovers and registers everything
  * again; otherwise the --config file changed, and only what changed in it
@@ -209,14 +201,14 @@ static void reload_config(struct daemon *d, bool signalled)
 {
 	if (!signalled)
 		log_info("%s changed; reading the configuration again", d->config.config_file);
-	struct config *next = malloc(sizeof(*next));
+	struct reload_next *next = malloc(sizeof(*next));
 	char why[CONFIG_PATH_MAX + 512];
-	int r = next ? d->reload(d->reload_ctx, next, why, sizeof(why)) : -ENOMEM;
+	int r = next ? reload_read(d->reload, d->reload_ctx, next, why, sizeof(why)) : -ENOMEM;
 	if (r == -ENOMEM && !next)
 		snprintf(why, sizeof(why), "out of memory");
 	if (r < 0) {
 		log_error("%s: keeping the running configuration: %s", signalled ? "SIGHUP" : "reload", why);
-	} else if (apply_config(d, signalled ? "SIGHUP" : "reload", next) == 0) {
+	} else if (apply_config(d, signalled ? "SIGHUP" : "reload", &next->config, &next->serving) == 0) {
 		char names[1024];
 		struct strbuf sb;
 		strbuf_init(&sb, names, sizeof(names), ",...");
@@ -248,7 +240,7 @@ static void socket_dir_back(struct daemon *d)
 static struct session_kubelet kubelet_now(const struct daemon *d)
 {
 	struct stat st;
-	if (stat(d->config.kubelet_socket, &st) < 0)
+	if (stat(d->serving.kubelet_socket, &st) < 0)
 		return (struct session_kubelet){ 0 };
 	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
 }
@@ -334,7 +326,7 @@ int daemon_block_signals(void)
 
 /* Tears down in reverse order whatever daemon_init got to build. The
  * inventory goes first: freeing it drops the DCMI fault subscription and
- * waits for a callback in progress, which uses fault_async. */
+ * waits for a callback in progress, which uses the fault inbox. */
 static void daemon_fini(struct daemon *d)
 {
 	cdi_keeper_stop(&d->cdi);
@@ -344,27 +336,30 @@ static void daemon_fini(struct daemon *d)
 	observe_free(d->observe);
 	report_fini(&d->report);
 	host_files_unref(d->files);
+	if (d->fault_async)
+		fault_inbox_fini(&d->faults);
 	loop_async_free(d->fault_async);
 	loop_timer_free(d->health_timer);
 	watch_fini(&d->watch);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
 	loop_free(d->loop);
-	pthread_mutex_destroy(&d->fault_lock);
 }
 
 /* Builds everything the daemon needs before it serves; on failure why says
  * what could not be had and why, and daemon_fini undoes the part built. */
-static int daemon_init(struct daemon *d, const struct config *config, char *why, size_t why_size)
+static int daemon_init(struct daemon *d, const struct config *config, const struct serving *serving, char *why,
+		       size_t why_size)
 {
 	sigset_t set;
 	int r;
 
 	*d = (struct daemon){ .config = *config,
+			      .serving = *serving,
 			      .signal_fd = -1,
 			      .watch = { .fd = -1 } };
 	const struct config *c = &d->config;
-	pthread_mutex_init(&d->fault_lock, NULL);
+	const struct serving *s = &d->serving;
 
 	if ((r = prepare_open_files(why, why_size)) < 0)
 		return r;
@@ -382,14 +377,14 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 	}
 	if ((r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
 		return r;
-	if ((c->device_list_strategies & ALLOCATE_STRATEGY_CDI) &&
+	if ((s->strategies & ALLOCATE_STRATEGY_CDI) &&
 	    ((r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0 ||
-	     (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &c->cdi, c->health_interval_ms)) < 0)) {
+	     (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0)) {
 		if (r == -ENAMETOOLONG)
 			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
 		return r;
 	}
-	if ((r = watch_init(&d->watch, c, why, why_size)) < 0)
+	if ((r = watch_init(&d->watch, c, s->kubelet_socket, why, why_size)) < 0)
 		return r;
 	if ((r = loop_add_fd(d->loop, watch_fd(&d->watch), EPOLLIN, on_inotify, d)) < 0) {
 		snprintf(why, why_size, "cannot watch the inotify instance (epoll): %s", strerror(-r));
@@ -401,6 +396,7 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
 	}
+	fault_inbox_init(&d->faults, d->fault_async);
 
 	const struct inventory_options inv = {
 		.backend = c->backend,
@@ -428,8 +424,8 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 		.telemetry_interval_ms = c->telemetry_interval_ms,
 		.pod_resources_socket = c->pod_resources_socket,
 		.nfd_file = c->nfd_features_file,
-		.kubelet_socket = c->kubelet_socket,
-		.replicas = c->sharing.replicas,
+		.kubelet_socket = s->kubelet_socket,
+		.replicas = serving_default(s)->sharing.replicas,
 	};
 	if ((r = observe_new(&obs, &d->observe)) < 0) {
 		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
@@ -437,11 +433,11 @@ static int daemon_init(struct daemon *d, const struct config *config, char *why,
 	}
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
-		.kubelet_socket = c->kubelet_socket,
-		.allocate = { .strategies = c->device_list_strategies, .cdi = &c->cdi },
+		.kubelet_socket = s->kubelet_socket,
+		.allocate = { .strategies = s->strategies, .cdi = &s->cdi },
 		.observe = d->observe,
 	};
-	if ((r = endpoint_set_init(&d->endpoints, &eps, &c->resources)) < 0) {
+	if ((r = endpoint_set_init(&d->endpoints, &eps, &s->resources)) < 0) {
 		snprintf(why, why_size, "cannot start the registration thread (gRPC completion queue): %s", strerror(-r));
 		return r;
 	}
@@ -456,7 +452,8 @@ static void on_grpc_log(gpr_log_func_args *args)
 	log_debug("grpc: %s:%d: %s", args->file, args->line, args->message);
 }
 
-int daemon_run(const struct config *config, daemon_reload_fn reload, void *reload_ctx)
+int daemon_run(const struct config *config, const struct serving *serving, daemon_reload_fn reload,
+	       void *reload_ctx)
 {
 	static struct daemon d; /* large (two copies of the resources); one daemon per process */
 	char why[CONFIG_PATH_MAX + 512] = "";
@@ -466,14 +463,14 @@ int daemon_run(const struct config *config, daemon_reload_fn reload, void *reloa
 	 * loaded node delayed the exit after SIGTERM by as much. The kernel
 	 * reclaims everything at exit anyway. */
 	grpc_init();
-	int r = daemon_init(&d, config, why, sizeof(why));
+	int r = daemon_init(&d, config, serving, why, sizeof(why));
 	const struct config *c = &d.config;
 	d.reload = reload;
 	d.reload_ctx = reload_ctx;
 	if (r < 0)
 		goto out;
 
-	report_start(c, d.cdi.path);
+	report_start(c, &d.serving, d.cdi.path);
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
 	struct npu_snapshot *all = inventory_snapshot(d.inventory);

@@ -17,18 +17,17 @@
 #pragma once
 
 #include "config/config.h"
-
-/* Reads the configuration anew for SIGHUP, as at start (command line,
- * environment, --config file). Returns 0, or a negative errno with why; the
- * daemon then keeps the running configuration. */
-typedef int (*daemon_reload_fn)(void *ctx, struct config *ret_config, char *why, size_t why_size);
+#include "daemon/reload.h"
+#include "daemon/serving.h"
 
 /* Runs the daemon until SIGTERM or SIGINT, one resource per entry of
- * config->resources plus one per vNPU template found. The caller must have
+ * serving->resources (serving_build of config) plus one per vNPU template
+ * found. The caller must have
  * blocked those signals and SIGHUP in every thread (see
  * daemon_block_signals). Returns 0 on a clean stop or a negative errno when
  * it cannot start. */
-int daemon_run(const struct config *config, daemon_reload_fn reload, void *reload_ctx);
+int daemon_run(const struct config *config, const struct serving *serving, daemon_reload_fn reload,
+	       void *reload_ctx);
 
 /* Blocks SIGTERM, SIGINT, SIGHUP and SIGPIPE before any thread exists, so
  * they reach the daemon through its signalfd and never a gRPC thread. */

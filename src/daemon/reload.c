@@ -2,11 +2,13 @@
 #include "daemon/reload.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "plugin/allocate.h"
 
 /* A setting a running daemon cannot change (where it looks, how it
  * answers): reported, and kept until a restart. */
@@ -22,18 +24,28 @@ static void warn_restart_only(void *ctx, const struct config_change *change)
 		log_warn("%s: --%s changed; it takes effect at the next restart", what, change->flag);
 }
 
-int reload_take(struct config *c, struct config *next, const char *what)
+int reload_read(daemon_reload_fn read, void *ctx, struct reload_next *next, char *why, size_t why_size)
+{
+	bool in_file;
+	int r = read(ctx, &next->config, why, why_size);
+	if (r < 0)
+		return r;
+	return serving_build(&next->config, &next->serving, &in_file, why, why_size);
+}
+
+int reload_take(struct config *c, struct serving *s, const struct config *next, struct serving *next_s,
+		const char *what)
 {
 	config_changes(c, next, warn_restart_only, (void *)(uintptr_t)what);
 	/* Not a flag: derived from --resource-name. */
-	if (c->device_list_strategies == next->device_list_strategies &&
-	    (c->device_list_strategies & ALLOCATE_STRATEGY_CDI) && strcmp(c->cdi.kind, next->cdi.kind) != 0)
+	if (s->strategies == next_s->strategies && (s->strategies & ALLOCATE_STRATEGY_CDI) &&
+	    strcmp(s->cdi.kind, next_s->cdi.kind) != 0)
 		log_warn("%s: the CDI kind would be %s; it takes effect at the next restart, keeping %s", what,
-			 next->cdi.kind, c->cdi.kind);
+			 next_s->cdi.kind, s->cdi.kind);
 	/* The sockets stay in the running directory; a new resource whose
 	 * socket does not fit there is left out, and a plugin resource name that
 	 * does not fit keeps the running configuration. */
-	struct resource_set *set = &next->resources;
+	struct resource_set *set = &next_s->resources;
 	for (size_t i = 0; i < set->count;) {
 		struct resource_def *def = &set->defs[i];
 		char name[RESOURCE_NAME_MAX];
@@ -53,11 +65,7 @@ int reload_take(struct config *c, struct config *next, const char *what)
 	}
 	config_take_reloadable(c, next);
 	/* What the reloadable --resource-name and the file's resources imply. */
-	memcpy(c->endpoint, next->resources.defs[0].endpoint, sizeof(c->endpoint));
-	memcpy(c->socket_path, next->resources.defs[0].socket_path, sizeof(c->socket_path));
-	memcpy(c->vnpu_base, next->vnpu_base, sizeof(c->vnpu_base));
-	c->resources = next->resources;
-	c->sharing = next->sharing;
-	c->rename_by_default = next->rename_by_default;
+	memcpy(s->vnpu_base, next_s->vnpu_base, sizeof(s->vnpu_base));
+	s->resources = next_s->resources;
 	return 0;
 }

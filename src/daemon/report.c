@@ -6,6 +6,8 @@
 
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "plugin/allocate.h"
+#include "plugin/replica.h"
 
 void report_status(struct report *rep, const struct inventory_status *st, const struct config *c)
 {
@@ -168,20 +170,21 @@ void report_fini(struct report *rep)
 	rep->devices = NULL;
 }
 
-void report_start(const struct config *c, const char *cdi_path)
+void report_start(const struct config *c, const struct serving *s, const char *cdi_path)
 {
+	const struct resource_def *def = serving_default(s);
 	log_info("ascend-device-plugin %s starting: resource %s, socket %s, backend %s, health interval %lldms",
-		 ASCEND_VERSION, c->resource_name, c->socket_path, npu_backend_mode_name(c->backend),
+		 ASCEND_VERSION, def->name, def->socket_path, npu_backend_mode_name(c->backend),
 		 (long long)c->health_interval_ms);
-	if (replica_sharing(&c->sharing))
+	if (replica_sharing(&def->sharing))
 		log_info("time-slicing: each chip is advertised %u times (no memory or compute isolation)%s",
-			 c->sharing.replicas,
-			 c->sharing.fail_requests_greater_than_one ? ", a container may ask for one" : "");
-	if (c->device_list_strategies != ALLOCATE_STRATEGY_NATIVE) {
+			 def->sharing.replicas,
+			 def->sharing.fail_requests_greater_than_one ? ", a container may ask for one" : "");
+	if (c->device_list_strategies != CONFIG_STRATEGY_NATIVE) {
 		char strategies[64];
-		(void)allocate_strategies_format(c->device_list_strategies, strategies, sizeof(strategies)); /* fits */
-		if (c->device_list_strategies & ALLOCATE_STRATEGY_CDI)
-			log_info("device-list strategy %s: CDI spec %s, kind %s", strategies, cdi_path, c->cdi.kind);
+		(void)config_strategies_format(c->device_list_strategies, strategies, sizeof(strategies)); /* fits */
+		if (s->strategies & ALLOCATE_STRATEGY_CDI)
+			log_info("device-list strategy %s: CDI spec %s, kind %s", strategies, cdi_path, s->cdi.kind);
 		else
 			log_info("device-list strategy %s", strategies);
 	}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "daemon/serving.h"
 #include "npu/inventory.h"
 #include "plugin/resources.h"
 
@@ -21,7 +22,7 @@ struct report {
 
 /* The start's lines: version, resource, socket, backend, time-slicing, the
  * device-list strategy (with the CDI spec's path). */
-void report_start(const struct config *config, const char *cdi_path);
+void report_start(const struct config *config, const struct serving *serving, const char *cdi_path);
 
 /* Says what changed in the inventory's status since the last call. */
 void report_status(struct report *report, const struct inventory_status *status, const struct config *config);

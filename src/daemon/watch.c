@@ -80,7 +80,7 @@ static void split_path(const char *path, char *dir, size_t dir_size, const char 
 	*ret_name = slash + 1;
 }
 
-int watch_init(struct watch *w, const struct config *c, char *why, size_t why_size)
+int watch_init(struct watch *w, const struct config *c, const char *kubelet_socket, char *why, size_t why_size)
 {
 	*w = (struct watch){
 		.fd = -1,
@@ -90,7 +90,7 @@ int watch_init(struct watch *w, const struct config *c, char *why, size_t why_si
 		.config_dir_wd = -1,
 		.socket_dir = c->socket_dir,
 		.dev_dir = c->dev_dir,
-		.kubelet_socket = c->kubelet_socket,
+		.kubelet_socket = kubelet_socket,
 	};
 	w->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (w->fd < 0) {

@@ -49,9 +49,11 @@ struct watch_changes {
 };
 
 /* Creates the inotify instance and watches the kubelet's directory (which
- * must exist). The config's strings must outlive the watch. Returns 0, or a
+ * must exist). The config's strings and kubelet_socket must outlive the
+ * watch. Returns 0, or a
  * negative errno with why. */
-int watch_init(struct watch *watch, const struct config *config, char *why, size_t why_size);
+int watch_init(struct watch *watch, const struct config *config, const char *kubelet_socket, char *why,
+	       size_t why_size);
 
 /* The inotify descriptor, for the loop. */
 static inline int watch_fd(const struct watch *watch)

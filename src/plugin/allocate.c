@@ -14,49 +14,6 @@
 #include "plugin/cdi.h"
 #include "plugin/request.h"
 
-static const struct {
-	unsigned strategy;
-	const char *name;
-} strategy_names[] = {
-	{ ALLOCATE_STRATEGY_NATIVE, "native" },
-	{ ALLOCATE_STRATEGY_ASCEND_RUNTIME, "ascend-runtime" },
-	{ ALLOCATE_STRATEGY_CDI, "cdi" },
-};
-
-int allocate_strategies_parse(const char *list, unsigned *ret_strategies)
-{
-	unsigned set = 0;
-	const char *p = list;
-
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		unsigned found = 0;
-		for (size_t i = 0; i < ELEMENTSOF(strategy_names) && !found; i++)
-			if (strlen(strategy_names[i].name) == len && strncmp(p, strategy_names[i].name, len) == 0)
-				found = strategy_names[i].strategy;
-		if (!found || (set & found))
-			return -EINVAL;
-		set |= found;
-		if (p[len] == '\0')
-			break;
-		p += len + 1;
-	}
-	*ret_strategies = set;
-	return 0;
-}
-
-int allocate_strategies_format(unsigned strategies, char *buf, size_t size)
-{
-	struct strbuf sb;
-	strbuf_init(&sb, buf, size, NULL);
-	int r = 0;
-	for (size_t i = 0; i < ELEMENTSOF(strategy_names); i++)
-		if ((strategies & strategy_names[i].strategy) &&
-		    (r = strbuf_printf(&sb, "%s%s", sb.len ? "," : "", strategy_names[i].name)) < 0)
-			break;
-	return r;
-}
-
 static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1__AllocateRequest *req,
 				 char *details, size_t size)
 {

@@ -34,20 +34,12 @@
 #define ALLOCATE_MAX_CONTAINERS 64
 #define ALLOCATE_MAX_ID_LENGTH 63
 
+/* The parts of an answer, a set: what --device-list-strategy names. */
 enum allocate_strategy {
 	ALLOCATE_STRATEGY_NATIVE = 1u << 0,
 	ALLOCATE_STRATEGY_ASCEND_RUNTIME = 1u << 1,
 	ALLOCATE_STRATEGY_CDI = 1u << 2,
 };
-
-/* Parses a comma-separated list of "native", "ascend-runtime" and "cdi"
- * (each at most once, no empty entries) into a set of strategies. Returns 0
- * or -EINVAL. */
-int allocate_strategies_parse(const char *list, unsigned *ret_strategies);
-
-/* Writes the set as the parser reads it, e.g. "native,cdi"; returns 0 or
- * -ENOBUFS (buf holds what fitted). */
-int allocate_strategies_format(unsigned strategies, char *buf, size_t size);
 
 struct cdi_names;
 

@@ -5,7 +5,9 @@
 #   state (sprintf, strcpy, strcat, atoi, gets, strtok and friends);
 # - the include arrows between the folders of src/ run one way, from the
 #   composition root down to base (no folder includes one of its own rank or
-#   above), and the tools use nothing above telemetry/.
+#   above); config/ holds settings as given and uses nothing of plugin/
+#   (what they imply together is daemon/serving.c's); the tools use nothing
+#   above telemetry/.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -66,6 +68,9 @@ arrows_up() {
 up=$(arrows_up "$root")
 [ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry <- plugin <- config <- daemon <- main.c" ||
 	fail "includes against the arrows" "$(sed 's/^/    /' <<<"$up")"
+config_plugin=$(grep -rnE '^#include "plugin/' src/config --include='*.c' --include='*.h')
+[ -z "$config_plugin" ] && pass "src/config/ includes nothing from plugin/" ||
+	fail "config/ includes plugin/" "$(sed 's/^/    /' <<<"$config_plugin")"
 tools_up=$(grep -rnE '^#include "(plugin|config|daemon)/' tools --include='*.c' --include='*.h')
 [ -z "$tools_up" ] && pass "tools/ include nothing from plugin/, config/ or daemon/" ||
 	fail "tools/ include the daemon's layers" "$(sed 's/^/    /' <<<"$tools_up")"

@@ -343,31 +343,6 @@ static void test_strategy_union(void **state)
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 }
 
-static void test_strategies_parse_and_format(void **state)
-{
-	(void)state;
-	unsigned set = 99;
-	char buf[64];
-	assert_int_equal(allocate_strategies_parse("native", &set), 0);
-	assert_int_equal(set, ALLOCATE_STRATEGY_NATIVE);
-	assert_int_equal(allocate_strategies_parse("cdi,ascend-runtime,native", &set), 0);
-	assert_int_equal(set, ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI);
-	/* Written in one order whatever the input's. */
-	assert_int_equal(allocate_strategies_format(set, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "native,ascend-runtime,cdi");
-	assert_int_equal(allocate_strategies_format(ALLOCATE_STRATEGY_CDI, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "cdi");
-	assert_int_equal(allocate_strategies_format(ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_CDI, buf, 8),
-			 -ENOBUFS);
-
-	const char *bad[] = { "", ",", "cdi,", ",cdi", "native,,cdi", "native,native", "Native", "cdi ", "nativecdi" };
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		set = 99;
-		assert_int_equal(allocate_strategies_parse(bad[i], &set), -EINVAL);
-		assert_int_equal(set, 99); /* untouched */
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,7 +352,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strategy_cdi, strategies_setup, strategies_teardown),
 		cmocka_unit_test_setup_teardown(test_vnpus, strategies_setup, strategies_teardown),
 		cmocka_unit_test_setup_teardown(test_strategy_union, strategies_setup, strategies_teardown),
-		cmocka_unit_test(test_strategies_parse_and_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Flags: defaults, both spellings, the environment, derived socket paths,
- * and a clear message naming the flag for every bad value. */
+/* Flags: defaults, both spellings, the environment, the socket paths and
+ * CDI names they imply (daemon/serving.h, read as main reads them), and a
+ * clear message naming the flag for every bad value. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +12,11 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "daemon/serving.h"
+#include "plugin/allocate.h"
 
 static struct config cfg;
+static struct serving srv; /* what cfg serves */
 static bool in_file; /* config_parse's: the problem is in the --config file */
 static char why[512];
 
@@ -20,7 +24,8 @@ static int parse(const char *env_driver, int argc, const char **argv)
 {
 	why[0] = '\0';
 	in_file = false;
-	return config_parse(argc, (char **)(uintptr_t)argv, env_driver, &cfg, &in_file, why, sizeof(why));
+	int r = config_parse(argc, (char **)(uintptr_t)argv, env_driver, &cfg, &in_file, why, sizeof(why));
+	return r < 0 ? r : serving_build(&cfg, &srv, &in_file, why, sizeof(why));
 }
 
 #define PARSE(env, ...) parse(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
@@ -33,9 +38,9 @@ static void test_defaults(void **state)
 	assert_int_equal(parse(NULL, 1, argv), 0);
 	assert_int_equal(cfg.action, CONFIG_ACTION_RUN);
 	assert_string_equal(cfg.resource_name, "ascend.com/npu");
-	assert_string_equal(cfg.endpoint, "ascend-npu.sock");
-	assert_string_equal(cfg.socket_path, "/var/lib/kubelet/device-plugins/ascend-npu.sock");
-	assert_string_equal(cfg.kubelet_socket, "/var/lib/kubelet/device-plugins/kubelet.sock");
+	assert_string_equal(srv.resources.defs[0].endpoint, "ascend-npu.sock");
+	assert_string_equal(srv.resources.defs[0].socket_path, "/var/lib/kubelet/device-plugins/ascend-npu.sock");
+	assert_string_equal(srv.kubelet_socket, "/var/lib/kubelet/device-plugins/kubelet.sock");
 	assert_string_equal(cfg.dev_dir, "/dev");
 	assert_string_equal(cfg.driver_path, "/usr/local/Ascend/driver");
 	assert_string_equal(cfg.host_root, "/");
@@ -43,7 +48,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.backend, NPU_BACKEND_AUTO);
 	assert_int_equal(cfg.health_interval_ms, 5000);
 	assert_int_equal(cfg.log_level, LOG_LEVEL_INFO);
-	assert_int_equal(cfg.device_list_strategies, ALLOCATE_STRATEGY_NATIVE);
+	assert_int_equal(cfg.device_list_strategies, CONFIG_STRATEGY_NATIVE);
 	assert_string_equal(cfg.cdi_dir, "/var/run/cdi");
 }
 
@@ -54,8 +59,8 @@ static void test_both_spellings_and_env(void **state)
 			       "--health-interval=500ms", "--backend", "devfs", "--log-level=debug"),
 			 0);
 	assert_string_equal(cfg.resource_name, "huawei.com/Ascend910");
-	assert_string_equal(cfg.endpoint, "huawei-Ascend910.sock");
-	assert_string_equal(cfg.socket_path, "/run/dp/huawei-Ascend910.sock");
+	assert_string_equal(srv.resources.defs[0].endpoint, "huawei-Ascend910.sock");
+	assert_string_equal(srv.resources.defs[0].socket_path, "/run/dp/huawei-Ascend910.sock");
 	assert_string_equal(cfg.driver_path, "/opt/driver");
 	assert_int_equal(cfg.health_interval_ms, 500);
 	assert_int_equal(cfg.backend, NPU_BACKEND_DEVFS);
@@ -82,7 +87,7 @@ static void test_actions(void **state)
 	assert_int_equal(cfg.action, CONFIG_ACTION_VERSION);
 	assert_int_equal(PARSE(NULL, "--probe", "--socket-dir", "/x"), 0);
 	assert_int_equal(cfg.action, CONFIG_ACTION_PROBE);
-	assert_string_equal(cfg.socket_path, "/x/ascend-npu.sock");
+	assert_string_equal(srv.resources.defs[0].socket_path, "/x/ascend-npu.sock");
 }
 
 static void expect_bad(const char *needle, int rc)
@@ -98,20 +103,29 @@ static void test_device_list_strategies(void **state)
 {
 	(void)state;
 	assert_int_equal(PARSE(NULL, "--device-list-strategy=ascend-runtime"), 0);
-	assert_int_equal(cfg.device_list_strategies, ALLOCATE_STRATEGY_ASCEND_RUNTIME);
+	assert_int_equal(cfg.device_list_strategies, CONFIG_STRATEGY_ASCEND_RUNTIME);
 	assert_int_equal(PARSE(NULL, "--device-list-strategy", "cdi,native", "--cdi-dir=/etc/cdi/"), 0);
-	assert_int_equal(cfg.device_list_strategies, ALLOCATE_STRATEGY_CDI | ALLOCATE_STRATEGY_NATIVE);
+	assert_int_equal(cfg.device_list_strategies, CONFIG_STRATEGY_CDI | CONFIG_STRATEGY_NATIVE);
 	assert_string_equal(cfg.cdi_dir, "/etc/cdi");
 	/* With cdi the CDI names come from the resource name. */
-	assert_string_equal(cfg.cdi.kind, "ascend.com/npu");
-	assert_string_equal(cfg.cdi.file_name, "ascend.com-npu.json");
-	assert_string_equal(cfg.cdi.annotation_key, "cdi.k8s.io/ascend.com_npu");
-	assert_string_equal(cfg.cdi.version, "0.5.0");
+	assert_string_equal(srv.cdi.kind, "ascend.com/npu");
+	assert_string_equal(srv.cdi.file_name, "ascend.com-npu.json");
+	assert_string_equal(srv.cdi.annotation_key, "cdi.k8s.io/ascend.com_npu");
+	assert_string_equal(srv.cdi.version, "0.5.0");
 	assert_int_equal(PARSE(NULL, "--resource-name=huawei.com/Ascend910", "--device-list-strategy=native,ascend-runtime,cdi"),
 			 0);
 	assert_int_equal(cfg.device_list_strategies,
-			 ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI);
-	assert_string_equal(cfg.cdi.file_name, "huawei.com-Ascend910.json");
+			 CONFIG_STRATEGY_NATIVE | CONFIG_STRATEGY_ASCEND_RUNTIME | CONFIG_STRATEGY_CDI);
+	/* The names are the configuration's; what they ask of Allocate, the plugin's. */
+	assert_int_equal(srv.strategies, ALLOCATE_STRATEGY_NATIVE | ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI);
+	char buf[64];
+	/* Written in one order whatever the input's. */
+	assert_int_equal(config_strategies_format(cfg.device_list_strategies, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "native,ascend-runtime,cdi");
+	assert_int_equal(config_strategies_format(CONFIG_STRATEGY_CDI, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "cdi");
+	assert_int_equal(config_strategies_format(CONFIG_STRATEGY_NATIVE | CONFIG_STRATEGY_CDI, buf, 8), -ENOBUFS);
+	assert_string_equal(srv.cdi.file_name, "huawei.com-Ascend910.json");
 	/* A resource name that is no CDI kind is fine until cdi is asked for. */
 	assert_int_equal(PARSE(NULL, "--resource-name=1x.com/npu"), 0);
 
@@ -194,7 +208,7 @@ static void test_socket_dir_names_the_longest_socket(void **state)
 	dir[94] = '/';
 	dir[95] = '\0';
 	assert_int_equal(PARSE(NULL, "--socket-dir", dir, "--resource-name=a.io/n"), 0);
-	assert_int_equal(strlen(cfg.kubelet_socket), 107);
+	assert_int_equal(strlen(srv.kubelet_socket), 107);
 }
 
 /* Every setting flag, changed alone, is one change with its own name, and

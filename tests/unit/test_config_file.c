@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "config/file.h"
+#include "daemon/serving.h"
 
 static char why[1024];
 static char dir[] = "/tmp/test_config_file.XXXXXX";
@@ -253,13 +254,15 @@ static void test_limits(void **state)
 }
 
 static struct config cfg;
+static struct serving srv; /* what cfg serves */
 static bool in_file; /* config_parse's: the problem is in the --config file */
 
 static int parse_args(const char *env, int argc, const char **argv)
 {
 	why[0] = '\0';
 	in_file = false;
-	return config_parse(argc, (char **)(uintptr_t)argv, env, &cfg, &in_file, why, sizeof(why));
+	int r = config_parse(argc, (char **)(uintptr_t)argv, env, &cfg, &in_file, why, sizeof(why));
+	return r < 0 ? r : serving_build(&cfg, &srv, &in_file, why, sizeof(why));
 }
 
 #define ARGS(env, ...) parse_args(env, (int)(sizeof((const char *[]){ "p", __VA_ARGS__ }) / sizeof(char *)), \
@@ -292,7 +295,7 @@ static void test_resources(void **state)
 		   "- family: 310\n"
 		   "  name: ascend.com/npu\n");
 	assert_int_equal(ARGS(NULL, arg, "--socket-dir=/dp"), 0);
-	const struct resource_set *set = &cfg.resources;
+	const struct resource_set *set = &srv.resources;
 	assert_int_equal(set->count, 3);
 	assert_true(set->defs[0].is_default);
 	assert_string_equal(set->defs[0].name, "ascend.com/npu.shared");
@@ -306,9 +309,9 @@ static void test_resources(void **state)
 	assert_string_equal(set->defs[2].name, "ascend.com/npu-310p.shared");
 	assert_int_equal(set->defs[2].families, 1u << NPU_FAMILY_310P);
 	assert_int_equal(set->defs[2].sharing.replicas, 4);
-	assert_string_equal(cfg.resource_name, "ascend.com/npu.shared");
-	assert_string_equal(cfg.vnpu_base, "ascend.com/npu");
-	assert_int_equal(cfg.sharing.replicas, 2);
+	assert_string_equal(srv.resources.defs[0].name, "ascend.com/npu.shared");
+	assert_string_equal(srv.vnpu_base, "ascend.com/npu");
+	assert_int_equal(srv.resources.defs[0].sharing.replicas, 2);
 
 	/* Time-slicing must name one of them. */
 	write_file("version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
@@ -375,8 +378,8 @@ static void test_precedence(void **state)
 	assert_int_equal(cfg.health_interval_ms, 2000);
 	assert_string_equal(cfg.driver_path, "/file/driver");
 	assert_int_equal(cfg.log_level, LOG_LEVEL_DEBUG);
-	assert_string_equal(cfg.socket_path, "/file/dp/ascend-npu.sock");
-	assert_string_equal(cfg.resource_name, "ascend.com/npu");
+	assert_string_equal(srv.resources.defs[0].socket_path, "/file/dp/ascend-npu.sock");
+	assert_string_equal(srv.resources.defs[0].name, "ascend.com/npu");
 
 	/* The environment over the file, the command line over both, wherever
 	 * --config stands on it. */
@@ -409,10 +412,10 @@ static void test_precedence(void **state)
 	write_file("version: v1\nflags:\n  logLevel: warn\nsharing:\n  timeSlicing:\n    resources:\n"
 		   "    - name: ascend.com/npu\n      replicas: 4\n");
 	assert_int_equal(ARGS(NULL, arg), 0);
-	assert_int_equal(cfg.sharing.replicas, 4);
-	assert_false(cfg.sharing.fail_requests_greater_than_one);
-	assert_string_equal(cfg.resource_name, "ascend.com/npu");
-	assert_string_equal(cfg.endpoint, "ascend-npu.sock");
+	assert_int_equal(srv.resources.defs[0].sharing.replicas, 4);
+	assert_false(srv.resources.defs[0].sharing.fail_requests_greater_than_one);
+	assert_string_equal(srv.resources.defs[0].name, "ascend.com/npu");
+	assert_string_equal(srv.resources.defs[0].endpoint, "ascend-npu.sock");
 	assert_int_equal(ARGS(NULL, arg, "--resource-name=huawei.com/Ascend910"), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "%s: line 7: sharing.timeSlicing.resources[0].name: 'ascend.com/npu' is not a resource of this plugin "
@@ -425,11 +428,11 @@ static void test_precedence(void **state)
 		   "    renameByDefault: true\n    failRequestsGreaterThanOne: true\n    resources:\n"
 		   "    - name: huawei.com/Ascend910\n      replicas: 64\n");
 	assert_int_equal(ARGS(NULL, arg, "--device-list-strategy=native,cdi"), 0);
-	assert_int_equal(cfg.sharing.replicas, 64);
-	assert_true(cfg.sharing.fail_requests_greater_than_one);
-	assert_string_equal(cfg.resource_name, "huawei.com/Ascend910.shared");
-	assert_string_equal(cfg.endpoint, "huawei-Ascend910.shared.sock");
-	assert_string_equal(cfg.cdi.kind, "huawei.com/Ascend910"); /* the chips, not the replicas */
+	assert_int_equal(srv.resources.defs[0].sharing.replicas, 64);
+	assert_true(srv.resources.defs[0].sharing.fail_requests_greater_than_one);
+	assert_string_equal(srv.resources.defs[0].name, "huawei.com/Ascend910.shared");
+	assert_string_equal(srv.resources.defs[0].endpoint, "huawei-Ascend910.shared.sock");
+	assert_string_equal(srv.cdi.kind, "huawei.com/Ascend910"); /* the chips, not the replicas */
 	assert_int_equal(ARGS(NULL, arg, "--resource-name=ascend.com/npu"), -EINVAL);
 
 	/* A shared name that is no longer valid (too long) is refused. */
@@ -448,8 +451,8 @@ static void test_precedence(void **state)
 	/* Without resources, renameByDefault changes nothing. */
 	write_file("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n");
 	assert_int_equal(ARGS(NULL, arg), 0);
-	assert_int_equal(cfg.sharing.replicas, 0);
-	assert_string_equal(cfg.resource_name, "ascend.com/npu");
+	assert_int_equal(srv.resources.defs[0].sharing.replicas, 0);
+	assert_string_equal(srv.resources.defs[0].name, "ascend.com/npu");
 
 	/* The file's socketDir still has to give a socket path that fits. */
 	char longdir[200] = "version: v1\nflags:\n  socketDir: /";
