@@ -16,7 +16,8 @@
 #   src/ (literal text exactly, each conversion by what it can print);
 # - paths into the repository (deploy/..., examples/...) exist, the label
 #   selector and image tag are the manifests', the resource figures are the
-#   manifest's, and the "your own overlay" example renders;
+#   manifest's, and the "your own overlay" example of configuration.md and
+#   the side-by-side example of migration.md render;
 # - LICENSE is the Apache License 2.0 and both READMEs link to it, and every
 #   source file carries an SPDX line;
 # - no doc, example, manifest or source file cites a file outside the
@@ -337,6 +338,46 @@ for doc in docs/configuration.md docs/zh-CN/configuration.md; do
 		check "$doc: the 'your own overlay' example renders" own_overlay "$root/$doc"
 	else
 		skip "$doc: the 'your own overlay' example renders" "no kubectl"
+	fi
+done
+
+# doc_block DOC NAME: the code block of DOC whose first line is "# NAME",
+# without the indentation of a list item.
+doc_block() {
+	awk -v name="# $2" '
+		!on { line = $0; sub(/^[ \t]*/, "", line); if (line == name) { on = 1; ind = length($0) - length(line) } }
+		on && /^[ \t]*```/ { exit }
+		on { print substr($0, ind + 1) }' "$1"
+}
+# The side-by-side example of migration.md: its kustomization renders over
+# deploy/ and gives the DaemonSet both labels in its nodeSelector, and its
+# NotIn patch for Huawei's DaemonSet is a strategic-merge patch a DaemonSet
+# takes (ours stands in for Huawei's).
+split_by_label() { # doc
+	local dir patch
+	dir=$(mktemp -d "$tmp/split.XXXX")
+	ln -s "$root" "$dir/ascend-k8s"
+	mkdir "$dir/my-cluster"
+	doc_block "$1" my-cluster/kustomization.yaml >"$dir/my-cluster/kustomization.yaml"
+	doc_block "$1" my-cluster/plugin-nodes.yaml >"$dir/my-cluster/plugin-nodes.yaml"
+	[[ -s $dir/my-cluster/kustomization.yaml && -s $dir/my-cluster/plugin-nodes.yaml ]] ||
+		{ echo "no '# my-cluster/kustomization.yaml' and '# my-cluster/plugin-nodes.yaml' blocks"; return 1; }
+	kubectl kustomize "$dir/my-cluster" >"$dir/out.yaml" 2>"$dir/err" || { cat "$dir/err"; return 1; }
+	awk '/^      nodeSelector:$/ { on = 1; next } on && /^        / { print; next } on { exit }' "$dir/out.yaml" >"$dir/selector"
+	grep -qx '        npu: "true"' "$dir/selector" && grep -qx '        ascend-k8s/plugin: ascend-k8s' "$dir/selector" ||
+		{ echo "the rendered nodeSelector is not npu and ascend-k8s/plugin:"; cat "$dir/selector"; return 1; }
+	patch=$(grep -o "patch daemonset <huawei-daemonset> --type=strategic -p '[^']*'" "$1" | sed "s/.* -p '//; s/'\$//")
+	[[ -n $patch ]] || { echo "no NotIn patch for Huawei's DaemonSet"; return 1; }
+	kubectl patch --local -f "$manifest" --type=strategic -p "$patch" -o yaml >"$dir/huawei.yaml" 2>"$dir/err" ||
+		{ cat "$dir/err"; return 1; }
+	grep -A3 -- '- key: ascend-k8s/plugin' "$dir/huawei.yaml" | grep -q 'operator: NotIn' ||
+		{ echo "the patch gives no NotIn rule on ascend-k8s/plugin"; return 1; }
+}
+for doc in docs/migration.md docs/zh-CN/migration.md; do
+	if command -v kubectl >/dev/null; then
+		check "$doc: the side-by-side kustomization and patch render" split_by_label "$root/$doc"
+	else
+		skip "$doc: the side-by-side kustomization and patch render" "no kubectl"
 	fi
 done
 
