@@ -10,11 +10,14 @@
 #   every flag, and both READMEs' synopses of the daemon name every flag;
 # - every command that runs ascend-device-plugin or kubelet-sim, and every
 #   container argument shown, uses flags those binaries have;
-# - every log line quoted in a ```log block is one the daemon can print
-#   (matched against the log calls in src/);
+# - every log line quoted in a ```log block is one the daemon can print:
+#   the timestamp and level column as the logger writes them, and the
+#   message matched in full against a format string of the log calls in
+#   src/ (literal text exactly, each conversion by what it can print);
 # - paths into the repository (deploy/..., examples/...) exist, the label
 #   selector and image tag are the manifests', the resource figures are the
-#   manifest's, and the "your own overlay" example renders;
+#   manifest's, and the "your own overlay" example of configuration.md and
+#   the side-by-side example of migration.md render;
 # - LICENSE is the Apache License 2.0 and both READMEs link to it, and every
 #   source file carries an SPDX line;
 # - no doc, example, manifest or source file cites a file outside the
@@ -39,9 +42,10 @@ linked_both_ways() {
 
 # same_code_blocks A B: the fenced code blocks of two pages, in order, are
 # the same (commands and outputs are what programs print, in any language);
-# only comments (# to the end of a line) may be translated.
+# only comments (# to the end of a line) may be translated. Fences indented
+# under a list item count too.
 code_blocks() {
-	awk '/^```/ { inside = !inside; print; next } inside { sub(/(^|[ \t])#.*$/, ""); print }' "$root/$1"
+	awk '/^[ \t]*```/ { inside = !inside; print; next } inside { sub(/(^|[ \t])#.*$/, ""); print }' "$root/$1"
 }
 same_code_blocks() {
 	diff -u <(code_blocks "$1") <(code_blocks "$2")
@@ -95,26 +99,41 @@ for ([plugin => $plugin_help], [sim => $sim_help]) {
 }
 my $help_text = slurp($plugin_help);
 
-# Log formats from src/: level -> [regex, ...].
+# Log formats from src/: level -> [regex, ...]. The literal text of a format
+# must match in full; each conversion matches only what it can print.
+sub conversion_re {
+	my ($flags, $width, $len, $conv) = @_;
+	return '.' if $conv eq 'c';
+	return '.*' if $conv eq 's';    # any text, possibly empty
+	my $digits = $conv eq 'x' ? '[0-9a-f]' : $conv eq 'X' ? '[0-9A-F]' : '[0-9]';
+	my $sign = $conv =~ /^[di]$/ ? '-?' : '';
+	# A zero-padded width prints at least that many digits; a space-padded
+	# one pads with blanks in front.
+	return $flags =~ /0/ && $width ne '' ? "$sign$digits\{$width,}" : ($width ne '' && $flags !~ /-/ ? ' *' : '') . "$sign$digits+";
+}
+sub format_re {
+	my ($fmt) = @_;
+	my $re = '';
+	for my $part (split /(%%|%[-0 +#]*[0-9]*(?:\.[0-9*]+)?(?:hh|ll|h|l|z|j|t)?[a-zA-Z])/, $fmt) {
+		next if $part eq '';
+		if ($part eq '%%') { $re .= '%'; next; }
+		if ($part =~ /^%([-0 +#]*)([0-9]*)(?:\.[0-9*]+)?(hh|ll|h|l|z|j|t)?([sdiuxXc])$/) { $re .= conversion_re($1, $2, $3 // '', $4); next; }
+		return undef if $part =~ /^%/;    # a conversion no quoted line can be checked against
+		$re .= quotemeta($part);
+	}
+	return qr/^$re$/;
+}
 my %formats;
 for my $c (split /\n/, `find "$root/src" -name '*.c'`) {
 	my $src = slurp($c);
-	# log_msg_fields(LOG_LEVEL_WARN, &fields, "...") is a warn line too.
-	while ($src =~ /\blog_(?:msg_fields\(\s*LOG_LEVEL_)?(error|warn|info|debug|ERROR|WARN|INFO|DEBUG)(?:\(|\s*,\s*[^,]+,)\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
+	# log_msg_fields(LOG_LEVEL_WARN, &fields, "...") is a warn line too, and
+	# so is the logger's own format_linef(line, LOG_LEVEL_WARN, "...").
+	while ($src =~ /\b(?:log_(?:msg_fields\(\s*LOG_LEVEL_)?|format_linef\(\s*\w+\s*,\s*LOG_LEVEL_)(error|warn|info|debug|ERROR|WARN|INFO|DEBUG)(?:\(|\s*,\s*[^,]+,|\s*,)\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
 		my ($level, $lits) = (lc $1, $2);
 		my $fmt = join '', ($lits =~ /"((?:[^"\\]|\\.)*)"/g);
-		$fmt =~ s/\\"/"/g;
-		my $re = '';
-		for my $part (split /(%%|%[-0-9.*]*(?:ll|l|z|h)?[sdiuxXc])/, $fmt) {
-			next if $part eq '';
-			if ($part eq '%%') { $re .= '%' }
-			elsif ($part =~ /^%.*s$/) { $re .= '.*' }
-			elsif ($part =~ /^%.*[xX]$/) { $re .= '[0-9A-Fa-f]+' }
-			elsif ($part =~ /^%.*c$/) { $re .= '.' }
-			elsif ($part =~ /^%/) { $re .= '-?[0-9]+' }
-			else { $re .= quotemeta($part) }
-		}
-		push @{ $formats{$level} }, qr/^$re$/;
+		$fmt =~ s/\\(["\\])/$1/g;
+		my $re = format_re($fmt);
+		push @{ $formats{$level} }, $re if $re;
 	}
 }
 
@@ -158,9 +177,10 @@ for my $file (@files) {
 	my $text = slurp($file);
 	my $dir = dirname($file);
 
-	# Code blocks (with their info string) and the prose around them.
+	# Code blocks (with their info string) and the prose around them; a block
+	# indented under a list item loses its indentation.
 	my (@blocks, $prose);
-	($prose = $text) =~ s/^```(\S*)[^\n]*\n(.*?)^```[^\n]*$/push @blocks, [$1, $2]; ''/msge;
+	($prose = $text) =~ s/^([ \t]*)```(\S*)[^\n]*\n(.*?)^\1```[^\n]*$/my ($i, $info, $body) = ($1, $2, $3); $body =~ s{^\Q$i\E}{}mg; push @blocks, [$info, $body]; ''/msge;
 
 	# Links.
 	my @bad;
@@ -204,8 +224,10 @@ for my $file (@files) {
 		for my $l (@logs) {
 			# `kubectl logs --prefix` puts [pod/NAME/CONTAINER] before each line.
 			$l =~ s{^\[pod/[^/\]]+/[^/\]]+\] }{};
-			if ($l !~ /^\S+Z (error|warn|info|debug)\s+(.*)$/) { push @nomatch, "not a log line: $l"; next; }
+			# "%s %-5s " of a UTC time with milliseconds and the level.
+			if ($l !~ /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warn |info |debug) (.*)$/) { push @nomatch, "not a log line: $l"; next; }
 			my ($level, $msg) = ($1, $2);
+			$level =~ s/ +$//;
 			push @nomatch, "no $level log call prints: $msg" unless grep { $msg =~ $_ } @{ $formats{$level} || [] };
 		}
 		result("$r: " . scalar(@logs) . " quoted log lines are ones the daemon prints", @nomatch);
@@ -316,6 +338,46 @@ for doc in docs/configuration.md docs/zh-CN/configuration.md; do
 		check "$doc: the 'your own overlay' example renders" own_overlay "$root/$doc"
 	else
 		skip "$doc: the 'your own overlay' example renders" "no kubectl"
+	fi
+done
+
+# doc_block DOC NAME: the code block of DOC whose first line is "# NAME",
+# without the indentation of a list item.
+doc_block() {
+	awk -v name="# $2" '
+		!on { line = $0; sub(/^[ \t]*/, "", line); if (line == name) { on = 1; ind = length($0) - length(line) } }
+		on && /^[ \t]*```/ { exit }
+		on { print substr($0, ind + 1) }' "$1"
+}
+# The side-by-side example of migration.md: its kustomization renders over
+# deploy/ and gives the DaemonSet both labels in its nodeSelector, and its
+# NotIn patch for Huawei's DaemonSet is a strategic-merge patch a DaemonSet
+# takes (ours stands in for Huawei's).
+split_by_label() { # doc
+	local dir patch
+	dir=$(mktemp -d "$tmp/split.XXXX")
+	ln -s "$root" "$dir/ascend-k8s"
+	mkdir "$dir/my-cluster"
+	doc_block "$1" my-cluster/kustomization.yaml >"$dir/my-cluster/kustomization.yaml"
+	doc_block "$1" my-cluster/plugin-nodes.yaml >"$dir/my-cluster/plugin-nodes.yaml"
+	[[ -s $dir/my-cluster/kustomization.yaml && -s $dir/my-cluster/plugin-nodes.yaml ]] ||
+		{ echo "no '# my-cluster/kustomization.yaml' and '# my-cluster/plugin-nodes.yaml' blocks"; return 1; }
+	kubectl kustomize "$dir/my-cluster" >"$dir/out.yaml" 2>"$dir/err" || { cat "$dir/err"; return 1; }
+	awk '/^      nodeSelector:$/ { on = 1; next } on && /^        / { print; next } on { exit }' "$dir/out.yaml" >"$dir/selector"
+	grep -qx '        npu: "true"' "$dir/selector" && grep -qx '        ascend-k8s/plugin: ascend-k8s' "$dir/selector" ||
+		{ echo "the rendered nodeSelector is not npu and ascend-k8s/plugin:"; cat "$dir/selector"; return 1; }
+	patch=$(grep -o "patch daemonset <huawei-daemonset> --type=strategic -p '[^']*'" "$1" | sed "s/.* -p '//; s/'\$//")
+	[[ -n $patch ]] || { echo "no NotIn patch for Huawei's DaemonSet"; return 1; }
+	kubectl patch --local -f "$manifest" --type=strategic -p "$patch" -o yaml >"$dir/huawei.yaml" 2>"$dir/err" ||
+		{ cat "$dir/err"; return 1; }
+	grep -A3 -- '- key: ascend-k8s/plugin' "$dir/huawei.yaml" | grep -q 'operator: NotIn' ||
+		{ echo "the patch gives no NotIn rule on ascend-k8s/plugin"; return 1; }
+}
+for doc in docs/migration.md docs/zh-CN/migration.md; do
+	if command -v kubectl >/dev/null; then
+		check "$doc: the side-by-side kustomization and patch render" split_by_label "$root/$doc"
+	else
+		skip "$doc: the side-by-side kustomization and patch render" "no kubectl"
 	fi
 done
 
