@@ -27,7 +27,6 @@ struct endpoint {
 	struct registrar *registrar;
 	struct session session;
 	bool session_ready;
-	uint64_t seen_opened, seen_ended; /* the service's kubelet stream tags, as fed to the session */
 	struct npu_snapshot *published;   /* the view last sent, NULL before the first */
 	struct host_files *published_files;
 	struct observe_resource *observe;
@@ -89,6 +88,11 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 {
 	struct endpoint *e = ctx;
 
+	/* The kubelet watches exactly while the session does: a report the
+	 * session ignores (an older stream's end) changes nothing. Before the
+	 * line below, which says the state is reached. */
+	if (handled && (to == SESSION_WATCHED) != (from == SESSION_WATCHED))
+		observe_kubelet_stream(e->observe, to == SESSION_WATCHED);
 	log_debug("%ssession: %s + %s -> %s%s", e->who, session_state_name(from), session_event_name(ev),
 		  session_state_name(to), handled ? "" : " (ignored)");
 	if (!handled)
@@ -201,21 +205,23 @@ static void on_register_failed(void *ctx, uint64_t tag, const char *why, unsigne
 		log_debug("%sregistration attempt %u failed (%s)", e->who, failures, why);
 }
 
+/* The service's reports, in the order they happened, each to the session
+ * once. */
 static void on_kubelet_stream(void *ctx)
 {
 	struct endpoint *e = ctx;
-	uint64_t opened, ended;
-	service_kubelet_stream(e->service, &opened, &ended);
-	if (opened != e->seen_opened) {
-		e->seen_opened = opened;
-		observe_kubelet_stream(e->observe, true);
-		session_handle(&e->session, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = opened });
+	struct service_report reports[SERVICE_REPORTS_MAX];
+	bool lost;
+	size_t n = service_take_reports(e->service, reports, SERVICE_REPORTS_MAX, &lost);
+	for (size_t i = 0; i < n; i++) {
+		bool opened = reports[i].kind == SERVICE_KUBELET_STREAM_OPENED;
+		session_handle(&e->session, opened ? SESSION_EV_STREAM_OPENED : SESSION_EV_STREAM_ENDED,
+			       &(struct session_event_data){ .tag = reports[i].tag, .stream = reports[i].stream });
 	}
-	if (ended != e->seen_ended) {
-		e->seen_ended = ended;
-		observe_kubelet_stream(e->observe, false);
-		session_handle(&e->session, SESSION_EV_STREAM_ENDED, &(struct session_event_data){ .tag = ended });
-	}
+	/* Which stream is open is unknown: as if the one watched had ended. */
+	if (lost)
+		session_handle(&e->session, SESSION_EV_STREAM_ENDED,
+			       &(struct session_event_data){ .tag = e->session.tag, .stream = e->session.stream });
 }
 
 /* --- lifecycle ------------------------------------------------------------ */

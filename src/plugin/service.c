@@ -16,6 +16,7 @@
 
 struct watcher {
 	struct gs_stream *stream;
+	uint64_t id;          /* this service's number for the stream, from 1 */
 	uint64_t kubelet_tag; /* the registration it follows; 0: not the kubelet's */
 };
 
@@ -34,10 +35,16 @@ struct service {
 	size_t encoded_len;
 	struct watcher watchers[SERVICE_MAX_STREAMS];
 	size_t n_watchers;
+	uint64_t last_stream_id;
+	/* Whether a stream is the kubelet's depends on the order of calls,
+	 * which only this side sees: a stream that follows a dial-back during a
+	 * Register attempt is. */
 	uint64_t registering;    /* the tag of the Register call under way, or 0 */
 	uint64_t expect_kubelet; /* the kubelet dialed back: its stream comes next */
-	uint64_t opened_tag;     /* see service_kubelet_stream */
-	uint64_t ended_tag;
+	/* What the loop has not taken yet, oldest first (a ring). */
+	struct service_report reports[SERVICE_REPORTS_MAX];
+	size_t first_report, n_reports;
+	bool reports_lost;
 };
 
 /* One device of the list and what it points to; a device whose NUMA node
@@ -186,12 +193,18 @@ void service_register_ended(struct service *s, uint64_t tag, bool ok)
 	pthread_mutex_unlock(&s->lock);
 }
 
-void service_kubelet_stream(struct service *s, uint64_t *ret_opened, uint64_t *ret_ended)
+size_t service_take_reports(struct service *s, struct service_report *out, size_t max, bool *ret_lost)
 {
 	pthread_mutex_lock(&s->lock);
-	*ret_opened = s->opened_tag;
-	*ret_ended = s->ended_tag;
+	size_t n = s->n_reports < max ? s->n_reports : max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = s->reports[(s->first_report + i) % SERVICE_REPORTS_MAX];
+	s->first_report = (s->first_report + n) % SERVICE_REPORTS_MAX;
+	s->n_reports -= n;
+	*ret_lost = s->reports_lost;
+	s->reports_lost = false;
 	pthread_mutex_unlock(&s->lock);
+	return n;
 }
 
 void service_forget_kubelet_stream(struct service *s)
@@ -203,16 +216,24 @@ void service_forget_kubelet_stream(struct service *s)
 	s->expect_kubelet = 0;
 	for (size_t i = 0; i < s->n_watchers; i++)
 		s->watchers[i].kubelet_tag = 0;
+	s->n_reports = 0;
+	s->reports_lost = false;
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Under the lock: records a kubelet stream's news for the loop. */
-static void kubelet_stream_news_locked(struct service *s, uint64_t opened, uint64_t ended)
+/* Under the lock: queues what happened to one of the kubelet's streams and
+ * wakes the loop. The ring only fills when the loop has not run for as
+ * long as it takes the kubelet to open and end several streams; then the
+ * oldest report goes, and the loop is told that some were lost. */
+static void report_locked(struct service *s, enum service_report_kind kind, uint64_t tag, uint64_t stream)
 {
-	if (opened > s->opened_tag)
-		s->opened_tag = opened;
-	if (ended > s->ended_tag)
-		s->ended_tag = ended;
+	if (s->n_reports == SERVICE_REPORTS_MAX) {
+		s->first_report = (s->first_report + 1) % SERVICE_REPORTS_MAX;
+		s->n_reports--;
+		s->reports_lost = true;
+	}
+	s->reports[(s->first_report + s->n_reports++) % SERVICE_REPORTS_MAX] =
+		(struct service_report){ .kind = kind, .tag = tag, .stream = stream };
 	if (s->kubelet_stream_changed)
 		loop_async_send(s->kubelet_stream_changed);
 }
@@ -340,10 +361,11 @@ static grpc_status_code watch_open(void *ctx, struct gs_stream *stream, const ui
 	gs_stream_ref(stream);
 	struct watcher *w = &s->watchers[s->n_watchers++];
 	w->stream = stream;
+	w->id = ++s->last_stream_id;
 	w->kubelet_tag = s->expect_kubelet;
 	s->expect_kubelet = 0;
 	if (w->kubelet_tag)
-		kubelet_stream_news_locked(s, w->kubelet_tag, 0);
+		report_locked(s, SERVICE_KUBELET_STREAM_OPENED, w->kubelet_tag, w->id);
 	if (s->encoded)
 		(void)gs_stream_send(stream, s->encoded, s->encoded_len); /* as in service_publish */
 	pthread_mutex_unlock(&s->lock);
@@ -360,7 +382,7 @@ static void watch_closed(void *ctx, struct gs_stream *stream)
 		if (s->watchers[i].stream != stream)
 			continue;
 		if (s->watchers[i].kubelet_tag)
-			kubelet_stream_news_locked(s, 0, s->watchers[i].kubelet_tag);
+			report_locked(s, SERVICE_KUBELET_STREAM_ENDED, s->watchers[i].kubelet_tag, s->watchers[i].id);
 		s->watchers[i] = s->watchers[--s->n_watchers];
 		break;
 	}
@@ -381,8 +403,11 @@ static void watch_aborted(void *ctx)
 	pthread_mutex_lock(&s->lock);
 	uint64_t tag = s->expect_kubelet;
 	s->expect_kubelet = 0;
-	if (tag)
-		kubelet_stream_news_locked(s, tag, tag);
+	if (tag) {
+		uint64_t id = ++s->last_stream_id;
+		report_locked(s, SERVICE_KUBELET_STREAM_OPENED, tag, id);
+		report_locked(s, SERVICE_KUBELET_STREAM_ENDED, tag, id);
+	}
 	pthread_mutex_unlock(&s->lock);
 }
 

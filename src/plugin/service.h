@@ -7,8 +7,10 @@
  * PreStartContainer. Handlers run on the gRPC thread and only
  * read the latest published snapshot; they never call into DCMI.
  *
- * It also tells the daemon when the kubelet's stream opens and ends (see
- * service_register_started for how that stream is recognised). */
+ * It also reports to the daemon's loop, in order, each of the kubelet's
+ * streams opening and ending (see service_register_started for how that
+ * stream is recognised); what follows from them is the loop's to decide
+ * (plugin/session.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -25,12 +27,28 @@
  * slot, plus up to SERVICE_MAX_STREAMS - 1 others (monitoring tools). */
 #define SERVICE_MAX_STREAMS 32
 
+/* Reports the loop has not taken yet; see service_take_reports. */
+#define SERVICE_REPORTS_MAX 16
+
 struct service;
+
+enum service_report_kind {
+	SERVICE_KUBELET_STREAM_OPENED,
+	SERVICE_KUBELET_STREAM_ENDED, /* ended, was cancelled, or was refused before its request was read */
+};
+
+/* One of the kubelet's streams opened or ended: stream is the service's
+ * number for it (from 1, never reused), tag the registration it followed. */
+struct service_report {
+	enum service_report_kind kind;
+	uint64_t tag;
+	uint64_t stream;
+};
 
 struct service_options {
 	struct allocate_options allocate;
-	/* Sent when the kubelet's stream opens or ends; runs on the daemon's
-	 * loop, which then reads service_kubelet_stream. */
+	/* Sent when there are reports; runs on the daemon's loop, which then
+	 * takes them with service_take_reports. */
 	struct loop_async *kubelet_stream_changed;
 	/* Where Allocate outcomes and stream counts go (may be NULL). */
 	struct observe_resource *observe;
@@ -57,12 +75,15 @@ int service_publish(struct service *service, struct npu_snapshot *snapshot, stru
 void service_register_started(struct service *service, uint64_t tag);
 void service_register_ended(struct service *service, uint64_t tag, bool ok);
 
-/* The tags of the latest kubelet stream that opened and of the latest that
- * ended (0: none yet). A ListAndWatch call that the kubelet cancels before
- * its request is even read counts as opened and ended. Tags only grow, so
- * the loop compares them with what it saw last. */
-void service_kubelet_stream(struct service *service, uint64_t *ret_opened, uint64_t *ret_ended);
+/* Takes the reports made since the last call, oldest first, at most max (the
+ * rest stay for the next call); returns how many. A ListAndWatch call that
+ * the kubelet cancels before its request is even read is reported as a
+ * stream that opened and ended. *ret_lost is true when reports were dropped
+ * because SERVICE_REPORTS_MAX were waiting: the loop then cannot know what
+ * the kubelet's stream is doing and should start over. Loop thread. */
+size_t service_take_reports(struct service *service, struct service_report *out, size_t max, bool *ret_lost);
 
-/* Forget which stream is the kubelet's, so that ending it (for instance
- * while the daemon stops its own server) is not reported. Accepts NULL. */
+/* Forget which stream is the kubelet's, and the reports not taken, so that
+ * ending it (for instance while the daemon stops its own server) is not
+ * reported. Accepts NULL. */
 void service_forget_kubelet_stream(struct service *service);

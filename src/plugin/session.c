@@ -62,6 +62,7 @@ static bool same_kubelet(struct session_kubelet a, struct session_kubelet b)
 static enum session_state register_anew(struct session *s)
 {
 	s->reregister_due = false;
+	s->stream = 0;
 	s->tag++;
 	s->kubelet = (struct session_kubelet){ 0 };
 	s->ops->register_start(s->ctx, s->tag);
@@ -73,6 +74,7 @@ static enum session_state register_anew(struct session *s)
 static enum session_state restart(struct session *s, int *ret_error)
 {
 	s->reregister_due = false;
+	s->stream = 0;
 	s->ops->unbind(s->ctx);
 	int r = s->ops->bind(s->ctx);
 	if (r < 0) {
@@ -156,9 +158,14 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		if (!current || (st != SESSION_REGISTERING && st != SESSION_REGISTERED))
 			return -1;
 		/* A SIGHUP came while this registration was under way. */
-		return s->reregister_due ? (int)register_anew(s) : SESSION_WATCHED;
+		if (s->reregister_due)
+			return (int)register_anew(s);
+		s->stream = data->stream;
+		return SESSION_WATCHED;
 	case SESSION_EV_STREAM_ENDED:
-		return current && bound ? (int)restart(s, ret_error) : -1;
+		/* The stream watched, and no other: the kubelet may open a second
+		 * one for the same registration, whose predecessor's end is no news. */
+		return st == SESSION_WATCHED && current && data->stream == s->stream ? (int)restart(s, ret_error) : -1;
 	case SESSION_EV_WATCHDOG:
 		return st == SESSION_REGISTERED ? (int)register_anew(s) : -1;
 	default:

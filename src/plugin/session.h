@@ -22,10 +22,13 @@
  *       (a bind can only fail meanwhile, so retries wait for it too)
  *   any --SIGTERM--> STOPPED
  *
- * Every registration gets a new tag. The service tags the kubelet's stream
- * with the registration it followed, so that the end of a stream that an
- * older, overlapping registration opened is recognised as stale instead of
- * starting yet another cycle. */
+ * Every registration gets a new tag. The service reports each of the
+ * kubelet's streams opening and ending, in order, with the registration it
+ * followed and its own number for the stream. The session decides what they
+ * mean: a stream of the current registration that opens is the one it
+ * watches; only that very stream ending starts over. A report of an older
+ * registration (a Register call superseded while the kubelet was dialling
+ * back) or of another stream of the same one changes nothing. */
 #pragma once
 
 #include <stdbool.h>
@@ -55,8 +58,8 @@ enum session_event {
 	SESSION_EV_DIR_GONE,        /* the device-plugins directory was removed */
 	SESSION_EV_DIR_BACK,        /* it exists again (so our socket is gone) */
 	SESSION_EV_REGISTERED,      /* a Register call was accepted; data.tag */
-	SESSION_EV_STREAM_OPENED,   /* the kubelet's stream opened; data.tag */
-	SESSION_EV_STREAM_ENDED,    /* the kubelet's stream ended or was cancelled; data.tag */
+	SESSION_EV_STREAM_OPENED,   /* a kubelet's stream opened; data.tag, data.stream */
+	SESSION_EV_STREAM_ENDED,    /* it ended or was cancelled; data.tag, data.stream */
 	SESSION_EV_WATCHDOG,        /* SESSION_WATCHDOG_MS after SESSION_REGISTERED, still no stream */
 	SESSION_EV_RELOAD,          /* SIGHUP */
 	SESSION_EV_STOP,            /* SIGTERM or SIGINT */
@@ -72,6 +75,7 @@ struct session_kubelet {
 
 struct session_event_data {
 	uint64_t tag;                  /* registration events and stream reports */
+	uint64_t stream;               /* stream reports: which stream */
 	struct session_kubelet kubelet; /* SESSION_EV_KUBELET_STARTED */
 };
 
@@ -99,6 +103,7 @@ struct session {
 	void *ctx;
 	enum session_state state;
 	uint64_t tag;                  /* the current registration */
+	uint64_t stream;               /* the kubelet's stream it watches (WATCHED), else 0 */
 	bool reregister_due;           /* a SIGHUP came while registering: register again once watched */
 	struct session_kubelet kubelet; /* the kubelet.sock its latest attempt dialled */
 };

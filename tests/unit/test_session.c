@@ -2,7 +2,7 @@
 /* The registration lifecycle's state machine without sockets: every
  * (state, event) pair, from a session put straight into that state, with
  * what it asks its owner to do and where it ends up; then the variants that
- * depend on the event's data (stale tags, the same kubelet) and on a bind
+ * depend on the event's data (stale tags, another stream, the same kubelet) and on a bind
  * that fails. */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +18,7 @@
 #include "plugin/session.h"
 
 #define TAG 5
+#define STREAM 7
 static const struct session_kubelet kubelet = { .dev = 1, .ino = 2 };
 static const struct session_kubelet other_kubelet = { .dev = 1, .ino = 3 };
 
@@ -83,13 +84,15 @@ static const struct session_ops ops = {
 	.transition = op_transition,
 };
 
-/* A session in state, registered under TAG with kubelet. */
+/* A session in state, registered under TAG with kubelet; watched, it
+ * watches STREAM. */
 static void put_in(struct session *s, struct owner *o, enum session_state state)
 {
 	memset(o, 0, sizeof(*o));
 	session_init(s, &ops, o);
 	s->state = state;
 	s->tag = TAG;
+	s->stream = state == SESSION_WATCHED ? STREAM : 0;
 	s->kubelet = kubelet;
 }
 
@@ -100,7 +103,8 @@ struct expect {
 	const char *did;  /* what the owner was asked to do */
 };
 
-/* Events carry the current tag and, for kubelet-started, a new kubelet. */
+/* Events carry the current tag, STREAM and, for kubelet-started, a new
+ * kubelet. */
 static const struct expect table[SESSION_STATE_COUNT][SESSION_EVENT_COUNT] = {
 	[SESSION_UNBOUND] = {
 		[SESSION_EV_START] = { SESSION_REGISTERING, "UBR" },
@@ -141,7 +145,9 @@ static const struct expect table[SESSION_STATE_COUNT][SESSION_EVENT_COUNT] = {
 		[SESSION_EV_DIR_BACK] = { SESSION_REGISTERING, "UBR" },
 		[SESSION_EV_REGISTERED] = { SESSION_REGISTERED, "W+" },
 		[SESSION_EV_STREAM_OPENED] = { SESSION_WATCHED, "" },
-		[SESSION_EV_STREAM_ENDED] = { SESSION_REGISTERING, "UBR" },
+		/* Reports come in order: a stream that ends opened first, and
+		 * its opening made the session watch it. */
+		[SESSION_EV_STREAM_ENDED] = { IGNORED, "" },
 		[SESSION_EV_WATCHDOG] = { IGNORED, "" },
 		/* No second registration beside this one: after it. */
 		[SESSION_EV_RELOAD] = { SESSION_REGISTERING, "" },
@@ -156,7 +162,7 @@ static const struct expect table[SESSION_STATE_COUNT][SESSION_EVENT_COUNT] = {
 		[SESSION_EV_DIR_BACK] = { SESSION_REGISTERING, "UBRW-" },
 		[SESSION_EV_REGISTERED] = { IGNORED, "" },
 		[SESSION_EV_STREAM_OPENED] = { SESSION_WATCHED, "W-" },
-		[SESSION_EV_STREAM_ENDED] = { SESSION_REGISTERING, "UBRW-" },
+		[SESSION_EV_STREAM_ENDED] = { IGNORED, "" },
 		/* Accepted, but no stream: register again. */
 		[SESSION_EV_WATCHDOG] = { SESSION_REGISTERING, "RW-" },
 		/* Accepted, its stream on the way: registers again after it. */
@@ -222,7 +228,7 @@ static void check(enum session_state state, enum session_event ev, const struct 
 static void test_every_state_and_event(void **state)
 {
 	(void)state;
-	const struct session_event_data data = { .tag = TAG, .kubelet = other_kubelet };
+	const struct session_event_data data = { .tag = TAG, .stream = STREAM, .kubelet = other_kubelet };
 	for (int st = 0; st < SESSION_STATE_COUNT; st++)
 		for (int ev = 0; ev < SESSION_EVENT_COUNT; ev++)
 			check((enum session_state)st, (enum session_event)ev, &data, table[st][ev].next, table[st][ev].did,
@@ -239,6 +245,32 @@ static void test_stale_tags_are_ignored(void **state)
 	for (int st = 0; st < SESSION_STATE_COUNT; st++)
 		for (size_t i = 0; i < ELEMENTSOF(tagged); i++)
 			check((enum session_state)st, tagged[i], &stale, IGNORED, "", 0);
+}
+
+/* The stream opened is the one watched: another stream of the same
+ * registration ending (the kubelet replaced it) changes nothing, the
+ * watched one ending starts over. */
+static void test_only_the_watched_stream_counts(void **state)
+{
+	(void)state;
+	struct session s;
+	struct owner o;
+	put_in(&s, &o, SESSION_REGISTERED);
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED,
+					&(struct session_event_data){ .tag = TAG, .stream = STREAM + 1 }),
+			 0);
+	assert_int_equal(s.state, SESSION_WATCHED);
+	assert_int_equal(s.stream, STREAM + 1);
+	check(SESSION_WATCHED, SESSION_EV_STREAM_ENDED, &(struct session_event_data){ .tag = TAG, .stream = STREAM - 1 },
+	      IGNORED, "", 0);
+	o.did[0] = '\0';
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_ENDED,
+					&(struct session_event_data){ .tag = TAG, .stream = STREAM + 1 }),
+			 0);
+	assert_int_equal(s.state, SESSION_REGISTERING);
+	assert_string_equal(o.did, "UBR");
+	/* A new registration watches no stream until the kubelet opens one. */
+	assert_int_equal(s.stream, 0);
 }
 
 /* kubelet.sock created, but the attempt under way or the registration that
@@ -259,7 +291,7 @@ static void test_same_kubelet_is_ignored(void **state)
 static void test_bind_failure(void **state)
 {
 	(void)state;
-	const struct session_event_data data = { .tag = TAG, .kubelet = other_kubelet };
+	const struct session_event_data data = { .tag = TAG, .stream = STREAM, .kubelet = other_kubelet };
 	for (int st = 0; st < SESSION_STATE_COUNT; st++) {
 		for (int ev = 0; ev < SESSION_EVENT_COUNT; ev++) {
 			const struct expect *e = &table[st][ev];
@@ -350,6 +382,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_state_and_event),
 		cmocka_unit_test(test_stale_tags_are_ignored),
+		cmocka_unit_test(test_only_the_watched_stream_counts),
 		cmocka_unit_test(test_same_kubelet_is_ignored),
 		cmocka_unit_test(test_bind_failure),
 		cmocka_unit_test(test_attempting_records_the_kubelet),
