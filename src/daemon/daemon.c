@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <grpc/grpc.h>
@@ -23,6 +22,7 @@
 #include "daemon/cdi_keeper.h"
 #include "daemon/endpoints.h"
 #include "daemon/fault_inbox.h"
+#include "daemon/node.h"
 #include "daemon/prepare.h"
 #include "daemon/reload.h"
 #include "daemon/report.h"
@@ -51,6 +51,7 @@ struct daemon {
 	struct host_paths paths;
 	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
+	struct node_session node;      /* what every resource shares: serving, the directory, the kubelet */
 	struct endpoint_set endpoints; /* what is advertised, and how it is served */
 	struct observe *observe;       /* metrics, /healthz, pod labels, NFD labels */
 
@@ -70,6 +71,15 @@ struct daemon {
 static void on_dcmi_fault(void *ctx, const struct dcmi_event *event)
 {
 	fault_inbox_post(&((struct daemon *)ctx)->faults, event);
+}
+
+/* Tells the node session; every resource hears what it decides. */
+static void tell_node(struct daemon *d, enum node_event event, struct session_kubelet kubelet)
+{
+	enum session_event tell;
+	struct session_event_data data;
+	if (node_handle(&d->node, event, kubelet, &tell, &data))
+		endpoint_set_broadcast(&d->endpoints, tell, &data);
 }
 
 /* --- inventory ---------------------------------------------------------- */
@@ -124,7 +134,7 @@ static void refresh(struct daemon *d, const char *reason)
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */
 	char why[1024];
-	if (d->endpoints.serving && endpoint_set_ensure(&d->endpoints, why, sizeof(why)) < 0) {
+	if (node_started(&d->node) && endpoint_set_ensure(&d->endpoints, why, sizeof(why)) < 0) {
 		if (strcmp(why, d->logged_endpoint_error) != 0)
 			log_error("%s; retrying at every refresh", why);
 		snprintf(d->logged_endpoint_error, sizeof(d->logged_endpoint_error), "%s", why);
@@ -220,7 +230,7 @@ static void reload_config(struct daemon *d, bool signalled)
 	}
 	free(next);
 	if (signalled) {
-		endpoint_set_broadcast(&d->endpoints, SESSION_EV_RELOAD, NULL);
+		tell_node(d, NODE_EV_RELOAD, (struct session_kubelet){ 0 });
 		inventory_forget(d->inventory);
 	}
 	refresh(d, signalled ? "SIGHUP" : "configuration changed");
@@ -233,16 +243,7 @@ static void reload_config(struct daemon *d, bool signalled)
 static void socket_dir_back(struct daemon *d)
 {
 	log_info("%s is back; serving anew", d->config.socket_dir);
-	endpoint_set_broadcast(&d->endpoints, SESSION_EV_DIR_BACK, NULL);
-}
-
-/* Which kubelet.sock is there now (all zero when none). */
-static struct session_kubelet kubelet_now(const struct daemon *d)
-{
-	struct stat st;
-	if (stat(d->serving.kubelet_socket, &st) < 0)
-		return (struct session_kubelet){ 0 };
-	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
+	tell_node(d, NODE_EV_DIR_BACK, (struct session_kubelet){ 0 });
 }
 
 static void on_inotify(void *ctx, uint32_t events)
@@ -258,7 +259,7 @@ static void on_inotify(void *ctx, uint32_t events)
 		refresh(d, "device nodes changed");
 	if (ch.socket_dir_gone) {
 		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
-		endpoint_set_broadcast(&d->endpoints, SESSION_EV_DIR_GONE, NULL);
+		tell_node(d, NODE_EV_DIR_GONE, (struct session_kubelet){ 0 });
 		if (ch.socket_dir_back)
 			socket_dir_back(d);
 	} else {
@@ -269,8 +270,7 @@ static void on_inotify(void *ctx, uint32_t events)
 			if (!ch.overflow)
 				log_info("kubelet.sock created: the kubelet (re)started");
 			observe_kubelet_restarted(d->observe);
-			endpoint_set_broadcast(&d->endpoints, SESSION_EV_KUBELET_STARTED,
-				  &(struct session_event_data){ .kubelet = kubelet_now(d) });
+			tell_node(d, NODE_EV_KUBELET_STARTED, endpoint_kubelet_at(d->serving.kubelet_socket));
 		}
 	}
 	/* Last: a reload reorders the resources. */
@@ -291,7 +291,7 @@ static void on_signal(void *ctx, uint32_t events)
 		case SIGTERM:
 		case SIGINT:
 			log_info("received %s; stopping", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-			endpoint_set_broadcast(&d->endpoints, SESSION_EV_STOP, NULL);
+			tell_node(d, NODE_EV_STOP, (struct session_kubelet){ 0 });
 			loop_quit(d->loop);
 			return;
 		case SIGHUP:
@@ -360,6 +360,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			      .watch = { .fd = -1 } };
 	const struct config *c = &d->config;
 	const struct serving *s = &d->serving;
+	node_init(&d->node);
 
 	if ((r = prepare_open_files(why, why_size)) < 0)
 		return r;
@@ -436,6 +437,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		.kubelet_socket = s->kubelet_socket,
 		.allocate = { .strategies = s->strategies, .cdi = &s->cdi },
 		.observe = d->observe,
+		.node = &d->node,
 	};
 	if ((r = endpoint_set_init(&d->endpoints, &eps, &s->resources)) < 0) {
 		snprintf(why, why_size, "cannot start the registration thread (gRPC completion queue): %s", strerror(-r));
@@ -478,6 +480,7 @@ int daemon_run(const struct config *config, const struct serving *serving, daemo
 	npu_snapshot_unref(all);
 	if (r < 0)
 		goto out;
+	tell_node(&d, NODE_EV_SERVE, (struct session_kubelet){ 0 });
 	struct npu_snapshot *snap = inventory_snapshot(d.inventory);
 	cdi_keeper_start(&d.cdi, &d.endpoints.resources, snap, &d.paths, d.files);
 	npu_snapshot_unref(snap);

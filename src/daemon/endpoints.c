@@ -49,8 +49,13 @@ int endpoint_set_ensure(struct endpoint_set *set, char *why, size_t why_size)
 		int r = endpoint_new(&o, &set->endpoints[i], problem, sizeof(problem));
 		set->publish_due |= r == 0;
 		/* A socket that cannot be served yet is the session's to retry. */
-		if (r == 0 && set->serving)
-			(void)endpoint_start(set->endpoints[i], true);
+		enum session_event join;
+		if (r == 0 && node_join(set->options.node, &join)) {
+			if (join == SESSION_EV_START)
+				(void)endpoint_start(set->endpoints[i], true);
+			else
+				endpoint_handle(set->endpoints[i], join, NULL);
+		}
 		if (r < 0 && !first_error) {
 			first_error = r;
 			snprintf(why, why_size, "%s: %s", def->name, problem);
@@ -73,7 +78,6 @@ int endpoint_set_start(struct endpoint_set *set, const struct npu_snapshot *all,
 			return r;
 		}
 	}
-	set->serving = true;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "grpc/cq.h"
+#include "daemon/node.h"
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
@@ -26,6 +27,7 @@ struct endpoint_set_options {
 	const char *kubelet_socket;        /* must outlive the set */
 	struct allocate_options allocate;  /* copied by each endpoint's service */
 	struct observe *observe;
+	const struct node_session *node;   /* how a resource built later joins; outlives the set */
 };
 
 struct endpoint_set {
@@ -33,7 +35,6 @@ struct endpoint_set {
 	struct cq_runner *registrar_runner; /* one thread for every resource's Register calls */
 	struct resource_set resources;
 	struct endpoint *endpoints[RESOURCES_MAX];
-	bool serving;     /* endpoints are started as they are built */
 	bool publish_due; /* an endpoint was built or the resources changed: publish even if the devices did not */
 };
 
@@ -44,8 +45,9 @@ int endpoint_set_init(struct endpoint_set *set, const struct endpoint_set_option
 /* Stops and frees every endpoint (their sockets are removed). */
 void endpoint_set_fini(struct endpoint_set *set);
 
-/* Builds (and, once the set serves, starts) the endpoint of every resource
- * that has none. One whose socket cannot be served yet keeps trying by
+/* Builds the endpoint of every resource that has none, and once the node
+ * serves has it join the others (daemon/node.h): it starts, or waits for the
+ * directory with them. One whose socket cannot be served yet keeps trying by
  * itself (its session's retry). Returns 0, or the first failure to build
  * one (tried again at the next call) with why naming the resource; the
  * others are still built. */

@@ -157,11 +157,10 @@ static void on_watchdog_timer(void *ctx)
 	session_handle(&e->session, SESSION_EV_WATCHDOG, NULL);
 }
 
-/* Which kubelet.sock is there now (all zero when none). */
-static struct session_kubelet kubelet_now(const struct endpoint *e)
+struct session_kubelet endpoint_kubelet_at(const char *kubelet_socket)
 {
 	struct stat st;
-	if (stat(e->kubelet_socket, &st) < 0)
+	if (stat(kubelet_socket, &st) < 0)
 		return (struct session_kubelet){ 0 };
 	return (struct session_kubelet){ .dev = (uint64_t)st.st_dev, .ino = (uint64_t)st.st_ino };
 }
@@ -171,7 +170,7 @@ static struct session_kubelet kubelet_now(const struct endpoint *e)
 static void on_register_attempt(void *ctx, uint64_t tag)
 {
 	struct endpoint *e = ctx;
-	session_attempting(&e->session, kubelet_now(e));
+	session_attempting(&e->session, endpoint_kubelet_at(e->kubelet_socket));
 	service_register_started(e->service, tag);
 }
 

@@ -53,6 +53,10 @@ int endpoint_start(struct endpoint *endpoint, bool retry);
  * the chips. Returns 0 or -ENOMEM. */
 int endpoint_publish(struct endpoint *endpoint, struct npu_snapshot *view, struct host_files *files);
 
+/* Which kubelet.sock is at kubelet_socket now (all zero when none): a
+ * kubelet that restarts creates a new file. */
+struct session_kubelet endpoint_kubelet_at(const char *kubelet_socket);
+
 /* Feeds one event to the session: the kubelet's directory, a new kubelet,
  * SIGHUP, SIGTERM. */
 void endpoint_handle(struct endpoint *endpoint, enum session_event event, const struct session_event_data *data);

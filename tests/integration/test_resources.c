@@ -334,6 +334,45 @@ static void test_added_resource_bind_retried(void **state)
 	node_fini(node);
 }
 
+/* A resource added by a reload while the kubelet's directory is gone joins
+ * the others in waiting for it (the node session owns that fact), instead
+ * of failing to bind every second; once the directory and a kubelet are
+ * back, both resources register. */
+static void test_resource_added_while_dir_gone(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	write_config(node, "version: v1\n");
+	struct proc *k = start(node, NULL);
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+
+	proc_send(k, "quit");
+	assert_int_equal(proc_wait(k, WAIT_MS), 0);
+	proc_free(k);
+	node->kubelet = NULL;
+	char gone[200], cmd[240];
+	snprintf(gone, sizeof(gone), "%s.gone", node->socket_dir);
+	assert_int_equal(rename(node->socket_dir, gone), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", gone);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(proc_expect_err(node->plugin, "was removed; waiting for it to come back", WAIT_MS));
+
+	write_config(node, "version: v1\nresources:\n- family: 310P\n  name: ascend.com/npu-310p\n");
+	assert_non_null(proc_expect_err(node->plugin, "applied: resources ascend.com/npu, ascend.com/npu-310p", WAIT_MS));
+	/* The kubelet makes the directory again: by then the new resource, had
+	 * it tried to bind, would have said so (at once, and every second
+	 * after). The default resource may have tried once: the kubelet's
+	 * stream can end before the directory's removal is seen. */
+	k = node_start_kubelet(node);
+	assert_non_null(proc_expect_err(node->plugin, "is back; serving anew", WAIT_MS));
+	assert_int_equal(proc_count_err(node->plugin, "ascend-npu-310p.sock: No such file"), 0);
+	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu ", "register resource=ascend.com/npu-310p ",
+					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
+					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
+	node_fini(node);
+}
+
 /* The config directory removed and made again, the file renamed into it
  * (issue: what was written while the directory was unwatched was never
  * read): the file is read once the directory is watched again, at the next
@@ -477,6 +516,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vnpus, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_reload, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_config_file_change, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_resource_added_while_dir_gone, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_added_resource_bind_retried, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_config_dir_recreated_and_configmap_swap, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_many_resources, node_setup, node_teardown),
