@@ -136,6 +136,26 @@ bool fault_level_unhealthy(enum fault_level level)
 	return level >= FAULT_LEVEL_RESTART_REQUEST;
 }
 
+int fault_code_parse(const char *text, uint32_t *ret_code)
+{
+	if (!text)
+		return -EINVAL;
+	if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+		text += 2;
+	size_t n = strspn(text, "0123456789abcdefABCDEF");
+	if (n == 0 || n > 8 || text[n] != '\0')
+		return -EINVAL;
+	uint32_t code = 0;
+	for (const char *p = text; *p; p++) {
+		unsigned digit = *p <= '9' ? (unsigned)(*p - '0') : (unsigned)((*p | 0x20) - 'a' + 10);
+		code = code << 4 | digit;
+	}
+	if (code == 0)
+		return -EINVAL;
+	*ret_code = code;
+	return 0;
+}
+
 static bool level_valid(enum fault_level level)
 {
 	return level > FAULT_LEVEL_NONE && level < FAULT_LEVEL_COUNT;
@@ -388,6 +408,16 @@ static bool window_matches(const struct fault_policy_config *config, const struc
 	return bsearch(&code, &config->rule_codes[w->first_code], w->n_codes, sizeof(code), compare_u32) != NULL;
 }
 
+/* Whether a duration window names code (not merely "*"): such a code
+ * counts for frequency windows when it outlasts the timeout. */
+static bool named_by_duration(const struct fault_policy_config *config, uint32_t code)
+{
+	for (size_t r = 0; r < config->n_duration; r++)
+		if (!config->duration[r].all_codes && window_matches(config, &config->duration[r], code))
+			return true;
+	return false;
+}
+
 /* --- Per-chip state --- */
 
 void fault_state_init(struct fault_state *state)
@@ -509,7 +539,18 @@ struct step {
 	size_t n_codes;
 	bool health_only; /* codes[0] is 0: DCMI health 2 or 3 without a code */
 	bool at_once;     /* a release or an escalation's end lowers the level without the hold */
+	/* The codes that count for frequency windows in this step. */
+	uint32_t counted[FAULT_STATE_MAX_CODES];
+	size_t n_counted;
 };
+
+/* Records an occurrence of t's code for the frequency windows. */
+static void count_occurrence(struct step *x, struct fault_track *t)
+{
+	t->counted = true;
+	onset_push(t, x->now);
+	x->counted[x->n_counted++] = t->code;
+}
 
 static bool has_code(const struct step *x, uint32_t code)
 {
@@ -579,9 +620,11 @@ static void follow_codes(struct step *x)
 		if (t->present)
 			continue;
 		t->present = true;
+		t->counted = false;
 		t->since_ms = x->now;
-		onset_push(t, x->now);
 		x->out->onsets[x->out->n_onsets++] = t->code;
+		if (!named_by_duration(x->config, t->code))
+			count_occurrence(x, t);
 	}
 }
 
@@ -641,12 +684,12 @@ static void escalate(struct step *x, uint32_t code, enum fault_rule rule, enum f
 		decide(x, FAULT_DECISION_ESCALATED, code, level, rule);
 }
 
-/* Frequency windows, judged at each onset. */
+/* Frequency windows, judged at each occurrence counted in this step. */
 static void judge_frequency(struct step *x)
 {
 	const struct fault_policy_config *c = x->config;
-	for (size_t i = 0; i < x->out->n_onsets; i++) {
-		struct fault_track *t = track_find(x->state, x->out->onsets[i]);
+	for (size_t i = 0; i < x->n_counted; i++) {
+		struct fault_track *t = track_find(x->state, x->counted[i]);
 		for (size_t r = 0; t && r < c->n_frequency; r++) {
 			const struct fault_window *w = &c->frequency[r];
 			if (!window_matches(c, w, t->code) || onsets_counted(t, x->now, w->window_ms, w->level) < w->count)
@@ -661,19 +704,23 @@ static void judge_frequency(struct step *x)
 	}
 }
 
-/* Duration windows, judged at every step for the codes present. */
+/* Duration windows, judged at every step for the codes present; a code a
+ * window names counts for the frequency windows once it outlasts it. */
 static void judge_duration(struct step *x)
 {
 	const struct fault_policy_config *c = x->config;
 	for (size_t i = 0; i < FAULT_STATE_MAX_CODES; i++) {
-		const struct fault_track *t = &x->state->tracks[i];
+		struct fault_track *t = &x->state->tracks[i];
 		if (!t->used || !t->present)
 			continue;
 		for (size_t r = 0; r < c->n_duration; r++) {
 			const struct fault_window *w = &c->duration[r];
-			if (window_matches(c, w, t->code) && x->now - t->since_ms > w->window_ms)
-				escalate(x, t->code, FAULT_RULE_DURATION, w->level,
-					 w->level == FAULT_LEVEL_MANUALLY_SEPARATE_NPU ? 0 : w->hold_ms);
+			if (!window_matches(c, w, t->code) || x->now - t->since_ms <= w->window_ms)
+				continue;
+			escalate(x, t->code, FAULT_RULE_DURATION, w->level,
+				 w->level == FAULT_LEVEL_MANUALLY_SEPARATE_NPU ? 0 : w->hold_ms);
+			if (!w->all_codes && !t->counted)
+				count_occurrence(x, t);
 		}
 	}
 }
@@ -781,8 +828,8 @@ int fault_policy_step(const struct fault_policy_config *config, struct fault_sta
 		x.at_once = true;
 	}
 	end_escalations(&x);
-	judge_frequency(&x);
 	judge_duration(&x);
+	judge_frequency(&x);
 	judge_table_separation(&x);
 	struct verdict v = judge_level(&x);
 	settle(&x, &v);
@@ -829,6 +876,7 @@ int fault_policy_release(struct fault_state *state, int64_t now_ms)
 	for (size_t i = 0; i < FAULT_STATE_MAX_CODES; i++) {
 		struct fault_track *t = &state->tracks[i];
 		track_forget_onsets(t);
+		t->counted = false;
 		if (t->present)
 			t->since_ms = now_ms;
 	}

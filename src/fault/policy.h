@@ -46,7 +46,10 @@
  * chip; another level holds until the code has stayed away for the rule's
  * release window (by default the rule's window). Duration: a code present
  * longer than the timeout escalates to the rule's level, which holds until
- * the code has stayed away for the rule's recovery time. */
+ * the code has stayed away for the rule's recovery time. A code that a
+ * duration window names counts for frequency windows when it outlasts that
+ * timeout, not when it begins, as Huawei's plugin counts it: a link that
+ * drops for a second now and then is not the link that stays down. */
 #pragma once
 
 #include <stdbool.h>
@@ -98,6 +101,11 @@ enum fault_rule {
 
 /* "code table", "frequency", ... for log lines. */
 const char *fault_rule_name(enum fault_rule rule);
+
+/* A fault code as operators write it: 1 to 8 hex digits, with or without
+ * 0x, any case ("80E01801", "0x80e01801"), not 0 (DCMI reports no such
+ * code; the policy uses it for "no code"). -EINVAL otherwise. */
+int fault_code_parse(const char *text, uint32_t *ret_code);
 
 /* --- Configuration: a value type (copied whole, no pointers) --- */
 
@@ -211,6 +219,7 @@ const struct fault_code_level *fault_policy_builtin(size_t *ret_count);
 
 struct fault_track {
 	bool used, present;
+	bool counted; /* this presence has counted for frequency windows */
 	uint32_t code;
 	int64_t since_ms; /* present: its onset; absent: when it cleared */
 	uint32_t n_onsets, next_onset;

@@ -477,6 +477,72 @@ static void test_duration(void **state)
 	assert_decision(&s, 0, FAULT_DECISION_SEPARATED, 0, FAULT_LEVEL_MANUALLY_SEPARATE_NPU, FAULT_RULE_DURATION);
 }
 
+/* A code a duration window names counts for frequency windows when it
+ * outlasts the timeout, not when it begins: Huawei's published pair of
+ * rules for a RoCE link (down 20 s: PreSeparateNPU; that 5 times a day:
+ * ManuallySeparateNPU) leaves a link that blinks alone. */
+static void test_duration_counts_for_frequency(void **state)
+{
+	(void)state;
+	const uint32_t link[] = { LINK_DOWN };
+	assert_int_equal(fault_policy_config_add_duration(&cfg, link, 1, false, 20 * SECOND,
+							  FAULT_LEVEL_PRE_SEPARATE_NPU, 60 * SECOND),
+			 0);
+	assert_int_equal(fault_policy_config_add_frequency(&cfg, link, 1, false, 5, 24 * 3600 * SECOND,
+							   FAULT_LEVEL_MANUALLY_SEPARATE_NPU, 0),
+			 0);
+	struct fault_step s;
+	int64_t now = 0;
+	/* 50 short drops: never separated, never out of service. */
+	for (int i = 0; i < 50; i++, now += MINUTE) {
+		s = step1(now, LINK_DOWN);
+		assert_true(s.healthy);
+		s = clean(now + SECOND);
+		assert_true(s.healthy);
+	}
+	/* 5 long ones: each escalates, the fifth separates. */
+	unsigned escalated = 0;
+	for (int i = 0; i < 5; i++, now += 10 * MINUTE) {
+		step1(now, LINK_DOWN);
+		s = step1(now + 21 * SECOND, LINK_DOWN);
+		for (size_t d = 0; d < s.n_decisions; d++)
+			escalated += s.decisions[d].kind == FAULT_DECISION_ESCALATED;
+		/* Once per presence, however long it lasts. */
+		assert_int_equal(step1(now + 40 * SECOND, LINK_DOWN).n_decisions, 0);
+		clean(now + 41 * SECOND);
+		/* The escalation ends 60 s after the link came back. */
+		if (i < 4)
+			assert_int_equal(clean(now + 101 * SECOND).level, FAULT_LEVEL_NONE);
+	}
+	assert_int_equal(escalated, 5);
+	assert_true(s.separated);
+	assert_decision(&s, 1, FAULT_DECISION_SEPARATED, LINK_DOWN, FAULT_LEVEL_MANUALLY_SEPARATE_NPU,
+			FAULT_RULE_FREQUENCY);
+	assert_true(clean(now + 30 * 24 * 3600 * (int64_t)SECOND).separated);
+}
+
+static void test_code_parse(void **state)
+{
+	(void)state;
+	uint32_t code = 7;
+	assert_int_equal(fault_code_parse("80E01801", &code), 0);
+	assert_int_equal(code, 0x80E01801u);
+	assert_int_equal(fault_code_parse("0x80e01801", &code), 0);
+	assert_int_equal(code, 0x80E01801u);
+	assert_int_equal(fault_code_parse("0X1", &code), 0);
+	assert_int_equal(code, 1);
+	assert_int_equal(fault_code_parse("FFFFFFFF", &code), 0);
+	assert_int_equal(code, 0xFFFFFFFFu);
+	code = 7;
+	const char *bad[] = { "", "0", "0x", "00000000", "100000000", "0x0x1", "80E0180G", " 80E01801", "80E01801 ",
+			      "-1", "+1", "1e3.0" };
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		if (fault_code_parse(bad[i], &code) != -EINVAL)
+			fail_msg("'%s' was taken", bad[i]);
+	assert_int_equal(fault_code_parse(NULL, &code), -EINVAL);
+	assert_int_equal(code, 7);
+}
+
 /* Separation: by the table, by a window or by an operator; released by an
  * operator or by the release window, which restarts when the code returns. */
 static void test_separation_and_release(void **state)
@@ -725,6 +791,8 @@ int main(void)
 		cmocka_unit_test_setup(test_frequency, setup),
 		cmocka_unit_test_setup(test_frequency_two_rules, setup),
 		cmocka_unit_test_setup(test_duration, setup),
+		cmocka_unit_test_setup(test_duration_counts_for_frequency, setup),
+		cmocka_unit_test_setup(test_code_parse, setup),
 		cmocka_unit_test_setup(test_separation_and_release, setup),
 		cmocka_unit_test_setup(test_config_bounds, setup),
 		cmocka_unit_test_setup(test_state_bounds, setup),
