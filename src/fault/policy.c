@@ -307,7 +307,8 @@ static int add_window(struct fault_policy_config *config, struct fault_window *r
 	if (n_codes > FAULT_POLICY_MAX_RULE_CODES - config->n_rule_codes)
 		return -E2BIG;
 	uint32_t *pool = &config->rule_codes[config->n_rule_codes];
-	memcpy(pool, codes, n_codes * sizeof(*pool));
+	if (n_codes)
+		memcpy(pool, codes, n_codes * sizeof(*pool));
 	qsort(pool, n_codes, sizeof(*pool), compare_u32);
 	size_t unique = 0;
 	for (size_t i = 0; i < n_codes; i++)

@@ -671,6 +671,10 @@ static void test_fault_policy(void **state)
 		 path, code_file);
 	assert_string_equal(why, want);
 	assert_true(in_file);
+	/* A reload that reads it keeps what ran: the configuration read last
+	 * is untouched. */
+	assert_memory_equal(&cfg.fault_policy, &running.fault_policy, sizeof(cfg.fault_policy));
+	assert_string_equal(cfg.fault_huawei_files, TEST_SOURCE_DIR "/fixtures/huawei/mindcluster");
 	unlink(code_file);
 	assert_int_equal(ARGS(NULL, arg), -ENOENT);
 	snprintf(want, sizeof(want),
