@@ -747,6 +747,7 @@ int fault_huawei_load(const char *path, struct fault_policy_config *config, char
 		why[0] = '\0';
 	if (!path || !config) {
 		err = -EINVAL;
+		snprintf(why, why_size, "no path or no configuration");
 		goto out;
 	}
 	c = malloc(sizeof(*c));
