@@ -32,6 +32,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n < CONFIG_FILE_REPLICAS_MIN || n > CONFIG_FILE_REPLICAS_MAX)
 			abort();
 	}
+	/* faultPolicy: within the policy's bounds, and mergeable over the defaults. */
+	const struct config_fault_policy *fp = &file->fault_policy;
+	if (fp->rules) {
+		static struct fault_policy_config merged;
+		fault_policy_config_init(&merged);
+		if (fp->rules->n_codes > CONFIG_FILE_MAX_ENTRIES || fp->rules->n_frequency > CONFIG_FILE_MAX_ENTRIES ||
+		    fp->rules->n_duration > CONFIG_FILE_MAX_ENTRIES || fault_policy_config_merge(&merged, fp->rules) < 0)
+			abort();
+	} else if (fp->line || fp->huawei_files) {
+		abort();
+	}
+	if (fp->huawei_files && fp->huawei_files[0] != '/')
+		abort();
 	config_file_free(file);
 	return 0;
 }

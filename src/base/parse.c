@@ -45,16 +45,20 @@ int parse_u32(const char *s, unsigned base, uint32_t max, uint32_t *ret_value)
 
 int parse_duration_ms(const char *s, int64_t *ret_ms)
 {
+	return parse_duration_ms_max(s, 24LL * 3600 * 1000, ret_ms);
+}
+
+int parse_duration_ms_max(const char *s, int64_t max_ms, int64_t *ret_ms)
+{
 	static const struct {
 		const char *suffix;
 		uint64_t ms;
 	} units[] = {
 		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "", 1000 },
 	};
-	const uint64_t day_ms = 24ULL * 3600 * 1000;
-
-	if (!s)
+	if (!s || max_ms < 0)
 		return -EINVAL;
+	const uint64_t max = (uint64_t)max_ms;
 	size_t digits = strspn(s, "0123456789");
 	if (digits == 0 || digits > 12)
 		return digits == 0 ? -EINVAL : -ERANGE;
@@ -68,10 +72,10 @@ int parse_duration_ms(const char *s, int64_t *ret_ms)
 		if (strcmp(suffix, units[i].suffix) != 0)
 			continue;
 		uint64_t v;
-		int r = parse_u64(number, 10, day_ms, &v);
+		int r = parse_u64(number, 10, max, &v);
 		if (r < 0)
 			return r;
-		if (v > day_ms / units[i].ms)
+		if (v > max / units[i].ms)
 			return -ERANGE;
 		*ret_ms = (int64_t)(v * units[i].ms);
 		return 0;

@@ -15,6 +15,9 @@ int parse_u32(const char *s, unsigned base, uint32_t max, uint32_t *ret_value);
 
 /* "500ms", "5s", "1m", "2h"; a bare number means seconds. Results above one day are -ERANGE. */
 int parse_duration_ms(const char *s, int64_t *ret_ms);
+/* The same forms, with results up to max_ms (-ERANGE above it): for windows
+ * longer than a day, such as a fault policy's release window. */
+int parse_duration_ms_max(const char *s, int64_t max_ms, int64_t *ret_ms);
 
 /* Copies src into dst[size]; -ENAMETOOLONG (dst untouched) when it does not fit. */
 int str_copy(char *dst, size_t size, const char *src);

@@ -12,6 +12,8 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "config/file.h"
+#include "fault/huawei.h"
+#include "fault/policy.h"
 #include "http/server.h"
 #include "podresources_api.h"
 
@@ -378,6 +380,8 @@ void config_take_reloadable(struct config *running, const struct config *next)
 		if (flags[i].reload == FLAG_RELOAD)
 			memcpy((char *)running + flags[i].offset, (const char *)next + flags[i].offset, flags[i].size);
 	running->file = next->file;
+	running->fault_policy = next->fault_policy;
+	memcpy(running->fault_huawei_files, next->fault_huawei_files, sizeof(running->fault_huawei_files));
 }
 
 /* The last --config, looked for before any flag is applied since the file
@@ -403,9 +407,46 @@ static const char *find_config_arg(int argc, char **argv)
 	return path;
 }
 
+/* The file's faultPolicy over the defaults in c: Huawei's files first
+ * (faultCode.json replaces the code table), then the file's own codes,
+ * windows and settings, which win. */
+static int load_fault_policy(struct config *c, const struct config_file *file, const char *path, char *why,
+			     size_t why_size)
+{
+	const struct config_fault_policy *fp = &file->fault_policy;
+	struct fault_policy_config *policy = &c->fault_policy;
+	int r;
+	if (fp->huawei_files) {
+		char problem[1024];
+		r = fault_huawei_load(fp->huawei_files, policy, problem, sizeof(problem));
+		if (r < 0) {
+			snprintf(why, why_size, "%s: line %zu: faultPolicy.huaweiFiles: %s", path, fp->huawei_files_line,
+				 problem);
+			return r;
+		}
+		/* Fits: the file reader checked its length. */
+		(void)str_copy(c->fault_huawei_files, sizeof(c->fault_huawei_files), fp->huawei_files);
+	}
+	if (fp->rules && (r = fault_policy_config_merge(policy, fp->rules)) < 0) {
+		snprintf(why, why_size,
+			 "%s: line %zu: faultPolicy: with huaweiFiles, more than the policy holds (%d codes, %d frequency "
+			 "and %d duration rules, %d codes in rules)",
+			 path, fp->line, FAULT_POLICY_MAX_CODES, FAULT_POLICY_MAX_RULES, FAULT_POLICY_MAX_RULES,
+			 FAULT_POLICY_MAX_RULE_CODES);
+		return r;
+	}
+	if (fp->has_recovery_hold)
+		policy->recovery_hold_ms = fp->recovery_hold_ms;
+	if (fp->has_default_level)
+		policy->default_level = fp->default_level;
+	if (fp->has_release_window)
+		policy->release_window_ms = fp->release_window_ms;
+	return 0;
+}
+
 /* Applies the file's flags to c and keeps its resources and time-slicing,
  * which name resources only once the command line has settled the default
- * name. */
+ * name, and its fault policy. */
 static int load_config_file(struct config *c, const char *path, char *why, size_t why_size)
 {
 	struct config_file *file = NULL;
@@ -421,6 +462,9 @@ static int load_config_file(struct config *c, const char *path, char *why, size_
 	res->n_sliced = file->time_slicing.n_resources;
 	res->rename_by_default = file->time_slicing.rename_by_default;
 	res->fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
+	r = load_fault_policy(c, file, path, why, why_size);
+	if (r < 0)
+		goto out;
 	for (size_t i = 0; i < file->n_flags; i++) {
 		const struct config_file_flag *f = &file->flags[i];
 		char msg[512];
@@ -458,6 +502,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.log_format = LOG_FORMAT_TEXT,
 	};
 	int r;
+	fault_policy_config_init(&c.fault_policy);
 
 	bool driver_path_flag = false;
 

@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "config/file.h"
+#include "fault/policy.h"
 #include "npu/inventory.h"
 
 #define CONFIG_PATH_MAX 4096
@@ -70,6 +71,10 @@ struct config {
 	char pod_resources_socket[SOCKET_PATH_MAX]; /* --pod-resources-socket */
 	char nfd_features_file[CONFIG_PATH_MAX];    /* --nfd-features-file */
 	enum log_format log_format;                 /* --log-format */
+	/* faultPolicy of the --config file: the built-in defaults, then
+	 * Huawei's files of huaweiFiles, then the file's own keys. */
+	struct fault_policy_config fault_policy;
+	char fault_huawei_files[CONFIG_PATH_MAX]; /* faultPolicy.huaweiFiles as given; empty: none */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).
@@ -105,5 +110,5 @@ typedef void (*config_change_fn)(void *ctx, const struct config_change *change);
 void config_changes(const struct config *running, const struct config *next, config_change_fn fn, void *ctx);
 
 /* Copies the value of every reloadable flag from next into running, and
- * the file's resources and time-slicing. */
+ * the file's resources, time-slicing and fault policy. */
 void config_take_reloadable(struct config *running, const struct config *next);

@@ -323,6 +323,294 @@ static int read_resources(struct ctx *c, const struct ynode *key, const struct y
 	return 0;
 }
 
+/* --- faultPolicy --- */
+
+/* "240h" for FAULT_POLICY_MAX_WINDOW_MS, for messages. */
+#define WINDOW_MAX_TEXT "240h"
+#define RELEASE_MAX_TEXT "4294967296s"
+
+static int get_duration(struct ctx *c, const struct ynode *n, const char *path, int64_t min_ms, int64_t max_ms,
+			const char *range, int64_t *ret)
+{
+	int r = yaml_want_text(&c->w, n, path);
+	if (r < 0)
+		return r;
+	int64_t ms;
+	if (parse_duration_ms_max(n->value, max_ms, &ms) < 0 || ms < min_ms)
+		return yaml_walk_fail(&c->w, n->line, -EINVAL,
+				      "%s: '%.*s' is not a duration %s (e.g. 500ms, 30s, 5m, 24h; a bare number means seconds)",
+				      path, YAML_CLIP, n->value, range);
+	*ret = ms;
+	return 0;
+}
+
+static int get_level(struct ctx *c, const struct ynode *n, const char *path, enum fault_level *ret)
+{
+	int r = yaml_want_text(&c->w, n, path);
+	if (r < 0)
+		return r;
+	if (fault_level_parse(n->value, ret) < 0)
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: '%.*s' is not one of %s", path, YAML_CLIP, n->value,
+				      FAULT_LEVEL_NAMES);
+	return 0;
+}
+
+static int get_code(struct ctx *c, const struct ynode *n, const char *path, uint32_t *ret)
+{
+	int r = yaml_want_text(&c->w, n, path);
+	if (r < 0)
+		return r;
+	if (fault_code_parse(n->value, ret) < 0)
+		return yaml_walk_fail(&c->w, n->line, -EINVAL,
+				      "%s: '%.*s' is not a fault code (up to 8 hex digits such as 80E01801)", path,
+				      YAML_CLIP, n->value);
+	return 0;
+}
+
+/* codes: "*" for every code, or a list of codes. */
+static int get_rule_codes(struct ctx *c, const struct ynode *n, const char *path, uint32_t *codes, size_t *ret_n,
+			  bool *ret_all)
+{
+	if (n->type == YN_SCALAR && strcmp(n->value, "*") == 0) {
+		*ret_n = 0;
+		*ret_all = true;
+		return 0;
+	}
+	if (n->type != YN_SEQ)
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: must be a list of fault codes, or \"*\" for every code",
+				      path);
+	if (n->n_children == 0)
+		return yaml_walk_fail(&c->w, n->line, -EINVAL,
+				      "%s: an empty list names no code; list fault codes, or write \"*\" for every code", path);
+	int r = yaml_want_seq(&c->w, n, path);
+	if (r < 0)
+		return r;
+	size_t i = 0;
+	for (const struct ynode *item = n->first; item; item = item->next, i++) {
+		char p[YAML_PATH_SIZE];
+		yaml_path_index(p, sizeof(p), path, i);
+		r = get_code(c, item, p, &codes[i]);
+		if (r < 0)
+			return r;
+	}
+	*ret_n = i;
+	*ret_all = false;
+	return 0;
+}
+
+/* What a window that fault_policy_config_add_* refused after every check
+ * here leaves: the pool of the rules' codes was full. */
+static int fail_rule_codes(struct ctx *c, const struct ynode *n, const char *path, int r)
+{
+	return yaml_walk_fail(&c->w, n->line, r, "%s: more than %d codes in the frequency and duration entries together",
+			      path, FAULT_POLICY_MAX_RULE_CODES);
+}
+
+/* The keys of a frequency or duration entry, by name. */
+struct rule_nodes {
+	const struct ynode *codes, *level, *a, *b, *c; /* a, b, c: the kind's own keys */
+};
+
+static int rule_nodes(struct ctx *c, const struct ynode *n, const char *path, const char *const names[3],
+		      const char *takes, struct rule_nodes *ret)
+{
+	int r = yaml_want_map(&c->w, n, path);
+	if (r < 0)
+		return r;
+	*ret = (struct rule_nodes){ 0 };
+	if (ynode_is_null(n))
+		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: needs %s", path, takes);
+	ynode_for_each_pair(n, k, v) {
+		const struct ynode **slot = strcmp(k->value, "codes") == 0   ? &ret->codes
+					    : strcmp(k->value, "level") == 0 ? &ret->level
+					    : strcmp(k->value, names[0]) == 0 ? &ret->a
+					    : strcmp(k->value, names[1]) == 0 ? &ret->b
+					    : names[2] && strcmp(k->value, names[2]) == 0 ? &ret->c
+									      : NULL;
+		if (!slot)
+			return yaml_unknown_key(&c->w, k, path, takes);
+		*slot = v;
+	}
+	return 0;
+}
+
+static int need_key(struct ctx *c, const struct ynode *entry, const struct ynode *v, const char *path,
+		    const char *key)
+{
+	return v ? 0 : yaml_walk_fail(&c->w, entry->line, -EINVAL, "%s: needs %s", path, key);
+}
+
+static int read_frequency(struct ctx *c, const struct ynode *n, const char *path, struct fault_policy_config *rules)
+{
+	static const char *const names[3] = { "count", "window", "releaseWindow" };
+	struct rule_nodes k;
+	char p[YAML_PATH_SIZE];
+	int r = rule_nodes(c, n, path, names, "codes, count, window, level, releaseWindow", &k);
+	if (r < 0 || (r = need_key(c, n, k.codes, path, "codes")) < 0 || (r = need_key(c, n, k.a, path, "count")) < 0 ||
+	    (r = need_key(c, n, k.b, path, "window")) < 0 || (r = need_key(c, n, k.level, path, "level")) < 0)
+		return r;
+	uint32_t codes[CONFIG_FILE_MAX_ENTRIES];
+	size_t n_codes;
+	bool all;
+	uint32_t count;
+	int64_t window, release = 0;
+	enum fault_level level;
+	yaml_path_key(p, sizeof(p), path, "codes");
+	if ((r = get_rule_codes(c, k.codes, p, codes, &n_codes, &all)) < 0)
+		return r;
+	yaml_path_key(p, sizeof(p), path, "count");
+	if (k.a->type != YN_SCALAR || k.a->kind != YS_INT || k.a->value[0] == '-' || k.a->value[0] == '+' ||
+	    parse_u32(k.a->value, 10, FAULT_POLICY_MAX_COUNT, &count) < 0 || count < 1)
+		return yaml_walk_fail(&c->w, k.a->line, -EINVAL, "%s: must be an integer from 1 to %d", p,
+				      FAULT_POLICY_MAX_COUNT);
+	yaml_path_key(p, sizeof(p), path, "window");
+	if ((r = get_duration(c, k.b, p, 1, FAULT_POLICY_MAX_WINDOW_MS, "from 1ms to " WINDOW_MAX_TEXT, &window)) < 0)
+		return r;
+	yaml_path_key(p, sizeof(p), path, "level");
+	if ((r = get_level(c, k.level, p, &level)) < 0)
+		return r;
+	yaml_path_key(p, sizeof(p), path, "releaseWindow");
+	if (k.c && (r = get_duration(c, k.c, p, 0, FAULT_POLICY_MAX_RELEASE_MS, "from 0 to " RELEASE_MAX_TEXT,
+				     &release)) < 0)
+		return r;
+	/* Within every bound but the pool of the rules' codes: checked above,
+	 * and at most 64 rules. */
+	r = fault_policy_config_add_frequency(rules, codes, n_codes, all, count, window, level, release);
+	return r < 0 ? fail_rule_codes(c, n, path, r) : 0;
+}
+
+static int read_duration(struct ctx *c, const struct ynode *n, const char *path, struct fault_policy_config *rules)
+{
+	static const char *const names[3] = { "timeout", "recover", NULL };
+	struct rule_nodes k;
+	char p[YAML_PATH_SIZE];
+	int r = rule_nodes(c, n, path, names, "codes, timeout, level, recover", &k);
+	if (r < 0 || (r = need_key(c, n, k.codes, path, "codes")) < 0 ||
+	    (r = need_key(c, n, k.a, path, "timeout")) < 0 || (r = need_key(c, n, k.level, path, "level")) < 0)
+		return r;
+	uint32_t codes[CONFIG_FILE_MAX_ENTRIES];
+	size_t n_codes;
+	bool all;
+	int64_t timeout, recover = 0;
+	enum fault_level level;
+	yaml_path_key(p, sizeof(p), path, "codes");
+	if ((r = get_rule_codes(c, k.codes, p, codes, &n_codes, &all)) < 0)
+		return r;
+	yaml_path_key(p, sizeof(p), path, "timeout");
+	if ((r = get_duration(c, k.a, p, 0, FAULT_POLICY_MAX_WINDOW_MS, "from 0 to " WINDOW_MAX_TEXT, &timeout)) < 0)
+		return r;
+	yaml_path_key(p, sizeof(p), path, "level");
+	if ((r = get_level(c, k.level, p, &level)) < 0)
+		return r;
+	yaml_path_key(p, sizeof(p), path, "recover");
+	if (k.b && (r = get_duration(c, k.b, p, 0, FAULT_POLICY_MAX_WINDOW_MS, "from 0 to " WINDOW_MAX_TEXT,
+				     &recover)) < 0)
+		return r;
+	r = fault_policy_config_add_duration(rules, codes, n_codes, all, timeout, level, recover);
+	return r < 0 ? fail_rule_codes(c, n, path, r) : 0;
+}
+
+/* frequency or duration: a list of entries. */
+static int read_windows(struct ctx *c, const struct ynode *n, const char *path, struct fault_policy_config *rules,
+			int (*read_one)(struct ctx *, const struct ynode *, const char *, struct fault_policy_config *))
+{
+	int r = yaml_want_seq(&c->w, n, path);
+	if (r < 0 || ynode_is_null(n))
+		return r;
+	size_t i = 0;
+	for (const struct ynode *item = n->first; item; item = item->next, i++) {
+		char p[YAML_PATH_SIZE];
+		yaml_path_index(p, sizeof(p), path, i);
+		if ((r = read_one(c, item, p, rules)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* codes: a mapping of fault codes to levels. */
+static int read_fault_codes(struct ctx *c, const struct ynode *n, struct fault_policy_config *rules)
+{
+	const char *path = "faultPolicy.codes";
+	int r = yaml_want_map(&c->w, n, path);
+	if (r < 0 || ynode_is_null(n))
+		return r;
+	/* The codes so far and their lines: the same code may be written in
+	 * several ways (80E01801, 0x80e01801). */
+	struct {
+		uint32_t code;
+		size_t line;
+	} seen[CONFIG_FILE_MAX_ENTRIES];
+	size_t n_seen = 0;
+	ynode_for_each_pair(n, k, v) {
+		char p[YAML_PATH_SIZE];
+		uint32_t code;
+		enum fault_level level;
+		yaml_path_key(p, sizeof(p), path, k->value);
+		if ((r = get_code(c, k, p, &code)) < 0 || (r = get_level(c, v, p, &level)) < 0)
+			return r;
+		for (size_t i = 0; i < n_seen; i++)
+			if (seen[i].code == code)
+				return yaml_walk_fail(&c->w, k->line, -EINVAL, "%s: %08X is listed twice (first on line %zu)",
+						      p, code, seen[i].line);
+		seen[n_seen].code = code;
+		seen[n_seen++].line = k->line;
+		/* Fits: at most CONFIG_FILE_MAX_ENTRIES codes, a valid level. */
+		(void)fault_policy_config_set_code(rules, code, level);
+	}
+	return 0;
+}
+
+static int read_fault_policy(struct ctx *c, const struct ynode *key, const struct ynode *n)
+{
+	const char *path = "faultPolicy";
+	int r = yaml_want_map(&c->w, n, path);
+	if (r < 0)
+		return r;
+	struct config_fault_policy *fp = &c->file->fault_policy;
+	fp->line = key->line;
+	fp->rules = arena_alloc(&c->file->arena, sizeof(*fp->rules));
+	if (!fp->rules)
+		return fail_nomem(c);
+	fault_policy_config_init(fp->rules);
+	if (ynode_is_null(n))
+		return 0;
+	char p[YAML_PATH_SIZE];
+	ynode_for_each_pair(n, k, v) {
+		yaml_path_key(p, sizeof(p), path, k->value);
+		if (strcmp(k->value, "recoveryHold") == 0) {
+			r = get_duration(c, v, p, 0, FAULT_POLICY_MAX_WINDOW_MS, "from 0 to " WINDOW_MAX_TEXT,
+					 &fp->recovery_hold_ms);
+			fp->has_recovery_hold = r == 0;
+		} else if (strcmp(k->value, "defaultLevel") == 0) {
+			r = get_level(c, v, p, &fp->default_level);
+			fp->has_default_level = r == 0;
+		} else if (strcmp(k->value, "releaseWindow") == 0) {
+			r = get_duration(c, v, p, 0, FAULT_POLICY_MAX_RELEASE_MS, "from 0 to " RELEASE_MAX_TEXT,
+					 &fp->release_window_ms);
+			fp->has_release_window = r == 0;
+		} else if (strcmp(k->value, "codes") == 0) {
+			r = read_fault_codes(c, v, fp->rules);
+		} else if (strcmp(k->value, "frequency") == 0) {
+			r = read_windows(c, v, p, fp->rules, read_frequency);
+		} else if (strcmp(k->value, "duration") == 0) {
+			r = read_windows(c, v, p, fp->rules, read_duration);
+		} else if (strcmp(k->value, "huaweiFiles") == 0) {
+			r = get_text(c, v, p, &fp->huawei_files);
+			if (r == 0 && (fp->huawei_files[0] != '/' || strlen(fp->huawei_files) >= CONFIG_PATH_MAX))
+				r = yaml_walk_fail(&c->w, v->line, -EINVAL, "%s: '%.*s' is not an absolute path", p,
+						   YAML_CLIP, fp->huawei_files);
+			fp->huawei_files_line = v->line;
+		} else {
+			r = yaml_unknown_key(&c->w, k, path,
+					     "recoveryHold, defaultLevel, releaseWindow, codes, frequency, duration, "
+					     "huaweiFiles");
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int read_root(struct ctx *c, const struct ynode *root)
 {
 	if (!root || ynode_is_null(root))
@@ -345,8 +633,10 @@ static int read_root(struct ctx *c, const struct ynode *root)
 			r = read_sharing(c, v);
 		} else if (strcmp(k->value, "resources") == 0) {
 			r = read_resources(c, k, v);
+		} else if (strcmp(k->value, "faultPolicy") == 0) {
+			r = read_fault_policy(c, k, v);
 		} else {
-			r = yaml_unknown_key(&c->w, k, "", "version, flags, sharing, resources");
+			r = yaml_unknown_key(&c->w, k, "", "version, flags, sharing, resources, faultPolicy");
 		}
 		if (r < 0)
 			return r;

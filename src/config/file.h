@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration file (--config FILE): YAML laid out like the NVIDIA
  * Kubernetes device plugin's config file (version, flags, sharing,
- * resources), read whole and bounded (size, depth, node count, no aliases),
- * every key checked. flags.<camelCase> sets --<kebab-case> and is validated
- * by the command line's own rule for that flag (config_flag_apply), so there
- * is one rule per flag. sharing.timeSlicing and resources are checked here
- * for form; config_parse (config/config.h) checks what they name against the
- * resources the plugin serves once the command line is applied.
+ * resources), plus faultPolicy, read whole and bounded (size, depth, node
+ * count, no aliases), every key checked. flags.<camelCase> sets
+ * --<kebab-case> and is validated by the command line's own rule for that
+ * flag (config_flag_apply), so there is one rule per flag. sharing.timeSlicing
+ * and resources are checked here for form; config_parse (config/config.h)
+ * checks what they name against the resources the plugin serves once the
+ * command line is applied. faultPolicy is checked here whole but for
+ * huaweiFiles, which config_parse reads (this reader does no I/O).
  *
  * Errors say where: "line 4: flags.healthInterval: 'soon' is not a duration
  * ...", prefixed with "PATH: " by config_file_load. */
@@ -18,6 +20,7 @@
 
 #include "base/arena.h"
 #include "base/k8s_names.h"
+#include "fault/policy.h"
 #include "npu/family.h"
 
 #define CONFIG_FILE_MAX_BYTES (1024 * 1024)
@@ -53,6 +56,20 @@ struct config_slice {
 	size_t line;
 };
 
+/* faultPolicy, as written (fault/policy.h has what each setting means). */
+struct config_fault_policy {
+	size_t line; /* of the faultPolicy key; 0 when absent */
+	bool has_recovery_hold, has_default_level, has_release_window;
+	int64_t recovery_hold_ms;
+	enum fault_level default_level;
+	int64_t release_window_ms;
+	const char *huawei_files; /* huaweiFiles, an absolute path; NULL when absent */
+	size_t huawei_files_line;
+	/* codes, frequency and duration, in a configuration of their own
+	 * (built from fault_policy_config_init); NULL without faultPolicy. */
+	struct fault_policy_config *rules;
+};
+
 struct config_file {
 	struct arena arena;
 	const char *path; /* for messages; NULL from config_file_parse */
@@ -68,6 +85,7 @@ struct config_file {
 	size_t resources_line; /* of the resources key; 0 when absent */
 	struct config_family_name *resources;
 	size_t n_resources;
+	struct config_fault_policy fault_policy;
 };
 
 /* Parses len bytes of YAML. Returns 0, -EINVAL (bad YAML, key, type or

@@ -6,8 +6,10 @@
 # - the include arrows between the folders of src/ run one way, from the
 #   composition root down to base (no folder includes one of its own rank or
 #   above); config/ holds settings as given and uses nothing of plugin/
-#   (what they imply together is daemon/serving.c's); the tools use nothing
-#   above telemetry/.
+#   (what they imply together is daemon/serving.c's); fault/ (the fault
+#   policy and its readers) uses base/ and npu/ only, so that config/ can
+#   hold its settings and ascend-doctor may use it as well; the
+#   tools use nothing above telemetry/.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -40,7 +42,7 @@ rank() {
 	case $1 in
 	base) echo 0 ;;
 	loop | grpc | npu | http) echo 1 ;;
-	telemetry) echo 2 ;;
+	telemetry | fault) echo 2 ;;
 	plugin) echo 3 ;;
 	config) echo 4 ;;
 	daemon) echo 5 ;;
@@ -66,11 +68,15 @@ arrows_up() {
 		sed -E 's/:#include "([a-z_]+)\/$/:\1/')
 }
 up=$(arrows_up "$root")
-[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry <- plugin <- config <- daemon <- main.c" ||
+[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault <- plugin <- config <- daemon <- main.c" ||
 	fail "includes against the arrows" "$(sed 's/^/    /' <<<"$up")"
 config_plugin=$(grep -rnE '^#include "plugin/' src/config --include='*.c' --include='*.h')
 [ -z "$config_plugin" ] && pass "src/config/ includes nothing from plugin/" ||
 	fail "config/ includes plugin/" "$(sed 's/^/    /' <<<"$config_plugin")"
+fault_up=$(grep -rnE '^#include "[a-z_]+/' src/fault --include='*.c' --include='*.h' |
+	grep -vE ':#include "(base|npu|fault)/')
+[ -z "$fault_up" ] && pass "src/fault/ includes only base/, npu/ and fault/" ||
+	fail "fault/ includes more than base/ and npu/" "$(sed 's/^/    /' <<<"$fault_up")"
 tools_up=$(grep -rnE '^#include "(plugin|config|daemon)/' tools --include='*.c' --include='*.h')
 [ -z "$tools_up" ] && pass "tools/ include nothing from plugin/, config/ or daemon/" ||
 	fail "tools/ include the daemon's layers" "$(sed 's/^/    /' <<<"$tools_up")"

@@ -152,7 +152,7 @@ static void test_errors_name_line_and_key(void **state)
 	refused("version: v2\n", -EINVAL, "line 1: version: 'v2' is not supported (only v1 is)");
 	refused("- a\n", -EINVAL, "line 1: the top level: must be a mapping, not a list");
 	refused("version: v1\nplugin: {}\n", -EINVAL,
-		"line 2: plugin: unknown key (the file takes version, flags, sharing, resources)");
+		"line 2: plugin: unknown key (the file takes version, flags, sharing, resources, faultPolicy)");
 	refused("version: v1\nversion: v1\n", -EINVAL,
 		"line 2: version: the key appears twice (first on line 1)");
 	refused("version: v1\n---\nversion: v1\n", -EINVAL, "line 2: a second YAML document: the file holds one");
@@ -483,6 +483,216 @@ static void test_precedence(void **state)
 	assert_string_equal(why, want);
 }
 
+/* faultPolicy: every key as written, then over the defaults and Huawei's
+ * files in the configuration. */
+static void test_fault_policy(void **state)
+{
+	(void)state;
+	struct config_file *f = NULL;
+	assert_int_equal(parse("version: v1\n"
+			       "faultPolicy:\n"
+			       "  recoveryHold: 10s\n"
+			       "  defaultLevel: RestartBusiness\n"
+			       "  releaseWindow: 48h\n"
+			       "  codes:\n"
+			       "    80E01801: RestartNPU\n"
+			       "    0x81078603: PreSeparateNPU\n"
+			       "    \"8c2fa009\": NotHandleFault\n"
+			       "  frequency:\n"
+			       "  - codes: [80E01801, 80DE1801]\n"
+			       "    count: 2\n"
+			       "    window: 24h\n"
+			       "    level: ManuallySeparateNPU\n"
+			       "  - codes: \"*\"\n"
+			       "    count: 10\n"
+			       "    window: 1h\n"
+			       "    level: PreSeparateNPU\n"
+			       "    releaseWindow: 2h\n"
+			       "  duration:\n"
+			       "  - codes: [81078603]\n"
+			       "    timeout: 20s\n"
+			       "    level: PreSeparateNPU\n"
+			       "    recover: 1m\n"
+			       "  huaweiFiles: /etc/ascend-fault\n",
+			       &f),
+			 0);
+	const struct config_fault_policy *fp = &f->fault_policy;
+	assert_int_equal(fp->line, 2);
+	assert_true(fp->has_recovery_hold && fp->has_default_level && fp->has_release_window);
+	assert_int_equal(fp->recovery_hold_ms, 10000);
+	assert_int_equal(fp->default_level, FAULT_LEVEL_RESTART_BUSINESS);
+	assert_int_equal(fp->release_window_ms, 48LL * 3600 * 1000);
+	assert_string_equal(fp->huawei_files, "/etc/ascend-fault");
+	assert_int_equal(fp->huawei_files_line, 25);
+	const struct fault_policy_config *rules = fp->rules;
+	assert_int_equal(rules->n_codes, 3);
+	assert_int_equal(fault_policy_code_level(rules, 0x80E01801, NULL), FAULT_LEVEL_RESTART_NPU);
+	assert_int_equal(fault_policy_code_level(rules, 0x81078603, NULL), FAULT_LEVEL_PRE_SEPARATE_NPU);
+	assert_int_equal(fault_policy_code_level(rules, 0x8C2FA009, NULL), FAULT_LEVEL_NOT_HANDLE);
+	assert_int_equal(rules->n_frequency, 2);
+	assert_int_equal(rules->frequency[0].n_codes, 2);
+	assert_int_equal(rules->frequency[0].count, 2);
+	assert_int_equal(rules->frequency[0].window_ms, 24LL * 3600 * 1000);
+	assert_int_equal(rules->frequency[0].level, FAULT_LEVEL_MANUALLY_SEPARATE_NPU);
+	assert_true(rules->frequency[1].all_codes);
+	assert_int_equal(rules->frequency[1].hold_ms, 2LL * 3600 * 1000);
+	assert_int_equal(rules->n_duration, 1);
+	assert_int_equal(rules->duration[0].window_ms, 20000);
+	assert_int_equal(rules->duration[0].hold_ms, 60000);
+	config_file_free(f);
+
+	/* An empty section, or none. */
+	assert_int_equal(parse("version: v1\nfaultPolicy:\n", &f), 0);
+	assert_int_equal(f->fault_policy.line, 2);
+	assert_false(f->fault_policy.has_recovery_hold);
+	assert_int_equal(f->fault_policy.rules->n_codes, 0);
+	config_file_free(f);
+	assert_int_equal(parse("version: v1\n", &f), 0);
+	assert_null(f->fault_policy.rules);
+	config_file_free(f);
+
+	/* Each refusal names its line and key. */
+	refused("version: v1\nfaultPolicy:\n  recoveryHold: soon\n", -EINVAL,
+		"line 3: faultPolicy.recoveryHold: 'soon' is not a duration from 0 to 240h (e.g. 500ms, 30s, 5m, 24h; a "
+		"bare number means seconds)");
+	refused("version: v1\nfaultPolicy:\n  recoveryHold: 241h\n", -EINVAL,
+		"line 3: faultPolicy.recoveryHold: '241h' is not a duration from 0 to 240h (e.g. 500ms, 30s, 5m, 24h; a "
+		"bare number means seconds)");
+	refused("version: v1\nfaultPolicy:\n  defaultLevel: Healthy\n", -EINVAL,
+		"line 3: faultPolicy.defaultLevel: 'Healthy' is not one of NotHandleFault, SubHealthFault, "
+		"RestartRequest, RestartBusiness, FreeRestartNPU, RestartNPU, PreSeparateNPU, SeparateNPU, "
+		"ManuallySeparateNPU");
+	refused("version: v1\nfaultPolicy:\n  codes:\n    80E01801: restartNPU\n", -EINVAL,
+		"line 4: faultPolicy.codes.80E01801: 'restartNPU' is not one of NotHandleFault, SubHealthFault, "
+		"RestartRequest, RestartBusiness, FreeRestartNPU, RestartNPU, PreSeparateNPU, SeparateNPU, "
+		"ManuallySeparateNPU");
+	refused("version: v1\nfaultPolicy:\n  codes:\n    HBM: RestartNPU\n", -EINVAL,
+		"line 4: faultPolicy.codes.HBM: 'HBM' is not a fault code (up to 8 hex digits such as 80E01801)");
+	refused("version: v1\nfaultPolicy:\n  codes:\n    80E01801: RestartNPU\n    0x80e01801: SeparateNPU\n",
+		-EINVAL, "line 5: faultPolicy.codes.0x80e01801: 80E01801 is listed twice (first on line 4)");
+	refused("version: v1\nfaultPolicy:\n  codes: [80E01801]\n", -EINVAL,
+		"line 3: faultPolicy.codes: must be a mapping, not a list");
+	refused("version: v1\nfaultPolicy:\n  frequency:\n  - codes: 80E01801\n    count: 2\n    window: 1h\n"
+		"    level: SeparateNPU\n",
+		-EINVAL, "line 4: faultPolicy.frequency[0].codes: must be a list of fault codes, or \"*\" for every code");
+	refused("version: v1\nfaultPolicy:\n  frequency:\n  - codes: []\n    count: 2\n    window: 1h\n"
+		"    level: SeparateNPU\n",
+		-EINVAL,
+		"line 4: faultPolicy.frequency[0].codes: an empty list names no code; list fault codes, or write \"*\" "
+		"for every code");
+	refused("version: v1\nfaultPolicy:\n  frequency:\n  - codes: [80E01801, x]\n    count: 2\n    window: 1h\n"
+		"    level: SeparateNPU\n",
+		-EINVAL, "line 4: faultPolicy.frequency[0].codes[1]: 'x' is not a fault code (up to 8 hex digits such as "
+			 "80E01801)");
+	refused("version: v1\nfaultPolicy:\n  frequency:\n  - codes: \"*\"\n    count: 33\n    window: 1h\n"
+		"    level: SeparateNPU\n",
+		-EINVAL, "line 5: faultPolicy.frequency[0].count: must be an integer from 1 to 32");
+	refused("version: v1\nfaultPolicy:\n  frequency:\n  - codes: \"*\"\n    count: 2\n    window: 0\n"
+		"    level: SeparateNPU\n",
+		-EINVAL, "line 6: faultPolicy.frequency[0].window: '0' is not a duration from 1ms to 240h (e.g. 500ms, "
+			 "30s, 5m, 24h; a bare number means seconds)");
+	refused("version: v1\nfaultPolicy:\n  frequency:\n  - codes: \"*\"\n    count: 2\n    level: SeparateNPU\n",
+		-EINVAL, "line 4: faultPolicy.frequency[0]: needs window");
+	refused("version: v1\nfaultPolicy:\n  frequency:\n  - codes: \"*\"\n    count: 2\n    window: 1h\n"
+		"    level: SeparateNPU\n    times: 3\n",
+		-EINVAL, "line 8: faultPolicy.frequency[0].times: unknown key (faultPolicy.frequency[0] takes codes, "
+			 "count, window, level, releaseWindow)");
+	refused("version: v1\nfaultPolicy:\n  duration:\n  - codes: \"*\"\n    timeout: 1m\n    level: SeparateNPU\n"
+		"    releaseWindow: 1h\n",
+		-EINVAL, "line 7: faultPolicy.duration[0].releaseWindow: unknown key (faultPolicy.duration[0] takes "
+			 "codes, timeout, level, recover)");
+	refused("version: v1\nfaultPolicy:\n  duration:\n  - codes: [81078603]\n    level: SeparateNPU\n", -EINVAL,
+		"line 4: faultPolicy.duration[0]: needs timeout");
+	refused("version: v1\nfaultPolicy:\n  huaweiFiles: etc/fault\n", -EINVAL,
+		"line 3: faultPolicy.huaweiFiles: 'etc/fault' is not an absolute path");
+	refused("version: v1\nfaultPolicy:\n  hotReset: 1\n", -EINVAL,
+		"line 3: faultPolicy.hotReset: unknown key (faultPolicy takes recoveryHold, defaultLevel, releaseWindow, "
+		"codes, frequency, duration, huaweiFiles)");
+	refused("version: v1\nfaultPolicy: strict\n", -EINVAL, "line 2: faultPolicy: must be a mapping, not a scalar");
+
+	/* Into the configuration: the defaults without the section. */
+	char arg[300], want[1024];
+	snprintf(arg, sizeof(arg), "--config=%s", path);
+	write_file("version: v1\n");
+	assert_int_equal(ARGS(NULL, arg), 0);
+	assert_true(cfg.fault_policy.builtin_codes);
+	assert_int_equal(cfg.fault_policy.recovery_hold_ms, FAULT_POLICY_DEFAULT_RECOVERY_HOLD_MS);
+	assert_int_equal(cfg.fault_policy.default_level, FAULT_POLICY_DEFAULT_LEVEL);
+	assert_int_equal(cfg.fault_policy.n_codes + cfg.fault_policy.n_frequency + cfg.fault_policy.n_duration, 0);
+	assert_string_equal(cfg.fault_huawei_files, "");
+	assert_int_equal(fault_policy_code_level(&cfg.fault_policy, 0x80E01801, NULL), FAULT_LEVEL_RESTART_BUSINESS);
+
+	/* Huawei's files, then the file's own keys over them. */
+	write_file("version: v1\n"
+		   "faultPolicy:\n"
+		   "  recoveryHold: 0\n"
+		   "  huaweiFiles: " TEST_SOURCE_DIR "/fixtures/huawei/mindcluster\n"
+		   "  codes:\n"
+		   "    80E01801: NotHandleFault\n"
+		   "  duration:\n"
+		   "  - codes: [80E18402]\n"
+		   "    timeout: 1m\n"
+		   "    level: SeparateNPU\n");
+	assert_int_equal(ARGS(NULL, arg), 0);
+	const struct fault_policy_config *p = &cfg.fault_policy;
+	assert_string_equal(cfg.fault_huawei_files, TEST_SOURCE_DIR "/fixtures/huawei/mindcluster");
+	assert_false(p->builtin_codes);
+	assert_int_equal(p->recovery_hold_ms, 0);
+	assert_int_equal(fault_policy_code_level(p, 0x80E01801, NULL), FAULT_LEVEL_NOT_HANDLE);
+	assert_int_equal(fault_policy_code_level(p, 0x40F84E00, NULL), FAULT_LEVEL_RESTART_NPU);
+	assert_int_equal(p->n_frequency, 3);
+	assert_int_equal(p->n_duration, 2);
+	assert_int_equal(p->rule_codes[p->duration[1].first_code], 0x80E18402);
+
+	/* A reload takes the policy. */
+	static struct config running;
+	fault_policy_config_init(&running.fault_policy);
+	config_take_reloadable(&running, &cfg);
+	assert_memory_equal(&running.fault_policy, p, sizeof(*p));
+	assert_string_equal(running.fault_huawei_files, cfg.fault_huawei_files);
+
+	/* A bad Huawei file stops the start: the configuration file and its
+	 * line, then Huawei's file, its line and key. */
+	char huawei[300], code_file[400];
+	snprintf(huawei, sizeof(huawei), "%s/huawei", dir);
+	assert_int_equal(mkdir(huawei, 0755), 0);
+	snprintf(code_file, sizeof(code_file), "%s/faultCode.json", huawei);
+	FILE *fp2 = fopen(code_file, "w");
+	assert_non_null(fp2);
+	fputs("{\n  \"RestartNPUCodes\": [\"40F84E00\"],\n  \"SeparateNPUCodes\": \"80E18402\"\n}\n", fp2);
+	assert_int_equal(fclose(fp2), 0);
+	char text[600];
+	snprintf(text, sizeof(text), "version: v1\nfaultPolicy:\n  huaweiFiles: %s\n", huawei);
+	write_file(text);
+	assert_int_equal(ARGS(NULL, arg), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s: line 3: faultPolicy.huaweiFiles: %s: line 3: SeparateNPUCodes: must be a list of fault codes, not "
+		 "a string",
+		 path, code_file);
+	assert_string_equal(why, want);
+	assert_true(in_file);
+	/* A reload that reads it keeps what ran: the configuration read last
+	 * is untouched. */
+	assert_memory_equal(&cfg.fault_policy, &running.fault_policy, sizeof(cfg.fault_policy));
+	assert_string_equal(cfg.fault_huawei_files, TEST_SOURCE_DIR "/fixtures/huawei/mindcluster");
+	unlink(code_file);
+	assert_int_equal(ARGS(NULL, arg), -ENOENT);
+	snprintf(want, sizeof(want),
+		 "%s: line 3: faultPolicy.huaweiFiles: %s: holds neither faultCode.json nor faultCustomization.json",
+		 path, huawei);
+	assert_string_equal(why, want);
+	rmdir(huawei);
+
+	/* More entries than a mapping holds. */
+	char many[4096] = "version: v1\nfaultPolicy:\n  codes:\n";
+	for (int i = 0; i <= CONFIG_FILE_MAX_ENTRIES; i++) {
+		char line[40];
+		snprintf(line, sizeof(line), "    %X: SeparateNPU\n", 0x1000 + i);
+		strcat(many, line);
+	}
+	refused(many, -E2BIG, "line 4: faultPolicy.codes: more than 64 entries");
+}
+
 static void test_flag_apply(void **state)
 {
 	(void)state;
@@ -506,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_flag_apply),
 		cmocka_unit_test(test_resources),
+		cmocka_unit_test(test_fault_policy),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

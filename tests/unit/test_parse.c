@@ -58,6 +58,20 @@ static void test_durations(void **state)
 	assert_int_equal(parse_duration_ms("-5s", &ms), -EINVAL);
 	assert_int_equal(parse_duration_ms("9999999999999999s", &ms), -ERANGE);
 	assert_int_equal(ms, -1);
+
+	/* A bound of one's own: longer than a day, or shorter. */
+	assert_int_equal(parse_duration_ms_max("48h", 240LL * 3600 * 1000, &ms), 0);
+	assert_int_equal(ms, 172800000);
+	assert_int_equal(parse_duration_ms_max("4294967296", 4294967296LL * 1000, &ms), 0);
+	assert_int_equal(ms, 4294967296000);
+	ms = -1;
+	assert_int_equal(parse_duration_ms_max("241h", 240LL * 3600 * 1000, &ms), -ERANGE);
+	assert_int_equal(parse_duration_ms_max("2s", 1000, &ms), -ERANGE);
+	assert_int_equal(parse_duration_ms_max("1001ms", 1000, &ms), -ERANGE);
+	assert_int_equal(parse_duration_ms_max("1s", -1, &ms), -EINVAL);
+	assert_int_equal(ms, -1);
+	assert_int_equal(parse_duration_ms_max("0", 0, &ms), 0);
+	assert_int_equal(ms, 0);
 }
 
 static void test_strings_and_paths(void **state)
