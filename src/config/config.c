@@ -455,10 +455,12 @@ static int load_config_file(struct config *c, const char *path, char *why, size_
 		goto out;
 	/* Fits: the file holds at most CONFIG_FILE_MAX_ENTRIES of each. */
 	struct config_resources *res = &c->file;
-	memcpy(res->names, file->resources, file->n_resources * sizeof(*file->resources));
+	/* A list the file does not have is NULL, which memcpy may not be given. */
+	for (size_t i = 0; i < file->n_resources; i++)
+		res->names[i] = file->resources[i];
 	res->n_names = file->n_resources;
-	memcpy(res->sliced, file->time_slicing.resources,
-	       file->time_slicing.n_resources * sizeof(*file->time_slicing.resources));
+	for (size_t i = 0; i < file->time_slicing.n_resources; i++)
+		res->sliced[i] = file->time_slicing.resources[i];
 	res->n_sliced = file->time_slicing.n_resources;
 	res->rename_by_default = file->time_slicing.rename_by_default;
 	res->fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
