@@ -146,9 +146,15 @@ void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 		strbuf_printf(&sb, "DCMI health %u (%s)", d->dcmi_health,
 			      d->dcmi_health < ELEMENTSOF(levels) ? levels[d->dcmi_health] : "unknown");
 		break;
+	case NPU_FAULT_POLICY:
+		strbuf_printf(&sb, "DCMI health %u (%s)", d->dcmi_health,
+			      d->dcmi_health < ELEMENTSOF(levels) ? levels[d->dcmi_health] : "unknown");
+		break;
 	}
 	for (size_t i = 0; i < d->n_fault_codes; i++)
 		strbuf_printf(&sb, "%s%08X", i == 0 ? ", error codes " : ",", d->fault_codes[i]);
+	if (d->policy_note[0] && !d->healthy)
+		strbuf_printf(&sb, "; fault policy: %s", d->policy_note);
 }
 
 void npu_device_describe_numa(const struct npu_device *d, char *buf, size_t size)
@@ -312,12 +318,14 @@ static void read_dcmi_health(struct inventory *inv, struct npu_device *d, const 
 		d->fault = NPU_FAULT_ABSENT;
 	else if (health >= 2)
 		d->fault = NPU_FAULT_HEALTH_LEVEL;
-	if (d->fault == NPU_FAULT_NONE)
+	/* A warning (health 1) carries codes too: the sub-health ones a fault
+	 * policy counts without taking the chip out. */
+	if (d->fault == NPU_FAULT_ABSENT || health == 0)
 		return;
 
 	unsigned int codes[DCMI_MAX_ERROR_CODES];
 	size_t n = 0;
-	if (d->fault == NPU_FAULT_HEALTH_LEVEL && dcmi_chip_error_codes(inv->dcmi, &d->chip, codes, DCMI_MAX_ERROR_CODES, &n) == 0) {
+	if (dcmi_chip_error_codes(inv->dcmi, &d->chip, codes, DCMI_MAX_ERROR_CODES, &n) == 0) {
 		d->n_fault_codes = n < NPU_FAULT_CODES_KEPT ? n : NPU_FAULT_CODES_KEPT;
 		memcpy(d->fault_codes, codes, d->n_fault_codes * sizeof(codes[0]));
 	}

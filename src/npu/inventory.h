@@ -58,10 +58,13 @@ enum npu_fault {
 	NPU_FAULT_HEALTH_LEVEL,     /* DCMI health 2 (major) or 3 (critical) */
 	NPU_FAULT_DISCOVERY,        /* DCMI failed to list the chips at all */
 	NPU_FAULT_VENDOR_TIMEOUT,   /* a DCMI call for the chip did not return in time */
+	NPU_FAULT_POLICY,           /* DCMI finds it well, the fault policy keeps it out (policy_note) */
 };
 
 #define NPU_DEVICE_ID_MAX 16
-#define NPU_FAULT_CODES_KEPT 4
+/* Error codes kept per chip: what the fault policy follows at once. */
+#define NPU_FAULT_CODES_KEPT 16
+#define NPU_POLICY_NOTE_MAX 128
 
 enum npu_device_kind {
 	NPU_DEVICE_CHIP,
@@ -85,8 +88,12 @@ struct npu_device {
 	const char *overdue_call; /* VENDOR_TIMEOUT (or DISCOVERY): the DCMI call that did not return */
 	int dev_error;            /* DRIVER_NOT_READY: negative errno when davinci_manager could not
 				   * be checked (an unreadable dev dir), 0 when it is missing */
-	unsigned int fault_codes[NPU_FAULT_CODES_KEPT];
+	unsigned int fault_codes[NPU_FAULT_CODES_KEPT]; /* read at DCMI health 1 and above */
 	size_t n_fault_codes;
+	/* Set by whoever applies a fault policy to a snapshot: the level, code
+	 * and rule behind its verdict ("RestartBusiness, code 80E01801, code
+	 * table"); empty when none judged the device. */
+	char policy_note[NPU_POLICY_NOTE_MAX];
 	/* Placement (see the top of this file). */
 	char pci_address[PCI_ADDRESS_SIZE]; /* "0000:3b:00.0"; empty when not found */
 	bool has_numa;

@@ -80,6 +80,77 @@ static void test_fault_and_recovery_by_event(void **state)
 	node_fini(node);
 }
 
+/* The fault policy's recovery hold (5 s by default): a chip whose fault comes
+ * and goes is reported Unhealthy once and Healthy once, after the fault
+ * stayed away for the hold. With no polling, only the plugin's own timer at
+ * the hold's end can bring it back. */
+static void test_flapping_chip_is_damped(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, NO_POLLING, true, CHIPS);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128], healthy[128];
+
+	const char *faulty[CHIPS] = { [2] = "health=2 errors=80E01801" };
+	for (int i = 0; i < 4; i++) {
+		/* Each state is seen: the plugin reports each event before the next write. */
+		write_state(node, NULL, CHIPS, faulty);
+		assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 2 fault", WAIT_MS));
+		write_state(node, NULL, CHIPS, NULL);
+		assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 2 recovered", WAIT_MS));
+	}
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-2"), WAIT_MS));
+	/* The next list the kubelet gets is the recovery: none came in between. */
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(healthy, sizeof(healthy), 8, 8, "-"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2 recovered: Healthy", WAIT_MS));
+	assert_int_equal(proc_count_err(p, "npu-2 recovered: Healthy"), 1);
+	assert_int_equal(proc_count_err(p, "npu-2: fault level RestartBusiness (code table, code 80E01801)"), 1);
+	node_fini(node);
+}
+
+/* A frequency window from the --config file: the second onset of a code
+ * within the window separates the chip, which then stays Unhealthy after
+ * its fault cleared; the recovery hold is off, so each single fault
+ * recovers at once. */
+static void test_repeated_fault_separates_the_chip(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	char path[128];
+	snprintf(path, sizeof(path), "%s/config.yaml", node->root);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("version: v1\nfaultPolicy:\n  recoveryHold: 0\n  frequency:\n  - codes: [80E01801]\n    count: 2\n"
+	      "    window: 1h\n    level: ManuallySeparateNPU\n",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	char flag[160];
+	snprintf(flag, sizeof(flag), "--config=%s", path);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", NO_POLLING, flag, NULL });
+	char line[128];
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+
+	const char *faulty[CHIPS] = { [5] = "health=2 errors=80E01801" };
+	write_state(node, NULL, CHIPS, faulty);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
+
+	write_state(node, NULL, CHIPS, faulty);
+	assert_non_null(proc_expect_err(p, "npu-5: separated, ManuallySeparateNPU (frequency, code 80E01801)", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
+	/* The fault clears; the chip stays out. Another chip's fault is the
+	 * sentinel: the next list the kubelet gets still has npu-5 Unhealthy. */
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 5 recovered", WAIT_MS));
+	const char *other[CHIPS] = { [1] = "health=3" };
+	write_state(node, NULL, CHIPS, other);
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 6, "npu-1,npu-5"), WAIT_MS));
+	node_fini(node);
+}
+
 /* A chip DCMI reports absent is Unhealthy but still listed: the capacity
  * does not shrink under pods that hold it. */
 static void test_absent_chip_stays_listed(void **state)
@@ -340,6 +411,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fault_and_recovery_by_event, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_flapping_chip_is_damped, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_repeated_fault_separates_the_chip, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_absent_chip_stays_listed, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_warning_is_healthy_and_quiet, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_fault_by_polling_without_events, node_setup, node_teardown),

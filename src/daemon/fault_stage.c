@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "daemon/fault_stage.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/parse.h"
+
+/* The chip's state, made when it is first judged; NULL when no more fit. */
+static struct fault_state *state_of(struct fault_stage *st, uint32_t phy)
+{
+	for (size_t i = 0; i < st->n_chips; i++)
+		if (st->chips[i].phy == phy)
+			return &st->chips[i].state;
+	if (st->n_chips == NPU_MAX_CHIPS)
+		return NULL;
+	struct fault_chip *grown = realloc(st->chips, (st->n_chips + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	st->chips = grown;
+	struct fault_chip *c = &st->chips[st->n_chips++];
+	c->phy = phy;
+	fault_state_init(&c->state);
+	return &c->state;
+}
+
+/* "RestartBusiness (code table, code 80E01801)". */
+static void describe(char *buf, size_t size, enum fault_level level, uint32_t code, enum fault_rule rule)
+{
+	if (code)
+		(void)str_printf(buf, size, "%s (%s, code %08X)", fault_level_name(level), fault_rule_name(rule), code);
+	else
+		(void)str_printf(buf, size, "%s (%s)", fault_level_name(level), fault_rule_name(rule));
+}
+
+static void log_decisions(const struct npu_device *chip, const struct fault_step *step)
+{
+	const struct log_fields about = { .device = chip->id };
+	for (size_t i = 0; i < step->n_decisions; i++) {
+		const struct fault_decision *dec = &step->decisions[i];
+		char note[NPU_POLICY_NOTE_MAX];
+		describe(note, sizeof(note), dec->level, dec->code, dec->rule);
+		const char *hint = dec->hint ? dec->hint : "";
+		switch (dec->kind) {
+		case FAULT_DECISION_LEVEL:
+			if (fault_level_unhealthy(dec->level))
+				log_msg_fields(LOG_LEVEL_WARN, &about, "%s: fault level %s: %s", chip->id, note, hint);
+			else
+				log_msg_fields(LOG_LEVEL_INFO, &about, "%s: fault level %s: %s", chip->id, note, hint);
+			break;
+		case FAULT_DECISION_ESCALATED:
+			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: escalated to %s: %s", chip->id, note, hint);
+			break;
+		case FAULT_DECISION_SEPARATED:
+			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: separated, %s: %s", chip->id, note, hint);
+			break;
+		case FAULT_DECISION_ESCALATION_ENDED:
+			log_msg_fields(LOG_LEVEL_INFO, &about, "%s: escalation ended, fault level %s: %s", chip->id, note, hint);
+			break;
+		case FAULT_DECISION_RELEASED:
+			log_msg_fields(LOG_LEVEL_INFO, &about, "%s: released, fault level %s: %s", chip->id, note, hint);
+			break;
+		}
+	}
+	if (step->decisions_dropped)
+		log_msg_fields(LOG_LEVEL_WARN, &about, "%s: %zu more fault decisions in one refresh", chip->id,
+			       step->decisions_dropped);
+}
+
+/* Only a chip whose health DCMI answered has codes to judge. */
+static bool judgeable(const struct npu_device *d)
+{
+	return d->kind == NPU_DEVICE_CHIP && (d->fault == NPU_FAULT_NONE || d->fault == NPU_FAULT_HEALTH_LEVEL);
+}
+
+static void apply_verdict(struct npu_device *d, const struct fault_step *step, const char *chip_id)
+{
+	if (step->healthy) {
+		if (d->fault == NPU_FAULT_HEALTH_LEVEL)
+			d->fault = NPU_FAULT_NONE;
+		d->healthy = d->fault == NPU_FAULT_NONE;
+		return;
+	}
+	char note[NPU_POLICY_NOTE_MAX];
+	describe(note, sizeof(note), step->level, step->code, step->rule);
+	if (d->kind == NPU_DEVICE_VNPU)
+		(void)str_printf(d->policy_note, sizeof(d->policy_note), "its chip %s: %s", chip_id, note);
+	else
+		(void)str_printf(d->policy_note, sizeof(d->policy_note), "%s%s%s", note,
+				 step->holding ? " (held until the chip stays clean)" : "",
+				 step->pods_may_finish ? " (running pods may finish)" : "");
+	/* DCMI's own verdict, when it has one, stays what the log says first. */
+	if (d->fault == NPU_FAULT_NONE)
+		d->fault = NPU_FAULT_POLICY;
+	d->healthy = false;
+}
+
+int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *policy,
+		      const struct npu_snapshot *in, int64_t now_ms, struct npu_snapshot **ret_out,
+		      int64_t *ret_due_ms)
+{
+	int64_t due = 0;
+	struct npu_snapshot *out = npu_snapshot_new(in->count);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out->devices, in->devices, in->count * sizeof(in->devices[0]));
+	/* Chips come first, by phy id; their vNPUs after. */
+	for (size_t i = 0; i < out->count; i++) {
+		struct npu_device *chip = &out->devices[i];
+		struct fault_state *state;
+		struct fault_step step;
+		if (!judgeable(chip) || !(state = state_of(st, chip->chip.phy_id)))
+			continue;
+		const struct fault_input input = { .codes = chip->fault_codes,
+						   .n_codes = chip->n_fault_codes,
+						   .dcmi_health = chip->dcmi_health };
+		if (fault_policy_step(policy, state, &input, now_ms, &step) < 0)
+			continue;
+		log_decisions(chip, &step);
+		if (step.holding && state->lower_since_ms >= 0) {
+			int64_t at = state->lower_since_ms + policy->recovery_hold_ms;
+			if (!due || at < due)
+				due = at;
+		}
+		for (size_t j = i; j < out->count; j++) {
+			struct npu_device *d = &out->devices[j];
+			if (d->chip.phy_id == chip->chip.phy_id && (j == i || d->kind == NPU_DEVICE_VNPU))
+				apply_verdict(d, &step, chip->id);
+		}
+	}
+	for (size_t i = 0; i < out->count; i++)
+		out->healthy += out->devices[i].healthy;
+	*ret_out = out;
+	*ret_due_ms = due;
+	return 0;
+}
+
+void fault_stage_fini(struct fault_stage *st)
+{
+	free(st->chips);
+	st->chips = NULL;
+	st->n_chips = 0;
+}

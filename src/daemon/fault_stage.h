@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Where the fault policy (fault/policy.h) meets the inventory: at every
+ * refresh each chip whose DCMI health could be read is judged by the policy
+ * from its error codes and health, with a state of its own kept across
+ * refreshes, and the snapshot the resources publish is the inventory's with
+ * each chip's (and its vNPUs') health as the policy says. A chip the
+ * inventory finds faulty for another reason (absent, its device file
+ * missing, a DCMI call failing or overdue) stays Unhealthy and is not
+ * judged. Each decision of the policy is logged once, with the code, the
+ * level, the rule that fired and what the operator can do. Part of the top
+ * level: it logs. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fault/policy.h"
+#include "npu/chip.h"
+#include "npu/inventory.h"
+
+struct fault_chip {
+	uint32_t phy;
+	struct fault_state state;
+};
+
+struct fault_stage {
+	struct fault_chip *chips; /* one per chip seen, at most NPU_MAX_CHIPS */
+	size_t n_chips;
+};
+
+/* Judges the chips of in at now_ms by policy and returns, in *ret_out, the
+ * snapshot with the policy's health, and in *ret_due_ms when a chip held
+ * by the recovery hold may be Healthy again (0: none is held), so that the
+ * caller looks again then rather than at its next poll. Returns 0 or
+ * -ENOMEM (nothing written). */
+int fault_stage_apply(struct fault_stage *stage, const struct fault_policy_config *policy,
+		      const struct npu_snapshot *in, int64_t now_ms, struct npu_snapshot **ret_out,
+		      int64_t *ret_due_ms);
+
+void fault_stage_fini(struct fault_stage *stage);
