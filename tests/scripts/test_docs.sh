@@ -17,7 +17,7 @@
 # - paths into the repository (deploy/..., examples/...) exist, the label
 #   selector and image tag are the manifests', the resource figures are the
 #   manifest's, and the "your own overlay" example of configuration.md and
-#   the side-by-side example of migration.md render;
+#   the side-by-side and ascend-runtime examples of migration.md render;
 # - LICENSE is the Apache License 2.0 and both READMEs link to it, and every
 #   source file carries an SPDX line;
 # - no doc, example, manifest or source file cites a file outside the
@@ -373,11 +373,37 @@ split_by_label() { # doc
 	grep -A3 -- '- key: ascend-k8s/plugin' "$dir/huawei.yaml" | grep -q 'operator: NotIn' ||
 		{ echo "the patch gives no NotIn rule on ascend-k8s/plugin"; return 1; }
 }
+# Its ascend-runtime lines, added to that kustomization, render too and put
+# the strategy at the end of the plugin's arguments, with Huawei's resource
+# name as well.
+ascend_runtime_patch() { # doc
+	local dir base
+	dir=$(mktemp -d "$tmp/runtime.XXXX")
+	ln -s "$root" "$dir/ascend-k8s"
+	mkdir "$dir/my-cluster"
+	{
+		doc_block "$1" my-cluster/kustomization.yaml
+		doc_block "$1" "added to my-cluster/kustomization.yaml" | tail -n +2
+	} >"$dir/my-cluster/kustomization.yaml"
+	doc_block "$1" my-cluster/plugin-nodes.yaml >"$dir/my-cluster/plugin-nodes.yaml"
+	doc_block "$1" my-cluster/ascend-runtime.yaml >"$dir/my-cluster/ascend-runtime.yaml"
+	[[ -s $dir/my-cluster/ascend-runtime.yaml ]] && grep -q patchesJson6902 "$dir/my-cluster/kustomization.yaml" ||
+		{ echo "no '# added to my-cluster/kustomization.yaml' and '# my-cluster/ascend-runtime.yaml' blocks"; return 1; }
+	for base in deploy deploy/overlays/resource-name; do
+		sed -i "s#^  - ../ascend-k8s/deploy.*#  - ../ascend-k8s/$base#" "$dir/my-cluster/kustomization.yaml"
+		kubectl kustomize "$dir/my-cluster" >"$dir/out.yaml" 2>"$dir/err" || { cat "$dir/err"; return 1; }
+		awk '/^      - args:$/ { on = 1; next } on && /^        - / { last = $0; next } on { exit } END { print last }' \
+			"$dir/out.yaml" | grep -qx -- '        - --device-list-strategy=ascend-runtime' ||
+			{ echo "over $base the last argument is not --device-list-strategy=ascend-runtime"; return 1; }
+	done
+}
 for doc in docs/migration.md docs/zh-CN/migration.md; do
 	if command -v kubectl >/dev/null; then
 		check "$doc: the side-by-side kustomization and patch render" split_by_label "$root/$doc"
+		check "$doc: the ascend-runtime patch renders over the side-by-side kustomization" ascend_runtime_patch "$root/$doc"
 	else
 		skip "$doc: the side-by-side kustomization and patch render" "no kubectl"
+		skip "$doc: the ascend-runtime patch renders over the side-by-side kustomization" "no kubectl"
 	fi
 done
 
