@@ -463,6 +463,7 @@ static void test_vnpus(void **unused)
 		{ "vnpu id=100 id=101 phy=0 template=vir02", "duplicate key 'id'" },
 		{ "vnpu id=x phy=0 template=vir02", "bad value 'x' for 'id'" },
 		{ "vnpu id=100 phy=0 template=vir0123456789abcdef", "bad value" },
+		{ "vnpu id=100 phy=0 template", "expected key=value, got 'template', line ignored" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[256];
