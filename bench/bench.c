@@ -855,12 +855,12 @@ static void progress(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Starts kubelet-sim and the plugin on a new node and waits for the plugin's
- * registration and full device list. */
-static int node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name, unsigned chips,
-		   bool events)
+/* built: what building the node work_dir/name returned. When it failed,
+ * says so; else starts kubelet-sim and the plugin on it and waits for the
+ * plugin's registration and full device list. */
+static int node_start_built(struct node *n, const struct settings *s, const char *work_dir, const char *name, int built)
 {
-	int r = node_create(n, work_dir, name, chips, events, s->dcmi_lib);
+	int r = built;
 	if (r < 0) {
 		fprintf(stderr, "ascend-bench: cannot build the node in %s/%s: %s\n", work_dir, name, strerror(-r));
 		return r;
@@ -868,6 +868,26 @@ static int node_up(struct node *n, const struct settings *s, const char *work_di
 	if ((r = start_sim(n, s)) < 0 || (r = start_plugin(n, s, NULL)) < 0 || (r = wait_registered(n, NULL)) < 0)
 		return r;
 	return 0;
+}
+
+/* A new node, up as node_start_built says. */
+static int node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name, unsigned chips,
+		   bool events)
+{
+	return node_start_built(n, s, work_dir, name, node_create(n, work_dir, name, chips, events, s->dcmi_lib));
+}
+
+/* The end of a run on n that came to r: the plugin's log when it failed,
+ * the node stopped (a failure to stop fails a run that had not) and
+ * destroyed. Returns the run's result. */
+static int node_down(struct node *n, int r)
+{
+	if (r < 0)
+		proc_print_log("plugin log", n->plugin_log);
+	if (node_stop(n) < 0 && r == 0)
+		r = -EIO;
+	node_destroy(n);
+	return r;
 }
 
 /* Allocate calls with RSS before and after; slot 0 for 8 chips, 1 for 128. */
@@ -949,12 +969,7 @@ static int scenario_polling(const struct settings *s, const char *work_dir, stru
 			 s->poll_interval_ms, s->fault_cycles);
 		r = measure_faults(&n, s->fault_cycles, s->poll_interval_ms, &res->fault_poll_us, NULL);
 	}
-	if (r < 0)
-		proc_print_log("plugin log", n.plugin_log);
-	if (node_stop(&n) < 0 && r == 0)
-		r = -EIO;
-	node_destroy(&n);
-	return r;
+	return node_down(&n, r);
 }
 
 /* 128 chips: RSS and Allocate. */
@@ -964,12 +979,7 @@ static int scenario_big(const struct settings *s, const char *work_dir, struct r
 	int r = node_up(&n, s, work_dir, "node-128", 128, true);
 	if (r == 0)
 		r = allocate_with_rss(&n, s, res, 1);
-	if (r < 0)
-		proc_print_log("plugin log", n.plugin_log);
-	if (node_stop(&n) < 0 && r == 0)
-		r = -EIO;
-	node_destroy(&n);
-	return r;
+	return node_down(&n, r);
 }
 
 /* GetPreferredAllocation for size devices among every device of the node. */
@@ -1022,13 +1032,7 @@ static int sharing_node_up(struct node *n, const struct settings *s, const char 
 	}
 	if (r == 0 && replicas)
 		r = node_share(n, replicas);
-	if (r < 0) {
-		fprintf(stderr, "ascend-bench: cannot build the node in %s/%s: %s\n", work_dir, name, strerror(-r));
-		return r;
-	}
-	if ((r = start_sim(n, s)) < 0 || (r = start_plugin(n, s, NULL)) < 0 || (r = wait_registered(n, NULL)) < 0)
-		return r;
-	return 0;
+	return node_start_built(n, s, work_dir, name, r);
 }
 
 /* A node of chips (x replicas, or A3 dies) up for GetPreferredAllocation
@@ -1041,12 +1045,7 @@ static int preferred_on(const struct settings *s, const char *work_dir, const ch
 	int r = sharing_node_up(&n, s, work_dir, name, chips, replicas, a3);
 	if (r == 0)
 		r = measure_preferred(&n, size, s->allocate_calls, out);
-	if (r < 0)
-		proc_print_log("plugin log", n.plugin_log);
-	if (node_stop(&n) < 0 && r == 0)
-		r = -EIO;
-	node_destroy(&n);
-	return r;
+	return node_down(&n, r);
 }
 
 /* Sharing at scale: GetPreferredAllocation over 512 replicas and over 16
@@ -1069,12 +1068,7 @@ static int scenario_sharing(const struct settings *s, const char *work_dir, stru
 		r = measure_faults(&n, s->fault_cycles, 0, &res->update_1024_us, &bytes);
 		res->update_1024_bytes = r == 0 ? (long long)bytes : -1;
 	}
-	if (r < 0)
-		proc_print_log("plugin log", n.plugin_log);
-	if (node_stop(&n) < 0 && r == 0)
-		r = -EIO;
-	node_destroy(&n);
-	return r;
+	return node_down(&n, r);
 }
 
 /* Fills a pipe so that the next blocking write to it blocks. O_NONBLOCK is
@@ -1272,12 +1266,7 @@ static int scenario_flood(const struct settings *s, const char *work_dir, struct
 
 out:
 	free(fds);
-	if (r < 0)
-		proc_print_log("plugin log", n.plugin_log);
-	if (node_stop(&n) < 0 && r == 0)
-		r = -EIO;
-	node_destroy(&n);
-	return r;
+	return node_down(&n, r);
 }
 
 /* One GET of path on 127.0.0.1:port, read until the server closes: the
@@ -1398,12 +1387,7 @@ static int scenario_metrics(const struct settings *s, const char *work_dir, stru
 	}
 	res->scrape_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
 out:
-	if (r < 0)
-		proc_print_log("plugin log", n.plugin_log);
-	if (node_stop(&n) < 0 && r == 0)
-		r = -EIO;
-	node_destroy(&n);
-	return r;
+	return node_down(&n, r);
 }
 
 /* --- the table ---------------------------------------------------------------------- */

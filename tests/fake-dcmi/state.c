@@ -380,6 +380,25 @@ static char *next_token(char **cursor)
 	return s;
 }
 
+/* The next token at *cursor as a key (*ret_key) and its value
+ * (*ret_value): 1, or 0 at the end of the line, or -1 (reported) for a
+ * token that is no key=value. */
+static int next_pair(struct parser *p, char **cursor, char **ret_key, const char **ret_value)
+{
+	char *token = next_token(cursor);
+	if (!token)
+		return 0;
+	char *eq = strchr(token, '=');
+	if (!eq || eq == token) {
+		report(p, "expected key=value, got '%.64s', line ignored", token);
+		return -1;
+	}
+	*eq = '\0';
+	*ret_key = token;
+	*ret_value = eq + 1;
+	return 1;
+}
+
 static void add_chip(struct parser *p, const struct fake_chip *chip)
 {
 	struct fake_state *s = p->state;
@@ -431,14 +450,9 @@ static void parse_chip(struct parser *p, char *cursor)
 
 	uint32_t seen = 0;
 	char *token;
-	while ((token = next_token(&cursor))) {
-		char *eq = strchr(token, '=');
-		if (!eq || eq == token) {
-			report(p, "expected key=value, got '%.64s', line ignored", token);
-			return;
-		}
-		*eq = '\0';
-		const char *value = eq + 1;
+	const char *value;
+	int more;
+	while ((more = next_pair(p, &cursor, &token, &value)) > 0) {
 		uint32_t bit;
 		const struct chip_key *key = find_chip_key(token, &bit);
 		if (!key) {
@@ -458,6 +472,8 @@ static void parse_chip(struct parser *p, char *cursor)
 		}
 		seen |= bit;
 	}
+	if (more < 0)
+		return;
 	if (chip.phy == ID_UNSET) {
 		report(p, "chip without phy=, line ignored");
 		return;
@@ -510,15 +526,10 @@ static void parse_vnpu(struct parser *p, char *cursor)
 	struct fake_state *s = p->state;
 	struct fake_vnpu v = { .id = ID_UNSET, .phy = ID_UNSET };
 	char *token;
+	const char *value;
+	int more;
 
-	while ((token = next_token(&cursor))) {
-		char *eq = strchr(token, '=');
-		if (!eq || eq == token) {
-			report(p, "expected key=value, got '%.64s', line ignored", token);
-			return;
-		}
-		*eq = '\0';
-		const char *value = eq + 1;
+	while ((more = next_pair(p, &cursor, &token, &value)) > 0) {
 		int r;
 		if (strcmp(token, "id") == 0)
 			r = v.id != ID_UNSET ? -EEXIST : parse_u32(value, 10, FAKE_STATE_MAX_ID, &v.id);
@@ -541,6 +552,8 @@ static void parse_vnpu(struct parser *p, char *cursor)
 			return;
 		}
 	}
+	if (more < 0)
+		return;
 	if (v.id == ID_UNSET || v.phy == ID_UNSET || !v.template_name[0]) {
 		report(p, "a vnpu line needs id=, phy= and template=, line ignored");
 		return;

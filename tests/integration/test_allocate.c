@@ -241,6 +241,33 @@ static const char *env_value(const V1beta1__ContainerAllocateResponse *c, const 
 	return NULL;
 }
 
+/* "allocate 2" on a node that has no dev/dvpp_cmdlist: npu-0 and npu-1,
+ * their nodes and the three shared ones, and no other device node. */
+static void expect_first_two(struct proc *k, struct block *b)
+{
+	sim_allocate(k, "allocate 2", b);
+	expect_line(b, "allocate ok ids=npu-0,npu-1");
+	expect_device(b, "/dev/davinci0");
+	expect_device(b, "/dev/davinci1");
+	expect_device(b, "/dev/davinci_manager");
+	expect_device(b, "/dev/devmm_svm");
+	expect_device(b, "/dev/hisi_hdc");
+	assert_int_equal(block_count(b, "allocate device "), 5);
+	expect_line(b, "allocate env name=ASCEND_VISIBLE_DEVICES value=0,1");
+}
+
+/* dev/dvpp_cmdlist appearing: once the plugin says it saw it, request
+ * (for one chip) gets it and the chip's node chip_dev, of 5 device nodes. */
+static void expect_dvpp_handed_out(struct node *node, const char *request, const char *chip_dev, struct block *b)
+{
+	node_touch(node, "dev/dvpp_cmdlist");
+	assert_non_null(proc_expect_err(node->plugin, "besides their chips: /dev/dvpp_cmdlist appeared", WAIT_MS));
+	sim_allocate(node->kubelet, request, b);
+	expect_device(b, chip_dev);
+	expect_device(b, "/dev/dvpp_cmdlist");
+	assert_int_equal(block_count(b, "allocate device "), 5);
+}
+
 /* --- tests -------------------------------------------------------------- */
 
 static void test_two_npus_on_910b(void **state)
@@ -251,36 +278,23 @@ static void test_two_npus_on_910b(void **state)
 	struct proc *k = node.kubelet;
 
 	struct block b;
-	sim_allocate(k, "allocate 2", &b);
-	expect_line(&b, "allocate ok ids=npu-0,npu-1");
-	expect_device(&b, "/dev/davinci0");
-	expect_device(&b, "/dev/davinci1");
-	expect_device(&b, "/dev/davinci_manager");
-	expect_device(&b, "/dev/devmm_svm");
-	expect_device(&b, "/dev/hisi_hdc");
 	/* dvpp_cmdlist is optional and this node has none. */
-	assert_int_equal(block_count(&b, "allocate device "), 5);
+	expect_first_two(k, &b);
 	expect_mount(&b, "/usr/local/Ascend/driver/lib64");
 	expect_mount(&b, "/usr/local/Ascend/driver/version.info");
 	expect_mount(&b, "/usr/local/bin/npu-smi");
 	expect_mount(&b, "/etc/ascend_install.info");
 	/* No include/ and no /usr/local/dcmi on this node. */
 	assert_int_equal(block_count(&b, "allocate mount "), 4);
-	expect_line(&b, "allocate env name=ASCEND_VISIBLE_DEVICES value=0,1");
 	/* Host paths, never the plugin's view of them. */
 	expect_no_mention(&b, node.root);
 	expect_no_mention(&b, "dvpp_cmdlist");
 
 	/* An optional node that appears is handed out once the plugin has
 	 * looked again, which the node's event makes it do at once. */
-	node_touch(&node, "dev/dvpp_cmdlist");
-	assert_non_null(proc_expect_err(node.plugin, "besides their chips: /dev/dvpp_cmdlist appeared", WAIT_MS));
-	sim_allocate(k, "allocate 1", &b);
+	expect_dvpp_handed_out(&node, "allocate 1", "/dev/davinci2", &b);
 	expect_line(&b, "allocate ok ids=npu-2");
-	expect_device(&b, "/dev/davinci2");
-	expect_device(&b, "/dev/dvpp_cmdlist");
 	expect_device(&b, "/dev/davinci_manager");
-	assert_int_equal(block_count(&b, "allocate device "), 5);
 	expect_line(&b, "allocate env name=ASCEND_VISIBLE_DEVICES value=2");
 	expect_no_mention(&b, "davinci0");
 
@@ -630,24 +644,11 @@ static void test_310p_shared_nodes(void **state)
 	assert_non_null(proc_expect_err(node.plugin, "family 310P", WAIT_MS));
 
 	struct block b;
-	sim_allocate(k, "allocate 2", &b);
-	expect_line(&b, "allocate ok ids=npu-0,npu-1");
-	expect_device(&b, "/dev/davinci0");
-	expect_device(&b, "/dev/davinci1");
-	expect_device(&b, "/dev/davinci_manager");
-	expect_device(&b, "/dev/devmm_svm");
-	expect_device(&b, "/dev/hisi_hdc");
-	assert_int_equal(block_count(&b, "allocate device "), 5);
+	expect_first_two(k, &b);
 	assert_int_equal(block_count(&b, "allocate mount "), 4);
-	expect_line(&b, "allocate env name=ASCEND_VISIBLE_DEVICES value=0,1");
 
 	/* 310P inference cards use DVPP: its node is handed out once present. */
-	node_touch(&node, "dev/dvpp_cmdlist");
-	assert_non_null(proc_expect_err(node.plugin, "besides their chips: /dev/dvpp_cmdlist appeared", WAIT_MS));
-	sim_allocate(k, "allocate-ids npu-1", &b);
-	expect_device(&b, "/dev/davinci1");
-	expect_device(&b, "/dev/dvpp_cmdlist");
-	assert_int_equal(block_count(&b, "allocate device "), 5);
+	expect_dvpp_handed_out(&node, "allocate-ids npu-1", "/dev/davinci1", &b);
 	node_fini(&node);
 }
 

@@ -5,7 +5,6 @@
  * Allocate answers with CDI names, the cdi.k8s.io annotation and
  * ASCEND_VISIBLE_DEVICES only, SIGTERM removes the spec, and a second plugin
  * that cannot take the socket leaves the live one's spec alone. */
-#include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,18 +37,7 @@ static void spec_dir_init(struct spec_dir *s, const struct node *node)
 /* The file names in the spec directory, sorted, comma separated. */
 static const char *listing(const struct spec_dir *s, char *buf, size_t size)
 {
-	struct dirent **entries;
-	int n = scandir(s->dir, &entries, NULL, alphasort);
-	assert_true(n >= 0);
-	buf[0] = '\0';
-	for (int i = 0; i < n; i++) {
-		if (strcmp(entries[i]->d_name, ".") != 0 && strcmp(entries[i]->d_name, "..") != 0) {
-			size_t len = strlen(buf);
-			snprintf(buf + len, size - len, "%s%s", len ? "," : "", entries[i]->d_name);
-		}
-		free(entries[i]);
-	}
-	free(entries);
+	assert_int_equal(node_tree_list(s->dir, buf, size), 0);
 	return buf;
 }
 

@@ -62,6 +62,26 @@ static void expect_next_devices(struct node *node, unsigned capacity, unsigned a
 					 devices_line(line, sizeof(line), capacity, allocatable, unhealthy), WAIT_MS));
 }
 
+/* DCMI failing to load: the kubelet's first update has zero devices, and
+ * the plugin says why; the warning is returned for the reason. */
+static const char *expect_dcmi_unavailable(struct node *node)
+{
+	char line[128];
+	assert_non_null(proc_expect(node->kubelet, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
+	const char *warning = proc_expect_err(node->plugin, "DCMI unavailable", WAIT_MS);
+	assert_non_null(warning);
+	return warning;
+}
+
+/* Once the cause is gone: the chips, all Healthy, in the kubelet's next
+ * update (expect_next_devices), DCMI in use, and its failure said once. */
+static void expect_dcmi_taken_up(struct node *node, unsigned chips)
+{
+	expect_next_devices(node, chips, chips, "-");
+	assert_non_null(proc_expect_err(node->plugin, "using DCMI from", WAIT_MS));
+	assert_int_equal(proc_count_err(node->plugin, "DCMI unavailable"), 1);
+}
+
 /* auto without a loadable DCMI: the device files, one warning saying why,
  * then DCMI as soon as the library is installed (seen by a DCMI-only fault). */
 static void test_auto_falls_back_to_devfs_then_switches(void **state)
@@ -107,20 +127,14 @@ static void test_dcmi_backend_waits_for_library(void **state)
 	node_init(node, &(struct node_options){ .chips = 8, .no_dcmi = true });
 	struct proc *k = node_start_kubelet(node);
 	struct proc *p = start_plugin(node, "dcmi", NULL);
-	char line[128];
 
 	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
-	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
-	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
-	assert_non_null(warning);
-	assert_non_null(strstr(warning, "libdcmi.so not found"));
+	assert_non_null(strstr(expect_dcmi_unavailable(node), "libdcmi.so not found"));
 	assert_non_null(proc_expect_err(p, "registered ascend.com/npu with the kubelet", WAIT_MS));
 	let_retries_run(node);
 
 	node_install_dcmi(node, true);
-	expect_next_devices(node, 8, 8, "-");
-	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	expect_dcmi_taken_up(node, 8);
 	node_fini(node);
 }
 
@@ -132,20 +146,14 @@ static void test_dcmi_lib_missing_then_installed(void **state)
 	node_init(node, &(struct node_options){ .chips = 4, .no_dcmi = true });
 	char lib[300];
 	snprintf(lib, sizeof(lib), "%s/libdcmi.so", node->dcmi_dir);
-	struct proc *k = node_start_kubelet(node);
-	struct proc *p = start_plugin(node, "dcmi", lib);
-	char line[128];
+	node_start_kubelet(node);
+	start_plugin(node, "dcmi", lib);
 
-	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
-	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
-	assert_non_null(warning);
-	assert_non_null(strstr(warning, lib));
+	assert_non_null(strstr(expect_dcmi_unavailable(node), lib));
 	let_retries_run(node);
 
 	node_install_dcmi(node, true);
-	expect_next_devices(node, 4, 4, "-");
-	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	expect_dcmi_taken_up(node, 4);
 	node_fini(node);
 }
 
@@ -160,21 +168,16 @@ static void test_dcmi_lib_unloadable_then_replaced(void **state)
 	snprintf(lib, sizeof(lib), "%s/libdcmi.so", node->dcmi_dir);
 	/* Trusted whatever the umask: only loading it can fail. */
 	assert_int_equal(chmod(lib, 0644), 0);
-	struct proc *k = node_start_kubelet(node);
-	struct proc *p = start_plugin(node, "dcmi", lib);
-	char line[128];
+	node_start_kubelet(node);
+	start_plugin(node, "dcmi", lib);
 
-	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
-	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
-	assert_non_null(warning);
+	const char *warning = expect_dcmi_unavailable(node);
 	assert_non_null(strstr(warning, "cannot load"));
 	assert_non_null(strstr(warning, lib));
 	let_retries_run(node);
 
 	node_install_dcmi(node, true);
-	expect_next_devices(node, 4, 4, "-");
-	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	expect_dcmi_taken_up(node, 4);
 	node_fini(node);
 }
 
@@ -190,13 +193,10 @@ static void test_dcmi_init_fails_until_driver_loads(void **state)
 	assert_true(w > 0 && (size_t)w < sizeof(dir));
 	w = snprintf(node->state_file, sizeof(node->state_file), "%s/dcmi-state", dir);
 	assert_true(w > 0 && (size_t)w < sizeof(node->state_file));
-	struct proc *k = node_start_kubelet(node);
+	node_start_kubelet(node);
 	struct proc *p = start_plugin(node, "dcmi", NULL);
-	char line[128];
 
-	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
-	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
-	assert_non_null(warning);
+	const char *warning = expect_dcmi_unavailable(node);
 	assert_non_null(strstr(warning, "dcmi_init"));
 	assert_non_null(strstr(warning, "-8005"));
 	/* Here each retry is seen: the simulator's dcmi_init says why it
@@ -207,9 +207,7 @@ static void test_dcmi_init_fails_until_driver_loads(void **state)
 
 	assert_int_equal(mkdir(dir, 0755), 0);
 	write_state(node, 4, NULL);
-	expect_next_devices(node, 4, 4, "-");
-	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	expect_dcmi_taken_up(node, 4);
 	node_fini(node);
 }
 

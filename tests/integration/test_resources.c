@@ -88,6 +88,22 @@ static const char mixed_state[] = "driver 24.1.rc1\n"
 				  "chip phy=4 card=4 device=0 logic=4 name=310P3 health=0\n"
 				  "chip phy=5 card=4 device=1 logic=5 name=310P3 health=%u\n";
 
+/* The config that gives the 310P chips of mixed_state a name of their own. */
+#define CONFIG_310P "version: v1\nresources:\n- family: 310P\n  name: ascend.com/npu-310p\n"
+
+/* The node of mixed_state, all Healthy, with no resources configured:
+ * kubelet-sim and the plugin (with extra flags) started, and all 6 chips
+ * under ascend.com/npu. */
+static struct proc *start_mixed(struct node *node, const char *const extra[])
+{
+	node_init(node, &(struct node_options){ .chips = 6 });
+	node_write_state(node, mixed_state, 0);
+	write_config(node, "version: v1\n");
+	struct proc *k = start(node, extra);
+	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+	return k;
+}
+
 static void test_per_family_names(void **state)
 {
 	struct node *node = *state;
@@ -284,13 +300,9 @@ static void test_sighup_reload(void **state)
 static void test_config_file_change(void **state)
 {
 	struct node *node = *state;
-	node_init(node, &(struct node_options){ .chips = 6 });
-	node_write_state(node, mixed_state, 0);
-	write_config(node, "version: v1\n");
-	struct proc *k = start(node, NULL);
-	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+	struct proc *k = start_mixed(node, NULL);
 
-	write_config(node, "version: v1\nresources:\n- family: 310P\n  name: ascend.com/npu-310p\n");
+	write_config(node, CONFIG_310P);
 	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
 	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu-310p ",
 					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
@@ -312,18 +324,14 @@ static void test_config_file_change(void **state)
 static void test_added_resource_bind_retried(void **state)
 {
 	struct node *node = *state;
-	node_init(node, &(struct node_options){ .chips = 6 });
-	node_write_state(node, mixed_state, 0);
-	write_config(node, "version: v1\n");
-	struct proc *k = start(node, (const char *const[]){ "--health-interval", "1h", NULL });
-	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+	struct proc *k = start_mixed(node, (const char *const[]){ "--health-interval", "1h", NULL });
 
 	char blocker[200];
 	snprintf(blocker, sizeof(blocker), "%s/ascend-npu-310p.sock", node->socket_dir);
 	FILE *f = fopen(blocker, "we");
 	assert_non_null(f);
 	assert_int_equal(fclose(f), 0);
-	write_config(node, "version: v1\nresources:\n- family: 310P\n  name: ascend.com/npu-310p\n");
+	write_config(node, CONFIG_310P);
 	assert_non_null(proc_expect_err(node->plugin, "ascend-npu-310p.sock: File exists; retrying every 1000ms", WAIT_MS));
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-", WAIT_MS));
 
@@ -341,11 +349,7 @@ static void test_added_resource_bind_retried(void **state)
 static void test_resource_added_while_dir_gone(void **state)
 {
 	struct node *node = *state;
-	node_init(node, &(struct node_options){ .chips = 6 });
-	node_write_state(node, mixed_state, 0);
-	write_config(node, "version: v1\n");
-	struct proc *k = start(node, NULL);
-	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+	struct proc *k = start_mixed(node, NULL);
 
 	proc_send(k, "quit");
 	assert_int_equal(proc_wait(k, WAIT_MS), 0);
@@ -358,7 +362,7 @@ static void test_resource_added_while_dir_gone(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_non_null(proc_expect_err(node->plugin, "was removed; waiting for it to come back", WAIT_MS));
 
-	write_config(node, "version: v1\nresources:\n- family: 310P\n  name: ascend.com/npu-310p\n");
+	write_config(node, CONFIG_310P);
 	assert_non_null(proc_expect_err(node->plugin, "applied: resources ascend.com/npu, ascend.com/npu-310p", WAIT_MS));
 	/* The kubelet makes the directory again: by then the new resource, had
 	 * it tried to bind, would have said so (at once, and every second
@@ -371,6 +375,14 @@ static void test_resource_added_while_dir_gone(void **state)
 					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
 					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
 	node_fini(node);
+}
+
+/* Runs the shell command cmd; the plugin sees the config file change and
+ * reads it again. */
+static void expect_reread_after(struct node *node, const char *cmd)
+{
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
 }
 
 /* The config directory removed and made again, the file renamed into it
@@ -399,8 +411,7 @@ static void test_config_dir_recreated_and_configmap_swap(void **state)
 		 "rm -rf '%s' && mkdir '%s' && printf 'version: v1\\nresources:\\n- family: 310P\\n  name: "
 		 "ascend.com/npu-310p\\n' >'%s' && mv '%s' '%s'",
 		 dir, dir, tmp, tmp, path);
-	assert_int_equal(system(cmd), 0);
-	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	expect_reread_after(node, cmd);
 	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu-310p ",
 					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-", NULL });
 
@@ -411,14 +422,12 @@ static void test_config_dir_recreated_and_configmap_swap(void **state)
 		 "cd '%s' && mkdir ..v1 && cp config.yaml ..v1/ && ln -s ..v1 ..data && "
 		 "ln -s ..data/config.yaml link.tmp && mv -T link.tmp config.yaml",
 		 dir);
-	assert_int_equal(system(cmd), 0);
-	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	expect_reread_after(node, cmd);
 	snprintf(cmd, sizeof(cmd),
 		 "cd '%s' && mkdir ..v2 && printf 'version: v1\\n' >..v2/config.yaml && ln -s ..v2 ..data_tmp && "
 		 "mv -T ..data_tmp ..data",
 		 dir);
-	assert_int_equal(system(cmd), 0);
-	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	expect_reread_after(node, cmd);
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
 	node_fini(node);
 }
@@ -468,11 +477,7 @@ static void test_many_resources(void **state)
 static void test_overflow_and_partial_config(void **state)
 {
 	struct node *node = *state;
-	node_init(node, &(struct node_options){ .chips = 6 });
-	node_write_state(node, mixed_state, 0);
-	write_config(node, "version: v1\n");
-	struct proc *k = start(node, NULL);
-	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", WAIT_MS));
+	struct proc *k = start_mixed(node, NULL);
 
 	/* The plugin stopped, far more events than the queue holds. */
 	proc_kill(node->plugin, SIGSTOP);

@@ -406,39 +406,52 @@ static void test_oversized_request(void **state)
 	node_fini(&node);
 }
 
+/* Two clients beside kubelet-sim's stream, each on a connection of its own. */
+struct watchers {
+	struct gc_channel *ch1, *ch2;
+	struct gc_stream *s1, *s2;
+};
+
+/* A node of 4 chips, and two watchers that have its first list (all Healthy). */
+static void start_with_watchers(struct node *node, struct watchers *w)
+{
+	start_node(node, 4);
+	w->ch1 = node_plugin_channel(node);
+	w->ch2 = node_plugin_channel(node);
+	w->s1 = open_watch(w->ch1);
+	w->s2 = open_watch(w->ch2);
+	expect_first_list(w->s1, 4, -1);
+	expect_first_list(w->s2, 4, -1);
+}
+
 static void test_concurrent_watchers_all_see_changes(void **state)
 {
 	(void)state;
 	struct node node;
-	start_node(&node, 4);
+	struct watchers w;
+	start_with_watchers(&node, &w);
 	struct proc *k = node.kubelet;
-
-	/* Two more clients on their own connections, beside kubelet-sim's stream. */
-	struct gc_channel *ch1 = node_plugin_channel(&node), *ch2 = node_plugin_channel(&node);
-	struct gc_stream *s1 = open_watch(ch1), *s2 = open_watch(ch2);
-	expect_first_list(s1, 4, -1);
-	expect_first_list(s2, 4, -1);
 
 	node_write_health(&node, 4, 2, 3);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=3 unhealthy=npu-2", WAIT_MS));
-	expect_list(s1, 4, 2);
-	expect_list(s2, 4, 2);
+	expect_list(w.s1, 4, 2);
+	expect_list(w.s2, 4, 2);
 
 	/* A client that joins now gets the current list at once. */
-	struct gc_stream *s3 = open_watch(ch1);
+	struct gc_stream *s3 = open_watch(w.ch1);
 	expect_first_list(s3, 4, 2);
 
 	node_write_health(&node, 4, -1, 0);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=4 unhealthy=-", WAIT_MS));
-	expect_list(s1, 4, -1);
-	expect_list(s2, 4, -1);
+	expect_list(w.s1, 4, -1);
+	expect_list(w.s2, 4, -1);
 	expect_list(s3, 4, -1);
 
 	gc_stream_close(s3);
-	gc_stream_close(s2);
-	gc_stream_close(s1);
-	gc_channel_close(ch2);
-	gc_channel_close(ch1);
+	gc_stream_close(w.s2);
+	gc_stream_close(w.s1);
+	gc_channel_close(w.ch2);
+	gc_channel_close(w.ch1);
 	node_fini(&node);
 }
 
@@ -477,13 +490,10 @@ static void test_watcher_leaving_does_not_disturb_others(void **state)
 {
 	(void)state;
 	struct node node;
-	start_node(&node, 4);
+	struct watchers w;
+	start_with_watchers(&node, &w);
 	struct proc *k = node.kubelet;
 
-	struct gc_channel *ch1 = node_plugin_channel(&node), *ch2 = node_plugin_channel(&node);
-	struct gc_stream *s1 = open_watch(ch1), *s2 = open_watch(ch2);
-	expect_first_list(s1, 4, -1);
-	expect_first_list(s2, 4, -1);
 	struct gc_channel *ch = node_plugin_channel(&node);
 	struct gc_stream *fillers[SERVICE_MAX_STREAMS];
 	size_t n_fillers = fill_slots(ch, 4, fillers, SERVICE_MAX_STREAMS);
@@ -491,20 +501,20 @@ static void test_watcher_leaving_does_not_disturb_others(void **state)
 	/* One monitoring client cancels its stream and goes away. That was not
 	 * the kubelet's stream: no re-registration, and kubelet-sim's own
 	 * stream stays open. */
-	gc_stream_close(s1);
-	gc_channel_close(ch1);
+	gc_stream_close(w.s1);
+	gc_channel_close(w.ch1);
 	struct gc_stream *newcomer = open_accepted(ch, 4);
 	expect_fault_first(&node, k, 4, 0);
-	expect_list(s2, 4, 0);
+	expect_list(w.s2, 4, 0);
 	expect_list(newcomer, 4, 0);
 	node_write_health(&node, 4, -1, 0);
 	assert_non_null(proc_expect(k, "capacity=4 allocatable=4 unhealthy=-", WAIT_MS));
-	expect_list(s2, 4, -1);
+	expect_list(w.s2, 4, -1);
 
 	/* The older client leaves too (every slot is taken again): the
 	 * newcomer keeps getting changes beside kubelet-sim. */
-	gc_stream_close(s2);
-	gc_channel_close(ch2);
+	gc_stream_close(w.s2);
+	gc_channel_close(w.ch2);
 	struct gc_stream *probe = open_accepted(ch, 4);
 	expect_fault_first(&node, k, 4, 3);
 	expect_list(newcomer, 4, 3);

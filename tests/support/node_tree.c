@@ -2,6 +2,7 @@
 /* A simulated node's files; see node_tree.h. */
 #include "support/node_tree.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -95,6 +96,29 @@ void node_tree_remove(const char *path)
 {
 	if (path[0])
 		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int node_tree_list(const char *dir, char *buf, size_t size)
+{
+	if (size == 0)
+		return -ENOBUFS;
+	struct dirent **entries;
+	int n = scandir(dir, &entries, NULL, alphasort);
+	if (n < 0)
+		return -errno;
+	int r = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(entries[i]->d_name, ".") != 0 && strcmp(entries[i]->d_name, "..") != 0) {
+			size_t len = strlen(buf);
+			int w = snprintf(buf + len, size - len, "%s%s", len ? "," : "", entries[i]->d_name);
+			if (w < 0 || (size_t)w >= size - len)
+				r = -ENOBUFS;
+		}
+		free(entries[i]);
+	}
+	free(entries);
+	return r;
 }
 
 int chip_state_write(const char *path, const struct chip_state *st)

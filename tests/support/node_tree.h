@@ -43,6 +43,10 @@ int node_tree_install(const char *from, const char *to, mode_t mode);
 /* rm -rf path; what cannot be removed stays. */
 void node_tree_remove(const char *path);
 
+/* The names in dir (without "." and ".."), sorted, comma separated, in buf;
+ * -ENOBUFS when they do not fit. */
+int node_tree_list(const char *dir, char *buf, size_t size);
+
 /* A DCMI state file for chips phy 0..chips-1. */
 struct chip_state {
 	unsigned chips;

@@ -22,6 +22,22 @@
 static char root[64];
 static char dev[96];
 
+/* A new root with an empty dev under it. */
+static void make_tree(void)
+{
+	snprintf(root, sizeof(root), "/tmp/allocate-unit-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(dev, sizeof(dev), "%s/dev", root);
+	assert_int_equal(mkdir(dev, 0755), 0);
+}
+
+static void remove_tree(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void touch(const char *name)
 {
 	char path[160];
@@ -96,10 +112,7 @@ static const V1beta1__DeviceSpec *find_spec(const V1beta1__ContainerAllocateResp
 static void test_310b_nodes_and_docker_manager(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/allocate-unit-XXXXXX");
-	assert_non_null(mkdtemp(root));
-	snprintf(dev, sizeof(dev), "%s/dev", root);
-	assert_int_equal(mkdir(dev, 0755), 0);
+	make_tree();
 	touch("davinci0");
 	touch("davinci_manager");
 	touch("svm0");
@@ -131,9 +144,7 @@ static void test_310b_nodes_and_docker_manager(void **state)
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 
 	npu_snapshot_unref(snap);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	remove_tree();
 }
 
 /* --- device-list strategies ------------------------------------------------ */
@@ -182,10 +193,7 @@ static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1
 static int strategies_setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/allocate-unit-XXXXXX");
-	assert_non_null(mkdtemp(root));
-	snprintf(dev, sizeof(dev), "%s/dev", root);
-	assert_int_equal(mkdir(dev, 0755), 0);
+	make_tree();
 	touch("davinci0");
 	touch("davinci2");
 	touch("davinci_manager");
@@ -202,9 +210,7 @@ static int strategies_setup(void **state)
 static int strategies_teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	remove_tree();
 	return 0;
 }
 
@@ -237,6 +243,20 @@ static void expect_cdi(const V1beta1__ContainerAllocateResponse *c)
 	assert_string_equal(c->annotations[0]->value, "ascend.com/npu=0,ascend.com/npu=2");
 }
 
+/* Neither the native strategy's device nodes and mounts ... */
+static void expect_no_native(const V1beta1__ContainerAllocateResponse *c)
+{
+	assert_int_equal(c->n_devices, 0);
+	assert_int_equal(c->n_mounts, 0);
+}
+
+/* ... nor CDI's names and annotation. */
+static void expect_no_cdi(const V1beta1__ContainerAllocateResponse *c)
+{
+	assert_int_equal(c->n_cdi_devices, 0);
+	assert_int_equal(c->n_annotations, 0);
+}
+
 static void test_strategy_native(void **state)
 {
 	(void)state;
@@ -244,8 +264,7 @@ static void test_strategy_native(void **state)
 	const V1beta1__ContainerAllocateResponse *c = allocate_with(ALLOCATE_STRATEGY_NATIVE, &resp);
 	expect_native(c);
 	expect_env_only_visible(c);
-	assert_int_equal(c->n_cdi_devices, 0);
-	assert_int_equal(c->n_annotations, 0);
+	expect_no_cdi(c);
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 
 	/* No strategy at all answers as native. */
@@ -261,10 +280,8 @@ static void test_strategy_ascend_runtime(void **state)
 	V1beta1__AllocateResponse *resp;
 	const V1beta1__ContainerAllocateResponse *c = allocate_with(ALLOCATE_STRATEGY_ASCEND_RUNTIME, &resp);
 	expect_env_only_visible(c);
-	assert_int_equal(c->n_devices, 0);
-	assert_int_equal(c->n_mounts, 0);
-	assert_int_equal(c->n_cdi_devices, 0);
-	assert_int_equal(c->n_annotations, 0);
+	expect_no_native(c);
+	expect_no_cdi(c);
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 }
 
@@ -275,8 +292,7 @@ static void test_strategy_cdi(void **state)
 	const V1beta1__ContainerAllocateResponse *c = allocate_with(ALLOCATE_STRATEGY_CDI, &resp);
 	expect_cdi(c);
 	expect_env_only_visible(c);
-	assert_int_equal(c->n_devices, 0);
-	assert_int_equal(c->n_mounts, 0);
+	expect_no_native(c);
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 }
 
@@ -338,8 +354,7 @@ static void test_strategy_union(void **state)
 	c = allocate_with(ALLOCATE_STRATEGY_ASCEND_RUNTIME | ALLOCATE_STRATEGY_CDI, &resp);
 	expect_cdi(c);
 	expect_env_only_visible(c);
-	assert_int_equal(c->n_devices, 0);
-	assert_int_equal(c->n_mounts, 0);
+	expect_no_native(c);
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 }
 

@@ -189,24 +189,27 @@ static void expect_refusal(const char *path, const char *offender, const char *r
 	assert_string_equal(why, expected);
 }
 
+/* A file in root/file_dir, and root/dir (file_dir or one above it) given
+ * mode: the file is refused for dir. */
+static void expect_writable_dir_refused(const char *root, const char *file_dir, const char *dir_rel, mode_t mode)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	make_file(root, file_dir, 0755, path, sizeof(path));
+	assert_int_equal(path_join(dir, sizeof(dir), root, dir_rel), 0);
+	assert_int_equal(chmod(dir, mode), 0);
+	expect_refusal(path, dir, "directory is group or other writable");
+}
+
 static void test_trust_group_writable_dir(void **state)
 {
 	struct fixture *f = *state;
-	char path[PATH_MAX], dir[PATH_MAX];
-	make_file(f->root, "a/lib64", 0755, path, sizeof(path));
-	assert_int_equal(path_join(dir, sizeof(dir), f->root, "a/lib64"), 0);
-	assert_int_equal(chmod(dir, 0775), 0);
-	expect_refusal(path, dir, "directory is group or other writable");
+	expect_writable_dir_refused(f->root, "a/lib64", "a/lib64", 0775);
 }
 
 static void test_trust_other_writable_ancestor(void **state)
 {
 	struct fixture *f = *state;
-	char path[PATH_MAX], dir[PATH_MAX];
-	make_file(f->root, "a/b/c", 0755, path, sizeof(path));
-	assert_int_equal(path_join(dir, sizeof(dir), f->root, "a"), 0);
-	assert_int_equal(chmod(dir, 0757), 0);
-	expect_refusal(path, dir, "directory is group or other writable");
+	expect_writable_dir_refused(f->root, "a/b/c", "a", 0757);
 }
 
 static void test_trust_writable_file(void **state)
@@ -540,6 +543,17 @@ static void test_mock_enumerate_layout(void **state)
 	assert_int_equal(out[2].aicore_count, 20);
 }
 
+/* dcmi_enumerate into out (room for 8) succeeds with the n chips of phys,
+ * in that order. */
+static void expect_enumerated(struct dcmi_lib *lib, struct npu_chip out[static 8], size_t n, const unsigned *phys)
+{
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(lib, out, 8, &count), 0);
+	assert_int_equal(count, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(out[i].phy_id, phys[i]);
+}
+
 static void test_mock_enumerate_skips_broken_chip(void **state)
 {
 	(void)state;
@@ -559,11 +573,7 @@ static void test_mock_enumerate_skips_broken_chip(void **state)
 	struct dcmi_lib lib = mock_lib();
 
 	struct npu_chip out[8];
-	size_t count = 0;
-	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
-	assert_int_equal(count, 2);
-	assert_int_equal(out[0].phy_id, 0);
-	assert_int_equal(out[1].phy_id, 5);
+	expect_enumerated(&lib, out, 2, (const unsigned[]){ 0, 5 });
 	/* The last failure is remembered for the caller's log line. */
 	struct dcmi_error err = dcmi_last_error(&lib);
 	assert_int_equal(err.code, DCMI_ERR_INVALID_DEVICE_ID);
@@ -572,8 +582,7 @@ static void test_mock_enumerate_skips_broken_chip(void **state)
 	/* Only card 2, failing chip info. */
 	static const int card2[] = { 2 };
 	mock_set(card2, 1, chips, 6);
-	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
-	assert_int_equal(count, 0);
+	expect_enumerated(&lib, out, 0, NULL);
 	err = dcmi_last_error(&lib);
 	assert_int_equal(err.code, DCMI_ERR_NOT_READY);
 	assert_string_equal(err.call, "dcmi_get_device_chip_info");
@@ -581,8 +590,7 @@ static void test_mock_enumerate_skips_broken_chip(void **state)
 	/* A later successful call clears it. */
 	static const int card0[] = { 0 };
 	mock_set(card0, 1, chips, 6);
-	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
-	assert_int_equal(count, 1);
+	expect_enumerated(&lib, out, 1, (const unsigned[]){ 0 });
 	assert_int_equal(dcmi_last_error(&lib).code, 0);
 	assert_null(dcmi_last_error(&lib).call);
 }
@@ -617,22 +625,15 @@ static void test_mock_enumerate_clamps_vendor_counts(void **state)
 	mock.device_num_override = 9;
 	struct dcmi_lib lib = mock_lib();
 	struct npu_chip out[8];
-	size_t count = 0;
-	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
-	assert_int_equal(count, 2);
-	assert_int_equal(out[0].phy_id, 0);
-	assert_int_equal(out[1].phy_id, 3);
+	expect_enumerated(&lib, out, 2, (const unsigned[]){ 0, 3 });
 
 	/* A card claiming no devices still gets device 0 asked. */
 	mock.device_num_override = -3;
 	mock.card_num = 1;
-	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
-	assert_int_equal(count, 1);
-	assert_int_equal(out[0].phy_id, 0);
+	expect_enumerated(&lib, out, 1, (const unsigned[]){ 0 });
 
 	mock.card_num = -1;
-	assert_int_equal(dcmi_enumerate(&lib, out, 8, &count), 0);
-	assert_int_equal(count, 0);
+	expect_enumerated(&lib, out, 0, NULL);
 }
 
 static void test_mock_enumerate_duplicate_phy_keeps_first(void **state)
@@ -831,6 +832,30 @@ static void test_mock_driver_version(void **state)
 
 /* ---- the search order ------------------------------------------------ */
 
+/* dcmi_lib_open of search fails with err and opens nothing; why holds its
+ * reason. */
+static void expect_open_fails(const struct dcmi_search *search, int err, char *why, size_t why_size)
+{
+	struct dcmi_lib *lib = NULL;
+	why[0] = '\0';
+	assert_int_equal(dcmi_lib_open(search, &lib, why, why_size), err);
+	assert_null(lib);
+}
+
+/* The same, its reason being exactly what fmt makes. */
+static void __attribute__((format(printf, 3, 4)))
+expect_open_refused(const struct dcmi_search *search, int err, const char *fmt, ...)
+{
+	char why[1024], expected[PATH_MAX + 64];
+	expect_open_fails(search, err, why, sizeof(why));
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(expected, sizeof(expected), fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < sizeof(expected));
+	assert_string_equal(why, expected);
+}
+
 static struct dcmi_search search_under(const char *root)
 {
 	return (struct dcmi_search){ .host_root = root, .driver_path = "/usr/local/Ascend/driver" };
@@ -857,37 +882,38 @@ static void expect_loaded(const struct dcmi_search *search, const char *expected
 	dcmi_lib_close(lib);
 }
 
+/* The default places, last in the search order first. */
+static const char *const default_dirs[] = {
+	"usr/local/dcmi",
+	"usr/local/Ascend/driver/lib64",
+	"usr/local/Ascend/driver/lib64/driver",
+};
+
+/* The simulator in the first n of default_dirs under f->root: the search
+ * loads the last of them, the first in its order. */
+static void expect_search_loads_nth(const struct fixture *f, size_t n)
+{
+	simple_state(f->root);
+	char path[PATH_MAX];
+	for (size_t i = 0; i < n; i++)
+		install_lib(FAKE_DCMI_LIB, f->root, default_dirs[i], path, sizeof(path));
+	struct dcmi_search search = search_under(f->root);
+	expect_loaded(&search, path);
+}
+
 static void test_search_driver_lib64_driver(void **state)
 {
-	struct fixture *f = *state;
-	simple_state(f->root);
-	char in_driver[PATH_MAX], in_lib64[PATH_MAX], in_dcmi[PATH_MAX];
-	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
-	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64", in_lib64, sizeof(in_lib64));
-	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64/driver", in_driver, sizeof(in_driver));
-	struct dcmi_search search = search_under(f->root);
-	expect_loaded(&search, in_driver);
+	expect_search_loads_nth(*state, 3);
 }
 
 static void test_search_driver_lib64(void **state)
 {
-	struct fixture *f = *state;
-	simple_state(f->root);
-	char in_lib64[PATH_MAX], in_dcmi[PATH_MAX];
-	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
-	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/Ascend/driver/lib64", in_lib64, sizeof(in_lib64));
-	struct dcmi_search search = search_under(f->root);
-	expect_loaded(&search, in_lib64);
+	expect_search_loads_nth(*state, 2);
 }
 
 static void test_search_usr_local_dcmi(void **state)
 {
-	struct fixture *f = *state;
-	simple_state(f->root);
-	char in_dcmi[PATH_MAX];
-	install_lib(FAKE_DCMI_LIB, f->root, "usr/local/dcmi", in_dcmi, sizeof(in_dcmi));
-	struct dcmi_search search = search_under(f->root);
-	expect_loaded(&search, in_dcmi);
+	expect_search_loads_nth(*state, 1);
 }
 
 static void test_search_custom_driver_path(void **state)
@@ -930,13 +956,7 @@ static void test_search_first_existing_decides(void **state)
 
 	/* An untrusted first candidate is a refusal, not a reason to go on. */
 	struct dcmi_search search = search_under(f->root);
-	struct dcmi_lib *lib = NULL;
-	char why[1024] = "";
-	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -EPERM);
-	assert_null(lib);
-	char expected[PATH_MAX + 64];
-	assert_int_equal(str_printf(expected, sizeof(expected), "%s: file is group or other writable", in_driver), 0);
-	assert_string_equal(why, expected);
+	expect_open_refused(&search, -EPERM, "%s: file is group or other writable", in_driver);
 }
 
 static void test_search_explicit_path(void **state)
@@ -955,10 +975,8 @@ static void test_search_explicit_path(void **state)
 	char missing[PATH_MAX];
 	assert_int_equal(path_join(missing, sizeof(missing), f->root, "nope/libdcmi.so"), 0);
 	search.explicit_path = missing;
-	struct dcmi_lib *lib = NULL;
-	char why[1024] = "";
-	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ENOENT);
-	assert_null(lib);
+	char why[1024];
+	expect_open_fails(&search, -ENOENT, why, sizeof(why));
 	assert_contains(why, missing);
 }
 
@@ -975,14 +993,7 @@ static void test_load_lacking_symbols(void **state)
 	dlclose(libm);
 
 	struct dcmi_search search = { .explicit_path = fake };
-	struct dcmi_lib *lib = NULL;
-	char why[1024] = "";
-	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ELIBBAD);
-	assert_null(lib);
-	char expected[PATH_MAX + 64];
-	assert_int_equal(str_printf(expected, sizeof(expected), "libdcmi.so at %s lacks required symbol dcmi_init", fake),
-			 0);
-	assert_string_equal(why, expected);
+	expect_open_refused(&search, -ELIBBAD, "libdcmi.so at %s lacks required symbol dcmi_init", fake);
 }
 
 static void test_load_not_a_library(void **state)
@@ -994,10 +1005,8 @@ static void test_load_not_a_library(void **state)
 	write_file(path, "this is not an ELF file\n", 0755);
 
 	struct dcmi_search search = { .explicit_path = path };
-	struct dcmi_lib *lib = NULL;
-	char why[1024] = "";
-	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -ELIBBAD);
-	assert_null(lib);
+	char why[1024];
+	expect_open_fails(&search, -ELIBBAD, why, sizeof(why));
 	assert_contains(why, path);
 }
 
@@ -1011,13 +1020,7 @@ static void test_load_init_fails(void **state)
 	assert_int_equal(setenv(STATE_ENV, missing_state, 1), 0);
 
 	struct dcmi_search search = { .explicit_path = path };
-	struct dcmi_lib *lib = NULL;
-	char why[1024] = "";
-	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -EIO);
-	assert_null(lib);
-	char expected[PATH_MAX + 64];
-	assert_int_equal(str_printf(expected, sizeof(expected), "dcmi_init of %s failed with code -8005", path), 0);
-	assert_string_equal(why, expected);
+	expect_open_refused(&search, -EIO, "dcmi_init of %s failed with code -8005", path);
 }
 
 /* ---- the dynamic loader's search, in a fresh process ------------------ */
@@ -1123,18 +1126,27 @@ static void child_not_found(void **state)
 			     "/usr/local/Ascend/driver/lib64/libdcmi.so, /usr/local/dcmi/libdcmi.so, ldconfig cache");
 }
 
+/* Child: the simulator's state under root, and a search of root/empty
+ * (where nothing is), which leaves the loader's own search to find
+ * root/sys/libdcmi.so; sys is root/sys. */
+static struct dcmi_search child_search_nothing(char *empty, char *sys)
+{
+	const char *root = child_root();
+	char state_path[PATH_MAX];
+	assert_int_equal(path_join(empty, PATH_MAX, root, "empty"), 0);
+	assert_int_equal(path_join(state_path, sizeof(state_path), root, "state"), 0);
+	assert_int_equal(path_join(sys, PATH_MAX, root, "sys"), 0);
+	assert_int_equal(setenv(STATE_ENV, state_path, 1), 0);
+	return search_under(empty);
+}
+
 /* Child: the loader finds the library through LD_LIBRARY_PATH = root/sys. */
 static void child_loader_finds(void **state)
 {
 	(void)state;
-	const char *root = child_root();
-	char empty[PATH_MAX], state_path[PATH_MAX], expected[PATH_MAX];
-	assert_int_equal(path_join(empty, sizeof(empty), root, "empty"), 0);
-	assert_int_equal(path_join(state_path, sizeof(state_path), root, "state"), 0);
-	assert_int_equal(path_join(expected, sizeof(expected), root, "sys/libdcmi.so"), 0);
-	assert_int_equal(setenv(STATE_ENV, state_path, 1), 0);
-
-	struct dcmi_search search = search_under(empty);
+	char empty[PATH_MAX], sys[PATH_MAX], expected[PATH_MAX];
+	struct dcmi_search search = child_search_nothing(empty, sys);
+	assert_int_equal(path_join(expected, sizeof(expected), sys, "libdcmi.so"), 0);
 	expect_loaded(&search, expected);
 }
 
@@ -1142,21 +1154,9 @@ static void child_loader_finds(void **state)
 static void child_loader_untrusted(void **state)
 {
 	(void)state;
-	const char *root = child_root();
-	char empty[PATH_MAX], state_path[PATH_MAX], dir[PATH_MAX];
-	assert_int_equal(path_join(empty, sizeof(empty), root, "empty"), 0);
-	assert_int_equal(path_join(state_path, sizeof(state_path), root, "state"), 0);
-	assert_int_equal(path_join(dir, sizeof(dir), root, "sys"), 0);
-	assert_int_equal(setenv(STATE_ENV, state_path, 1), 0);
-
-	struct dcmi_search search = search_under(empty);
-	struct dcmi_lib *lib = NULL;
-	char why[1024] = "";
-	assert_int_equal(dcmi_lib_open(&search, &lib, why, sizeof(why)), -EPERM);
-	assert_null(lib);
-	char expected[PATH_MAX + 64];
-	assert_int_equal(str_printf(expected, sizeof(expected), "%s: directory is group or other writable", dir), 0);
-	assert_string_equal(why, expected);
+	char empty[PATH_MAX], sys[PATH_MAX];
+	struct dcmi_search search = child_search_nothing(empty, sys);
+	expect_open_refused(&search, -EPERM, "%s: directory is group or other writable", sys);
 }
 
 static void test_loader_cache_not_found(void **state)
@@ -1165,27 +1165,28 @@ static void test_loader_cache_not_found(void **state)
 	run_child("not_found", f->root, NULL);
 }
 
-static void test_loader_cache_finds(void **state)
+/* What child_search_nothing expects: a state, an empty root/empty and the
+ * simulator in root/sys, given sys_mode; then the child runs with
+ * LD_LIBRARY_PATH = root/sys. */
+static void run_child_with_sys(const struct fixture *f, const char *scenario, mode_t sys_mode)
 {
-	struct fixture *f = *state;
 	simple_state(f->root);
 	char lib[PATH_MAX], dir[PATH_MAX];
 	make_dirs(f->root, "empty", 0755);
 	install_lib(FAKE_DCMI_LIB, f->root, "sys", lib, sizeof(lib));
 	assert_int_equal(path_join(dir, sizeof(dir), f->root, "sys"), 0);
-	run_child("loader_finds", f->root, dir);
+	assert_int_equal(chmod(dir, sys_mode), 0);
+	run_child(scenario, f->root, dir);
+}
+
+static void test_loader_cache_finds(void **state)
+{
+	run_child_with_sys(*state, "loader_finds", 0755);
 }
 
 static void test_loader_cache_untrusted(void **state)
 {
-	struct fixture *f = *state;
-	simple_state(f->root);
-	char lib[PATH_MAX], dir[PATH_MAX];
-	make_dirs(f->root, "empty", 0755);
-	install_lib(FAKE_DCMI_LIB, f->root, "sys", lib, sizeof(lib));
-	assert_int_equal(path_join(dir, sizeof(dir), f->root, "sys"), 0);
-	assert_int_equal(chmod(dir, 0777), 0);
-	run_child("loader_untrusted", f->root, dir);
+	run_child_with_sys(*state, "loader_untrusted", 0777);
 }
 
 /* ---- against the simulator -------------------------------------------- */
@@ -1214,15 +1215,20 @@ static const char layout_state[] = "driver 24.1.rc1\n"
 				   "chip phy=7 card=9 device=0 logic=3 name=910B4 health=3 board=0xb1 "
 				   "errors=80E01801,80E18402\n";
 
-static void test_sim_enumerate(void **state)
+/* The simulator with layout_state, its 4 chips enumerated into chips. */
+static struct dcmi_lib *open_layout(const struct fixture *f, struct npu_chip chips[static 8])
 {
-	struct fixture *f = *state;
 	struct dcmi_lib *lib = open_simulator(f, layout_state);
-
-	struct npu_chip chips[8];
 	size_t count = 0;
 	assert_int_equal(dcmi_enumerate(lib, chips, 8, &count), 0);
 	assert_int_equal(count, 4);
+	return lib;
+}
+
+static void test_sim_enumerate(void **state)
+{
+	struct npu_chip chips[8];
+	struct dcmi_lib *lib = open_layout(*state, chips);
 
 	static const struct {
 		uint32_t phy, logic;
@@ -1249,18 +1255,15 @@ static void test_sim_enumerate(void **state)
 	assert_true(chips[3].has_board_id);
 	assert_int_equal(chips[3].board_id, 0xb1);
 
+	size_t count = 0;
 	assert_int_equal(dcmi_enumerate(lib, chips, 3, &count), -E2BIG);
 	dcmi_lib_close(lib);
 }
 
 static void test_sim_health_and_errors(void **state)
 {
-	struct fixture *f = *state;
-	struct dcmi_lib *lib = open_simulator(f, layout_state);
 	struct npu_chip chips[8];
-	size_t count = 0;
-	assert_int_equal(dcmi_enumerate(lib, chips, 8, &count), 0);
-	assert_int_equal(count, 4);
+	struct dcmi_lib *lib = open_layout(*state, chips);
 
 	unsigned int health = 77;
 	assert_int_equal(dcmi_chip_health(lib, &chips[0], &health), 0);

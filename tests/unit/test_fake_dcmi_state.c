@@ -56,6 +56,28 @@ static void assert_one_diag(unsigned line, const char *needle)
 	assert_non_null(strstr(diags.message[0], needle));
 }
 
+/* text parses with exactly one diagnostic, as assert_one_diag says; a
+ * failure names the input. */
+static void parse_one_diag(const char *text, unsigned line, const char *needle)
+{
+	assert_int_equal(parse_text(text), 0);
+	if (diags.count != 1 || diags.line[0] != line || !strstr(diags.message[0], needle))
+		print_error("input: %s", text);
+	assert_one_diag(line, needle);
+}
+
+/* The identity and health of a parsed chip. */
+static void expect_chip(const struct fake_chip *c, uint32_t phy, uint32_t card, uint32_t device, uint32_t logic,
+			const char *name, uint32_t health)
+{
+	assert_int_equal(c->phy, phy);
+	assert_int_equal(c->card, card);
+	assert_int_equal(c->device, device);
+	assert_int_equal(c->logic, logic);
+	assert_string_equal(c->name, name);
+	assert_int_equal(c->health, health);
+}
+
 static void test_empty_input_is_an_empty_node(void **unused)
 {
 	(void)unused;
@@ -100,12 +122,7 @@ static void test_chip_defaults(void **unused)
 	assert_int_equal(diags.count, 0);
 	assert_int_equal(state.chip_count, 1);
 	const struct fake_chip *c = &state.chips[0];
-	assert_int_equal(c->phy, 5);
-	assert_int_equal(c->card, 5);
-	assert_int_equal(c->device, 0);
-	assert_int_equal(c->logic, 5);
-	assert_string_equal(c->name, "910B3");
-	assert_int_equal(c->health, 0);
+	expect_chip(c, 5, 5, 0, 5, "910B3", 0);
 	assert_int_equal(c->aicore, 0);
 	assert_int_equal(c->hbm_mb, 0);
 	assert_false(c->has_board);
@@ -122,12 +139,7 @@ static void test_every_key(void **unused)
 	assert_int_equal(diags.count, 0);
 	assert_int_equal(state.chip_count, 1);
 	const struct fake_chip *c = &state.chips[0];
-	assert_int_equal(c->phy, 9);
-	assert_int_equal(c->card, 4);
-	assert_int_equal(c->device, 3);
-	assert_int_equal(c->logic, 12);
-	assert_string_equal(c->name, "310P3");
-	assert_int_equal(c->health, 3);
+	expect_chip(c, 9, 4, 3, 12, "310P3", 3);
 	assert_int_equal(c->error_count, 3);
 	assert_int_equal(c->errors[0], 1);
 	assert_int_equal(c->errors[1], 10);
@@ -197,13 +209,11 @@ static void test_bad_values_drop_the_line(void **unused)
 		assert_one_diag(2, "line ignored");
 	}
 
-	assert_int_equal(parse_text("chip phy=0 health=7\n"), 0);
-	assert_one_diag(1, "bad value '7' for 'health' (expected 0-3 or absent), line ignored");
-	assert_int_equal(parse_text("chip phy=0 pci=0:3b:00.0\n"), 0);
-	assert_one_diag(1, "bad value '0:3b:00.0' for 'pci' (expected a PCI address such as 0000:3b:00.0), line ignored");
+	parse_one_diag("chip phy=0 health=7\n", 1, "bad value '7' for 'health' (expected 0-3 or absent), line ignored");
+	parse_one_diag("chip phy=0 pci=0:3b:00.0\n", 1,
+		       "bad value '0:3b:00.0' for 'pci' (expected a PCI address such as 0000:3b:00.0), line ignored");
 	/* A NUMA node is the host's sysfs, not DCMI's: no such key. */
-	assert_int_equal(parse_text("chip phy=0 numa=1\n"), 0);
-	assert_one_diag(1, "unknown key 'numa' ignored");
+	parse_one_diag("chip phy=0 numa=1\n", 1, "unknown key 'numa' ignored");
 	assert_int_equal(state.chip_count, 1);
 }
 
@@ -236,8 +246,7 @@ static void test_errors_list(void **unused)
 static void test_unknown_key_is_ignored_with_one_warning(void **unused)
 {
 	(void)unused;
-	assert_int_equal(parse_text("\nchip phy=1 colour=red health=2\n"), 0);
-	assert_one_diag(2, "unknown key 'colour' ignored");
+	parse_one_diag("\nchip phy=1 colour=red health=2\n", 2, "unknown key 'colour' ignored");
 	assert_int_equal(state.chip_count, 1);
 	assert_int_equal(state.chips[0].health, 2);
 
@@ -249,8 +258,7 @@ static void test_unknown_key_is_ignored_with_one_warning(void **unused)
 static void test_unknown_directive(void **unused)
 {
 	(void)unused;
-	assert_int_equal(parse_text("chip phy=0\n\n# c\nchp phy=1\nchip phy=2\n"), 0);
-	assert_one_diag(4, "unknown directive 'chp', line ignored");
+	parse_one_diag("chip phy=0\n\n# c\nchp phy=1\nchip phy=2\n", 4, "unknown directive 'chp', line ignored");
 	assert_int_equal(state.chip_count, 2);
 	assert_int_equal(state.chips[1].phy, 2);
 }
@@ -258,44 +266,38 @@ static void test_unknown_directive(void **unused)
 static void test_malformed_chip_lines(void **unused)
 {
 	(void)unused;
-	assert_int_equal(parse_text("chip phy=0 novalue\n"), 0);
-	assert_one_diag(1, "expected key=value, got 'novalue', line ignored");
+	parse_one_diag("chip phy=0 novalue\n", 1, "expected key=value, got 'novalue', line ignored");
 	assert_int_equal(state.chip_count, 0);
 
-	assert_int_equal(parse_text("chip =5 phy=0\n"), 0);
-	assert_one_diag(1, "expected key=value");
+	parse_one_diag("chip =5 phy=0\n", 1, "expected key=value");
 
-	assert_int_equal(parse_text("chip phy=0 phy=1\n"), 0);
-	assert_one_diag(1, "duplicate key 'phy', line ignored");
+	parse_one_diag("chip phy=0 phy=1\n", 1, "duplicate key 'phy', line ignored");
 
-	assert_int_equal(parse_text("chip card=1\n"), 0);
-	assert_one_diag(1, "chip without phy=, line ignored");
+	parse_one_diag("chip card=1\n", 1, "chip without phy=, line ignored");
 
-	assert_int_equal(parse_text("chip\n"), 0);
-	assert_one_diag(1, "chip without phy=");
+	parse_one_diag("chip\n", 1, "chip without phy=");
 	assert_int_equal(state.chip_count, 0);
 }
 
 static void test_duplicates_keep_the_first(void **unused)
 {
 	(void)unused;
-	assert_int_equal(parse_text("chip phy=0 name=first\nchip phy=0 card=9 name=second\n"), 0);
-	assert_one_diag(2, "phy 0 already defined on line 1, line ignored");
+	parse_one_diag("chip phy=0 name=first\nchip phy=0 card=9 name=second\n", 2,
+		       "phy 0 already defined on line 1, line ignored");
 	assert_int_equal(state.chip_count, 1);
 	assert_string_equal(state.chips[0].name, "first");
 
-	assert_int_equal(parse_text("chip phy=0 card=3 device=1\nchip phy=1 card=3 device=1\n"), 0);
-	assert_one_diag(2, "card 3 device 1 already defined on line 1");
+	parse_one_diag("chip phy=0 card=3 device=1\nchip phy=1 card=3 device=1\n", 2,
+		       "card 3 device 1 already defined on line 1");
 	assert_int_equal(state.chip_count, 1);
 
 	/* Two chips cannot be one PCI device; chips without pci= never clash. */
-	assert_int_equal(parse_text("chip phy=0 pci=0000:3b:00.0\nchip phy=1 pci=0000:3B:00.0\nchip phy=2\nchip phy=3\n"), 0);
-	assert_one_diag(2, "pci 0000:3b:00.0 already defined on line 1, line ignored");
+	parse_one_diag("chip phy=0 pci=0000:3b:00.0\nchip phy=1 pci=0000:3B:00.0\nchip phy=2\nchip phy=3\n", 2,
+		       "pci 0000:3b:00.0 already defined on line 1, line ignored");
 	assert_int_equal(state.chip_count, 3);
 
 	/* Default logic (= phy 1) clashes with chip 0's explicit logic 1. */
-	assert_int_equal(parse_text("chip phy=0 logic=1\nchip phy=1\n"), 0);
-	assert_one_diag(2, "logic 1 already defined on line 1");
+	parse_one_diag("chip phy=0 logic=1\nchip phy=1\n", 2, "logic 1 already defined on line 1");
 	assert_int_equal(state.chip_count, 1);
 }
 
@@ -401,15 +403,12 @@ static void test_driver_and_subscribe(void **unused)
 	assert_int_equal(parse_text("subscribe off\nsubscribe on\n"), 0);
 	assert_true(state.subscribe);
 
-	assert_int_equal(parse_text("subscribe maybe\n"), 0);
-	assert_one_diag(1, "bad value 'maybe' for 'subscribe' (expected on or off)");
+	parse_one_diag("subscribe maybe\n", 1, "bad value 'maybe' for 'subscribe' (expected on or off)");
 	assert_true(state.subscribe);
 
-	assert_int_equal(parse_text("subscribe\n"), 0);
-	assert_one_diag(1, "'subscribe' takes exactly one value");
+	parse_one_diag("subscribe\n", 1, "'subscribe' takes exactly one value");
 
-	assert_int_equal(parse_text("driver 24.1 rc1\n"), 0);
-	assert_one_diag(1, "'driver' takes exactly one value, line ignored");
+	parse_one_diag("driver 24.1 rc1\n", 1, "'driver' takes exactly one value, line ignored");
 	assert_string_equal(state.driver, "unknown");
 
 	char line[128];
@@ -464,6 +463,7 @@ static void test_vnpus(void **unused)
 		{ "vnpu id=100 id=101 phy=0 template=vir02", "duplicate key 'id'" },
 		{ "vnpu id=x phy=0 template=vir02", "bad value 'x' for 'id'" },
 		{ "vnpu id=100 phy=0 template=vir0123456789abcdef", "bad value" },
+		{ "vnpu id=100 phy=0 template", "expected key=value, got 'template', line ignored" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char text[256];
@@ -472,8 +472,8 @@ static void test_vnpus(void **unused)
 		assert_one_diag(2, bad[i].diag);
 		assert_int_equal(state.vnpu_count, 0);
 	}
-	assert_int_equal(parse_text("chip phy=0\nvnpu id=100 phy=0 template=a\nvnpu id=100 phy=0 template=b\n"), 0);
-	assert_one_diag(3, "vnpu 100 already defined");
+	parse_one_diag("chip phy=0\nvnpu id=100 phy=0 template=a\nvnpu id=100 phy=0 template=b\n", 3,
+		       "vnpu 100 already defined");
 	assert_int_equal(state.vnpu_count, 1);
 }
 

@@ -68,6 +68,35 @@ static void remove_tree(struct tree *t)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The simulator's state text for t, and the library installed in t. */
+static void dcmi_with_state(struct tree *t, const char *state_text)
+{
+	put(t->state, state_text);
+	setenv("ASCEND_FAKE_DCMI_STATE", t->state, 1);
+	install_library(t);
+}
+
+/* A DCMI inventory over dev_dir of the library installed in t. */
+static struct inventory *dcmi_inventory(struct tree *t, const char *dev_dir)
+{
+	struct inventory *inv;
+	const struct inventory_options o = {
+		.backend = NPU_BACKEND_DCMI,
+		.dcmi = { .explicit_path = t->lib, .host_root = "/", .driver_path = "/none" },
+		.dev_dir = dev_dir,
+	};
+	assert_int_equal(inventory_new(&o, &inv), 0);
+	return inv;
+}
+
+/* Removes the file name of t's dev dir. */
+static void dev_node_remove(struct tree *t, const char *name)
+{
+	char path[160];
+	snprintf(path, sizeof(path), "%s/%s", t->dev, name);
+	assert_int_equal(unlink(path), 0);
+}
+
 static const struct npu_device *find(const struct npu_snapshot *s, const char *id)
 {
 	const struct npu_device *d = npu_snapshot_find(s, id);
@@ -81,14 +110,12 @@ static void test_dcmi_health_mapping(void **state)
 	(void)state;
 	struct tree t;
 	make_tree(&t);
-	put(t.state, "chip phy=0 card=4 logic=3 health=0\n"
-		     "chip phy=1 card=5 logic=2 health=1\n"
-		     "chip phy=2 card=6 logic=1 health=2 errors=80E01801,80E18402\n"
-		     "chip phy=3 card=7 logic=0 health=3\n"
-		     "chip phy=5 card=9 logic=5 health=absent\n"
-		     "chip phy=6 card=10 logic=6 health=0\n");
-	setenv("ASCEND_FAKE_DCMI_STATE", t.state, 1);
-	install_library(&t);
+	dcmi_with_state(&t, "chip phy=0 card=4 logic=3 health=0\n"
+			    "chip phy=1 card=5 logic=2 health=1\n"
+			    "chip phy=2 card=6 logic=1 health=2 errors=80E01801,80E18402\n"
+			    "chip phy=3 card=7 logic=0 health=3\n"
+			    "chip phy=5 card=9 logic=5 health=absent\n"
+			    "chip phy=6 card=10 logic=6 health=0\n");
 	for (int i = 0; i <= 6; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "davinci%d", i);
@@ -97,13 +124,7 @@ static void test_dcmi_health_mapping(void **state)
 	}
 	dev_node(&t, "davinci_manager");
 
-	struct inventory *inv;
-	const struct inventory_options o = {
-		.backend = NPU_BACKEND_DCMI,
-		.dcmi = { .explicit_path = t.lib, .host_root = "/", .driver_path = "/none" },
-		.dev_dir = t.dev,
-	};
-	assert_int_equal(inventory_new(&o, &inv), 0);
+	struct inventory *inv = dcmi_inventory(&t, t.dev);
 	bool changed = false;
 	assert_int_equal(inventory_refresh(inv, &changed), 0);
 	assert_true(changed);
@@ -139,9 +160,7 @@ static void test_dcmi_health_mapping(void **state)
 	assert_false(changed);
 
 	/* Without davinci_manager every chip is Unhealthy. */
-	char manager[128];
-	snprintf(manager, sizeof(manager), "%s/davinci_manager", t.dev);
-	assert_int_equal(unlink(manager), 0);
+	dev_node_remove(&t, "davinci_manager");
 	assert_int_equal(inventory_refresh(inv, &changed), 0);
 	assert_true(changed);
 	assert_false(inventory_status(inv)->driver_ready);
@@ -161,26 +180,18 @@ static void test_vnpus(void **state)
 	(void)state;
 	struct tree t;
 	make_tree(&t);
-	put(t.state, "chip phy=0 card=0 name=310P3 health=0\n"
-		     "chip phy=1 card=1 name=310P3 health=2\n"
-		     "chip phy=2 card=2 name=310P3 health=0\n"
-		     "vnpu id=100 phy=0 template=vir04_3c\n"
-		     "vnpu id=101 phy=0 template=vir02\n"
-		     "vnpu id=116 phy=1 template=vir02\n");
-	setenv("ASCEND_FAKE_DCMI_STATE", t.state, 1);
-	install_library(&t);
+	dcmi_with_state(&t, "chip phy=0 card=0 name=310P3 health=0\n"
+			    "chip phy=1 card=1 name=310P3 health=2\n"
+			    "chip phy=2 card=2 name=310P3 health=0\n"
+			    "vnpu id=100 phy=0 template=vir04_3c\n"
+			    "vnpu id=101 phy=0 template=vir02\n"
+			    "vnpu id=116 phy=1 template=vir02\n");
 	static const char *const nodes[] = { "davinci0", "davinci1", "davinci2", "davinci_manager",
 					     "vdavinci100", "vdavinci116", "vdavinci132" };
 	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
 		dev_node(&t, nodes[i]);
 
-	struct inventory *inv;
-	const struct inventory_options o = {
-		.backend = NPU_BACKEND_DCMI,
-		.dcmi = { .explicit_path = t.lib, .host_root = "/", .driver_path = "/none" },
-		.dev_dir = t.dev,
-	};
-	assert_int_equal(inventory_new(&o, &inv), 0);
+	struct inventory *inv = dcmi_inventory(&t, t.dev);
 	bool changed = false;
 	assert_int_equal(inventory_refresh(inv, &changed), 0);
 	struct npu_snapshot *s = inventory_snapshot(inv);
@@ -258,9 +269,7 @@ static void test_devfs_health_is_node_presence(void **state)
 	npu_snapshot_unref(s);
 
 	/* A vanished node stays listed as Unhealthy until forgotten. */
-	char node[128];
-	snprintf(node, sizeof(node), "%s/davinci3", t.dev);
-	assert_int_equal(unlink(node), 0);
+	dev_node_remove(&t, "davinci3");
 	assert_int_equal(inventory_refresh(inv, &changed), 0);
 	assert_true(changed);
 	s = inventory_snapshot(inv);
@@ -305,19 +314,6 @@ static void test_dcmi_mode_without_library(void **state)
 	remove_tree(&t);
 }
 
-/* A DCMI inventory over dev_dir of the library installed in t. */
-static struct inventory *dcmi_inventory(struct tree *t, const char *dev_dir)
-{
-	struct inventory *inv;
-	const struct inventory_options o = {
-		.backend = NPU_BACKEND_DCMI,
-		.dcmi = { .explicit_path = t->lib, .host_root = "/", .driver_path = "/none" },
-		.dev_dir = dev_dir,
-	};
-	assert_int_equal(inventory_new(&o, &inv), 0);
-	return inv;
-}
-
 /* What an unreadable dev dir looks like; 0 when it is reported as itself,
  * else which check failed (this runs in a child without cmocka). */
 static int judge_unreadable(struct inventory *inv, int want_errno)
@@ -355,9 +351,7 @@ static void test_unreadable_dev_dir_is_not_a_missing_manager(void **state)
 	(void)state;
 	struct tree t;
 	make_tree(&t);
-	put(t.state, "chip phy=0 health=0\nchip phy=1 health=0\n");
-	setenv("ASCEND_FAKE_DCMI_STATE", t.state, 1);
-	install_library(&t);
+	dcmi_with_state(&t, "chip phy=0 health=0\nchip phy=1 health=0\n");
 	dev_node(&t, "davinci0");
 	dev_node(&t, "davinci1");
 	dev_node(&t, "davinci_manager");

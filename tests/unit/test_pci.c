@@ -15,38 +15,38 @@
 #include "base/macro.h"
 #include "base/pci.h"
 
+/* text parses into *a, which formats as formatted. */
+static void round_trip(const char *text, struct pci_address *a, const char *formatted)
+{
+	char name[PCI_ADDRESS_SIZE];
+	assert_int_equal(pci_address_parse(text, a), 0);
+	assert_int_equal(pci_address_format(a, name, sizeof(name)), 0);
+	assert_string_equal(name, formatted);
+}
+
 static void test_parse_and_format(void **state)
 {
 	(void)state;
 	struct pci_address a;
-	char name[PCI_ADDRESS_SIZE];
 
-	assert_int_equal(pci_address_parse("0000:3b:00.0", &a), 0);
+	round_trip("0000:3b:00.0", &a, "0000:3b:00.0");
 	assert_int_equal(a.domain, 0);
 	assert_int_equal(a.bus, 0x3b);
 	assert_int_equal(a.device, 0);
 	assert_int_equal(a.function, 0);
-	assert_int_equal(pci_address_format(&a, name, sizeof(name)), 0);
-	assert_string_equal(name, "0000:3b:00.0");
 
 	/* Upper case is read; the kernel's lower case is written. */
-	assert_int_equal(pci_address_parse("0001:C1:1F.7", &a), 0);
+	round_trip("0001:C1:1F.7", &a, "0001:c1:1f.7");
 	assert_int_equal(a.domain, 1);
 	assert_int_equal(a.bus, 0xc1);
 	assert_int_equal(a.device, 0x1f);
 	assert_int_equal(a.function, 7);
-	assert_int_equal(pci_address_format(&a, name, sizeof(name)), 0);
-	assert_string_equal(name, "0001:c1:1f.7");
 
 	/* Domains past 0xffff (VMD) have more digits, up to an int's range. */
-	assert_int_equal(pci_address_parse("10000:e1:00.0", &a), 0);
+	round_trip("10000:e1:00.0", &a, "10000:e1:00.0");
 	assert_int_equal(a.domain, 0x10000);
-	assert_int_equal(pci_address_format(&a, name, sizeof(name)), 0);
-	assert_string_equal(name, "10000:e1:00.0");
-	assert_int_equal(pci_address_parse("7fffffff:ff:1f.7", &a), 0);
-	assert_int_equal(pci_address_format(&a, name, sizeof(name)), 0);
-	assert_string_equal(name, "7fffffff:ff:1f.7");
-	assert_int_equal(strlen(name) + 1, PCI_ADDRESS_SIZE);
+	round_trip("7fffffff:ff:1f.7", &a, "7fffffff:ff:1f.7");
+	assert_int_equal(strlen("7fffffff:ff:1f.7") + 1, PCI_ADDRESS_SIZE);
 }
 
 static void test_parse_refuses(void **state)

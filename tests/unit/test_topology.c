@@ -48,6 +48,13 @@ static void set_unhealthy(struct npu_snapshot *s, unsigned phy)
 	s->healthy--;
 }
 
+/* 310P cards of two chips: phy 0 and 1 on card 0, 2 and 3 on card 1, ... */
+static void cards_of_two(struct npu_snapshot *s)
+{
+	for (size_t i = 0; i < s->count; i++)
+		s->devices[i].chip.card_id = (int)(i / 2);
+}
+
 /* IDs from "0-3,6" (each "npu-<phy>"); "" is no IDs. */
 struct id_list {
 	char ids[LIST_MAX][NPU_DEVICE_ID_MAX];
@@ -127,24 +134,46 @@ static const char *choose(const struct npu_snapshot *s, const char *available, c
 	return out;
 }
 
+/* One call of choose and the answer it must give. */
+struct choice {
+	const char *available, *must;
+	size_t size;
+	const char *want;
+};
+
+/* Each case in turn on s; a wrong answer names the case. */
+static void expect_choices(const struct npu_snapshot *s, const struct choice *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct choice *c = &cases[i];
+		const char *got = choose(s, c->available, c->must, c->size);
+		if (strcmp(got, c->want) != 0)
+			fail_msg("choose(\"%s\", \"%s\", %zu): \"%s\" != \"%s\"", c->available, c->must, c->size, got,
+				 c->want);
+	}
+}
+
 /* --- 910: two HCCS rings ------------------------------------------------ */
 
 static void test_910_single_chip_follows_volcano(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, 8);
-	/* All free: both rings have 4, the lower ring wins. */
-	assert_string_equal(choose(s, "0-7", "", 1), "0");
-	/* A ring with 1 free beats a ring with 3. */
-	assert_string_equal(choose(s, "0-2,5", "", 1), "5");
-	/* 3 beats 2 (it leaves an even number free). */
-	assert_string_equal(choose(s, "0,1,5-7", "", 1), "5");
-	assert_string_equal(choose(s, "1-3,6,7", "", 1), "1");
-	/* 2 beats 4. */
-	assert_string_equal(choose(s, "2,3,4-7", "", 1), "2");
-	assert_string_equal(choose(s, "0-3,6,7", "", 1), "6");
-	/* 1 beats 2 and 4 as well. */
-	assert_string_equal(choose(s, "0-3,7", "", 1), "7");
+	static const struct choice cases[] = {
+		/* All free: both rings have 4, the lower ring wins. */
+		{ "0-7", "", 1, "0" },
+		/* A ring with 1 free beats a ring with 3. */
+		{ "0-2,5", "", 1, "5" },
+		/* 3 beats 2 (it leaves an even number free). */
+		{ "0,1,5-7", "", 1, "5" },
+		{ "1-3,6,7", "", 1, "1" },
+		/* 2 beats 4. */
+		{ "2,3,4-7", "", 1, "2" },
+		{ "0-3,6,7", "", 1, "6" },
+		/* 1 beats 2 and 4 as well. */
+		{ "0-3,7", "", 1, "7" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -152,16 +181,19 @@ static void test_910_pairs_and_quads_follow_volcano(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, 8);
-	/* For 2: a ring with 2 free, then 4, then 3. */
-	assert_string_equal(choose(s, "0-2,4,5", "", 2), "4,5");
-	assert_string_equal(choose(s, "1-3,4-7", "", 2), "4,5");
-	assert_string_equal(choose(s, "0-3,5-7", "", 2), "0,1");
-	assert_string_equal(choose(s, "1-3,7", "", 2), "1,2");
-	/* For 4: a ring with all 4 free, never spread when one has them. */
-	assert_string_equal(choose(s, "1-3,4-7", "", 4), "4,5,6,7");
-	assert_string_equal(choose(s, "0-7", "", 4), "0,1,2,3");
-	/* 8 takes the node. */
-	assert_string_equal(choose(s, "0-7", "", 8), "0,1,2,3,4,5,6,7");
+	static const struct choice cases[] = {
+		/* For 2: a ring with 2 free, then 4, then 3. */
+		{ "0-2,4,5", "", 2, "4,5" },
+		{ "1-3,4-7", "", 2, "4,5" },
+		{ "0-3,5-7", "", 2, "0,1" },
+		{ "1-3,7", "", 2, "1,2" },
+		/* For 4: a ring with all 4 free, never spread when one has them. */
+		{ "1-3,4-7", "", 4, "4,5,6,7" },
+		{ "0-7", "", 4, "0,1,2,3" },
+		/* 8 takes the node. */
+		{ "0-7", "", 8, "0,1,2,3,4,5,6,7" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -169,17 +201,20 @@ static void test_910_invalid_sizes_get_best_effort(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, 8);
-	/* 3 is no training topology, but one ring still holds it: the tightest. */
-	assert_string_equal(choose(s, "0-7", "", 3), "0,1,2");
-	assert_string_equal(choose(s, "0,1,4-6", "", 3), "4,5,6");
-	assert_string_equal(choose(s, "0-3,5-7", "", 3), "5,6,7");
-	/* 5, 6 and 7 need both rings: the fuller one whole, the rest from the other. */
-	assert_string_equal(choose(s, "0-7", "", 5), "0,1,2,3,4");
-	assert_string_equal(choose(s, "0-2,4-7", "", 6), "0,1,4,5,6,7");
-	assert_string_equal(choose(s, "0-7", "", 7), "0,1,2,3,4,5,6");
-	/* Valid sizes no ring can hold: spread rather than fail. */
-	assert_string_equal(choose(s, "0,4", "", 2), "0,4");
-	assert_string_equal(choose(s, "0-2,4-6", "", 4), "0,1,2,4");
+	static const struct choice cases[] = {
+		/* 3 is no training topology, but one ring still holds it: the tightest. */
+		{ "0-7", "", 3, "0,1,2" },
+		{ "0,1,4-6", "", 3, "4,5,6" },
+		{ "0-3,5-7", "", 3, "5,6,7" },
+		/* 5, 6 and 7 need both rings: the fuller one whole, the rest from the other. */
+		{ "0-7", "", 5, "0,1,2,3,4" },
+		{ "0-2,4-7", "", 6, "0,1,4,5,6,7" },
+		{ "0-7", "", 7, "0,1,2,3,4,5,6" },
+		/* Valid sizes no ring can hold: spread rather than fail. */
+		{ "0,4", "", 2, "0,4" },
+		{ "0-2,4-6", "", 4, "0,1,2,4" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -187,16 +222,19 @@ static void test_910_must_include(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, 8);
-	/* The ring of the chosen chip, though the other ring is emptier. */
-	assert_string_equal(choose(s, "0-7", "5", 2), "4,5");
-	assert_string_equal(choose(s, "1-7", "0", 4), "0,1,2,3");
-	/* Listed in both lists it counts once. */
-	assert_string_equal(choose(s, "0-7", "6", 2), "4,6");
-	/* The kubelet chose them already: all of them, even across rings. */
-	assert_string_equal(choose(s, "0-7", "0,4", 4), "0,1,2,4");
-	assert_string_equal(choose(s, "0-7", "3,5", 2), "3,5");
-	/* must_include need not be listed in available. */
-	assert_string_equal(choose(s, "0,1,2", "3", 4), "0,1,2,3");
+	static const struct choice cases[] = {
+		/* The ring of the chosen chip, though the other ring is emptier. */
+		{ "0-7", "5", 2, "4,5" },
+		{ "1-7", "0", 4, "0,1,2,3" },
+		/* Listed in both lists it counts once. */
+		{ "0-7", "6", 2, "4,6" },
+		/* The kubelet chose them already: all of them, even across rings. */
+		{ "0-7", "0,4", 4, "0,1,2,4" },
+		{ "0-7", "3,5", 2, "3,5" },
+		/* must_include need not be listed in available. */
+		{ "0,1,2", "3", 4, "0,1,2,3" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -206,9 +244,12 @@ static void test_910b_full_mesh_lowest_ids(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, 8);
-	assert_string_equal(choose(s, "7,3,5,1", "", 2), "1,3");
-	assert_string_equal(choose(s, "1,3,5,7", "6", 3), "1,3,6");
-	assert_string_equal(choose(s, "0-7", "", 7), "0,1,2,3,4,5,6");
+	static const struct choice cases[] = {
+		{ "7,3,5,1", "", 2, "1,3" },
+		{ "1,3,5,7", "6", 3, "1,3,6" },
+		{ "0-7", "", 7, "0,1,2,3,4,5,6" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -216,22 +257,25 @@ static void test_910b_box16_meshes(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, 16);
-	/* Up to 8 inside one mesh: the one with the fewest free that fits. */
-	assert_string_equal(choose(s, "0-15", "", 8), "0,1,2,3,4,5,6,7");
-	assert_string_equal(choose(s, "2-7,8-15", "", 4), "2,3,4,5");
-	assert_string_equal(choose(s, "2-7,8-15", "", 7), "8,9,10,11,12,13,14");
-	assert_string_equal(choose(s, "7,8-15", "", 1), "7");
-	/* Even sizes above 8: half from each mesh. */
-	assert_string_equal(choose(s, "0-15", "", 10), "0,1,2,3,4,8,9,10,11,12");
-	assert_string_equal(choose(s, "2-7,8-15", "", 12), "2,3,4,5,6,7,8,9,10,11,12,13");
-	assert_string_equal(choose(s, "0-15", "", 16), "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
-	assert_string_equal(choose(s, "0-15", "9,10,11,12,13,14", 12), "0,1,2,3,4,5,9,10,11,12,13,14");
-	/* A split the meshes cannot give, and odd sizes: best effort. */
-	assert_string_equal(choose(s, "3-7,8-15", "", 12), "3,4,5,6,8,9,10,11,12,13,14,15");
-	assert_string_equal(choose(s, "0-15", "", 9), "0,1,2,3,4,5,6,7,8");
-	assert_string_equal(choose(s, "0-15", "", 15), "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14");
-	/* must_include in one mesh keeps the answer there. */
-	assert_string_equal(choose(s, "0-15", "12", 3), "8,9,12");
+	static const struct choice cases[] = {
+		/* Up to 8 inside one mesh: the one with the fewest free that fits. */
+		{ "0-15", "", 8, "0,1,2,3,4,5,6,7" },
+		{ "2-7,8-15", "", 4, "2,3,4,5" },
+		{ "2-7,8-15", "", 7, "8,9,10,11,12,13,14" },
+		{ "7,8-15", "", 1, "7" },
+		/* Even sizes above 8: half from each mesh. */
+		{ "0-15", "", 10, "0,1,2,3,4,8,9,10,11,12" },
+		{ "2-7,8-15", "", 12, "2,3,4,5,6,7,8,9,10,11,12,13" },
+		{ "0-15", "", 16, "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" },
+		{ "0-15", "9,10,11,12,13,14", 12, "0,1,2,3,4,5,9,10,11,12,13,14" },
+		/* A split the meshes cannot give, and odd sizes: best effort. */
+		{ "3-7,8-15", "", 12, "3,4,5,6,8,9,10,11,12,13,14,15" },
+		{ "0-15", "", 9, "0,1,2,3,4,5,6,7,8" },
+		{ "0-15", "", 15, "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14" },
+		/* must_include in one mesh keeps the answer there. */
+		{ "0-15", "12", 3, "8,9,12" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -241,19 +285,22 @@ static void test_a3_whole_pairs(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_A3, 16);
-	/* Free {0,2,3,4}: only {2,3} is a whole free pair. */
-	assert_string_equal(choose(s, "0,2,3,4", "", 2), "2,3");
-	assert_string_equal(choose(s, "0-15", "", 2), "0,1");
-	assert_string_equal(choose(s, "0,2-5,7", "", 4), "2,3,4,5");
-	assert_string_equal(choose(s, "1,3,4,6-9,11", "", 4), "6,7,8,9");
-	assert_string_equal(choose(s, "0-15", "", 16), "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
-	/* A die whose pair-mate is taken, keeping whole pairs free. */
-	assert_string_equal(choose(s, "0,2,3,4", "", 1), "0");
-	assert_string_equal(choose(s, "2-6", "", 1), "6");
-	assert_string_equal(choose(s, "0-15", "", 1), "0");
-	/* must_include: its pair-mate completes the pair. */
-	assert_string_equal(choose(s, "0,2,3", "1", 2), "0,1");
-	assert_string_equal(choose(s, "2,3,5", "4", 2), "4,5");
+	static const struct choice cases[] = {
+		/* Free {0,2,3,4}: only {2,3} is a whole free pair. */
+		{ "0,2,3,4", "", 2, "2,3" },
+		{ "0-15", "", 2, "0,1" },
+		{ "0,2-5,7", "", 4, "2,3,4,5" },
+		{ "1,3,4,6-9,11", "", 4, "6,7,8,9" },
+		{ "0-15", "", 16, "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" },
+		/* A die whose pair-mate is taken, keeping whole pairs free. */
+		{ "0,2,3,4", "", 1, "0" },
+		{ "2-6", "", 1, "6" },
+		{ "0-15", "", 1, "0" },
+		/* must_include: its pair-mate completes the pair. */
+		{ "0,2,3", "1", 2, "0,1" },
+		{ "2,3,5", "4", 2, "4,5" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -261,13 +308,16 @@ static void test_a3_invalid_sizes_get_best_effort(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_A3, 16);
-	/* Odd sizes: whole pairs, the odd die from a broken pair. */
-	assert_string_equal(choose(s, "0,2-5", "", 3), "0,2,3");
-	assert_string_equal(choose(s, "0-15", "", 5), "0,1,2,3,4");
-	/* A whole pair before two broken ones; without one, as few pairs as possible. */
-	assert_string_equal(choose(s, "0,2,4,5", "", 2), "4,5");
-	assert_string_equal(choose(s, "0,2,4,6", "", 2), "0,2");
-	assert_string_equal(choose(s, "0,2,4,6,8,9", "", 4), "0,2,8,9");
+	static const struct choice cases[] = {
+		/* Odd sizes: whole pairs, the odd die from a broken pair. */
+		{ "0,2-5", "", 3, "0,2,3" },
+		{ "0-15", "", 5, "0,1,2,3,4" },
+		/* A whole pair before two broken ones; without one, as few pairs as possible. */
+		{ "0,2,4,5", "", 2, "4,5" },
+		{ "0,2,4,6", "", 2, "0,2" },
+		{ "0,2,4,6,8,9", "", 4, "0,2,8,9" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -277,16 +327,18 @@ static void test_310p_stays_on_one_card(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_310P, 8);
-	for (unsigned i = 0; i < 8; i++)
-		s->devices[i].chip.card_id = (int)(i / 2);
-	assert_string_equal(choose(s, "0,2,3,5", "", 2), "2,3");
-	assert_string_equal(choose(s, "0-7", "", 2), "0,1");
-	/* A chip whose card-mate is taken. */
-	assert_string_equal(choose(s, "0,1,3", "", 1), "3");
-	assert_string_equal(choose(s, "0-7", "", 1), "0");
-	/* More than a card: whole cards, then the tightest card for the rest. */
-	assert_string_equal(choose(s, "0,1,3-7", "", 3), "0,1,3");
-	assert_string_equal(choose(s, "0,2-7", "", 4), "2,3,4,5");
+	cards_of_two(s);
+	static const struct choice cases[] = {
+		{ "0,2,3,5", "", 2, "2,3" },
+		{ "0-7", "", 2, "0,1" },
+		/* A chip whose card-mate is taken. */
+		{ "0,1,3", "", 1, "3" },
+		{ "0-7", "", 1, "0" },
+		/* More than a card: whole cards, then the tightest card for the rest. */
+		{ "0,1,3-7", "", 3, "0,1,3" },
+		{ "0,2-7", "", 4, "2,3,4,5" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 
 	/* Cards come from the card id, not from the phy ids: here a card holds
@@ -296,9 +348,12 @@ static void test_310p_stays_on_one_card(void **state)
 	s->devices[1].chip.card_id = 5;
 	s->devices[2].chip.card_id = 7;
 	s->devices[3].chip.card_id = 5;
-	assert_string_equal(choose(s, "0-3", "", 2), "1,3");
-	assert_string_equal(choose(s, "0,2,3", "", 2), "0,2");
-	assert_string_equal(choose(s, "0,1,2", "", 1), "1");
+	static const struct choice cases2[] = {
+		{ "0-3", "", 2, "1,3" },
+		{ "0,2,3", "", 2, "0,2" },
+		{ "0,1,2", "", 1, "1" },
+	};
+	expect_choices(s, cases2, ELEMENTSOF(cases2));
 	free(s);
 }
 
@@ -348,22 +403,25 @@ static void test_numa_nodes_where_no_groups(void **state)
 		assert_string_equal(choose(s, "0,4-7", "", 2), "0,4");
 		set_numa(s, "0-3", 0);
 		set_numa(s, "4-7", 1);
-		/* Node 0 cannot hold 2 any more: node 1. */
-		assert_string_equal(choose(s, "0,4-7", "", 2), "4,5");
-		/* Equal nodes: the lower one. */
-		assert_string_equal(choose(s, "0-7", "", 2), "0,1");
-		assert_string_equal(choose(s, "0-7", "", 4), "0,1,2,3");
-		/* The node left with the fewest free chips that still holds it. */
-		assert_string_equal(choose(s, "0,1,4-6", "", 1), "0");
-		assert_string_equal(choose(s, "0,1,4-6", "", 2), "0,1");
-		assert_string_equal(choose(s, "0,1,4-6", "", 3), "4,5,6");
-		/* No node holds it: the fullest, then the tightest for the rest. */
-		assert_string_equal(choose(s, "0,1,4-6", "", 4), "0,4,5,6");
-		assert_string_equal(choose(s, "0-7", "", 6), "0,1,2,3,4,5");
-		/* must_include decides the node ... */
-		assert_string_equal(choose(s, "0-7", "5", 2), "4,5");
-		/* ... or, across two nodes, the answer fills them first. */
-		assert_string_equal(choose(s, "1-3,5-7", "0,4", 3), "0,1,4");
+		static const struct choice cases[] = {
+			/* Node 0 cannot hold 2 any more: node 1. */
+			{ "0,4-7", "", 2, "4,5" },
+			/* Equal nodes: the lower one. */
+			{ "0-7", "", 2, "0,1" },
+			{ "0-7", "", 4, "0,1,2,3" },
+			/* The node left with the fewest free chips that still holds it. */
+			{ "0,1,4-6", "", 1, "0" },
+			{ "0,1,4-6", "", 2, "0,1" },
+			{ "0,1,4-6", "", 3, "4,5,6" },
+			/* No node holds it: the fullest, then the tightest for the rest. */
+			{ "0,1,4-6", "", 4, "0,4,5,6" },
+			{ "0-7", "", 6, "0,1,2,3,4,5" },
+			/* must_include decides the node ... */
+			{ "0-7", "5", 2, "4,5" },
+			/* ... or, across two nodes, the answer fills them first. */
+			{ "1-3,5-7", "0,4", 3, "0,1,4" },
+		};
+		expect_choices(s, cases, ELEMENTSOF(cases));
 		free(s);
 	}
 }
@@ -374,11 +432,14 @@ static void test_numa_unknown_chips_are_one_more_node(void **state)
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_UNKNOWN, 6);
 	set_numa(s, "0,1", 1);
 	set_numa(s, "4,5", 0);
-	/* 2 and 3 unknown: a node of their own, last on ties. */
-	assert_string_equal(choose(s, "0-5", "", 2), "4,5");
-	assert_string_equal(choose(s, "0,2-5", "", 2), "4,5");
-	assert_string_equal(choose(s, "0,2,3,5", "", 2), "2,3");
-	assert_string_equal(choose(s, "0-3", "", 1), "0");
+	static const struct choice cases[] = {
+		/* 2 and 3 unknown: a node of their own, last on ties. */
+		{ "0-5", "", 2, "4,5" },
+		{ "0,2-5", "", 2, "4,5" },
+		{ "0,2,3,5", "", 2, "2,3" },
+		{ "0-3", "", 1, "0" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -386,26 +447,28 @@ static void test_numa_encloses_310p_cards(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_310P, 8);
-	for (unsigned i = 0; i < 8; i++)
-		s->devices[i].chip.card_id = (int)(i / 2);
+	cards_of_two(s);
 	/* Without NUMA nodes: as few cards as possible, the lowest first. */
 	assert_string_equal(choose(s, "0-7", "", 4), "0,1,2,3");
 	assert_string_equal(choose(s, "0-7", "", 3), "0,1,2");
 	/* Cards 0 and 2 on node 0, cards 1 and 3 on node 1. */
 	set_numa(s, "0,1,4,5", 0);
 	set_numa(s, "2,3,6,7", 1);
-	assert_string_equal(choose(s, "0-7", "", 4), "0,1,4,5");
-	assert_string_equal(choose(s, "0-7", "", 3), "0,1,4");
-	/* Node 0 has 3 free, node 1 4: the tighter one. */
-	assert_string_equal(choose(s, "0-3,5-7", "", 3), "0,1,5");
-	assert_string_equal(choose(s, "0-3,5-7", "", 4), "2,3,6,7");
-	/* A chip of node 1 already in the answer takes the rest there. */
-	assert_string_equal(choose(s, "0-7", "2", 3), "2,3,6");
-	/* Up to a card's size the card rules alone decide, as before. */
-	assert_string_equal(choose(s, "0-7", "", 2), "0,1");
-	assert_string_equal(choose(s, "1-7", "", 1), "1");
-	/* No node holds 5: the card rules over the whole node. */
-	assert_string_equal(choose(s, "0-7", "", 5), "0,1,2,3,4");
+	static const struct choice cases[] = {
+		{ "0-7", "", 4, "0,1,4,5" },
+		{ "0-7", "", 3, "0,1,4" },
+		/* Node 0 has 3 free, node 1 4: the tighter one. */
+		{ "0-3,5-7", "", 3, "0,1,5" },
+		{ "0-3,5-7", "", 4, "2,3,6,7" },
+		/* A chip of node 1 already in the answer takes the rest there. */
+		{ "0-7", "2", 3, "2,3,6" },
+		/* Up to a card's size the card rules alone decide, as before. */
+		{ "0-7", "", 2, "0,1" },
+		{ "1-7", "", 1, "1" },
+		/* No node holds 5: the card rules over the whole node. */
+		{ "0-7", "", 5, "0,1,2,3,4" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -441,11 +504,14 @@ static void test_unhealthy_offers_are_not_chosen(void **state)
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, 8);
 	set_unhealthy(s, 0);
 	set_unhealthy(s, 2);
-	assert_string_equal(choose(s, "0-7", "", 2), "1,3");
-	/* Offered but Unhealthy: fewer than asked, the kubelet fills up. */
-	assert_string_equal(choose(s, "0-2", "", 3), "1");
-	/* A must_include device is kept whatever its health. */
-	assert_string_equal(choose(s, "1,3", "2", 2), "1,2");
+	static const struct choice cases[] = {
+		{ "0-7", "", 2, "1,3" },
+		/* Offered but Unhealthy: fewer than asked, the kubelet fills up. */
+		{ "0-2", "", 3, "1" },
+		/* A must_include device is kept whatever its health. */
+		{ "1,3", "2", 2, "1,2" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 
 	s = make_snapshot(NPU_FAMILY_910, 8);
@@ -459,9 +525,12 @@ static void test_must_include_alone(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_A3, 16);
-	assert_string_equal(choose(s, "0-15", "3,9", 2), "3,9");
-	assert_string_equal(choose(s, "", "5", 1), "5");
-	assert_string_equal(choose(s, "0-15", "5,5", 1), "5");
+	static const struct choice cases[] = {
+		{ "0-15", "3,9", 2, "3,9" },
+		{ "", "5", 1, "5" },
+		{ "0-15", "5,5", 1, "5" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	free(s);
 }
 
@@ -469,16 +538,19 @@ static void test_errors_write_nothing(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, 8);
-	assert_string_equal(choose(s, "0-7", "", 0), "error EINVAL");
-	assert_string_equal(choose(s, "0-7", "0,1,2", 2), "error EINVAL");
-	assert_string_equal(choose(s, "0-7,8", "", 1), "error ENOENT");
-	assert_string_equal(choose(s, "0-7", "99", 1), "error ENOENT");
-	assert_string_equal(choose(s, "0-3", "", 5), "error ERANGE");
-	assert_string_equal(choose(s, "", "", 1), "error ERANGE");
-	/* Repeated IDs count once. */
-	assert_string_equal(choose(s, "1,1,1", "", 2), "error ERANGE");
-	assert_string_equal(choose(s, "1,1,1", "1", 2), "error ERANGE");
-	assert_string_equal(choose(s, "0-7", "", 9), "error ERANGE");
+	static const struct choice cases[] = {
+		{ "0-7", "", 0, "error EINVAL" },
+		{ "0-7", "0,1,2", 2, "error EINVAL" },
+		{ "0-7,8", "", 1, "error ENOENT" },
+		{ "0-7", "99", 1, "error ENOENT" },
+		{ "0-3", "", 5, "error ERANGE" },
+		{ "", "", 1, "error ERANGE" },
+		/* Repeated IDs count once. */
+		{ "1,1,1", "", 2, "error ERANGE" },
+		{ "1,1,1", "1", 2, "error ERANGE" },
+		{ "0-7", "", 9, "error ERANGE" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
 	/* More IDs than any node has, even repeated ones. */
 	char many[8 * (NPU_MAX_CHIPS + 1)] = "";
 	size_t used = 0;

@@ -79,6 +79,9 @@ static int usage_error(const char *fmt, ...)
 	return REPORT_EXIT_USAGE;
 }
 
+/* How --json output is written. */
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 /* A run that reached no verdict, for --json readers: {"command", "verdict":
  * "FAIL", "exit_code": 2, "error"}. */
 static void print_error_json(const char *command, const char *error)
@@ -88,8 +91,7 @@ static void print_error_json(const char *command, const char *error)
 	    json_object_object_add(doc, "verdict", json_object_new_string("FAIL")) == 0 &&
 	    json_object_object_add(doc, "exit_code", json_object_new_int(2)) == 0 &&
 	    json_object_object_add(doc, "error", json_object_new_string(error)) == 0)
-		printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-									    JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(doc, JSON_FLAGS));
 	json_object_put(doc);
 }
 
@@ -136,25 +138,39 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* The flags whose value is kept as given, and where. */
+	const struct {
+		int code;
+		const char **value;
+	} kept[] = {
+		{ OPT_HOST_ROOT, &o.host_root },
+		{ OPT_DRIVER, &o.driver_path },
+		{ OPT_DEV, &o.dev_dir },
+		{ OPT_SOCKET, &o.socket_dir },
+		{ OPT_DCMI, &o.dcmi_lib },
+		{ 'n', &o.namespace },
+		{ OPT_POD, &o.pod_file },
+		{ OPT_NODES, &o.nodes_file },
+		{ OPT_PODS, &o.pods_file },
+		{ OPT_KUBECTL, &o.kubectl },
+		{ OPT_SOC, &o.soc_version },
+		{ OPT_TOOLKIT, &o.toolkit_path },
+		{ OPT_PODRES, &o.pod_resources_socket },
+	};
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, ":n:", long_options, NULL)) != -1) {
+		size_t k = 0;
+		while (k < sizeof(kept) / sizeof(kept[0]) && kept[k].code != c)
+			k++;
+		if (k < sizeof(kept) / sizeof(kept[0])) {
+			*kept[k].value = optarg;
+			continue;
+		}
 		int64_t ms;
 		switch (c) {
 		case OPT_JSON:
 			json = true;
-			break;
-		case OPT_HOST_ROOT:
-			o.host_root = optarg;
-			break;
-		case OPT_DRIVER:
-			o.driver_path = optarg;
-			break;
-		case OPT_DEV:
-			o.dev_dir = optarg;
-			break;
-		case OPT_SOCKET:
-			o.socket_dir = optarg;
 			break;
 		case OPT_RESOURCE:
 			if (!strchr(optarg, '/'))
@@ -163,37 +179,10 @@ int main(int argc, char **argv)
 			o.resource_name = optarg;
 			o.resource_name_given = true;
 			break;
-		case OPT_DCMI:
-			o.dcmi_lib = optarg;
-			break;
 		case OPT_TIMEOUT:
 			if (parse_duration_ms(optarg, &ms) < 0 || ms <= 0)
 				return usage_error("--timeout: '%s' is not a duration such as 10s", optarg);
 			o.timeout_ms = (long)ms;
-			break;
-		case 'n':
-			o.namespace = optarg;
-			break;
-		case OPT_POD:
-			o.pod_file = optarg;
-			break;
-		case OPT_NODES:
-			o.nodes_file = optarg;
-			break;
-		case OPT_PODS:
-			o.pods_file = optarg;
-			break;
-		case OPT_KUBECTL:
-			o.kubectl = optarg;
-			break;
-		case OPT_SOC:
-			o.soc_version = optarg;
-			break;
-		case OPT_TOOLKIT:
-			o.toolkit_path = optarg;
-			break;
-		case OPT_PODRES:
-			o.pod_resources_socket = optarg;
 			break;
 		case OPT_HELP:
 			usage(stdout);
@@ -269,10 +258,7 @@ int main(int argc, char **argv)
 	if (json) {
 		if (!doc)
 			doc = report_to_json(&report, command);
-		const char *text = doc ? json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-								       JSON_C_TO_STRING_SPACED |
-								       JSON_C_TO_STRING_NOSLASHESCAPE)
-				       : NULL;
+		const char *text = doc ? json_object_to_json_string_ext(doc, JSON_FLAGS) : NULL;
 		if (!text) {
 			fprintf(stderr, "ascend-doctor: out of memory\n");
 			json_object_put(doc);
