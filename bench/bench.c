@@ -768,7 +768,7 @@ static int measure_restarts(struct node *n, uint32_t restarts, unsigned allocata
 					restarted < 0 ? "`restarted` " : "", registered < 0 ? "`register`" : "");
 				return -ETIMEDOUT;
 			}
-			int64_t ts;
+			int64_t ts = 0;
 			if (line_ts(line, &ts) < 0)
 				continue;
 			if (strstr(line, " restarted ") && restarted < 0)

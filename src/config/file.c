@@ -55,7 +55,7 @@ static int get_replicas(struct ctx *c, const struct ynode *n, const char *path, 
 
 static int get_resource_name(struct ctx *c, const struct ynode *n, const char *path, char ret[RESOURCE_NAME_MAX])
 {
-	const char *s;
+	const char *s = NULL;
 	int r = get_text(c, n, path, &s);
 	if (r < 0)
 		return r;
@@ -99,7 +99,7 @@ static int read_flag(struct ctx *c, struct config *scratch, const struct ynode *
 	if (!camel_to_flag(k->value, flag, sizeof(flag)))
 		return yaml_walk_fail(&c->w, k->line, -EINVAL,
 				      "%s: unknown flag (keys are flags in camelCase, e.g. healthInterval)", p);
-	const char *value;
+	const char *value = NULL;
 	int r = get_text(c, v, p, &value);
 	if (r < 0)
 		return r;
@@ -277,7 +277,7 @@ static int read_resource(struct ctx *c, const struct ynode *n, const char *path,
 	if (!family || !name)
 		return yaml_walk_fail(&c->w, n->line, -EINVAL, "%s: needs %s", path, family ? "a name" : "a family");
 	char p[YAML_PATH_SIZE];
-	const char *text;
+	const char *text = NULL;
 	yaml_path_key(p, sizeof(p), path, "family");
 	r = get_text(c, family, p, &text);
 	if (r < 0)
@@ -453,7 +453,7 @@ static int read_frequency(struct ctx *c, const struct ynode *n, const char *path
 	size_t n_codes;
 	bool all;
 	uint32_t count;
-	int64_t window, release = 0;
+	int64_t window = 0, release = 0;
 	enum fault_level level;
 	yaml_path_key(p, sizeof(p), path, "codes");
 	if ((r = get_rule_codes(c, k.codes, p, codes, &n_codes, &all)) < 0)
@@ -491,7 +491,7 @@ static int read_duration(struct ctx *c, const struct ynode *n, const char *path,
 	uint32_t codes[CONFIG_FILE_MAX_ENTRIES];
 	size_t n_codes;
 	bool all;
-	int64_t timeout, recover = 0;
+	int64_t timeout = 0, recover = 0;
 	enum fault_level level;
 	yaml_path_key(p, sizeof(p), path, "codes");
 	if ((r = get_rule_codes(c, k.codes, p, codes, &n_codes, &all)) < 0)

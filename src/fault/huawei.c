@@ -522,7 +522,7 @@ static int read_frequency_rule(struct reader *r, struct json_object *rule, struc
 		return err;
 	uint32_t codes[FAULT_POLICY_MAX_RULE_CODES];
 	size_t n = 0;
-	int64_t window, times, release = 0;
+	int64_t window = 0, times = 0, release = 0;
 	enum fault_level level;
 	if (k.event_id) {
 		push_key(r, "EventId");

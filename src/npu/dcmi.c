@@ -870,7 +870,7 @@ int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, siz
 {
 	if (!lib || (!chips && max > 0) || !ret_count)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	size_t n = max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS;
 	int r = run_call(lib, "dcmi_get_card_list", NULL, n, CALL_SIZE(chips), do_enumerate, &c);
 	if (r < 0)
@@ -891,7 +891,7 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
 {
 	if (!lib || !addressable(chip) || !ret_health)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	int r = run_call(lib, "dcmi_get_device_health", chip, 0, CALL_SIZE(health), do_health, &c);
 	if (r == 0)
 		*ret_health = c->out.health;
@@ -909,7 +909,7 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 {
 	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	size_t n = max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES;
 	int r = run_call(lib, "dcmi_get_device_errorcode_v2", chip, n, CALL_SIZE(codes), do_error_codes, &c);
 	if (r < 0)
@@ -930,7 +930,7 @@ int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, str
 {
 	if (!lib || !addressable(chip) || !ret_address)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	int r = run_call(lib, "dcmi_get_device_pcie_info_v2", chip, 0, CALL_SIZE(address), do_pci_address, &c);
 	if (r == 0)
 		*ret_address = c->out.address;
@@ -948,7 +948,7 @@ int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct np
 {
 	if (!lib || !addressable(chip) || (!vnpus && max > 0) || !ret_count)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	size_t n = max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP;
 	int r = run_call(lib, "dcmi_get_device_info", chip, n, CALL_SIZE(vnpus), do_vnpus, &c);
 	if (r < 0)
@@ -969,7 +969,7 @@ int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
 {
 	if (!lib || !buf || size == 0)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	int r = run_call(lib, "dcmi_get_dcmi_version", NULL, 0, CALL_SIZE(version), do_driver_version, &c);
 	return r < 0 ? r : str_copy(buf, size, c->out.version);
 }
@@ -984,7 +984,7 @@ int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int
 {
 	if (!lib || !addressable(chip) || !ret_celsius)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	int r = run_call(lib, "dcmi_get_device_temperature", chip, 0, CALL_SIZE(celsius), do_temperature, &c);
 	if (r == 0)
 		*ret_celsius = c->out.celsius;
@@ -1001,7 +1001,7 @@ int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *r
 {
 	if (!lib || !addressable(chip) || !ret_watts)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	int r = run_call(lib, "dcmi_get_device_power_info", chip, 0, CALL_SIZE(watts), do_power, &c);
 	if (r == 0)
 		*ret_watts = c->out.watts;
@@ -1018,7 +1018,7 @@ int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *ch
 {
 	if (!lib || !addressable(chip) || !ret_percent)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	int r = run_call(lib, "dcmi_get_device_utilization_rate", chip, 0, CALL_SIZE(percent), do_aicore_utilization, &c);
 	if (r == 0)
 		*ret_percent = c->out.percent;
@@ -1035,7 +1035,7 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 {
 	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
 		return -EINVAL;
-	struct dcmi_call *c;
+	struct dcmi_call *c = NULL;
 	int r = run_call(lib, "dcmi_get_device_hbm_info", chip, 0, CALL_SIZE(hbm), do_hbm, &c);
 	if (r == 0) {
 		*ret_total_mb = c->out.hbm[0];
