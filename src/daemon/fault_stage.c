@@ -9,6 +9,10 @@
 #include "base/log.h"
 #include "base/parse.h"
 
+/* The metrics' help lists the levels by number (telemetry/metrics.c). */
+_Static_assert(FAULT_LEVEL_MANUALLY_SEPARATE_NPU == 9 && FAULT_LEVEL_RESTART_BUSINESS == 4,
+	       "ascend_npu_fault_level numbers the levels by severity");
+
 /* The chip's state, made when it is first judged; NULL when no more fit. */
 static struct fault_state *state_of(struct fault_stage *st, uint32_t phy)
 {
@@ -78,6 +82,9 @@ static bool judgeable(const struct npu_device *d)
 
 static void apply_verdict(struct npu_device *d, const struct fault_step *step, const char *chip_id)
 {
+	d->policy_judged = true;
+	d->policy_level = (unsigned)step->level;
+	d->policy_code = step->code;
 	if (step->healthy) {
 		if (d->fault == NPU_FAULT_HEALTH_LEVEL)
 			d->fault = NPU_FAULT_NONE;

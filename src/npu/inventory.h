@@ -94,6 +94,9 @@ struct npu_device {
 	 * and rule behind its verdict ("RestartBusiness, code 80E01801, code
 	 * table"); empty when none judged the device. */
 	char policy_note[NPU_POLICY_NOTE_MAX];
+	bool policy_judged;    /* a fault policy judged the chip at this refresh */
+	unsigned policy_level; /* its level by severity, 0 none (fault/policy.h's order) */
+	uint32_t policy_code;  /* the code behind the level, 0 none */
 	/* Placement (see the top of this file). */
 	char pci_address[PCI_ADDRESS_SIZE]; /* "0000:3b:00.0"; empty when not found */
 	bool has_numa;

@@ -329,14 +329,16 @@ static void chip_series(struct text *t, const struct view *v, const struct npu_d
 /* Whether the chip's DCMI health value was read (see npu/inventory.h). */
 static bool has_health_code(const struct npu_device *dev)
 {
-	return dev->chip.card_id >= 0 &&
-	       (dev->fault == NPU_FAULT_NONE || dev->fault == NPU_FAULT_ABSENT || dev->fault == NPU_FAULT_HEALTH_LEVEL);
+	return dev->chip.card_id >= 0 && (dev->fault == NPU_FAULT_NONE || dev->fault == NPU_FAULT_ABSENT ||
+					  dev->fault == NPU_FAULT_HEALTH_LEVEL || dev->fault == NPU_FAULT_POLICY);
 }
 
 enum chip_metric {
 	CM_HEALTHY,
 	CM_HEALTH_CODE,
 	CM_ERROR_CODES,
+	CM_FAULT_LEVEL,
+	CM_FAULT_CODE,
 	CM_TEMPERATURE,
 	CM_POWER,
 	CM_UTILIZATION,
@@ -353,6 +355,11 @@ static const struct {
 	[CM_HEALTH_CODE] = { "ascend_npu_health_code",
 			     "DCMI health of the chip: 0 normal, 1 warning, 2 major, 3 critical, 4294967295 absent." },
 	[CM_ERROR_CODES] = { "ascend_npu_error_codes", "Number of error codes the chip currently reports." },
+	[CM_FAULT_LEVEL] = { "ascend_npu_fault_level",
+			     "The fault policy's level of the chip: 0 none, 1 NotHandleFault, 2 SubHealthFault, 3 "
+			     "RestartRequest, 4 RestartBusiness, 5 FreeRestartNPU, 6 RestartNPU, 7 PreSeparateNPU, 8 "
+			     "SeparateNPU, 9 ManuallySeparateNPU." },
+	[CM_FAULT_CODE] = { "ascend_npu_fault_code", "The fault code behind the chip's fault level, 0 when none." },
 	[CM_TEMPERATURE] = { "ascend_npu_temperature_celsius", "Chip temperature." },
 	[CM_POWER] = { "ascend_npu_power_watts", "Chip power draw." },
 	[CM_UTILIZATION] = { "ascend_npu_aicore_utilization_ratio", "Share of time the AI Cores were busy, 0 to 1." },
@@ -376,6 +383,12 @@ static bool chip_value(enum chip_metric which, const struct npu_device *dev, con
 	case CM_ERROR_CODES:
 		*ret = r ? (double)r->error_codes : 0;
 		return r && r->has_error_codes;
+	case CM_FAULT_LEVEL:
+		*ret = dev->policy_level;
+		return dev->policy_judged;
+	case CM_FAULT_CODE:
+		*ret = dev->policy_code;
+		return dev->policy_judged;
 	case CM_TEMPERATURE:
 		*ret = r ? r->temperature_celsius : 0;
 		return r && r->has_temperature;

@@ -175,6 +175,10 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	assert_true(http_metric(m, "ascend_npu_healthy{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0);
 	assert_true(http_metric(m, "ascend_npu_health_code{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 2);
 	assert_true(http_metric(m, "ascend_npu_error_codes{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 2);
+	/* The fault policy: 80E01801 is RestartBusiness (4), above 80C98008's RestartRequest. */
+	assert_true(http_metric(m, "ascend_npu_fault_level{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 4);
+	assert_true(http_metric(m, "ascend_npu_fault_code{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0x80E01801);
+	assert_true(http_metric(m, "ascend_npu_fault_level{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 0);
 	assert_true(http_metric(m, "ascend_npu_temperature_celsius{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == -1);
 	assert_true(http_metric(m, "ascend_npu_power_watts{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 92.5);
 	assert_true(http_metric(m, "ascend_device_plugin_dcmi_errors_total{function=\"dcmi_get_device_temperature\"}") >=
@@ -191,6 +195,7 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	next_telemetry(node);
 	m = scrape(port);
 	assert_true(http_metric(m, "ascend_npu_healthy{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 1);
+	assert_true(http_metric(m, "ascend_npu_fault_level{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0);
 	assert_true(http_metric(m, "ascend_npu_temperature_celsius{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 45);
 	assert_true(http_metric(m, "ascend_device_plugin_health_transitions_total{resource=\"ascend.com/npu\"}") == 2);
 	free(m);
