@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
+#include "fault/policy.h"
 #include "http/server.h"
 #include "npu/family.h"
 #include "telemetry/metrics.h"
@@ -321,6 +322,7 @@ static void nfd_sync(struct observe *o)
 			continue;
 		info.count++;
 		info.healthy += dev->healthy;
+		info.subhealth += dev->policy_judged && dev->policy_level == FAULT_LEVEL_SUB_HEALTH;
 		if (!first)
 			first = &dev->chip;
 		same_name &= strcmp(dev->chip.name, first->name) == 0;

@@ -57,6 +57,10 @@ int nfd_render(const struct nfd_info *info, char *buf, size_t size)
 	strbuf_printf(&sb, "ascend.com/npu.present=true\n");
 	label_u64(&sb, "ascend.com/npu.count", info->count);
 	label_u64(&sb, "ascend.com/npu.healthy", info->healthy);
+	/* Only while there are some: a scheduler can keep new work off such a
+	 * node, and a healthy node's file stays as it was. */
+	if (info->subhealth)
+		label_u64(&sb, "ascend.com/npu.subhealth", info->subhealth);
 	if (info->product && info->product[0]) {
 		char product[128];
 		if (str_printf(product, sizeof(product), "Ascend%s", info->product) == 0)

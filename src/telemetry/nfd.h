@@ -18,6 +18,7 @@
 struct nfd_info {
 	size_t count;           /* chips on the node */
 	size_t healthy;         /* of which Healthy */
+	size_t subhealth;       /* of which the fault policy finds sub-healthy (SubHealthFault) */
 	const char *product;    /* DCMI chip name, e.g. "910B3" (NULL/empty: unknown or mixed) */
 	const char *family;     /* e.g. "910B" (NULL: unknown) */
 	uint64_t memory_mib;    /* HBM per chip (0: unknown) */
@@ -34,7 +35,8 @@ struct nfd_info {
 int nfd_label_value_sanitize(const char *s, char *out);
 
 /* The file's text, in buf[size]: a comment line, then ascend.com/npu.present
- * =true, npu.count, npu.healthy, npu.product ("Ascend<name>"), npu.family,
+ * =true, npu.count, npu.healthy, npu.subhealth (only when some are),
+ * npu.product ("Ascend<name>"), npu.family,
  * npu.memory, npu.aicore, npu.topology, driver.version, and with sharing
  * npu.replicas and npu.sharing-strategy=time-slicing; a label whose value is
  * unknown or cannot be made valid is left out. -ENOBUFS when it does not fit. */

@@ -588,6 +588,17 @@ static void test_nfd_file(void **state)
 	assert_non_null(strstr(text, "ascend.com/npu.healthy=1\n"));
 	free(text);
 
+	/* It comes back with a warning and a sub-health code (80E18405 is
+	 * SubHealthFault in the fault policy's table): Healthy once the
+	 * recovery hold has passed, and counted for the scheduler. */
+	node_write_chip_state(node, &(struct chip_state){ .chips = CHIPS,
+							   .attrs = (const char *const[]){ [1] = "health=1 errors=80E18405" } });
+	assert_non_null(proc_expect_err(node->plugin, "npu-1: fault level SubHealthFault (recovery hold)", WAIT_MS));
+	assert_non_null(proc_expect_err(node->plugin, "rewrote the NFD features file", WAIT_MS));
+	text = read_file(file);
+	assert_non_null(strstr(text, "ascend.com/npu.healthy=2\nascend.com/npu.subhealth=1\n"));
+	free(text);
+
 	/* The plugin stops: the labels go with it. */
 	proc_kill(node->plugin, SIGTERM);
 	assert_int_equal(proc_wait(node->plugin, WAIT_MS), 0);

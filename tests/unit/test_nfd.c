@@ -93,6 +93,13 @@ static void test_render(void **state)
 	assert_null(strstr(text, "memory"));
 	assert_non_null(strstr(text, "ascend.com/npu.replicas=4\n"));
 	assert_non_null(strstr(text, "ascend.com/npu.sharing-strategy=time-slicing\n"));
+	assert_null(strstr(text, "subhealth"));
+
+	/* Sub-healthy chips (the fault policy's SubHealthFault) get a count. */
+	struct nfd_info sub = { .count = 8, .healthy = 8, .subhealth = 2 };
+	char subtext[1024];
+	assert_int_equal(nfd_render(&sub, subtext, sizeof(subtext)), 0);
+	assert_non_null(strstr(subtext, "ascend.com/npu.healthy=8\nascend.com/npu.subhealth=2\n"));
 
 	/* Every value line is a valid label value. */
 	for (char *save, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
