@@ -46,12 +46,10 @@ struct daemon {
 	struct watch watch;
 
 	struct loop_timer *health_timer;
-	struct loop_timer *hold_timer; /* a chip the fault policy holds may be Healthy again */
 	struct loop_async *fault_async;
 
 	struct inventory *inventory;
-	struct fault_stage fault_stage; /* the fault policy's state per chip */
-	struct npu_snapshot *judged;    /* the inventory's last snapshot as the fault policy judges it */
+	struct fault_stage fault_stage; /* the fault policy's state per chip, and the judged snapshot */
 	struct host_paths paths;
 	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
@@ -115,26 +113,6 @@ static bool scan_host_files(struct daemon *d, char *change, size_t change_size)
 	return changed;
 }
 
-/* The inventory's snapshot as the fault policy judges it now, which is what
- * every resource publishes; *changed also when only the policy's verdict
- * changed (a recovery hold that ended). */
-static struct npu_snapshot *judge(struct daemon *d, bool *changed)
-{
-	struct npu_snapshot *raw = inventory_snapshot(d->inventory), *snap;
-	int64_t now = now_ms(), due = 0;
-	if (fault_stage_apply(&d->fault_stage, &d->config.fault_policy, raw, now, &snap, &due) < 0) {
-		log_error("cannot apply the fault policy: out of memory; publishing the chips as DCMI reports them");
-		snap = npu_snapshot_ref(raw);
-	}
-	if (due)
-		loop_timer_arm(d->hold_timer, due > now ? due - now : 1, 0);
-	npu_snapshot_unref(raw);
-	*changed |= !d->judged || !npu_snapshot_same(d->judged, snap);
-	npu_snapshot_unref(d->judged);
-	d->judged = npu_snapshot_ref(snap);
-	return snap;
-}
-
 static void refresh(struct daemon *d, const char *reason)
 {
 	bool changed = false;
@@ -149,7 +127,9 @@ static void refresh(struct daemon *d, const char *reason)
 	report_status(&d->report, inventory_status(d->inventory), &d->config);
 	char files_change[1024];
 	bool files_changed = scan_host_files(d, files_change, sizeof(files_change));
-	struct npu_snapshot *snap = judge(d, &changed);
+	struct npu_snapshot *raw = inventory_snapshot(d->inventory);
+	struct npu_snapshot *snap = fault_stage_judge(&d->fault_stage, &d->config.fault_policy, raw, &changed);
+	npu_snapshot_unref(raw);
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
@@ -197,12 +177,7 @@ static void on_hold_timer(void *ctx)
 static void on_fault(void *ctx)
 {
 	struct daemon *d = ctx;
-	struct dcmi_dms_fault_event ev;
-	unsigned count = fault_inbox_take(&d->faults, &ev);
-	if (count)
-		log_info("DCMI fault event: chip logic id %u %s, severity %u, event 0x%08X%s", ev.deviceid,
-			 ev.assertion == DCMI_ASSERTION_RECOVERY ? "recovered" : "fault", ev.severity, ev.event_id,
-			 count > 1 ? " (and more)" : "");
+	fault_inbox_report(&d->faults);
 	refresh(d, "fault event");
 }
 
@@ -223,7 +198,7 @@ static int apply_config(struct daemon *d, const char *what, struct config *next,
 	if (r < 0)
 		return r;
 	struct resource_set resources = d->serving.resources;
-	vnpu_resources_add(&d->vnpus, &resources, d->judged, d->serving.vnpu_base, c->socket_dir);
+	vnpu_resources_add(&d->vnpus, &resources, d->fault_stage.judged, d->serving.vnpu_base, c->socket_dir);
 	endpoint_set_replace(&d->endpoints, &resources, what);
 	log_set_level(c->log_level);
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
@@ -358,7 +333,6 @@ static void daemon_fini(struct daemon *d)
 {
 	cdi_keeper_stop(&d->cdi);
 	inventory_free(d->inventory);
-	npu_snapshot_unref(d->judged);
 	fault_stage_fini(&d->fault_stage);
 	endpoint_set_fini(&d->endpoints);
 	/* After the endpoints: their gRPC threads count Allocate calls in it. */
@@ -368,7 +342,6 @@ static void daemon_fini(struct daemon *d)
 	if (d->fault_async)
 		fault_inbox_fini(&d->faults);
 	loop_async_free(d->fault_async);
-	loop_timer_free(d->hold_timer);
 	loop_timer_free(d->health_timer);
 	watch_fini(&d->watch);
 	if (d->signal_fd >= 0)
@@ -423,7 +396,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	}
 
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
-	    (r = loop_timer_new(d->loop, on_hold_timer, d, &d->hold_timer)) < 0 ||
+	    (r = fault_stage_init(&d->fault_stage, d->loop, on_hold_timer, d)) < 0 ||
 	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0) {
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
@@ -506,11 +479,11 @@ int daemon_run(const struct config *config, const struct serving *serving, daemo
 	report_start(c, &d.serving, d.cdi.path);
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
-	r = endpoint_set_start(&d.endpoints, d.judged, d.files, why, sizeof(why));
+	r = endpoint_set_start(&d.endpoints, d.fault_stage.judged, d.files, why, sizeof(why));
 	if (r < 0)
 		goto out;
 	tell_node(&d, NODE_EV_SERVE, (struct session_kubelet){ 0 });
-	cdi_keeper_start(&d.cdi, &d.endpoints.resources, d.judged, &d.paths, d.files);
+	cdi_keeper_start(&d.cdi, &d.endpoints.resources, d.fault_stage.judged, &d.paths, d.files);
 	observe_start(d.observe, d.inventory);
 
 	r = loop_run(d.loop);

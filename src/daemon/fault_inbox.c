@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "daemon/fault_inbox.h"
 
+#include "base/log.h"
+
 void fault_inbox_init(struct fault_inbox *inbox, struct loop_async *wake)
 {
 	*inbox = (struct fault_inbox){ .wake = wake };
@@ -23,13 +25,15 @@ void fault_inbox_post(struct fault_inbox *inbox, const struct dcmi_event *event)
 	loop_async_send(inbox->wake);
 }
 
-unsigned fault_inbox_take(struct fault_inbox *inbox, struct dcmi_dms_fault_event *ret_last)
+void fault_inbox_report(struct fault_inbox *inbox)
 {
 	pthread_mutex_lock(&inbox->lock);
 	unsigned count = inbox->count;
-	if (count)
-		*ret_last = inbox->last;
+	struct dcmi_dms_fault_event ev = inbox->last;
 	inbox->count = 0;
 	pthread_mutex_unlock(&inbox->lock);
-	return count;
+	if (count)
+		log_info("DCMI fault event: chip logic id %u %s, severity %u, event 0x%08X%s", ev.deviceid,
+			 ev.assertion == DCMI_ASSERTION_RECOVERY ? "recovered" : "fault", ev.severity, ev.event_id,
+			 count > 1 ? " (and more)" : "");
 }

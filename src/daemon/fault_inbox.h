@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* DCMI's fault events, handed from DCMI's thread to the loop: the vendor's
  * thread copies the event and wakes the loop, nothing more; the loop takes
- * the last event and how many came since it last looked. Bounded: a storm
- * of events is one count and one wakeup. */
+ * the last event and how many came since it last looked, and says it. Bounded:
+ * a storm of events is one count and one wakeup. Part of the top level: it
+ * logs. */
 #pragma once
 
 #include <pthread.h>
@@ -25,6 +26,6 @@ void fault_inbox_fini(struct fault_inbox *inbox);
  * it: a recovery is news too). */
 void fault_inbox_post(struct fault_inbox *inbox, const struct dcmi_event *event);
 
-/* The loop: the last fault event and how many came since the last take
- * (0: none, *ret_last untouched). */
-unsigned fault_inbox_take(struct fault_inbox *inbox, struct dcmi_dms_fault_event *ret_last);
+/* The loop: says the last fault event since the last call, and whether more
+ * came (one line however many: a storm is not a flood of lines). */
+void fault_inbox_report(struct fault_inbox *inbox);

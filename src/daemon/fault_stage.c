@@ -145,9 +145,33 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 	return 0;
 }
 
+int fault_stage_init(struct fault_stage *st, struct loop *loop, void (*due)(void *ctx), void *ctx)
+{
+	*st = (struct fault_stage){ 0 };
+	return loop_timer_new(loop, due, ctx, &st->hold_timer);
+}
+
+struct npu_snapshot *fault_stage_judge(struct fault_stage *st, const struct fault_policy_config *policy,
+				       struct npu_snapshot *raw, bool *changed)
+{
+	struct npu_snapshot *snap;
+	int64_t now = now_ms(), due = 0;
+	if (fault_stage_apply(st, policy, raw, now, &snap, &due) < 0) {
+		log_error("cannot apply the fault policy: out of memory; publishing the chips as DCMI reports them");
+		snap = npu_snapshot_ref(raw);
+	}
+	if (due)
+		loop_timer_arm(st->hold_timer, due > now ? due - now : 1, 0);
+	*changed |= !st->judged || !npu_snapshot_same(st->judged, snap);
+	npu_snapshot_unref(st->judged);
+	st->judged = npu_snapshot_ref(snap);
+	return snap;
+}
+
 void fault_stage_fini(struct fault_stage *st)
 {
+	loop_timer_free(st->hold_timer);
+	npu_snapshot_unref(st->judged);
 	free(st->chips);
-	st->chips = NULL;
-	st->n_chips = 0;
+	*st = (struct fault_stage){ 0 };
 }

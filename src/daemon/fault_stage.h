@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "fault/policy.h"
+#include "loop/loop.h"
 #include "npu/chip.h"
 #include "npu/inventory.h"
 
@@ -26,7 +27,22 @@ struct fault_chip {
 struct fault_stage {
 	struct fault_chip *chips; /* one per chip seen, at most NPU_MAX_CHIPS */
 	size_t n_chips;
+	struct npu_snapshot *judged;   /* the last snapshot as the policy judged it, NULL before */
+	struct loop_timer *hold_timer; /* fires when a held chip may be Healthy again */
 };
+
+/* Sets the stage up on loop: due (with ctx) runs when a chip the recovery
+ * hold keeps out may be Healthy again, and should judge anew. Returns 0 or
+ * a negative errno (the timer). */
+int fault_stage_init(struct fault_stage *stage, struct loop *loop, void (*due)(void *ctx), void *ctx);
+
+/* The inventory's snapshot raw as policy judges it now (a new reference,
+ * also kept in stage->judged), which is what every resource publishes;
+ * sets *changed when it differs from the last one, which happens without
+ * news from the inventory when a recovery hold ends. On -ENOMEM it says so
+ * and returns raw as DCMI reports it. */
+struct npu_snapshot *fault_stage_judge(struct fault_stage *stage, const struct fault_policy_config *policy,
+				       struct npu_snapshot *raw, bool *changed);
 
 /* Judges the chips of in at now_ms by policy and returns, in *ret_out, the
  * snapshot with the policy's health, and in *ret_due_ms when a chip held
