@@ -47,7 +47,6 @@ struct daemon {
 
 	struct loop_timer *health_timer;
 	struct loop_async *fault_async;
-
 	struct inventory *inventory;
 	struct fault_stage fault_stage; /* the fault policy's state per chip, and the judged snapshot */
 	struct host_paths paths;
@@ -436,6 +435,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
 		return r;
 	}
+	d->fault_stage.observe = d->observe;
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
 		.kubelet_socket = s->kubelet_socket,

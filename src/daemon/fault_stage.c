@@ -127,6 +127,14 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		if (fault_policy_step(policy, state, &input, now_ms, &step) < 0)
 			continue;
 		log_decisions(chip, &step);
+		for (size_t k = 0; k < step.n_onsets; k++)
+			observe_fault(st->observe, step.onsets[k], false);
+		for (size_t k = 0; k < step.n_decisions; k++) {
+			const struct fault_decision *dec = &step.decisions[k];
+			bool window = dec->rule == FAULT_RULE_FREQUENCY || dec->rule == FAULT_RULE_DURATION;
+			if (window && (dec->kind == FAULT_DECISION_ESCALATED || dec->kind == FAULT_DECISION_SEPARATED))
+				observe_fault(st->observe, dec->code, true);
+		}
 		if (step.holding && state->lower_since_ms >= 0) {
 			int64_t at = state->lower_since_ms + policy->recovery_hold_ms;
 			if (!due || at < due)

@@ -18,6 +18,7 @@
 #include "loop/loop.h"
 #include "npu/chip.h"
 #include "npu/inventory.h"
+#include "plugin/observe.h"
 
 struct fault_chip {
 	uint32_t phy;
@@ -29,6 +30,7 @@ struct fault_stage {
 	size_t n_chips;
 	struct npu_snapshot *judged;   /* the last snapshot as the policy judged it, NULL before */
 	struct loop_timer *hold_timer; /* fires when a held chip may be Healthy again */
+	struct observe *observe;       /* faults and escalations are counted here (may be NULL) */
 };
 
 /* Sets the stage up on loop: due (with ctx) runs when a chip the recovery

@@ -608,6 +608,12 @@ void observe_kubelet_restarted(struct observe *o)
 		metrics_count_kubelet_restart(o->metrics);
 }
 
+void observe_fault(struct observe *o, uint32_t code, bool escalated)
+{
+	if (o)
+		metrics_count_fault(o->metrics, code, escalated);
+}
+
 void observe_allocate(struct observe_resource *res, int grpc_code, double seconds)
 {
 	if (!res)

@@ -80,6 +80,8 @@ void observe_register_failed(struct observe_resource *resource, const char *why)
 /* The kubelet's ListAndWatch stream of the resource opened or ended. */
 void observe_kubelet_stream(struct observe_resource *resource, bool open);
 void observe_kubelet_restarted(struct observe *observe);
+/* A fault code began on a chip, or a fault policy window fired for it. */
+void observe_fault(struct observe *observe, uint32_t code, bool escalated);
 
 /* --- from any thread -------------------------------------------------------- */
 

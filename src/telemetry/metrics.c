@@ -52,6 +52,12 @@ struct metrics {
 	size_t n_resources;
 	struct telemetry_errors dcmi_errors;
 	atomic_uint_fast64_t kubelet_restarts;
+	/* Under lock; the last entry (code 0) is "other". */
+	struct {
+		uint32_t code;
+		uint64_t onsets, escalations;
+	} faults[METRICS_MAX_FAULT_CODES + 1];
+	size_t n_faults;
 };
 
 int metrics_new(const char *version, struct metrics **ret_metrics)
@@ -183,6 +189,23 @@ void metrics_count_kubelet_restart(struct metrics *m)
 	atomic_fetch_add(&m->kubelet_restarts, 1);
 }
 
+void metrics_count_fault(struct metrics *m, uint32_t code, bool escalated)
+{
+	pthread_mutex_lock(&m->lock);
+	size_t i = 0;
+	while (i < m->n_faults && m->faults[i].code != code)
+		i++;
+	if (i == m->n_faults && m->n_faults < METRICS_MAX_FAULT_CODES)
+		m->faults[m->n_faults++].code = code;
+	else if (i == m->n_faults)
+		i = METRICS_MAX_FAULT_CODES; /* other */
+	if (escalated)
+		m->faults[i].escalations++;
+	else
+		m->faults[i].onsets++;
+	pthread_mutex_unlock(&m->lock);
+}
+
 void metrics_streams_changed(struct metrics_resource *r, int delta)
 {
 	atomic_fetch_add(&r->streams, delta);
@@ -295,6 +318,11 @@ struct view {
 	struct pod_map *pods;
 	const struct npu_device *chips[NPU_MAX_CHIPS]; /* the node's chips, no vNPUs */
 	size_t n_chips;
+	size_t n_faults;
+	struct {
+		uint32_t code;
+		uint64_t onsets, escalations;
+	} faults[METRICS_MAX_FAULT_CODES + 1]; /* the last is "other" */
 };
 
 /* The label sets of one chip: its own labels, then one set per holder
@@ -430,6 +458,26 @@ static void render_chips(struct text *t, const struct view *v)
 	}
 }
 
+/* One series per code seen, and "other" once something counted there;
+ * nothing before the first fault. */
+static void fault_series(struct text *t, const struct view *v, bool escalations)
+{
+	const char *name = escalations ? "ascend_device_plugin_fault_escalations_total"
+				       : "ascend_device_plugin_fault_onsets_total";
+	if (v->n_faults == 0)
+		return;
+	header(t, name, "counter",
+	       escalations ? "Fault policy windows that fired (frequency, duration), per fault code."
+			   : "Fault codes that began on a chip, per code (\"other\" past 64 codes).");
+	for (size_t i = 0; i < v->n_faults; i++)
+		put(t, "%s{code=\"%08X\"} %llu\n", name, v->faults[i].code,
+		    (unsigned long long)(escalations ? v->faults[i].escalations : v->faults[i].onsets));
+	const uint64_t other = escalations ? v->faults[METRICS_MAX_FAULT_CODES].escalations
+					   : v->faults[METRICS_MAX_FAULT_CODES].onsets;
+	if (other)
+		put(t, "%s{code=\"other\"} %llu\n", name, (unsigned long long)other);
+}
+
 static void render_plugin(struct text *t, struct metrics *m, const struct view *v)
 {
 	char version[LABEL_MAX];
@@ -442,6 +490,9 @@ static void render_plugin(struct text *t, struct metrics *m, const struct view *
 	       "Kubelet restarts the plugin has seen (kubelet.sock created anew).");
 	put(t, "ascend_device_plugin_kubelet_restarts_total %llu\n",
 	    (unsigned long long)atomic_load(&m->kubelet_restarts));
+
+	fault_series(t, v, false);
+	fault_series(t, v, true);
 
 	header(t, "ascend_device_plugin_dcmi_errors_total", "counter", "Failed DCMI telemetry calls, per function.");
 	for (int c = 0; c < TELEMETRY_CALL_COUNT; c++)
@@ -526,6 +577,8 @@ int metrics_render(struct metrics *m, char **ret_text, size_t *ret_len)
 	v.node = npu_snapshot_ref(m->chips);
 	v.telemetry = telemetry_snapshot_ref(m->telemetry);
 	v.pods = pod_map_ref(m->pods);
+	v.n_faults = m->n_faults;
+	memcpy(v.faults, m->faults, sizeof(v.faults));
 	pthread_mutex_unlock(&m->lock);
 
 	for (size_t k = 0; v.node && k < v.node->count && v.n_chips < NPU_MAX_CHIPS; k++)

@@ -63,6 +63,14 @@ struct telemetry_errors *metrics_dcmi_errors(struct metrics *metrics);
 /* Counters, from any thread. grpc_code is the Allocate's gRPC status (0..16). */
 void metrics_count_registration(struct metrics_resource *resource);
 void metrics_count_kubelet_restart(struct metrics *metrics);
+
+/* Codes the fault counters keep apart; the rest count under code "other",
+ * so a chip that reports a new code at every poll cannot grow the page. */
+#define METRICS_MAX_FAULT_CODES 64
+
+/* A fault code began on a chip (escalated: a fault policy window fired for
+ * it instead). Loop thread. */
+void metrics_count_fault(struct metrics *metrics, uint32_t code, bool escalated);
 void metrics_streams_changed(struct metrics_resource *resource, int delta);
 void metrics_observe_allocate(struct metrics_resource *resource, int grpc_code, double seconds);
 

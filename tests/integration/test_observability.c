@@ -179,6 +179,8 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	assert_true(http_metric(m, "ascend_npu_fault_level{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 4);
 	assert_true(http_metric(m, "ascend_npu_fault_code{id=\"npu-1\",phy=\"1\",chip=\"910B3\"}") == 0x80E01801);
 	assert_true(http_metric(m, "ascend_npu_fault_level{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 0);
+	assert_true(http_metric(m, "ascend_device_plugin_fault_onsets_total{code=\"80E01801\"}") == 1);
+	assert_true(http_metric(m, "ascend_device_plugin_fault_onsets_total{code=\"80C98008\"}") == 1);
 	assert_true(http_metric(m, "ascend_npu_temperature_celsius{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == -1);
 	assert_true(http_metric(m, "ascend_npu_power_watts{id=\"npu-0\",phy=\"0\",chip=\"910B3\"}") == 92.5);
 	assert_true(http_metric(m, "ascend_device_plugin_dcmi_errors_total{function=\"dcmi_get_device_temperature\"}") >=

@@ -229,6 +229,37 @@ static void test_resource_counters(void **state)
 	metrics_free(m);
 }
 
+/* Faults by code: each code its own series, up to the bound; the rest
+ * under "other"; nothing before the first. */
+static void test_fault_counters(void **state)
+{
+	(void)state;
+	struct metrics *m;
+	assert_int_equal(metrics_new("1", &m), 0);
+	char *text = render(m);
+	assert_null(strstr(text, "fault_onsets"));
+	assert_null(strstr(text, "fault_escalations"));
+	free(text);
+
+	metrics_count_fault(m, 0x80E01801, false);
+	metrics_count_fault(m, 0x80E01801, false);
+	metrics_count_fault(m, 0x80E01801, true);
+	for (uint32_t c = 1; c <= METRICS_MAX_FAULT_CODES + 3; c++)
+		metrics_count_fault(m, 0x81000000 + c, false);
+	text = render(m);
+	check_format(text);
+	assert_non_null(strstr(text, "ascend_device_plugin_fault_onsets_total{code=\"80E01801\"} 2\n"));
+	assert_non_null(strstr(text, "ascend_device_plugin_fault_escalations_total{code=\"80E01801\"} 1\n"));
+	assert_non_null(strstr(text, "ascend_device_plugin_fault_onsets_total{code=\"81000001\"} 1\n"));
+	/* 80E01801 took one of the 64 places: 63 more codes have their own, 4 do not. */
+	assert_non_null(strstr(text, "ascend_device_plugin_fault_onsets_total{code=\"8100003F\"} 1\n"));
+	assert_null(strstr(text, "{code=\"81000040\"}"));
+	assert_non_null(strstr(text, "ascend_device_plugin_fault_onsets_total{code=\"other\"} 4\n"));
+	assert_null(strstr(text, "fault_escalations_total{code=\"other\"}"));
+	free(text);
+	metrics_free(m);
+}
+
 static void test_escape(void **state)
 {
 	(void)state;
@@ -259,7 +290,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chip_series),   cmocka_unit_test(test_holders),
 		cmocka_unit_test(test_resource_counters), cmocka_unit_test(test_escape),
-		cmocka_unit_test(test_resource_bound),
+		cmocka_unit_test(test_resource_bound),  cmocka_unit_test(test_fault_counters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
