@@ -350,6 +350,26 @@ out:
 	return r;
 }
 
+/* The --config file start_plugin passes: the fault policy's recovery hold
+ * off, so that recovery rows measure the plugin's path and not the hold
+ * (which adds its 5 s by design), and time-slicing with replicas. */
+static int node_write_config(struct node *n, unsigned replicas)
+{
+	char path[PATH_BYTES + 16];
+	snprintf(path, sizeof(path), "%s/config.yaml", n->root);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "version: v1\nfaultPolicy:\n  recoveryHold: 0\n");
+	if (replicas)
+		fprintf(f, "sharing:\n  timeSlicing:\n    resources:\n    - name: %s\n      replicas: %u\n", RESOURCE,
+			replicas);
+	if (fclose(f) != 0)
+		return -EIO;
+	n->replicas = replicas;
+	return 0;
+}
+
 /* The devices the plugin advertises: each chip, or each of its replicas. */
 static unsigned node_devices(const struct node *n)
 {
@@ -377,25 +397,10 @@ static int node_create(struct node *n, const char *work_dir, const char *name, u
 	if (str_printf(nfd_dir, sizeof(nfd_dir), "%s/features.d", n->root) < 0)
 		return -ENAMETOOLONG;
 	const struct node_tree_options options = { .chips = chips, .dcmi_lib = dcmi_lib };
-	if ((r = node_tree_build(n->root, &options)) < 0 || (r = mkdir_p(nfd_dir, 0755)) < 0)
+	if ((r = node_tree_build(n->root, &options)) < 0 || (r = mkdir_p(nfd_dir, 0755)) < 0 ||
+	    (r = node_write_config(n, 0)) < 0)
 		return r;
 	return node_write_state(n, 0, NULL);
-}
-
-/* Time-slicing of the node's chips: the --config file start_plugin passes. */
-static int node_share(struct node *n, unsigned replicas)
-{
-	char path[PATH_BYTES + 16];
-	snprintf(path, sizeof(path), "%s/config.yaml", n->root);
-	FILE *f = fopen(path, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: %s\n      replicas: %u\n",
-		RESOURCE, replicas);
-	if (fclose(f) != 0)
-		return -EIO;
-	n->replicas = replicas;
-	return 0;
 }
 
 static int start_sim(struct node *n, const struct settings *s)
@@ -441,8 +446,7 @@ static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_s
 		"--pod-resources-socket", n->podres,
 	};
 	size_t argc = 15;
-	if (n->replicas)
-		argv[argc++] = config;
+	argv[argc++] = config;
 	/* Without events the plugin polls; the default 5 s would make the run long. */
 	if (!n->events)
 		argv[argc++] = interval;
@@ -1031,7 +1035,7 @@ static int sharing_node_up(struct node *n, const struct settings *s, const char 
 		r = node_write_state(n, 0, NULL);
 	}
 	if (r == 0 && replicas)
-		r = node_share(n, replicas);
+		r = node_write_config(n, replicas);
 	return node_start_built(n, s, work_dir, name, r);
 }
 
@@ -1091,13 +1095,14 @@ static int fill_pipe(int fd)
 /* The plugin at --log-level debug with its stderr at stderr_path. */
 static int start_plugin_logging_to(struct node *n, const struct settings *s, const char *stderr_path)
 {
-	char env[PATH_BYTES + 32];
+	char env[PATH_BYTES + 32], config[PATH_BYTES + 32];
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
+	snprintf(config, sizeof(config), "--config=%s/config.yaml", n->root);
 	const char *extra_env[] = { env, NULL };
 	const char *argv[] = {
 		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
 		"--driver-path", NODE_TREE_DRIVER_PATH, "--log-level", "debug", "--metrics-addr=127.0.0.1:0",
-		"--nfd-features-file", n->nfd_file, "--pod-resources-socket=", NULL,
+		"--nfd-features-file", n->nfd_file, "--pod-resources-socket=", config, NULL,
 	};
 	return start_child(argv, extra_env, stderr_path, false, &n->plugin);
 }
@@ -1339,7 +1344,7 @@ static int scenario_metrics(const struct settings *s, const char *work_dir, stru
 		r = -ENAMETOOLONG;
 		goto out;
 	}
-	if ((r = node_share(&n, 8)) < 0 || (r = start_sim(&n, s)) < 0 || (r = start_plugin(&n, s, NULL)) < 0)
+	if ((r = node_write_config(&n, 8)) < 0 || (r = start_sim(&n, s)) < 0 || (r = start_plugin(&n, s, NULL)) < 0)
 		goto out;
 	if (!proc_expect(n.sim, "register resource=", WAIT_MS) ||
 	    !proc_expect(n.sim, "capacity=128 allocatable=128", WAIT_MS)) {
