@@ -40,9 +40,13 @@ static void describe(char *buf, size_t size, enum fault_level level, uint32_t co
 		(void)str_printf(buf, size, "%s (%s)", fault_level_name(level), fault_rule_name(rule));
 }
 
-static void log_decisions(const struct npu_device *chip, const struct fault_step *step)
+static void log_decisions(struct observe *observe, const struct npu_device *chip, const struct fault_step *step)
 {
 	const struct log_fields about = { .device = chip->id };
+	/* Who an operator must act on, as pod resources last said. */
+	char holders[512] = "", on[540] = "";
+	if (observe_holders(observe, chip->id, holders, sizeof(holders)) == 0)
+		(void)str_printf(on, sizeof(on), " (held by %s)", holders);
 	for (size_t i = 0; i < step->n_decisions; i++) {
 		const struct fault_decision *dec = &step->decisions[i];
 		char note[NPU_POLICY_NOTE_MAX];
@@ -51,15 +55,15 @@ static void log_decisions(const struct npu_device *chip, const struct fault_step
 		switch (dec->kind) {
 		case FAULT_DECISION_LEVEL:
 			if (fault_level_unhealthy(dec->level))
-				log_msg_fields(LOG_LEVEL_WARN, &about, "%s: fault level %s: %s", chip->id, note, hint);
+				log_msg_fields(LOG_LEVEL_WARN, &about, "%s: fault level %s: %s%s", chip->id, note, hint, on);
 			else
 				log_msg_fields(LOG_LEVEL_INFO, &about, "%s: fault level %s: %s", chip->id, note, hint);
 			break;
 		case FAULT_DECISION_ESCALATED:
-			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: escalated to %s: %s", chip->id, note, hint);
+			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: escalated to %s: %s%s", chip->id, note, hint, on);
 			break;
 		case FAULT_DECISION_SEPARATED:
-			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: separated, %s: %s", chip->id, note, hint);
+			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: separated, %s: %s%s", chip->id, note, hint, on);
 			break;
 		case FAULT_DECISION_ESCALATION_ENDED:
 			log_msg_fields(LOG_LEVEL_INFO, &about, "%s: escalation ended, fault level %s: %s", chip->id, note, hint);
@@ -126,7 +130,8 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 						   .dcmi_health = chip->dcmi_health };
 		if (fault_policy_step(policy, state, &input, now_ms, &step) < 0)
 			continue;
-		log_decisions(chip, &step);
+		if (step.n_decisions)
+			log_decisions(st->observe, chip, &step);
 		for (size_t k = 0; k < step.n_onsets; k++)
 			observe_fault(st->observe, step.onsets[k], false);
 		for (size_t k = 0; k < step.n_decisions; k++) {

@@ -77,6 +77,7 @@ struct observe {
 	int64_t pods_started_ms;
 	pthread_mutex_t pods_log_lock;
 	char pods_problem[256]; /* the last problem logged, empty after a success */
+	struct pod_map *pods;   /* the latest list, under pods_log_lock; NULL before one */
 
 	/* The features file. */
 	char *nfd_written; /* the text last written, NULL when none */
@@ -207,8 +208,13 @@ static void on_pods_listed(void *ctx, int r, grpc_status_code status, const char
 		snprintf(problem, sizeof(problem), "List on %s failed: status %d: %s", o->pod_socket, status, details);
 	else if (r < 0)
 		snprintf(problem, sizeof(problem), "List on %s: %s", o->pod_socket, strerror(-r));
-	if (r == 0 || r == -EIO)
+	if (r == 0 || r == -EIO) {
 		metrics_publish_pods(o->metrics, map);
+		pthread_mutex_lock(&o->pods_log_lock);
+		pod_map_unref(o->pods);
+		o->pods = pod_map_ref(map);
+		pthread_mutex_unlock(&o->pods_log_lock);
+	}
 	if (map)
 		log_debug("pod resources: %zu containers hold chips", map->count);
 	pod_map_unref(map);
@@ -524,6 +530,7 @@ void observe_free(struct observe *o)
 	loop_timer_free(o->telemetry_timer);
 	telemetry_snapshot_unref(o->telemetry);
 	npu_snapshot_unref(o->devices);
+	pod_map_unref(o->pods);
 	metrics_free(o->metrics);
 	pthread_mutex_destroy(&o->pods_log_lock);
 	pthread_mutex_destroy(&o->lock);
@@ -606,6 +613,24 @@ void observe_kubelet_restarted(struct observe *o)
 {
 	if (o)
 		metrics_count_kubelet_restart(o->metrics);
+}
+
+int observe_holders(struct observe *o, const char *chip_id, char *buf, size_t size)
+{
+	if (!o)
+		return -ENOENT;
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, ",...");
+	size_t n = 0;
+	pthread_mutex_lock(&o->pods_log_lock);
+	for (size_t i = 0; o->pods && i < o->pods->count; i++) {
+		const struct pod_holder *h = &o->pods->holders[i];
+		if (strcmp(h->chip_id, chip_id) == 0 &&
+		    strbuf_printf(&sb, "%s%s/%s/%s", n++ ? ", " : "", h->namespace_, h->pod, h->container) < 0)
+			break;
+	}
+	pthread_mutex_unlock(&o->pods_log_lock);
+	return n ? 0 : -ENOENT;
 }
 
 void observe_fault(struct observe *o, uint32_t code, bool escalated)

@@ -80,6 +80,11 @@ void observe_register_failed(struct observe_resource *resource, const char *why)
 /* The kubelet's ListAndWatch stream of the resource opened or ended. */
 void observe_kubelet_stream(struct observe_resource *resource, bool open);
 void observe_kubelet_restarted(struct observe *observe);
+/* The containers that hold chip_id ("npu-3") as the kubelet's pod
+ * resources last said, "ns/pod/container, ..." in buf (cut with ",..."):
+ * 0, or -ENOENT when none is known to (or pod resources are off). */
+int observe_holders(struct observe *observe, const char *chip_id, char *buf, size_t size);
+
 /* A fault code began on a chip, or a fault policy window fired for it. */
 void observe_fault(struct observe *observe, uint32_t code, bool escalated);
 

@@ -224,6 +224,17 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	promtool_clean(m, node->root);
 	no_duplicates(m);
 	free(m);
+
+	/* The chip it holds fails: the decision names the container to act on. */
+	char want_line[160];
+	snprintf(want_line, sizeof(want_line), "%s: fault level RestartBusiness (code table, code 80E01801)", ids);
+	if (ids[4] == '0')
+		write_state(node, "health=2 errors=80E01801 " TELEMETRY, "health=0 " TELEMETRY);
+	else
+		write_state(node, "health=0 " TELEMETRY, "health=2 errors=80E01801 " TELEMETRY);
+	line = proc_expect_err(node->plugin, want_line, WAIT_MS);
+	assert_non_null(line);
+	assert_non_null(strstr(line, "(held by default/kubelet-sim-pod-1/container-1)"));
 	node_fini(node);
 }
 
