@@ -264,7 +264,9 @@ sim_expect "allocatable=$CHIPS" "the kubelet to see $CHIPS allocatable NPUs agai
 clock
 seen=$now
 good "capacity: ascend.com/npu: $(value_of "$line" capacity)  allocatable: $(value_of "$line" allocatable)"
-say "the kubelet had the new list within $(elapsed "$changed" "$seen") (make bench measures it precisely)"
+say "the kubelet had the new list after $(elapsed "$changed" "$seen"): the fault policy keeps a chip out until it"
+say "has stayed clean for its recovery hold (5 s by default, faultPolicy.recoveryHold), so a flapping chip"
+say "is reported once, not at every flap"
 
 heading "The kubelet restarts"
 sim_send "restart"
