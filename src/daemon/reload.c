@@ -63,6 +63,16 @@ int reload_take(struct config *c, struct serving *s, const struct config *next, 
 		memmove(def, def + 1, (set->count - i - 1) * sizeof(*def));
 		set->count--;
 	}
+	/* Not a flag either: the section of the file. Chips keep what the
+	 * policy remembers of them (onsets, separations); the new rules judge
+	 * them from the next refresh on. */
+	if (!fault_policy_config_same(&c->fault_policy, &next->fault_policy)) {
+		const struct fault_policy_config *p = &next->fault_policy;
+		log_info("%s: fault policy changed: recovery hold %lldms, default level %s, %zu codes of its own%s, %zu "
+			 "frequency and %zu duration windows",
+			 what, (long long)p->recovery_hold_ms, fault_level_name(p->default_level), p->n_codes,
+			 p->builtin_codes ? " over the built-in table" : "", p->n_frequency, p->n_duration);
+	}
 	config_take_reloadable(c, next);
 	/* What the reloadable --resource-name and the file's resources imply. */
 	memcpy(s->vnpu_base, next_s->vnpu_base, sizeof(s->vnpu_base));

@@ -245,6 +245,31 @@ void fault_policy_config_init(struct fault_policy_config *config)
 	config->builtin_codes = true;
 }
 
+static bool windows_same(const struct fault_window *a, const struct fault_window *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].all_codes != b[i].all_codes || a[i].first_code != b[i].first_code ||
+		    a[i].n_codes != b[i].n_codes || a[i].count != b[i].count || a[i].window_ms != b[i].window_ms ||
+		    a[i].hold_ms != b[i].hold_ms || a[i].level != b[i].level)
+			return false;
+	return true;
+}
+
+bool fault_policy_config_same(const struct fault_policy_config *a, const struct fault_policy_config *b)
+{
+	if (a->recovery_hold_ms != b->recovery_hold_ms || a->default_level != b->default_level ||
+	    a->release_window_ms != b->release_window_ms || a->builtin_codes != b->builtin_codes ||
+	    a->n_codes != b->n_codes || a->n_frequency != b->n_frequency || a->n_duration != b->n_duration ||
+	    a->n_rule_codes != b->n_rule_codes)
+		return false;
+	for (size_t i = 0; i < a->n_codes; i++)
+		if (a->codes[i].code != b->codes[i].code || a->codes[i].level != b->codes[i].level)
+			return false;
+	return memcmp(a->rule_codes, b->rule_codes, a->n_rule_codes * sizeof(a->rule_codes[0])) == 0 &&
+	       windows_same(a->frequency, b->frequency, a->n_frequency) &&
+	       windows_same(a->duration, b->duration, a->n_duration);
+}
+
 /* The index of the first entry of table[n] whose code is not below code. */
 static size_t code_lower_bound(const struct fault_code_level *table, size_t n, uint32_t code)
 {

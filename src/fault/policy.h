@@ -201,6 +201,9 @@ int fault_policy_config_add_duration(struct fault_policy_config *config, const u
  * caller's. -E2BIG (into unchanged) when the result would not fit. */
 int fault_policy_config_merge(struct fault_policy_config *into, const struct fault_policy_config *from);
 
+/* Whether a and b say the same, setting by setting (padding aside). */
+bool fault_policy_config_same(const struct fault_policy_config *a, const struct fault_policy_config *b);
+
 /* The level of code: the operator's table, then the built-in one (unless
  * replaced), then the default level. *ret_rule (may be NULL) says which:
  * FAULT_RULE_CODE_TABLE or FAULT_RULE_DEFAULT_LEVEL. */

@@ -148,6 +148,22 @@ static void test_repeated_fault_separates_the_chip(void **state)
 	const char *other[CHIPS] = { [1] = "health=3" };
 	write_state(node, NULL, CHIPS, other);
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 6, "npu-1,npu-5"), WAIT_MS));
+
+	/* A new policy is taken at once (the file is watched), and the chips
+	 * keep what the policy remembers: npu-5 stays separated. */
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("version: v1\nfaultPolicy:\n  recoveryHold: 2s\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(proc_expect_err(p, "reload: fault policy changed: recovery hold 2000ms, default level SeparateNPU, "
+					   "0 codes of its own over the built-in table, 0 frequency and 0 duration windows",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "reload: configuration", WAIT_MS));
+	/* npu-1 recovers after the reload: the list that follows still has
+	 * npu-5 out (it recovered once, before it was separated). */
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
+	assert_int_equal(proc_count_err(p, "npu-5 recovered"), 1);
 	node_fini(node);
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -780,9 +781,42 @@ static void test_state_bounds(void **state)
 	assert_int_equal(fault_policy_separate(NULL, 0, 0), -EINVAL);
 }
 
+/* Two configurations say the same exactly when every setting, code and
+ * window does. */
+static void test_config_same(void **state)
+{
+	(void)state;
+	struct fault_policy_config *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	assert_non_null(a);
+	assert_non_null(b);
+	fault_policy_config_init(a);
+	fault_policy_config_init(b);
+	assert_true(fault_policy_config_same(a, b));
+	assert_int_equal(fault_policy_config_set_code(a, 0x80E01801, FAULT_LEVEL_RESTART_NPU), 0);
+	assert_false(fault_policy_config_same(a, b));
+	assert_int_equal(fault_policy_config_set_code(b, 0x80E01801, FAULT_LEVEL_RESTART_NPU), 0);
+	assert_true(fault_policy_config_same(a, b));
+	const uint32_t code = 0x80E01801;
+	assert_int_equal(fault_policy_config_add_frequency(a, &code, 1, false, 2, 60000, FAULT_LEVEL_MANUALLY_SEPARATE_NPU,
+							     0),
+			 0);
+	assert_false(fault_policy_config_same(a, b));
+	assert_int_equal(fault_policy_config_add_frequency(b, &code, 1, false, 3, 60000, FAULT_LEVEL_MANUALLY_SEPARATE_NPU,
+							     0),
+			 0);
+	assert_false(fault_policy_config_same(a, b)); /* the count differs */
+	b->frequency[0].count = 2;
+	assert_true(fault_policy_config_same(a, b));
+	b->recovery_hold_ms = 0;
+	assert_false(fault_policy_config_same(a, b));
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_same),
 		cmocka_unit_test_setup(test_level_names, setup),
 		cmocka_unit_test_setup(test_every_level, setup),
 		cmocka_unit_test_setup(test_builtin_table, setup),
