@@ -416,8 +416,10 @@ static int read_codes(struct reader *r, struct json_object *root, struct fault_p
 	return err;
 }
 
-int fault_huawei_codes_parse(const char *text, size_t len, struct fault_policy_config *config, char *why,
-			     size_t why_size)
+/* Parses text and has read_file apply it to a copy of config, which
+ * replaces config only when the whole file was good. */
+static int parse_into(const char *text, size_t len, struct fault_policy_config *config, char *why, size_t why_size,
+		      int (*read_file)(struct reader *r, struct json_object *root, struct fault_policy_config *c))
 {
 	struct reader r = { .text = text ? text : "", .len = text ? len : 0, .why = why, .why_size = why_size };
 	struct json_object *root = NULL;
@@ -433,7 +435,7 @@ int fault_huawei_codes_parse(const char *text, size_t len, struct fault_policy_c
 		goto out;
 	}
 	*c = *config;
-	err = read_codes(&r, root, c);
+	err = read_file(&r, root, c);
 	if (err < 0)
 		goto out;
 	*config = *c;
@@ -441,6 +443,12 @@ out:
 	free(c);
 	json_object_put(root);
 	return err;
+}
+
+int fault_huawei_codes_parse(const char *text, size_t len, struct fault_policy_config *config, char *why,
+			     size_t why_size)
+{
+	return parse_into(text, len, config, why, why_size, read_codes);
 }
 
 /* --- faultCustomization.json --- */
@@ -692,28 +700,7 @@ static int read_customization(struct reader *r, struct json_object *root, struct
 int fault_huawei_customization_parse(const char *text, size_t len, struct fault_policy_config *config, char *why,
 				     size_t why_size)
 {
-	struct reader r = { .text = text ? text : "", .len = text ? len : 0, .why = why, .why_size = why_size };
-	struct json_object *root = NULL;
-	struct fault_policy_config *c = NULL;
-	if (why_size)
-		why[0] = '\0';
-	int err = parse_text(&r, &root);
-	if (err < 0)
-		goto out;
-	c = malloc(sizeof(*c));
-	if (!c) {
-		err = fail(&r, -ENOMEM, "out of memory");
-		goto out;
-	}
-	*c = *config;
-	err = read_customization(&r, root, c);
-	if (err < 0)
-		goto out;
-	*config = *c;
-out:
-	free(c);
-	json_object_put(root);
-	return err;
+	return parse_into(text, len, config, why, why_size, read_customization);
 }
 
 /* --- Files --- */

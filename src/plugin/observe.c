@@ -75,9 +75,9 @@ struct observe {
 	atomic_int_least64_t last_alloc_ms; /* when the latest Allocate answered */
 	atomic_bool pods_running;
 	int64_t pods_started_ms;
-	pthread_mutex_t pods_log_lock;
+	pthread_mutex_t pods_lock; /* the problem logged last, and the latest list */
 	char pods_problem[256]; /* the last problem logged, empty after a success */
-	struct pod_map *pods;   /* the latest list, under pods_log_lock; NULL before one */
+	struct pod_map *pods;   /* the latest list, under pods_lock; NULL before one */
 
 	/* The features file. */
 	char *nfd_written; /* the text last written, NULL when none */
@@ -186,7 +186,7 @@ static void http_try_start(struct observe *o)
 /* Says a problem of the pod map once, and that it is over. Any thread. */
 static void pods_report(struct observe *o, const char *problem)
 {
-	pthread_mutex_lock(&o->pods_log_lock);
+	pthread_mutex_lock(&o->pods_lock);
 	if (strcmp(problem, o->pods_problem) != 0) {
 		if (problem[0])
 			log_warn("pod resources: %s; metrics are served without pod labels", problem);
@@ -194,7 +194,7 @@ static void pods_report(struct observe *o, const char *problem)
 			log_info("pod resources: listing %s works; metrics carry pod labels", o->pod_socket);
 		snprintf(o->pods_problem, sizeof(o->pods_problem), "%s", problem);
 	}
-	pthread_mutex_unlock(&o->pods_log_lock);
+	pthread_mutex_unlock(&o->pods_lock);
 }
 
 /* The List's end, on the client's thread. */
@@ -210,10 +210,10 @@ static void on_pods_listed(void *ctx, int r, grpc_status_code status, const char
 		snprintf(problem, sizeof(problem), "List on %s: %s", o->pod_socket, strerror(-r));
 	if (r == 0 || r == -EIO) {
 		metrics_publish_pods(o->metrics, map);
-		pthread_mutex_lock(&o->pods_log_lock);
+		pthread_mutex_lock(&o->pods_lock);
 		pod_map_unref(o->pods);
 		o->pods = pod_map_ref(map);
-		pthread_mutex_unlock(&o->pods_log_lock);
+		pthread_mutex_unlock(&o->pods_lock);
 	}
 	if (map)
 		log_debug("pod resources: %zu containers hold chips", map->count);
@@ -435,7 +435,7 @@ int observe_new(const struct observe_options *opt, struct observe **ret)
 	if (!o)
 		return -ENOMEM;
 	pthread_mutex_init(&o->lock, NULL);
-	pthread_mutex_init(&o->pods_log_lock, NULL);
+	pthread_mutex_init(&o->pods_lock, NULL);
 	o->loop = opt->loop;
 	o->telemetry_interval_ms = opt->telemetry_interval_ms;
 	o->replicas = opt->replicas;
@@ -532,7 +532,7 @@ void observe_free(struct observe *o)
 	npu_snapshot_unref(o->devices);
 	pod_map_unref(o->pods);
 	metrics_free(o->metrics);
-	pthread_mutex_destroy(&o->pods_log_lock);
+	pthread_mutex_destroy(&o->pods_lock);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
 }
@@ -622,14 +622,14 @@ int observe_holders(struct observe *o, const char *chip_id, char *buf, size_t si
 	struct strbuf sb;
 	strbuf_init(&sb, buf, size, ",...");
 	size_t n = 0;
-	pthread_mutex_lock(&o->pods_log_lock);
+	pthread_mutex_lock(&o->pods_lock);
 	for (size_t i = 0; o->pods && i < o->pods->count; i++) {
 		const struct pod_holder *h = &o->pods->holders[i];
 		if (strcmp(h->chip_id, chip_id) == 0 &&
 		    strbuf_printf(&sb, "%s%s/%s/%s", n++ ? ", " : "", h->namespace_, h->pod, h->container) < 0)
 			break;
 	}
-	pthread_mutex_unlock(&o->pods_log_lock);
+	pthread_mutex_unlock(&o->pods_lock);
 	return n ? 0 : -ENOENT;
 }
 
