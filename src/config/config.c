@@ -14,6 +14,7 @@
 #include "config/file.h"
 #include "fault/huawei.h"
 #include "fault/policy.h"
+#include "fault/separation.h"
 #include "http/server.h"
 #include "podresources_api.h"
 
@@ -258,6 +259,11 @@ static int apply_cdi_dir(struct config *c, const char *v, char *why, size_t why_
 	return set_path(c->cdi_dir, sizeof(c->cdi_dir), "cdi-dir", v, why, why_size);
 }
 
+static int apply_state_dir(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->state_dir, sizeof(c->state_dir), "state-dir", v, why, why_size);
+}
+
 static int apply_help(struct config *c, const char *v, char *why, size_t why_size)
 {
 	(void)v, (void)why, (void)why_size;
@@ -311,6 +317,9 @@ static const struct flag flags[] = {
 	  "Node Feature Discovery features file to write node labels to; empty disables (default "
 	  DEFAULT_NFD_FEATURES_FILE ")",
 	  apply_nfd_features_file, RESTART_TEXT(nfd_features_file) },
+	{ "state-dir", "DIR",
+	  "the plugin's own directory: the record of separated chips (default " FAULT_SEPARATION_DEFAULT_DIR ")",
+	  apply_state_dir, RESTART_TEXT(state_dir) },
 	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level, RELOAD(log_level) },
 	{ "log-format", "FORMAT", "text or json (one JSON object per line) (default text)", apply_log_format, RESTART(log_format) },
 	{ "config", "FILE", "YAML file of settings (docs/configuration.md); flags and environment override it",
@@ -502,6 +511,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.pod_resources_socket = PODRES_DEFAULT_SOCKET,
 		.nfd_features_file = DEFAULT_NFD_FEATURES_FILE,
 		.log_format = LOG_FORMAT_TEXT,
+		.state_dir = FAULT_SEPARATION_DEFAULT_DIR,
 	};
 	int r;
 	fault_policy_config_init(&c.fault_policy);

@@ -75,6 +75,7 @@ struct config {
 	 * Huawei's files of huaweiFiles, then the file's own keys. */
 	struct fault_policy_config fault_policy;
 	char fault_huawei_files[CONFIG_PATH_MAX]; /* faultPolicy.huaweiFiles as given; empty: none */
+	char state_dir[CONFIG_PATH_MAX];          /* --state-dir: the record of separated chips */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).

@@ -27,6 +27,7 @@
 #include "daemon/prepare.h"
 #include "daemon/reload.h"
 #include "daemon/report.h"
+#include "daemon/separations.h"
 #include "daemon/serving.h"
 #include "daemon/vnpu_resources.h"
 #include "daemon/watch.h"
@@ -49,6 +50,7 @@ struct daemon {
 	struct loop_async *fault_async;
 	struct inventory *inventory;
 	struct fault_stage fault_stage; /* the fault policy's state per chip, and the judged snapshot */
+	struct separations separations; /* the record of separated chips, kept in step with the stage */
 	struct host_paths paths;
 	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
@@ -129,6 +131,7 @@ static void refresh(struct daemon *d, const char *reason)
 	struct npu_snapshot *raw = inventory_snapshot(d->inventory);
 	struct npu_snapshot *snap = fault_stage_judge(&d->fault_stage, &d->config.fault_policy, raw, &changed);
 	npu_snapshot_unref(raw);
+	separations_sync(&d->separations, snap);
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
@@ -158,6 +161,8 @@ static void refresh(struct daemon *d, const char *reason)
 	watch_retry(&d->watch, &again);
 	if (again.socket_dir_back)
 		socket_dir_back(d);
+	if (again.separations)
+		separations_reread(&d->separations); /* a change is judged at once, by the hold timer */
 	/* Last: the reload refreshes again. */
 	if (again.config)
 		reload_config(d, false);
@@ -256,6 +261,8 @@ static void on_inotify(void *ctx, uint32_t events)
 	if (ch.overflow)
 		log_warn("the inotify queue overflowed; checking devices, sockets and the configuration anew");
 
+	if (ch.separations)
+		separations_reread(&d->separations); /* a change is judged at once, by the hold timer */
 	if (ch.devices)
 		refresh(d, "device nodes changed");
 	if (ch.socket_dir_gone) {
@@ -401,6 +408,10 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		return r;
 	}
 	fault_inbox_init(&d->faults, d->fault_async);
+	if ((r = separations_init(&d->separations, c->state_dir, &d->fault_stage, why, why_size)) < 0)
+		return r;
+	d->fault_stage.restore = separations_restore;
+	d->fault_stage.restore_ctx = &d->separations;
 
 	const struct inventory_options inv = {
 		.backend = c->backend,

@@ -125,6 +125,8 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		struct fault_step step;
 		if (!judgeable(chip) || !(state = state_of(st, chip->chip.phy_id)))
 			continue;
+		if (!state->started && st->restore)
+			st->restore(st->restore_ctx, chip, state, now_ms);
 		const struct fault_input input = { .codes = chip->fault_codes,
 						   .n_codes = chip->n_fault_codes,
 						   .dcmi_health = chip->dcmi_health };

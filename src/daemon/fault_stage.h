@@ -31,6 +31,10 @@ struct fault_stage {
 	struct npu_snapshot *judged;   /* the last snapshot as the policy judged it, NULL before */
 	struct loop_timer *hold_timer; /* fires when a held chip may be Healthy again */
 	struct observe *observe;       /* faults and escalations are counted here (may be NULL) */
+	/* Called for a chip about to be judged the first time (may be NULL):
+	 * restores a separation recorded before a restart (daemon/separations.h). */
+	void (*restore)(void *ctx, const struct npu_device *chip, struct fault_state *state, int64_t now_ms);
+	void *restore_ctx;
 };
 
 /* Sets the stage up on loop: due (with ctx) runs when a chip the recovery

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/parse.h"
+#include "fault/separation.h"
 #include "plugin/host_files.h"
 
 #define DIR_GONE (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
@@ -39,7 +40,8 @@ static void watch_socket_parent(struct watch *w)
  * (the same directory): removing it would remove theirs. */
 static void unwatch_socket_parent(struct watch *w)
 {
-	if (w->socket_parent_wd >= 0 && w->socket_parent_wd != w->dev_dir_wd && w->socket_parent_wd != w->config_dir_wd)
+	if (w->socket_parent_wd >= 0 && w->socket_parent_wd != w->dev_dir_wd && w->socket_parent_wd != w->config_dir_wd &&
+	    w->socket_parent_wd != w->state_dir_wd)
 		inotify_rm_watch(w->fd, w->socket_parent_wd);
 	w->socket_parent_wd = -1;
 }
@@ -61,6 +63,19 @@ static void watch_config_dir(struct watch *w)
 		log_warn("cannot watch %s for changes of %s: %s; send SIGHUP after changing it", w->config_dir,
 			 w->config_name, strerror(errno));
 	w->logged_config_watch = w->config_dir_wd < 0;
+}
+
+/* The record of separated chips is replaced by a rename (the plugin's and
+ * ascend-doctor's writes), or written in place or removed by hand. A
+ * directory not there yet (nothing was separated) is no problem: the plugin
+ * makes it at its first separation. */
+static void watch_state_dir(struct watch *w)
+{
+	w->state_dir_wd = inotify_add_watch(w->fd, w->state_dir,
+					    IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF |
+						    IN_MOVE_SELF | IN_MASK_ADD);
+	if (w->state_dir_wd < 0)
+		w->state_watch_lost = true;
 }
 
 /* Splits path into the directory that holds it and the name in it. */
@@ -88,6 +103,8 @@ int watch_init(struct watch *w, const struct config *c, const char *kubelet_sock
 		.socket_parent_wd = -1,
 		.dev_dir_wd = -1,
 		.config_dir_wd = -1,
+		.state_dir_wd = -1,
+		.state_dir = c->state_dir,
 		.socket_dir = c->socket_dir,
 		.dev_dir = c->dev_dir,
 		.kubelet_socket = kubelet_socket,
@@ -152,6 +169,14 @@ static void read_event(struct watch *w, const struct inotify_event *ev, const st
 			ch->config = true;
 		}
 	}
+	if (ev->wd == w->state_dir_wd) {
+		if (ev->mask & DIR_GONE) {
+			w->state_dir_wd = -1;
+			w->state_watch_lost = true;
+		} else if (strcmp(name, FAULT_SEPARATION_FILE) == 0) {
+			ch->separations = true;
+		}
+	}
 	if (ev->wd == w->socket_dir_wd) {
 		if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && strcmp(name, "kubelet.sock") == 0)
 			ch->kubelet_started = true;
@@ -196,6 +221,7 @@ void watch_read(struct watch *w, const struct resource_set *resources, struct wa
 		 * kubelet.sock the sessions dialled). */
 		ch->devices = true;
 		ch->config = w->config_name != NULL;
+		ch->separations = true;
 		ch->socket_dir_gone = w->socket_dir_wd >= 0 && !path_exists(w->socket_dir);
 		for (size_t i = 0; i < resources->count; i++)
 			ch->socket_gone[i] = true;
@@ -225,6 +251,13 @@ void watch_retry(struct watch *w, struct watch_changes *ch)
 			unwatch_socket_parent(w);
 		} else if (w->socket_parent_wd < 0) {
 			watch_socket_parent(w);
+		}
+	}
+	if (w->state_dir_wd < 0) {
+		watch_state_dir(w);
+		if (w->state_dir_wd >= 0 && w->state_watch_lost) {
+			w->state_watch_lost = false;
+			ch->separations = true;
 		}
 	}
 	if (w->config_dir_wd < 0 && w->config_name) {

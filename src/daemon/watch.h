@@ -12,7 +12,10 @@
  *                             ConfigMap's "..data" swapped; once the
  *                             directory is gone and watched again, the file
  *                             is to be read again (whatever was written
- *                             meanwhile sent no event).
+ *                             meanwhile sent no event);
+ *   the --state-dir           the record of separated chips written or
+ *                             removed (ascend-doctor release); watched once
+ *                             the directory exists, and read again then.
  *
  * A watch that cannot be had is tried again by watch_retry, which the daemon
  * calls at every refresh. Part of the top level: it logs. */
@@ -36,6 +39,9 @@ struct watch {
 	const char *config_name; /* in the config's config_file; NULL without --config */
 	bool logged_config_watch;
 	bool config_watch_lost; /* read the file once it is watched again */
+	const char *state_dir;
+	int state_dir_wd;      /* -1 when not watched */
+	bool state_watch_lost; /* read the record once the directory is watched again */
 };
 
 struct watch_changes {
@@ -45,6 +51,7 @@ struct watch_changes {
 	bool socket_dir_gone;  /* the kubelet's directory was removed */
 	bool socket_dir_back;  /* ... and is there again, watched anew */
 	bool config;           /* the --config file may have changed */
+	bool separations;      /* the record of separated chips may have changed */
 	bool socket_gone[RESOURCES_MAX]; /* the resource's socket file name was deleted */
 };
 
@@ -69,5 +76,7 @@ void watch_read(struct watch *watch, const struct resource_set *resources, struc
 
 /* Watches what is not watched yet: the device directory, the kubelet's
  * directory (socket_dir_back set when it is watched again), the --config
- * directory (config set when it was lost and is watched again). */
+ * directory (config set when it was lost and is watched again), the
+ * --state-dir (separations set when it was lost or missing and is watched
+ * now). */
 void watch_retry(struct watch *watch, struct watch_changes *changes);

@@ -19,18 +19,22 @@
 #include "node.h"
 #include "options.h"
 #include "pods.h"
+#include "fault/separation.h"
 #include "report.h"
+#include "separated.h"
 #include "versions.h"
 
 static void usage(FILE *out)
 {
 	fputs("Usage: ascend-doctor [--json] node [--host-root DIR] [--driver-path DIR] [--dev-dir DIR]\n"
 	      "                     [--socket-dir DIR] [--resource-name NAME] [--dcmi-lib PATH] [--timeout D]\n"
+	      "                     [--state-dir DIR]\n"
 	      "       ascend-doctor [--json] explain [NAMESPACE/]POD [--namespace NS] [--pod FILE]\n"
 	      "                     [--nodes FILE] [--pods FILE] [--resource-name NAME] [--kubectl PATH] [--timeout D]\n"
 	      "       ascend-doctor [--json] versions [--soc-version SOC] [--toolkit-path DIR] [--host-root DIR]\n"
 	      "                     [--driver-path DIR] [--dcmi-lib PATH]\n"
 	      "       ascend-doctor [--json] pods [--pod-resources-socket PATH] [--resource-name NAME] [--timeout D]\n"
+	      "       ascend-doctor [--json] release npu-<phy> [--state-dir DIR]\n"
 	      "       ascend-doctor --help | --version\n"
 	      "\n"
 	      "Answers the three failure stories of Ascend NPU pods with a verdict and the fix:\n"
@@ -39,6 +43,7 @@ static void usage(FILE *out)
 	      "  explain   why a pod stays Pending, node by node (\"Insufficient ascend.com/npu\")\n"
 	      "  versions  driver, firmware, CANN and the model's soc_version against each other\n"
 	      "  pods      which container holds which chip, from the kubelet's pod resources API\n"
+	      "  release   returns a chip the plugin separated (ManuallySeparateNPU) to service\n"
 	      "\n"
 	      "Each check prints `OK|WARN|FAIL <check>: <found>` and, unless OK, `  fix: <what to do>`.\n"
 	      "Exit status: 0 all OK, 1 a WARN, 2 a FAIL, 3 a usage error.\n"
@@ -51,6 +56,8 @@ static void usage(FILE *out)
 	      "  --resource-name NAME the plugin's resource (default ascend.com/npu); node reads only its socket\n"
 	      "                       when given, else every socket of the plugin\n"
 	      "  --dcmi-lib PATH      libdcmi.so to load instead of searching like the plugin\n"
+	      "  --state-dir DIR      the plugin's --state-dir, where it records separated chips\n"
+	      "                       (default " FAULT_SEPARATION_DEFAULT_DIR ")\n"
 	      "  --timeout D          deadline for the plugin's answer (default 10s) and each kubectl run (60s)\n"
 	      "  --namespace NS, -n   the pod's namespace (default: kubectl's)\n"
 	      "  --pod FILE           the pod as `kubectl get pod -o json` prints it\n"
@@ -110,13 +117,14 @@ int main(int argc, char **argv)
 		.resource_name = "ascend.com/npu",
 		.kubectl = "kubectl",
 		.pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
+		.state_dir = FAULT_SEPARATION_DEFAULT_DIR,
 	};
 	const char *env_driver = getenv("ASCEND_DRIVER_PATH");
 	if (env_driver && env_driver[0])
 		o.driver_path = env_driver;
 	bool json = false;
 	enum { OPT_JSON = 256, OPT_HOST_ROOT, OPT_DRIVER, OPT_DEV, OPT_SOCKET, OPT_RESOURCE, OPT_DCMI, OPT_TIMEOUT,
-	       OPT_POD, OPT_NODES, OPT_PODS, OPT_KUBECTL, OPT_SOC, OPT_TOOLKIT, OPT_PODRES, OPT_HELP, OPT_VERSION };
+	       OPT_POD, OPT_NODES, OPT_PODS, OPT_KUBECTL, OPT_SOC, OPT_TOOLKIT, OPT_PODRES, OPT_STATE, OPT_HELP, OPT_VERSION };
 	static const struct option long_options[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "host-root", required_argument, NULL, OPT_HOST_ROOT },
@@ -134,6 +142,7 @@ int main(int argc, char **argv)
 		{ "soc-version", required_argument, NULL, OPT_SOC },
 		{ "toolkit-path", required_argument, NULL, OPT_TOOLKIT },
 		{ "pod-resources-socket", required_argument, NULL, OPT_PODRES },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -156,6 +165,7 @@ int main(int argc, char **argv)
 		{ OPT_SOC, &o.soc_version },
 		{ OPT_TOOLKIT, &o.toolkit_path },
 		{ OPT_PODRES, &o.pod_resources_socket },
+		{ OPT_STATE, &o.state_dir },
 	};
 	opterr = 0;
 	int c;
@@ -203,17 +213,18 @@ int main(int argc, char **argv)
 	}
 	const char *paths[][2] = { { "--host-root", o.host_root },   { "--driver-path", o.driver_path },
 				   { "--dev-dir", o.dev_dir },       { "--socket-dir", o.socket_dir },
-				   { "--pod-resources-socket", o.pod_resources_socket } };
+				   { "--pod-resources-socket", o.pod_resources_socket },
+				   { "--state-dir", o.state_dir } };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		if (!absolute(paths[i][1]))
 			return usage_error("%s: '%s' is not an absolute path", paths[i][0], paths[i][1]);
 	}
 	if (optind >= argc)
-		return usage_error("%s", "no command: node, explain, versions or pods");
+		return usage_error("%s", "no command: node, explain, versions, pods or release");
 	const char *command = argv[optind++];
-	const char *pod_arg = NULL;
-	if (strcmp(command, "explain") == 0 && optind < argc)
-		pod_arg = argv[optind++];
+	const char *operand = NULL; /* explain: the pod; release: the chip */
+	if ((strcmp(command, "explain") == 0 || strcmp(command, "release") == 0) && optind < argc)
+		operand = argv[optind++];
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 
@@ -228,9 +239,15 @@ int main(int argc, char **argv)
 		r = versions_run(&o, &report);
 	} else if (strcmp(command, "pods") == 0) {
 		r = pods_run(&o, &report);
+	} else if (strcmp(command, "release") == 0) {
+		if (!operand)
+			return usage_error("%s", "release: which chip? ascend-doctor release npu-<phy>");
+		r = separated_release(&o, operand, &report);
+		if (r == -EINVAL)
+			return usage_error("release: '%s' is not a chip (npu-<phy>)", operand);
 	} else if (strcmp(command, "explain") == 0) {
-		r = explain_run(&o, pod_arg, &report, &doc, why, sizeof(why));
-		if (r == -EINVAL && !o.pod_file && !pod_arg) {
+		r = explain_run(&o, operand, &report, &doc, why, sizeof(why));
+		if (r == -EINVAL && !o.pod_file && !operand) {
 			report_clear(&report);
 			return usage_error("%s", why);
 		}
@@ -248,7 +265,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	} else {
-		return usage_error("unknown command '%s' (node, explain, versions or pods)", command);
+		return usage_error("unknown command '%s' (node, explain, versions, pods or release)", command);
 	}
 	if (r < 0) {
 		fprintf(stderr, "ascend-doctor: %s\n", strerror(-r));

@@ -21,6 +21,7 @@
 #include "npu/dcmi.h"
 #include "npu/devfs.h"
 #include "npu/family.h"
+#include "separated.h"
 #include "verfile.h"
 #include "versions.h"
 
@@ -742,6 +743,14 @@ int node_run(const struct doctor_options *o, struct report *report)
 		if (!manager || path_join(path, sizeof(path), o->dev_dir, name) < 0 || !path_exists(path))
 			states[i].expected_healthy = false;
 	}
+	/* A separated chip is advertised Unhealthy, whatever DCMI says. */
+	bool *separated = calloc(NPU_MAX_CHIPS, sizeof(*separated));
+	if (r == 0)
+		r = separated ? separated_check(o, report, chips, n, separated) : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (separated[i])
+			states[i].expected_healthy = false;
+	free(separated);
 	if (r == 0)
 		r = check_kubelet(o, report);
 	if (r == 0)

@@ -20,6 +20,7 @@ struct doctor_options {
 	const char *pod_file, *nodes_file, *pods_file;
 	const char *namespace;
 	const char *kubectl; /* the program to run ("kubectl") */
+	const char *state_dir; /* node, release: the plugin's --state-dir */
 	/* pods */
 	const char *pod_resources_socket; /* the kubelet's pod resources API */
 };

@@ -163,6 +163,7 @@ void node_init(struct node *node, const struct node_options *o)
 	snprintf(node->dcmi_dir, sizeof(node->dcmi_dir), "%s/" NODE_TREE_DCMI_DIR, node->root);
 	snprintf(node->state_file, sizeof(node->state_file), "%s/" NODE_TREE_STATE_FILE, node->root);
 	snprintf(node->plugin_socket, sizeof(node->plugin_socket), "%s/" NODE_TREE_PLUGIN_SOCKET, node->socket_dir);
+	snprintf(node->state_dir, sizeof(node->state_dir), "%s/state", node->root);
 	const struct node_tree_options options = {
 		.chips = o->chips, .no_manager = o->no_manager, .dcmi_lib = o->no_dcmi ? NULL : FAKE_DCMI_LIB
 	};
@@ -223,13 +224,13 @@ struct proc *node_start_plugin(struct node *node, const char *const extra_flags[
 
 	/* No metrics port, NFD file or pod resources socket unless a test asks
 	 * (later flags win): tests run in parallel and must not share a port
-	 * or write to the host's /etc. */
+	 * or write to the host's /etc or /var/lib. */
 	const char *argv[48] = {
 		PLUGIN_BIN, "--socket-dir", node->socket_dir, "--dev-dir", node->dev_dir, "--host-root", node->root,
 		"--driver-path", node->driver_path, "--log-level", "debug", "--metrics-addr=", "--nfd-features-file=",
-		"--pod-resources-socket=",
+		"--pod-resources-socket=", "--state-dir", node->state_dir,
 	};
-	size_t n = 14;
+	size_t n = 16;
 	for (size_t i = 0; extra_flags && extra_flags[i] && n < 47; i++)
 		argv[n++] = extra_flags[i];
 	argv[n] = NULL;

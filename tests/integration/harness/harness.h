@@ -51,6 +51,7 @@ struct node {
 	char dcmi_dir[256];      /* <root>/usr/local/Ascend/driver/lib64/driver */
 	char state_file[128];    /* <root>/dcmi-state */
 	char plugin_socket[160]; /* <socket_dir>/ascend-npu.sock */
+	char state_dir[96];      /* <root>/state: the plugin's --state-dir */
 	struct proc *plugin;
 	struct proc *kubelet;
 };
