@@ -214,7 +214,7 @@ chmod 777 "$tmp/n-untrusted/root/usr/local/Ascend/driver/lib64"
 # node_cmd DIR: the command line for the node under DIR, in $cmd.
 node_cmd() {
 	cmd=(env ASCEND_FAKE_DCMI_STATE="$1/state" "$doctor" node --host-root "$1/root" --dev-dir "$1/dev"
-		--socket-dir "$1/kubelet")
+		--socket-dir "$1/kubelet" --state-dir "$1/state-dir")
 }
 node_cmd "$tmp/n-faulty"
 expect node-faulty-chips 2 "${cmd[@]}"
@@ -224,6 +224,15 @@ node_cmd "$tmp/n-none"
 expect node-no-driver 2 "${cmd[@]}"
 node_cmd "$tmp/n-untrusted"
 expect node-untrusted-dcmi 2 "${cmd[@]}"
+# A record of separated chips damaged by hand: the plugin would not start.
+make_node "$tmp/n-corrupt" ok healthy.state ok
+mkdir "$tmp/n-corrupt/state-dir"
+printf 'npu-2 level=ManuallySeparateNPU code=80E01801 rule=frequency since=yesterday\n' \
+	>"$tmp/n-corrupt/state-dir/separated-chips"
+node_cmd "$tmp/n-corrupt"
+expect node-separated-unreadable 2 "${cmd[@]}"
+expect usage-release-no-chip 3 "$doctor" release
+expect usage-release-not-a-chip 3 "$doctor" release gpu-1
 # A kubelet.sock that is no socket, and a plugin socket nobody serves (left
 # by a plugin that died).
 if command -v python3 >/dev/null; then
@@ -259,7 +268,7 @@ pids+=($!)
 exec 7>"$tmp/sim.in" # keeps kubelet-sim's stdin open
 exec 8<"$tmp/sim.fifo"
 ASCEND_FAKE_DCMI_STATE="$live/state" "$plugin" --socket-dir "$live/kubelet" --dev-dir "$live/dev" \
-	--host-root "$live/root" >"$tmp/plugin.out" 2>"$tmp/plugin.err" &
+	--host-root "$live/root" --state-dir "$live/state-dir" >"$tmp/plugin.out" 2>"$tmp/plugin.err" &
 pids+=($!)
 node_cmd "$live"
 if wait_for "devices resource=ascend.com/npu capacity=8 allocatable=8"; then
@@ -277,7 +286,7 @@ if wait_for "devices resource=ascend.com/npu capacity=8 allocatable=8"; then
 	cp -a "$live/dev" "$tmp/other-dev"
 	rm "$tmp/other-dev/davinci5"
 	expect node-live-differs 2 env ASCEND_FAKE_DCMI_STATE="$live/state" "$doctor" node --host-root "$live/root" \
-		--dev-dir "$tmp/other-dev" --socket-dir "$live/kubelet"
+		--dev-dir "$tmp/other-dev" --socket-dir "$live/kubelet" --state-dir "$live/state-dir"
 	# Another resource name: no such socket.
 	expect node-live-other-resource 2 "${cmd[@]}" --resource-name huawei.com/Ascend910
 	# pods: who holds which chip, from kubelet-sim's pod resources API.
@@ -293,6 +302,20 @@ if wait_for "devices resource=ascend.com/npu capacity=8 allocatable=8"; then
 	fi
 	expect pods-no-socket 2 "$doctor" pods --pod-resources-socket "$live/nothing.sock"
 	expect usage-pods-relative 3 "$doctor" pods --pod-resources-socket podres.sock
+	# npu-6 separated by a record (as the plugin writes one): node lists it
+	# with the release command, and the plugin's Unhealthy npu-6 is no
+	# difference from DCMI; the release brings it back.
+	mkdir "$live/state-dir"
+	printf 'npu-6 level=ManuallySeparateNPU code=80E01801 rule=frequency since=2026-12-02T14:40:00Z\n' \
+		>"$live/state-dir/.new" && mv "$live/state-dir/.new" "$live/state-dir/separated-chips"
+	if wait_for "unhealthy=npu-3,npu-6"; then
+		expect node-live-separated 2 "${cmd[@]}"
+		expect release-ok 0 "$doctor" release npu-6 --state-dir "$live/state-dir"
+		wait_for "unhealthy=npu-3" || fail "release" "the plugin did not take npu-6 back:" "$(cat "$tmp/sim.out")"
+		expect release-not-separated 2 "$doctor" release npu-6 --state-dir "$live/state-dir"
+	else
+		fail "node-live-separated" "the plugin did not separate npu-6:" "$(cat "$tmp/sim.out" "$tmp/plugin.err")"
+	fi
 else
 	fail "plugin registration" "kubelet-sim saw no devices:" "$(cat "$tmp/sim.out" "$tmp/plugin.err")"
 fi
@@ -317,7 +340,8 @@ pids+=($!)
 exec 7>"$tmp/sim2.in"
 exec 8<"$tmp/sim2.fifo"
 ASCEND_FAKE_DCMI_STATE="$mixed/state" "$plugin" --socket-dir "$mixed/kubelet" --dev-dir "$mixed/dev" \
-	--host-root "$mixed/root" --config "$fixtures/mixed-resources.yaml" >"$tmp/plugin2.out" 2>"$tmp/plugin2.err" &
+	--host-root "$mixed/root" --state-dir "$mixed/state-dir" --config "$fixtures/mixed-resources.yaml" \
+	>"$tmp/plugin2.out" 2>"$tmp/plugin2.err" &
 pids+=($!)
 node_cmd "$mixed"
 if wait_for "devices resource=ascend.com/npu-vir04-3c capacity=2"; then

@@ -106,8 +106,8 @@ expect_usage_error $k 2 "--dir: the socket path $long/kubelet.sock would be 113 
 # ---- ascend-doctor ----------------------------------------------------------------
 d=ascend-doctor
 expect_help $d "$doctor" --help
-expect_usage_error $d 3 "no command: node, explain, versions or pods" "$doctor"
-expect_usage_error $d 3 "unknown command 'doctor' (node, explain, versions or pods)" "$doctor" doctor
+expect_usage_error $d 3 "no command: node, explain, versions, pods or release" "$doctor"
+expect_usage_error $d 3 "unknown command 'doctor' (node, explain, versions, pods or release)" "$doctor" doctor
 expect_usage_error $d 3 "unknown flag '--bogus'" "$doctor" node --bogus
 expect_usage_error $d 3 "--json takes no value" "$doctor" --json=1 node
 expect_usage_error $d 3 "--timeout needs a value" "$doctor" node --timeout
