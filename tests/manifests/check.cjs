@@ -444,6 +444,15 @@ function checkDaemonSet(variant, objects) {
 			assert(hp && hp.path === dir && (hp.type === 'Directory' || hp.type === 'DirectoryOrCreate'), `volume ${show(hp)}`);
 		});
 	}
+	// The record of separated chips must outlive the pod and the node's
+	// reboots: the plugin's --state-dir is a directory of the host.
+	const stateDir = flags['state-dir'] || '/var/lib/ascend-device-plugin';
+	check(what(`--state-dir ${stateDir} is the host's, mounted read-write`), () => {
+		const m = mountAt(stateDir);
+		const hp = hostPathOf(m);
+		assert(m && !m.readOnly, `no read-write mount at ${stateDir}`);
+		assert(hp && hp.path === stateDir && hp.type === 'DirectoryOrCreate', `volume ${show(hp)}`);
+	});
 	for (const p of want.extraMounts) {
 		check(what(`${p} visible to the plugin (typed hostPath, read-only)`), () => {
 			const m = mountAt(joinRoot(flags['host-root'], p));
