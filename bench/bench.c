@@ -24,6 +24,9 @@
  *     replicas (512 devices) and on a 16-die A3 node; with 16 chips x 64
  *     replicas (1,024 devices) the fault -> ListAndWatch update time, the
  *     size of that update and the plugin's RSS.
+ *   - flap damping: the ListAndWatch updates a watcher gets while one chip
+ *     flaps 1,000 times, with the fault policy's recovery hold 0 and at its
+ *     default (5 s);
  *   - /metrics scrape latency p50/p99 at 16 chips (8 replicas each) held
  *     by 100 pods of kubelet-sim (pod labels from its pod resources API),
  *     and the plugin's RSS after the scrapes.
@@ -298,6 +301,7 @@ struct node {
 	unsigned replicas; /* time-slicing replicas per chip through a --config file; 0: none */
 	bool a3;           /* A3 dies (board id 0xb0) rather than 910B3 chips */
 	bool events;
+	bool default_hold; /* the fault policy's default recovery hold, not 0 */
 	const char *hang; /* the faulty chip's hang= in the next state written, or NULL */
 	char root[PATH_BYTES];
 	char dev[PATH_BYTES];
@@ -351,8 +355,9 @@ out:
 }
 
 /* The --config file start_plugin passes: the fault policy's recovery hold
- * off, so that recovery rows measure the plugin's path and not the hold
- * (which adds its 5 s by design), and time-slicing with replicas. */
+ * off (unless n->default_hold), so that recovery rows measure the plugin's
+ * path and not the hold (which adds its 5 s by design), and time-slicing
+ * with replicas. */
 static int node_write_config(struct node *n, unsigned replicas)
 {
 	char path[PATH_BYTES + 16];
@@ -360,7 +365,7 @@ static int node_write_config(struct node *n, unsigned replicas)
 	FILE *f = fopen(path, "we");
 	if (!f)
 		return -errno;
-	fprintf(f, "version: v1\nfaultPolicy:\n  recoveryHold: 0\n");
+	fprintf(f, "version: v1\n%s", n->default_hold ? "" : "faultPolicy:\n  recoveryHold: 0\n");
 	if (replicas)
 		fprintf(f, "sharing:\n  timeSlicing:\n    resources:\n    - name: %s\n      replicas: %u\n", RESOURCE,
 			replicas);
@@ -433,11 +438,13 @@ static uint16_t free_port(void)
 /* Spawns the plugin; *ret_spawned_us is the time just before the spawn. */
 static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_spawned_us)
 {
-	char env[PATH_BYTES + 32], interval[32], config[PATH_BYTES + 32];
+	char env[PATH_BYTES + 32], interval[32], config[PATH_BYTES + 32], state_dir[PATH_BYTES + 32];
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
 	const char *extra_env[] = { env, NULL };
 	snprintf(interval, sizeof(interval), "--health-interval=%ums", s->poll_interval_ms);
 	snprintf(config, sizeof(config), "--config=%s/config.yaml", n->root);
+	/* The record of separated chips stays in the node, not the host's /var/lib. */
+	snprintf(state_dir, sizeof(state_dir), "--state-dir=%s/state", n->root);
 	n->metrics_port = free_port();
 	snprintf(n->metrics_addr, sizeof(n->metrics_addr), "127.0.0.1:%u", n->metrics_port);
 	const char *argv[24] = {
@@ -447,6 +454,7 @@ static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_s
 	};
 	size_t argc = 15;
 	argv[argc++] = config;
+	argv[argc++] = state_dir;
 	/* Without events the plugin polls; the default 5 s would make the run long. */
 	if (!n->events)
 		argv[argc++] = interval;
@@ -747,6 +755,62 @@ static int measure_faults(struct node *n, uint32_t cycles, uint32_t jitter_ms, s
 	return r;
 }
 
+/* Flaps the faulty chip flaps times (fault, then clean) and counts the
+ * ListAndWatch updates a watcher gets meanwhile and until the chip is
+ * Healthy again at the end (the kubelet's stream gets the same lists). Each
+ * change is written once the previous one was answered, or after
+ * FLAP_ANSWER_MS without an answer: with the recovery hold a clean state
+ * sends nothing, which is the point. */
+#define FLAP_ANSWER_MS 10
+static int measure_flaps(struct node *n, uint32_t flaps, long long *ret_updates)
+{
+	struct gc_channel *ch;
+	struct gc_stream *stream = NULL;
+	int64_t t;
+	size_t bytes;
+	long long updates = 0;
+	int health = 1;
+	int r = gc_channel_open(n->plugin_socket, &ch);
+	if (r < 0)
+		return r;
+	r = gc_stream_open(ch, METHOD_LIST_AND_WATCH, NULL, 0, &stream);
+	if (r == 0)
+		r = await_health(stream, n, true, &t, &bytes);
+	for (uint32_t i = 0; r == 0 && i < flaps * 2; i++) {
+		r = node_write_state(n, i % 2 == 0 ? 2 : 0, NULL);
+		uint8_t *body = NULL;
+		size_t len = 0;
+		int got = r == 0 ? gc_stream_next(stream, FLAP_ANSWER_MS, &body, &len) : r;
+		if (got == 0) {
+			updates++;
+			health = faulty_health_in(body, len, node_devices(n), false);
+		} else if (got != -ETIMEDOUT) {
+			r = got;
+		}
+		free(body);
+	}
+	/* The hold's end: one more update, Healthy. */
+	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
+	while (r == 0 && health != 1) {
+		int64_t left_ms = (deadline - mono_us() + 999) / 1000;
+		uint8_t *body = NULL;
+		size_t len = 0;
+		r = left_ms > 0 ? gc_stream_next(stream, left_ms, &body, &len) : -ETIMEDOUT;
+		if (r == 0) {
+			updates++;
+			health = faulty_health_in(body, len, node_devices(n), false);
+		}
+		free(body);
+	}
+	if (r == -ETIMEDOUT)
+		fprintf(stderr, "ascend-bench: npu-%d not Healthy within %d ms of the last flap\n", FAULTY_CHIP, WAIT_MS);
+	if (r == 0)
+		*ret_updates = updates;
+	gc_stream_close(stream);
+	gc_channel_close(ch);
+	return r;
+}
+
 /* kubelet-sim `restart`: from its `restarted` line to its next `register`
  * line, in microseconds, then the full device list again. The plugin may
  * register before kubelet-sim prints `restarted` (the socket is up first);
@@ -846,6 +910,7 @@ struct results {
 	struct samples scrape_us;
 	long long scrape_rss_kib;
 	long long scrape_bytes;
+	long long flap_updates[2]; /* recovery hold 0, default */
 };
 
 static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -974,6 +1039,29 @@ static int scenario_polling(const struct settings *s, const char *work_dir, stru
 		r = measure_faults(&n, s->fault_cycles, s->poll_interval_ms, &res->fault_poll_us, NULL);
 	}
 	return node_down(&n, r);
+}
+
+/* 8 chips with fault events: 1,000 flaps of one chip with the recovery
+ * hold off, then with its default (flap damping). */
+#define FLAPS 1000
+static int scenario_flaps(const struct settings *s, const char *work_dir, struct results *res)
+{
+	for (int damped = 0; damped < 2; damped++) {
+		struct node n;
+		const char *name = damped ? "node-8-flap-damped" : "node-8-flap";
+		int built = node_create(&n, work_dir, name, 8, true, s->dcmi_lib);
+		n.default_hold = damped;
+		if (built == 0)
+			built = node_write_config(&n, 0);
+		int r = node_start_built(&n, s, work_dir, name, built);
+		progress("8 chips, DCMI fault events: %d flaps of npu-%d, recovery hold %s", FLAPS, FAULTY_CHIP,
+			 damped ? "5 s (default)" : "0");
+		if (r == 0)
+			r = measure_flaps(&n, FLAPS, &res->flap_updates[damped]);
+		if ((r = node_down(&n, r)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* 128 chips: RSS and Allocate. */
@@ -1501,6 +1589,9 @@ static unsigned print_table(const struct settings *s, struct results *res)
 	snprintf(label, sizeof(label), "fault -> ListAndWatch p99, polling %u ms", s->poll_interval_ms);
 	row(label, pct(&res->fault_poll_us, 99, 1000), "ms", bound, note, &misses);
 	row("fault -> ListAndWatch max, events", pct(&res->fault_events_us, 100, 1000), "ms", 0, NULL, &misses);
+	/* Flap damping: the chip goes out once and comes back once. */
+	row("ListAndWatch updates, 1,000 flaps, hold 0", (double)res->flap_updates[0], "", 0, NULL, &misses);
+	row("ListAndWatch updates, 1,000 flaps, hold 5 s", (double)res->flap_updates[1], "", 2, NULL, &misses);
 	/* A blocked stderr may not slow health reporting down: the same target
 	 * as with stderr drained, for the worst sample. */
 	row("fault -> ListAndWatch p50, stderr blocked", pct(&res->fault_blocked_us, 50, 1000), "ms", 0, NULL, &misses);
@@ -1588,6 +1679,7 @@ int main(int argc, char **argv)
 		.flood_fds_before = -1, .flood_fds_after = -1,
 		.update_1024_bytes = -1, .rss_1024_kib = -1,
 		.scrape_rss_kib = -1, .scrape_bytes = -1,
+		.flap_updates = { -1, -1 },
 	};
 	size_t n_faults = (size_t)s.fault_cycles * 2;
 	if (samples_init(&res.allocate_ns[0], s.allocate_calls) < 0 ||
@@ -1607,6 +1699,7 @@ int main(int argc, char **argv)
 	int failed = 0;
 	failed += scenario_events(&s, work_dir, &res) < 0;
 	failed += scenario_polling(&s, work_dir, &res) < 0;
+	failed += scenario_flaps(&s, work_dir, &res) < 0;
 	failed += scenario_big(&s, work_dir, &res) < 0;
 	failed += scenario_blocked_stderr(&s, work_dir, &res) < 0;
 	failed += scenario_flood(&s, work_dir, &res) < 0;
