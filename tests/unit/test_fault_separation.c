@@ -52,6 +52,16 @@ static int parse(const char *text, struct fault_separations *set)
 	return fault_separations_parse(text, strlen(text), set, why, sizeof(why));
 }
 
+/* Field by field: a record made on the stack has padding of its own. */
+static void expect_record(const struct fault_separation_record *got, const struct fault_separation_record *want)
+{
+	assert_int_equal(got->phy, want->phy);
+	assert_string_equal(got->pci_address, want->pci_address);
+	assert_int_equal(got->code, want->code);
+	assert_int_equal(got->rule, want->rule);
+	assert_int_equal(got->since_s, want->since_s);
+}
+
 static void test_round_trip(void **state)
 {
 	(void)state;
@@ -71,8 +81,8 @@ static void test_round_trip(void **state)
 				     "since=1970-01-01T00:00:00Z\n"));
 	assert_int_equal(fault_separations_parse(text, len, back, why, sizeof(why)), 0);
 	assert_int_equal(back->count, 2);
-	assert_memory_equal(&back->records[0], &a, sizeof(a));
-	assert_memory_equal(&back->records[1], &b, sizeof(b));
+	expect_record(&back->records[0], &a);
+	expect_record(&back->records[1], &b);
 	free(text);
 
 	/* Through the file, and every rule name survives. */
