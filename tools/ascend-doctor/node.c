@@ -17,6 +17,7 @@
 #include "base/strbuf.h"
 #include "deviceplugin.pb-c.h"
 #include "deviceplugin_api.h"
+#include "fault/policy.h"
 #include "grpc/client.h"
 #include "npu/dcmi.h"
 #include "npu/devfs.h"
@@ -41,46 +42,73 @@ int node_dcmi_open(const struct doctor_options *o, struct dcmi_lib **ret_lib, ch
 	return dcmi_lib_open(&search, ret_lib, why, why_size);
 }
 
+/* What the common codes mean; their levels are the fault policy's. */
 static const struct {
 	uint32_t code;
 	const char *meaning;
-	const char *level;
 } fault_codes[] = {
-	{ 0x80E01801, "HBM multi-bit ECC error", "RestartBusiness" },
-	{ 0x80E18402, "64 HBM rows isolated for ECC errors", "SeparateNPU" },
-	{ 0x80E18005, "HBM controller parity error", "RestartNPU" },
-	{ 0x81078603, "RoCE network link down", "NotHandleFault" },
-	{ 0x40F84E00, "heartbeat lost: the card dropped", "RestartNPU" },
-	{ 0x80C98008, "AI Core multi-bit ECC error", "RestartRequest" },
-	{ 0x80DE1801, "DDR multi-bit ECC error", "RestartNPU" },
-	{ 0x8C2FA009, "chip initialisation or reset finished", "NotHandleFault" },
+	{ 0x80E01801, "HBM multi-bit ECC error" },
+	{ 0x80E18402, "64 HBM rows isolated for ECC errors" },
+	{ 0x80E18005, "HBM controller parity error" },
+	{ 0x81078603, "RoCE network link down" },
+	{ 0x40F84E00, "heartbeat lost: the card dropped" },
+	{ 0x80C98008, "AI Core multi-bit ECC error" },
+	{ 0x80DE1801, "DDR multi-bit ECC error" },
+	{ 0x8C2FA009, "chip initialisation or reset finished" },
 };
+
+/* The level the plugin's built-in table (Huawei's faultCode.json) gives
+ * code, or FAULT_LEVEL_NONE for a code it does not list. */
+static enum fault_level builtin_level(uint32_t code)
+{
+	static struct fault_policy_config builtin; /* large; the doctor is single-threaded */
+	static bool ready;
+	if (!ready) {
+		fault_policy_config_init(&builtin);
+		ready = true;
+	}
+	enum fault_rule rule;
+	enum fault_level level = fault_policy_code_level(&builtin, code, &rule);
+	return rule == FAULT_RULE_CODE_TABLE ? level : FAULT_LEVEL_NONE;
+}
 
 void node_fault_code_describe(uint32_t code, const char **ret_meaning, const char **ret_level)
 {
-	*ret_meaning = *ret_level = NULL;
-	for (size_t i = 0; i < sizeof(fault_codes) / sizeof(fault_codes[0]); i++) {
-		if (fault_codes[i].code == code) {
+	*ret_meaning = NULL;
+	for (size_t i = 0; i < sizeof(fault_codes) / sizeof(fault_codes[0]); i++)
+		if (fault_codes[i].code == code)
 			*ret_meaning = fault_codes[i].meaning;
-			*ret_level = fault_codes[i].level;
-		}
-	}
+	enum fault_level level = builtin_level(code);
+	*ret_level = level == FAULT_LEVEL_NONE ? NULL : fault_level_name(level);
 }
 
-/* What to do about a fault of the given policy level. */
-static const char *level_fix(const char *level)
+/* What to do about a fault of the code's policy level, or NULL for a code
+ * the table does not list. */
+static const char *level_fix(uint32_t code)
 {
-	if (!level)
-		return NULL;
-	if (strcmp(level, "NotHandleFault") == 0)
+	switch (builtin_level(code)) {
+	case FAULT_LEVEL_NONE:
+	case FAULT_LEVEL_COUNT:
+		break;
+	case FAULT_LEVEL_NOT_HANDLE:
 		return "no action needed for it";
-	if (strcmp(level, "RestartRequest") == 0)
+	case FAULT_LEVEL_SUB_HEALTH:
+		return "the chip stays in service; have it checked if this persists";
+	case FAULT_LEVEL_RESTART_REQUEST:
 		return "retry the failed request";
-	if (strcmp(level, "RestartBusiness") == 0)
+	case FAULT_LEVEL_RESTART_BUSINESS:
 		return "restart the workload on the chip (delete its pod)";
-	if (strcmp(level, "SeparateNPU") == 0)
+	case FAULT_LEVEL_FREE_RESTART_NPU:
+	case FAULT_LEVEL_RESTART_NPU:
+		return "reset the chip once idle (npu-smi set -t reset -i CARD -c CHIP) or reboot the node";
+	case FAULT_LEVEL_PRE_SEPARATE_NPU:
+		return "let the pods on the chip finish, then have the chip checked";
+	case FAULT_LEVEL_SEPARATE_NPU:
 		return "keep work off the chip and have the hardware replaced";
-	return "reset the chip once idle (npu-smi set -t reset -i CARD -c CHIP) or reboot the node";
+	case FAULT_LEVEL_MANUALLY_SEPARATE_NPU:
+		return "have the chip checked, then release it (ascend-doctor release)";
+	}
+	return NULL;
 }
 
 int node_endpoint_name(const char *resource, char *out, size_t size)
@@ -291,12 +319,14 @@ static void describe_codes(const struct chip_state *s, struct strbuf *found, str
 	for (size_t i = 0; i < s->n_codes && i < 8; i++) {
 		const char *meaning, *level;
 		node_fault_code_describe(s->codes[i], &meaning, &level);
-		if (meaning)
-			strbuf_printf(found, "%s%08X (%s; policy %s)", i ? ", " : ", error codes ", s->codes[i], meaning,
-				      level);
+		const char *sep = i ? ", " : ", error codes ";
+		if (meaning && level)
+			strbuf_printf(found, "%s%08X (%s; policy %s)", sep, s->codes[i], meaning, level);
+		else if (level)
+			strbuf_printf(found, "%s%08X (policy %s)", sep, s->codes[i], level);
 		else
-			strbuf_printf(found, "%s%08X (unknown code)", i ? ", " : ", error codes ", s->codes[i]);
-		const char *f = level_fix(level);
+			strbuf_printf(found, "%s%08X (unknown code)", sep, s->codes[i]);
+		const char *f = level_fix(s->codes[i]);
 		strbuf_printf(fix, "%s%08X: %s", fix->len ? "; " : "", s->codes[i],
 			      f ? f : "look it up in Huawei's fault-code reference (npu-smi info -t health)");
 	}

@@ -20,9 +20,10 @@ struct dcmi_lib;
  * ldconfig cache, with the same ownership check. What dcmi_lib_open returns. */
 int node_dcmi_open(const struct doctor_options *o, struct dcmi_lib **ret_lib, char *why, size_t why_size);
 
-/* The meaning of a DCMI error code of a chip (the fault-code table of
- * docs/ascend-doctor.md) and the action Huawei's fault policy assigns it,
- * or NULLs for a code not in the table. */
+/* The meaning of a DCMI error code of a chip (the common codes of
+ * docs/ascend-doctor.md; NULL for others) and the level the plugin's
+ * built-in fault policy table (Huawei's faultCode.json, fault/policy.h)
+ * gives it (NULL for a code it does not list). */
 void node_fault_code_describe(uint32_t code, const char **ret_meaning, const char **ret_level);
 
 /* "ascend.com/npu" -> "ascend-npu.sock", as the plugin names its socket.
