@@ -151,24 +151,33 @@ static size_t reconcile(struct separations *s, struct fault_separations *set, co
 	return changes;
 }
 
+static void cannot_record(struct separations *s, int r)
+{
+	char problem[sizeof(s->path) + 600];
+	snprintf(problem, sizeof(problem),
+		 "cannot record separated chips in %s: %s; retrying at every refresh (until then a restart would hand "
+		 "them out again)",
+		 s->path, strerror(-r));
+	say_once(s, problem);
+}
+
 void separations_sync(struct separations *s, const struct npu_snapshot *snap)
 {
 	if (reconcile(s, &s->known, snap, false) == 0)
 		return;
-	char problem[sizeof(s->path) + 600], why[512];
+	char why[512];
 	int fd = -1;
 	struct fault_separations *disk = malloc(sizeof(*disk));
 	int r = disk ? mkdir_p(s->dir, 0755) : -ENOMEM;
 	if (r == 0)
 		r = fault_separations_lock(s->dir, false, &fd);
 	if (r < 0) {
-		/* -EWOULDBLOCK: ascend-doctor is writing; its change comes first. */
-		if (r != -EWOULDBLOCK) {
-			snprintf(problem, sizeof(problem),
-				 "cannot record separated chips in %s: %s; retrying at every refresh (until then a restart "
-				 "would hand them out again)",
-				 s->path, strerror(-r));
-			say_once(s, problem);
+		/* -EWOULDBLOCK: ascend-doctor is writing for a moment; its change
+		 * comes first, and this one is tried again shortly. */
+		if (r == -EWOULDBLOCK) {
+			loop_timer_arm(s->stage->hold_timer, 50, 0);
+		} else {
+			cannot_record(s, r);
 		}
 		goto out;
 	}
@@ -186,11 +195,7 @@ void separations_sync(struct separations *s, const struct npu_snapshot *snap)
 	reconcile(s, disk, snap, true);
 	r = fault_separations_write(s->path, disk);
 	if (r < 0) {
-		snprintf(problem, sizeof(problem),
-			 "cannot record separated chips in %s: %s; retrying at every refresh (until then a restart would "
-			 "hand them out again)",
-			 s->path, strerror(-r));
-		say_once(s, problem);
+		cannot_record(s, r);
 		goto out;
 	}
 	s->known = *disk;
