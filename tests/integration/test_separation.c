@@ -4,7 +4,8 @@
  * it Unhealthy in its very first device list; `ascend-doctor release` (the
  * real binary) brings it back Healthy in the running plugin, and a record
  * written by hand separates a chip; the release window of faultPolicy
- * releases a chip by itself and drops its record; a record the plugin
+ * releases a chip by itself and drops its record; a record damaged while
+ * the plugin runs is set aside at the next separation; a record the plugin
  * cannot read stops its start, naming the file and the line. */
 #include <setjmp.h>
 #include <signal.h>
@@ -155,6 +156,40 @@ static void test_release_window(void **state)
 	node_fini(node);
 }
 
+/* A record damaged while the plugin runs: logged, the chips stay as they
+ * are; the next separation keeps the damaged file aside and writes the
+ * plugin's own record, which names every chip still separated. */
+static void test_record_damaged_while_running(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	char flag[160], line[128], path[160], aside[180];
+	write_config(node,
+		     "version: v1\nfaultPolicy:\n  recoveryHold: 0\n  codes:\n    80E18402: ManuallySeparateNPU\n"
+		     "  frequency:\n  - codes: [80E01801]\n    count: 2\n    window: 1h\n    level: ManuallySeparateNPU\n",
+		     flag, sizeof(flag));
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", NO_POLLING, flag, NULL });
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+	separate_npu5(node);
+	snprintf(path, sizeof(path), "%s/separated-chips", node->state_dir);
+	const char *bad = "npu-5 level=ManuallySeparateNPU code=80E01801 rule=frequency since=soon\n";
+	assert_int_equal(file_write_atomic(path, bad, strlen(bad), 0644, 0), 0);
+	assert_non_null(proc_expect_err(p, "cannot be read: line 1: since 'soon' is not a UTC time", WAIT_MS));
+	/* npu-2's code separates it by its level: both are in the new record. */
+	const char *faulty[CHIPS] = { [2] = "health=2 errors=80E18402" };
+	write_state(node, faulty);
+	assert_non_null(proc_expect_err(p, "npu-2: separated, ManuallySeparateNPU (code table, code 80E18402)", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 6, "npu-2,npu-5"), WAIT_MS));
+	snprintf(aside, sizeof(aside), "%s.corrupt", path);
+	assert_true(path_exists(aside));
+	char *text = record(node);
+	assert_non_null(strstr(text, "\nnpu-5 level=ManuallySeparateNPU code=80E01801 rule=frequency since=20"));
+	assert_non_null(strstr(text, "\nnpu-2 level=ManuallySeparateNPU code=80E18402 rule=code-table since=20"));
+	free(text);
+	node_fini(node);
+}
+
 /* A record the plugin cannot read: it does not start (it could not tell
  * which chips to keep out), and says what and where. */
 static void test_unreadable_record_stops_the_start(void **state)
@@ -182,6 +217,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_separation_survives_restart_until_released, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_release_window, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_record_damaged_while_running, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_record_stops_the_start, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
