@@ -24,7 +24,8 @@
 #   which its own directories are bind-mounted over /dev, /var/lib/kubelet,
 #   /usr/local/Ascend (the DCMI simulator as libdcmi.so and its state file),
 #   /etc/cdi, /var/run/cdi, /etc/cni/net.d, /var/lib/cni, /var/log/pods,
-#   /run/containerd and NFD's features.d. Its containerd and kubelet run
+#   /run/containerd, NFD's features.d and the plugin's --state-dir (its record
+#   of separated chips is per node). Its containerd and kubelet run
 #   there, so runc resolves a pod's hostPath to that node's files.
 # - cgroups: the development machines have hybrid cgroups (v1 controllers
 #   under a tmpfs) and no systemd, so the kubelet runs with the cgroupfs driver,
@@ -50,7 +51,7 @@ CLUSTER_SERVICE_CIDR=10.96.0.0/16
 CLUSTER_WAIT_S=${CLUSTER_WAIT_S:-120}
 # The host directories each node has its own copy of (see above).
 CLUSTER_NODE_DIRS=(/dev /var/lib/kubelet /usr/local/Ascend /etc/cdi /var/run/cdi /etc/cni/net.d /var/lib/cni
-	/var/log/pods /run/containerd /etc/kubernetes/node-feature-discovery/features.d)
+	/var/log/pods /run/containerd /etc/kubernetes/node-feature-discovery/features.d /var/lib/ascend-device-plugin)
 
 _cl_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _cl_root=$(cd "$_cl_here/../.." && pwd)
