@@ -316,10 +316,9 @@ static int kc_document(void *ctx, const struct ynode *root, size_t line)
 	struct kc_walk *kw = ctx;
 	const struct ynode *entry, *body;
 	const char *name = NULL, *cluster = NULL, *user = NULL, *text = NULL;
-	char path[YAML_PATH_SIZE];
+	char path[YAML_PATH_SIZE], item[YAML_PATH_SIZE];
 	size_t i;
 	int r;
-	(void)line;
 	if (kw->seen)
 		return yaml_walk_fail(&kw->w, line, -EINVAL, "a kubeconfig is one YAML document");
 	kw->seen = true;
@@ -341,8 +340,8 @@ static int kc_document(void *ctx, const struct ynode *root, size_t line)
 	r = find_named(kw, root, "contexts", name, &entry, &i);
 	if (r < 0)
 		return r;
-	yaml_path_index(path, sizeof(path), "contexts", i);
-	yaml_path_key(path, sizeof(path), path, "context");
+	yaml_path_index(item, sizeof(item), "contexts", i);
+	yaml_path_key(path, sizeof(path), item, "context");
 	body = map_get(entry, "context");
 	if (!body || body->type != YN_MAP)
 		return yaml_walk_fail(&kw->w, entry->line, -EINVAL, "%s: missing or not a mapping", path);
@@ -358,8 +357,8 @@ static int kc_document(void *ctx, const struct ynode *root, size_t line)
 	r = find_named(kw, root, "clusters", cluster, &entry, &i);
 	if (r < 0)
 		return r;
-	yaml_path_index(path, sizeof(path), "clusters", i);
-	yaml_path_key(path, sizeof(path), path, "cluster");
+	yaml_path_index(item, sizeof(item), "clusters", i);
+	yaml_path_key(path, sizeof(path), item, "cluster");
 	body = map_get(entry, "cluster");
 	if (!body || body->type != YN_MAP)
 		return yaml_walk_fail(&kw->w, entry->line, -EINVAL, "%s: missing or not a mapping", path);
@@ -389,8 +388,8 @@ static int kc_document(void *ctx, const struct ynode *root, size_t line)
 	r = find_named(kw, root, "users", user, &entry, &i);
 	if (r < 0)
 		return r;
-	yaml_path_index(path, sizeof(path), "users", i);
-	yaml_path_key(path, sizeof(path), path, "user");
+	yaml_path_index(item, sizeof(item), "users", i);
+	yaml_path_key(path, sizeof(path), item, "user");
 	body = map_get(entry, "user");
 	if (!body || ynode_is_null(body))
 		return 0;
