@@ -40,6 +40,12 @@ struct kube_publisher {
 	char *published;      /* the devices' content last published, NULL: none yet */
 	int last_error;       /* of the last failed round, 0 after a success */
 	long last_status;
+	/* The slices as this publisher last wrote them (name and the
+	 * resourceVersion the server answered with): a resync that lists
+	 * exactly these has nothing to do. */
+	struct kube_meta written[KUBE_LIST_MAX_ITEMS];
+	size_t n_written;
+	size_t written_devices;
 };
 
 static int64_t now_ms(void)
@@ -150,7 +156,8 @@ static int read_version(struct kube_publisher *p, const char *name, char *versio
 
 /* Creates or replaces one slice; version is the listed resourceVersion, ""
  * when none was listed. */
-static int write_slice(struct kube_publisher *p, json_object *slice, const char *version, struct failure *f)
+static int write_slice(struct kube_publisher *p, json_object *slice, const char *version, struct kube_meta *ret_meta,
+		       struct failure *f)
 {
 	json_object *meta = json_object_object_get(slice, "metadata");
 	char name[KUBE_NAME_MAX], rv[KUBE_META_VERSION_MAX], path[512];
@@ -175,6 +182,10 @@ static int write_slice(struct kube_publisher *p, json_object *slice, const char 
 			return r;
 		long status = resp.status;
 		if (kube_status_ok(status)) {
+			/* Without a readable answer the version stays empty, and
+			 * the next resync writes the slice again. */
+			if (kube_parse_meta(resp.body, resp.len, ret_meta, NULL, 0) < 0)
+				*ret_meta = (struct kube_meta){ 0 };
 			kube_response_free(&resp);
 			return 0;
 		}
@@ -236,8 +247,28 @@ static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const
 	return 0;
 }
 
-/* One reconciliation; on success the report's DONE fields are filled. */
-static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const uint64_t *hbm,
+/* Whether the server lists exactly the slices this publisher last wrote,
+ * untouched since. */
+static bool server_as_written(const struct kube_publisher *p, const struct kube_slice_list *list)
+{
+	if (p->n_written == 0 || list->count != p->n_written)
+		return false;
+	for (size_t i = 0; i < list->count; i++) {
+		bool found = false;
+		for (size_t j = 0; j < p->n_written && !found; j++)
+			found = p->written[j].resource_version[0] &&
+				strcmp(p->written[j].name, list->items[i].meta.name) == 0 &&
+				strcmp(p->written[j].resource_version, list->items[i].meta.resource_version) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* One reconciliation. Returns 0 when slices were written (the report's DONE
+ * fields filled), 1 when the content is unchanged and the server still
+ * holds what was written last, or a negative errno with f said. */
+static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const uint64_t *hbm, bool changed,
 		     struct kube_publish_report *done, struct failure *f)
 {
 	struct kube_slice_list *list = malloc(sizeof(*list));
@@ -249,6 +280,10 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		goto out;
 	if ((r = list_slices(p, list, f)) < 0)
 		goto out;
+	if (!changed && server_as_written(p, list)) {
+		r = 1;
+		goto out;
+	}
 	/* Above every generation on the server, whoever wrote it. */
 	int64_t generation = p->generation;
 	for (size_t i = 0; i < list->count; i++)
@@ -284,9 +319,13 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		}
 		devices += json_object_array_length(
 			json_object_object_get(json_object_object_get(slice, "spec"), "devices"));
-		if ((r = write_slice(p, slice, version, f)) < 0)
+		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
+			p->n_written = 0;
 			goto out;
+		}
 	}
+	p->n_written = n;
+	p->written_devices = devices;
 	for (size_t j = 0; j < list->count; j++)
 		if (!wanted[j] && (r = delete_slice(p, list->items[j].meta.name, f)) < 0)
 			goto out;
@@ -338,15 +377,26 @@ static void *run(void *arg)
 		struct kube_publish_report done = { 0 };
 		char *content = NULL;
 		int r = content_of(p, snap, hbm, &content);
+		bool changed = r == 0 && (!p->published || strcmp(content, p->published) != 0);
 		if (r < 0)
 			failed(&f, r, 0, "building the ResourceSlices: %s", strerror(-r));
-		else if (!due && p->published && strcmp(content, p->published) == 0)
+		else if (!due && !changed)
 			r = 1; /* nothing changed */
 		else
-			r = reconcile(p, snap, hbm, &done, &f);
+			r = reconcile(p, snap, hbm, changed, &done, &f);
 		npu_snapshot_unref(snap);
 		free(hbm);
 
+		if (r == 1 && p->last_error) {
+			/* Back, and the server held the truth all along. */
+			done = (struct kube_publish_report){
+				.event = KUBE_PUBLISH_DONE,
+				.generation = p->generation,
+				.slices = p->n_written,
+				.devices = p->written_devices,
+			};
+			r = 0;
+		}
 		if (r == 0) {
 			done.recovered = p->last_error != 0;
 			p->last_error = 0;
@@ -378,11 +428,11 @@ static void *run(void *arg)
 			retry_at = now + backoff;
 			backoff = backoff * 2 > p->backoff_max_ms ? p->backoff_max_ms : backoff * 2;
 		} else {
+			if (r == 0 || due)
+				resync_at = now + p->resync_ms;
 			due = false;
 			retry_at = 0;
 			backoff = p->backoff_initial_ms;
-			if (r == 0)
-				resync_at = now + p->resync_ms;
 		}
 	}
 	pthread_mutex_unlock(&p->lock);

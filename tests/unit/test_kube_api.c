@@ -470,7 +470,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&srv, 0, sizeof(srv));
 	pthread_mutex_init(&srv.lock, NULL);
-	pthread_cond_init(&srv.cond, NULL);
+	cond_init_monotonic(&srv.cond);
 	pthread_mutex_init(&front.lock, NULL);
 	pthread_cond_init(&front.idle, NULL);
 	front.ctx = SSL_CTX_new(TLS_server_method());
@@ -740,6 +740,7 @@ static void test_publisher(void **state)
 		.driver_version = "24.1.rc2",
 		.backoff_initial_ms = 20,
 		.backoff_max_ms = 100,
+		.resync_ms = 300,
 		.report = on_report,
 	};
 	struct kube_publisher *p = NULL;
@@ -829,6 +830,23 @@ static void test_publisher(void **state)
 	i = wait_report(before, KUBE_PUBLISH_DONE, 0);
 	assert_int_equal(reps.all[i].generation, 42);
 	check_store(1, 96, -1, 42);
+
+	/* Resyncs find the server as written: they list, and write nothing. */
+	pthread_mutex_lock(&srv.lock);
+	writes = srv.writes;
+	unsigned requests = srv.requests;
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.requests < requests + 3)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("no resync within %d ms", WAIT_MS);
+	assert_int_equal(srv.writes, writes);
+	/* Someone deletes the slice: the next resync puts it back. */
+	free(srv.slices[0].json);
+	srv.n_slices = 0;
+	pthread_mutex_unlock(&srv.lock);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 43);
+	check_store(1, 96, -1, 43);
 
 	kube_publisher_stop(p);
 	kube_client_free(c);
