@@ -437,7 +437,7 @@ int kube_client_request(struct kube_client *client, const char *method, const ch
 	s.buf = NULL;
 out:
 	if (r < 0)
-		snprintf(out->cause, sizeof(out->cause), "%s (%s %.96s)", cause, method, path);
+		snprintf(out->cause, sizeof(out->cause), "%.140s (%.6s %.96s)", cause, method, path);
 	free(s.buf);
 	free(auth);
 	free(url);
