@@ -78,6 +78,13 @@ static int failed(struct failure *f, int error, long status, const char *fmt, ..
 static int call(struct kube_publisher *p, const char *method, const char *path, const char *body,
 		struct kube_response *resp, struct failure *f)
 {
+	/* A stop ends the round before its next request: it waits for one
+	 * request at most, not for a round of them. */
+	pthread_mutex_lock(&p->lock);
+	bool stop = p->stop;
+	pthread_mutex_unlock(&p->lock);
+	if (stop)
+		return failed(f, -ECANCELED, 0, "stopping");
 	int r = kube_client_request(p->client, method, path, body, body ? strlen(body) : 0, resp);
 	if (r < 0)
 		return failed(f, r, 0, "%s", resp->cause);
@@ -406,7 +413,7 @@ static void *run(void *arg)
 			content = NULL;
 			if (p->report)
 				p->report(p->report_ctx, &done);
-		} else if (r < 0) {
+		} else if (r < 0 && f.error != -ECANCELED) {
 			if (p->report && (f.error != p->last_error || f.status != p->last_status)) {
 				struct kube_publish_report rep = {
 					.event = KUBE_PUBLISH_FAILED,

@@ -71,6 +71,7 @@ int kube_publisher_start(const struct kube_publisher_options *options, struct ku
  * the server. -ENOMEM leaves the previous snapshot in place. */
 int kube_publisher_offer(struct kube_publisher *publisher, struct npu_snapshot *snapshot, const uint64_t *hbm_bytes);
 
-/* Stops the thread and frees the publisher; a round in progress ends with
- * its current request (at most the client's timeout). NULL is fine. */
+/* Stops the thread and frees the publisher; a round in progress ends after
+ * its current request (which takes at most the client's timeout). NULL is
+ * fine. */
 void kube_publisher_stop(struct kube_publisher *publisher);
