@@ -377,6 +377,9 @@ static int kc_document(void *ctx, const struct ynode *root, size_t line)
 	size_t slen = strlen(text);
 	while (slen > 8 && text[slen - 1] == '/')
 		slen--;
+	if (slen == 8 || strcspn(text, " \t\r\n") < strlen(text))
+		return yaml_walk_fail(&kw->w, map_get(body, "server")->line, -EINVAL,
+				      "%s.server: \"%.*s\" is not a URL with a host", path, YAML_CLIP, text);
 	if (!(kw->c.server = strndup(text, slen)))
 		return -ENOMEM;
 	if ((r = get_pem(kw, body, path, "certificate-authority", &kw->c.ca)) < 0)

@@ -151,6 +151,9 @@ static void test_kubeconfig_errors(void **state)
 		  "clusters: [{name: k, cluster: {server: 'http://a:8080'}}]\n",
 		  NULL, "clusters[0].cluster.server: \"http://a:8080\" is not an https:// URL" },
 		{ "current-context: x\ncontexts: [{name: x, context: {cluster: k}}]\n"
+		  "clusters: [{name: k, cluster: {server: 'https:///'}}]\n",
+		  NULL, "clusters[0].cluster.server: \"https:///\" is not a URL with a host" },
+		{ "current-context: x\ncontexts: [{name: x, context: {cluster: k}}]\n"
 		  "clusters: [{name: k, cluster: {server: 'https://a', insecure-skip-tls-verify: true}}]\n",
 		  NULL, "insecure-skip-tls-verify: not supported" },
 		{ "current-context: x\ncontexts: [{name: x, context: {cluster: k}}]\n"
