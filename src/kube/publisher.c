@@ -283,8 +283,13 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	int r;
 	if (!list)
 		return failed(f, -ENOMEM, 0, "out of memory");
-	if (!p->node_uid[0] && (r = fetch_node_uid(p, f)) < 0)
+	/* Every round: a Node deleted and made again has a new uid, and slices
+	 * owned by the old one would be collected as orphans. */
+	char uid[KUBE_META_UID_MAX];
+	memcpy(uid, p->node_uid, sizeof(uid));
+	if ((r = fetch_node_uid(p, f)) < 0)
 		goto out;
+	changed |= strcmp(uid, p->node_uid) != 0;
 	if ((r = list_slices(p, list, f)) < 0)
 		goto out;
 	if (!changed && server_as_written(p, list)) {

@@ -4,7 +4,8 @@
  * with kube_publisher_offer, which only swaps a pointer under a lock, so the
  * kubelet's path never waits for the API server.
  *
- * A round lists the driver's slices of this node (fieldSelector
+ * A round reads the Node (its uid, for the slices' owner reference), lists
+ * the driver's slices of this node (fieldSelector
  * spec.nodeName and spec.driver), creates or replaces each wanted slice
  * (a 409 conflict: read it again and retry), deletes the ones left over, and
  * gives the pool a generation above every one listed, so that each change

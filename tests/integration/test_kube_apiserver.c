@@ -276,7 +276,7 @@ static void check_slices(const char *node_uid, int64_t generation, int tainted)
 static void test_publish_to_kube_apiserver(void **state)
 {
 	(void)state;
-	char cmd[1024], why[512];
+	char cmd[2048], why[512];
 	snprintf(cmd, sizeof(cmd),
 		 "printf 'apiVersion: v1\\nkind: Node\\nmetadata:\\n  name: sim-node-1\\n' | %s/kubectl --kubeconfig %s "
 		 "apply -f - >>%s/test.log 2>&1",
@@ -302,6 +302,7 @@ static void test_publish_to_kube_apiserver(void **state)
 		.firmware_version = "7.5.0",
 		.backoff_initial_ms = 100,
 		.backoff_max_ms = 1000,
+		.resync_ms = 1000,
 		.report = on_report,
 	};
 	struct kube_publisher *p = NULL;
@@ -338,6 +339,22 @@ static void test_publish_to_kube_apiserver(void **state)
 	for (size_t k = 1; k < i; k++)
 		if (reps.all[k].event == KUBE_PUBLISH_FAILED && reps.all[k - 1].event == KUBE_PUBLISH_FAILED)
 			assert_false(reps.all[k].error == reps.all[k - 1].error && reps.all[k].status == reps.all[k - 1].status);
+
+	/* The Node deleted and made again: the next resync gives the slices
+	 * the new Node as owner (the old uid would make them orphans). */
+	snprintf(cmd, sizeof(cmd),
+		 "%s/kubectl --kubeconfig %s delete node sim-node-1 >>%s/test.log 2>&1 && "
+		 "printf 'apiVersion: v1\\nkind: Node\\nmetadata:\\n  name: sim-node-1\\n' | %s/kubectl --kubeconfig %s "
+		 "apply -f - >>%s/test.log 2>&1",
+		 bin_dir, kubeconfig, dir, bin_dir, kubeconfig, dir);
+	assert_int_equal(system(cmd), 0);
+	node = kubectl_json("get node sim-node-1");
+	assert_string_not_equal(str_at(node, "metadata.uid"), node_uid);
+	snprintf(node_uid, sizeof(node_uid), "%s", str_at(node, "metadata.uid"));
+	json_object_put(node);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[i].generation, 4);
+	check_slices(node_uid, 4, 5);
 
 	kube_publisher_stop(p);
 	kube_client_free(client);
