@@ -148,15 +148,16 @@ static int read_version(struct kube_publisher *p, const char *name, char *versio
 	int r = call(p, "GET", path, NULL, &resp, f);
 	if (r < 0)
 		return r;
-	*ret_gone = resp.status == 404;
-	if (*ret_gone)
-		r = 0;
+	if (resp.status == 404)
+		*ret_gone = true;
 	else if (!kube_status_ok(resp.status))
 		r = status_failure(f, "reading a ResourceSlice", &resp);
 	else if ((r = kube_parse_meta(resp.body, resp.len, &meta, why, sizeof(why))) < 0)
 		r = failed(f, r, 0, "ResourceSlice %s: %s", name, why);
-	else
+	else {
 		memcpy(version, meta.resource_version, KUBE_META_VERSION_MAX);
+		*ret_gone = false;
+	}
 	kube_response_free(&resp);
 	return r;
 }
@@ -478,7 +479,7 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 {
 	const char *driver = o->driver ? o->driver : KUBE_DRIVER_DEFAULT;
 	if (!o->client || !o->node_name || k8s_dns_subdomain_check(o->node_name, strlen(o->node_name)) < 0 ||
-	    k8s_dns_subdomain_check(driver, strlen(driver)) < 0)
+	    !kube_driver_name_ok(driver))
 		return -EINVAL;
 	struct kube_publisher *p = calloc(1, sizeof(*p));
 	if (!p)

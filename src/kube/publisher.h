@@ -63,8 +63,9 @@ struct kube_publisher_options {
 struct kube_publisher;
 
 /* Starts the thread; it waits for a first snapshot. Returns 0, -EINVAL (no
- * client or node name, or a node name that is not a DNS subdomain), -ENOMEM
- * or the errno of pthread_create. */
+ * client or node name, a node name that is not a DNS subdomain, a driver
+ * name kube_driver_name_ok refuses), -ENOMEM or the errno of
+ * pthread_create. */
 int kube_publisher_start(const struct kube_publisher_options *options, struct kube_publisher **ret_publisher);
 
 /* Hands over the latest snapshot (a new reference is taken) and the HBM

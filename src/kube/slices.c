@@ -78,6 +78,12 @@ static bool identifiers(const char *s, size_t n, bool strict_numbers)
 	return true;
 }
 
+bool kube_driver_name_ok(const char *driver)
+{
+	size_t n = driver ? strlen(driver) : 0;
+	return n > 0 && n <= KUBE_DRIVER_NAME_MAX && k8s_dns_subdomain_check(driver, n) == 0;
+}
+
 bool kube_is_semver(const char *text)
 {
 	if (!text)
@@ -147,7 +153,8 @@ static void put_attr(struct json_put *b, json_object *attrs, const char *name, c
 
 static void put_version(struct json_put *b, json_object *attrs, const char *name, const char *text)
 {
-	if (text && *text)
+	/* A longer value would make the server refuse the whole slice. */
+	if (text && *text && strlen(text) <= KUBE_ATTRIBUTE_VALUE_MAX)
 		put_attr(b, attrs, name, kube_is_semver(text) ? "version" : "string", json_object_new_string(text));
 }
 
@@ -257,7 +264,7 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
 {
 	const char *driver = params->driver ? params->driver : KUBE_DRIVER_DEFAULT;
 	if (!params->node_name || k8s_dns_subdomain_check(params->node_name, strlen(params->node_name)) < 0 ||
-	    k8s_dns_subdomain_check(driver, strlen(driver)) < 0)
+	    !kube_driver_name_ok(driver))
 		return -EINVAL;
 	size_t n = 0;
 	bool tainted = false;

@@ -40,6 +40,13 @@
 /* The taint of an Unhealthy chip; its value names the fault. */
 #define KUBE_TAINT_UNHEALTHY_KEY "npu.ascend.com/unhealthy"
 
+/* A driver name: a DNS subdomain of at most 63 characters (resource/v1
+ * DriverNameMaxLength). */
+#define KUBE_DRIVER_NAME_MAX 63
+/* A string or version attribute's value (DeviceAttributeMaxValueLength):
+ * a version longer than this is left out. */
+#define KUBE_ATTRIBUTE_VALUE_MAX 64
+
 /* A slice's metadata.name: at most 253 characters and a terminator. */
 #define KUBE_NAME_MAX 254
 
@@ -61,7 +68,8 @@ struct kube_slice_params {
  * empty array): its pool then simply has none. Split at
  * KUBE_SLICE_MAX_DEVICES, or at KUBE_SLICE_MAX_DEVICES_TAINTED when any
  * device is tainted. Returns 0, -EINVAL (no node name, or one that is not a
- * DNS subdomain) or -ENOMEM. */
+ * DNS subdomain, or a driver name that kube_driver_name_ok refuses) or
+ * -ENOMEM. */
 int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_slice_params *params,
 		      json_object **ret_slices);
 
@@ -69,6 +77,9 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
  * a node name too long for that is cut and followed by a hash of it.
  * Returns 0 or -EINVAL (nothing fits). */
 int kube_slice_name(const char *node_name, const char *driver, size_t index, char out[KUBE_NAME_MAX]);
+
+/* Whether driver is a valid driver name (KUBE_DRIVER_NAME_MAX). */
+bool kube_driver_name_ok(const char *driver);
 
 /* Whether text is a semantic version (semver.org 2.0.0), which a DRA
  * `version` attribute must be. */

@@ -276,10 +276,24 @@ static void test_names(void **state)
 	assert_int_equal(kube_slices_build(s, &bad, &slices), -EINVAL);
 	const struct kube_slice_params none = { .generation = 1 };
 	assert_int_equal(kube_slices_build(s, &none, &slices), -EINVAL);
+	const struct kube_slice_params long_driver = {
+		.node_name = "n", .driver = "a234567890123456789012345678901234567890123456789012345678901234.com"
+	};
+	assert_int_equal(kube_slices_build(s, &long_driver, &slices), -EINVAL);
 	const struct kube_slice_params driver = { .node_name = "n", .driver = "gpu.example.com" };
 	assert_int_equal(kube_slices_build(s, &driver, &slices), 0);
 	assert_string_equal(str(slices, "0.spec.driver"), "gpu.example.com");
 	assert_string_equal(str(slices, "0.metadata.name"), "n-gpu.example.com-0");
+	json_object_put(slices);
+	/* A version above the API's 64 characters is left out, not sent to be refused. */
+	char version[80];
+	memset(version, '1', 65);
+	version[65] = '\0';
+	const struct kube_slice_params long_version = { .node_name = "n", .driver_version = version,
+							.firmware_version = "1.0.0" };
+	assert_int_equal(kube_slices_build(s, &long_version, &slices), 0);
+	assert_null(get(slices, "0.spec.devices.0.attributes.driverVersion"));
+	assert_non_null(get(slices, "0.spec.devices.0.attributes.firmwareVersion"));
 	json_object_put(slices);
 	npu_snapshot_unref(s);
 }
