@@ -284,7 +284,7 @@ static struct curl_blob blob_of(const struct kube_blob *b)
 
 /* One transfer; *ret_status set when it completed. */
 static int transfer(struct kube_client *c, const char *method, const char *url, const char *body, size_t body_len,
-		    const char *auth, struct sink *s, long *ret_status, char *cause, size_t cause_size)
+		    const char *auth, long timeout_ms, struct sink *s, long *ret_status, char *cause, size_t cause_size)
 {
 	struct curl_slist *headers = NULL, *h;
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -326,8 +326,8 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 	SET(CURLOPT_WRITEFUNCTION, on_data);
 	SET(CURLOPT_WRITEDATA, s);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
-	SET(CURLOPT_TIMEOUT_MS, c->timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms);
+	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+	SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_PROTOCOLS_STR, "https");
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
@@ -359,7 +359,7 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 	if (code == CURLE_FILESIZE_EXCEEDED)
 		s->too_big = true;
 	if (code != CURLE_OK) {
-		r = map_curl_error(code, s, c->timeout_ms, c->config.server, cause, cause_size, errbuf);
+		r = map_curl_error(code, s, timeout_ms, c->config.server, cause, cause_size, errbuf);
 		goto out;
 	}
 	long status = 0;
@@ -384,6 +384,13 @@ out:
 int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
 			size_t body_len, struct kube_response *out)
 {
+	return kube_client_request_timeout(client, method, path, body, body_len, 0, out);
+}
+
+int kube_client_request_timeout(struct kube_client *client, const char *method, const char *path, const char *body,
+				size_t body_len, int timeout_ms, struct kube_response *out)
+{
+	long timeout = timeout_ms > 0 ? timeout_ms : client->timeout_ms;
 	char cause[KUBE_CAUSE_MAX] = "";
 	char *url = NULL, *auth = NULL;
 	struct sink s = { 0 };
@@ -419,7 +426,7 @@ int kube_client_request(struct kube_client *client, const char *method, const ch
 			goto out;
 		free(s.buf);
 		s = (struct sink){ 0 };
-		r = transfer(client, method, url, body, body_len, auth, &s, &status, cause, sizeof(cause));
+		r = transfer(client, method, url, body, body_len, auth, timeout, &s, &status, cause, sizeof(cause));
 		if (r < 0)
 			goto out;
 		if (status != 401 || !client->config.token_file)

@@ -79,6 +79,11 @@ void kube_response_free(struct kube_response *response);
 int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
 			size_t body_len, struct kube_response *out);
 
+/* The same with a timeout of its own for this request (0: the client's),
+ * e.g. a short one on the kubelet's NodePrepareResources path. */
+int kube_client_request_timeout(struct kube_client *client, const char *method, const char *path, const char *body,
+				size_t body_len, int timeout_ms, struct kube_response *out);
+
 /* Whether status is 2xx. */
 static inline bool kube_status_ok(long status)
 {

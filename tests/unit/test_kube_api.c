@@ -566,6 +566,8 @@ static void test_faults(void **state)
 	set_fault(FAULT_SLOW);
 	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), -ETIMEDOUT);
 	assert_non_null(strstr(resp.cause, "within 500 ms"));
+	assert_int_equal(kube_client_request_timeout(c, "GET", "/x", NULL, 0, 150, &resp), -ETIMEDOUT);
+	assert_non_null(strstr(resp.cause, "within 150 ms"));
 	set_fault(FAULT_GARBAGE);
 	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), 0);
 	struct kube_slice_list list;
