@@ -318,6 +318,10 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		goto out;
 	}
 	size_t n = json_object_array_length(slices), devices = 0;
+	if (n > KUBE_LIST_MAX_ITEMS) {
+		r = failed(f, -E2BIG, 0, "%zu ResourceSlices wanted, more than %d", n, KUBE_LIST_MAX_ITEMS);
+		goto out;
+	}
 	bool wanted[KUBE_LIST_MAX_ITEMS] = { false };
 	for (size_t i = 0; i < n; i++) {
 		json_object *slice = json_object_array_get_idx(slices, i);
