@@ -385,7 +385,8 @@ static void *run(void *arg)
 			due = true;
 		struct npu_snapshot *snap = npu_snapshot_ref(p->snapshot);
 		uint64_t *hbm = NULL;
-		if (p->hbm && (hbm = malloc(snap->count * sizeof(*hbm))))
+		bool hbm_lost = p->hbm && !(hbm = malloc(snap->count * sizeof(*hbm)));
+		if (hbm)
 			memcpy(hbm, p->hbm, snap->count * sizeof(*hbm));
 		p->offered = false;
 		pthread_mutex_unlock(&p->lock);
@@ -393,7 +394,9 @@ static void *run(void *arg)
 		struct failure f = { 0 };
 		struct kube_publish_report done = { 0 };
 		char *content = NULL;
-		int r = content_of(p, snap, hbm, &content);
+		/* Without its HBM figures the snapshot would be published as if
+		 * the memory were unknown: a failed round instead. */
+		int r = hbm_lost ? -ENOMEM : content_of(p, snap, hbm, &content);
 		bool changed = r == 0 && (!p->published || strcmp(content, p->published) != 0);
 		if (r < 0)
 			failed(&f, r, 0, "building the ResourceSlices: %s", strerror(-r));
