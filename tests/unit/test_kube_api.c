@@ -465,10 +465,20 @@ static void set_fault(enum fault fault)
 	pthread_mutex_unlock(&srv.lock);
 }
 
+static struct reports {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct kube_publish_report all[64];
+	size_t n;
+} reps;
+
 static int setup(void **state)
 {
 	(void)state;
 	memset(&srv, 0, sizeof(srv));
+	memset(&reps, 0, sizeof(reps));
+	pthread_mutex_init(&reps.lock, NULL);
+	cond_init_monotonic(&reps.cond);
 	pthread_mutex_init(&srv.lock, NULL);
 	cond_init_monotonic(&srv.cond);
 	pthread_mutex_init(&front.lock, NULL);
@@ -489,6 +499,8 @@ static int teardown(void **state)
 	for (size_t i = 0; i < srv.n_slices; i++)
 		free(srv.slices[i].json);
 	SSL_CTX_free(front.ctx);
+	pthread_mutex_destroy(&reps.lock);
+	pthread_cond_destroy(&reps.cond);
 	return 0;
 }
 
@@ -635,12 +647,6 @@ static void test_token_rotation(void **state)
 
 /* --- the publisher ---------------------------------------------------------------- */
 
-static struct reports {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct kube_publish_report all[64];
-	size_t n;
-} reps;
 
 static void on_report(void *ctx, const struct kube_publish_report *r)
 {
@@ -730,8 +736,6 @@ static void check_store(size_t want_slices, size_t want_devices, int tainted, in
 static void test_publisher(void **state)
 {
 	(void)state;
-	pthread_mutex_init(&reps.lock, NULL);
-	cond_init_monotonic(&reps.cond);
 	/* Unreachable at start. */
 	uint16_t port = srv.port;
 	server_stop();
@@ -854,6 +858,44 @@ static void test_publisher(void **state)
 	kube_client_free(c);
 }
 
+/* A token the server refuses: one report of the 401, and the publication
+ * once the kubelet has written a token it takes. */
+static void test_publisher_unauthorized(void **state)
+{
+	(void)state;
+	char tdir[] = "/tmp/kube-token-XXXXXX", path[256];
+	assert_non_null(mkdtemp(tdir));
+	snprintf(path, sizeof(path), "%s/token", tdir);
+	write_token(path, "expired");
+	set_token("fresh");
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", path, 2000);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.backoff_initial_ms = 20,
+		.backoff_max_ms = 100,
+		.report = on_report,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(4, -1);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(0, KUBE_PUBLISH_FAILED, -EREMOTEIO);
+	assert_int_equal(reps.all[i].status, 401);
+	write_token(path, "fresh");
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_true(reps.all[i].recovered);
+	for (size_t k = 1; k < i; k++)
+		assert_int_not_equal(reps.all[k].event, KUBE_PUBLISH_FAILED); /* the 401 once */
+	check_store(1, 4, -1, 1);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+	set_token(NULL);
+	unlink(path);
+	assert_int_equal(rmdir(tdir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -861,6 +903,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
