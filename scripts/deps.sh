@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	cmake make gcc pkg-config
 	libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
-	libcmocka-dev libyaml-dev libjson-c-dev libmicrohttpd-dev
+	libcmocka-dev libyaml-dev libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev
 )
 # Extra groups: `deps.sh fuzz` adds clang for libFuzzer builds; `deps.sh
 # manifests` adds what tests/scripts/test_manifests.sh needs: kubectl (an
@@ -55,7 +55,7 @@ for extra in "$@"; do
 		# (plain `dpkg -s` is ambiguous once both arches are installed).
 		packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static
 			libgrpc-dev:arm64 libprotobuf-c-dev:arm64 libyaml-dev:arm64 libjson-c-dev:arm64
-			libmicrohttpd-dev:arm64)
+			libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64)
 		;;
 	*) echo "deps.sh: unknown group '$extra'" >&2; exit 2 ;;
 	esac

@@ -62,15 +62,16 @@ static enum npu_family node_family(const struct npu_snapshot *snap)
 	return family;
 }
 
-static struct rules family_rules(const struct npu_snapshot *snap)
+/* The interconnect's groups for chips of one family, chips of them on the node. */
+static struct rules interconnect_rules(enum npu_family family, size_t chips)
 {
-	switch (node_family(snap)) {
+	switch (family) {
 	case NPU_FAMILY_910:
 		return (struct rules){ .grouping = GROUP_BY_RING, .group_size = 4, .even_rest = true };
 	case NPU_FAMILY_910B:
 		/* Atlas 800T/800I A2 (8 chips) is one full mesh; only the Box16
 		 * joins two meshes. */
-		if (snap->count <= 8)
+		if (chips <= 8)
 			break;
 		return (struct rules){ .grouping = GROUP_BY_MESH, .group_size = 8, .split_halves = true };
 	case NPU_FAMILY_A3:
@@ -83,6 +84,11 @@ static struct rules family_rules(const struct npu_snapshot *snap)
 		break;
 	}
 	return (struct rules){ .grouping = GROUP_BY_NODE };
+}
+
+static struct rules family_rules(const struct npu_snapshot *snap)
+{
+	return interconnect_rules(node_family(snap), snap->count);
 }
 
 static bool knows_numa(const struct npu_snapshot *snap)
@@ -125,6 +131,41 @@ static long group_key(enum grouping grouping, const struct npu_device *d)
 	case GROUP_BY_NODE:
 		break;
 	}
+	return 0;
+}
+
+int topology_interconnect(const struct npu_snapshot *snap, const struct npu_device *device,
+			  struct topology_group *ret_group)
+{
+	/* The chips alone decide, so that vNPUs carved from some of them do not
+	 * change which ring a chip is in. */
+	size_t chips = 0;
+	enum npu_family family = device->chip.family;
+	for (size_t i = 0; i < snap->count; i++) {
+		if (snap->devices[i].kind != NPU_DEVICE_CHIP)
+			continue;
+		chips++;
+		if (snap->devices[i].chip.family != family)
+			family = NPU_FAMILY_UNKNOWN;
+	}
+	struct rules rules = interconnect_rules(family, chips);
+	static const char *const kinds[] = {
+		[GROUP_BY_RING] = "hccs-ring",
+		[GROUP_BY_MESH] = "hccs-mesh",
+		[GROUP_BY_PAIR] = "die-pair",
+		[GROUP_BY_CARD] = "card",
+	};
+	if (rules.grouping == GROUP_BY_NODE && family == NPU_FAMILY_910B) {
+		/* Atlas 800 A2: the node's chips are one full HCCS mesh. */
+		*ret_group = (struct topology_group){ .kind = "hccs-mesh", .index = 0 };
+		return 0;
+	}
+	if (rules.grouping == GROUP_BY_NODE || rules.grouping == GROUP_BY_NUMA)
+		return -ENOENT;
+	long key = group_key(rules.grouping, device);
+	if (key < 0)
+		return -ENOENT;
+	*ret_group = (struct topology_group){ .kind = kinds[rules.grouping], .index = key };
 	return 0;
 }
 

@@ -129,7 +129,7 @@ _cl_wait_http() {
 	# connection cannot be watched for before the server listens.
 	while (($(_e2e_now_ms) < deadline)); do
 		_cl_alive "$name" || _cl_err "$name exited; last lines of its log:" "$(tail -n 15 "$CLUSTER_DIR/logs/$name.log")" || return
-		if cluster_in_netns curl -sf --max-time 5 --retry 10 --retry-connrefused --retry-delay 1 --retry-max-time 10 \
+		if _cl_net curl -sf --max-time 5 --retry 10 --retry-connrefused --retry-delay 1 --retry-max-time 10 \
 			"$@" "$url" >/dev/null 2>&1; then
 			return 0
 		fi
@@ -215,18 +215,44 @@ _cl_netns() {
 		_cl_err "cannot set up the network in $CLUSTER_NETNS" || return
 }
 
-_cl_control_plane() {
-	local bin=$1 p=$CLUSTER_DIR/pki l=$CLUSTER_DIR/logs
-	mkdir -p "$CLUSTER_DIR/etcd" && chmod 700 "$CLUSTER_DIR/etcd" || return
-	_cl_spawn etcd "$l/etcd.log" nsenter --net="/run/netns/$CLUSTER_NETNS" -- "$bin/etcd" \
-		--name ascend-k8s --data-dir "$CLUSTER_DIR/etcd" \
-		--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
-		--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
-		--initial-cluster ascend-k8s=http://127.0.0.1:2380 --unsafe-no-fsync --log-level warn || return
-	_cl_wait_http etcd http://127.0.0.1:2379/health || return
+# The control plane runs in the cluster's network namespace, or with
+# CLUSTER_HOST_NET=1 in the caller's own, on 127.0.0.1 only (a throwaway
+# control plane for a test, such as tests/scripts/test_kube_apiserver.sh).
+_cl_net_prefix=()
+_cl_net() { # CMD...: CMD where the control plane runs
+	_cl_net_set
+	"${_cl_net_prefix[@]}" "$@"
+}
+_cl_net_set() {
+	if [ "${CLUSTER_HOST_NET:-0}" = 1 ]; then
+		_cl_net_prefix=()
+	else
+		_cl_net_prefix=(nsenter --net="/run/netns/$CLUSTER_NETNS" --)
+	fi
+}
 
-	_cl_spawn kube-apiserver "$l/kube-apiserver.log" nsenter --net="/run/netns/$CLUSTER_NETNS" -- "$bin/kube-apiserver" \
-		--etcd-servers=http://127.0.0.1:2379 --bind-address=0.0.0.0 --secure-port=6443 \
+# cluster_etcd_start BIN CLIENT_PORT PEER_PORT: etcd under $CLUSTER_DIR/etcd.
+cluster_etcd_start() {
+	local bin=$1 c=$2 peer=$3
+	_cl_net_set
+	mkdir -p "$CLUSTER_DIR/etcd" && chmod 700 "$CLUSTER_DIR/etcd" || return
+	_cl_spawn etcd "$CLUSTER_DIR/logs/etcd.log" "${_cl_net_prefix[@]}" "$bin/etcd" \
+		--name ascend-k8s --data-dir "$CLUSTER_DIR/etcd" \
+		--listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c" \
+		--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+		--initial-cluster "ascend-k8s=http://127.0.0.1:$peer" --unsafe-no-fsync --log-level warn || return
+	_cl_wait_http etcd "http://127.0.0.1:$c/health"
+}
+
+# cluster_apiserver_start BIN PORT ETCD_CLIENT_PORT: kube-apiserver with the
+# certificates of _cl_pki, until /readyz answers. Also how a test restarts it
+# (after `_cl_stop kube-apiserver`).
+cluster_apiserver_start() {
+	local bin=$1 port=$2 etcd=$3 p=$CLUSTER_DIR/pki bind=0.0.0.0
+	_cl_net_set
+	[ "${CLUSTER_HOST_NET:-0}" != 1 ] || bind=127.0.0.1
+	_cl_spawn kube-apiserver "$CLUSTER_DIR/logs/kube-apiserver.log" "${_cl_net_prefix[@]}" "$bin/kube-apiserver" \
+		--etcd-servers="http://127.0.0.1:$etcd" --bind-address="$bind" --secure-port="$port" \
 		--advertise-address="$CLUSTER_CP_IP" --kubelet-preferred-address-types=InternalIP \
 		--tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
 		--kubelet-client-certificate="$p/apiserver-kubelet-client.crt" \
@@ -236,8 +262,14 @@ _cl_control_plane() {
 		--service-cluster-ip-range="$CLUSTER_SERVICE_CIDR" \
 		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction --allow-privileged=true \
 		--feature-gates=ResourceHealthStatus=true || return
-	_cl_wait_http kube-apiserver https://127.0.0.1:6443/readyz --cacert "$p/ca.crt" \
-		--cert "$p/admin.crt" --key "$p/admin.key" || return
+	_cl_wait_http kube-apiserver "https://127.0.0.1:$port/readyz" --cacert "$p/ca.crt" \
+		--cert "$p/admin.crt" --key "$p/admin.key"
+}
+
+_cl_control_plane() {
+	local bin=$1 p=$CLUSTER_DIR/pki l=$CLUSTER_DIR/logs
+	cluster_etcd_start "$bin" 2379 2380 || return
+	cluster_apiserver_start "$bin" 6443 2379 || return
 
 	# The host's way in: 127.0.0.1:$CLUSTER_PORT -> unix socket -> the
 	# API server inside the namespace.

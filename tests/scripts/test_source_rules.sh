@@ -45,8 +45,9 @@ rank() {
 	telemetry | fault) echo 2 ;;
 	plugin) echo 3 ;;
 	config) echo 4 ;;
-	daemon) echo 5 ;;
-	main.c) echo 6 ;;
+	kube) echo 5 ;;
+	daemon) echo 6 ;;
+	main.c) echo 7 ;;
 	*) echo -1 ;;
 	esac
 }
@@ -68,7 +69,7 @@ arrows_up() {
 		sed -E 's/:#include "([a-z_]+)\/$/:\1/')
 }
 up=$(arrows_up "$root")
-[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault <- plugin <- config <- daemon <- main.c" ||
+[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault <- plugin <- config <- kube <- daemon <- main.c" ||
 	fail "includes against the arrows" "$(sed 's/^/    /' <<<"$up")"
 config_plugin=$(grep -rnE '^#include "plugin/' src/config --include='*.c' --include='*.h')
 [ -z "$config_plugin" ] && pass "src/config/ includes nothing from plugin/" ||

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Requests to the API server over libcurl (see client.h). */
+#include "kube/client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <curl/curl.h>
+
+#include "base/file.h"
+
+struct kube_client {
+	struct kube_config config;
+	long timeout_ms;
+	CURLSH *share;
+	/* One per libcurl lock kind: the share object's locks. */
+	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+	/* The bearer token, "Authorization: Bearer ..." ready, and the file's
+	 * identity when it came from one. */
+	pthread_mutex_t token_lock;
+	char *auth_header;
+	struct stat token_stat;
+	bool token_read;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result;
+
+/* curl_global_init is not thread-safe in libcurl 7.88, and the client may be
+ * made from any thread: once per process. */
+static void curl_init_once(void)
+{
+	curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static void share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *userptr)
+{
+	(void)handle;
+	(void)access;
+	struct kube_client *c = userptr;
+	if ((unsigned)data < CURL_LOCK_DATA_LAST)
+		pthread_mutex_lock(&c->share_locks[data]);
+}
+
+static void share_unlock(CURL *handle, curl_lock_data data, void *userptr)
+{
+	(void)handle;
+	struct kube_client *c = userptr;
+	if ((unsigned)data < CURL_LOCK_DATA_LAST)
+		pthread_mutex_unlock(&c->share_locks[data]);
+}
+
+const struct kube_config *kube_client_config(const struct kube_client *client)
+{
+	return &client->config;
+}
+
+static int set_auth_header(struct kube_client *c, const char *token, size_t len)
+{
+	static const char prefix[] = "Authorization: Bearer ";
+	char *h = malloc(sizeof(prefix) + len);
+	if (!h)
+		return -ENOMEM;
+	memcpy(h, prefix, sizeof(prefix) - 1);
+	memcpy(h + sizeof(prefix) - 1, token, len);
+	h[sizeof(prefix) - 1 + len] = '\0';
+	free(c->auth_header);
+	c->auth_header = h;
+	return 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Reads the token file again when it changed (or always, with force).
+ * Called with token_lock held. The kubelet replaces the projected token by
+ * swapping a symlink, so stat (following it) sees a new inode. */
+static int refresh_token(struct kube_client *c, bool force, char *cause, size_t cause_size)
+{
+	if (!c->config.token_file)
+		return 0;
+	struct stat st;
+	if (stat(c->config.token_file, &st) < 0) {
+		int r = -errno;
+		snprintf(cause, cause_size, "token file %s: %s", c->config.token_file, strerror(-r));
+		return r == -ENOMEM ? r : -EACCES;
+	}
+	if (!force && c->token_read && same_file(&st, &c->token_stat))
+		return 0;
+	char *buf = NULL, why[128];
+	size_t len = 0;
+	int r = file_read_bounded(c->config.token_file, 64 * 1024, &buf, &len, why, sizeof(why));
+	if (r < 0) {
+		snprintf(cause, cause_size, "token file %s: %s", c->config.token_file, why);
+		return r == -ENOMEM ? r : -EACCES;
+	}
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+		len--;
+	if (len == 0 || memchr(buf, '\n', len)) {
+		free(buf);
+		snprintf(cause, cause_size, "token file %s: %s", c->config.token_file,
+			 len ? "more than one line" : "empty");
+		return -EACCES;
+	}
+	r = set_auth_header(c, buf, len);
+	free(buf);
+	if (r < 0) {
+		snprintf(cause, cause_size, "out of memory");
+		return r;
+	}
+	c->token_stat = st;
+	c->token_read = true;
+	return 0;
+}
+
+int kube_client_new(struct kube_config *config, int timeout_ms, struct kube_client **ret_client, char *why,
+		    size_t why_size)
+{
+	if (!config->server || strncmp(config->server, "https://", 8) != 0) {
+		snprintf(why, why_size, "the API server's address must be an https:// URL");
+		return -EINVAL;
+	}
+	pthread_once(&curl_once, curl_init_once);
+	if (curl_init_result != CURLE_OK) {
+		snprintf(why, why_size, "libcurl: %s", curl_easy_strerror(curl_init_result));
+		return -ENOMEM;
+	}
+	struct kube_client *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(why, why_size, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&c->share_locks[i], NULL);
+	pthread_mutex_init(&c->token_lock, NULL);
+	c->timeout_ms = timeout_ms > 0 ? timeout_ms : KUBE_TIMEOUT_MS_DEFAULT;
+	c->share = curl_share_init();
+	if (!c->share || curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock) != CURLSHE_OK ||
+	    curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock) != CURLSHE_OK ||
+	    curl_share_setopt(c->share, CURLSHOPT_USERDATA, c) != CURLSHE_OK ||
+	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK ||
+	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK ||
+	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
+		snprintf(why, why_size, "libcurl: cannot make a share object");
+		goto fail;
+	}
+	if (config->token.data && set_auth_header(c, config->token.data, config->token.len) < 0) {
+		snprintf(why, why_size, "out of memory");
+		goto fail;
+	}
+	c->config = *config;
+	*config = (struct kube_config){ 0 };
+	*ret_client = c;
+	return 0;
+fail:
+	if (c->share)
+		curl_share_cleanup(c->share);
+	free(c->auth_header);
+	free(c);
+	return -ENOMEM;
+}
+
+void kube_client_free(struct kube_client *client)
+{
+	if (!client)
+		return;
+	curl_share_cleanup(client->share);
+	for (size_t i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&client->share_locks[i]);
+	pthread_mutex_destroy(&client->token_lock);
+	free(client->auth_header);
+	kube_config_free(&client->config);
+	free(client);
+}
+
+void kube_response_free(struct kube_response *response)
+{
+	free(response->body);
+	response->body = NULL;
+	response->len = 0;
+}
+
+struct sink {
+	char *buf;
+	size_t len, cap;
+	bool too_big, no_memory;
+};
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct sink *s = userdata;
+	size_t n = size * nmemb;
+	if (n > KUBE_RESPONSE_MAX - s->len) {
+		s->too_big = true;
+		return 0; /* libcurl ends the transfer with CURLE_WRITE_ERROR */
+	}
+	if (s->len + n + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 16384;
+		while (cap < s->len + n + 1)
+			cap *= 2;
+		char *b = realloc(s->buf, cap);
+		if (!b) {
+			s->no_memory = true;
+			return 0;
+		}
+		s->buf = b;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, data, n);
+	s->len += n;
+	s->buf[s->len] = '\0';
+	return n;
+}
+
+static bool method_known(const char *m)
+{
+	static const char *const known[] = { "GET", "POST", "PUT", "PATCH", "DELETE" };
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(m, known[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A path below the server: "/..." without whitespace or control characters,
+ * so that it cannot smuggle another request line. */
+static bool path_ok(const char *p)
+{
+	if (p[0] != '/' || strlen(p) > 2048)
+		return false;
+	for (; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return false;
+	return true;
+}
+
+static int map_curl_error(CURLcode code, const struct sink *s, long timeout_ms, const char *server, char *cause,
+			  size_t cause_size, const char *detail)
+{
+	if (s->too_big) {
+		snprintf(cause, cause_size, "response above %u bytes", KUBE_RESPONSE_MAX);
+		return -EFBIG;
+	}
+	if (s->no_memory || code == CURLE_OUT_OF_MEMORY) {
+		snprintf(cause, cause_size, "out of memory");
+		return -ENOMEM;
+	}
+	const char *what = detail && *detail ? detail : curl_easy_strerror(code);
+	switch (code) {
+	case CURLE_OPERATION_TIMEDOUT:
+		snprintf(cause, cause_size, "no answer from %s within %ld ms", server, timeout_ms);
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+		snprintf(cause, cause_size, "cannot connect to %s: %s", server, what);
+		return -ECONNREFUSED;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_WEIRD_SERVER_REPLY:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		snprintf(cause, cause_size, "%s: %s", server, what);
+		return -EPROTO;
+	default:
+		snprintf(cause, cause_size, "%s: %s", server, what);
+		return -EIO;
+	}
+}
+
+static struct curl_blob blob_of(const struct kube_blob *b)
+{
+	return (struct curl_blob){ .data = b->data, .len = b->len, .flags = CURL_BLOB_COPY };
+}
+
+/* One transfer; *ret_status set when it completed. */
+static int transfer(struct kube_client *c, const char *method, const char *url, const char *body, size_t body_len,
+		    const char *auth, long timeout_ms, struct sink *s, long *ret_status, char *cause, size_t cause_size)
+{
+	struct curl_slist *headers = NULL, *h;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	int r;
+	CURL *e = curl_easy_init();
+	if (!e) {
+		snprintf(cause, cause_size, "out of memory");
+		return -ENOMEM;
+	}
+	static const char *const fixed[] = { "Accept: application/json", "User-Agent: ascend-k8s/" ASCEND_VERSION };
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (!(h = curl_slist_append(headers, fixed[i])))
+			goto nomem;
+		headers = h;
+	}
+	if (body) {
+		h = curl_slist_append(headers, strcmp(method, "PATCH") == 0 ? "Content-Type: application/merge-patch+json"
+									    : "Content-Type: application/json");
+		if (!h)
+			goto nomem;
+		headers = h;
+	}
+	if (auth) {
+		if (!(h = curl_slist_append(headers, auth)))
+			goto nomem;
+		headers = h;
+	}
+	struct curl_blob ca = blob_of(&c->config.ca), cert = blob_of(&c->config.cert), key = blob_of(&c->config.key);
+	CURLcode code = CURLE_OK;
+#define SET(opt, val)                                  \
+	do {                                           \
+		if (code == CURLE_OK)                  \
+			code = curl_easy_setopt(e, opt, val); \
+	} while (0)
+	SET(CURLOPT_URL, url);
+	SET(CURLOPT_SHARE, c->share);
+	SET(CURLOPT_CUSTOMREQUEST, method);
+	SET(CURLOPT_HTTPHEADER, headers);
+	SET(CURLOPT_WRITEFUNCTION, on_data);
+	SET(CURLOPT_WRITEDATA, s);
+	SET(CURLOPT_ERRORBUFFER, errbuf);
+	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+	SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_PROTOCOLS_STR, "https");
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+	SET(CURLOPT_SSL_VERIFYPEER, 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)KUBE_RESPONSE_MAX);
+	if (c->config.ca.data)
+		SET(CURLOPT_CAINFO_BLOB, &ca);
+	if (c->config.cert.data) {
+		SET(CURLOPT_SSLCERT_BLOB, &cert);
+		SET(CURLOPT_SSLCERTTYPE, "PEM");
+		SET(CURLOPT_SSLKEY_BLOB, &key);
+		SET(CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (body) {
+		SET(CURLOPT_POSTFIELDS, body);
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+	} else if (strcmp(method, "GET") == 0) {
+		SET(CURLOPT_HTTPGET, 1L);
+		SET(CURLOPT_CUSTOMREQUEST, (const char *)NULL);
+	}
+#undef SET
+	if (code != CURLE_OK) {
+		r = code == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+		snprintf(cause, cause_size, "libcurl: %s", curl_easy_strerror(code));
+		goto out;
+	}
+	code = curl_easy_perform(e);
+	if (code == CURLE_FILESIZE_EXCEEDED)
+		s->too_big = true;
+	if (code != CURLE_OK) {
+		r = map_curl_error(code, s, timeout_ms, c->config.server, cause, cause_size, errbuf);
+		goto out;
+	}
+	long status = 0;
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 100 || status > 599) {
+		snprintf(cause, cause_size, "%s: not an HTTP answer", c->config.server);
+		r = -EPROTO;
+		goto out;
+	}
+	*ret_status = status;
+	r = 0;
+	goto out;
+nomem:
+	snprintf(cause, cause_size, "out of memory");
+	r = -ENOMEM;
+out:
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(e);
+	return r;
+}
+
+int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
+			size_t body_len, struct kube_response *out)
+{
+	return kube_client_request_timeout(client, method, path, body, body_len, 0, out);
+}
+
+int kube_client_request_timeout(struct kube_client *client, const char *method, const char *path, const char *body,
+				size_t body_len, int timeout_ms, struct kube_response *out)
+{
+	long timeout = timeout_ms > 0 ? timeout_ms : client->timeout_ms;
+	char cause[KUBE_CAUSE_MAX] = "";
+	char *url = NULL, *auth = NULL;
+	struct sink s = { 0 };
+	long status = 0;
+	int r;
+	if (!method || !method_known(method) || !path || !path_ok(path)) {
+		snprintf(out->cause, sizeof(out->cause), "not a request this client sends");
+		return -EINVAL;
+	}
+	if (body && body_len > KUBE_REQUEST_MAX) {
+		snprintf(out->cause, sizeof(out->cause), "request body above %u bytes", KUBE_REQUEST_MAX);
+		return -E2BIG;
+	}
+	size_t url_len = strlen(client->config.server) + strlen(path) + 1;
+	if (!(url = malloc(url_len))) {
+		r = -ENOMEM;
+		snprintf(cause, sizeof(cause), "out of memory");
+		goto out;
+	}
+	snprintf(url, url_len, "%s%s", client->config.server, path);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		/* After a 401, the token may have been rotated under us. */
+		pthread_mutex_lock(&client->token_lock);
+		r = refresh_token(client, attempt > 0, cause, sizeof(cause));
+		free(auth);
+		auth = NULL;
+		if (r == 0 && client->auth_header && !(auth = strdup(client->auth_header))) {
+			r = -ENOMEM;
+			snprintf(cause, sizeof(cause), "out of memory");
+		}
+		pthread_mutex_unlock(&client->token_lock);
+		if (r < 0)
+			goto out;
+		free(s.buf);
+		s = (struct sink){ 0 };
+		r = transfer(client, method, url, body, body_len, auth, timeout, &s, &status, cause, sizeof(cause));
+		if (r < 0)
+			goto out;
+		if (status != 401 || !client->config.token_file)
+			break;
+	}
+	if (!s.buf && !(s.buf = calloc(1, 1))) {
+		r = -ENOMEM;
+		snprintf(cause, sizeof(cause), "out of memory");
+		goto out;
+	}
+	out->status = status;
+	out->body = s.buf;
+	out->len = s.len;
+	out->cause[0] = '\0';
+	s.buf = NULL;
+out:
+	if (r < 0)
+		snprintf(out->cause, sizeof(out->cause), "%.140s (%.6s %.96s)", cause, method, path);
+	free(s.buf);
+	free(auth);
+	free(url);
+	return r;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A client of the Kubernetes API server (reached as kube/config.h says):
+ * one JSON request at a time over HTTPS with libcurl. TLS is always verified
+ * against the configured CA (or the system's when the kubeconfig names
+ * none); there is no way to turn that off. Nothing here logs: a failure
+ * is a negative errno and a short cause for the caller's top level to log.
+ *
+ * The projected token is rotated by the kubelet (it expires within the hour),
+ * so the client reads the token file again when its modification time, size
+ * or inode changed, and once more after a 401 before answering with it.
+ *
+ * Threads: any number of threads may call kube_client_request on one client
+ * at once. Each call uses its own libcurl easy handle; the handles share
+ * connections, DNS and TLS sessions through a libcurl share object whose
+ * locks are the client's mutexes, and the token sits behind its own mutex. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kube/config.h"
+
+/* A response body longer than this fails the request (-EFBIG): the largest
+ * answer this project reads is a list of one node's ResourceSlices (at most
+ * a dozen objects of 64 devices). */
+#define KUBE_RESPONSE_MAX (4u * 1024u * 1024u)
+/* A request body longer than this is refused (-E2BIG) before it is sent. */
+#define KUBE_REQUEST_MAX (2u * 1024u * 1024u)
+/* Each request, connection and TLS handshake included, unless the client's
+ * timeout_ms says otherwise. */
+#define KUBE_TIMEOUT_MS_DEFAULT 10000
+/* Room for a cause, terminator included. */
+#define KUBE_CAUSE_MAX 256
+
+struct kube_client;
+
+/* Takes the config (it is moved into the client, and zeroed, on success
+ * only). timeout_ms 0 is KUBE_TIMEOUT_MS_DEFAULT. Returns 0, -ENOMEM or
+ * -EINVAL (no server, or one that is not https://), with why said. */
+int kube_client_new(struct kube_config *config, int timeout_ms, struct kube_client **ret_client, char *why,
+		    size_t why_size);
+void kube_client_free(struct kube_client *client);
+
+/* The config the client was made from (the namespace, the source). */
+const struct kube_config *kube_client_config(const struct kube_client *client);
+
+/* What the server answered. */
+struct kube_response {
+	long status; /* the HTTP status, 200 ... 599 */
+	char *body;  /* malloc'd, NUL-terminated (the server's NULs stay in len) */
+	size_t len;
+	/* On failure (and only then) the cause: "connect to
+	 * https://10.0.0.1:443: Connection refused", "response above 4194304
+	 * bytes", "timed out after 10000 ms". */
+	char cause[KUBE_CAUSE_MAX];
+};
+
+/* Frees the body; the struct may be reused. */
+void kube_response_free(struct kube_response *response);
+
+/* One request: method ("GET", "POST", "PUT", "PATCH", "DELETE"), path below
+ * the server ("/api/v1/nodes/n1", with its query), and an optional JSON body
+ * (Content-Type application/json; for PATCH application/merge-patch+json).
+ * Any HTTP status is a success: the caller judges it (4xx and 5xx included).
+ * A 401 is retried once after the token file was read again.
+ *
+ * Returns 0 with out->status and out->body set (out->cause empty), or, with
+ * only out->cause written:
+ *   -EINVAL       a method or path this client does not send;
+ *   -E2BIG        a body above KUBE_REQUEST_MAX;
+ *   -EFBIG        a response body above KUBE_RESPONSE_MAX;
+ *   -ETIMEDOUT    no whole answer within the timeout;
+ *   -ECONNREFUSED the server could not be reached (refused, no route, DNS);
+ *   -EPROTO       TLS failed (an unknown CA, a bad certificate) or the
+ *                 answer was not HTTP;
+ *   -EACCES       the token file could not be read;
+ *   -ENOMEM       out of memory;
+ *   -EIO          any other transfer failure. */
+int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
+			size_t body_len, struct kube_response *out);
+
+/* The same with a timeout of its own for this request (0: the client's),
+ * e.g. a short one on the kubelet's NodePrepareResources path. */
+int kube_client_request_timeout(struct kube_client *client, const char *method, const char *path, const char *body,
+				size_t body_len, int timeout_ms, struct kube_response *out);
+
+/* Whether status is 2xx. */
+static inline bool kube_status_ok(long status)
+{
+	return status >= 200 && status < 300;
+}

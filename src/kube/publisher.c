@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The ResourceSlice publisher's thread (see publisher.h). */
+#include "kube/publisher.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/k8s_names.h"
+#include "base/wait.h"
+#include "kube/objects.h"
+#include "kube/slices.h"
+
+#define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
+/* Conflicting writes of one slice before the round gives up (and backs off). */
+#define CONFLICT_RETRIES 3
+
+struct kube_publisher {
+	struct kube_client *client;
+	char *driver, *node_name, *driver_version, *firmware_version;
+	int backoff_initial_ms, backoff_max_ms, resync_ms;
+	kube_publish_report_fn report;
+	void *report_ctx;
+	pthread_t thread;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	struct npu_snapshot *snapshot; /* the latest offered, NULL before the first */
+	uint64_t *hbm;                 /* per device of snapshot, NULL: unknown */
+	bool offered;                  /* a snapshot arrived since the thread took one */
+
+	/* The thread's own. */
+	char node_uid[KUBE_META_UID_MAX];
+	int64_t generation;   /* last published */
+	char *published;      /* the devices' content last published, NULL: none yet */
+	int last_error;       /* of the last failed round, 0 after a success */
+	long last_status;
+	/* The slices as this publisher last wrote them (name and the
+	 * resourceVersion the server answered with): a resync that lists
+	 * exactly these has nothing to do. */
+	struct kube_meta written[KUBE_LIST_MAX_ITEMS];
+	size_t n_written;
+	size_t written_devices;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The outcome of a failed step: error, status and cause, for the report. */
+struct failure {
+	int error;
+	long status;
+	char cause[KUBE_CAUSE_MAX + 128];
+};
+
+static int failed(struct failure *f, int error, long status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int failed(struct failure *f, int error, long status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->cause, sizeof(f->cause), fmt, ap);
+	va_end(ap);
+	f->error = error;
+	f->status = status;
+	return error;
+}
+
+/* A request whose transport failed is a failure; the caller judges the status. */
+static int call(struct kube_publisher *p, const char *method, const char *path, const char *body,
+		struct kube_response *resp, struct failure *f)
+{
+	/* A stop ends the round before its next request: it waits for one
+	 * request at most, not for a round of them. */
+	pthread_mutex_lock(&p->lock);
+	bool stop = p->stop;
+	pthread_mutex_unlock(&p->lock);
+	if (stop)
+		return failed(f, -ECANCELED, 0, "stopping");
+	int r = kube_client_request(p->client, method, path, body, body ? strlen(body) : 0, resp);
+	if (r < 0)
+		return failed(f, r, 0, "%s", resp->cause);
+	return 0;
+}
+
+/* The failure of an unexpected status, with the server's message. */
+static int status_failure(struct failure *f, const char *what, const struct kube_response *resp)
+{
+	char msg[160];
+	kube_status_message(resp->body, resp->len, msg, sizeof(msg));
+	return failed(f, -EREMOTEIO, resp->status, "%s: HTTP %ld%s%s", what, resp->status, msg[0] ? ": " : "", msg);
+}
+
+static int fetch_node_uid(struct kube_publisher *p, struct failure *f)
+{
+	char path[320], why[160];
+	struct kube_response resp = { 0 };
+	struct kube_meta meta;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", p->node_name);
+	int r = call(p, "GET", path, NULL, &resp, f);
+	if (r < 0)
+		return r;
+	if (resp.status == 404)
+		r = failed(f, -ENOENT, resp.status, "node %s: not found on the API server", p->node_name);
+	else if (!kube_status_ok(resp.status))
+		r = status_failure(f, "reading the node", &resp);
+	else if ((r = kube_parse_meta(resp.body, resp.len, &meta, why, sizeof(why))) < 0)
+		r = failed(f, r, 0, "node %s: %s", p->node_name, why);
+	else
+		memcpy(p->node_uid, meta.uid, sizeof(p->node_uid));
+	kube_response_free(&resp);
+	return r;
+}
+
+static int list_slices(struct kube_publisher *p, struct kube_slice_list *list, struct failure *f)
+{
+	char path[768], why[160];
+	struct kube_response resp = { 0 };
+	snprintf(path, sizeof(path), SLICES_PATH "?fieldSelector=spec.nodeName%%3D%s%%2Cspec.driver%%3D%s",
+		 p->node_name, p->driver);
+	int r = call(p, "GET", path, NULL, &resp, f);
+	if (r < 0)
+		return r;
+	if (!kube_status_ok(resp.status))
+		r = status_failure(f, "listing the node's ResourceSlices", &resp);
+	else if ((r = kube_parse_slice_list(resp.body, resp.len, list, why, sizeof(why))) < 0)
+		r = failed(f, r, 0, "listing the node's ResourceSlices: %s", why);
+	kube_response_free(&resp);
+	return r;
+}
+
+/* The slice's current resourceVersion, to replace it after a conflict. */
+static int read_version(struct kube_publisher *p, const char *name, char *version, bool *ret_gone,
+			struct failure *f)
+{
+	char path[512], why[160];
+	struct kube_response resp = { 0 };
+	struct kube_meta meta;
+	snprintf(path, sizeof(path), SLICES_PATH "/%s", name);
+	int r = call(p, "GET", path, NULL, &resp, f);
+	if (r < 0)
+		return r;
+	if (resp.status == 404)
+		*ret_gone = true;
+	else if (!kube_status_ok(resp.status))
+		r = status_failure(f, "reading a ResourceSlice", &resp);
+	else if ((r = kube_parse_meta(resp.body, resp.len, &meta, why, sizeof(why))) < 0)
+		r = failed(f, r, 0, "ResourceSlice %s: %s", name, why);
+	else {
+		memcpy(version, meta.resource_version, KUBE_META_VERSION_MAX);
+		*ret_gone = false;
+	}
+	kube_response_free(&resp);
+	return r;
+}
+
+/* Creates or replaces one slice; version is the listed resourceVersion, ""
+ * when none was listed. */
+static int write_slice(struct kube_publisher *p, json_object *slice, const char *version, struct kube_meta *ret_meta,
+		       struct failure *f)
+{
+	json_object *meta = json_object_object_get(slice, "metadata");
+	char name[KUBE_NAME_MAX], rv[KUBE_META_VERSION_MAX], path[512];
+	snprintf(name, sizeof(name), "%s", json_object_get_string(json_object_object_get(meta, "name")));
+	snprintf(rv, sizeof(rv), "%s", version);
+	for (int attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {
+		bool create = rv[0] == '\0';
+		if (create) {
+			json_object_object_del(meta, "resourceVersion");
+			snprintf(path, sizeof(path), SLICES_PATH);
+		} else {
+			if (json_object_object_add(meta, "resourceVersion", json_object_new_string(rv)) < 0)
+				return failed(f, -ENOMEM, 0, "out of memory");
+			snprintf(path, sizeof(path), SLICES_PATH "/%s", name);
+		}
+		const char *body = json_object_to_json_string_ext(slice, JSON_C_TO_STRING_PLAIN);
+		if (!body)
+			return failed(f, -ENOMEM, 0, "out of memory");
+		struct kube_response resp = { 0 };
+		int r = call(p, create ? "POST" : "PUT", path, body, &resp, f);
+		if (r < 0)
+			return r;
+		long status = resp.status;
+		if (kube_status_ok(status)) {
+			/* Without a readable answer the version stays empty, and
+			 * the next resync writes the slice again. */
+			if (kube_parse_meta(resp.body, resp.len, ret_meta, NULL, 0) < 0)
+				*ret_meta = (struct kube_meta){ 0 };
+			kube_response_free(&resp);
+			return 0;
+		}
+		/* 409: someone else wrote it (or it exists already); 404 on a
+		 * replace: it was deleted meanwhile. Either way, read what is
+		 * there now and go again. */
+		if (status != 409 && !(status == 404 && !create)) {
+			r = status_failure(f, create ? "creating a ResourceSlice" : "replacing a ResourceSlice", &resp);
+			kube_response_free(&resp);
+			return r;
+		}
+		kube_response_free(&resp);
+		bool gone = false;
+		r = read_version(p, name, rv, &gone, f);
+		if (r < 0)
+			return r;
+		if (gone)
+			rv[0] = '\0';
+	}
+	return failed(f, -EBUSY, 409, "ResourceSlice %s: still conflicting after %d retries", name, CONFLICT_RETRIES);
+}
+
+static int delete_slice(struct kube_publisher *p, const char *name, struct failure *f)
+{
+	char path[512];
+	struct kube_response resp = { 0 };
+	snprintf(path, sizeof(path), SLICES_PATH "/%s", name);
+	int r = call(p, "DELETE", path, NULL, &resp, f);
+	if (r < 0)
+		return r;
+	if (!kube_status_ok(resp.status) && resp.status != 404)
+		r = status_failure(f, "deleting a ResourceSlice", &resp);
+	kube_response_free(&resp);
+	return r;
+}
+
+/* The content the devices would be published with, generation aside: what
+ * decides whether a new snapshot needs a round. */
+static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const uint64_t *hbm, char **ret)
+{
+	const struct kube_slice_params params = {
+		.driver = p->driver,
+		.node_name = p->node_name,
+		.generation = 0,
+		.driver_version = p->driver_version,
+		.firmware_version = p->firmware_version,
+		.hbm_bytes = hbm,
+	};
+	json_object *slices;
+	int r = kube_slices_build(snap, &params, &slices);
+	if (r < 0)
+		return r;
+	const char *s = json_object_to_json_string_ext(slices, JSON_C_TO_STRING_PLAIN);
+	char *copy = s ? strdup(s) : NULL;
+	json_object_put(slices);
+	if (!copy)
+		return -ENOMEM;
+	*ret = copy;
+	return 0;
+}
+
+/* Whether the server lists exactly the slices this publisher last wrote,
+ * untouched since. */
+static bool server_as_written(const struct kube_publisher *p, const struct kube_slice_list *list)
+{
+	if (p->n_written == 0 || list->count != p->n_written)
+		return false;
+	for (size_t i = 0; i < list->count; i++) {
+		bool found = false;
+		for (size_t j = 0; j < p->n_written && !found; j++)
+			found = p->written[j].resource_version[0] &&
+				strcmp(p->written[j].name, list->items[i].meta.name) == 0 &&
+				strcmp(p->written[j].resource_version, list->items[i].meta.resource_version) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* One reconciliation. Returns 0 when slices were written (the report's DONE
+ * fields filled), 1 when the content is unchanged and the server still
+ * holds what was written last, or a negative errno with f said. */
+static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const uint64_t *hbm, bool changed,
+		     struct kube_publish_report *done, struct failure *f)
+{
+	struct kube_slice_list *list = malloc(sizeof(*list));
+	json_object *slices = NULL;
+	int r;
+	if (!list)
+		return failed(f, -ENOMEM, 0, "out of memory");
+	/* Every round: a Node deleted and made again has a new uid, and slices
+	 * owned by the old one would be collected as orphans. */
+	char uid[KUBE_META_UID_MAX];
+	memcpy(uid, p->node_uid, sizeof(uid));
+	if ((r = fetch_node_uid(p, f)) < 0)
+		goto out;
+	changed |= strcmp(uid, p->node_uid) != 0;
+	if ((r = list_slices(p, list, f)) < 0)
+		goto out;
+	if (!changed && server_as_written(p, list)) {
+		r = 1;
+		goto out;
+	}
+	/* Above every generation on the server, whoever wrote it. */
+	int64_t generation = p->generation;
+	for (size_t i = 0; i < list->count; i++)
+		if (list->items[i].generation > generation)
+			generation = list->items[i].generation;
+	generation++;
+	const struct kube_slice_params params = {
+		.driver = p->driver,
+		.node_name = p->node_name,
+		.node_uid = p->node_uid,
+		.generation = generation,
+		.driver_version = p->driver_version,
+		.firmware_version = p->firmware_version,
+		.hbm_bytes = hbm,
+	};
+	r = kube_slices_build(snap, &params, &slices);
+	if (r < 0) {
+		failed(f, r, 0, "building the ResourceSlices: %s", strerror(-r));
+		goto out;
+	}
+	size_t n = json_object_array_length(slices), devices = 0;
+	if (n > KUBE_LIST_MAX_ITEMS) {
+		r = failed(f, -E2BIG, 0, "%zu ResourceSlices wanted, more than %d", n, KUBE_LIST_MAX_ITEMS);
+		goto out;
+	}
+	bool wanted[KUBE_LIST_MAX_ITEMS] = { false };
+	for (size_t i = 0; i < n; i++) {
+		json_object *slice = json_object_array_get_idx(slices, i);
+		const char *name = json_object_get_string(
+			json_object_object_get(json_object_object_get(slice, "metadata"), "name"));
+		const char *version = "";
+		for (size_t j = 0; j < list->count; j++) {
+			if (strcmp(list->items[j].meta.name, name) == 0) {
+				version = list->items[j].meta.resource_version;
+				wanted[j] = true;
+			}
+		}
+		devices += json_object_array_length(
+			json_object_object_get(json_object_object_get(slice, "spec"), "devices"));
+		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
+			p->n_written = 0;
+			goto out;
+		}
+	}
+	p->n_written = n;
+	p->written_devices = devices;
+	for (size_t j = 0; j < list->count; j++)
+		if (!wanted[j] && (r = delete_slice(p, list->items[j].meta.name, f)) < 0)
+			goto out;
+	p->generation = generation;
+	*done = (struct kube_publish_report){
+		.event = KUBE_PUBLISH_DONE,
+		.generation = generation,
+		.slices = n,
+		.devices = devices,
+	};
+	r = 0;
+out:
+	json_object_put(slices);
+	free(list);
+	return r;
+}
+
+static void *run(void *arg)
+{
+	struct kube_publisher *p = arg;
+	int64_t backoff = p->backoff_initial_ms, retry_at = 0, resync_at = 0;
+	bool due = false; /* a round is owed whatever the content: after a failure, at a resync */
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		int64_t now = now_ms();
+		bool work = p->snapshot && (p->offered || due || now >= resync_at) && now >= retry_at;
+		if (!work) {
+			int64_t until = -1;
+			if (p->snapshot)
+				until = due || p->offered ? retry_at : resync_at;
+			if (until < 0) {
+				pthread_cond_wait(&p->cond, &p->lock);
+			} else if (until > now) {
+				struct timespec ts = deadline_after_ms(until - now);
+				pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+			}
+			continue;
+		}
+		if (now >= resync_at)
+			due = true;
+		struct npu_snapshot *snap = npu_snapshot_ref(p->snapshot);
+		uint64_t *hbm = NULL;
+		bool hbm_lost = p->hbm && !(hbm = malloc(snap->count * sizeof(*hbm)));
+		if (hbm)
+			memcpy(hbm, p->hbm, snap->count * sizeof(*hbm));
+		p->offered = false;
+		pthread_mutex_unlock(&p->lock);
+
+		struct failure f = { 0 };
+		struct kube_publish_report done = { 0 };
+		char *content = NULL;
+		/* Without its HBM figures the snapshot would be published as if
+		 * the memory were unknown: a failed round instead. */
+		int r = hbm_lost ? -ENOMEM : content_of(p, snap, hbm, &content);
+		bool changed = r == 0 && (!p->published || strcmp(content, p->published) != 0);
+		if (r < 0)
+			failed(&f, r, 0, "building the ResourceSlices: %s", strerror(-r));
+		else if (!due && !changed)
+			r = 1; /* nothing changed */
+		else
+			r = reconcile(p, snap, hbm, changed, &done, &f);
+		npu_snapshot_unref(snap);
+		free(hbm);
+
+		if (r == 1 && p->last_error) {
+			/* Back, and the server held the truth all along. */
+			done = (struct kube_publish_report){
+				.event = KUBE_PUBLISH_DONE,
+				.generation = p->generation,
+				.slices = p->n_written,
+				.devices = p->written_devices,
+			};
+			r = 0;
+		}
+		if (r == 0) {
+			done.recovered = p->last_error != 0;
+			p->last_error = 0;
+			p->last_status = 0;
+			free(p->published);
+			p->published = content;
+			content = NULL;
+			if (p->report)
+				p->report(p->report_ctx, &done);
+		} else if (r < 0 && f.error != -ECANCELED) {
+			if (p->report && (f.error != p->last_error || f.status != p->last_status)) {
+				struct kube_publish_report rep = {
+					.event = KUBE_PUBLISH_FAILED,
+					.error = f.error,
+					.status = f.status,
+				};
+				memcpy(rep.cause, f.cause, sizeof(rep.cause));
+				p->report(p->report_ctx, &rep);
+			}
+			p->last_error = f.error;
+			p->last_status = f.status;
+		}
+		free(content);
+
+		pthread_mutex_lock(&p->lock);
+		now = now_ms();
+		if (r < 0) {
+			due = true;
+			retry_at = now + backoff;
+			backoff = backoff * 2 > p->backoff_max_ms ? p->backoff_max_ms : backoff * 2;
+		} else {
+			if (r == 0 || due)
+				resync_at = now + p->resync_ms;
+			due = false;
+			retry_at = 0;
+			backoff = p->backoff_initial_ms;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void publisher_free(struct kube_publisher *p)
+{
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	npu_snapshot_unref(p->snapshot);
+	free(p->hbm);
+	free(p->published);
+	free(p->driver);
+	free(p->node_name);
+	free(p->driver_version);
+	free(p->firmware_version);
+	free(p);
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	if (!s || !*s)
+		return NULL;
+	char *d = strdup(s);
+	*oom |= !d;
+	return d;
+}
+
+int kube_publisher_start(const struct kube_publisher_options *o, struct kube_publisher **ret_publisher)
+{
+	const char *driver = o->driver ? o->driver : KUBE_DRIVER_DEFAULT;
+	if (!o->client || !o->node_name || k8s_dns_subdomain_check(o->node_name, strlen(o->node_name)) < 0 ||
+	    !kube_driver_name_ok(driver))
+		return -EINVAL;
+	struct kube_publisher *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_init(&p->lock, NULL);
+	cond_init_monotonic(&p->cond);
+	bool oom = false;
+	p->client = o->client;
+	p->driver = dup_or_null(driver, &oom);
+	p->node_name = dup_or_null(o->node_name, &oom);
+	p->driver_version = dup_or_null(o->driver_version, &oom);
+	p->firmware_version = dup_or_null(o->firmware_version, &oom);
+	p->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 500;
+	p->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
+	if (p->backoff_max_ms < p->backoff_initial_ms)
+		p->backoff_max_ms = p->backoff_initial_ms;
+	p->resync_ms = o->resync_ms > 0 ? o->resync_ms : 600000;
+	p->report = o->report;
+	p->report_ctx = o->report_ctx;
+	if (oom) {
+		publisher_free(p);
+		return -ENOMEM;
+	}
+	int r = pthread_create(&p->thread, NULL, run, p);
+	if (r != 0) {
+		publisher_free(p);
+		return -r;
+	}
+	*ret_publisher = p;
+	return 0;
+}
+
+int kube_publisher_offer(struct kube_publisher *p, struct npu_snapshot *snapshot, const uint64_t *hbm_bytes)
+{
+	uint64_t *hbm = NULL;
+	if (hbm_bytes && snapshot->count) {
+		hbm = malloc(snapshot->count * sizeof(*hbm));
+		if (!hbm)
+			return -ENOMEM;
+		memcpy(hbm, hbm_bytes, snapshot->count * sizeof(*hbm));
+	}
+	struct npu_snapshot *ref = npu_snapshot_ref(snapshot);
+	pthread_mutex_lock(&p->lock);
+	struct npu_snapshot *old = p->snapshot;
+	uint64_t *old_hbm = p->hbm;
+	p->snapshot = ref;
+	p->hbm = hbm;
+	p->offered = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	npu_snapshot_unref(old);
+	free(old_hbm);
+	return 0;
+}
+
+void kube_publisher_stop(struct kube_publisher *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	publisher_free(p);
+}

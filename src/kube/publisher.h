@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Keeps this node's ResourceSlices on the API server equal to the latest
+ * snapshot, on a thread of its own: whoever has a new snapshot hands it over
+ * with kube_publisher_offer, which only swaps a pointer under a lock, so the
+ * kubelet's path never waits for the API server.
+ *
+ * A round reads the Node (its uid, for the slices' owner reference), lists
+ * the driver's slices of this node (fieldSelector
+ * spec.nodeName and spec.driver), creates or replaces each wanted slice
+ * (a 409 conflict: read it again and retry), deletes the ones left over, and
+ * gives the pool a generation above every one listed, so that each change
+ * is a new generation. A round runs when the devices' content changed, after
+ * a failed round, and every resync interval (someone may have deleted a
+ * slice). A failed round (unreachable, 5xx, 401, a slow or garbled answer)
+ * is retried after a capped exponential backoff with the latest snapshot:
+ * once the server is back, it gets the current truth, not a history.
+ *
+ * Nothing here logs. Each cause of failure is reported once through the
+ * report callback (again only after a success or a different cause), and
+ * each publication; the callback runs on the publisher's thread and should
+ * only log or hand over. Stopping leaves the slices in place: a restarted
+ * driver takes them over, and the Node's owner reference removes them with
+ * the Node. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/client.h"
+#include "npu/inventory.h"
+
+enum kube_publish_event {
+	KUBE_PUBLISH_DONE,   /* the slices were written: generation, slices, devices */
+	KUBE_PUBLISH_FAILED, /* a round failed: error, status, cause */
+};
+
+struct kube_publish_report {
+	enum kube_publish_event event;
+	int64_t generation;
+	size_t slices, devices;
+	bool recovered; /* DONE after a failure */
+	int error;      /* FAILED: a negative errno (-EREMOTEIO: the server answered status) */
+	long status;    /* FAILED with -EREMOTEIO: the HTTP status */
+	char cause[KUBE_CAUSE_MAX + 128];
+};
+
+typedef void (*kube_publish_report_fn)(void *ctx, const struct kube_publish_report *report);
+
+struct kube_publisher_options {
+	struct kube_client *client; /* borrowed; outlives the publisher */
+	const char *driver;         /* NULL: KUBE_DRIVER_DEFAULT */
+	const char *node_name;
+	const char *driver_version;   /* NULL: unknown */
+	const char *firmware_version; /* NULL: unknown */
+	int backoff_initial_ms;       /* 0: 500 */
+	int backoff_max_ms;           /* 0: 30000 */
+	int resync_ms;                /* 0: 600000 (10 minutes) */
+	kube_publish_report_fn report;
+	void *report_ctx;
+};
+
+struct kube_publisher;
+
+/* Starts the thread; it waits for a first snapshot. Returns 0, -EINVAL (no
+ * client or node name, a node name that is not a DNS subdomain, a driver
+ * name kube_driver_name_ok refuses), -ENOMEM or the errno of
+ * pthread_create. */
+int kube_publisher_start(const struct kube_publisher_options *options, struct kube_publisher **ret_publisher);
+
+/* Hands over the latest snapshot (a new reference is taken) and the HBM
+ * bytes of its devices by index (copied; NULL: unknown). Never blocks on
+ * the server. -ENOMEM leaves the previous snapshot in place. */
+int kube_publisher_offer(struct kube_publisher *publisher, struct npu_snapshot *snapshot, const uint64_t *hbm_bytes);
+
+/* Stops the thread and frees the publisher; a round in progress ends after
+ * its current request (which takes at most the client's timeout). NULL is
+ * fine. */
+void kube_publisher_stop(struct kube_publisher *publisher);

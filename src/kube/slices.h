@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The ResourceSlices (resource.k8s.io/v1) that describe this node's chips to
+ * the scheduler, built from an inventory snapshot as json-c objects: one
+ * pool named after the node, one device per chip named like the device
+ * plugin's ids ("npu-<phy>"), typed attributes for what claims select and
+ * constrain on, HBM and AI cores as capacity, and an Unhealthy chip tainted
+ * NoSchedule (DRADeviceTaints, GA and on by default in Kubernetes 1.37), so
+ * that the scheduler allocates it to no new claim while it stays listed.
+ *
+ * Attributes (unqualified names are in the driver's domain):
+ *   family, product           "910B", "910B3" (strings; product when DCMI named the chip)
+ *   physicalID, logicID       ints: the N of /dev/davinciN, DCMI's logic id
+ *   card, chip                ints: DCMI's card and chip-on-card (die) ids
+ *   interconnect              "hccs-ring", "hccs-mesh", "die-pair", "card" or "pcie"
+ *   interconnectGroup         "hccs-ring-1": chips that share one ring, mesh, die pair or card
+ *   driverVersion, firmwareVersion   a DRA version when the text is semantic versioning, else a string
+ *   resource.kubernetes.io/pciBusID  "0000:3b:00.0" (the standard name)
+ *   resource.kubernetes.io/numaNode  int, only where the kernel knows the node
+ * Capacity: memory (HBM bytes, when known) and aiCores (when DCMI said).
+ *
+ * Whole chips only for now: a vNPU is not published, and a chip carved into
+ * vNPUs is withheld, as the device plugin does not hand it out whole either.
+ * Partitions are to be added where kube_slices_build decides what a device
+ * is (slices.c, publishes()). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "npu/inventory.h"
+
+#define KUBE_DRIVER_DEFAULT "npu.ascend.com"
+/* Devices per slice: the API's limit, and its limit when any device of a
+ * slice carries a taint (resource/v1 ResourceSliceMaxDevices and
+ * ResourceSliceMaxDevicesWithAdvancedFeatures). */
+#define KUBE_SLICE_MAX_DEVICES 128
+#define KUBE_SLICE_MAX_DEVICES_TAINTED 64
+/* The taint of an Unhealthy chip; its value names the fault. */
+#define KUBE_TAINT_UNHEALTHY_KEY "npu.ascend.com/unhealthy"
+
+/* A driver name: a DNS subdomain of at most 63 characters (resource/v1
+ * DriverNameMaxLength). */
+#define KUBE_DRIVER_NAME_MAX 63
+/* A string or version attribute's value (DeviceAttributeMaxValueLength):
+ * a version longer than this is left out. */
+#define KUBE_ATTRIBUTE_VALUE_MAX 64
+
+/* A slice's metadata.name: at most 253 characters and a terminator. */
+#define KUBE_NAME_MAX 254
+
+struct kube_slice_params {
+	const char *driver;    /* NULL: KUBE_DRIVER_DEFAULT */
+	const char *node_name; /* the pool's name too */
+	const char *node_uid;  /* the Node's metadata.uid for the owner reference; NULL: none */
+	int64_t generation;    /* the pool's */
+	const char *driver_version;   /* NULL or "": unknown */
+	const char *firmware_version; /* NULL or "": unknown */
+	/* HBM bytes per device, by index in the snapshot; NULL, or 0 for a
+	 * device: unknown. */
+	const uint64_t *hbm_bytes;
+};
+
+/* Builds the slices: *ret_slices is a json array of ResourceSlice objects,
+ * named by kube_slice_name(i), each with the pool's generation and the
+ * number of slices. A node without devices to publish gets no slice (an
+ * empty array): its pool then simply has none. Split at
+ * KUBE_SLICE_MAX_DEVICES, or at KUBE_SLICE_MAX_DEVICES_TAINTED when any
+ * device is tainted. Returns 0, -EINVAL (no node name, or one that is not a
+ * DNS subdomain, or a driver name that kube_driver_name_ok refuses) or
+ * -ENOMEM. */
+int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_slice_params *params,
+		      json_object **ret_slices);
+
+/* The name of slice index of the node's pool: "<node>-<driver>-<index>";
+ * a node name too long for that is cut and followed by a hash of it.
+ * Returns 0 or -EINVAL (nothing fits). */
+int kube_slice_name(const char *node_name, const char *driver, size_t index, char out[KUBE_NAME_MAX]);
+
+/* Whether driver is a valid driver name (KUBE_DRIVER_NAME_MAX). */
+bool kube_driver_name_ok(const char *driver);
+
+/* Whether text is a semantic version (semver.org 2.0.0), which a DRA
+ * `version` attribute must be. */
+bool kube_is_semver(const char *text);

@@ -1,0 +1,909 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The API-server client (kube/client.c) and the ResourceSlice publisher
+ * (kube/publisher.c) against a fake API server in this process: a small
+ * libmicrohttpd server behind a TLS front made with OpenSSL (certificates in
+ * tests/fixtures/kube/; the daemon's static libmicrohttpd has no TLS) that
+ * keeps ResourceSlices in memory and can be told to misbehave in the ways a
+ * real kube-apiserver cannot be made to on demand: garbage JSON, a body
+ * above the client's bound, an answer slower than the timeout, 5xx, 401,
+ * conflicts, and not listening at all. The real server is exercised by
+ * tests/scripts/test_kube_apiserver.sh. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "base/wait.h"
+#include "kube/client.h"
+#include "kube/objects.h"
+#include "kube/publisher.h"
+
+#define FIXTURES TEST_SOURCE_DIR "/fixtures/kube"
+#define MAX_SLICES 16
+#define WAIT_MS 10000
+
+enum fault {
+	FAULT_NONE,
+	FAULT_GARBAGE,  /* every answer 200 with a body that is not JSON */
+	FAULT_HUGE,     /* every answer 200 with a body above KUBE_RESPONSE_MAX */
+	FAULT_SLOW,     /* answers after the client's timeout */
+	FAULT_5XX,      /* 503 with a Status */
+	FAULT_CONFLICT, /* the next PUT gets 409 (and the slice a new resourceVersion) */
+};
+
+struct stored {
+	char name[KUBE_META_NAME_MAX];
+	char *json; /* as the driver sent it */
+	long rv;
+};
+
+static struct server {
+	struct MHD_Daemon *mhd;
+	uint16_t port;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum fault fault;
+	bool releasing; /* FAULT_SLOW: let the held answers go */
+	const char *token;    /* the bearer token accepted; NULL: any */
+	char last_auth[256];  /* the last Authorization header seen */
+	unsigned requests, writes, conflicts_left;
+	struct stored slices[MAX_SLICES];
+	size_t n_slices;
+	long next_rv;
+} srv;
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char buf[8192];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *s = strdup(buf);
+	assert_non_null(s);
+	return s;
+}
+
+struct upload {
+	char *data;
+	size_t len;
+};
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *body)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+								 MHD_RESPMEM_MUST_COPY);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result answer_status(struct MHD_Connection *conn, unsigned status, const char *reason,
+				     const char *message)
+{
+	char body[512];
+	snprintf(body, sizeof(body),
+		 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"%s\",\"reason\":\"%s\","
+		 "\"code\":%u}",
+		 message, reason, status);
+	return answer(conn, status, body);
+}
+
+static struct stored *find(const char *name)
+{
+	for (size_t i = 0; i < srv.n_slices; i++)
+		if (strcmp(srv.slices[i].name, name) == 0)
+			return &srv.slices[i];
+	return NULL;
+}
+
+/* The stored JSON with metadata.uid and .resourceVersion set, as a server answers. */
+static char *served(const struct stored *s)
+{
+	json_object *o = json_tokener_parse(s->json), *meta;
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "metadata", &meta));
+	char rv[32];
+	snprintf(rv, sizeof(rv), "%ld", s->rv);
+	json_object_object_add(meta, "resourceVersion", json_object_new_string(rv));
+	json_object_object_add(meta, "uid", json_object_new_string("uid-of-slice"));
+	char *text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return text;
+}
+
+static const char *slice_name_of(const char *json, char *out, size_t size)
+{
+	json_object *o = json_tokener_parse(json), *meta, *name;
+	out[0] = '\0';
+	if (o && json_object_object_get_ex(o, "metadata", &meta) && json_object_object_get_ex(meta, "name", &name))
+		snprintf(out, size, "%s", json_object_get_string(name));
+	json_object_put(o);
+	return out;
+}
+
+static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *method, const char *url,
+				    const struct upload *up)
+{
+	const char *prefix = "/apis/resource.k8s.io/v1/resourceslices";
+	const char *rest = url + strlen(prefix);
+	char name[KUBE_META_NAME_MAX];
+	if (strcmp(method, "GET") == 0 && *rest == '\0') {
+		/* The list: the fake keeps one node's slices only. */
+		size_t cap = 64;
+		for (size_t i = 0; i < srv.n_slices; i++)
+			cap += strlen(srv.slices[i].json) + 128;
+		char *body = malloc(cap);
+		assert_non_null(body);
+		size_t len = (size_t)snprintf(body, cap, "{\"kind\":\"ResourceSliceList\",\"items\":[");
+		for (size_t i = 0; i < srv.n_slices; i++) {
+			char *s = served(&srv.slices[i]);
+			len += (size_t)snprintf(body + len, cap - len, "%s%s", i ? "," : "", s);
+			free(s);
+		}
+		snprintf(body + len, cap - len, "]}");
+		enum MHD_Result r = answer(conn, 200, body);
+		free(body);
+		return r;
+	}
+	if (strcmp(method, "POST") == 0 && *rest == '\0') {
+		slice_name_of(up->data ? up->data : "", name, sizeof(name));
+		if (!name[0])
+			return answer_status(conn, 400, "BadRequest", "no name");
+		if (find(name))
+			return answer_status(conn, 409, "AlreadyExists", "exists");
+		assert_true(srv.n_slices < MAX_SLICES);
+		struct stored *s = &srv.slices[srv.n_slices++];
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		s->json = strdup(up->data);
+		s->rv = ++srv.next_rv;
+		srv.writes++;
+		char *text = served(s);
+		enum MHD_Result r = answer(conn, 201, text);
+		free(text);
+		return r;
+	}
+	if (*rest != '/')
+		return answer_status(conn, 404, "NotFound", "no such path");
+	struct stored *s = find(rest + 1);
+	if (strcmp(method, "GET") == 0 || strcmp(method, "DELETE") == 0) {
+		if (!s)
+			return answer_status(conn, 404, "NotFound", "no such slice");
+		char *text = served(s);
+		if (strcmp(method, "DELETE") == 0) {
+			free(s->json);
+			*s = srv.slices[--srv.n_slices];
+			srv.writes++;
+		}
+		enum MHD_Result r = answer(conn, 200, text);
+		free(text);
+		return r;
+	}
+	if (strcmp(method, "PUT") == 0) {
+		if (!s)
+			return answer_status(conn, 404, "NotFound", "no such slice");
+		if (srv.conflicts_left) {
+			srv.conflicts_left--;
+			s->rv = ++srv.next_rv;
+			return answer_status(conn, 409, "Conflict", "the object has been modified");
+		}
+		json_object *o = json_tokener_parse(up->data ? up->data : ""), *meta, *rv;
+		bool match = o && json_object_object_get_ex(o, "metadata", &meta) &&
+			     json_object_object_get_ex(meta, "resourceVersion", &rv) &&
+			     strtol(json_object_get_string(rv), NULL, 10) == s->rv;
+		json_object_put(o);
+		if (!match)
+			return answer_status(conn, 409, "Conflict", "the object has been modified");
+		free(s->json);
+		s->json = strdup(up->data);
+		s->rv = ++srv.next_rv;
+		srv.writes++;
+		char *text = served(s);
+		enum MHD_Result r = answer(conn, 200, text);
+		free(text);
+		return r;
+	}
+	return answer_status(conn, 405, "MethodNotAllowed", "no");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *data, size_t *data_size, void **con_cls)
+{
+	(void)cls;
+	(void)version;
+	struct upload *up = *con_cls;
+	if (!up) {
+		up = calloc(1, sizeof(*up));
+		*con_cls = up;
+		return MHD_YES;
+	}
+	if (*data_size) {
+		up->data = realloc(up->data, up->len + *data_size + 1);
+		memcpy(up->data + up->len, data, *data_size);
+		up->len += *data_size;
+		up->data[up->len] = '\0';
+		*data_size = 0;
+		return MHD_YES;
+	}
+	pthread_mutex_lock(&srv.lock);
+	srv.requests++;
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	snprintf(srv.last_auth, sizeof(srv.last_auth), "%s", auth ? auth : "");
+	enum MHD_Result r;
+	char want[256];
+	snprintf(want, sizeof(want), "Bearer %s", srv.token ? srv.token : "");
+	if (srv.token && strcmp(srv.last_auth, want) != 0) {
+		r = answer_status(conn, 401, "Unauthorized", "Unauthorized");
+	} else if (srv.fault == FAULT_GARBAGE) {
+		r = answer(conn, 200, "{\"kind\": \"ResourceSliceList\", \"items\": [ {{{ garbage");
+	} else if (srv.fault == FAULT_HUGE) {
+		size_t n = KUBE_RESPONSE_MAX + 4096;
+		char *big = malloc(n + 1);
+		assert_non_null(big);
+		memset(big, ' ', n);
+		big[0] = '{';
+		big[n - 1] = '}';
+		big[n] = '\0';
+		r = answer(conn, 200, big);
+		free(big);
+	} else if (srv.fault == FAULT_SLOW) {
+		/* Hold the answer until the test lets it go (after the client gave up). */
+		while (!srv.releasing)
+			pthread_cond_wait(&srv.cond, &srv.lock);
+		r = answer(conn, 200, "{}");
+	} else if (srv.fault == FAULT_5XX) {
+		r = answer_status(conn, 503, "ServiceUnavailable", "etcd is unhappy");
+	} else if (strcmp(url, "/api/v1/nodes/node-a") == 0) {
+		r = answer(conn, 200,
+			   "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-a\",\"uid\":\"node-a-uid\",\"resourceVersion\":\"1\"}}");
+	} else if (strncmp(url, "/apis/resource.k8s.io/v1/resourceslices", 39) == 0) {
+		r = serve_slices(conn, method, url, up);
+	} else {
+		r = answer_status(conn, 404, "NotFound", "not found");
+	}
+	pthread_cond_broadcast(&srv.cond);
+	pthread_mutex_unlock(&srv.lock);
+	return r;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	struct upload *up = *con_cls;
+	if (up)
+		free(up->data);
+	free(up);
+	*con_cls = NULL;
+}
+
+/* --- the TLS front: accepts TLS, forwards the plain bytes to libmicrohttpd --------- */
+
+#define FRONT_MAX_CONNS 64
+
+static struct front {
+	SSL_CTX *ctx;
+	int listen_fd;
+	pthread_t thread;
+	uint16_t backend;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	int conns[FRONT_MAX_CONNS];
+	unsigned active;
+} front;
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int connect_backend(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(front.backend),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static void *front_conn(void *arg)
+{
+	size_t slot = (size_t)(uintptr_t)arg;
+	pthread_mutex_lock(&front.lock);
+	int fd = front.conns[slot];
+	pthread_mutex_unlock(&front.lock);
+	SSL *ssl = SSL_new(front.ctx);
+	int up = -1;
+	SSL_set_fd(ssl, fd);
+	if (SSL_accept(ssl) == 1 && (up = connect_backend()) >= 0) {
+		char buf[16384];
+		for (;;) {
+			struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = up, .events = POLLIN } };
+			if (SSL_pending(ssl) == 0 && poll(pf, 2, -1) < 0)
+				break;
+			if (SSL_pending(ssl) > 0 || pf[0].revents) {
+				int n = SSL_read(ssl, buf, sizeof(buf));
+				if (n <= 0 || write_all(up, buf, (size_t)n) < 0)
+					break;
+			}
+			if (pf[1].revents) {
+				ssize_t n = read(up, buf, sizeof(buf));
+				if (n <= 0 || SSL_write(ssl, buf, (int)n) <= 0)
+					break;
+			}
+		}
+	}
+	SSL_free(ssl);
+	if (up >= 0)
+		close(up);
+	pthread_mutex_lock(&front.lock);
+	front.conns[slot] = -1;
+	close(fd);
+	front.active--;
+	pthread_cond_broadcast(&front.idle);
+	pthread_mutex_unlock(&front.lock);
+	return NULL;
+}
+
+static void *front_accept(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int fd = accept4(front.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			return NULL; /* shut down by front_stop */
+		pthread_mutex_lock(&front.lock);
+		size_t slot = 0;
+		while (slot < FRONT_MAX_CONNS && front.conns[slot] >= 0)
+			slot++;
+		if (slot == FRONT_MAX_CONNS) {
+			pthread_mutex_unlock(&front.lock);
+			close(fd);
+			continue;
+		}
+		front.conns[slot] = fd;
+		front.active++;
+		pthread_mutex_unlock(&front.lock);
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, front_conn, (void *)(uintptr_t)slot), 0);
+		pthread_detach(t);
+	}
+}
+
+static uint16_t front_start(uint16_t port)
+{
+	front.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(front.listen_fd >= 0);
+	int one = 1;
+	setsockopt(front.listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(front.listen_fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(front.listen_fd, 64), 0);
+	socklen_t len = sizeof(a);
+	assert_int_equal(getsockname(front.listen_fd, (struct sockaddr *)&a, &len), 0);
+	for (size_t i = 0; i < FRONT_MAX_CONNS; i++)
+		front.conns[i] = -1;
+	assert_int_equal(pthread_create(&front.thread, NULL, front_accept, NULL), 0);
+	return ntohs(a.sin_port);
+}
+
+static void front_stop(void)
+{
+	shutdown(front.listen_fd, SHUT_RDWR);
+	pthread_join(front.thread, NULL);
+	close(front.listen_fd);
+	pthread_mutex_lock(&front.lock);
+	for (size_t i = 0; i < FRONT_MAX_CONNS; i++)
+		if (front.conns[i] >= 0)
+			shutdown(front.conns[i], SHUT_RDWR);
+	while (front.active)
+		pthread_cond_wait(&front.idle, &front.lock);
+	pthread_mutex_unlock(&front.lock);
+}
+
+static void server_start(uint16_t port)
+{
+	srv.mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
+				   on_request, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+	assert_non_null(srv.mhd);
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv.mhd, MHD_DAEMON_INFO_BIND_PORT);
+	front.backend = info->port;
+	srv.port = front_start(port);
+}
+
+static void server_stop(void)
+{
+	pthread_mutex_lock(&srv.lock);
+	srv.releasing = true;
+	pthread_cond_broadcast(&srv.cond);
+	pthread_mutex_unlock(&srv.lock);
+	front_stop();
+	MHD_stop_daemon(srv.mhd);
+	srv.mhd = NULL;
+	srv.releasing = false;
+}
+
+static void set_fault(enum fault fault)
+{
+	pthread_mutex_lock(&srv.lock);
+	srv.fault = fault;
+	if (fault != FAULT_SLOW) {
+		srv.releasing = true;
+		pthread_cond_broadcast(&srv.cond);
+	} else {
+		srv.releasing = false;
+	}
+	pthread_mutex_unlock(&srv.lock);
+}
+
+static struct reports {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct kube_publish_report all[64];
+	size_t n;
+} reps;
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&srv, 0, sizeof(srv));
+	memset(&reps, 0, sizeof(reps));
+	pthread_mutex_init(&reps.lock, NULL);
+	cond_init_monotonic(&reps.cond);
+	pthread_mutex_init(&srv.lock, NULL);
+	cond_init_monotonic(&srv.cond);
+	pthread_mutex_init(&front.lock, NULL);
+	pthread_cond_init(&front.idle, NULL);
+	front.ctx = SSL_CTX_new(TLS_server_method());
+	assert_non_null(front.ctx);
+	assert_int_equal(SSL_CTX_use_certificate_file(front.ctx, FIXTURES "/server.crt", SSL_FILETYPE_PEM), 1);
+	assert_int_equal(SSL_CTX_use_PrivateKey_file(front.ctx, FIXTURES "/server.key", SSL_FILETYPE_PEM), 1);
+	server_start(0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (srv.mhd)
+		server_stop();
+	for (size_t i = 0; i < srv.n_slices; i++)
+		free(srv.slices[i].json);
+	SSL_CTX_free(front.ctx);
+	pthread_mutex_destroy(&reps.lock);
+	pthread_cond_destroy(&reps.cond);
+	return 0;
+}
+
+static struct kube_client *client_for(const char *host, const char *ca_file, const char *token_file, int timeout_ms)
+{
+	struct kube_config c = { 0 };
+	char url[64], why[256];
+	snprintf(url, sizeof(url), "https://%s:%u", host, srv.port);
+	c.server = strdup(url);
+	c.ca.data = read_all(ca_file);
+	c.ca.len = strlen(c.ca.data);
+	if (token_file)
+		c.token_file = strdup(token_file);
+	struct kube_client *client = NULL;
+	if (kube_client_new(&c, timeout_ms, &client, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+	return client;
+}
+
+static void test_request(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("localhost", FIXTURES "/ca.crt", NULL, 5000);
+	struct kube_response resp = { 0 };
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	struct kube_meta meta;
+	char why[128];
+	assert_int_equal(kube_parse_meta(resp.body, resp.len, &meta, why, sizeof(why)), 0);
+	assert_string_equal(meta.uid, "node-a-uid");
+	kube_response_free(&resp);
+	/* Statuses are the caller's to judge. */
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-b", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 404);
+	char msg[64];
+	kube_status_message(resp.body, resp.len, msg, sizeof(msg));
+	assert_string_equal(msg, "not found");
+	kube_response_free(&resp);
+	/* What this client never sends. */
+	assert_int_equal(kube_client_request(c, "TRACE", "/", NULL, 0, &resp), -EINVAL);
+	assert_int_equal(kube_client_request(c, "GET", "/a b", NULL, 0, &resp), -EINVAL);
+	assert_int_equal(kube_client_request(c, "GET", "/a\r\nX: y", NULL, 0, &resp), -EINVAL);
+	assert_int_equal(kube_client_request(c, "POST", "/x", "{}", KUBE_REQUEST_MAX + 1, &resp), -E2BIG);
+	kube_client_free(c);
+
+	/* A server whose certificate the CA did not sign, or does not name. */
+	c = client_for("localhost", FIXTURES "/other-ca.crt", NULL, 5000);
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), -EPROTO);
+	assert_non_null(strstr(resp.cause, "GET /api/v1/nodes/node-a"));
+	kube_client_free(c);
+
+	/* Not listening. */
+	uint16_t port = srv.port;
+	server_stop();
+	c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 5000);
+	assert_int_equal(kube_client_request(c, "GET", "/", NULL, 0, &resp), -ECONNREFUSED);
+	assert_non_null(strstr(resp.cause, "cannot connect"));
+	kube_client_free(c);
+	server_start(port);
+	/* An http:// server is refused. */
+	struct kube_config plain = { .server = strdup("http://127.0.0.1:1") };
+	struct kube_client *none = NULL;
+	assert_int_equal(kube_client_new(&plain, 0, &none, why, sizeof(why)), -EINVAL);
+	kube_config_free(&plain);
+}
+
+static void test_faults(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 500);
+	struct kube_response resp = { 0 };
+	set_fault(FAULT_HUGE);
+	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), -EFBIG);
+	assert_non_null(strstr(resp.cause, "response above 4194304 bytes"));
+	set_fault(FAULT_SLOW);
+	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), -ETIMEDOUT);
+	assert_non_null(strstr(resp.cause, "within 500 ms"));
+	assert_int_equal(kube_client_request_timeout(c, "GET", "/x", NULL, 0, 150, &resp), -ETIMEDOUT);
+	assert_non_null(strstr(resp.cause, "within 150 ms"));
+	set_fault(FAULT_GARBAGE);
+	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), 0);
+	struct kube_slice_list list;
+	char why[128];
+	assert_int_equal(kube_parse_slice_list(resp.body, resp.len, &list, why, sizeof(why)), -EBADMSG);
+	kube_response_free(&resp);
+	set_fault(FAULT_NONE);
+	kube_client_free(c);
+}
+
+static void write_token(const char *path, const char *token)
+{
+	/* As the kubelet does: a new file renamed over the old. */
+	char tmp[256];
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	FILE *f = fopen(tmp, "w");
+	assert_non_null(f);
+	fputs(token, f);
+	fclose(f);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+static void set_token(const char *token)
+{
+	pthread_mutex_lock(&srv.lock);
+	srv.token = token;
+	pthread_mutex_unlock(&srv.lock);
+}
+
+static void test_token_rotation(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kube-token-XXXXXX", path[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/token", dir);
+	write_token(path, "first\n");
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", path, 5000);
+	struct kube_response resp = { 0 };
+	set_token("first");
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	kube_response_free(&resp);
+	/* Rotated: the next request carries the new token. */
+	write_token(path, "second");
+	set_token("second");
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	pthread_mutex_lock(&srv.lock);
+	assert_string_equal(srv.last_auth, "Bearer second");
+	pthread_mutex_unlock(&srv.lock);
+	kube_response_free(&resp);
+	/* The server stops taking it: one more read of the file, then the 401 is the caller's. */
+	set_token("third");
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 401);
+	kube_response_free(&resp);
+	/* A token file gone: -EACCES naming it. */
+	unlink(path);
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), -EACCES);
+	assert_non_null(strstr(resp.cause, path));
+	set_token(NULL);
+	kube_client_free(c);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* --- the publisher ---------------------------------------------------------------- */
+
+
+static void on_report(void *ctx, const struct kube_publish_report *r)
+{
+	(void)ctx;
+	pthread_mutex_lock(&reps.lock);
+	if (reps.n < 64)
+		reps.all[reps.n++] = *r;
+	pthread_cond_broadcast(&reps.cond);
+	pthread_mutex_unlock(&reps.lock);
+}
+
+/* Waits for a report after the first `after` of kind event (and error, when
+ * not 0); returns its index. */
+static size_t wait_report(size_t after, enum kube_publish_event event, int error)
+{
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	pthread_mutex_lock(&reps.lock);
+	for (;;) {
+		for (size_t i = after; i < reps.n; i++) {
+			if (reps.all[i].event == event && (!error || reps.all[i].error == error)) {
+				pthread_mutex_unlock(&reps.lock);
+				return i;
+			}
+		}
+		if (pthread_cond_timedwait(&reps.cond, &reps.lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&reps.lock);
+	fail_msg("no report of event %d (error %d) after %zu", event, error, after);
+	return 0;
+}
+
+static size_t reports_now(void)
+{
+	pthread_mutex_lock(&reps.lock);
+	size_t n = reps.n;
+	pthread_mutex_unlock(&reps.lock);
+	return n;
+}
+
+static struct npu_snapshot *chips(unsigned count, int unhealthy)
+{
+	struct npu_snapshot *s = npu_snapshot_new(count);
+	assert_non_null(s);
+	for (unsigned i = 0; i < count; i++) {
+		struct npu_device *d = &s->devices[i];
+		snprintf(d->id, sizeof(d->id), "npu-%u", i);
+		d->chip.phy_id = i;
+		d->chip.family = NPU_FAMILY_910B;
+		snprintf(d->chip.name, sizeof(d->chip.name), "910B3");
+		d->healthy = (int)i != unhealthy;
+		d->fault = d->healthy ? NPU_FAULT_NONE : NPU_FAULT_HEALTH_LEVEL;
+		s->healthy += d->healthy;
+	}
+	return s;
+}
+
+/* The stored slices' devices, and whether npu-<taint> carries a taint. */
+static void check_store(size_t want_slices, size_t want_devices, int tainted, int64_t generation)
+{
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.n_slices, want_slices);
+	size_t devices = 0;
+	for (size_t i = 0; i < srv.n_slices; i++) {
+		json_object *o = json_tokener_parse(srv.slices[i].json), *spec, *pool, *devs, *gen;
+		assert_non_null(o);
+		assert_true(json_object_object_get_ex(o, "spec", &spec));
+		assert_true(json_object_object_get_ex(spec, "pool", &pool));
+		assert_true(json_object_object_get_ex(pool, "generation", &gen));
+		assert_int_equal(json_object_get_int64(gen), generation);
+		assert_true(json_object_object_get_ex(spec, "devices", &devs));
+		for (size_t d = 0; d < json_object_array_length(devs); d++) {
+			json_object *dev = json_object_array_get_idx(devs, d), *name, *taints;
+			json_object_object_get_ex(dev, "name", &name);
+			char want[16];
+			snprintf(want, sizeof(want), "npu-%d", tainted);
+			bool has = json_object_object_get_ex(dev, "taints", &taints);
+			assert_int_equal(has, strcmp(json_object_get_string(name), want) == 0);
+			devices++;
+		}
+		json_object_put(o);
+	}
+	assert_int_equal(devices, want_devices);
+	pthread_mutex_unlock(&srv.lock);
+}
+
+static void test_publisher(void **state)
+{
+	(void)state;
+	/* Unreachable at start. */
+	uint16_t port = srv.port;
+	server_stop();
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.driver_version = "24.1.rc2",
+		.backoff_initial_ms = 20,
+		.backoff_max_ms = 100,
+		.resync_ms = 300,
+		.report = on_report,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(200, -1);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(0, KUBE_PUBLISH_FAILED, -ECONNREFUSED);
+	/* The server comes up: the truth is published, generation 1, two slices of 128 and 72. */
+	server_start(port);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_true(reps.all[i].recovered);
+	assert_int_equal(reps.all[i].generation, 1);
+	assert_int_equal(reps.all[i].slices, 2);
+	assert_int_equal(reps.all[i].devices, 200);
+	check_store(2, 200, -1, 1);
+	/* The refusal was reported once, however many retries. */
+	size_t refusals = 0;
+	for (size_t k = 0; k < i; k++)
+		refusals += reps.all[k].error == -ECONNREFUSED;
+	assert_int_equal(refusals, 1);
+
+	/* A chip turns Unhealthy: tainted, 64 per slice, generation 2. */
+	s = chips(200, 7);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_false(reps.all[i].recovered);
+	assert_int_equal(reps.all[i].generation, 2);
+	assert_int_equal(reps.all[i].slices, 4);
+	check_store(4, 200, 7, 2);
+
+	/* The same content again: no round, no write. */
+	pthread_mutex_lock(&srv.lock);
+	unsigned writes = srv.writes;
+	pthread_mutex_unlock(&srv.lock);
+	s = chips(200, 7);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+
+	/* Faults, each reported once, then the latest truth: fewer chips. */
+	static const struct {
+		enum fault fault;
+		int error;
+	} faults[] = { { FAULT_GARBAGE, -EBADMSG }, { FAULT_HUGE, -EFBIG }, { FAULT_SLOW, -ETIMEDOUT }, { FAULT_5XX, -EREMOTEIO } };
+	for (size_t f = 0; f < sizeof(faults) / sizeof(faults[0]); f++) {
+		set_fault(faults[f].fault);
+		s = chips((unsigned)(100 - f), -1);
+		assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+		npu_snapshot_unref(s);
+		i = wait_report(i + 1, KUBE_PUBLISH_FAILED, faults[f].error);
+	}
+	assert_int_equal(reps.all[i].status, 503);
+	assert_non_null(strstr(reps.all[i].cause, "etcd is unhappy"));
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.writes, writes);
+	pthread_mutex_unlock(&srv.lock);
+	/* A conflict on the way back is read again and retried. */
+	pthread_mutex_lock(&srv.lock);
+	srv.conflicts_left = 1;
+	pthread_mutex_unlock(&srv.lock);
+	set_fault(FAULT_NONE);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_true(reps.all[i].recovered);
+	assert_int_equal(reps.all[i].generation, 3);
+	assert_int_equal(reps.all[i].slices, 1);
+	assert_int_equal(reps.all[i].devices, 97);
+	check_store(1, 97, -1, 3);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.conflicts_left, 0);
+	pthread_mutex_unlock(&srv.lock);
+
+	/* Someone else's higher generation: the next one goes above it. */
+	pthread_mutex_lock(&srv.lock);
+	json_object *obj = json_tokener_parse(srv.slices[0].json), *spec, *pool;
+	json_object_object_get_ex(obj, "spec", &spec);
+	json_object_object_get_ex(spec, "pool", &pool);
+	json_object_object_add(pool, "generation", json_object_new_int64(41));
+	free(srv.slices[0].json);
+	srv.slices[0].json = strdup(json_object_to_json_string(obj));
+	json_object_put(obj);
+	pthread_mutex_unlock(&srv.lock);
+	s = chips(96, -1);
+	size_t before = reports_now();
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(before, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 42);
+	check_store(1, 96, -1, 42);
+
+	/* Resyncs find the server as written: they list, and write nothing. */
+	pthread_mutex_lock(&srv.lock);
+	writes = srv.writes;
+	unsigned requests = srv.requests;
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.requests < requests + 3)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("no resync within %d ms", WAIT_MS);
+	assert_int_equal(srv.writes, writes);
+	/* Someone deletes the slice: the next resync puts it back. */
+	free(srv.slices[0].json);
+	srv.n_slices = 0;
+	pthread_mutex_unlock(&srv.lock);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 43);
+	check_store(1, 96, -1, 43);
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* A token the server refuses: one report of the 401, and the publication
+ * once the kubelet has written a token it takes. */
+static void test_publisher_unauthorized(void **state)
+{
+	(void)state;
+	char tdir[] = "/tmp/kube-token-XXXXXX", path[256];
+	assert_non_null(mkdtemp(tdir));
+	snprintf(path, sizeof(path), "%s/token", tdir);
+	write_token(path, "expired");
+	set_token("fresh");
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", path, 2000);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.backoff_initial_ms = 20,
+		.backoff_max_ms = 100,
+		.report = on_report,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(4, -1);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(0, KUBE_PUBLISH_FAILED, -EREMOTEIO);
+	assert_int_equal(reps.all[i].status, 401);
+	write_token(path, "fresh");
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_true(reps.all[i].recovered);
+	for (size_t k = 1; k < i; k++)
+		assert_int_not_equal(reps.all[k].event, KUBE_PUBLISH_FAILED); /* the 401 once */
+	check_store(1, 4, -1, 1);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+	set_token(NULL);
+	unlink(path);
+	assert_int_equal(rmdir(tdir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ResourceSlices from snapshots (kube/slices.c): the pool, the owner
+ * reference, each typed attribute and capacity of a chip, the taint of an
+ * Unhealthy chip, the split at 128 devices (64 once one is tainted), chips
+ * carved into vNPUs withheld, slice names, and the semantic-version test
+ * that decides between a version and a string attribute. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kube/slices.h"
+
+static struct npu_snapshot *make_snapshot(enum npu_family family, const char *name, unsigned count)
+{
+	struct npu_snapshot *s = npu_snapshot_new(count);
+	assert_non_null(s);
+	s->healthy = count;
+	for (unsigned i = 0; i < count; i++) {
+		struct npu_device *d = &s->devices[i];
+		snprintf(d->id, sizeof(d->id), "npu-%u", i);
+		d->chip.phy_id = i;
+		d->chip.logic_id = i + 100;
+		d->chip.card_id = (int)(i / 2);
+		d->chip.device_id = (int)(i % 2);
+		d->chip.family = family;
+		d->chip.aicore_count = 20;
+		snprintf(d->chip.name, sizeof(d->chip.name), "%s", name);
+		d->healthy = true;
+	}
+	return s;
+}
+
+static json_object *get(json_object *o, const char *path)
+{
+	/* "a.b.c", each a key; numbers index arrays. */
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, strtoul(k, NULL, 10));
+		else if (!json_object_object_get_ex(o, k, &o))
+			return NULL;
+	}
+	return o;
+}
+
+static const char *str(json_object *o, const char *path)
+{
+	json_object *v = get(o, path);
+	return v ? json_object_get_string(v) : NULL;
+}
+
+static json_object *attr(json_object *device, const char *name)
+{
+	json_object *attrs = get(device, "attributes"), *a = NULL;
+	return attrs && json_object_object_get_ex(attrs, name, &a) ? a : NULL;
+}
+
+static void test_one_chip(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, "910A", 8);
+	snprintf(s->devices[5].pci_address, sizeof(s->devices[5].pci_address), "0000:3b:00.0");
+	s->devices[5].has_numa = true;
+	s->devices[5].numa_node = 1;
+	uint64_t hbm[8] = { 0 };
+	hbm[5] = 64ull << 30;
+	const struct kube_slice_params p = {
+		.node_name = "node-1",
+		.node_uid = "1234-abcd",
+		.generation = 7,
+		.driver_version = "24.1.rc2",
+		.firmware_version = "7.5.0",
+		.hbm_bytes = hbm,
+	};
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 1);
+	json_object *sl = json_object_array_get_idx(slices, 0);
+	assert_string_equal(str(sl, "apiVersion"), "resource.k8s.io/v1");
+	assert_string_equal(str(sl, "kind"), "ResourceSlice");
+	assert_string_equal(str(sl, "metadata.name"), "node-1-npu.ascend.com-0");
+	assert_string_equal(str(sl, "metadata.ownerReferences.0.kind"), "Node");
+	assert_string_equal(str(sl, "metadata.ownerReferences.0.name"), "node-1");
+	assert_string_equal(str(sl, "metadata.ownerReferences.0.uid"), "1234-abcd");
+	assert_string_equal(str(sl, "spec.driver"), "npu.ascend.com");
+	assert_string_equal(str(sl, "spec.nodeName"), "node-1");
+	assert_string_equal(str(sl, "spec.pool.name"), "node-1");
+	assert_int_equal(json_object_get_int64(get(sl, "spec.pool.generation")), 7);
+	assert_int_equal(json_object_get_int64(get(sl, "spec.pool.resourceSliceCount")), 1);
+	json_object *devices = get(sl, "spec.devices");
+	assert_int_equal(json_object_array_length(devices), 8);
+
+	json_object *d = json_object_array_get_idx(devices, 5);
+	assert_string_equal(str(d, "name"), "npu-5");
+	assert_string_equal(str(attr(d, "family"), "string"), "910");
+	assert_string_equal(str(attr(d, "product"), "string"), "910A");
+	assert_int_equal(json_object_get_int64(get(attr(d, "physicalID"), "int")), 5);
+	assert_int_equal(json_object_get_int64(get(attr(d, "logicID"), "int")), 105);
+	assert_int_equal(json_object_get_int64(get(attr(d, "card"), "int")), 2);
+	assert_int_equal(json_object_get_int64(get(attr(d, "chip"), "int")), 1);
+	assert_string_equal(str(attr(d, "interconnect"), "string"), "hccs-ring");
+	assert_string_equal(str(attr(d, "interconnectGroup"), "string"), "hccs-ring-1");
+	/* Not semantic versioning: a string; semantic versioning: a version. */
+	assert_string_equal(str(attr(d, "driverVersion"), "string"), "24.1.rc2");
+	assert_string_equal(str(attr(d, "firmwareVersion"), "version"), "7.5.0");
+	assert_string_equal(str(attr(d, "resource.kubernetes.io/pciBusID"), "string"), "0000:3b:00.0");
+	assert_int_equal(json_object_get_int64(get(attr(d, "resource.kubernetes.io/numaNode"), "int")), 1);
+	assert_string_equal(str(d, "capacity.memory.value"), "65536Mi");
+	assert_string_equal(str(d, "capacity.aiCores.value"), "20");
+	assert_null(get(d, "taints"));
+
+	/* Chip 0: nothing known of its place or memory, so no such attribute. */
+	d = json_object_array_get_idx(devices, 0);
+	assert_string_equal(str(attr(d, "interconnectGroup"), "string"), "hccs-ring-0");
+	assert_null(attr(d, "resource.kubernetes.io/pciBusID"));
+	assert_null(attr(d, "resource.kubernetes.io/numaNode"));
+	assert_null(get(d, "capacity.memory"));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static void test_interconnect_groups(void **state)
+{
+	(void)state;
+	static const struct {
+		enum npu_family family;
+		unsigned count, phy;
+		const char *kind, *group;
+	} cases[] = {
+		{ NPU_FAMILY_910B, 8, 7, "hccs-mesh", "hccs-mesh-0" },
+		{ NPU_FAMILY_910B, 16, 9, "hccs-mesh", "hccs-mesh-1" },
+		{ NPU_FAMILY_A3, 16, 5, "die-pair", "die-pair-2" },
+		{ NPU_FAMILY_310P, 4, 3, "card", "card-1" },
+		{ NPU_FAMILY_310, 4, 3, "pcie", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct npu_snapshot *s = make_snapshot(cases[i].family, "", cases[i].count);
+		const struct kube_slice_params p = { .node_name = "n", .generation = 1 };
+		json_object *slices = NULL;
+		assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+		json_object *d = get(slices, "0.spec.devices");
+		d = json_object_array_get_idx(d, cases[i].phy);
+		assert_string_equal(str(attr(d, "interconnect"), "string"), cases[i].kind);
+		if (cases[i].group)
+			assert_string_equal(str(attr(d, "interconnectGroup"), "string"), cases[i].group);
+		else
+			assert_null(attr(d, "interconnectGroup"));
+		assert_null(attr(d, "product")); /* no DCMI name */
+		assert_null(get(slices, "0.metadata.ownerReferences"));
+		json_object_put(slices);
+		npu_snapshot_unref(s);
+	}
+}
+
+static void test_taint(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 8);
+	s->devices[2].healthy = false;
+	s->devices[2].fault = NPU_FAULT_HEALTH_LEVEL;
+	s->healthy--;
+	const struct kube_slice_params p = { .node_name = "n", .generation = 2 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	json_object *devices = get(slices, "0.spec.devices");
+	/* An Unhealthy chip stays listed, tainted: claims holding it keep it. */
+	assert_int_equal(json_object_array_length(devices), 8);
+	json_object *d = json_object_array_get_idx(devices, 2);
+	assert_string_equal(str(d, "taints.0.key"), "npu.ascend.com/unhealthy");
+	assert_string_equal(str(d, "taints.0.value"), "health-critical");
+	assert_string_equal(str(d, "taints.0.effect"), "NoSchedule");
+	assert_int_equal(json_object_array_length(get(d, "taints")), 1);
+	assert_null(get(json_object_array_get_idx(devices, 1), "taints"));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static size_t devices_in(json_object *slices, size_t i)
+{
+	return json_object_array_length(get(json_object_array_get_idx(slices, i), "spec.devices"));
+}
+
+static void test_split(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_UNKNOWN, "", NPU_MAX_CHIPS);
+	const struct kube_slice_params p = { .node_name = "n", .generation = 3 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 2);
+	assert_int_equal(devices_in(slices, 0), 128);
+	assert_int_equal(devices_in(slices, 1), 128);
+	assert_string_equal(str(slices, "1.metadata.name"), "n-npu.ascend.com-1");
+	assert_string_equal(str(slices, "1.spec.devices.0.name"), "npu-128");
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(json_object_get_int64(get(json_object_array_get_idx(slices, i), "spec.pool.resourceSliceCount")), 2);
+		assert_int_equal(json_object_get_int64(get(json_object_array_get_idx(slices, i), "spec.pool.generation")), 3);
+	}
+	json_object_put(slices);
+
+	/* One taint: at most 64 per slice (the API's limit with taints). */
+	s->devices[200].healthy = false;
+	s->devices[200].fault = NPU_FAULT_NODE_MISSING;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(devices_in(slices, i), 64);
+	assert_int_equal(json_object_get_int64(get(slices, "3.spec.pool.resourceSliceCount")), 4);
+	assert_string_equal(str(slices, "3.spec.devices.8.taints.0.value"), "device-node-missing");
+	json_object_put(slices);
+
+	/* 129 chips: two slices, the second of one. */
+	npu_snapshot_unref(s);
+	s = make_snapshot(NPU_FAMILY_UNKNOWN, "", 129);
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 2);
+	assert_int_equal(devices_in(slices, 1), 1);
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+
+	/* No chips: no slices. */
+	s = make_snapshot(NPU_FAMILY_UNKNOWN, "", 0);
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 0);
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static void test_vnpus_withheld(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_310P, "310P3", 3);
+	/* Chip 1 is carved into one vNPU, listed as the snapshot's last device. */
+	s->devices[1].vnpu_count = 1;
+	s->devices[2].kind = NPU_DEVICE_VNPU;
+	snprintf(s->devices[2].id, sizeof(s->devices[2].id), "vnpu-116");
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(devices_in(slices, 0), 1);
+	assert_string_equal(str(slices, "0.spec.devices.0.name"), "npu-0");
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	char name[KUBE_NAME_MAX];
+	assert_int_equal(kube_slice_name("worker-3", "npu.ascend.com", 11, name), 0);
+	assert_string_equal(name, "worker-3-npu.ascend.com-11");
+	/* A node name of 253 characters is cut, and a hash keeps it apart. */
+	char node[254], other[254];
+	memset(node, 'a', 253);
+	node[253] = '\0';
+	memcpy(other, node, sizeof(other));
+	other[252] = 'b';
+	char name2[KUBE_NAME_MAX];
+	assert_int_equal(kube_slice_name(node, "npu.ascend.com", 0, name), 0);
+	assert_int_equal(kube_slice_name(other, "npu.ascend.com", 0, name2), 0);
+	assert_true(strlen(name) <= 253);
+	assert_string_not_equal(name, name2);
+	assert_non_null(strstr(name, "-npu.ascend.com-0"));
+
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910, "", 1);
+	json_object *slices = NULL;
+	const struct kube_slice_params bad = { .node_name = "Node_1", .generation = 1 };
+	assert_int_equal(kube_slices_build(s, &bad, &slices), -EINVAL);
+	const struct kube_slice_params none = { .generation = 1 };
+	assert_int_equal(kube_slices_build(s, &none, &slices), -EINVAL);
+	const struct kube_slice_params long_driver = {
+		.node_name = "n", .driver = "a234567890123456789012345678901234567890123456789012345678901234.com"
+	};
+	assert_int_equal(kube_slices_build(s, &long_driver, &slices), -EINVAL);
+	const struct kube_slice_params driver = { .node_name = "n", .driver = "gpu.example.com" };
+	assert_int_equal(kube_slices_build(s, &driver, &slices), 0);
+	assert_string_equal(str(slices, "0.spec.driver"), "gpu.example.com");
+	assert_string_equal(str(slices, "0.metadata.name"), "n-gpu.example.com-0");
+	json_object_put(slices);
+	/* A version above the API's 64 characters is left out, not sent to be refused. */
+	char version[80];
+	memset(version, '1', 65);
+	version[65] = '\0';
+	const struct kube_slice_params long_version = { .node_name = "n", .driver_version = version,
+							.firmware_version = "1.0.0" };
+	assert_int_equal(kube_slices_build(s, &long_version, &slices), 0);
+	assert_null(get(slices, "0.spec.devices.0.attributes.driverVersion"));
+	assert_non_null(get(slices, "0.spec.devices.0.attributes.firmwareVersion"));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static void test_semver(void **state)
+{
+	(void)state;
+	static const char *const yes[] = { "1.2.3", "0.0.0", "10.20.30", "1.0.0-alpha.1", "1.0.0+build.5", "1.0.0-rc.1+x-y" };
+	static const char *const no[] = { "", "1.2", "1.2.3.4", "01.2.3", "1.2.3-", "1.2.3-01", "24.1.rc2", "v1.2.3",
+					  "1.2.3+", "1..3", "1.2.3-a..b", "7.5.0.5.201" };
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!kube_is_semver(yes[i]))
+			fail_msg("\"%s\" is semantic versioning", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (kube_is_semver(no[i]))
+			fail_msg("\"%s\" is not semantic versioning", no[i]);
+	assert_false(kube_is_semver(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_chip),
+		cmocka_unit_test(test_interconnect_groups),
+		cmocka_unit_test(test_taint),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_vnpus_withheld),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_semver),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
