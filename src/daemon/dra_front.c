@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "daemon/dra_front.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/log.h"
+#include "dra/service.h"
+
+/* --node-name, else $NODE_NAME (the DaemonSet's downward API), else the
+ * host name: the pool must be the Node object's name. */
+static int find_node_name(const struct config *c, char *buf, size_t size, char *why, size_t why_size)
+{
+	const char *env = getenv("NODE_NAME");
+	char host[256];
+	const char *name = c->node_name[0] ? c->node_name : env && env[0] ? env : NULL;
+	if (!name) {
+		if (gethostname(host, sizeof(host)) < 0)
+			return why_invalid(why, why_size, "no node name: set --node-name or NODE_NAME");
+		host[sizeof(host) - 1] = '\0';
+		name = host;
+	}
+	if (k8s_dns_subdomain_check(name, strlen(name)) < 0 || str_copy(buf, size, name) < 0)
+		return why_invalid(why, why_size, "node name '%s' is not a DNS subdomain; set --node-name", name);
+	return 0;
+}
+
+int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim_reader reader,
+		   const struct host_paths *paths, char *why, size_t why_size)
+{
+	*f = (struct dra_front){ 0 };
+	char plugins[PATH_MAX], reg_name[K8S_DNS_SUBDOMAIN_MAX + 16];
+	int r = find_node_name(c, f->node_name, sizeof(f->node_name), why, why_size);
+	if (r < 0)
+		return r;
+	if (path_join(plugins, sizeof(plugins), c->kubelet_dir, "plugins") < 0 ||
+	    path_join(f->plugin_dir, sizeof(f->plugin_dir), plugins, c->dra_driver_name) < 0 ||
+	    path_join(f->registry_dir, sizeof(f->registry_dir), c->kubelet_dir, "plugins_registry") < 0 ||
+	    path_join(f->dra_socket, sizeof(f->dra_socket), f->plugin_dir, "dra.sock") < 0 ||
+	    str_printf(reg_name, sizeof(reg_name), "%s-reg.sock", c->dra_driver_name) < 0 ||
+	    path_join(f->reg_socket, sizeof(f->reg_socket), f->registry_dir, reg_name) < 0)
+		return why_invalid(why, why_size, "--kubelet-dir %s: the DRA sockets' paths would be over %d characters",
+				   c->kubelet_dir, SOCKET_PATH_MAX - 1);
+	if ((r = mkdir_p(f->plugin_dir, 0750)) < 0) {
+		snprintf(why, why_size, "cannot make the DRA plugin directory %s: %s", f->plugin_dir, strerror(-r));
+		return r;
+	}
+	if ((r = dra_registration_init(&f->registration, c->dra_driver_name, f->dra_socket)) < 0) {
+		snprintf(why, why_size, "DRA driver name %s is too long", c->dra_driver_name);
+		return r;
+	}
+	f->registration_ready = true;
+	const struct dra_driver_options o = {
+		.driver_name = c->dra_driver_name,
+		.node_name = f->node_name,
+		.plugin_dir = f->plugin_dir,
+		.cdi_dir = c->cdi_dir,
+		.paths = *paths,
+		.reader = reader,
+	};
+	char set_aside[PATH_MAX + 600];
+	if ((r = dra_driver_new(&o, &f->driver, set_aside, sizeof(set_aside), why, why_size)) < 0)
+		return r;
+	if (set_aside[0])
+		log_warn("DRA checkpoint %s", set_aside);
+	return 0;
+}
+
+static void stop_servers(struct dra_front *f)
+{
+	/* Registration first: the kubelet must not find it without the
+	 * service behind it. */
+	gs_server_stop(f->reg_server);
+	gs_server_stop(f->dra_server);
+	f->reg_server = f->dra_server = NULL;
+}
+
+static int serve(struct dra_front *f, char *why, size_t why_size)
+{
+	size_t n_dra, n_reg;
+	const struct gs_method *dra = dra_service_methods(&n_dra), *reg = dra_registration_methods(&n_reg);
+	int r;
+	if ((r = mkdir_p(f->plugin_dir, 0750)) < 0 || (r = mkdir_p(f->registry_dir, 0750)) < 0) {
+		snprintf(why, why_size, "cannot make %s or %s: %s", f->plugin_dir, f->registry_dir, strerror(-r));
+		return r;
+	}
+	/* The DRA socket first, so that the kubelet, once it sees the
+	 * registration socket, finds the endpoint it names. */
+	if ((r = gs_server_start(f->dra_socket, dra, n_dra, f->driver, &f->dra_server)) < 0) {
+		snprintf(why, why_size, "cannot serve %s: %s", f->dra_socket, strerror(-r));
+		return r;
+	}
+	if ((r = gs_server_start(f->reg_socket, reg, n_reg, &f->registration, &f->reg_server)) < 0) {
+		snprintf(why, why_size, "cannot serve %s: %s", f->reg_socket, strerror(-r));
+		stop_servers(f);
+		return r;
+	}
+	return 0;
+}
+
+int dra_front_start(struct dra_front *f, char *why, size_t why_size)
+{
+	int r = serve(f, why, why_size);
+	if (r < 0)
+		return r;
+	f->started = true;
+	log_info("DRA driver %s serving %s (registration %s), node %s, %zu prepared claims from the checkpoint",
+		 f->registration.driver_name, f->dra_socket, f->reg_socket, f->node_name,
+		 dra_driver_prepared_count(f->driver));
+	return 0;
+}
+
+/* What the kubelet said since the last look. */
+static void report_registration(struct dra_front *f)
+{
+	struct dra_registration_status st;
+	dra_registration_status(&f->registration, &st);
+	if (st.notifications == f->notifications_seen)
+		return;
+	f->notifications_seen = st.notifications;
+	if (st.registered)
+		log_info("the kubelet registered DRA driver %s", f->registration.driver_name);
+	else
+		log_error("the kubelet refused DRA driver %s: %s", f->registration.driver_name, st.error);
+}
+
+void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files)
+{
+	dra_driver_publish(f->driver, snap, files);
+	report_registration(f);
+	if (!f->started)
+		return;
+	if (f->dra_server && f->reg_server && path_exists(f->dra_socket) && path_exists(f->reg_socket))
+		return;
+	/* A socket went (its directory wiped, or removed): stop fully, then
+	 * bind anew, so that stopping the old server cannot unlink the new
+	 * socket (gRPC removes the path it bound when it stops). */
+	stop_servers(f);
+	char why[PATH_MAX + 256];
+	int r = serve(f, why, sizeof(why));
+	if (r < 0) {
+		if (r != f->serve_error)
+			log_error("DRA: %s; retrying at every refresh", why);
+		f->serve_error = r;
+		return;
+	}
+	f->serve_error = 0;
+	log_info("DRA sockets were gone; serving %s and %s anew", f->dra_socket, f->reg_socket);
+}
+
+void dra_front_fini(struct dra_front *f)
+{
+	stop_servers(f);
+	dra_driver_free(f->driver);
+	f->driver = NULL;
+	if (f->registration_ready)
+		dra_registration_fini(&f->registration);
+	f->registration_ready = false;
+}
