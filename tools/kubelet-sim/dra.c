@@ -64,6 +64,11 @@ static void register_socket(struct dra_sim *s, const char *name)
 		return;
 	uint8_t empty = 0;
 	int r = gc_unary(ch, PLUGINREG_METHOD_GET_INFO, &empty, 0, CALL_TIMEOUT_MS, &res);
+	if (r == 0 && res.status == GRPC_STATUS_UNAVAILABLE && s->n_pending < DRA_SIM_PENDING_MAX &&
+	    str_copy(s->pending[s->n_pending], sizeof(s->pending[0]), name) == 0) {
+		s->n_pending++; /* bound, not listening yet */
+		goto out;
+	}
 	if (r < 0 || res.status != GRPC_STATUS_OK) {
 		out_start(&line, "dra-refused");
 		out_kv(&line, "socket", name);
@@ -152,6 +157,21 @@ void dra_sim_on_events(struct dra_sim *s)
 			p += sizeof(*ev) + ev->len;
 		}
 	}
+}
+
+int dra_sim_timeout(const struct dra_sim *s)
+{
+	return s->n_pending ? DRA_SIM_RETRY_MS : -1;
+}
+
+void dra_sim_retry(struct dra_sim *s)
+{
+	char names[DRA_SIM_PENDING_MAX][256];
+	size_t n = s->n_pending;
+	memcpy(names, s->pending, sizeof(names));
+	s->n_pending = 0;
+	for (size_t i = 0; i < n; i++)
+		register_socket(s, names[i]);
 }
 
 static void print_prepare(const uint8_t *body, size_t len)

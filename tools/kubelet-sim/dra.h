@@ -17,6 +17,9 @@
 
 #include "base/parse.h"
 
+#define DRA_SIM_PENDING_MAX 8
+#define DRA_SIM_RETRY_MS 100
+
 struct dra_sim {
 	char dir[PATH_MAX];
 	int inotify_fd; /* -1 when the mode is off */
@@ -24,6 +27,11 @@ struct dra_sim {
 	char driver[256];
 	char endpoint[SOCKET_PATH_MAX];
 	const char *prepare_method, *unprepare_method; /* of the chosen version */
+	/* Sockets that did not accept yet (seen between bind and listen):
+	 * tried again every DRA_SIM_RETRY_MS, as the kubelet's reconciler
+	 * tries its pending plugins every second. */
+	char pending[DRA_SIM_PENDING_MAX][256];
+	size_t n_pending;
 };
 
 /* Makes DIR if missing, watches it and registers every socket already
@@ -33,6 +41,13 @@ void dra_sim_stop(struct dra_sim *sim);
 
 /* The inotify fd had events: registers each new socket. */
 void dra_sim_on_events(struct dra_sim *sim);
+
+/* The poll timeout the main loop should use: DRA_SIM_RETRY_MS while a
+ * socket waits to be tried again, else -1. */
+int dra_sim_timeout(const struct dra_sim *sim);
+
+/* Tries the waiting sockets again. */
+void dra_sim_retry(struct dra_sim *sim);
 
 /* `dra-prepare NS NAME UID` (prepare) or `dra-unprepare NS NAME UID`. */
 void dra_sim_call(struct dra_sim *sim, bool prepare, char **args);

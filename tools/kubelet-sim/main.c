@@ -200,12 +200,18 @@ static void run_loop(struct sim *sim, int signal_fd)
 		{ .fd = sim->dra.inotify_fd, .events = POLLIN }, /* -1 is skipped */
 	};
 	for (;;) {
-		/* Nothing times out here: the loop reacts to input and signals. */
-		if (poll(fds, 3, -1) < 0) {
+		/* Only a DRA socket that does not accept yet is tried again
+		 * after a while; otherwise the loop reacts to input and signals. */
+		int n = poll(fds, 3, dra_sim_timeout(&sim->dra));
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %s", strerror(errno));
 			return;
+		}
+		if (n == 0) {
+			dra_sim_retry(&sim->dra);
+			continue;
 		}
 		if (fds[1].revents & POLLIN) {
 			struct signalfd_siginfo info;
@@ -267,13 +273,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (opts.dra_registry && (r = dra_sim_start(&sim.dra, opts.dra_registry)) < 0)
-		goto out;
-
 	struct out_line line;
 	out_start(&line, "ready");
 	out_kv(&line, "dir", sim.dir);
 	out_emit(&line);
+	/* After `ready`, so that a driver already there is registered in a
+	 * line a test waits for, not one it skips on its way to `ready`. */
+	if (opts.dra_registry && (r = dra_sim_start(&sim.dra, opts.dra_registry)) < 0)
+		goto out;
 
 	run_loop(&sim, signal_fd);
 	r = 0;
