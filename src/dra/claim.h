@@ -7,6 +7,7 @@
  * string; anything beyond is refused with the reason, never cut. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/k8s_names.h"
@@ -32,7 +33,7 @@ struct dra_result {
 struct dra_claim {
 	char uid[DRA_UID_MAX];
 	/* False when status.allocation is absent: the claim is not allocated. */
-	int allocated;
+	bool allocated;
 	size_t n_results;
 	struct dra_result results[DRA_CLAIM_RESULTS_MAX];
 };

@@ -254,11 +254,26 @@ static int take_claim(struct dra_driver *d, const char *ns, const char *uid, con
 	return 0;
 }
 
-/* A uid, namespace and name must fit the record; the uid also names a file. */
+/* A uid names a file and a CDI device, whose names allow letters, digits,
+ * '_', '.', ':' and '-' after a letter or digit: a UUID always fits. */
+static bool uid_ok(const char *uid)
+{
+	size_t len = strlen(uid);
+	if (len == 0 || len >= DRA_UID_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = uid[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || !strchr("_.:-", c)))
+			return false;
+	}
+	return true;
+}
+
+/* The uid, namespace and name must fit the record. */
 static int check_request(const char *ns, const char *uid, const char *name, char *why, size_t why_size)
 {
-	if (!uid[0] || strlen(uid) >= DRA_UID_MAX || strchr(uid, '/') || strcmp(uid, ".") == 0 ||
-	    strcmp(uid, "..") == 0)
+	if (!uid_ok(uid))
 		return why_invalid(why, why_size, "claim uid '%.64s' is not a uid", uid);
 	if (!ns[0] || strlen(ns) > K8S_NAME_MAX || !name[0] || strlen(name) > K8S_DNS_SUBDOMAIN_MAX)
 		return why_invalid(why, why_size, "claim %.64s/%.64s: namespace or name empty or too long", ns, name);

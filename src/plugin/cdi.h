@@ -15,7 +15,11 @@
  * node under the dev dir; a node that is not a character device there gets
  * path and hostPath only, and the runtime looks it up when a container starts.
  *
- * ASCEND_VISIBLE_DEVICES is not in the spec: CDI applies each requested
+ * A spec can also hold one CDI device for a group of chips (a DRA claim's,
+ * cdi_group_spec_render): that device carries all their nodes and
+ * ASCEND_VISIBLE_DEVICES, which one device can list whole.
+ *
+ * ASCEND_VISIBLE_DEVICES is not in the node's spec: CDI applies each requested
  * device's env edits in turn, each replacing the variable, so a list of the
  * chips of a request cannot be built from per-device edits. Allocate keeps
  * it in its answer's envs.

@@ -209,6 +209,7 @@ static void test_refused(void **state)
 	expect_failure(f, "u2", "{", "ResourceClaim ns/c: not JSON");
 	expect_failure(f, "u2", NULL, "cannot read ResourceClaim ns/c: resourceclaims \"c\" not found in ns");
 	expect_failure(f, "../x", CLAIM("../x", RESULT("node-1", "npu-0")), "is not a uid");
+	expect_failure(f, "-x", CLAIM("-x", RESULT("node-1", "npu-0")), "is not a uid");
 	assert_int_equal(dra_driver_prepared_count(f->driver), 0);
 
 	/* A chip prepared for one claim is not prepared for another. */
