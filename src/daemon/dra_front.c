@@ -67,6 +67,11 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		return r;
 	if (set_aside[0])
 		log_warn("DRA checkpoint %s", set_aside);
+	int swept = dra_driver_sweep(f->driver);
+	if (swept > 0)
+		log_info("removed %d CDI specs of claims the DRA checkpoint does not hold", swept);
+	else if (swept < 0 && swept != -ENOENT)
+		log_warn("cannot look for stale DRA CDI specs in %s: %s", c->cdi_dir, strerror(-swept));
 	return 0;
 }
 

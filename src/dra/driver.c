@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "dra/driver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -131,6 +132,34 @@ static int spec_file_name(const struct dra_driver *d, const char *uid, char *buf
 {
 	size_t stem = strlen(d->cdi.file_name) - strlen(".json");
 	return str_printf(buf, size, "%.*s_%s.json", (int)stem, d->cdi.file_name, uid);
+}
+
+int dra_driver_sweep(struct dra_driver *d)
+{
+	char prefix[CDI_KIND_MAX + 8];
+	size_t stem = strlen(d->cdi.file_name) - strlen(".json");
+	if (str_printf(prefix, sizeof(prefix), "%.*s_", (int)stem, d->cdi.file_name) < 0)
+		return -ENAMETOOLONG;
+	DIR *dir = opendir(d->cdi_dir);
+	if (!dir)
+		return -errno;
+	int removed = 0;
+	struct dirent *e;
+	pthread_mutex_lock(&d->op_lock);
+	while ((e = readdir(dir))) {
+		size_t len = strlen(e->d_name), plen = strlen(prefix);
+		if (len <= plen + strlen(".json") || strncmp(e->d_name, prefix, plen) != 0 ||
+		    strcmp(e->d_name + len - strlen(".json"), ".json") != 0)
+			continue;
+		char uid[DRA_UID_MAX];
+		if (str_printf(uid, sizeof(uid), "%.*s", (int)(len - plen - strlen(".json")), e->d_name + plen) < 0 ||
+		    dra_checkpoint_find(&d->checkpoint, uid))
+			continue;
+		removed += cdi_spec_remove(d->cdi_dir, e->d_name) == 0;
+	}
+	pthread_mutex_unlock(&d->op_lock);
+	closedir(dir);
+	return removed;
 }
 
 /* The snapshot and files to prepare with, each with a reference. */

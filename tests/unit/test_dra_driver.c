@@ -225,6 +225,30 @@ static void test_refused(void **state)
 	free(p);
 }
 
+static void test_sweep(void **state)
+{
+	struct fixture *f = *state;
+	struct dra_prepared *p;
+	char why[512], path[256];
+	f->claim_json = CLAIM("kept", RESULT("node-1", "npu-0"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "kept", "c", &p, why, sizeof(why)), 0);
+	free(p);
+	/* A spec of a claim the checkpoint does not hold, and files that are not ours. */
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_orphan.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{}", 2, 0644, 0), 0);
+	snprintf(path, sizeof(path), "%s/ascend.com-npu.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{}", 2, 0644, 0), 0);
+	snprintf(path, sizeof(path), "%s/other.example.com-claim_orphan.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{}", 2, 0644, 0), 0);
+	assert_int_equal(dra_driver_sweep(f->driver), 1);
+	assert_null(spec_of(f, "orphan"));
+	char *spec = spec_of(f, "kept");
+	assert_non_null(spec);
+	free(spec);
+	assert_true(path_exists(path));
+	assert_int_equal(dra_driver_sweep(f->driver), 0);
+}
+
 static void test_corrupt_checkpoint(void **state)
 {
 	struct fixture *f = *state;
@@ -245,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
