@@ -120,10 +120,11 @@ int dra_front_start(struct dra_front *f, char *why, size_t why_size)
 }
 
 /* What the kubelet said since the last look. */
-static void report_registration(struct dra_front *f)
+static void report_registration(struct dra_front *f, struct observe *observe)
 {
 	struct dra_registration_status st;
 	dra_registration_status(&f->registration, &st);
+	observe_dra(observe, f->registration.driver_name, st.notifications > 0, st.registered, st.error);
 	if (st.notifications == f->notifications_seen)
 		return;
 	f->notifications_seen = st.notifications;
@@ -133,10 +134,11 @@ static void report_registration(struct dra_front *f)
 		log_error("the kubelet refused DRA driver %s: %s", f->registration.driver_name, st.error);
 }
 
-void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files)
+void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files,
+		       struct observe *observe)
 {
 	dra_driver_publish(f->driver, snap, files);
-	report_registration(f);
+	report_registration(f, observe);
 	if (!f->started)
 		return;
 	if (f->dra_server && f->reg_server && path_exists(f->dra_socket) && path_exists(f->reg_socket))

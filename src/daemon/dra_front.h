@@ -21,6 +21,7 @@
 #include "dra/driver.h"
 #include "dra/registration.h"
 #include "grpc/server.h"
+#include "plugin/observe.h"
 
 struct dra_front {
 	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];
@@ -50,8 +51,9 @@ int dra_front_start(struct dra_front *front, char *why, size_t why_size);
 
 /* At each refresh: hands the driver the snapshot and files, serves the
  * sockets anew when one went, and logs what the kubelet said of the
- * registration since the last call. */
-void dra_front_refresh(struct dra_front *front, struct npu_snapshot *snapshot, struct host_files *files);
+ * registration since the last call (and tells observe, for /healthz). */
+void dra_front_refresh(struct dra_front *front, struct npu_snapshot *snapshot, struct host_files *files,
+		       struct observe *observe);
 
 /* Stops serving (the sockets are removed) and frees the driver. */
 void dra_front_fini(struct dra_front *front);

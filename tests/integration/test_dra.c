@@ -3,7 +3,8 @@
  * with --front-end=dra serves the registration socket in plugins_registry,
  * kubelet-sim's DRA mode (the plugin watcher's part) registers it with
  * GetInfo and NotifyRegistrationStatus and calls its DRA service; the device
- * plugin then advertises no chip. Unprepare of an unknown claim succeeds on
+ * plugin then advertises no chip, and /healthz says the driver is
+ * registered. Unprepare of an unknown claim succeeds on
  * both API versions' paths, a malformed request is INVALID_ARGUMENT, and
  * a socket removed from under the daemon is served anew and registered again,
  * as is the driver after a kubelet restart.
@@ -30,6 +31,7 @@
 #include "dra_api.h"
 #include "grpc/client.h"
 #include "harness/harness.h"
+#include "harness/http.h"
 
 struct dra_node {
 	struct node node;
@@ -54,7 +56,7 @@ static void start(struct dra_node *d)
 	d->kubelet = start_kubelet(d);
 	const char *const flags[] = { "--front-end",  "dra",     "--kubelet-dir",     d->kubelet_dir,
 				      "--node-name",  "node-1",  "--cdi-dir",         d->cdi_dir,
-				      "--health-interval", "200ms", NULL };
+				      "--health-interval", "200ms", "--metrics-addr=127.0.0.1:0", NULL };
 	d->plugin = node_start_plugin(&d->node, flags);
 }
 
@@ -89,7 +91,13 @@ static void test_registers_and_answers(void **state)
 	free(body);
 	gc_stream_close(watch);
 	gc_channel_close(dp);
+	uint16_t port = http_plugin_port(d.plugin); /* logged before any refresh of the loop */
 	assert_non_null(proc_expect_err(d.plugin, "the kubelet registered DRA driver npu.ascend.com", WAIT_MS));
+	struct http_response health;
+	http_call(port, "GET", "/healthz", &health);
+	assert_int_equal(health.status, 200);
+	assert_non_null(strstr(health.body, "npu.ascend.com (DRA): registered with the kubelet\n"));
+	http_response_clear(&health);
 
 	proc_send(d.kubelet, "dra-prepare default claim-1 uid-1");
 	const char *line = proc_expect(d.kubelet, "dra-prepare-error uid=uid-1", WAIT_MS);
