@@ -167,7 +167,7 @@ static void refresh(struct daemon *d, const char *reason)
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
 	if (d->dra_on)
-		dra_front_refresh(&d->dra, snap, d->files, d->observe);
+		dra_front_refresh(&d->dra, snap, d->files);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -442,18 +442,6 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	}
 
 	d->paths = (struct host_paths){ .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path };
-	if (c->front_end == CONFIG_FRONT_END_DRA) {
-		d->no_devices = npu_snapshot_new(0);
-		if (!d->no_devices) {
-			snprintf(why, why_size, "out of memory");
-			return -ENOMEM;
-		}
-		/* The API-server client comes with the ResourceSlice publisher:
-		 * until it is wired here, every prepare says there is none. */
-		if ((r = dra_front_init(&d->dra, c, (struct dra_claim_reader){ 0 }, &d->paths, why, why_size)) < 0)
-			return r;
-		d->dra_on = true;
-	}
 
 	const struct observe_options obs = {
 		.loop = d->loop,
@@ -469,6 +457,19 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		return r;
 	}
 	d->fault_stage.observe = d->observe;
+	if (c->front_end == CONFIG_FRONT_END_DRA) {
+		d->no_devices = npu_snapshot_new(0);
+		if (!d->no_devices) {
+			snprintf(why, why_size, "out of memory");
+			return -ENOMEM;
+		}
+		/* The API-server client comes with the ResourceSlice publisher:
+		 * until it is wired here, every prepare says there is none. */
+		if ((r = dra_front_init(&d->dra, c, (struct dra_claim_reader){ 0 }, &d->paths, d->loop, d->observe,
+					  why, why_size)) < 0)
+			return r;
+		d->dra_on = true;
+	}
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
 		.kubelet_socket = s->kubelet_socket,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -29,16 +31,31 @@ static int find_node_name(const struct config *c, char *buf, size_t size, char *
 	return 0;
 }
 
-int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim_reader reader,
-		   const struct host_paths *paths, char *why, size_t why_size)
+static void report_registration(struct dra_front *f);
+
+/* A gRPC thread recorded a NotifyRegistrationStatus: the loop reports it. */
+static void on_notified_thread(void *ctx)
 {
-	*f = (struct dra_front){ 0 };
-	char plugins[PATH_MAX], reg_name[K8S_DNS_SUBDOMAIN_MAX + 16];
+	loop_async_send(((struct dra_front *)ctx)->notified);
+}
+
+static void on_notified(void *ctx)
+{
+	report_registration(ctx);
+}
+
+int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim_reader reader,
+		   const struct host_paths *paths, struct loop *loop, struct observe *observe, char *why,
+		   size_t why_size)
+{
+	*f = (struct dra_front){ .loop = loop, .observe = observe, .inotify_fd = -1 };
+	char reg_name[K8S_DNS_SUBDOMAIN_MAX + 16];
 	int r = find_node_name(c, f->node_name, sizeof(f->node_name), why, why_size);
 	if (r < 0)
 		return r;
-	if (path_join(plugins, sizeof(plugins), c->kubelet_dir, "plugins") < 0 ||
-	    path_join(f->plugin_dir, sizeof(f->plugin_dir), plugins, c->dra_driver_name) < 0 ||
+	if (str_copy(f->kubelet_dir, sizeof(f->kubelet_dir), c->kubelet_dir) < 0 ||
+	    path_join(f->plugins_dir, sizeof(f->plugins_dir), c->kubelet_dir, "plugins") < 0 ||
+	    path_join(f->plugin_dir, sizeof(f->plugin_dir), f->plugins_dir, c->dra_driver_name) < 0 ||
 	    path_join(f->registry_dir, sizeof(f->registry_dir), c->kubelet_dir, "plugins_registry") < 0 ||
 	    path_join(f->dra_socket, sizeof(f->dra_socket), f->plugin_dir, "dra.sock") < 0 ||
 	    str_printf(reg_name, sizeof(reg_name), "%s-reg.sock", c->dra_driver_name) < 0 ||
@@ -49,7 +66,12 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		snprintf(why, why_size, "cannot make the DRA plugin directory %s: %s", f->plugin_dir, strerror(-r));
 		return r;
 	}
-	if ((r = dra_registration_init(&f->registration, c->dra_driver_name, f->dra_socket)) < 0) {
+	if ((r = loop_async_new(loop, on_notified, f, &f->notified)) < 0) {
+		snprintf(why, why_size, "cannot create a wakeup (eventfd): %s", strerror(-r));
+		return r;
+	}
+	if ((r = dra_registration_init(&f->registration, c->dra_driver_name, f->dra_socket, on_notified_thread, f)) <
+	    0) {
 		snprintf(why, why_size, "DRA driver name %s is too long", c->dra_driver_name);
 		return r;
 	}
@@ -107,48 +129,30 @@ static int serve(struct dra_front *f, char *why, size_t why_size)
 	return 0;
 }
 
-int dra_front_start(struct dra_front *f, char *why, size_t why_size)
+/* Watches every directory on the sockets' paths for what removes a socket:
+ * the socket itself, or a directory on its path. Added again after every
+ * serve, since a directory made anew needs a watch of its own (adding a
+ * watch that exists changes nothing); one that cannot be added is left to
+ * the refresh's check. */
+static void watch_dirs(struct dra_front *f)
 {
-	int r = serve(f, why, why_size);
-	if (r < 0)
-		return r;
-	f->started = true;
-	log_info("DRA driver %s serving %s (registration %s), node %s, %zu prepared claims from the checkpoint",
-		 f->registration.driver_name, f->dra_socket, f->reg_socket, f->node_name,
-		 dra_driver_prepared_count(f->driver));
-	return 0;
+	const uint32_t mask = IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+	const char *dirs[] = { f->kubelet_dir, f->plugins_dir, f->plugin_dir, f->registry_dir };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		(void)inotify_add_watch(f->inotify_fd, dirs[i], mask);
 }
 
-/* What the kubelet said since the last look. */
-static void report_registration(struct dra_front *f, struct observe *observe)
+/* Serves the sockets anew when one is gone. */
+static void check_sockets(struct dra_front *f)
 {
-	struct dra_registration_status st;
-	dra_registration_status(&f->registration, &st);
-	observe_dra(observe, f->registration.driver_name, st.notifications > 0, st.registered, st.error);
-	if (st.notifications == f->notifications_seen)
-		return;
-	f->notifications_seen = st.notifications;
-	if (st.registered)
-		log_info("the kubelet registered DRA driver %s", f->registration.driver_name);
-	else
-		log_error("the kubelet refused DRA driver %s: %s", f->registration.driver_name, st.error);
-}
-
-void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files,
-		       struct observe *observe)
-{
-	dra_driver_publish(f->driver, snap, files);
-	report_registration(f, observe);
-	if (!f->started)
-		return;
 	if (f->dra_server && f->reg_server && path_exists(f->dra_socket) && path_exists(f->reg_socket))
 		return;
-	/* A socket went (its directory wiped, or removed): stop fully, then
-	 * bind anew, so that stopping the old server cannot unlink the new
-	 * socket (gRPC removes the path it bound when it stops). */
+	/* Stop fully, then bind anew, so that stopping the old server cannot
+	 * unlink the new socket (gRPC removes the path it bound when it stops). */
 	stop_servers(f);
 	char why[PATH_MAX + 256];
 	int r = serve(f, why, sizeof(why));
+	watch_dirs(f);
 	if (r < 0) {
 		if (r != f->serve_error)
 			log_error("DRA: %s; retrying at every refresh", why);
@@ -159,9 +163,71 @@ void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct ho
 	log_info("DRA sockets were gone; serving %s and %s anew", f->dra_socket, f->reg_socket);
 }
 
+static void on_inotify(void *ctx, uint32_t events)
+{
+	(void)events;
+	struct dra_front *f = ctx;
+	_Alignas(struct inotify_event) char buf[4096];
+	/* What changed does not matter, only whether the sockets are there. */
+	while (read(f->inotify_fd, buf, sizeof(buf)) > 0)
+		;
+	check_sockets(f);
+}
+
+int dra_front_start(struct dra_front *f, char *why, size_t why_size)
+{
+	f->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	int r = f->inotify_fd < 0 ? -errno : loop_add_fd(f->loop, f->inotify_fd, EPOLLIN, on_inotify, f);
+	if (r < 0) {
+		snprintf(why, why_size, "cannot watch the DRA sockets' directories (inotify): %s", strerror(-r));
+		return r;
+	}
+	if ((r = serve(f, why, why_size)) < 0)
+		return r;
+	watch_dirs(f);
+	f->started = true;
+	log_info("DRA driver %s serving %s (registration %s), node %s, %zu prepared claims from the checkpoint",
+		 f->registration.driver_name, f->dra_socket, f->reg_socket, f->node_name,
+		 dra_driver_prepared_count(f->driver));
+	return 0;
+}
+
+/* What the kubelet said since the last look. */
+static void report_registration(struct dra_front *f)
+{
+	struct dra_registration_status st;
+	dra_registration_status(&f->registration, &st);
+	observe_dra(f->observe, f->registration.driver_name, st.notifications > 0, st.registered, st.error);
+	if (st.notifications == f->notifications_seen)
+		return;
+	f->notifications_seen = st.notifications;
+	if (st.registered)
+		log_info("the kubelet registered DRA driver %s", f->registration.driver_name);
+	else
+		log_error("the kubelet refused DRA driver %s: %s", f->registration.driver_name, st.error);
+}
+
+void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files)
+{
+	dra_driver_publish(f->driver, snap, files);
+	/* The safety net behind inotify (a watch that could not be added). */
+	if (f->started)
+		check_sockets(f);
+}
+
 void dra_front_fini(struct dra_front *f)
 {
+	if (!f->loop)
+		return; /* never initialised */
+	if (f->inotify_fd >= 0) {
+		loop_remove_fd(f->loop, f->inotify_fd);
+		close(f->inotify_fd);
+		f->inotify_fd = -1;
+	}
 	stop_servers(f);
+	/* After the servers: no gRPC thread wakes it any more. */
+	loop_async_free(f->notified);
+	f->notified = NULL;
 	dra_driver_free(f->driver);
 	f->driver = NULL;
 	if (f->registration_ready)

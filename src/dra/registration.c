@@ -9,9 +9,10 @@
 #include "dra_api.h"
 #include "pluginregistration.pb-c.h"
 
-int dra_registration_init(struct dra_registration *reg, const char *driver_name, const char *endpoint)
+int dra_registration_init(struct dra_registration *reg, const char *driver_name, const char *endpoint,
+			  void (*notified)(void *ctx), void *notified_ctx)
 {
-	*reg = (struct dra_registration){ 0 };
+	*reg = (struct dra_registration){ .notified = notified, .notified_ctx = notified_ctx };
 	if (str_copy(reg->driver_name, sizeof(reg->driver_name), driver_name) < 0 ||
 	    str_copy(reg->endpoint, sizeof(reg->endpoint), endpoint) < 0)
 		return -ENAMETOOLONG;
@@ -70,6 +71,8 @@ static void notify(void *ctx, const uint8_t *req, size_t len, struct gs_reply *r
 	snprintf(reg->status.error, sizeof(reg->status.error), "%s", r->error ? r->error : "");
 	pthread_mutex_unlock(&reg->lock);
 	pluginregistration__registration_status__free_unpacked(r, NULL);
+	if (reg->notified)
+		reg->notified(reg->notified_ctx);
 	/* RegistrationStatusResponse is empty: no body. */
 }
 

@@ -29,12 +29,17 @@ struct dra_registration_status {
 struct dra_registration {
 	char driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];
 	char endpoint[SOCKET_PATH_MAX];
+	/* Called on the gRPC thread after each NotifyRegistrationStatus is
+	 * recorded; it must only wake its owner. May be NULL. */
+	void (*notified)(void *ctx);
+	void *notified_ctx;
 	pthread_mutex_t lock;
 	struct dra_registration_status status;
 };
 
-/* Returns 0, or -ENAMETOOLONG when a name does not fit. */
-int dra_registration_init(struct dra_registration *reg, const char *driver_name, const char *endpoint);
+/* Returns 0, or -ENAMETOOLONG when a name does not fit. notified may be NULL. */
+int dra_registration_init(struct dra_registration *reg, const char *driver_name, const char *endpoint,
+			  void (*notified)(void *ctx), void *notified_ctx);
 void dra_registration_fini(struct dra_registration *reg);
 
 /* A copy of what the kubelet said last. Any thread. */

@@ -6,7 +6,8 @@
  * plugin then advertises no chip, and /healthz says the driver is
  * registered. Unprepare of an unknown claim succeeds on
  * both API versions' paths, a malformed request is INVALID_ARGUMENT, and
- * a socket removed from under the daemon is served anew and registered again,
+ * a socket or its directory removed from under the daemon is served anew at
+ * once and registered again,
  * as is the driver after a kubelet restart.
  *
  * Not here yet: a prepare that succeeds needs the ResourceClaim read from an
@@ -56,7 +57,7 @@ static void start(struct dra_node *d)
 	d->kubelet = start_kubelet(d);
 	const char *const flags[] = { "--front-end",  "dra",     "--kubelet-dir",     d->kubelet_dir,
 				      "--node-name",  "node-1",  "--cdi-dir",         d->cdi_dir,
-				      "--health-interval", "200ms", "--metrics-addr=127.0.0.1:0", NULL };
+				      "--health-interval", "1h", "--metrics-addr=127.0.0.1:0", NULL };
 	d->plugin = node_start_plugin(&d->node, flags);
 }
 
@@ -150,10 +151,23 @@ static void test_served_anew(void **state)
 	expect_registered(&d);
 
 	/* The registration socket removed from under the daemon: served anew
-	 * at the next refresh, and the watcher registers it again. */
+	 * at once (inotify; the refresh is an hour away), and the watcher
+	 * registers it again. */
 	assert_int_equal(unlink(d.reg_socket), 0);
 	assert_non_null(proc_expect_err(d.plugin, "DRA sockets were gone; serving", WAIT_MS));
 	expect_registered(&d);
+
+	/* The DRA socket's directory taken away (moved, so that the daemon
+	 * making it anew cannot race a removal): both served anew, registered
+	 * again. */
+	char dir[160], away[160];
+	snprintf(dir, sizeof(dir), "%s/plugins/npu.ascend.com", d.kubelet_dir);
+	snprintf(away, sizeof(away), "%s/plugins-away", d.node.root);
+	assert_int_equal(rename(dir, away), 0);
+	assert_non_null(proc_expect_err(d.plugin, "DRA sockets were gone; serving", WAIT_MS));
+	expect_registered(&d);
+	proc_send(d.kubelet, "dra-prepare default claim-1 uid-4");
+	assert_non_null(proc_expect(d.kubelet, "dra-prepare-error uid=uid-4", WAIT_MS));
 
 	/* A kubelet restart: the new watcher finds the socket by itself. */
 	proc_send(d.kubelet, "quit");
