@@ -15,6 +15,10 @@
 #define DRA_SERVICE_V1 "v1.DRAPlugin"
 #define DRA_SERVICE_V1BETA1 "v1beta1.DRAPlugin"
 
+/* The optional health service, served on the same socket. */
+#define DRA_SERVICE_HEALTH_V1 "v1.DRAResourceHealth"
+#define DRA_METHOD_HEALTH_V1_WATCH "/v1.DRAResourceHealth/NodeWatchResources"
+
 #define DRA_METHOD_V1_PREPARE "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
 #define DRA_METHOD_V1_UNPREPARE "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources"
 #define DRA_METHOD_V1BETA1_PREPARE "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources"

@@ -167,7 +167,7 @@ static void refresh(struct daemon *d, const char *reason)
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
 	if (d->dra_on)
-		dra_front_refresh(&d->dra, snap, d->files);
+		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -87,6 +88,11 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 	char set_aside[PATH_MAX + 600];
 	if ((r = dra_driver_new(&o, &f->driver, set_aside, sizeof(set_aside), why, why_size)) < 0)
 		return r;
+	if ((r = dra_health_new(&f->health)) < 0) {
+		snprintf(why, why_size, "out of memory");
+		return r;
+	}
+	f->service = (struct dra_service){ .driver = f->driver, .health = f->health };
 	if (set_aside[0])
 		log_warn("DRA checkpoint %s", set_aside);
 	int swept = dra_driver_sweep(f->driver);
@@ -106,29 +112,6 @@ static void stop_servers(struct dra_front *f)
 	f->reg_server = f->dra_server = NULL;
 }
 
-static int serve(struct dra_front *f, char *why, size_t why_size)
-{
-	size_t n_dra, n_reg;
-	const struct gs_method *dra = dra_service_methods(&n_dra), *reg = dra_registration_methods(&n_reg);
-	int r;
-	if ((r = mkdir_p(f->plugin_dir, 0750)) < 0 || (r = mkdir_p(f->registry_dir, 0750)) < 0) {
-		snprintf(why, why_size, "cannot make %s or %s: %s", f->plugin_dir, f->registry_dir, strerror(-r));
-		return r;
-	}
-	/* The DRA socket first, so that the kubelet, once it sees the
-	 * registration socket, finds the endpoint it names. */
-	if ((r = gs_server_start(f->dra_socket, dra, n_dra, f->driver, &f->dra_server)) < 0) {
-		snprintf(why, why_size, "cannot serve %s: %s", f->dra_socket, strerror(-r));
-		return r;
-	}
-	if ((r = gs_server_start(f->reg_socket, reg, n_reg, &f->registration, &f->reg_server)) < 0) {
-		snprintf(why, why_size, "cannot serve %s: %s", f->reg_socket, strerror(-r));
-		stop_servers(f);
-		return r;
-	}
-	return 0;
-}
-
 /* Watches every directory on the sockets' paths for what removes a socket:
  * the socket itself, or a directory on its path. Added again after every
  * serve, since a directory made anew needs a watch of its own (adding a
@@ -142,6 +125,35 @@ static void watch_dirs(struct dra_front *f)
 		(void)inotify_add_watch(f->inotify_fd, dirs[i], mask);
 }
 
+static int serve(struct dra_front *f, char *why, size_t why_size)
+{
+	size_t n_dra, n_reg;
+	const struct gs_method *dra = dra_service_methods(&n_dra), *reg = dra_registration_methods(&n_reg);
+	int r;
+	r = mkdir_p(f->plugin_dir, 0750);
+	if (r == 0)
+		r = mkdir_p(f->registry_dir, 0750);
+	/* Watched before the sockets exist: one removed right after it was
+	 * made is seen too. */
+	watch_dirs(f);
+	if (r < 0) {
+		snprintf(why, why_size, "cannot make %s or %s: %s", f->plugin_dir, f->registry_dir, strerror(-r));
+		return r;
+	}
+	/* The DRA socket first, so that the kubelet, once it sees the
+	 * registration socket, finds the endpoint it names. */
+	if ((r = gs_server_start(f->dra_socket, dra, n_dra, &f->service, &f->dra_server)) < 0) {
+		snprintf(why, why_size, "cannot serve %s: %s", f->dra_socket, strerror(-r));
+		return r;
+	}
+	if ((r = gs_server_start(f->reg_socket, reg, n_reg, &f->registration, &f->reg_server)) < 0) {
+		snprintf(why, why_size, "cannot serve %s: %s", f->reg_socket, strerror(-r));
+		stop_servers(f);
+		return r;
+	}
+	return 0;
+}
+
 /* Serves the sockets anew when one is gone. */
 static void check_sockets(struct dra_front *f)
 {
@@ -152,7 +164,6 @@ static void check_sockets(struct dra_front *f)
 	stop_servers(f);
 	char why[PATH_MAX + 256];
 	int r = serve(f, why, sizeof(why));
-	watch_dirs(f);
 	if (r < 0) {
 		if (r != f->serve_error)
 			log_error("DRA: %s; retrying at every refresh", why);
@@ -184,7 +195,6 @@ int dra_front_start(struct dra_front *f, char *why, size_t why_size)
 	}
 	if ((r = serve(f, why, why_size)) < 0)
 		return r;
-	watch_dirs(f);
 	f->started = true;
 	log_info("DRA driver %s serving %s (registration %s), node %s, %zu prepared claims from the checkpoint",
 		 f->registration.driver_name, f->dra_socket, f->reg_socket, f->node_name,
@@ -207,9 +217,18 @@ static void report_registration(struct dra_front *f)
 		log_error("the kubelet refused DRA driver %s: %s", f->registration.driver_name, st.error);
 }
 
-void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files)
+/* The kubelet's default when a plugin gives none. */
+#define HEALTH_TIMEOUT_MIN_S 30
+
+void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files,
+		       int64_t health_interval_ms)
 {
 	dra_driver_publish(f->driver, snap, files);
+	/* Three refreshes may be missed before the kubelet calls it unknown. */
+	int64_t timeout_s = 3 * health_interval_ms / 1000;
+	if (dra_health_publish(f->health, snap, f->node_name, (int64_t)time(NULL),
+			       timeout_s > HEALTH_TIMEOUT_MIN_S ? timeout_s : HEALTH_TIMEOUT_MIN_S) < 0)
+		log_error("cannot publish the chips' health to the kubelet: out of memory");
 	/* The safety net behind inotify (a watch that could not be added). */
 	if (f->started)
 		check_sockets(f);
@@ -230,6 +249,8 @@ void dra_front_fini(struct dra_front *f)
 	f->notified = NULL;
 	dra_driver_free(f->driver);
 	f->driver = NULL;
+	dra_health_free(f->health);
+	f->health = NULL;
 	if (f->registration_ready)
 		dra_registration_fini(&f->registration);
 	f->registration_ready = false;

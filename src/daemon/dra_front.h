@@ -21,6 +21,8 @@
 #include "base/parse.h"
 #include "config/config.h"
 #include "dra/driver.h"
+#include "dra/health.h"
+#include "dra/service.h"
 #include "dra/registration.h"
 #include "grpc/server.h"
 #include "loop/loop.h"
@@ -37,6 +39,8 @@ struct dra_front {
 	char dra_socket[SOCKET_PATH_MAX];
 	char reg_socket[SOCKET_PATH_MAX];
 	struct dra_driver *driver;
+	struct dra_health *health;
+	struct dra_service service; /* the dra.sock methods' context */
 	struct dra_registration registration;
 	bool registration_ready;
 	bool started; /* dra_front_start succeeded: the sockets are kept from then on */
@@ -61,10 +65,13 @@ int dra_front_init(struct dra_front *front, const struct config *config, struct 
  * or a negative errno with why. */
 int dra_front_start(struct dra_front *front, char *why, size_t why_size);
 
-/* At each refresh: hands the driver the snapshot and files, serves the
+/* At each refresh: hands the driver the snapshot and files, publishes the
+ * chips' health to the health streams (to be trusted for three health
+ * intervals, at least 30 s), serves the
  * sockets anew when one went, and logs what the kubelet said of the
  * registration since the last call. */
-void dra_front_refresh(struct dra_front *front, struct npu_snapshot *snapshot, struct host_files *files);
+void dra_front_refresh(struct dra_front *front, struct npu_snapshot *snapshot, struct host_files *files,
+		       int64_t health_interval_ms);
 
 /* Stops serving (the sockets are removed) and frees the driver. Accepts a
  * zeroed front never initialised. */

@@ -3,7 +3,7 @@
  * <kubelet dir>/plugins_registry/<driver>-reg.sock: GetInfo answers what the
  * kubelet's plugin watcher needs to register the driver (type DRAPlugin,
  * the driver's name, its dra.sock, the DRA services served there, most
- * recent first), and NotifyRegistrationStatus records the kubelet's verdict
+ * recent first, and the health service), and NotifyRegistrationStatus records the kubelet's verdict
  * for the daemon to report (/healthz-like). The kubelet finds the socket
  * itself, at its start and whenever the socket is made anew: there is no
  * Register call to make. The method table's context is the struct

@@ -9,7 +9,6 @@
 
 #include "base/macro.h"
 #include "dra.pb-c.h"
-#include "dra/driver.h"
 #include "dra_api.h"
 
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim Claim;
@@ -94,7 +93,7 @@ static void prepare(void *ctx, const uint8_t *req, size_t len, struct gs_reply *
 	PrepareEntry **entries = calloc(r->n_claims ? r->n_claims : 1, sizeof(*entries));
 	if (claims && entries) {
 		for (size_t i = 0; i < r->n_claims; i++) {
-			prepare_one(ctx, r->claims[i], &claims[i]);
+			prepare_one(((struct dra_service *)ctx)->driver, r->claims[i], &claims[i]);
 			entries[i] = &claims[i].entry;
 		}
 		PrepareResponse resp;
@@ -142,7 +141,8 @@ static void unprepare(void *ctx, const uint8_t *req, size_t len, struct gs_reply
 			k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resource_response__init(&u->claim);
 			u->entry.key = (char *)(uintptr_t)text(r->claims[i]->uid);
 			u->entry.value = &u->claim;
-			int e = dra_driver_unprepare(ctx, text(r->claims[i]->uid), u->why, sizeof(u->why));
+			int e = dra_driver_unprepare(((struct dra_service *)ctx)->driver, text(r->claims[i]->uid), u->why,
+						     sizeof(u->why));
 			if (e < 0) {
 				if (!u->why[0])
 					snprintf(u->why, sizeof(u->why), "%s", strerror(-e));
@@ -164,11 +164,23 @@ out:
 	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__free_unpacked(r, NULL);
 }
 
+static grpc_status_code health_open(void *ctx, struct gs_stream *stream, const uint8_t *req, size_t len,
+				    struct gs_reply *reply)
+{
+	return dra_health_open(((struct dra_service *)ctx)->health, stream, req, len, reply);
+}
+
+static void health_closed(void *ctx, struct gs_stream *stream)
+{
+	dra_health_closed(((struct dra_service *)ctx)->health, stream);
+}
+
 static const struct gs_method methods[] = {
 	{ .path = DRA_METHOD_V1_PREPARE, .unary = prepare },
 	{ .path = DRA_METHOD_V1_UNPREPARE, .unary = unprepare },
 	{ .path = DRA_METHOD_V1BETA1_PREPARE, .unary = prepare },
 	{ .path = DRA_METHOD_V1BETA1_UNPREPARE, .unary = unprepare },
+	{ .path = DRA_METHOD_HEALTH_V1_WATCH, .stream_open = health_open, .stream_closed = health_closed },
 };
 
 const struct gs_method *dra_service_methods(size_t *ret_count)

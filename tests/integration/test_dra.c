@@ -8,7 +8,8 @@
  * both API versions' paths, a malformed request is INVALID_ARGUMENT, and
  * a socket or its directory removed from under the daemon is served anew at
  * once and registered again,
- * as is the driver after a kubelet restart.
+ * as is the driver after a kubelet restart. The health stream lists every
+ * chip, and a chip's fault and recovery reach it with the fault event.
  *
  * Not here yet: a prepare that succeeds needs the ResourceClaim read from an
  * API server; until the API-server client is wired in, every prepare fails
@@ -29,6 +30,7 @@
 #include "deviceplugin.pb-c.h"
 #include "deviceplugin_api.h"
 #include "dra.pb-c.h"
+#include "dra_health.pb-c.h"
 #include "dra_api.h"
 #include "grpc/client.h"
 #include "harness/harness.h"
@@ -69,7 +71,7 @@ static void expect_registered(struct dra_node *d)
 	snprintf(want, sizeof(want), "endpoint=%s ", d->dra_socket);
 	assert_non_null(strstr(line, "name=npu.ascend.com type=DRAPlugin"));
 	assert_non_null(strstr(line, want));
-	assert_non_null(strstr(line, "versions=v1.DRAPlugin,v1beta1.DRAPlugin chosen=v1.DRAPlugin"));
+	assert_non_null(strstr(line, "versions=v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth chosen=v1.DRAPlugin"));
 }
 
 static void test_registers_and_answers(void **state)
@@ -180,11 +182,69 @@ static void test_served_anew(void **state)
 	node_fini(&d.node);
 }
 
+/* Reads the health stream until npu-<phy> has the health wanted (the list
+ * comes again at every refresh); returns that device's message, malloc'd. */
+static char *await_health(struct gc_stream *st, const char *device, V1__HealthStatus want, size_t chips)
+{
+	int64_t deadline = now_ms() + WAIT_MS;
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		assert_true(left > 0);
+		uint8_t *body = NULL;
+		size_t len = 0;
+		assert_int_equal(gc_stream_next(st, left, &body, &len), 0);
+		V1__NodeWatchResourcesResponse *resp = v1__node_watch_resources_response__unpack(NULL, len, body);
+		free(body);
+		assert_non_null(resp);
+		assert_int_equal(resp->n_devices, chips);
+		char *found = NULL;
+		for (size_t i = 0; i < resp->n_devices; i++) {
+			const V1__DeviceHealth *h = resp->devices[i];
+			assert_string_equal(h->device->pool_name, "node-1");
+			assert_true(h->last_updated_time > 0);
+			/* Three health intervals of an hour. */
+			assert_int_equal(h->health_check_timeout_seconds, 3 * 3600);
+			if (strcmp(h->device->device_name, device) == 0 && h->health == want)
+				found = strdup(h->message ? h->message : "");
+		}
+		v1__node_watch_resources_response__free_unpacked(resp, NULL);
+		if (found)
+			return found;
+	}
+}
+
+static void test_health_stream(void **state)
+{
+	(void)state;
+	struct dra_node d;
+	start(&d);
+	expect_registered(&d);
+	struct gc_channel *ch;
+	struct gc_stream *st;
+	assert_int_equal(gc_channel_open(d.dra_socket, &ch), 0);
+	assert_int_equal(gc_stream_open(ch, DRA_METHOD_HEALTH_V1_WATCH, NULL, 0, &st), 0);
+	free(await_health(st, "npu-2", V1__HEALTH_STATUS__HEALTHY, 4));
+
+	/* A fault event: the stream says so at once (the poll is an hour away). */
+	const char *faulty[4] = { [2] = "health=2 errors=80E01801" };
+	node_write_chip_state(&d.node, &(struct chip_state){ .chips = 4, .attrs = faulty });
+	char *message = await_health(st, "npu-2", V1__HEALTH_STATUS__UNHEALTHY, 4);
+	assert_non_null(strstr(message, "DCMI health 2 (major), error codes 80E01801"));
+	free(message);
+	/* Recovery, after the fault policy's hold. */
+	node_write_chip_state(&d.node, &(struct chip_state){ .chips = 4 });
+	free(await_health(st, "npu-2", V1__HEALTH_STATUS__HEALTHY, 4));
+	gc_stream_close(st);
+	gc_channel_close(ch);
+	node_fini(&d.node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registers_and_answers),
 		cmocka_unit_test(test_served_anew),
+		cmocka_unit_test(test_health_stream),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
