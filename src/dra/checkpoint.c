@@ -61,16 +61,16 @@ int dra_checkpoint_put(struct dra_checkpoint *cp, struct dra_prepared *entry)
 	return 0;
 }
 
-int dra_checkpoint_drop(struct dra_checkpoint *cp, const char *uid)
+bool dra_checkpoint_drop(struct dra_checkpoint *cp, const char *uid)
 {
 	size_t i = index_of(cp, uid);
 	if (i == cp->count)
-		return 0;
+		return false;
 	free(cp->claims[i]);
 	/* Order kept: the file lists claims in the order they were prepared. */
 	memmove(&cp->claims[i], &cp->claims[i + 1], (cp->count - i - 1) * sizeof(cp->claims[0]));
 	cp->count--;
-	return 1;
+	return true;
 }
 
 /* --- reading -------------------------------------------------------------- */

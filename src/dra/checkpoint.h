@@ -14,6 +14,7 @@
  * DRA_CHECKPOINT_MAX_CLAIMS claims and DRA_CLAIM_RESULTS_MAX devices each. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "dra/claim.h"
@@ -51,7 +52,7 @@ struct dra_prepared *dra_checkpoint_find(const struct dra_checkpoint *cp, const 
 int dra_checkpoint_put(struct dra_checkpoint *cp, struct dra_prepared *entry);
 
 /* Drops and frees the entry of uid; returns whether there was one. */
-int dra_checkpoint_drop(struct dra_checkpoint *cp, const char *uid);
+bool dra_checkpoint_drop(struct dra_checkpoint *cp, const char *uid);
 
 /* Parses len bytes of the file's text into *cp (which must be empty).
  * Returns 0, or -EINVAL with why saying what is wrong (then *cp stays

@@ -60,13 +60,13 @@ int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_d
 		goto fail;
 	d->paths = o->paths;
 	d->reader = o->reader;
-	pthread_mutex_init(&d->op_lock, NULL);
-	pthread_mutex_init(&d->snapshot_lock, NULL);
 
 	char problem[512];
 	r = dra_checkpoint_load(d->checkpoint_path, &d->checkpoint, problem, sizeof(problem));
-	if (r == -ENOMEM)
-		goto fail_locks;
+	if (r == -ENOMEM) {
+		snprintf(why, why_size, "out of memory");
+		goto fail;
+	}
 	if (r < 0 && r != -ENOENT) {
 		/* Kept for a person to look at; the kubelet prepares the claims
 		 * of running pods again, which rebuilds the record. */
@@ -77,11 +77,10 @@ int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_d
 			 moved == 0 ? "moved to .bad, starting with no prepared claims"
 				    : "cannot move it aside, starting with no prepared claims");
 	}
+	pthread_mutex_init(&d->op_lock, NULL);
+	pthread_mutex_init(&d->snapshot_lock, NULL);
 	*ret_driver = d;
 	return 0;
-fail_locks:
-	pthread_mutex_destroy(&d->op_lock);
-	pthread_mutex_destroy(&d->snapshot_lock);
 fail:
 	free(d);
 	return r;
@@ -309,23 +308,16 @@ static int check_request(const char *ns, const char *uid, const char *name, char
 	return 0;
 }
 
-static int prepare_locked(struct dra_driver *d, const char *ns, const char *uid, const char *name,
-			  struct dra_prepared **ret, char *why, size_t why_size)
+/* The record of the claim as the API server has it now. */
+static int read_claim(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+		      struct dra_prepared **ret, char *why, size_t why_size)
 {
-	struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
-	int r;
-	if (p) {
-		/* Prepared before: the same answer, and the spec there again. */
-		if ((r = write_spec(d, p, false, why, why_size)) < 0)
-			return r;
-		return (*ret = copy_prepared(p)) ? 0 : -ENOMEM;
-	}
-
 	char *json = NULL, problem[512] = "";
 	size_t len = 0;
 	struct dra_claim *claim = malloc(sizeof(*claim));
+	int r = -ENOMEM;
 	if (!claim)
-		return -ENOMEM;
+		goto out;
 	if (!d->reader.get) {
 		r = why_invalid(why, why_size, "cannot read ResourceClaim %s/%s: no API-server client", ns, name);
 		goto out;
@@ -339,35 +331,60 @@ static int prepare_locked(struct dra_driver *d, const char *ns, const char *uid,
 		snprintf(why, why_size, "ResourceClaim %s/%s: %s", ns, name, problem);
 		goto out;
 	}
-	if ((r = take_claim(d, ns, uid, name, claim, &p, why, why_size)) < 0)
-		goto out;
-	if ((r = write_spec(d, p, true, why, why_size)) < 0)
-		goto out_entry;
-	if ((r = dra_checkpoint_put(&d->checkpoint, p)) < 0) {
-		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
-		goto out_spec;
-	}
-	if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint)) < 0) {
-		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
-		(void)dra_checkpoint_drop(&d->checkpoint, uid); /* frees p */
-		p = NULL;
-		goto out_spec;
-	}
-	d->file_stale = false;
-	r = (*ret = copy_prepared(p)) ? 0 : -ENOMEM;
-	p = NULL; /* the checkpoint's */
-	goto out;
-out_spec: {
-	char file[CDI_KIND_MAX + DRA_UID_MAX + 8];
-	if (spec_file_name(d, uid, file, sizeof(file)) == 0)
-		(void)cdi_spec_remove(d->cdi_dir, file); /* the claim failed either way */
-}
-out_entry:
-	free(p);
+	r = take_claim(d, ns, uid, name, claim, ret, why, why_size);
 out:
 	free(json);
 	free(claim);
 	return r;
+}
+
+/* Writes the spec of a new claim and records it, the record last: a crash
+ * between the two leaves a spec that the next start sweeps away. Takes p
+ * over, whatever the outcome. */
+static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_t why_size)
+{
+	char uid[DRA_UID_MAX], file[CDI_KIND_MAX + DRA_UID_MAX + 8];
+	memcpy(uid, p->uid, sizeof(uid));
+	int r = write_spec(d, p, true, why, why_size);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+	if ((r = dra_checkpoint_put(&d->checkpoint, p)) < 0) {
+		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
+		free(p);
+	} else if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint)) < 0) {
+		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
+		(void)dra_checkpoint_drop(&d->checkpoint, uid); /* frees p */
+	} else {
+		d->file_stale = false;
+		return 0;
+	}
+	/* The claim failed: no runtime may inject it. */
+	if (spec_file_name(d, uid, file, sizeof(file)) == 0)
+		(void)cdi_spec_remove(d->cdi_dir, file);
+	return r;
+}
+
+static int prepare_locked(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+			  struct dra_prepared **ret, char *why, size_t why_size)
+{
+	struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
+	int r;
+	if (p) {
+		/* Prepared before: the same answer, and the spec there again. */
+		if ((r = write_spec(d, p, false, why, why_size)) < 0)
+			return r;
+	} else {
+		if ((r = read_claim(d, ns, uid, name, &p, why, why_size)) < 0 || (r = record(d, p, why, why_size)) < 0)
+			return r;
+		p = dra_checkpoint_find(&d->checkpoint, uid);
+	}
+	struct dra_prepared *copy = copy_prepared(p);
+	if (!copy)
+		return -ENOMEM;
+	*ret = copy;
+	return 0;
 }
 
 int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, const char *name,

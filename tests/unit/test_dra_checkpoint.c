@@ -63,8 +63,8 @@ static void test_round_trip(void **state)
 		}
 	}
 	/* Drop keeps the others in order. */
-	assert_int_equal(dra_checkpoint_drop(&cp, "a"), 1);
-	assert_int_equal(dra_checkpoint_drop(&cp, "a"), 0);
+	assert_true(dra_checkpoint_drop(&cp, "a"));
+	assert_false(dra_checkpoint_drop(&cp, "a"));
 	assert_string_equal(cp.claims[0]->uid, "b");
 	assert_string_equal(cp.claims[1]->uid, "c");
 	/* Put replaces the entry of the same uid. */
