@@ -23,6 +23,9 @@
 #define DEFAULT_DRIVER_PATH "/usr/local/Ascend/driver"
 #define DEFAULT_HEALTH_INTERVAL_MS 5000
 #define DEFAULT_CDI_DIR "/var/run/cdi"
+#define DEFAULT_KUBELET_DIR "/var/lib/kubelet"
+/* A DNS subdomain under a domain the project names its resources by. */
+#define DEFAULT_DRA_DRIVER_NAME "npu.ascend.com"
 /* The metrics port: outside Prometheus' exporter range (9100-9999), as its
  * guide asks of internal components, next to Huawei's npu-exporter (8082)
  * and clear of cAdvisor (8080), InfluxDB (8086) and dcgm-exporter (9400). */
@@ -264,6 +267,43 @@ static int apply_state_dir(struct config *c, const char *v, char *why, size_t wh
 	return set_path(c->state_dir, sizeof(c->state_dir), "state-dir", v, why, why_size);
 }
 
+static int apply_front_end(struct config *c, const char *v, char *why, size_t why_size)
+{
+	if (strcmp(v, "device-plugin") == 0)
+		c->front_end = CONFIG_FRONT_END_DEVICE_PLUGIN;
+	else if (strcmp(v, "dra") == 0)
+		c->front_end = CONFIG_FRONT_END_DRA;
+	else
+		return why_invalid(why, why_size, "--front-end: '%s' is not one of device-plugin, dra", v);
+	return 0;
+}
+
+static int apply_dra_driver_name(struct config *c, const char *v, char *why, size_t why_size)
+{
+	/* It names the CDI kind "<name>/claim" too, whose vendor starts with a letter. */
+	if (k8s_dns_subdomain_check(v, strlen(v)) < 0 || !((v[0] >= 'a' && v[0] <= 'z')))
+		return why_invalid(why, why_size,
+				   "--dra-driver-name: '%s' is not a DNS subdomain starting with a letter (e.g. "
+				   DEFAULT_DRA_DRIVER_NAME ")",
+				   v);
+	return str_copy(c->dra_driver_name, sizeof(c->dra_driver_name), v) < 0
+		       ? why_invalid(why, why_size, "--dra-driver-name: too long")
+		       : 0;
+}
+
+static int apply_kubelet_dir(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return set_path(c->kubelet_dir, sizeof(c->kubelet_dir), "kubelet-dir", v, why, why_size);
+}
+
+static int apply_node_name(struct config *c, const char *v, char *why, size_t why_size)
+{
+	if (v[0] && k8s_dns_subdomain_check(v, strlen(v)) < 0)
+		return why_invalid(why, why_size, "--node-name: '%s' is not a node name (a DNS subdomain)", v);
+	return str_copy(c->node_name, sizeof(c->node_name), v) < 0 ? why_invalid(why, why_size, "--node-name: too long")
+								    : 0;
+}
+
 static int apply_help(struct config *c, const char *v, char *why, size_t why_size)
 {
 	(void)v, (void)why, (void)why_size;
@@ -322,6 +362,16 @@ static const struct flag flags[] = {
 	  apply_state_dir, RESTART_TEXT(state_dir) },
 	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level, RELOAD(log_level) },
 	{ "log-format", "FORMAT", "text or json (one JSON object per line) (default text)", apply_log_format, RESTART(log_format) },
+	{ "front-end", "NAME",
+	  "which front end serves the chips: device-plugin or dra (a DRA driver) (default device-plugin)",
+	  apply_front_end, RESTART(front_end) },
+	{ "dra-driver-name", "NAME", "the DRA driver's name (default " DEFAULT_DRA_DRIVER_NAME ")",
+	  apply_dra_driver_name, RESTART_TEXT(dra_driver_name) },
+	{ "kubelet-dir", "DIR",
+	  "the kubelet's root directory, for the DRA sockets and checkpoint (default " DEFAULT_KUBELET_DIR ")",
+	  apply_kubelet_dir, RESTART_TEXT(kubelet_dir) },
+	{ "node-name", "NAME", "this node's name, the DRA pool (default $NODE_NAME, else the host name)", apply_node_name,
+	  RESTART_TEXT(node_name) },
 	{ "config", "FILE", "YAML file of settings (docs/configuration.md); flags and environment override it",
 	  apply_config, NO_SETTING },
 	{ "probe", NULL, "check that a running plugin answers on its socket, exit 0 if so (liveness probe)",
@@ -343,7 +393,8 @@ void config_usage(FILE *out, const char *program)
 		fprintf(out, "  %-28s %s\n", left, flags[i].help);
 	}
 	fprintf(out, "\nFlags take --flag=value or --flag value. Durations take ms, s, m or h; a bare number\n"
-		     "means seconds. Environment: ASCEND_DRIVER_PATH (driver path when --driver-path is unset).\n");
+		     "means seconds. Environment: ASCEND_DRIVER_PATH (driver path when --driver-path is unset),\n"
+		     "NODE_NAME (node name when --node-name is unset).\n");
 }
 
 static const struct flag *find_flag(const char *name, size_t len)
@@ -512,6 +563,9 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.nfd_features_file = DEFAULT_NFD_FEATURES_FILE,
 		.log_format = LOG_FORMAT_TEXT,
 		.state_dir = FAULT_SEPARATION_DEFAULT_DIR,
+		.front_end = CONFIG_FRONT_END_DEVICE_PLUGIN,
+		.dra_driver_name = DEFAULT_DRA_DRIVER_NAME,
+		.kubelet_dir = DEFAULT_KUBELET_DIR,
 	};
 	int r;
 	fault_policy_config_init(&c.fault_policy);

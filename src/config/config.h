@@ -38,6 +38,13 @@ enum config_strategy {
  * 0, or -ENOBUFS when it does not fit buf[size]. */
 int config_strategies_format(unsigned strategies, char *buf, size_t size);
 
+/* Which front end serves the node's chips (--front-end). A chip is served
+ * by one front end at a time: for now all of them go to one. */
+enum config_front_end {
+	CONFIG_FRONT_END_DEVICE_PLUGIN, /* the device plugin API (the default) */
+	CONFIG_FRONT_END_DRA,           /* the DRA driver: the device plugin serves nothing */
+};
+
 /* The --config file's resources and time-slicing, as written: what the
  * resource set is built from once the command line has settled the
  * default name (daemon/serving.h). */
@@ -76,6 +83,11 @@ struct config {
 	struct fault_policy_config fault_policy;
 	char fault_huawei_files[CONFIG_PATH_MAX]; /* faultPolicy.huaweiFiles as given; empty: none */
 	char state_dir[CONFIG_PATH_MAX];          /* --state-dir: the record of separated chips */
+	/* DRA (docs/dra.md). */
+	enum config_front_end front_end;                    /* --front-end */
+	char dra_driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];    /* --dra-driver-name */
+	char kubelet_dir[CONFIG_PATH_MAX];                  /* --kubelet-dir: plugins_registry/ and plugins/ */
+	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];          /* --node-name; empty: $NODE_NAME, else the host name */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).

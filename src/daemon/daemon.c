@@ -20,6 +20,7 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
+#include "daemon/dra_front.h"
 #include "daemon/endpoints.h"
 #include "daemon/fault_inbox.h"
 #include "daemon/fault_stage.h"
@@ -67,7 +68,21 @@ struct daemon {
 	char logged_endpoint_error[1024]; /* why a resource cannot be served, "" when all are */
 
 	struct cdi_keeper cdi; /* the CDI spec, with the cdi strategy */
+
+	/* --front-end=dra: the DRA driver serves every chip, and the device
+	 * plugin's resources are given an empty device list (a chip is served
+	 * by one front end at a time). */
+	bool dra_on;
+	struct dra_front dra;
+	struct npu_snapshot *no_devices;
 };
+
+/* What the device plugin serves of snap: every device, or none when the
+ * DRA front end has them. Borrowed, as snap is. */
+static struct npu_snapshot *device_plugin_view(struct daemon *d, struct npu_snapshot *snap)
+{
+	return d->dra_on ? d->no_devices : snap;
+}
 
 /* DCMI's thread. The npu layer guarantees no call once the inventory is
  * freed. */
@@ -135,7 +150,8 @@ static void refresh(struct daemon *d, const char *reason)
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
-		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, snap, d->serving.vnpu_base, d->config.socket_dir);
+		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, device_plugin_view(d, snap), d->serving.vnpu_base,
+				   d->config.socket_dir);
 	}
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */
@@ -150,9 +166,11 @@ static void refresh(struct daemon *d, const char *reason)
 	/* Views are built only when there is news for them; each endpoint also
 	 * drops a view equal to what it sent last. */
 	if (changed || !d->refreshed_once || d->endpoints.publish_due)
-		endpoint_set_publish(&d->endpoints, snap, d->files);
+		endpoint_set_publish(&d->endpoints, device_plugin_view(d, snap), d->files);
 	observe_node(d->observe, snap);
-	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, snap, &d->paths, d->files);
+	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
+	if (d->dra_on)
+		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -202,7 +220,8 @@ static int apply_config(struct daemon *d, const char *what, struct config *next,
 	if (r < 0)
 		return r;
 	struct resource_set resources = d->serving.resources;
-	vnpu_resources_add(&d->vnpus, &resources, d->fault_stage.judged, d->serving.vnpu_base, c->socket_dir);
+	vnpu_resources_add(&d->vnpus, &resources, device_plugin_view(d, d->fault_stage.judged), d->serving.vnpu_base,
+			   c->socket_dir);
 	endpoint_set_replace(&d->endpoints, &resources, what);
 	log_set_level(c->log_level);
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
@@ -338,6 +357,8 @@ int daemon_block_signals(void)
 static void daemon_fini(struct daemon *d)
 {
 	cdi_keeper_stop(&d->cdi);
+	dra_front_fini(&d->dra);
+	npu_snapshot_unref(d->no_devices);
 	inventory_free(d->inventory);
 	fault_stage_fini(&d->fault_stage);
 	endpoint_set_fini(&d->endpoints);
@@ -447,6 +468,19 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		return r;
 	}
 	d->fault_stage.observe = d->observe;
+	if (c->front_end == CONFIG_FRONT_END_DRA) {
+		d->no_devices = npu_snapshot_new(0);
+		if (!d->no_devices) {
+			snprintf(why, why_size, "out of memory");
+			return -ENOMEM;
+		}
+		/* The API-server client comes with the ResourceSlice publisher:
+		 * until it is wired here, every prepare says there is none. */
+		if ((r = dra_front_init(&d->dra, c, (struct dra_claim_reader){ 0 }, &d->paths, d->loop, d->observe,
+					  why, why_size)) < 0)
+			return r;
+		d->dra_on = true;
+	}
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
 		.kubelet_socket = s->kubelet_socket,
@@ -490,11 +524,16 @@ int daemon_run(const struct config *config, const struct serving *serving, daemo
 	report_start(c, &d.serving, d.cdi.path);
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
-	r = endpoint_set_start(&d.endpoints, d.fault_stage.judged, d.files, why, sizeof(why));
+	r = endpoint_set_start(&d.endpoints, device_plugin_view(&d, d.fault_stage.judged), d.files, why, sizeof(why));
 	if (r < 0)
 		goto out;
 	tell_node(&d, NODE_EV_SERVE, (struct session_kubelet){ 0 });
-	cdi_keeper_start(&d.cdi, &d.endpoints.resources, d.fault_stage.judged, &d.paths, d.files);
+	cdi_keeper_start(&d.cdi, &d.endpoints.resources, device_plugin_view(&d, d.fault_stage.judged), &d.paths,
+			 d.files);
+	if (d.dra_on) {
+		if ((r = dra_front_start(&d.dra, why, sizeof(why))) < 0)
+			goto out;
+	}
 	observe_start(d.observe, d.inventory);
 
 	r = loop_run(d.loop);

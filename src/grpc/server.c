@@ -184,6 +184,20 @@ void gs_reply_error(struct gs_reply *reply, grpc_status_code status, const char 
 	reply->status = status;
 }
 
+void gs_reply_message(struct gs_reply *reply, const ProtobufCMessage *msg)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg);
+	if (len == 0)
+		return;
+	reply->body = malloc(len);
+	if (!reply->body) {
+		gs_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	protobuf_c_message_pack(msg, reply->body);
+	reply->len = len;
+}
+
 static void set_status_details(struct gs_stream *s, const char *details)
 {
 	if (s->has_status_details)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include <grpc/status.h>
+#include <protobuf-c/protobuf-c.h>
 
 /* Largest request accepted; larger ones get RESOURCE_EXHAUSTED from gRPC itself. */
 #define GS_MAX_RECEIVE_BYTES (4 * 1024 * 1024)
@@ -112,6 +113,10 @@ void gs_stream_finish(struct gs_stream *stream, grpc_status_code status, const c
 
 void gs_stream_ref(struct gs_stream *stream);
 void gs_stream_unref(struct gs_stream *stream);
+
+/* Packs msg as the reply's body (nothing for an empty message); out of
+ * memory makes the reply RESOURCE_EXHAUSTED. */
+void gs_reply_message(struct gs_reply *reply, const ProtobufCMessage *msg);
 
 /* Formats reply->details and sets the status. */
 void gs_reply_error(struct gs_reply *reply, grpc_status_code status, const char *fmt, ...)

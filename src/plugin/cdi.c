@@ -16,6 +16,7 @@
 #include "base/json_put.h"
 #include "base/macro.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 
 /* The kubelet's DeviceSpecs ask for "rw" too: no mknod inside. */
 #define NODE_PERMISSIONS "rw"
@@ -144,11 +145,53 @@ static void put_unless_empty(struct builder *b, json_object *parent, const char 
 	json_put(&b->json, parent, key, array);
 }
 
-int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *snap, const struct host_paths *paths,
-		    const struct host_files *files, char **ret_json)
+/* Edits for any device of the spec: the shared nodes of the devices'
+ * families (each family once) and the driver paths. */
+static void put_spec_edits(struct builder *b, json_object *root, const struct npu_device *const *devs, size_t n,
+			   const struct host_files *files)
 {
-	if (snap->count == 0)
-		return -EINVAL;
+	json_object *edits = json_object_new_object();
+	b->shared_nodes = json_object_new_array();
+	b->mounts = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = devs[j]->chip.family == devs[i]->chip.family;
+		if (seen)
+			continue;
+		size_t count;
+		const struct host_node *nodes = host_files_nodes(files, devs[i]->chip.family, &count);
+		for (size_t k = 0; k < count; k++) /* both "/dev/<name>" */
+			on_shared_node(b, nodes[k].host + strlen("/dev/"), nodes[k].container + strlen("/dev/"));
+	}
+	for (size_t i = 0; i < files->n_mounts; i++)
+		on_mount(b, files->mounts[i]);
+	put_unless_empty(b, edits, "deviceNodes", b->shared_nodes);
+	put_unless_empty(b, edits, "mounts", b->mounts);
+	if (edits && json_object_object_length(edits) == 0)
+		json_object_put(edits);
+	else
+		json_put(&b->json, root, "containerEdits", edits);
+}
+
+/* The device's own node, /dev/davinci<n> inside the container. */
+static void put_device_node(struct builder *b, json_object *nodes, const struct npu_device *d)
+{
+	char node[24], container_node[24];
+	uint32_t n = npu_device_number(d);
+	snprintf(node, sizeof(node), "%s%u", npu_device_node_prefix(d), n);
+	snprintf(container_node, sizeof(container_node), "davinci%u", n);
+	put_node(b, nodes, node, container_node);
+}
+
+/* Renders the spec whose devices put_devices adds, then the spec-wide edits
+ * for devs, as the text *ret_json. */
+typedef void put_devices_fn(struct builder *b, json_object *devices, const void *what);
+
+static int render(const struct cdi_names *names, put_devices_fn *put_devices, const void *what,
+		  const struct npu_device *const *devs, size_t n, const struct host_paths *paths,
+		  const struct host_files *files, char **ret_json)
+{
 	static const struct host_files no_files; /* none scanned yet (out of memory) */
 	if (!files)
 		files = &no_files;
@@ -163,43 +206,8 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 	json_put_string(&b->json, root, "cdiVersion", names->version);
 	json_put_string(&b->json, root, "kind", names->kind);
 	json_object *devices = json_put(&b->json, root, "devices", json_object_new_array());
-	for (size_t i = 0; i < snap->count; i++) {
-		const struct npu_device *d = &snap->devices[i];
-		char name[24], node[24], container_node[24];
-		uint32_t n = npu_device_number(d);
-		snprintf(name, sizeof(name), "%s%u", d->kind == NPU_DEVICE_VNPU ? "vnpu-" : "", n);
-		snprintf(node, sizeof(node), "%s%u", npu_device_node_prefix(d), n);
-		snprintf(container_node, sizeof(container_node), "davinci%u", n);
-		json_object *device = json_put(&b->json, devices, NULL, json_object_new_object());
-		json_put_string(&b->json, device, "name", name);
-		json_object *edits = json_put(&b->json, device, "containerEdits", json_object_new_object());
-		json_object *nodes = json_put(&b->json, edits, "deviceNodes", json_object_new_array());
-		put_node(b, nodes, node, container_node);
-	}
-
-	/* Edits for any device of the spec: what every chip needs. */
-	json_object *edits = json_object_new_object();
-	b->shared_nodes = json_object_new_array();
-	b->mounts = json_object_new_array();
-	for (size_t i = 0; i < snap->count; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = snap->devices[j].chip.family == snap->devices[i].chip.family;
-		if (seen)
-			continue;
-		size_t count;
-		const struct host_node *nodes = host_files_nodes(files, snap->devices[i].chip.family, &count);
-		for (size_t k = 0; k < count; k++) /* both "/dev/<name>" */
-			on_shared_node(b, nodes[k].host + strlen("/dev/"), nodes[k].container + strlen("/dev/"));
-	}
-	for (size_t i = 0; i < files->n_mounts; i++)
-		on_mount(b, files->mounts[i]);
-	put_unless_empty(b, edits, "deviceNodes", b->shared_nodes);
-	put_unless_empty(b, edits, "mounts", b->mounts);
-	if (edits && json_object_object_length(edits) == 0)
-		json_object_put(edits);
-	else
-		json_put(&b->json, root, "containerEdits", edits);
+	put_devices(b, devices, what);
+	put_spec_edits(b, root, devs, n, files);
 	if (b->json.failed)
 		goto out;
 
@@ -217,6 +225,66 @@ out:
 	json_object_put(root);
 	free(b);
 	return r;
+}
+
+/* One CDI device per device of the snapshot, named by its number. */
+static void put_snapshot_devices(struct builder *b, json_object *devices, const void *what)
+{
+	const struct npu_snapshot *snap = what;
+	for (size_t i = 0; i < snap->count; i++) {
+		const struct npu_device *d = &snap->devices[i];
+		char name[24];
+		snprintf(name, sizeof(name), "%s%u", d->kind == NPU_DEVICE_VNPU ? "vnpu-" : "", npu_device_number(d));
+		json_object *device = json_put(&b->json, devices, NULL, json_object_new_object());
+		json_put_string(&b->json, device, "name", name);
+		json_object *edits = json_put(&b->json, device, "containerEdits", json_object_new_object());
+		json_object *nodes = json_put(&b->json, edits, "deviceNodes", json_object_new_array());
+		put_device_node(b, nodes, d);
+	}
+}
+
+int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *snap, const struct host_paths *paths,
+		    const struct host_files *files, char **ret_json)
+{
+	if (snap->count == 0)
+		return -EINVAL;
+	const struct npu_device **devs = calloc(snap->count, sizeof(*devs));
+	if (!devs)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->count; i++)
+		devs[i] = &snap->devices[i];
+	int r = render(names, put_snapshot_devices, snap, devs, snap->count, paths, files, ret_json);
+	free(devs);
+	return r;
+}
+
+/* One CDI device for the whole group: every device's node, and
+ * ASCEND_VISIBLE_DEVICES listing their numbers. */
+static void put_group_device(struct builder *b, json_object *devices, const void *what)
+{
+	const struct cdi_group *g = what;
+	json_object *device = json_put(&b->json, devices, NULL, json_object_new_object());
+	json_put_string(&b->json, device, "name", g->name);
+	json_object *edits = json_put(&b->json, device, "containerEdits", json_object_new_object());
+	json_object *nodes = json_put(&b->json, edits, "deviceNodes", json_object_new_array());
+	char visible[sizeof("ASCEND_VISIBLE_DEVICES=") + CDI_GROUP_MAX * 11];
+	struct strbuf sb;
+	strbuf_init(&sb, visible, sizeof(visible), NULL);
+	(void)strbuf_printf(&sb, "ASCEND_VISIBLE_DEVICES="); /* sized for CDI_GROUP_MAX numbers */
+	for (size_t i = 0; i < g->n_devices; i++) {
+		put_device_node(b, nodes, g->devices[i]);
+		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", npu_device_number(g->devices[i]));
+	}
+	json_object *env = json_put(&b->json, edits, "env", json_object_new_array());
+	json_put_string(&b->json, env, NULL, visible);
+}
+
+int cdi_group_spec_render(const struct cdi_names *names, const struct cdi_group *group,
+			  const struct host_paths *paths, const struct host_files *files, char **ret_json)
+{
+	if (group->n_devices == 0 || group->n_devices > CDI_GROUP_MAX || !group->name[0])
+		return -EINVAL;
+	return render(names, put_group_device, group, group->devices, group->n_devices, paths, files, ret_json);
 }
 
 /* --- the file ----------------------------------------------------------------- */

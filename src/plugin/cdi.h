@@ -15,7 +15,11 @@
  * node under the dev dir; a node that is not a character device there gets
  * path and hostPath only, and the runtime looks it up when a container starts.
  *
- * ASCEND_VISIBLE_DEVICES is not in the spec: CDI applies each requested
+ * A spec can also hold one CDI device for a group of chips (a DRA claim's,
+ * cdi_group_spec_render): that device carries all their nodes and
+ * ASCEND_VISIBLE_DEVICES, which one device can list whole.
+ *
+ * ASCEND_VISIBLE_DEVICES is not in the node's spec: CDI applies each requested
  * device's env edits in turn, each replacing the variable, so a list of the
  * chips of a request cannot be built from per-device edits. Allocate keeps
  * it in its answer's envs.
@@ -56,6 +60,23 @@ int cdi_names_from_resource(const char *resource_name, struct cdi_names *ret_nam
  * snapshot has no devices (a spec without devices is invalid) or -ENOMEM. */
 int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *snapshot,
 		    const struct host_paths *paths, const struct host_files *files, char **ret_json);
+
+/* Devices handed out together as one CDI device (a DRA claim's): the
+ * device edits carry every device's node and ASCEND_VISIBLE_DEVICES with
+ * their numbers (one device, so nothing replaces the list), the spec-wide
+ * edits the shared nodes of their families and the driver paths. */
+#define CDI_GROUP_MAX 64
+struct cdi_group {
+	const char *name; /* the CDI device's name, e.g. a claim's uid */
+	const struct npu_device *const *devices;
+	size_t n_devices; /* 1 to CDI_GROUP_MAX */
+};
+
+/* The spec for one group as JSON text ending in a newline, malloc'd, in
+ * *ret_json. Returns 0, -EINVAL for an empty group, an empty name or more
+ * than CDI_GROUP_MAX devices, or -ENOMEM. */
+int cdi_group_spec_render(const struct cdi_names *names, const struct cdi_group *group,
+			  const struct host_paths *paths, const struct host_files *files, char **ret_json);
 
 /* Replaces <dir>/<file_name> with json atomically (mode 0644): written to
  * <dir>/.<file_name>.tmp, synced, renamed over the file, the directory

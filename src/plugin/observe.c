@@ -65,8 +65,12 @@ struct observe {
 	struct telemetry_snapshot *telemetry; /* the loop's own reference */
 	struct npu_snapshot *devices;         /* the node's latest snapshot, for the features file */
 
-	pthread_mutex_t lock; /* resources' registration state */
+	pthread_mutex_t lock; /* resources' registration state, and the DRA driver's */
 	atomic_int_fast64_t heartbeat_ms;
+	/* The DRA front end's registration (observe_dra); dra_driver empty when off. */
+	char dra_driver[256];
+	bool dra_notified, dra_registered;
+	char dra_error[256];
 
 	/* The pod map. */
 	struct podres *podres;
@@ -143,6 +147,18 @@ static void on_healthz(void *ctx, struct http_reply *reply)
 			strbuf_printf(&sb, "%s: %s\n", r->name,
 				      r->registered ? "registered, waiting for the kubelet's ListAndWatch stream"
 						    : "registering with the kubelet");
+		}
+	}
+	if (o->dra_driver[0]) {
+		/* Before the first notification the kubelet's plugin watcher has
+		 * not found the socket yet: a wait, as for the device plugin. */
+		if (o->dra_registered) {
+			strbuf_printf(&sb, "%s (DRA): registered with the kubelet\n", o->dra_driver);
+		} else if (!o->dra_notified) {
+			strbuf_printf(&sb, "%s (DRA): waiting for the kubelet's plugin watcher\n", o->dra_driver);
+		} else {
+			ok = false;
+			strbuf_printf(&sb, "%s (DRA): the kubelet refused it: %s\n", o->dra_driver, o->dra_error);
 		}
 	}
 	pthread_mutex_unlock(&o->lock);
@@ -607,6 +623,18 @@ void observe_kubelet_stream(struct observe_resource *res, bool open)
 	if (!open)
 		res->registered = false; /* the daemon registers again */
 	pthread_mutex_unlock(&res->observe->lock);
+}
+
+void observe_dra(struct observe *o, const char *driver, bool notified, bool registered, const char *error)
+{
+	if (!o)
+		return;
+	pthread_mutex_lock(&o->lock);
+	snprintf(o->dra_driver, sizeof(o->dra_driver), "%s", driver);
+	o->dra_notified = notified;
+	o->dra_registered = registered;
+	snprintf(o->dra_error, sizeof(o->dra_error), "%s", error);
+	pthread_mutex_unlock(&o->lock);
 }
 
 void observe_kubelet_restarted(struct observe *o)

@@ -80,6 +80,10 @@ void observe_register_failed(struct observe_resource *resource, const char *why)
 /* The kubelet's ListAndWatch stream of the resource opened or ended. */
 void observe_kubelet_stream(struct observe_resource *resource, bool open);
 void observe_kubelet_restarted(struct observe *observe);
+/* The DRA driver's registration as the kubelet last notified it, for
+ * /healthz: notified is false until the first NotifyRegistrationStatus;
+ * a refusal (registered false) makes /healthz unhealthy. */
+void observe_dra(struct observe *observe, const char *driver, bool notified, bool registered, const char *error);
 /* The containers that hold chip_id ("npu-3") as the kubelet's pod
  * resources last said, "ns/pod/container, ..." in buf (cut with ",..."):
  * 0, or -ENOENT when none is known to (or pod resources are off). */

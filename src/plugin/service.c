@@ -240,20 +240,6 @@ static void report_locked(struct service *s, enum service_report_kind kind, uint
 
 /* --- handlers (gRPC thread) --------------------------------------------- */
 
-static void reply_packed(struct gs_reply *reply, const ProtobufCMessage *msg)
-{
-	size_t len = protobuf_c_message_get_packed_size(msg);
-	if (len == 0)
-		return;
-	reply->body = malloc(len);
-	if (!reply->body) {
-		gs_reply_error(reply, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-		return;
-	}
-	protobuf_c_message_pack(msg, reply->body);
-	reply->len = len;
-}
-
 static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
 {
 	struct service *s = ctx;
@@ -277,7 +263,7 @@ static void get_options(void *ctx, const uint8_t *req, size_t len, struct gs_rep
 	v1beta1__device_plugin_options__init(&options);
 	options.pre_start_required = 0;
 	options.get_preferred_allocation_available = 1;
-	reply_packed(reply, &options.base);
+	gs_reply_message(reply, &options.base);
 }
 
 /* The current snapshot (and host files) with a new reference, or NULL (and

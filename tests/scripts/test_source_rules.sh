@@ -6,7 +6,9 @@
 # - the include arrows between the folders of src/ run one way, from the
 #   composition root down to base (no folder includes one of its own rank or
 #   above); config/ holds settings as given and uses nothing of plugin/
-#   (what they imply together is daemon/serving.c's); fault/ (the fault
+#   (what they imply together is daemon/serving.c's); dra/ (the DRA
+#   driver's node side) shares config/'s rank: it uses plugin/'s CDI writer,
+#   and neither of the two uses the other; fault/ (the fault
 #   policy and its readers) uses base/ and npu/ only, so that config/ can
 #   hold its settings and ascend-doctor may use it as well; the
 #   tools use nothing above telemetry/.
@@ -44,7 +46,7 @@ rank() {
 	loop | grpc | npu | http) echo 1 ;;
 	telemetry | fault) echo 2 ;;
 	plugin) echo 3 ;;
-	config) echo 4 ;;
+	config | dra) echo 4 ;;
 	kube) echo 5 ;;
 	daemon) echo 6 ;;
 	main.c) echo 7 ;;
@@ -69,7 +71,7 @@ arrows_up() {
 		sed -E 's/:#include "([a-z_]+)\/$/:\1/')
 }
 up=$(arrows_up "$root")
-[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault <- plugin <- config <- kube <- daemon <- main.c" ||
+[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault <- plugin <- config, dra <- kube <- daemon <- main.c" ||
 	fail "includes against the arrows" "$(sed 's/^/    /' <<<"$up")"
 config_plugin=$(grep -rnE '^#include "plugin/' src/config --include='*.c' --include='*.h')
 [ -z "$config_plugin" ] && pass "src/config/ includes nothing from plugin/" ||

@@ -456,6 +456,16 @@ static void cmd_allocate_none(struct sim *sim, char **args)
 	cmd_allocate_raw(sim, 0, NULL);
 }
 
+static void cmd_dra_prepare(struct sim *sim, char **args)
+{
+	dra_sim_call(&sim->dra, true, args);
+}
+
+static void cmd_dra_unprepare(struct sim *sim, char **args)
+{
+	dra_sim_call(&sim->dra, false, args);
+}
+
 struct command {
 	const char *name;
 	size_t min_args, max_args; /* words after the command's name */
@@ -474,6 +484,8 @@ static const struct command commands[] = {
 	{ "use", 1, 1, "use RESOURCE", cmd_use },
 	{ "restart", 0, 0, "restart", cmd_restart },
 	{ "end-stream", 0, 0, "end-stream", cmd_end_stream },
+	{ "dra-prepare", 3, 3, "dra-prepare NAMESPACE NAME UID", cmd_dra_prepare },
+	{ "dra-unprepare", 3, 3, "dra-unprepare NAMESPACE NAME UID", cmd_dra_unprepare },
 	{ "quit", 0, 0, "quit", NULL },
 };
 

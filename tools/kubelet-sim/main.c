@@ -30,12 +30,13 @@ struct options {
 	bool timestamps;
 	enum log_level log_level;
 	const char *pod_resources_socket;
+	const char *dra_registry;
 };
 
 static void usage(FILE *f)
 {
-	fputs("Usage: kubelet-sim --dir DIR [--pod-resources-socket PATH] [--timestamps]\n"
-	      "                   [--log-level LEVEL] [--help]\n"
+	fputs("Usage: kubelet-sim --dir DIR [--pod-resources-socket PATH] [--dra-registry DIR]\n"
+	      "                   [--timestamps] [--log-level LEVEL] [--help]\n"
 	      "\n"
 	      "Simulates the kubelet's device manager for device plugin tests: serves\n"
 	      "Registration on DIR/kubelet.sock, follows registered plugins, and reads\n"
@@ -47,6 +48,9 @@ static void usage(FILE *f)
 	      "  --dir DIR          the device-plugins directory (created if missing)\n"
 	      "  --pod-resources-socket PATH\n"
 	      "                     serve the pod resources API (v1 List) there\n"
+	      "  --dra-registry DIR register the DRA drivers whose sockets appear in DIR (the\n"
+	      "                     kubelet's plugins_registry); commands dra-prepare and\n"
+	      "                     dra-unprepare NAMESPACE NAME UID call the last one\n"
 	      "  --timestamps       prefix every stdout line with ts=<CLOCK_MONOTONIC us>\n"
 	      "  --log-level LEVEL  stderr logging: error, warn, info (default), debug\n"
 	      "  --help             show this text\n",
@@ -92,14 +96,17 @@ static int set_value(struct options *o, const char *name, const char *value)
 	}
 	if (value[0] != '/')
 		return bad_usage("option %s needs an absolute path, not '%s'", name, value);
-	o->pod_resources_socket = value;
+	if (strcmp(name, "--dra-registry") == 0)
+		o->dra_registry = value;
+	else
+		o->pod_resources_socket = value;
 	return 0;
 }
 
 /* Returns 0, 1 for --help, or -EINVAL after printing why and the hint to --help. */
 static int parse_options(int argc, char **argv, struct options *ret_options)
 {
-	static const char *const valued[] = { "--dir", "--log-level", "--pod-resources-socket" };
+	static const char *const valued[] = { "--dir", "--log-level", "--pod-resources-socket", "--dra-registry" };
 	struct options o = { .log_level = LOG_LEVEL_INFO };
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -187,17 +194,24 @@ static void run_loop(struct sim *sim, int signal_fd)
 	static char buf[COMMAND_LINE_MAX + 1];
 	size_t len = 0;
 	bool skipping = false;
-	struct pollfd fds[2] = {
+	struct pollfd fds[3] = {
 		{ .fd = STDIN_FILENO, .events = POLLIN },
 		{ .fd = signal_fd, .events = POLLIN },
+		{ .fd = sim->dra.inotify_fd, .events = POLLIN }, /* -1 is skipped */
 	};
 	for (;;) {
-		/* Nothing times out here: the loop reacts to input and signals. */
-		if (poll(fds, 2, -1) < 0) {
+		/* Only a DRA socket that does not accept yet is tried again
+		 * after a while; otherwise the loop reacts to input and signals. */
+		int n = poll(fds, 3, dra_sim_timeout(&sim->dra));
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %s", strerror(errno));
 			return;
+		}
+		if (n == 0) {
+			dra_sim_retry(&sim->dra);
+			continue;
 		}
 		if (fds[1].revents & POLLIN) {
 			struct signalfd_siginfo info;
@@ -205,6 +219,8 @@ static void run_loop(struct sim *sim, int signal_fd)
 				log_info("got signal %u, exiting", info.ssi_signo);
 			return;
 		}
+		if (fds[2].revents & POLLIN)
+			dra_sim_on_events(&sim->dra);
 		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (read_commands(sim, buf, &len, &skipping) != 0)
 				return;
@@ -261,11 +277,16 @@ int main(int argc, char **argv)
 	out_start(&line, "ready");
 	out_kv(&line, "dir", sim.dir);
 	out_emit(&line);
+	/* After `ready`, so that a driver already there is registered in a
+	 * line a test waits for, not one it skips on its way to `ready`. */
+	if (opts.dra_registry && (r = dra_sim_start(&sim.dra, opts.dra_registry)) < 0)
+		goto out;
 
 	run_loop(&sim, signal_fd);
 	r = 0;
 
 out:
+	dra_sim_stop(&sim.dra);
 	podresources_stop(&sim);
 	kubelet_stop(&sim, "kubelet-sim exiting");
 	/* gRPC unlinks kubelet.sock when it stops listening; make sure of it. */

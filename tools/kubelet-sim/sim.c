@@ -18,7 +18,7 @@ int sim_init(struct sim *sim, const char *dir)
 	if (r < 0)
 		return r;
 
-	*sim = (struct sim){ .next_serial = 1 };
+	*sim = (struct sim){ .next_serial = 1, .dra = { .inotify_fd = -1 } };
 	memcpy(sim->kubelet_socket, socket_path, sizeof(socket_path));
 	str_copy(sim->dir, sizeof(sim->dir), dir);
 	pthread_mutex_init(&sim->lock, NULL);

@@ -17,6 +17,7 @@
 #include "base/k8s_names.h"
 #include "base/parse.h"
 #include "deviceplugin_api.h"
+#include "dra.h"
 #include "grpc/client.h"
 #include "grpc/server.h"
 
@@ -88,6 +89,8 @@ struct sim {
 	struct gs_server *server;
 	/* The pod resources API server (podresources.h); NULL when not asked for. */
 	struct gs_server *podres_server;
+	/* The DRA mode (dra.h); its inotify_fd is -1 when not asked for. */
+	struct dra_sim dra;
 };
 
 /* Returns 0, or -ENAMETOOLONG when DIR/kubelet.sock does not fit a socket

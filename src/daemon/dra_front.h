@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The DRA front end as the daemon runs it (--front-end=dra): the DRA driver
+ * (dra/driver.h) with its DRA service on
+ * <kubelet dir>/plugins/<driver>/dra.sock and the registration service on
+ * <kubelet dir>/plugins_registry/<driver>-reg.sock, both served by the same
+ * gRPC server machinery as the device plugin's socket, each with its own
+ * threads (a claim read that blocks holds up DRA calls only). The kubelet's
+ * plugin watcher finds the registration socket by itself, also after its
+ * own restart; when either socket or a directory on its path goes (seen
+ * through inotify, and checked again at every refresh), both servers are
+ * stopped and started anew, so the watcher finds them again. Each refresh
+ * hands the driver the latest snapshot; the kubelet's
+ * NotifyRegistrationStatus is logged as it comes. Part of the top level: it
+ * logs. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/parse.h"
+#include "config/config.h"
+#include "dra/driver.h"
+#include "dra/health.h"
+#include "dra/service.h"
+#include "dra/registration.h"
+#include "grpc/server.h"
+#include "loop/loop.h"
+#include "plugin/observe.h"
+
+struct dra_front {
+	struct loop *loop;
+	struct observe *observe;
+	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];
+	char kubelet_dir[PATH_MAX];
+	char plugins_dir[PATH_MAX]; /* <kubelet dir>/plugins */
+	char plugin_dir[PATH_MAX];  /* <kubelet dir>/plugins/<driver> */
+	char registry_dir[PATH_MAX]; /* <kubelet dir>/plugins_registry */
+	char dra_socket[SOCKET_PATH_MAX];
+	char reg_socket[SOCKET_PATH_MAX];
+	struct dra_driver *driver;
+	struct dra_health *health;
+	struct dra_service service; /* the dra.sock methods' context */
+	struct dra_registration registration;
+	bool registration_ready;
+	bool started; /* dra_front_start succeeded: the sockets are kept from then on */
+	struct gs_server *dra_server, *reg_server;
+	int inotify_fd; /* on the directories of the sockets' paths; -1 before start */
+	struct loop_async *notified; /* a NotifyRegistrationStatus came */
+	/* What was logged last, so each change is said once. */
+	uint64_t notifications_seen;
+	int serve_error;
+};
+
+/* Builds the driver (loading its checkpoint) for config; nothing is served
+ * yet. reader is how claims are read (its get may be NULL: every prepare
+ * then fails saying there is no API-server client); observe (may be NULL)
+ * hears the registration for /healthz. Returns 0, or a negative errno with
+ * why. */
+int dra_front_init(struct dra_front *front, const struct config *config, struct dra_claim_reader reader,
+		   const struct host_paths *paths, struct loop *loop, struct observe *observe, char *why,
+		   size_t why_size);
+
+/* Serves both sockets and starts watching their directories. Returns 0,
+ * or a negative errno with why. */
+int dra_front_start(struct dra_front *front, char *why, size_t why_size);
+
+/* At each refresh: hands the driver the snapshot and files, publishes the
+ * chips' health to the health streams (to be trusted for three health
+ * intervals, at least 30 s), serves the
+ * sockets anew when one went, and logs what the kubelet said of the
+ * registration since the last call. */
+void dra_front_refresh(struct dra_front *front, struct npu_snapshot *snapshot, struct host_files *files,
+		       int64_t health_interval_ms);
+
+/* Stops serving (the sockets are removed) and frees the driver. Accepts a
+ * zeroed front never initialised. */
+void dra_front_fini(struct dra_front *front);

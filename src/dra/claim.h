@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A ResourceClaim as the DRA driver needs it: its uid and the devices the
+ * scheduler allocated, read from the claim's JSON (resource.k8s.io/v1 or
+ * v1beta1/v1beta2: status.allocation.devices.results[] has the same shape
+ * in all of them). The JSON comes from the API server, so everything is
+ * bounded: the text's size, its nesting, the number of results and every
+ * string; anything beyond is refused with the reason, never cut. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/k8s_names.h"
+
+/* Larger than any object etcd stores by default (1.5 MiB). */
+#define DRA_CLAIM_JSON_MAX (2 * 1024 * 1024)
+/* The API's limit on allocation results per claim (AllocationResultsMaxSize). */
+#define DRA_CLAIM_RESULTS_MAX 32
+/* A uid is a UUID; room for anything the API server could mint. */
+#define DRA_UID_MAX 128
+/* A request name, or "<request>/<subrequest>" for a prioritized list. */
+#define DRA_REQUEST_MAX (2 * K8S_NAME_MAX + 2)
+/* A pool name: DNS subdomains joined by '/', 253 characters in all. */
+#define DRA_POOL_MAX (K8S_DNS_SUBDOMAIN_MAX + 1)
+
+struct dra_result {
+	char request[DRA_REQUEST_MAX];
+	char driver[K8S_DNS_SUBDOMAIN_MAX + 1];
+	char pool[DRA_POOL_MAX];
+	char device[K8S_NAME_MAX + 1];
+};
+
+struct dra_claim {
+	char uid[DRA_UID_MAX];
+	/* False when status.allocation is absent: the claim is not allocated. */
+	bool allocated;
+	size_t n_results;
+	struct dra_result results[DRA_CLAIM_RESULTS_MAX];
+};
+
+/* Parses len bytes of a ResourceClaim's JSON (need not be NUL-terminated).
+ * Returns 0 with *ret_claim filled, or -EINVAL with why saying what is wrong
+ * ("not JSON", "results[3].device is missing", "more than 32 results", ...),
+ * -E2BIG when the text is over DRA_CLAIM_JSON_MAX, -ENOMEM. */
+int dra_claim_parse(const char *json, size_t len, struct dra_claim *ret_claim, char *why, size_t why_size);

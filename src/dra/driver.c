@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "dra/driver.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/parse.h"
+
+struct dra_driver {
+	char driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];
+	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];
+	char checkpoint_path[PATH_MAX];
+	char cdi_dir[PATH_MAX];
+	struct host_paths paths;
+	struct dra_claim_reader reader;
+	struct cdi_names cdi;
+
+	/* One prepare or unprepare at a time: the checkpoint and the spec
+	 * files are theirs. */
+	pthread_mutex_t op_lock;
+	struct dra_checkpoint checkpoint;
+	/* The file holds more than the memory: an unprepare could not save.
+	 * The next operation saves, or a claim long gone would hold its
+	 * devices after a restart. */
+	bool file_stale;
+
+	/* What the loop published last. */
+	pthread_mutex_t snapshot_lock;
+	struct npu_snapshot *snapshot;
+	struct host_files *files;
+};
+
+int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_driver, char *set_aside,
+		   size_t set_aside_size, char *why, size_t why_size)
+{
+	char kind[CDI_KIND_MAX];
+	if (set_aside_size)
+		set_aside[0] = '\0';
+	struct dra_driver *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	int r = -EINVAL;
+	if (str_copy(d->driver_name, sizeof(d->driver_name), o->driver_name) < 0 ||
+	    str_copy(d->node_name, sizeof(d->node_name), o->node_name) < 0 ||
+	    path_join(d->checkpoint_path, sizeof(d->checkpoint_path), o->plugin_dir, DRA_CHECKPOINT_FILE) < 0 ||
+	    str_copy(d->cdi_dir, sizeof(d->cdi_dir), o->cdi_dir) < 0 ||
+	    str_printf(kind, sizeof(kind), "%s/%s", o->driver_name, DRA_CDI_CLASS) < 0) {
+		snprintf(why, why_size, "the driver name, node name or a directory is too long");
+		goto fail;
+	}
+	if ((r = cdi_names_from_resource(kind, &d->cdi, why, why_size)) < 0)
+		goto fail;
+	d->paths = o->paths;
+	d->reader = o->reader;
+
+	char problem[512];
+	r = dra_checkpoint_load(d->checkpoint_path, &d->checkpoint, problem, sizeof(problem));
+	if (r == -ENOMEM) {
+		snprintf(why, why_size, "out of memory");
+		goto fail;
+	}
+	if (r < 0 && r != -ENOENT) {
+		/* Kept for a person to look at; the kubelet prepares the claims
+		 * of running pods again, which rebuilds the record. */
+		char bad[PATH_MAX + 8];
+		snprintf(bad, sizeof(bad), "%s.bad", d->checkpoint_path);
+		int moved = rename(d->checkpoint_path, bad) == 0 ? 0 : -errno;
+		snprintf(set_aside, set_aside_size, "%s: %s; %s", d->checkpoint_path, problem,
+			 moved == 0 ? "moved to .bad, starting with no prepared claims"
+				    : "cannot move it aside, starting with no prepared claims");
+	}
+	pthread_mutex_init(&d->op_lock, NULL);
+	pthread_mutex_init(&d->snapshot_lock, NULL);
+	*ret_driver = d;
+	return 0;
+fail:
+	free(d);
+	return r;
+}
+
+void dra_driver_free(struct dra_driver *d)
+{
+	if (!d)
+		return;
+	dra_checkpoint_clear(&d->checkpoint);
+	npu_snapshot_unref(d->snapshot);
+	host_files_unref(d->files);
+	pthread_mutex_destroy(&d->op_lock);
+	pthread_mutex_destroy(&d->snapshot_lock);
+	free(d);
+}
+
+void dra_driver_publish(struct dra_driver *d, struct npu_snapshot *snap, struct host_files *files)
+{
+	pthread_mutex_lock(&d->snapshot_lock);
+	if (snap != d->snapshot) {
+		npu_snapshot_unref(d->snapshot);
+		d->snapshot = npu_snapshot_ref(snap);
+	}
+	if (files != d->files) {
+		host_files_unref(d->files);
+		d->files = host_files_ref(files);
+	}
+	pthread_mutex_unlock(&d->snapshot_lock);
+}
+
+size_t dra_driver_prepared_count(struct dra_driver *d)
+{
+	pthread_mutex_lock(&d->op_lock);
+	size_t n = d->checkpoint.count;
+	pthread_mutex_unlock(&d->op_lock);
+	return n;
+}
+
+int dra_driver_cdi_id(const struct dra_driver *d, const char *uid, char *buf, size_t size)
+{
+	return str_printf(buf, size, "%s=%s", d->cdi.kind, uid);
+}
+
+/* "<driver>-claim_<uid>.json": one spec per claim, so that unpreparing is
+ * one removal and no claim's spec is rewritten for another's. */
+static int spec_file_name(const struct dra_driver *d, const char *uid, char *buf, size_t size)
+{
+	size_t stem = strlen(d->cdi.file_name) - strlen(".json");
+	return str_printf(buf, size, "%.*s_%s.json", (int)stem, d->cdi.file_name, uid);
+}
+
+int dra_driver_sweep(struct dra_driver *d)
+{
+	char prefix[CDI_KIND_MAX + 8];
+	size_t stem = strlen(d->cdi.file_name) - strlen(".json");
+	if (str_printf(prefix, sizeof(prefix), "%.*s_", (int)stem, d->cdi.file_name) < 0)
+		return -ENAMETOOLONG;
+	DIR *dir = opendir(d->cdi_dir);
+	if (!dir)
+		return -errno;
+	int removed = 0;
+	struct dirent *e;
+	pthread_mutex_lock(&d->op_lock);
+	while ((e = readdir(dir))) {
+		size_t len = strlen(e->d_name), plen = strlen(prefix);
+		if (len <= plen + strlen(".json") || strncmp(e->d_name, prefix, plen) != 0 ||
+		    strcmp(e->d_name + len - strlen(".json"), ".json") != 0)
+			continue;
+		char uid[DRA_UID_MAX];
+		if (str_printf(uid, sizeof(uid), "%.*s", (int)(len - plen - strlen(".json")), e->d_name + plen) < 0 ||
+		    dra_checkpoint_find(&d->checkpoint, uid))
+			continue;
+		removed += cdi_spec_remove(d->cdi_dir, e->d_name) == 0;
+	}
+	pthread_mutex_unlock(&d->op_lock);
+	closedir(dir);
+	return removed;
+}
+
+/* The snapshot and files to prepare with, each with a reference. */
+static void current(struct dra_driver *d, struct npu_snapshot **ret_snap, struct host_files **ret_files)
+{
+	pthread_mutex_lock(&d->snapshot_lock);
+	*ret_snap = npu_snapshot_ref(d->snapshot);
+	*ret_files = host_files_ref(d->files);
+	pthread_mutex_unlock(&d->snapshot_lock);
+}
+
+/* Finds each device of p in snap; healthy_only for a claim being prepared
+ * now (a recorded claim keeps its chips whatever their health: its pod
+ * runs on them). */
+static int resolve(const struct dra_driver *d, const struct dra_prepared *p, const struct npu_snapshot *snap,
+		   bool healthy_only, const struct npu_device **devs, char *why, size_t why_size)
+{
+	for (size_t i = 0; i < p->n_devices; i++) {
+		const struct dra_result *res = &p->devices[i];
+		const struct npu_device *dev = snap ? npu_snapshot_find(snap, res->device) : NULL;
+		if (strcmp(res->pool, d->node_name) != 0)
+			return why_invalid(why, why_size, "device %s is in pool %s, not this node's (%s)", res->device,
+					   res->pool, d->node_name);
+		if (!dev)
+			return why_invalid(why, why_size, "device %s is not on this node (no such NPU in the inventory)",
+					   res->device);
+		if (dev->kind != NPU_DEVICE_CHIP)
+			return why_invalid(why, why_size, "device %s is a vNPU, which this driver does not prepare yet",
+					   res->device);
+		if (healthy_only && dev->vnpu_count > 0)
+			return why_invalid(why, why_size, "device %s is carved into %u vNPUs, so it is not handed out whole",
+					   res->device, dev->vnpu_count);
+		if (healthy_only && !dev->healthy) {
+			char reason[256];
+			npu_device_describe(dev, reason, sizeof(reason));
+			return why_invalid(why, why_size, "device %s is Unhealthy: %s", res->device, reason);
+		}
+		devs[i] = dev;
+	}
+	return 0;
+}
+
+/* Writes the claim's spec for the devices of p. */
+static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool healthy_only, char *why,
+		      size_t why_size)
+{
+	struct npu_snapshot *snap;
+	struct host_files *files;
+	const struct npu_device *devs[DRA_CLAIM_RESULTS_MAX];
+	char *json = NULL, file[CDI_KIND_MAX + DRA_UID_MAX + 8];
+	current(d, &snap, &files);
+	int r = resolve(d, p, snap, healthy_only, devs, why, why_size);
+	if (r < 0)
+		goto out;
+	const struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = p->n_devices };
+	if ((r = spec_file_name(d, p->uid, file, sizeof(file))) < 0 ||
+	    (r = cdi_group_spec_render(&d->cdi, &group, &d->paths, files, &json)) < 0) {
+		snprintf(why, why_size, "cannot render the CDI spec: %s", strerror(-r));
+		goto out;
+	}
+	if ((r = cdi_spec_write(d->cdi_dir, file, json)) < 0)
+		snprintf(why, why_size, "cannot write the CDI spec %s/%s: %s", d->cdi_dir, file, strerror(-r));
+out:
+	free(json);
+	npu_snapshot_unref(snap);
+	host_files_unref(files);
+	return r;
+}
+
+static struct dra_prepared *copy_prepared(const struct dra_prepared *p)
+{
+	struct dra_prepared *c = dra_prepared_new(p->n_devices);
+	if (c)
+		memcpy(c, p, sizeof(*p) + p->n_devices * sizeof(p->devices[0]));
+	return c;
+}
+
+/* The record of a claim read from the API server: its results of this
+ * driver, each device at most once in all prepared claims. */
+static int take_claim(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+		      const struct dra_claim *claim, struct dra_prepared **ret, char *why, size_t why_size)
+{
+	if (strcmp(claim->uid, uid) != 0)
+		return why_invalid(why, why_size,
+				   "ResourceClaim %s/%s has uid %s, not %s: the claim was deleted and made anew", ns, name,
+				   claim->uid, uid);
+	if (!claim->allocated)
+		return why_invalid(why, why_size, "ResourceClaim %s/%s is not allocated", ns, name);
+	size_t n = 0;
+	for (size_t i = 0; i < claim->n_results; i++)
+		n += strcmp(claim->results[i].driver, d->driver_name) == 0;
+	if (n == 0)
+		return why_invalid(why, why_size, "ResourceClaim %s/%s has no device of driver %s", ns, name,
+				   d->driver_name);
+	struct dra_prepared *p = dra_prepared_new(n);
+	if (!p)
+		return -ENOMEM;
+	(void)str_copy(p->uid, sizeof(p->uid), uid); /* both bounded alike */
+	(void)str_copy(p->namespace, sizeof(p->namespace), ns);
+	(void)str_copy(p->name, sizeof(p->name), name);
+	size_t j = 0;
+	for (size_t i = 0; i < claim->n_results; i++)
+		if (strcmp(claim->results[i].driver, d->driver_name) == 0)
+			p->devices[j++] = claim->results[i];
+	for (size_t i = 0; i < n; i++) {
+		p->devices[i].driver[0] = '\0';
+		for (size_t k = 0; k < d->checkpoint.count; k++) {
+			const struct dra_prepared *other = d->checkpoint.claims[k];
+			for (size_t m = 0; m < other->n_devices; m++)
+				if (strcmp(other->devices[m].device, p->devices[i].device) == 0 &&
+				    strcmp(other->devices[m].pool, p->devices[i].pool) == 0) {
+					int r = why_invalid(why, why_size, "device %s is prepared for claim %s/%s (uid %s)",
+							    p->devices[i].device, other->namespace, other->name,
+							    other->uid);
+					free(p);
+					return r;
+				}
+		}
+	}
+	*ret = p;
+	return 0;
+}
+
+/* A uid names a file and a CDI device, whose names allow letters, digits,
+ * '_', '.', ':' and '-' after a letter or digit: a UUID always fits. */
+static bool uid_ok(const char *uid)
+{
+	size_t len = strlen(uid);
+	if (len == 0 || len >= DRA_UID_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = uid[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || !strchr("_.:-", c)))
+			return false;
+	}
+	return true;
+}
+
+/* The uid, namespace and name must fit the record. */
+static int check_request(const char *ns, const char *uid, const char *name, char *why, size_t why_size)
+{
+	if (!uid_ok(uid))
+		return why_invalid(why, why_size, "claim uid '%.64s' is not a uid", uid);
+	if (!ns[0] || strlen(ns) > K8S_NAME_MAX || !name[0] || strlen(name) > K8S_DNS_SUBDOMAIN_MAX)
+		return why_invalid(why, why_size, "claim %.64s/%.64s: namespace or name empty or too long", ns, name);
+	return 0;
+}
+
+/* The record of the claim as the API server has it now. */
+static int read_claim(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+		      struct dra_prepared **ret, char *why, size_t why_size)
+{
+	char *json = NULL, problem[512] = "";
+	size_t len = 0;
+	struct dra_claim *claim = malloc(sizeof(*claim));
+	int r = -ENOMEM;
+	if (!claim)
+		goto out;
+	if (!d->reader.get) {
+		r = why_invalid(why, why_size, "cannot read ResourceClaim %s/%s: no API-server client", ns, name);
+		goto out;
+	}
+	r = d->reader.get(d->reader.ctx, ns, name, &json, &len, problem, sizeof(problem));
+	if (r < 0) {
+		snprintf(why, why_size, "cannot read ResourceClaim %s/%s: %s", ns, name, problem);
+		goto out;
+	}
+	if ((r = dra_claim_parse(json, len, claim, problem, sizeof(problem))) < 0) {
+		snprintf(why, why_size, "ResourceClaim %s/%s: %s", ns, name, problem);
+		goto out;
+	}
+	r = take_claim(d, ns, uid, name, claim, ret, why, why_size);
+out:
+	free(json);
+	free(claim);
+	return r;
+}
+
+/* Writes the spec of a new claim and records it, the record last: a crash
+ * between the two leaves a spec that the next start sweeps away. Takes p
+ * over, whatever the outcome. */
+static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_t why_size)
+{
+	char uid[DRA_UID_MAX], file[CDI_KIND_MAX + DRA_UID_MAX + 8];
+	memcpy(uid, p->uid, sizeof(uid));
+	int r = write_spec(d, p, true, why, why_size);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+	if ((r = dra_checkpoint_put(&d->checkpoint, p)) < 0) {
+		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
+		free(p);
+	} else if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint)) < 0) {
+		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
+		(void)dra_checkpoint_drop(&d->checkpoint, uid); /* frees p */
+	} else {
+		d->file_stale = false;
+		return 0;
+	}
+	/* The claim failed: no runtime may inject it. */
+	if (spec_file_name(d, uid, file, sizeof(file)) == 0)
+		(void)cdi_spec_remove(d->cdi_dir, file);
+	return r;
+}
+
+static int prepare_locked(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+			  struct dra_prepared **ret, char *why, size_t why_size)
+{
+	struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
+	int r;
+	if (p) {
+		/* Prepared before: the same answer, and the spec there again. */
+		if ((r = write_spec(d, p, false, why, why_size)) < 0)
+			return r;
+	} else {
+		if ((r = read_claim(d, ns, uid, name, &p, why, why_size)) < 0 || (r = record(d, p, why, why_size)) < 0)
+			return r;
+		p = dra_checkpoint_find(&d->checkpoint, uid);
+	}
+	struct dra_prepared *copy = copy_prepared(p);
+	if (!copy)
+		return -ENOMEM;
+	*ret = copy;
+	return 0;
+}
+
+int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+		       struct dra_prepared **ret_prepared, char *why, size_t why_size)
+{
+	int r = check_request(ns, uid, name, why, why_size);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&d->op_lock);
+	r = prepare_locked(d, ns, uid, name, ret_prepared, why, why_size);
+	pthread_mutex_unlock(&d->op_lock);
+	if (r == -ENOMEM && !why[0])
+		snprintf(why, why_size, "out of memory");
+	return r;
+}
+
+int dra_driver_unprepare(struct dra_driver *d, const char *uid, char *why, size_t why_size)
+{
+	char file[CDI_KIND_MAX + DRA_UID_MAX + 8];
+	int r = check_request("-", uid, "-", why, why_size);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&d->op_lock);
+	if ((r = spec_file_name(d, uid, file, sizeof(file))) < 0 || (r = cdi_spec_remove(d->cdi_dir, file)) < 0) {
+		snprintf(why, why_size, "cannot remove the CDI spec of claim %s: %s", uid, strerror(-r));
+		goto out;
+	}
+	if (dra_checkpoint_drop(&d->checkpoint, uid) || d->file_stale) {
+		r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint);
+		d->file_stale = r < 0;
+		/* Said, so that the kubelet calls again and the save is retried. */
+		if (r < 0)
+			snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path,
+				 strerror(-r));
+	}
+out:
+	pthread_mutex_unlock(&d->op_lock);
+	return r;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The DRA driver's node side: prepares and unprepares ResourceClaims for the
+ * kubelet. Preparing a claim reads it through a claim reader (the API
+ * server's client, wired by the daemon), takes the allocation results of
+ * this driver, checks that each device is this node's (its pool is the node
+ * name) and a healthy whole chip of the latest inventory snapshot, writes a
+ * CDI spec with one device for the claim, "<driver>/claim=<uid>", and
+ * records the claim in the checkpoint (dra/checkpoint.h) before answering.
+ *
+ * Idempotent: a claim already recorded is answered from the record (its CDI
+ * spec written again if it went, e.g. with a tmpfs /var/run/cdi after a
+ * reboot), without reading the API server; a device is never prepared for
+ * two claims at once. Unpreparing removes the spec and the record, and
+ * succeeds for a claim never prepared. Each failure is the claim's alone,
+ * with a message naming the device and the reason.
+ *
+ * Threads: prepare and unprepare run on the DRA service's gRPC thread, one
+ * at a time (the claim read may block that thread, never the loop's);
+ * dra_driver_publish runs on the daemon's loop. */
+#pragma once
+
+#include <stddef.h>
+
+#include "dra/checkpoint.h"
+#include "dra/claim.h"
+#include "npu/inventory.h"
+#include "plugin/cdi.h"
+#include "plugin/host_files.h"
+
+#define DRA_DEFAULT_DRIVER_NAME "npu.ascend.com"
+#define DRA_CDI_CLASS "claim"
+#define DRA_CHECKPOINT_FILE "checkpoint.json"
+/* "<driver>/claim=<uid>" */
+#define DRA_CDI_ID_MAX (CDI_KIND_MAX + 1 + DRA_UID_MAX)
+
+/* Where claims come from: ns/name as the API server's JSON, malloc'd in
+ * *ret_json (the caller frees it), at most DRA_CLAIM_JSON_MAX bytes. Returns
+ * 0, or a negative errno with why saying what failed (-ENOENT: no such
+ * claim). It may block: it runs on the DRA service's thread. */
+struct dra_claim_reader {
+	int (*get)(void *ctx, const char *ns, const char *name, char **ret_json, size_t *ret_len, char *why,
+		   size_t why_size);
+	void *ctx;
+};
+
+struct dra_driver_options {
+	const char *driver_name; /* a DNS subdomain, e.g. DRA_DEFAULT_DRIVER_NAME */
+	const char *node_name;   /* this node's pool */
+	const char *plugin_dir;  /* <kubelet dir>/plugins/<driver>: the checkpoint's directory */
+	const char *cdi_dir;     /* where the claims' CDI specs go */
+	struct host_paths paths; /* copied; the strings must outlive the driver */
+	struct dra_claim_reader reader;
+};
+
+struct dra_driver;
+
+/* Builds the driver and loads its checkpoint. A checkpoint that cannot be
+ * read or parsed is renamed to <file>.bad and the driver starts with none;
+ * set_aside then says why (empty otherwise), for the caller to log. Returns
+ * 0, -EINVAL with why when the driver name makes no CDI kind, -ENOMEM. */
+int dra_driver_new(const struct dra_driver_options *options, struct dra_driver **ret_driver, char *set_aside,
+		   size_t set_aside_size, char *why, size_t why_size);
+void dra_driver_free(struct dra_driver *driver);
+
+/* Makes snapshot and files what the next prepare checks devices against and
+ * gives containers. Loop thread. */
+void dra_driver_publish(struct dra_driver *driver, struct npu_snapshot *snapshot, struct host_files *files);
+
+/* Prepares the claim; *ret_prepared (malloc'd, the caller frees it) lists
+ * its devices of this driver. Returns 0, or a negative errno with why
+ * naming the device and the reason. */
+int dra_driver_prepare(struct dra_driver *driver, const char *ns, const char *uid, const char *name,
+		       struct dra_prepared **ret_prepared, char *why, size_t why_size);
+
+/* Undoes dra_driver_prepare; 0 also for a claim never prepared. */
+int dra_driver_unprepare(struct dra_driver *driver, const char *uid, char *why, size_t why_size);
+
+/* The CDI device id of a claim: "<driver>/claim=<uid>". */
+int dra_driver_cdi_id(const struct dra_driver *driver, const char *uid, char *buf, size_t size);
+
+/* Removes the CDI specs of this driver's claims that the checkpoint does
+ * not record (a crash between writing a spec and recording its claim, or a
+ * checkpoint set aside), so that no runtime injects chips for a claim the
+ * driver does not hold. Call before serving. Returns how many were removed
+ * (>= 0), or a negative errno when the CDI directory cannot be read (-ENOENT
+ * when it does not exist: nothing to do). */
+int dra_driver_sweep(struct dra_driver *driver);
+
+/* How many claims are prepared now. */
+size_t dra_driver_prepared_count(struct dra_driver *driver);

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The DRA driver's prepare and unprepare (dra/driver.c) with a claim reader
+ * that answers fixture JSON: a claim's chips get one CDI device
+ * (<driver>/claim=<uid>) with their nodes and ASCEND_VISIBLE_DEVICES, and a
+ * checkpoint entry; preparing again answers the same without reading the
+ * claim, also after a restart (and writes a lost spec again); a chip of
+ * another pool, an unknown, Unhealthy or already prepared chip, a recreated
+ * claim and an unallocated one each fail that claim with the device and the
+ * reason; unprepare removes spec and entry and accepts an unknown claim; a
+ * corrupt checkpoint is set aside. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/file.h"
+#include "base/parse.h"
+#include "dra/driver.h"
+
+struct fixture {
+	char dir[64], cdi_dir[96], plugin_dir[96], dev_dir[96];
+	const char *claim_json; /* what the reader answers */
+	int reads;
+	struct npu_snapshot *snap;
+	struct dra_driver *driver;
+};
+
+static int read_claim(void *ctx, const char *ns, const char *name, char **ret_json, size_t *ret_len, char *why,
+		      size_t why_size)
+{
+	struct fixture *f = ctx;
+	f->reads++;
+	if (!f->claim_json) {
+		snprintf(why, why_size, "resourceclaims \"%s\" not found in %s", name, ns);
+		return -ENOENT;
+	}
+	*ret_json = strdup(f->claim_json);
+	*ret_len = strlen(f->claim_json);
+	return *ret_json ? 0 : -ENOMEM;
+}
+
+static void start_driver(struct fixture *f, char *set_aside, size_t size)
+{
+	const struct dra_driver_options o = {
+		.driver_name = "npu.ascend.com",
+		.node_name = "node-1",
+		.plugin_dir = f->plugin_dir,
+		.cdi_dir = f->cdi_dir,
+		.paths = { .dev_dir = f->dev_dir, .host_root = "/", .driver_path = "/nonexistent" },
+		.reader = { .get = read_claim, .ctx = f },
+	};
+	char why[256];
+	assert_int_equal(dra_driver_new(&o, &f->driver, set_aside, size, why, sizeof(why)), 0);
+	dra_driver_publish(f->driver, f->snap, NULL);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/dra-driver-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->cdi_dir, sizeof(f->cdi_dir), "%s/cdi", f->dir);
+	snprintf(f->plugin_dir, sizeof(f->plugin_dir), "%s/plugin", f->dir);
+	snprintf(f->dev_dir, sizeof(f->dev_dir), "%s/dev", f->dir);
+	assert_int_equal(mkdir_ensure(f->cdi_dir, 0755), 0);
+	assert_int_equal(mkdir_ensure(f->plugin_dir, 0755), 0);
+	assert_int_equal(mkdir_ensure(f->dev_dir, 0755), 0);
+	/* Four 910B3 chips, npu-2 Unhealthy. */
+	f->snap = npu_snapshot_new(4);
+	assert_non_null(f->snap);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct npu_device *d = &f->snap->devices[i];
+		snprintf(d->id, sizeof(d->id), "npu-%u", i);
+		d->kind = NPU_DEVICE_CHIP;
+		d->chip.phy_id = i;
+		d->chip.family = NPU_FAMILY_910B;
+		d->healthy = i != 2;
+		d->fault = i == 2 ? NPU_FAULT_HEALTH_LEVEL : NPU_FAULT_NONE;
+		d->dcmi_health = i == 2 ? 3 : 0;
+	}
+	f->snap->healthy = 3;
+	start_driver(f, NULL, 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	dra_driver_free(f->driver);
+	npu_snapshot_unref(f->snap);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	int r = system(cmd);
+	free(f);
+	return r == 0 ? 0 : -1;
+}
+
+#define CLAIM(uid, results)                                                                                  \
+	"{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"uid\":\"" uid "\"},"                           \
+	"\"status\":{\"allocation\":{\"devices\":{\"results\":[" results "]}}}}"
+#define RESULT(pool, device) "{\"request\":\"npu\",\"driver\":\"npu.ascend.com\",\"pool\":\"" pool "\",\"device\":\"" device "\"}"
+#define OTHER_DRIVER "{\"request\":\"gpu\",\"driver\":\"gpu.example.com\",\"pool\":\"node-1\",\"device\":\"gpu-0\"}"
+
+static char *spec_of(const struct fixture *f, const char *uid)
+{
+	char path[256], why[128], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_%s.json", f->cdi_dir, uid);
+	return file_read_bounded(path, 1 << 20, &text, &len, why, sizeof(why)) == 0 ? text : NULL;
+}
+
+static void test_prepare(void **state)
+{
+	struct fixture *f = *state;
+	struct dra_prepared *p;
+	char why[512] = "";
+	f->claim_json = CLAIM("uid-1", RESULT("node-1", "npu-0") "," OTHER_DRIVER "," RESULT("node-1", "npu-3"));
+	int r = dra_driver_prepare(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why));
+	if (r < 0)
+		fail_msg("prepare: %s", why);
+	assert_int_equal(f->reads, 1);
+	assert_int_equal(p->n_devices, 2); /* the other driver's result is not ours */
+	assert_string_equal(p->devices[0].device, "npu-0");
+	assert_string_equal(p->devices[1].device, "npu-3");
+	assert_string_equal(p->devices[1].pool, "node-1");
+	assert_string_equal(p->devices[1].request, "npu");
+	free(p);
+
+	char id[DRA_CDI_ID_MAX];
+	assert_int_equal(dra_driver_cdi_id(f->driver, "uid-1", id, sizeof(id)), 0);
+	assert_string_equal(id, "npu.ascend.com/claim=uid-1");
+	char *spec = spec_of(f, "uid-1");
+	assert_non_null(spec);
+	assert_non_null(strstr(spec, "\"kind\": \"npu.ascend.com/claim\""));
+	assert_non_null(strstr(spec, "\"name\": \"uid-1\""));
+	assert_non_null(strstr(spec, "\"path\": \"/dev/davinci0\""));
+	assert_non_null(strstr(spec, "\"path\": \"/dev/davinci3\""));
+	assert_null(strstr(spec, "davinci1\""));
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=0,3\""));
+	free(spec);
+
+	/* Again: the same answer from the record, the claim not read. */
+	f->claim_json = NULL;
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(f->reads, 1);
+	assert_int_equal(p->n_devices, 2);
+	free(p);
+
+	/* A restart: the record is read back; a lost spec is written again. */
+	dra_driver_free(f->driver);
+	char path[256], set_aside[256];
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_uid-1.json", f->cdi_dir);
+	assert_int_equal(unlink(path), 0);
+	start_driver(f, set_aside, sizeof(set_aside));
+	assert_string_equal(set_aside, "");
+	assert_int_equal(dra_driver_prepared_count(f->driver), 1);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(f->reads, 1);
+	assert_string_equal(p->devices[0].device, "npu-0");
+	free(p);
+	spec = spec_of(f, "uid-1");
+	assert_non_null(spec);
+	free(spec);
+
+	/* Unprepare: spec and record gone; again, and for a stranger: fine. */
+	assert_int_equal(dra_driver_unprepare(f->driver, "uid-1", why, sizeof(why)), 0);
+	assert_null(spec_of(f, "uid-1"));
+	assert_int_equal(dra_driver_prepared_count(f->driver), 0);
+	assert_int_equal(dra_driver_unprepare(f->driver, "uid-1", why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_unprepare(f->driver, "never-seen", why, sizeof(why)), 0);
+	dra_driver_free(f->driver);
+	start_driver(f, NULL, 0);
+	assert_int_equal(dra_driver_prepared_count(f->driver), 0);
+}
+
+static void expect_failure(struct fixture *f, const char *uid, const char *json, const char *reason)
+{
+	struct dra_prepared *p = NULL;
+	char why[512] = "";
+	f->claim_json = json;
+	assert_true(dra_driver_prepare(f->driver, "ns", uid, "c", &p, why, sizeof(why)) < 0);
+	assert_null(p);
+	if (!strstr(why, reason))
+		fail_msg("'%s' does not say '%s'", why, reason);
+	assert_null(spec_of(f, uid));
+}
+
+static void test_refused(void **state)
+{
+	struct fixture *f = *state;
+	expect_failure(f, "u2", CLAIM("u2", RESULT("node-2", "npu-0")),
+		       "device npu-0 is in pool node-2, not this node's (node-1)");
+	expect_failure(f, "u2", CLAIM("u2", RESULT("node-1", "npu-9")), "device npu-9 is not on this node");
+	expect_failure(f, "u2", CLAIM("u2", RESULT("node-1", "npu-1") "," RESULT("node-1", "npu-2")),
+		       "device npu-2 is Unhealthy: DCMI health 3");
+	expect_failure(f, "u2", CLAIM("u-old", RESULT("node-1", "npu-0")), "has uid u-old, not u2");
+	expect_failure(f, "u2", "{\"metadata\":{\"uid\":\"u2\"}}", "ResourceClaim ns/c is not allocated");
+	expect_failure(f, "u2", CLAIM("u2", OTHER_DRIVER), "has no device of driver npu.ascend.com");
+	expect_failure(f, "u2", "{", "ResourceClaim ns/c: not JSON");
+	expect_failure(f, "u2", NULL, "cannot read ResourceClaim ns/c: resourceclaims \"c\" not found in ns");
+	expect_failure(f, "../x", CLAIM("../x", RESULT("node-1", "npu-0")), "is not a uid");
+	expect_failure(f, "-x", CLAIM("-x", RESULT("node-1", "npu-0")), "is not a uid");
+	assert_int_equal(dra_driver_prepared_count(f->driver), 0);
+
+	/* A chip prepared for one claim is not prepared for another. */
+	struct dra_prepared *p;
+	char why[512];
+	f->claim_json = CLAIM("u3", RESULT("node-1", "npu-1"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "u3", "c", &p, why, sizeof(why)), 0);
+	free(p);
+	expect_failure(f, "u4", CLAIM("u4", RESULT("node-1", "npu-1")), "device npu-1 is prepared for claim ns/c (uid u3)");
+	/* A prepared claim whose chip turned Unhealthy is still answered: its pod runs on it. */
+	f->snap->devices[1].healthy = false;
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "u3", "c", &p, why, sizeof(why)), 0);
+	free(p);
+}
+
+static void test_sweep(void **state)
+{
+	struct fixture *f = *state;
+	struct dra_prepared *p;
+	char why[512], path[256];
+	f->claim_json = CLAIM("kept", RESULT("node-1", "npu-0"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "kept", "c", &p, why, sizeof(why)), 0);
+	free(p);
+	/* A spec of a claim the checkpoint does not hold, and files that are not ours. */
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_orphan.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{}", 2, 0644, 0), 0);
+	snprintf(path, sizeof(path), "%s/ascend.com-npu.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{}", 2, 0644, 0), 0);
+	snprintf(path, sizeof(path), "%s/other.example.com-claim_orphan.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{}", 2, 0644, 0), 0);
+	assert_int_equal(dra_driver_sweep(f->driver), 1);
+	assert_null(spec_of(f, "orphan"));
+	char *spec = spec_of(f, "kept");
+	assert_non_null(spec);
+	free(spec);
+	assert_true(path_exists(path));
+	assert_int_equal(dra_driver_sweep(f->driver), 0);
+}
+
+static void test_corrupt_checkpoint(void **state)
+{
+	struct fixture *f = *state;
+	dra_driver_free(f->driver);
+	char path[256], bad[272], set_aside[512];
+	snprintf(path, sizeof(path), "%s/" DRA_CHECKPOINT_FILE, f->plugin_dir);
+	assert_int_equal(file_write_atomic(path, "{\"version\":1,\"cla", 17, 0600, 0), 0);
+	start_driver(f, set_aside, sizeof(set_aside));
+	assert_non_null(strstr(set_aside, "moved to .bad, starting with no prepared claims"));
+	snprintf(bad, sizeof(bad), "%s.bad", path);
+	assert_true(path_exists(bad));
+	assert_false(path_exists(path));
+	assert_int_equal(dra_driver_prepared_count(f->driver), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
