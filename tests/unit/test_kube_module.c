@@ -83,15 +83,21 @@ static void test_module(void **state)
 	assert_int_equal(api->size, sizeof(*api));
 	assert_string_equal(api->build_version, ASCEND_VERSION);
 
-	/* One symbol: none of its src/, json-c or libyaml copies shows. */
+	/* One symbol: none of its src/, json-c or libyaml copies shows. A
+	 * handle's lookup also searches the libraries the module needs (the
+	 * sanitizer builds link json-c and libyaml as such), so what counts is
+	 * whether the definition found is the module's. */
 	void *handle = dlopen(KUBE_MODULE_LIB, RTLD_NOW | RTLD_NOLOAD);
 	assert_non_null(handle);
 	assert_non_null(dlsym(handle, KUBE_MODULE_SYMBOL));
 	static const char *const hidden[] = { "kube_client_new", "kube_publisher_start", "json_tokener_parse",
 					      "yaml_parser_initialize", "npu_snapshot_unref", "file_read_bounded" };
-	for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
-		if (dlsym(handle, hidden[i]))
+	for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+		void *sym = dlsym(handle, hidden[i]);
+		Dl_info info;
+		if (sym && dladdr(sym, &info) && info.dli_fname && strstr(info.dli_fname, KUBE_MODULE_FILE))
 			fail_msg("the module exports %s", hidden[i]);
+	}
 	dlclose(handle);
 
 	/* Its own code answers: not in a pod, and a kubeconfig with an exec user. */
