@@ -67,6 +67,26 @@ static void test_refused(void **state)
 	assert_int_equal(kube_module_load(FAKE_DCMI_LIB, &api, why, sizeof(why)), -ELIBBAD);
 	assert_non_null(strstr(why, "has no symbol ascend_kube_module_v1"));
 	assert_null(api);
+
+	/* A table of another build, each way it can differ. */
+	static const struct {
+		const char *bad, *cause;
+	} tables[] = {
+		{ "none", "ascend_kube_module_v1() returned no table" },
+		{ "version", "table version 2, this daemon reads version 1" },
+		{ "size", "bytes, this daemon reads" },
+		{ "layout", "built with another snapshot struct than this daemon" },
+		{ "build", "of version 0.0.1, this daemon is " ASCEND_VERSION },
+		{ "", "the table has no config_in_cluster function" },
+	};
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		setenv("KUBE_MODULE_BAD", tables[i].bad, 1);
+		assert_int_equal(kube_module_load(KUBE_MODULE_BAD_LIB, &api, why, sizeof(why)), -ELIBBAD);
+		if (!strstr(why, tables[i].cause) || !strstr(why, KUBE_MODULE_BAD_LIB))
+			fail_msg("%s: %s", tables[i].bad, why);
+		assert_null(api);
+	}
+	unsetenv("KUBE_MODULE_BAD");
 }
 
 static void test_module(void **state)
