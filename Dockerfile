@@ -25,17 +25,20 @@ WORKDIR /src
 COPY scripts/deps.sh scripts/deps.sh
 RUN scripts/deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-# Only the daemon and ascend-doctor (the troubleshooting tool shipped beside
-# it); tests, fuzzers and the other tools are not built.
+# Only the daemon, ascend-doctor (the troubleshooting tool shipped beside it)
+# and the API-server module the DRA front end loads; tests, fuzzers and the
+# other tools are not built.
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF -DSTATIC_GRPC=ON \
-    && cmake --build /build --target ascend-device-plugin ascend-doctor -j "$(nproc)" \
+    && cmake --build /build --target ascend-device-plugin ascend-doctor ascend-kube -j "$(nproc)" \
     && scripts/image.sh rootfs /build/src/ascend-device-plugin /rootfs
 
 # ---- runtime -----------------------------------------------------------------
 # Empty: the plugin needs glibc only (gRPC, abseil, protobuf-c and libstdc++
 # are linked statically). /rootfs also holds libstdc++, libgcc_s and glibc's
 # libpthread/libdl/librt, for the node's libdcmi.so, a C++ library the plugin
-# dlopens from the host's driver (scripts/image-libs.txt says why).
+# dlopens from the host's driver, and libcurl with its libraries, for the
+# API-server module the DRA front end dlopens (scripts/image-libs.txt says
+# why).
 FROM scratch
 ARG VERSION=0.1.0
 ARG REVISION=unknown

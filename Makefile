@@ -39,15 +39,16 @@ build-native: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The plugin, ascend-doctor (it goes into the image), the DCMI simulator and
-# kubelet-sim for arm64, with Debian's cross compilers and multiarch -dev
-# packages (release, static gRPC, as the native build). The test programs are
+# The plugin, ascend-doctor and the API-server module (they go into the
+# image), the DCMI simulator and kubelet-sim for arm64, with Debian's cross
+# compilers and multiarch -dev packages (release, static gRPC, as the native
+# build). The test programs are
 # not built: test-arm64 runs the plugin under qemu instead.
 build-arm64:
 	@scripts/deps.sh arm64
 	@cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/aarch64-linux-gnu.cmake \
 	 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF $(CMAKE_ARGS) >/dev/null
-	@cmake --build $(ARM64_BUILD) -j $(JOBS) --target ascend-device-plugin ascend-doctor fake_dcmi kubelet-sim
+	@cmake --build $(ARM64_BUILD) -j $(JOBS) --target ascend-device-plugin ascend-doctor ascend-kube fake_dcmi kubelet-sim
 
 asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWERROR=ON -DSANITIZE=ON $(CMAKE_ARGS) >/dev/null

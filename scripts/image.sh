@@ -18,8 +18,9 @@
 #       Only the image's file set, into DIR: the stripped plugin and
 #       ascend-doctor (the troubleshooting tool, from the same build tree:
 #       <tree>/tools/ascend-doctor/ascend-doctor beside <tree>/src/BINARY) at
-#       /usr/local/bin, their dynamic loader and the libraries of
-#       scripts/image-libs.txt. The Dockerfile uses this too, so that both
+#       /usr/local/bin, the API-server module that the DRA front end loads
+#       (<tree>/src/libascend-kube.so) at /usr/local/lib/ascend-k8s, their
+#       dynamic loader and the libraries of scripts/image-libs.txt. The Dockerfile uses this too, so that both
 #       images hold the same files.
 #
 # The build is reproducible: every timestamp (file mtimes, layer, config and
@@ -33,6 +34,10 @@ name=ascend-device-plugin
 entrypoint=/usr/local/bin/$name
 doctor=ascend-doctor
 libs_list=$root/scripts/image-libs.txt
+module=libascend-kube.so
+# Where the daemon looks for it: lib/ascend-k8s/ beside its bin/
+# (src/daemon/kube_module.h).
+module_dir=/usr/local/lib/ascend-k8s
 
 die() {
 	echo "image.sh: $*" >&2
@@ -70,22 +75,29 @@ doctor_of() {
 }
 
 cmd_rootfs() { # BINARY DIR
-	local bin=$1 dir=$2 arch triplet interp strip_prog so src doc
+	local bin=$1 dir=$2 arch triplet interp strip_prog so src doc mod
 	[ -f "$bin" ] || die "$bin: no such file (run make build first)"
 	doc=$(doctor_of "$bin")
 	[ -f "$doc" ] || die "$doc: no such file (build the ascend-doctor target of the plugin's tree)"
+	mod=$(dirname "$bin")/$module
+	[ -f "$mod" ] || die "$mod: no such file (build the ascend-kube target of the plugin's tree)"
 	read -r arch triplet < <(arch_of "$bin")
 	[ "$(arch_of "$doc")" = "$arch $triplet" ] || die "$doc is not built for $arch"
+	[ "$(arch_of "$mod")" = "$arch $triplet" ] || die "$mod is not built for $arch"
 	interp=$(LC_ALL=C readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
 	[ -n "$interp" ] || die "$bin: no program interpreter (a static binary?)"
 	mapfile -t libs < <(grep -v '^#' "$libs_list" | grep -v '^$')
 
-	# Every library the plugin or a shipped library needs must be shipped.
+	# Every library the plugin, ascend-doctor, the module or a shipped
+	# library needs must be shipped.
 	# A sanitizer build fails here (libasan is not in the list): the image
 	# takes the release binary only.
 	local shipped=" ${libs[*]} ${interp##*/} " missing=()
 	for so in $(needed "$bin") $(needed "$doc"); do
 		[[ $shipped == *" $so "* ]] || missing+=("$so (needed by $bin or $doc)")
+	done
+	for so in $(needed "$mod"); do
+		[[ $shipped == *" $so "* ]] || missing+=("$so (needed by $mod)")
 	done
 	for so in "${libs[@]}"; do
 		src=$(find_lib "$triplet" "$so")
@@ -97,10 +109,12 @@ cmd_rootfs() { # BINARY DIR
 
 	strip_prog="strip"
 	command -v "$triplet-strip" >/dev/null && strip_prog=$triplet-strip
-	mkdir -p "$dir${entrypoint%/*}" "$dir${interp%/*}" "$dir/lib/$triplet"
+	mkdir -p "$dir${entrypoint%/*}" "$dir${interp%/*}" "$dir/lib/$triplet" "$dir$module_dir"
 	"$strip_prog" -o "$dir$entrypoint" "$bin"
 	"$strip_prog" -o "$dir${entrypoint%/*}/$doctor" "$doc"
 	chmod 0755 "$dir$entrypoint" "$dir${entrypoint%/*}/$doctor"
+	"$strip_prog" -o "$dir$module_dir/$module" "$mod"
+	chmod 0644 "$dir$module_dir/$module"
 	# The loader: the path the binary names, from this machine's libc6 for
 	# that architecture.
 	if [ -e "$interp" ] && [ "$(arch_of "$(readlink -f "$interp")")" = "$arch $triplet" ]; then

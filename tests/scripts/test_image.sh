@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The container image (scripts/image.sh, `make image`): two builds give the
 # same digest and another SOURCE_DATE_EPOCH a different one; the image holds
-# exactly the stripped plugin and ascend-doctor, their loader and
-# scripts/image-libs.txt (no shell); labels, entrypoint and tag are right;
+# exactly the stripped plugin, ascend-doctor and the API-server module, their
+# loader and scripts/image-libs.txt (no shell); labels, entrypoint and tag are right;
 # the Dockerfile builds the same file set; and, where podman can run
 # containers, the loaded image runs the plugin and ascend-doctor. Skips in
 # sanitizer builds, whose binary is not the release one.
@@ -99,25 +99,32 @@ list() { (cd "$1" && find . -mindepth 1 -printf '%y %m %U:%G %p\n' | sort); }
 list "$tmp/layer" >"$tmp/files"
 interp=$(LC_ALL=C readelf -l "$plugin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
 {
-	for d in ./usr ./usr/local ./usr/local/bin "./${interp%/*}" ./lib "./lib/$triplet"; do
+	for d in ./usr ./usr/local ./usr/local/bin ./usr/local/lib ./usr/local/lib/ascend-k8s "./${interp%/*}" ./lib \
+		"./lib/$triplet"; do
 		echo "d 755 0:0 ${d//\/\//\/}"
 	done
 	echo "f 755 0:0 ./usr/local/bin/ascend-device-plugin"
 	echo "f 755 0:0 ./usr/local/bin/ascend-doctor"
+	echo "f 644 0:0 ./usr/local/lib/ascend-k8s/libascend-kube.so"
 	echo "f 755 0:0 .$interp"
 	grep -v '^#' "$root/scripts/image-libs.txt" | grep -v '^$' | sed "s|^|f 644 0:0 ./lib/$triplet/|"
 } | sort -u >"$tmp/want"
-check "file list: the plugin, ascend-doctor, their loader and scripts/image-libs.txt" diff -u "$tmp/want" "$tmp/files"
+check "file list: the plugin, ascend-doctor, the module, their loader and scripts/image-libs.txt" \
+	diff -u "$tmp/want" "$tmp/files"
 no_shell() { ! grep -E '/(sh|bash|busybox|apt|apt-get|dpkg)$|/etc/' "$tmp/files"; }
 check "no shell, no package manager" no_shell
 strip -o "$tmp/stripped" "$plugin"
 check "the plugin is the stripped release binary" cmp "$tmp/stripped" "$tmp/layer/usr/local/bin/ascend-device-plugin"
 strip -o "$tmp/stripped-doctor" "$doctor"
 check "ascend-doctor is the stripped release binary" cmp "$tmp/stripped-doctor" "$tmp/layer/usr/local/bin/ascend-doctor"
+strip -o "$tmp/stripped-module" "$(dirname "$plugin")/libascend-kube.so"
+check "the module is the stripped release module" cmp "$tmp/stripped-module" \
+	"$tmp/layer/usr/local/lib/ascend-k8s/libascend-kube.so"
 check "libraries are this machine's" cmp "/lib/$triplet/libstdc++.so.6" "$tmp/layer/lib/$triplet/libstdc++.so.6"
 size=$(du -sb "$tmp/layer" | cut -f1)
 echo "# unpacked size: $size bytes"
-check "under 20 MiB unpacked" test "$size" -lt $((20 * 1024 * 1024))
+# libcurl and its libraries (for the module) are about 16 MiB of it.
+check "under 36 MiB unpacked" test "$size" -lt $((36 * 1024 * 1024))
 mtimes=$(find "$tmp/layer" -mindepth 1 -printf '%T@\n' | cut -d. -f1 | sort -u)
 check "every mtime is the commit time" test "$mtimes" = "$epoch"
 
@@ -203,6 +210,15 @@ else
 				{ echo "exit $got"; cat "$tmp/doctor-versions"; return 1; }
 		}
 		check "ascend-doctor versions in a container" doctor_versions
+		# The module's libraries all resolve in the image: its dynamic
+		# loader lists them (nothing "not found").
+		module_resolves() {
+			"${podman_cmd[@]}" run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+				--entrypoint "$interp" "$id" --list /usr/local/lib/ascend-k8s/libascend-kube.so \
+				>"$tmp/module-libs" 2>&1 && grep -q libcurl "$tmp/module-libs" &&
+				! grep -q 'not found' "$tmp/module-libs" || { cat "$tmp/module-libs"; return 1; }
+		}
+		check "the module's libraries resolve in a container" module_resolves
 	else
 		skip "podman run" "containers cannot run here: $(tail -1 "$tmp/run")"
 	fi

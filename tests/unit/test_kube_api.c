@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 
 #include "base/wait.h"
+#include "daemon/kube_module.h"
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "kube/publisher.h"
@@ -896,6 +897,70 @@ static void test_publisher_unauthorized(void **state)
 	assert_int_equal(rmdir(tdir), 0);
 }
 
+/* --- the same through libascend-kube.so -------------------------------------------- */
+
+/* The daemon's way in: the module loaded by daemon/kube_module.h makes a
+ * request and publishes, with its own (hidden) copies of this code, libcurl
+ * being the one this test also links. */
+static void test_module(void **state)
+{
+	(void)state;
+	const struct kube_module_api *api = NULL;
+	char why[512];
+	if (kube_module_load(KUBE_MODULE_LIB, &api, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+	assert_int_equal(api->version, KUBE_MODULE_API_VERSION);
+	/* Its functions are its own, not this test's static ones. */
+	assert_ptr_not_equal(api->client_new, kube_client_new);
+
+	struct kube_config conf = { 0 };
+	char url[64];
+	snprintf(url, sizeof(url), "https://localhost:%u", srv.port);
+	conf.server = strdup(url);
+	conf.ca.data = read_all(FIXTURES "/ca.crt");
+	conf.ca.len = strlen(conf.ca.data);
+	struct kube_client *c = NULL;
+	if (api->client_new(&conf, 5000, &c, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+	assert_string_equal(api->client_config(c)->server, url);
+	struct kube_response resp = { 0 };
+	assert_int_equal(api->client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, 0, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	struct kube_meta meta;
+	assert_int_equal(api->parse_meta(resp.body, resp.len, &meta, why, sizeof(why)), 0);
+	assert_string_equal(meta.uid, "node-a-uid");
+	api->response_free(&resp);
+	assert_int_equal(api->client_request(c, "GET", "/api/v1/nodes/node-b", NULL, 0, 0, &resp), 0);
+	char msg[64];
+	api->status_message(resp.body, resp.len, msg, sizeof(msg));
+	assert_string_equal(msg, "not found");
+	api->response_free(&resp);
+
+	/* A snapshot of this side's making, published by the module's copy. */
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.backoff_initial_ms = 20,
+		.backoff_max_ms = 100,
+		.report = on_report,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(api->publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(4, 2);
+	assert_int_equal(api->publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].devices, 4);
+	check_store(1, 4, 2, 1);
+	api->publisher_stop(p);
+	api->client_free(c);
+
+	/* Configuration errors come back with their cause. */
+	assert_int_equal(api->config_from_kubeconfig("/nonexistent/kubeconfig", NULL, &conf, why, sizeof(why)),
+			 -ENOENT);
+	assert_non_null(strstr(why, "/nonexistent/kubeconfig"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -904,6 +969,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_module, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
