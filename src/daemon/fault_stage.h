@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/fault_reset.h"
 #include "fault/policy.h"
 #include "loop/loop.h"
 #include "npu/chip.h"
@@ -31,6 +32,7 @@ struct fault_stage {
 	struct npu_snapshot *judged;   /* the last snapshot as the policy judged it, NULL before */
 	struct loop_timer *hold_timer; /* fires when a held chip may be Healthy again */
 	struct observe *observe;       /* faults and escalations are counted here (may be NULL) */
+	struct fault_resets *resets;   /* hot resets of the chips that ask for one (may be NULL) */
 };
 
 /* Sets the stage up on loop: due (with ctx) runs when a chip the recovery
