@@ -49,7 +49,17 @@ static void on_returned_async(void *ctx)
 static void on_poll(void *ctx)
 {
 	struct fault_resets *r = ctx;
+	r->poll_at_ms = 0;
 	r->refresh(r->ctx);
+}
+
+/* Looks again within delay_ms, or sooner when a look is due sooner. */
+static void poll_in(struct fault_resets *r, int64_t now, int64_t delay_ms)
+{
+	if (r->poll_at_ms > now && r->poll_at_ms <= now + delay_ms)
+		return;
+	r->poll_at_ms = now + delay_ms;
+	loop_timer_arm(r->poll, delay_ms, 0);
 }
 
 int fault_resets_init(struct fault_resets *r, struct loop *loop, const struct fault_reset_config *config,
@@ -281,8 +291,11 @@ bool fault_resets_chip(struct fault_resets *r, const struct npu_device *chip, co
 		break;
 	}
 	/* Look again soon while something is pending: the chip's return, its
-	 * deadline, a list of holders, the next decision after a failed one. */
+	 * deadline, a list of holders, the next decision after a failed one;
+	 * later while a container holds the chip. */
 	if (fault_reset_busy(&c->state) || s.action == FAULT_RESET_WAIT_LIST || s.action == FAULT_RESET_BACK_FAULTY)
-		loop_timer_arm(r->poll, RESET_POLL_MS, 0);
+		poll_in(r, now, RESET_POLL_MS);
+	else if (s.action == FAULT_RESET_WAIT_HOLDERS)
+		poll_in(r, now, RESET_HOLDERS_POLL_MS);
 	return fault_reset_busy(&c->state);
 }

@@ -25,6 +25,9 @@
 /* How often the loop looks at a reset under way (the chip's return, its
  * deadline) and at a chip waiting for a recent list of holders. */
 #define RESET_POLL_MS 500
+/* ... and at a chip a container holds: the pods come and go more slowly,
+ * and each look asks the kubelet for a new list. */
+#define RESET_HOLDERS_POLL_MS 2000
 
 struct reset_chip {
 	uint32_t phy;
@@ -41,6 +44,7 @@ struct fault_resets {
 	size_t n_chips;
 	long calling; /* the phy id whose DCMI reset runs, -1 for none: one at a time */
 	struct loop_timer *poll;
+	int64_t poll_at_ms; /* when the poll timer fires, 0 when it is not armed */
 	struct loop_async *returned; /* the DCMI reset returned, on the worker thread */
 	void (*refresh)(void *ctx);
 	void *ctx;

@@ -655,7 +655,11 @@ int observe_holders_since(struct observe *o, const char *chip_id, int64_t since_
 		kick_pods(o);
 		return failed ? -ENODATA : -EAGAIN;
 	}
-	return observe_holders(o, chip_id, buf, size) == 0 ? 1 : 0;
+	if (observe_holders(o, chip_id, buf, size) < 0)
+		return 0;
+	/* Whoever asks will ask again: a newer list may free the chip. */
+	kick_pods(o);
+	return 1;
 }
 
 void observe_fault(struct observe *o, uint32_t code, bool escalated)

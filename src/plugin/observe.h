@@ -89,8 +89,8 @@ int observe_holders(struct observe *observe, const char *chip_id, char *buf, siz
 /* Whether a container holds chip_id by a pod resources list that began at
  * or after since_ms (now_ms()'s clock), for a decision that must not act
  * on a chip in use: 0 when none does, 1 when some do (named in buf as by
- * observe_holders), -EAGAIN when no list that recent has come yet (one is
- * asked for: call again at the next refresh), -ENODATA when pod resources
+ * observe_holders; a newer list is asked for), -EAGAIN when no list that
+ * recent has come yet (one is asked for: call again at the next refresh), -ENODATA when pod resources
  * is off or its last list failed (why in buf). */
 int observe_holders_since(struct observe *observe, const char *chip_id, int64_t since_ms, char *buf, size_t size);
 
