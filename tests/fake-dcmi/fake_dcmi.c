@@ -333,6 +333,8 @@ static void start_reset_locked(const struct fake_chip *line)
 	};
 	rec->view.health = 0;
 	rec->view.error_count = 0;
+	/* The watcher sleeps until the next return it knows of: this one is new. */
+	wake_watcher();
 	if (sim.log_events)
 		fprintf(stderr, "fake-dcmi: phy %u reset: away for %u ms, then %s\n", line->phy, line->reset_ms,
 			line->reset == FAKE_RESET_CLEAN ? "back clean"
