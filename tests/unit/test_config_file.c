@@ -539,10 +539,10 @@ static void test_fault_policy(void **state)
 	assert_int_equal(rules->n_duration, 1);
 	assert_int_equal(rules->duration[0].window_ms, 20000);
 	assert_int_equal(rules->duration[0].hold_ms, 60000);
-	config_file_free(f);
-
 	/* The hot reset: off unless enabled, Huawei's limits unless given. */
 	assert_false(fp->has_reset);
+	config_file_free(f);
+
 	assert_int_equal(parse("version: v1\nfaultPolicy:\n  reset:\n    enabled: true\n    maxResets: 2\n"
 			       "    window: 1h\n    timeout: 30s\n",
 			       &f),
