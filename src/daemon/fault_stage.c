@@ -154,8 +154,10 @@ static void hold_for_reset(struct npu_snapshot *out, size_t i)
 		if (d->fault == NPU_FAULT_NONE)
 			d->fault = NPU_FAULT_POLICY;
 		d->healthy = false;
-		(void)str_printf(d->policy_note, sizeof(d->policy_note), "being reset (%s)",
-				 j == i ? "the chip" : chip->id);
+		if (j == i)
+			(void)str_copy(d->policy_note, sizeof(d->policy_note), "the chip is being reset");
+		else
+			(void)str_printf(d->policy_note, sizeof(d->policy_note), "its chip %s is being reset", chip->id);
 	}
 }
 

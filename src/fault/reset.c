@@ -75,15 +75,12 @@ static void finish(struct fault_reset_state *state, enum fault_reset_action acti
 static void follow(struct fault_reset_state *state, const struct fault_reset_input *in, int64_t now,
 		   struct fault_reset_step *out)
 {
-	if (state->phase == FAULT_RESET_PHASE_WAITING && in->answered) {
-		if (!in->asks) {
-			finish(state, FAULT_RESET_SUCCEEDED, now, out);
-			return;
-		}
-		if (state->seen_away || now - state->called_ms >= FAULT_RESET_SETTLE_MS) {
-			finish(state, FAULT_RESET_BACK_FAULTY, now, out);
-			return;
-		}
+	/* An answer counts once the chip was seen away, or after the settle
+	 * time: before, it may be the chip that has not gone down yet. */
+	bool back = state->seen_away || now - state->called_ms >= FAULT_RESET_SETTLE_MS;
+	if (state->phase == FAULT_RESET_PHASE_WAITING && in->answered && back) {
+		finish(state, in->asks ? FAULT_RESET_BACK_FAULTY : FAULT_RESET_SUCCEEDED, now, out);
+		return;
 	}
 	if (state->phase == FAULT_RESET_PHASE_WAITING && !in->answered)
 		state->seen_away = true;

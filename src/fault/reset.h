@@ -35,9 +35,9 @@
 #define FAULT_RESET_DEFAULT_WINDOW_MS (86400LL * 1000)
 #define FAULT_RESET_DEFAULT_TIMEOUT_MS (120LL * 1000)
 #define FAULT_RESET_MAX_TIMEOUT_MS (3600LL * 1000)
-/* A chip that answers with its fault right after the call, without having
- * been seen away, may not have gone down yet: it counts as back faulty
- * only after this long. */
+/* A chip that answers right after the call, without having been seen
+ * away, may not have gone down yet: its answer counts (back clean, or back
+ * with its fault) only after this long. */
 #define FAULT_RESET_SETTLE_MS 5000
 
 struct fault_reset_config {

@@ -144,8 +144,8 @@ static void test_still_faulty_until_spent(void **state)
 	assert_int_equal(step(&in, t + cfg.window_ms).action, FAULT_RESET_NOW);
 }
 
-/* A chip answering with its fault at once, never seen away, may not have
- * gone down yet: it is back faulty only after the settle time. */
+/* A chip answering at once, never seen away, may not have gone down yet:
+ * its answer counts only after the settle time. */
 static void test_answer_right_after_the_call(void **state)
 {
 	(void)state;
@@ -154,6 +154,12 @@ static void test_answer_right_after_the_call(void **state)
 	called(true, 10, FAULT_RESET_IN_PROGRESS);
 	assert_int_equal(step(&in, 20).action, FAULT_RESET_IN_PROGRESS);
 	assert_int_equal(step(&in, FAULT_RESET_SETTLE_MS).action, FAULT_RESET_BACK_FAULTY);
+	/* Clean at once is no success yet either: the chip stays out. */
+	assert_int_equal(step(&in, 10 * FAULT_RESET_SETTLE_MS).action, FAULT_RESET_NOW);
+	called(true, 10 * FAULT_RESET_SETTLE_MS, FAULT_RESET_IN_PROGRESS);
+	assert_int_equal(step(&back_clean, 10 * FAULT_RESET_SETTLE_MS + 10).action, FAULT_RESET_IN_PROGRESS);
+	assert_true(fault_reset_busy(&chip));
+	assert_int_equal(step(&back_clean, 11 * FAULT_RESET_SETTLE_MS).action, FAULT_RESET_SUCCEEDED);
 }
 
 static void test_call_fails(void **state)
