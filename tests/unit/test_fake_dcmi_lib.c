@@ -587,6 +587,13 @@ static void test_reset(void **unused)
 	/* Chip 0's line did not change: still back clean. */
 	assert_int_equal(dcmi.dcmi_get_device_health(0, 0, &health), 0);
 	assert_int_equal(health, 0);
+
+	/* Every chip healthy again, its recovery events delivered: the next
+	 * test starts from a quiet simulator. */
+	before = events_seen();
+	write_state("chip phy=0\nchip phy=1\nchip phy=2\n");
+	assert_true(wait_event_for(before, 0));
+	assert_true(wait_event_for(before, 1));
 }
 
 static void test_fault_and_recovery_events(void **unused)
