@@ -129,12 +129,12 @@ static void start(struct fault_resets *r, struct dcmi_lib *lib, struct reset_chi
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
 	const struct log_fields f = { .device = chip->id };
+	observe_reset(r->observe, c->phy, METRICS_RESET_ATTEMPTED);
 	log_msg_fields(LOG_LEVEL_WARN, &f,
 		       "%s: resetting the chip (%s): no container holds it; reset %u of at most %u within %llds; it stays "
 		       "Unhealthy until it is back, and is separated if it is not back within %llds",
 		       chip->id, what, s->attempt, cfg->max_resets, (long long)(cfg->window_ms / 1000),
 		       (long long)(cfg->timeout_ms / 1000));
-	observe_reset(r->observe, c->phy, METRICS_RESET_ATTEMPTED);
 	int rc = dcmi_chip_reset_start(lib, &chip->chip, on_returned, r);
 	if (rc == 0) {
 		r->calling = (long)c->phy;
@@ -150,8 +150,13 @@ static void take_return(struct fault_resets *r, struct reset_chip *c, const stru
 {
 	struct fault_reset_step s;
 	c->returned = false;
-	if (fault_reset_called(&c->state, c->outcome.result == 0, now, &s) < 0 || s.action != FAULT_RESET_FAILED)
+	if (fault_reset_called(&c->state, c->outcome.result == 0, now, &s) < 0)
 		return;
+	if (s.action != FAULT_RESET_FAILED) {
+		log_debug("%s: reset %u: DCMI's reset calls returned after %lldms; waiting for the chip", chip->id,
+			  s.attempt, (long long)s.elapsed_ms);
+		return;
+	}
 	char what[96], cause[128];
 	about(what, sizeof(what), s.level, s.code);
 	if (c->outcome.result == -EIO)
@@ -159,9 +164,9 @@ static void take_return(struct fault_resets *r, struct reset_chip *c, const stru
 	else
 		(void)str_printf(cause, sizeof(cause), "it could not be started: %s", strerror(-c->outcome.result));
 	const struct log_fields f = { .device = chip->id };
+	observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
 	log_msg_fields(LOG_LEVEL_ERROR, &f, "%s: reset %u (%s) failed: %s; separated (ManuallySeparateNPU) until released",
 		       chip->id, s.attempt, what, cause);
-	observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
 	separate(state, &s, now, ret_separated);
 }
 
@@ -185,6 +190,11 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 	const struct log_fields f = { .device = chip->id };
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
+	/* Counted before the line is said: whoever reads the line may scrape. */
+	if (s->action == FAULT_RESET_SUCCEEDED)
+		observe_reset(r->observe, c->phy, METRICS_RESET_SUCCEEDED);
+	else if (s->action == FAULT_RESET_BACK_FAULTY || s->action == FAULT_RESET_TIMED_OUT)
+		observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
 	switch (s->action) {
 	case FAULT_RESET_WAIT_HOLDERS:
 		log_msg_fields(LOG_LEVEL_WARN, &f,
@@ -207,21 +217,18 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 			       "%s: reset %u done: back after %lldms without its fault (%s); Healthy again once the "
 			       "recovery hold has passed",
 			       chip->id, s->attempt, (long long)s->elapsed_ms, what);
-		observe_reset(r->observe, c->phy, METRICS_RESET_SUCCEEDED);
 		break;
 	case FAULT_RESET_BACK_FAULTY:
 		log_msg_fields(LOG_LEVEL_WARN, &f,
 			       "%s: reset %u failed: back after %lldms, still %s; reset again while resets remain, else "
 			       "separated",
 			       chip->id, s->attempt, (long long)s->elapsed_ms, what);
-		observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
 		break;
 	case FAULT_RESET_TIMED_OUT:
 		log_msg_fields(LOG_LEVEL_ERROR, &f,
 			       "%s: reset %u (%s) timed out: not back within %llds; separated (ManuallySeparateNPU) until "
 			       "released",
 			       chip->id, s->attempt, what, (long long)(cfg->timeout_ms / 1000));
-		observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
 		break;
 	case FAULT_RESET_IDLE:
 	case FAULT_RESET_WAIT_LIST:

@@ -161,6 +161,24 @@ static void hold_for_reset(struct npu_snapshot *out, size_t i)
 	}
 }
 
+/* A chip gone from DCMI's list while a reset waits for it (a chip that
+ * does not come back may leave the bus) must still time out. */
+static void follow_unlisted(struct fault_stage *st, const struct npu_snapshot *out, int64_t now_ms)
+{
+	for (size_t i = 0; st->resets && i < st->n_chips; i++) {
+		uint32_t phy = st->chips[i].phy;
+		bool listed = false;
+		for (size_t j = 0; j < out->count && !listed; j++)
+			listed = out->devices[j].kind == NPU_DEVICE_CHIP && out->devices[j].chip.phy_id == phy;
+		if (listed)
+			continue;
+		struct npu_device gone = { .kind = NPU_DEVICE_CHIP, .chip = { .phy_id = phy, .card_id = -1, .device_id = -1 } };
+		bool separated;
+		(void)str_printf(gone.id, sizeof(gone.id), "npu-%u", phy);
+		(void)fault_resets_chip(st->resets, &gone, NULL, &st->chips[i].state, now_ms, &separated);
+	}
+}
+
 int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *policy,
 		      const struct npu_snapshot *in, int64_t now_ms, struct npu_snapshot **ret_out,
 		      int64_t *ret_due_ms)
@@ -214,6 +232,7 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		if (resetting)
 			hold_for_reset(out, i);
 	}
+	follow_unlisted(st, out, now_ms);
 	for (size_t i = 0; i < out->count; i++)
 		out->healthy += out->devices[i].healthy;
 	*ret_out = out;

@@ -157,16 +157,17 @@ static void test_reset_back_faulty_until_separated(void **state)
 					WAIT_MS));
 	assert_true(resets("npu-1", "attempted") == 2);
 	assert_true(resets("npu-1", "failed") == 2);
-	assert_true(separated("npu-1") == 1);
 
 	/* The fault clears: the chip stays out. Another chip's fault is the
-	 * sentinel for the next list. */
+	 * sentinel for the next list (and the metrics of the refreshes before
+	 * it are published by then). */
 	write_chip(node, 1, NULL);
 	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 1 recovered", WAIT_MS));
 	write_chip(node, 3, "health=3");
 	assert_non_null(proc_expect_next(k, "devices ",
 					 devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-1,npu-3"), WAIT_MS));
 	assert_int_equal(proc_count_err(p, "npu-1: resetting the chip"), 2);
+	assert_true(separated("npu-1") == 1);
 	node_fini(node);
 }
 
@@ -200,6 +201,29 @@ static void test_reset_never_back(void **state)
 	node_fini(node);
 }
 
+/* A chip that leaves DCMI's list during its reset still times out, and
+ * is separated when it is listed again. */
+static void test_reset_chip_leaves_the_list(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "2s");
+	struct proc *p = node->plugin;
+
+	write_chip(node, 0, FAULT " reset=never");
+	assert_non_null(proc_expect_err(p, "npu-0: reset 1: DCMI's reset calls returned", WAIT_MS));
+	node_write_state(node, "driver 24.1.rc1\nchip phy=1\nchip phy=2\nchip phy=3\n");
+	assert_non_null(proc_expect_err(p,
+					"npu-0: reset 1 (RestartNPU, code 80E18005) timed out: not back within 2s; "
+					"separated (ManuallySeparateNPU) until released",
+					WAIT_MS));
+	/* Back in the list (a fault on another chip makes the plugin look). */
+	write_chip(node, 3, "health=3");
+	assert_non_null(proc_expect_err(p, "npu-0: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
+					WAIT_MS));
+	node_fini(node);
+}
+
 /* DCMI refuses the reset: separated at once, nothing else tried. */
 static void test_reset_call_fails(void **state)
 {
@@ -217,6 +241,12 @@ static void test_reset_call_fails(void **state)
 					WAIT_MS));
 	assert_true(resets("npu-3", "attempted") == 1);
 	assert_true(resets("npu-3", "failed") == 1);
+	/* A sentinel: once the kubelet has the next list, the separation's
+	 * refresh has published its metrics. */
+	write_chips(node, 3, FAULT " fail=reset:-8015", 1, "health=3");
+	char line[128];
+	assert_non_null(proc_expect(node->kubelet, devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-1,npu-3"),
+				    WAIT_MS));
 	assert_true(separated("npu-3") == 1);
 	node_fini(node);
 }
@@ -285,6 +315,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reset_that_works, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_reset_back_faulty_until_separated, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_reset_never_back, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_reset_chip_leaves_the_list, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_reset_call_fails, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_no_reset_while_held, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_off_by_default, node_setup, node_teardown),
