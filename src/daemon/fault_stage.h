@@ -7,8 +7,10 @@
  * inventory finds faulty for another reason (absent, its device file
  * missing, a DCMI call failing or overdue) stays Unhealthy and is not
  * judged. Each decision of the policy is logged once, with the code, the
- * level, the rule that fired and what the operator can do. Part of the top
- * level: it logs. */
+ * level, the rule that fired and what the operator can do. Each chip is
+ * also shown to the hot reset (daemon/fault_reset.h), which keeps a chip
+ * under reset Unhealthy and may separate it. Part of the top level: it
+ * logs. */
 #pragma once
 
 #include <stddef.h>
