@@ -48,21 +48,34 @@ static void write_chips(struct node *node, unsigned a, const char *attrs_a, unsi
 	node_write_chip_state(node, &(struct chip_state){ .chips = CHIPS, .attrs = all });
 }
 
-/* The config file with resets on (maxResets 2, the given timeout) and no
- * recovery hold, kubelet-sim with a pod resources server, the plugin with
- * metrics; waits until every chip is Healthy. */
-static void start(struct node *node, const char *timeout)
+/* Writes the config file: no recovery hold, resets on (maxResets 2, the
+ * given timeout) or, without a timeout, off. */
+static void write_config(struct node *node, const char *path, const char *timeout)
 {
-	char config[128], flag[160], podres[200], text[256];
-	snprintf(config, sizeof(config), "%s/config.yaml", node->root);
-	FILE *f = fopen(config, "we");
+	char text[256];
+	if (timeout)
+		snprintf(text, sizeof(text),
+			 "version: v1\nfaultPolicy:\n  recoveryHold: 0\n  reset:\n    enabled: true\n    maxResets: 2\n"
+			 "    timeout: %s\n",
+			 timeout);
+	else
+		snprintf(text, sizeof(text), "version: v1\nfaultPolicy:\n  recoveryHold: 0\n");
+	char tmp[160];
+	snprintf(tmp, sizeof(tmp), "%s/config.tmp", node->root);
+	FILE *f = fopen(tmp, "we");
 	assert_non_null(f);
-	snprintf(text, sizeof(text),
-		 "version: v1\nfaultPolicy:\n  recoveryHold: 0\n  reset:\n    enabled: true\n    maxResets: 2\n"
-		 "    timeout: %s\n",
-		 timeout);
 	fputs(text, f);
 	assert_int_equal(fclose(f), 0);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+/* The config file (write_config), kubelet-sim with a pod resources server,
+ * the plugin with metrics; waits until every chip is Healthy. */
+static void start(struct node *node, const char *timeout)
+{
+	char config[128], flag[160], podres[200];
+	snprintf(config, sizeof(config), "%s/config.yaml", node->root);
+	write_config(node, config, timeout);
 	snprintf(flag, sizeof(flag), "--config=%s", config);
 	snprintf(podres, sizeof(podres), "%s/pod-resources.sock", node->root);
 	struct proc *k = node_start_kubelet_with(node, (const char *[]){ "--pod-resources-socket", podres, NULL });
@@ -294,18 +307,30 @@ static void test_no_reset_while_held(void **state)
 	node_fini(node);
 }
 
-/* Off by default: a RestartNPU chip stays Unhealthy, nothing is reset. */
-static void test_off_by_default(void **state)
+/* Off by default: a RestartNPU chip stays Unhealthy, nothing is reset;
+ * turned on by a reload, the chip is reset. */
+static void test_off_by_default_and_reloaded(void **state)
 {
 	struct node *node = *state;
 	node_init(node, &(struct node_options){ .chips = CHIPS });
-	node_start_registered(node, (const char *[]){ "--health-interval", "1h", NULL });
+	start(node, NULL);
 	struct proc *k = node->kubelet, *p = node->plugin;
 	char line[128];
 	write_chip(node, 2, FAULT " reset=clean reset_ms=100");
 	assert_non_null(proc_expect_err(p, "npu-2: fault level RestartNPU (code table, code 80E18005)", WAIT_MS));
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-2"), WAIT_MS));
 	assert_int_equal(proc_count_err(p, "resetting"), 0);
+
+	char config[128];
+	snprintf(config, sizeof(config), "%s/config.yaml", node->root);
+	write_config(node, config, "10s");
+	assert_non_null(proc_expect_err(p,
+					"reload: chip resets enabled: at most 2 per chip within 86400s, each back within "
+					"10s or the chip is separated",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2: resetting the chip (RestartNPU, code 80E18005)", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2: reset 1 done", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
 	node_fini(node);
 }
 
@@ -318,7 +343,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reset_chip_leaves_the_list, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_reset_call_fails, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_no_reset_while_held, node_setup, node_teardown),
-		cmocka_unit_test_setup_teardown(test_off_by_default, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_off_by_default_and_reloaded, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
