@@ -52,6 +52,7 @@ struct daemon {
 	struct inventory *inventory;
 	struct fault_stage fault_stage; /* the fault policy's state per chip, and the judged snapshot */
 	struct separations separations; /* the record of separated chips, kept in step with the stage */
+	struct fault_resets resets;     /* hot resets of chips whose faults ask for one */
 	struct host_paths paths;
 	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
@@ -194,6 +195,11 @@ static void on_health_timer(void *ctx)
 static void on_hold_timer(void *ctx)
 {
 	refresh(ctx, "recovery hold");
+}
+
+static void on_reset(void *ctx)
+{
+	refresh(ctx, "chip reset");
 }
 
 static void on_fault(void *ctx)
@@ -360,6 +366,8 @@ static void daemon_fini(struct daemon *d)
 	dra_front_fini(&d->dra);
 	npu_snapshot_unref(d->no_devices);
 	inventory_free(d->inventory);
+	/* After the inventory: no reset in its library can wake it now. */
+	fault_resets_fini(&d->resets);
 	fault_stage_fini(&d->fault_stage);
 	endpoint_set_fini(&d->endpoints);
 	/* After the endpoints: their gRPC threads count Allocate calls in it. */
@@ -424,6 +432,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
 	    (r = fault_stage_init(&d->fault_stage, d->loop, on_hold_timer, d)) < 0 ||
+	    (r = fault_resets_init(&d->resets, d->loop, &d->config.fault_reset, on_reset, d)) < 0 ||
 	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0) {
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
@@ -481,6 +490,9 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			return r;
 		d->dra_on = true;
 	}
+	d->resets.inventory = d->inventory;
+	d->resets.observe = d->observe;
+	d->fault_stage.resets = &d->resets;
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
 		.kubelet_socket = s->kubelet_socket,
