@@ -76,6 +76,7 @@ struct daemon {
 	bool dra_on;
 	struct dra_front dra;
 	struct dra_kube *kube; /* the API server: claims read, ResourceSlices published */
+	bool slices_on;        /* from the first telemetry read on, the refresh offers the slices */
 	struct npu_snapshot *no_devices;
 };
 
@@ -171,10 +172,10 @@ static void refresh(struct daemon *d, const char *reason)
 		endpoint_set_publish(&d->endpoints, device_plugin_view(d, snap), d->files);
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
-	if (d->dra_on) {
+	if (d->dra_on)
 		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
+	if (d->slices_on)
 		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe);
-	}
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -414,9 +415,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	}
 	if ((r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
 		return r;
-	if ((s->strategies & ALLOCATE_STRATEGY_CDI) &&
-	    ((r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0 ||
-	     (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0)) {
+	/* The DRA front end writes a CDI spec per claim there. */
+	bool cdi = (s->strategies & ALLOCATE_STRATEGY_CDI) || c->front_end == CONFIG_FRONT_END_DRA;
+	if (cdi && (r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0)
+		return r;
+	if ((s->strategies & ALLOCATE_STRATEGY_CDI) && (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0) {
 		if (r == -ENAMETOOLONG)
 			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
 		return r;
@@ -541,10 +544,12 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 			goto out;
 	}
 	observe_start(d.observe, d.inventory);
-	/* The first telemetry read is in: the slices get the chips' HBM now
-	 * rather than a health interval later. */
-	if (d.dra_on)
+	/* Only now, with the first telemetry read in: the first slices have
+	 * the chips' HBM, rather than a generation without it. */
+	if (d.dra_on) {
+		d.slices_on = true;
 		dra_kube_offer(d.kube, d.fault_stage.judged, inventory_status(d.inventory)->driver_version, d.observe);
+	}
 
 	r = loop_run(d.loop);
 	if (r < 0)
