@@ -21,6 +21,7 @@
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
 #include "daemon/dra_front.h"
+#include "daemon/dra_kube.h"
 #include "daemon/endpoints.h"
 #include "daemon/fault_inbox.h"
 #include "daemon/fault_stage.h"
@@ -75,6 +76,8 @@ struct daemon {
 	 * by one front end at a time). */
 	bool dra_on;
 	struct dra_front dra;
+	struct dra_kube *kube; /* the API server: claims read, ResourceSlices published */
+	bool slices_on;        /* from the first telemetry read on, the refresh offers the slices */
 	struct npu_snapshot *no_devices;
 };
 
@@ -172,6 +175,8 @@ static void refresh(struct daemon *d, const char *reason)
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
 	if (d->dra_on)
 		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
+	if (d->slices_on)
+		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -363,6 +368,8 @@ int daemon_block_signals(void)
 static void daemon_fini(struct daemon *d)
 {
 	cdi_keeper_stop(&d->cdi);
+	if (d->kube)
+		dra_kube_stop(d->kube);
 	dra_front_fini(&d->dra);
 	npu_snapshot_unref(d->no_devices);
 	inventory_free(d->inventory);
@@ -386,8 +393,8 @@ static void daemon_fini(struct daemon *d)
 
 /* Builds everything the daemon needs before it serves; on failure why says
  * what could not be had and why, and daemon_fini undoes the part built. */
-static int daemon_init(struct daemon *d, const struct config *config, const struct serving *serving, char *why,
-		       size_t why_size)
+static int daemon_init(struct daemon *d, const struct config *config, const struct serving *serving,
+		       struct dra_kube *kube, char *why, size_t why_size)
 {
 	sigset_t set;
 	int r;
@@ -416,9 +423,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	}
 	if ((r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
 		return r;
-	if ((s->strategies & ALLOCATE_STRATEGY_CDI) &&
-	    ((r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0 ||
-	     (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0)) {
+	/* The DRA front end writes a CDI spec per claim there. */
+	bool cdi = (s->strategies & ALLOCATE_STRATEGY_CDI) || c->front_end == CONFIG_FRONT_END_DRA;
+	if (cdi && (r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0)
+		return r;
+	if ((s->strategies & ALLOCATE_STRATEGY_CDI) && (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0) {
 		if (r == -ENAMETOOLONG)
 			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
 		return r;
@@ -483,11 +492,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			snprintf(why, why_size, "out of memory");
 			return -ENOMEM;
 		}
-		/* The API-server client comes with the ResourceSlice publisher:
-		 * until it is wired here, every prepare says there is none. */
-		if ((r = dra_front_init(&d->dra, c, (struct dra_claim_reader){ 0 }, &d->paths, d->loop, d->observe,
-					  why, why_size)) < 0)
+		if ((r = dra_front_init(&d->dra, c, dra_kube_reader(kube), &d->paths, d->loop, d->observe, why,
+					  why_size)) < 0)
 			return r;
+		dra_kube_set_node(kube, d->dra.node_name, c->dra_driver_name);
+		d->kube = kube;
 		d->dra_on = true;
 	}
 	d->resets.inventory = d->inventory;
@@ -515,8 +524,8 @@ static void on_grpc_log(gpr_log_func_args *args)
 	log_debug("grpc: %s:%d: %s", args->file, args->line, args->message);
 }
 
-int daemon_run(const struct config *config, const struct serving *serving, daemon_reload_fn reload,
-	       void *reload_ctx)
+int daemon_run(const struct config *config, const struct serving *serving, struct dra_kube *kube,
+	       daemon_reload_fn reload, void *reload_ctx)
 {
 	static struct daemon d; /* large (two copies of the resources); one daemon per process */
 	char why[CONFIG_PATH_MAX + 512] = "";
@@ -526,7 +535,7 @@ int daemon_run(const struct config *config, const struct serving *serving, daemo
 	 * loaded node delayed the exit after SIGTERM by as much. The kernel
 	 * reclaims everything at exit anyway. */
 	grpc_init();
-	int r = daemon_init(&d, config, serving, why, sizeof(why));
+	int r = daemon_init(&d, config, serving, kube, why, sizeof(why));
 	const struct config *c = &d.config;
 	d.reload = reload;
 	d.reload_ctx = reload_ctx;
@@ -547,6 +556,12 @@ int daemon_run(const struct config *config, const struct serving *serving, daemo
 			goto out;
 	}
 	observe_start(d.observe, d.inventory);
+	/* Only now, with the first telemetry read in: the first slices have
+	 * the chips' HBM, rather than a generation without it. */
+	if (d.dra_on) {
+		d.slices_on = true;
+		dra_kube_offer(d.kube, d.fault_stage.judged, inventory_status(d.inventory)->driver_version, d.observe);
+	}
 
 	r = loop_run(d.loop);
 	if (r < 0)
