@@ -393,6 +393,12 @@ static void daemon_fini(struct daemon *d)
 
 /* Builds everything the daemon needs before it serves; on failure why says
  * what could not be had and why, and daemon_fini undoes the part built. */
+/* A kubelet that registers the driver may have wiped the node's slices. */
+static void on_dra_registered(void *ctx)
+{
+	dra_kube_recheck(ctx);
+}
+
 static int daemon_init(struct daemon *d, const struct config *config, const struct serving *serving,
 		       struct dra_kube *kube, char *why, size_t why_size)
 {
@@ -496,6 +502,8 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 					  why_size)) < 0)
 			return r;
 		dra_kube_set_node(kube, d->dra.node_name, c->dra_driver_name);
+		d->dra.registered = on_dra_registered;
+		d->dra.registered_ctx = kube;
 		d->kube = kube;
 		d->dra_on = true;
 	}

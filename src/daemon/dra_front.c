@@ -211,9 +211,11 @@ static void report_registration(struct dra_front *f)
 	if (st.notifications == f->notifications_seen)
 		return;
 	f->notifications_seen = st.notifications;
-	if (st.registered)
+	if (st.registered) {
 		log_info("the kubelet registered DRA driver %s", f->registration.driver_name);
-	else
+		if (f->registered)
+			f->registered(f->registered_ctx);
+	} else
 		log_error("the kubelet refused DRA driver %s: %s", f->registration.driver_name, st.error);
 }
 

@@ -47,6 +47,9 @@ struct dra_front {
 	struct gs_server *dra_server, *reg_server;
 	int inotify_fd; /* on the directories of the sockets' paths; -1 before start */
 	struct loop_async *notified; /* a NotifyRegistrationStatus came */
+	/* Called on the loop when the kubelet registered the driver (may be NULL). */
+	void (*registered)(void *ctx);
+	void *registered_ctx;
 	/* What was logged last, so each change is said once. */
 	uint64_t notifications_seen;
 	int serve_error;

@@ -168,6 +168,14 @@ void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *d
 	free(hbm);
 }
 
+void dra_kube_recheck(struct dra_kube *k)
+{
+	/* Before the first offer there is no publisher yet; its first round
+	 * lists the slices anyway. */
+	if (k->api && k->publisher)
+		k->api->publisher_recheck(k->publisher, DRA_KUBE_RECHECK_MS);
+}
+
 void dra_kube_stop(struct dra_kube *k)
 {
 	if (k->api && k->publisher)

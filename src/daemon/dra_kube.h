@@ -50,6 +50,10 @@ void dra_kube_close(struct dra_kube *kube);
  * of DRA_KUBE_CLAIM_TIMEOUT_MS. */
 struct dra_claim_reader dra_kube_reader(struct dra_kube *kube);
 
+/* Longer than the kubelet's own delay before it deletes the slices of a
+ * driver that went away (30 s in 1.37's DRA plugin manager). */
+#define DRA_KUBE_RECHECK_MS 40000
+
 /* Names what the publisher publishes; both strings must outlive it. */
 void dra_kube_set_node(struct dra_kube *kube, const char *node_name, const char *driver);
 
@@ -58,6 +62,12 @@ void dra_kube_set_node(struct dra_kube *kube, const char *node_name, const char 
  * the driver's version is known). Never waits on the server. Loop thread. */
 void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const char *driver_version,
 		    const struct observe *observe);
+
+/* The kubelet registered the driver: it may have deleted the node's
+ * slices when it started (or 30 s after the driver went away), and may do
+ * so shortly after, so the publisher checks them for a while
+ * (DRA_KUBE_RECHECK_MS). Loop thread. */
+void dra_kube_recheck(struct dra_kube *kube);
 
 /* Stops the publisher (the slices stay). Accepts a kube never started. */
 void dra_kube_stop(struct dra_kube *kube);

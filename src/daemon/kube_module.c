@@ -97,6 +97,7 @@ static int check_table(const char *path, const struct kube_module_api *api, char
 	KUBE_REQUIRE_FN(publisher_start)
 	KUBE_REQUIRE_FN(publisher_offer)
 	KUBE_REQUIRE_FN(publisher_stop)
+	KUBE_REQUIRE_FN(publisher_recheck)
 #undef KUBE_REQUIRE_FN
 	return 0;
 }

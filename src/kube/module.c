@@ -20,6 +20,7 @@ static const struct kube_module_api api = {
 	.publisher_start = kube_publisher_start,
 	.publisher_offer = kube_publisher_offer,
 	.publisher_stop = kube_publisher_stop,
+	.publisher_recheck = kube_publisher_recheck,
 };
 
 /* The one symbol the module exports (src/kube/module.map hides the rest). */

@@ -81,6 +81,7 @@ struct kube_module_api {
 	int (*publisher_offer)(struct kube_publisher *publisher, struct npu_snapshot *snapshot,
 			       const uint64_t *hbm_bytes);
 	void (*publisher_stop)(struct kube_publisher *publisher);
+	void (*publisher_recheck)(struct kube_publisher *publisher, int for_ms);
 };
 
 /* The module's one exported function. */

@@ -18,6 +18,8 @@
 #define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
 /* Conflicting writes of one slice before the round gives up (and backs off). */
 #define CONFLICT_RETRIES 3
+/* How often the slices are listed after a recheck, for its duration. */
+#define RECHECK_MS 2000
 
 struct kube_publisher {
 	struct kube_client *client;
@@ -33,6 +35,8 @@ struct kube_publisher {
 	struct npu_snapshot *snapshot; /* the latest offered, NULL before the first */
 	uint64_t *hbm;                 /* per device of snapshot, NULL: unknown */
 	bool offered;                  /* a snapshot arrived since the thread took one */
+	bool recheck;                  /* list the slices at once (kube_publisher_recheck) */
+	int64_t recheck_until;         /* and every RECHECK_MS until then */
 
 	/* The thread's own. */
 	char node_uid[KUBE_META_UID_MAX];
@@ -368,6 +372,10 @@ static void *run(void *arg)
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
 		int64_t now = now_ms();
+		if (p->recheck) {
+			p->recheck = false;
+			resync_at = now;
+		}
 		bool work = p->snapshot && (p->offered || due || now >= resync_at) && now >= retry_at;
 		if (!work) {
 			int64_t until = -1;
@@ -450,6 +458,8 @@ static void *run(void *arg)
 		} else {
 			if (r == 0 || due)
 				resync_at = now + p->resync_ms;
+			if (now < p->recheck_until && resync_at > now + RECHECK_MS)
+				resync_at = now + RECHECK_MS;
 			due = false;
 			retry_at = 0;
 			backoff = p->backoff_initial_ms;
@@ -540,6 +550,15 @@ int kube_publisher_offer(struct kube_publisher *p, struct npu_snapshot *snapshot
 	npu_snapshot_unref(old);
 	free(old_hbm);
 	return 0;
+}
+
+void kube_publisher_recheck(struct kube_publisher *p, int for_ms)
+{
+	pthread_mutex_lock(&p->lock);
+	p->recheck = true;
+	p->recheck_until = now_ms() + for_ms;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 }
 
 void kube_publisher_stop(struct kube_publisher *p)

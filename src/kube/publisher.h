@@ -73,6 +73,13 @@ int kube_publisher_start(const struct kube_publisher_options *options, struct ku
  * the server. -ENOMEM leaves the previous snapshot in place. */
 int kube_publisher_offer(struct kube_publisher *publisher, struct npu_snapshot *snapshot, const uint64_t *hbm_bytes);
 
+/* Says that someone else may have deleted this node's slices: the kubelet
+ * deletes every slice of its node when it starts, and a driver's slices
+ * 30 s after the driver went away, in the background, so a wipe can land
+ * just after the driver registered again. The publisher lists the slices
+ * at once, and again every few seconds during the next for_ms, writing
+ * back what is missing. Never blocks on the server. */
+void kube_publisher_recheck(struct kube_publisher *publisher, int for_ms);
 /* Stops the thread and frees the publisher; a round in progress ends after
  * its current request (which takes at most the client's timeout). NULL is
  * fine. */

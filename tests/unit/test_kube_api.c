@@ -865,6 +865,51 @@ static void test_publisher(void **state)
 	kube_client_free(c);
 }
 
+/* The kubelet wipes a node's slices when it starts, in the background, so
+ * the wipe can come just after the driver registered again: a recheck
+ * lists the slices at once, and again during its window, and writes back
+ * what is gone, with no new snapshot and no resync due. */
+static void test_publisher_recheck(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.resync_ms = 3600000, /* never within the test */
+		.report = on_report,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(8, -1);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
+	check_store(1, 8, -1, 1);
+
+	/* The kubelet wipes, then registers the driver: put back at once. */
+	pthread_mutex_lock(&srv.lock);
+	free(srv.slices[0].json);
+	srv.n_slices = 0;
+	pthread_mutex_unlock(&srv.lock);
+	kube_publisher_recheck(p, 20000);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 2);
+	check_store(1, 8, -1, 2);
+
+	/* A wipe that lands after the registration, within the window. */
+	pthread_mutex_lock(&srv.lock);
+	free(srv.slices[0].json);
+	srv.n_slices = 0;
+	pthread_mutex_unlock(&srv.lock);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 3);
+	check_store(1, 8, -1, 3);
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
 /* A token the server refuses: one report of the 401, and the publication
  * once the kubelet has written a token it takes. */
 static void test_publisher_unauthorized(void **state)
@@ -1057,6 +1102,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_recheck, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_reader, setup, teardown),
