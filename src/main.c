@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "daemon/dra_kube.h"
 #include "daemon/serving.h"
 #include "plugin/probe.h"
 
@@ -78,6 +79,18 @@ int main(int argc, char **argv)
 		break;
 	}
 
+	/* The DRA front end's API-server side, before anything is served: a
+	 * module the image ships that will not load is a broken image (1), a
+	 * kubeconfig that says something wrong is bad configuration (2). */
+	static struct dra_kube kube;
+	if (config.front_end == CONFIG_FRONT_END_DRA) {
+		enum dra_kube_failure failure;
+		if (dra_kube_open(&config, &kube, &failure, why, sizeof(why)) < 0) {
+			fprintf(stderr, "ascend-device-plugin: %s\n", why);
+			return failure == DRA_KUBE_CONFIG ? 2 : 1;
+		}
+	}
+
 	log_set_level(config.log_level);
 	log_set_format(config.log_format);
 	/* From here on a stderr nobody reads cannot stall the daemon. */
@@ -86,12 +99,14 @@ int main(int argc, char **argv)
 		log_warn("logging directly, a blocked stderr would block the daemon: %s", strerror(-r));
 	if (crash_guard_install("ascend-device-plugin") < 0) {
 		log_error("cannot install the crash handler");
+		dra_kube_close(&kube);
 		log_stop(LOG_STOP_TIMEOUT_MS);
 		return 1;
 	}
 	/* The daemon logs why it could not start. */
 	struct args args = { argc, argv };
-	r = daemon_run(&config, &serving, reparse, &args);
+	r = daemon_run(&config, &serving, config.front_end == CONFIG_FRONT_END_DRA ? &kube : NULL, reparse, &args);
+	dra_kube_close(&kube);
 	/* Flush, but never hang on exit because of a blocked stderr. */
 	log_stop(LOG_STOP_TIMEOUT_MS);
 	return r < 0 ? 1 : 0;

@@ -304,6 +304,15 @@ static int apply_node_name(struct config *c, const char *v, char *why, size_t wh
 								    : 0;
 }
 
+static int apply_kubeconfig(struct config *c, const char *v, char *why, size_t why_size)
+{
+	if (!v[0]) {
+		c->kubeconfig[0] = '\0';
+		return 0;
+	}
+	return set_path(c->kubeconfig, sizeof(c->kubeconfig), "kubeconfig", v, why, why_size);
+}
+
 static int apply_help(struct config *c, const char *v, char *why, size_t why_size)
 {
 	(void)v, (void)why, (void)why_size;
@@ -372,6 +381,9 @@ static const struct flag flags[] = {
 	  apply_kubelet_dir, RESTART_TEXT(kubelet_dir) },
 	{ "node-name", "NAME", "this node's name, the DRA pool (default $NODE_NAME, else the host name)", apply_node_name,
 	  RESTART_TEXT(node_name) },
+	{ "kubeconfig", "FILE",
+	  "the DRA front end's kubeconfig for the API server; empty: the pod's in-cluster config (default empty)",
+	  apply_kubeconfig, RESTART_TEXT(kubeconfig) },
 	{ "config", "FILE", "YAML file of settings (docs/configuration.md); flags and environment override it",
 	  apply_config, NO_SETTING },
 	{ "probe", NULL, "check that a running plugin answers on its socket, exit 0 if so (liveness probe)",

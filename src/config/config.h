@@ -88,6 +88,7 @@ struct config {
 	char dra_driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];    /* --dra-driver-name */
 	char kubelet_dir[CONFIG_PATH_MAX];                  /* --kubelet-dir: plugins_registry/ and plugins/ */
 	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];          /* --node-name; empty: $NODE_NAME, else the host name */
+	char kubeconfig[CONFIG_PATH_MAX];                   /* --kubeconfig; empty: in-cluster */
 };
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).

@@ -21,6 +21,7 @@
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
 #include "daemon/dra_front.h"
+#include "daemon/dra_kube.h"
 #include "daemon/endpoints.h"
 #include "daemon/fault_inbox.h"
 #include "daemon/fault_stage.h"
@@ -74,6 +75,7 @@ struct daemon {
 	 * by one front end at a time). */
 	bool dra_on;
 	struct dra_front dra;
+	struct dra_kube *kube; /* the API server: claims read, ResourceSlices published */
 	struct npu_snapshot *no_devices;
 };
 
@@ -169,8 +171,10 @@ static void refresh(struct daemon *d, const char *reason)
 		endpoint_set_publish(&d->endpoints, device_plugin_view(d, snap), d->files);
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
-	if (d->dra_on)
+	if (d->dra_on) {
 		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
+		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe);
+	}
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -357,6 +361,8 @@ int daemon_block_signals(void)
 static void daemon_fini(struct daemon *d)
 {
 	cdi_keeper_stop(&d->cdi);
+	if (d->kube)
+		dra_kube_stop(d->kube);
 	dra_front_fini(&d->dra);
 	npu_snapshot_unref(d->no_devices);
 	inventory_free(d->inventory);
@@ -378,8 +384,8 @@ static void daemon_fini(struct daemon *d)
 
 /* Builds everything the daemon needs before it serves; on failure why says
  * what could not be had and why, and daemon_fini undoes the part built. */
-static int daemon_init(struct daemon *d, const struct config *config, const struct serving *serving, char *why,
-		       size_t why_size)
+static int daemon_init(struct daemon *d, const struct config *config, const struct serving *serving,
+		       struct dra_kube *kube, char *why, size_t why_size)
 {
 	sigset_t set;
 	int r;
@@ -474,11 +480,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			snprintf(why, why_size, "out of memory");
 			return -ENOMEM;
 		}
-		/* The API-server client comes with the ResourceSlice publisher:
-		 * until it is wired here, every prepare says there is none. */
-		if ((r = dra_front_init(&d->dra, c, (struct dra_claim_reader){ 0 }, &d->paths, d->loop, d->observe,
-					  why, why_size)) < 0)
+		if ((r = dra_front_init(&d->dra, c, dra_kube_reader(kube), &d->paths, d->loop, d->observe, why,
+					  why_size)) < 0)
 			return r;
+		dra_kube_set_node(kube, d->dra.node_name, c->dra_driver_name);
+		d->kube = kube;
 		d->dra_on = true;
 	}
 	const struct endpoint_set_options eps = {
@@ -503,8 +509,8 @@ static void on_grpc_log(gpr_log_func_args *args)
 	log_debug("grpc: %s:%d: %s", args->file, args->line, args->message);
 }
 
-int daemon_run(const struct config *config, const struct serving *serving, daemon_reload_fn reload,
-	       void *reload_ctx)
+int daemon_run(const struct config *config, const struct serving *serving, struct dra_kube *kube,
+	       daemon_reload_fn reload, void *reload_ctx)
 {
 	static struct daemon d; /* large (two copies of the resources); one daemon per process */
 	char why[CONFIG_PATH_MAX + 512] = "";
@@ -514,7 +520,7 @@ int daemon_run(const struct config *config, const struct serving *serving, daemo
 	 * loaded node delayed the exit after SIGTERM by as much. The kernel
 	 * reclaims everything at exit anyway. */
 	grpc_init();
-	int r = daemon_init(&d, config, serving, why, sizeof(why));
+	int r = daemon_init(&d, config, serving, kube, why, sizeof(why));
 	const struct config *c = &d.config;
 	d.reload = reload;
 	d.reload_ctx = reload_ctx;
@@ -535,6 +541,10 @@ int daemon_run(const struct config *config, const struct serving *serving, daemo
 			goto out;
 	}
 	observe_start(d.observe, d.inventory);
+	/* The first telemetry read is in: the slices get the chips' HBM now
+	 * rather than a health interval later. */
+	if (d.dra_on)
+		dra_kube_offer(d.kube, d.fault_stage.judged, inventory_status(d.inventory)->driver_version, d.observe);
 
 	r = loop_run(d.loop);
 	if (r < 0)

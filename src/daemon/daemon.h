@@ -17,17 +17,19 @@
 #pragma once
 
 #include "config/config.h"
+#include "daemon/dra_kube.h"
 #include "daemon/reload.h"
 #include "daemon/serving.h"
 
 /* Runs the daemon until SIGTERM or SIGINT, one resource per entry of
  * serving->resources (serving_build of config) plus one per vNPU template
- * found. The caller must have
+ * found. With the DRA front end, kube is its opened API-server side
+ * (dra_kube_open; the caller closes it after), else NULL. The caller must have
  * blocked those signals and SIGHUP in every thread (see
  * daemon_block_signals). Returns 0 on a clean stop or a negative errno when
  * it cannot start. */
-int daemon_run(const struct config *config, const struct serving *serving, daemon_reload_fn reload,
-	       void *reload_ctx);
+int daemon_run(const struct config *config, const struct serving *serving, struct dra_kube *kube,
+	       daemon_reload_fn reload, void *reload_ctx);
 
 /* Blocks SIGTERM, SIGINT, SIGHUP and SIGPIPE before any thread exists, so
  * they reach the daemon through its signalfd and never a gRPC thread. */

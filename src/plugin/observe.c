@@ -404,6 +404,16 @@ static void nfd_sync(struct observe *o)
 	o->nfd_written = strdup(text);
 }
 
+void observe_hbm_bytes(const struct observe *o, const struct npu_snapshot *s, uint64_t *out)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		const struct telemetry_reading *t = o->telemetry && s->devices[i].kind == NPU_DEVICE_CHIP
+							    ? telemetry_snapshot_find(o->telemetry, s->devices[i].id)
+							    : NULL;
+		out[i] = t && t->has_hbm ? t->hbm_total_bytes : 0;
+	}
+}
+
 /* --- the telemetry timer and the heartbeat ------------------------------------- */
 
 static double wall_seconds(void)

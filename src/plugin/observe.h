@@ -66,6 +66,9 @@ void observe_free(struct observe *observe);
 
 /* The node's latest snapshot (chips and vNPUs), after every refresh. */
 void observe_node(struct observe *observe, struct npu_snapshot *snapshot);
+/* The HBM bytes of each device of snapshot by index, from the latest
+ * telemetry read (0: not known yet, or not a chip DCMI reports HBM of). */
+void observe_hbm_bytes(const struct observe *observe, const struct npu_snapshot *snapshot, uint64_t *out);
 /* The devices the resource now advertises. */
 void observe_devices(struct observe_resource *resource, struct npu_snapshot *view);
 /* How long the event loop has not beaten, when that is long enough to call

@@ -11,10 +11,9 @@
  * as is the driver after a kubelet restart. The health stream lists every
  * chip, and a chip's fault and recovery reach it with the fault event.
  *
- * Not here yet: a prepare that succeeds needs the ResourceClaim read from an
- * API server; until the API-server client is wired in, every prepare fails
- * with that reason, which is asserted. dra/driver.c's prepare path is
- * covered by tests/unit/test_dra_driver.c with a fixture claim reader. */
+ * The API server here is unreachable: a prepare fails naming the claim and
+ * the cause, and nothing else waits for it. Prepares that succeed, against
+ * the real kube-apiserver, are test_dra_apiserver.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,7 +37,7 @@
 
 struct dra_node {
 	struct node node;
-	char kubelet_dir[96], registry[128], reg_socket[192], dra_socket[192], cdi_dir[96];
+	char kubelet_dir[96], registry[128], reg_socket[192], dra_socket[192], cdi_dir[96], kubeconfig[96];
 	struct proc *kubelet, *plugin;
 };
 
@@ -56,9 +55,20 @@ static void start(struct dra_node *d)
 	snprintf(d->reg_socket, sizeof(d->reg_socket), "%s/npu.ascend.com-reg.sock", d->registry);
 	snprintf(d->dra_socket, sizeof(d->dra_socket), "%s/plugins/npu.ascend.com/dra.sock", d->kubelet_dir);
 	snprintf(d->cdi_dir, sizeof(d->cdi_dir), "%s/cdi", d->node.root);
+	/* An API server nobody serves: the kubelet side never waits for it. */
+	snprintf(d->kubeconfig, sizeof(d->kubeconfig), "%s/kubeconfig", d->node.root);
+	FILE *f = fopen(d->kubeconfig, "w");
+	assert_non_null(f);
+	fputs("apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+	      "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+	      "users: [{name: u, user: {token: t}}]\n"
+	      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+	      f);
+	assert_int_equal(fclose(f), 0);
 	d->kubelet = start_kubelet(d);
 	const char *const flags[] = { "--front-end",  "dra",     "--kubelet-dir",     d->kubelet_dir,
 				      "--node-name",  "node-1",  "--cdi-dir",         d->cdi_dir,
+				      "--kubeconfig", d->kubeconfig,
 				      "--health-interval", "1h", "--metrics-addr=127.0.0.1:0", NULL };
 	d->plugin = node_start_plugin(&d->node, flags);
 }
@@ -105,7 +115,8 @@ static void test_registers_and_answers(void **state)
 	proc_send(d.kubelet, "dra-prepare default claim-1 uid-1");
 	const char *line = proc_expect(d.kubelet, "dra-prepare-error uid=uid-1", WAIT_MS);
 	assert_non_null(line);
-	assert_non_null(strstr(line, "cannot read ResourceClaim default/claim-1: no API-server client"));
+	assert_non_null(strstr(line, "cannot read ResourceClaim default/claim-1: API server: "));
+	assert_non_null(strstr(line, "127.0.0.1:1"));
 	proc_send(d.kubelet, "dra-unprepare default claim-1 uid-1");
 	assert_non_null(proc_expect(d.kubelet, "dra-unprepared uid=uid-1", WAIT_MS));
 

@@ -220,7 +220,8 @@ struct proc *node_start_plugin(struct node *node, const char *const extra_flags[
 {
 	char state_env[200];
 	snprintf(state_env, sizeof(state_env), "ASCEND_FAKE_DCMI_STATE=%s", node->state_file);
-	const char *env[] = { state_env, NULL };
+	/* The DRA front end's module from this build, not an installed one. */
+	const char *env[] = { state_env, "ASCEND_KUBE_MODULE=" KUBE_MODULE_LIB, NULL };
 
 	/* No metrics port, NFD file or pod resources socket unless a test asks
 	 * (later flags win): tests run in parallel and must not share a port

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "daemon/dra_kube.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/k8s_names.h"
+#include "base/log.h"
+#include "daemon/kube_module.h"
+
+/* Why DRA_KUBE_CLAIM_TIMEOUT_MS is 5 s: the read sits on a pod's start,
+ * and the DRA service prepares one claim at a time, so a stalled server
+ * holds up every prepare queued behind it. A claim read takes milliseconds
+ * on a server that is well; 5 s leaves room for one under load (or a TLS
+ * handshake anew) while staying well inside the kubelet's own deadline for
+ * the call, which retries a failed prepare. The client's 10 s default is
+ * for the publisher, which nobody waits for. */
+
+int dra_kube_open(const struct config *c, struct dra_kube *k, enum dra_kube_failure *ret_failure, char *why,
+		  size_t why_size)
+{
+	*k = (struct dra_kube){ 0 };
+	const struct kube_module_api *api;
+	char cause[768];
+	int r = kube_module_load(NULL, &api, cause, sizeof(cause));
+	if (r < 0) {
+		*ret_failure = DRA_KUBE_MODULE;
+		snprintf(why, why_size, "the DRA front end's API-server module: %s", cause);
+		return r;
+	}
+	struct kube_config kc;
+	if (c->kubeconfig[0])
+		r = api->config_from_kubeconfig(c->kubeconfig, NULL, &kc, cause, sizeof(cause));
+	else
+		r = api->config_in_cluster(NULL, &kc, cause, sizeof(cause));
+	if (r < 0) {
+		*ret_failure = DRA_KUBE_CONFIG;
+		if (c->kubeconfig[0])
+			snprintf(why, why_size, "%s", cause); /* it names the file, its line and key */
+		else
+			snprintf(why, why_size, "no --kubeconfig, and no in-cluster configuration: %s", cause);
+		return r;
+	}
+	r = api->client_new(&kc, 0, &k->client, cause, sizeof(cause));
+	if (r < 0) {
+		api->config_free(&kc);
+		*ret_failure = r == -ENOMEM ? DRA_KUBE_MODULE : DRA_KUBE_CONFIG;
+		snprintf(why, why_size, "%s: %s", c->kubeconfig[0] ? c->kubeconfig : "in-cluster configuration",
+			 cause);
+		return r;
+	}
+	k->api = api;
+	return 0;
+}
+
+void dra_kube_close(struct dra_kube *k)
+{
+	if (k->api && k->client)
+		k->api->client_free(k->client);
+	k->client = NULL;
+}
+
+/* The server's own words for a refusal, else the bare status. */
+static void refusal(const struct kube_module_api *api, const struct kube_response *res, const char *what,
+		    char *why, size_t why_size)
+{
+	char message[512];
+	api->status_message(res->body, res->len, message, sizeof(message));
+	snprintf(why, why_size, "%s (HTTP %ld)%s%s", what, res->status, message[0] ? ": " : "", message);
+}
+
+static int read_claim(void *ctx, const char *ns, const char *name, char **ret_json, size_t *ret_len, char *why,
+		      size_t why_size)
+{
+	struct dra_kube *k = ctx;
+	/* The kubelet's names go into a URL path: only what Kubernetes allows. */
+	if (k8s_dns_subdomain_check(ns, strlen(ns)) < 0 || k8s_dns_subdomain_check(name, strlen(name)) < 0)
+		return why_invalid(why, why_size, "not a namespace and claim name Kubernetes allows");
+	char path[2 * K8S_DNS_SUBDOMAIN_MAX + 64];
+	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns, name);
+	struct kube_response res = { 0 };
+	int r = k->api->client_request(k->client, "GET", path, NULL, 0, DRA_KUBE_CLAIM_TIMEOUT_MS, &res);
+	if (r < 0) {
+		snprintf(why, why_size, "API server: %s", res.cause);
+		return r;
+	}
+	if (res.status == 200 && res.len <= DRA_CLAIM_JSON_MAX) {
+		*ret_json = res.body; /* the caller frees it */
+		*ret_len = res.len;
+		return 0;
+	}
+	if (res.status == 200) {
+		snprintf(why, why_size, "the API server's answer is over %d bytes", DRA_CLAIM_JSON_MAX);
+		r = -EFBIG;
+	} else if (res.status == 404) {
+		refusal(k->api, &res, "no such claim", why, why_size);
+		r = -ENOENT;
+	} else if (res.status == 401 || res.status == 403) {
+		refusal(k->api, &res, "not allowed to read it", why, why_size);
+		r = -EACCES;
+	} else {
+		refusal(k->api, &res, "the API server refused", why, why_size);
+		r = -EREMOTEIO;
+	}
+	k->api->response_free(&res);
+	return r;
+}
+
+struct dra_claim_reader dra_kube_reader(struct dra_kube *k)
+{
+	return (struct dra_claim_reader){ .get = read_claim, .ctx = k };
+}
+
+void dra_kube_set_node(struct dra_kube *k, const char *node_name, const char *driver)
+{
+	k->node_name = node_name;
+	k->driver = driver;
+}
+
+/* The publisher's thread: reports come once per cause already. */
+static void on_report(void *ctx, const struct kube_publish_report *rep)
+{
+	struct dra_kube *k = ctx;
+	if (rep->event == KUBE_PUBLISH_FAILED) {
+		log_error("cannot publish the ResourceSlices of node %s: %s; retrying with backoff", k->node_name,
+			  rep->cause);
+		return;
+	}
+	if (rep->recovered)
+		log_info("publishing ResourceSlices works again: node %s, generation %lld, %zu slices, %zu devices",
+			 k->node_name, (long long)rep->generation, rep->slices, rep->devices);
+	else
+		log_info("published the ResourceSlices of node %s: generation %lld, %zu slices, %zu devices",
+			 k->node_name, (long long)rep->generation, rep->slices, rep->devices);
+}
+
+void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *driver_version,
+		    const struct observe *observe)
+{
+	if (!k->publisher) {
+		const struct kube_publisher_options o = {
+			.client = k->client,
+			.driver = k->driver,
+			.node_name = k->node_name,
+			.driver_version = driver_version,
+			.report = on_report,
+			.report_ctx = k,
+		};
+		int r = k->api->publisher_start(&o, &k->publisher);
+		if (r < 0) {
+			if (r != k->start_error)
+				log_error("cannot start publishing ResourceSlices: %s; trying again at every refresh",
+					  strerror(-r));
+			k->start_error = r;
+			return;
+		}
+		k->start_error = 0;
+	}
+	/* HBM sizes come from the telemetry reads, not the snapshot. */
+	uint64_t *hbm = snap->count ? calloc(snap->count, sizeof(*hbm)) : NULL;
+	if (hbm)
+		observe_hbm_bytes(observe, snap, hbm);
+	if ((snap->count && !hbm) || k->api->publisher_offer(k->publisher, snap, hbm) < 0)
+		log_error("cannot hand the ResourceSlice publisher the chips: out of memory; publishing the previous "
+			  "list");
+	free(hbm);
+}
+
+void dra_kube_stop(struct dra_kube *k)
+{
+	if (k->api && k->publisher)
+		k->api->publisher_stop(k->publisher);
+	k->publisher = NULL;
+}

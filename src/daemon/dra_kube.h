@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The DRA front end's API-server side as the daemon runs it: the module
+ * (libascend-kube.so, loaded through daemon/kube_module.h, so only the DRA
+ * front end ever maps libcurl), one client made from --kubeconfig or the
+ * pod's in-cluster files, the claim reader the DRA driver prepares with,
+ * and the ResourceSlice publisher, offered the judged snapshot at every
+ * refresh. The publisher's reports (each cause once, and each publication)
+ * are logged here, on the publisher's thread, which never waits on the
+ * loop. Part of the top level: it logs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/config.h"
+#include "dra/driver.h"
+#include "kube/module.h"
+#include "npu/inventory.h"
+#include "plugin/observe.h"
+
+/* A claim read on the kubelet's NodePrepareResources path. See dra_kube.c
+ * for why this long. */
+#define DRA_KUBE_CLAIM_TIMEOUT_MS 5000
+
+struct dra_kube {
+	const struct kube_module_api *api;
+	struct kube_client *client;
+	struct kube_publisher *publisher; /* NULL until the first offer */
+	const char *node_name, *driver;   /* borrowed from the DRA front end and the config */
+	int start_error;                  /* why the publisher could not start, logged once */
+};
+
+enum dra_kube_failure {
+	DRA_KUBE_MODULE, /* the module could not be loaded: the image is broken (exit 1) */
+	DRA_KUBE_CONFIG, /* the kubeconfig or the in-cluster files are wrong (exit 2) */
+};
+
+/* Loads the module and makes the client (config->kubeconfig, else the
+ * in-cluster config). Nothing is sent yet. Returns 0, or a negative errno
+ * with *ret_failure and why (one line naming the file or the key, and the
+ * cause). */
+int dra_kube_open(const struct config *config, struct dra_kube *kube, enum dra_kube_failure *ret_failure, char *why,
+		  size_t why_size);
+
+/* Frees the client (after dra_kube_stop). The module stays loaded. Accepts
+ * a zeroed kube. */
+void dra_kube_close(struct dra_kube *kube);
+
+/* How the DRA driver reads claims: GET of the ResourceClaim with a timeout
+ * of DRA_KUBE_CLAIM_TIMEOUT_MS. */
+struct dra_claim_reader dra_kube_reader(struct dra_kube *kube);
+
+/* Names what the publisher publishes; both strings must outlive it. */
+void dra_kube_set_node(struct dra_kube *kube, const char *node_name, const char *driver);
+
+/* Hands the publisher the judged snapshot with its chips' HBM sizes as
+ * observe's telemetry last read them, starting it at the first call (when
+ * the driver's version is known). Never waits on the server. Loop thread. */
+void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const char *driver_version,
+		    const struct observe *observe);
+
+/* Stops the publisher (the slices stay). Accepts a kube never started. */
+void dra_kube_stop(struct dra_kube *kube);
