@@ -826,10 +826,15 @@ step_metrics() {
 # ---- 10. DRA ---------------------------------------------------------------------------
 
 readonly DRA=npu.ascend.com
-# The devices of node 3's pool as "name physicalID product interconnectGroup
+# The node moved to the DRA driver: node 2, eight 910B3 (one HCCS mesh) on
+# cards 0-3 and 8-11. The mixed node $DK has no interconnect group (its chips
+# are of two families), so the ring example could not run there.
+readonly DK=2
+ND=$(cluster_node_name $DK)
+# The devices of the DRA node's pool as "name physicalID product interconnectGroup
 # taint" lines, read from its ResourceSlices.
 dra_devices() {
-	k get resourceslices --field-selector "spec.nodeName=$N3,spec.driver=$DRA" -o json |
+	k get resourceslices --field-selector "spec.nodeName=$ND,spec.driver=$DRA" -o json |
 		jq -r '.items[].spec.devices[] | "\(.name) \(.attributes.physicalID.int) \(.attributes.product.string // "-") \(.attributes.interconnectGroup.string // "-") \([.taints[]? | "\(.key)=\(.value):\(.effect)"] | join(",") | if . == "" then "-" else . end)"' |
 		sort -V
 }
@@ -846,16 +851,21 @@ wait_devices() {
 	echo "$now"
 }
 # The claim a pod's resourceClaims entry NAME became, and what was allocated.
-pod_claim() { k get pod "$1" -o jsonpath="{.status.resourceClaimStatuses[?(@.name==\"$2\")].resourceClaimName}"; } # POD CLAIM
+pod_claim() { # POD CLAIM: made from a template, or named by the pod
+	local c
+	c=$(k get pod "$1" -o jsonpath="{.status.resourceClaimStatuses[?(@.name==\"$2\")].resourceClaimName}")
+	[ -n "$c" ] || c=$(k get pod "$1" -o jsonpath="{.spec.resourceClaims[?(@.name==\"$2\")].resourceClaimName}")
+	echo "$c"
+}
 claim_devices() { k get resourceclaim "$1" -o jsonpath='{.status.allocation.devices.results[*].device}'; } # CLAIM
 claim_uid() { k get resourceclaim "$1" -o jsonpath='{.metadata.uid}'; }
-cdi_spec() { echo "$(cluster_node_dir 3)/var/run/cdi/$DRA-claim_$1.json"; } # CLAIM_UID
-# physical ids of DEVICES... on node 3, sorted, comma-separated
+cdi_spec() { echo "$(cluster_node_dir $DK)/var/run/cdi/$DRA-claim_$1.json"; } # CLAIM_UID
+# physical ids of DEVICES... on node $DK, sorted, comma-separated
 phys_of() {
 	local d
 	for d in "$@"; do dra_attr "$d" 2; done | sort -n | paste -sd, -
 }
-# dra_pod_check WHAT POD CLAIM [CONTAINER]: POD runs on node 3 and CONTAINER
+# dra_pod_check WHAT POD CLAIM [CONTAINER]: POD runs on node $DK and CONTAINER
 # sees exactly the chips of its claim CLAIM (ASCEND_VISIBLE_DEVICES, its
 # /dev/davinciN and no other), through containerd's CDI.
 dra_pod_check() {
@@ -865,10 +875,10 @@ dra_pod_check() {
 	# shellcheck disable=SC2086
 	phys=$(phys_of $devs)
 	n=$(wc -w <<<"$devs")
-	[ "$(k get pod "$pod" -o jsonpath='{.spec.nodeName}')" = "$N3" ] || { fail "$what" "not on $N3: $(k get pod "$pod" -o wide)"; return 1; }
+	[ "$(k get pod "$pod" -o jsonpath='{.spec.nodeName}')" = "$ND" ] || { fail "$what" "not on $ND: $(k get pod "$pod" -o wide)"; return 1; }
 	env=$(pod_devices "$pod" "${4:-$(k get pod "$pod" -o jsonpath='{.spec.containers[0].name}')}" | tr ',' '\n' | sort -n | paste -sd, -)
 	if [ -n "$phys" ] && [ "$env" = "$phys" ]; then
-		check_devices "$what: claim $claim allocated $devs (physicalID $phys) on $N3; the container" "$pod" "$n" ${4:+"$4"}
+		check_devices "$what: claim $claim allocated $devs (physicalID $phys) on $ND; the container" "$pod" "$n" ${4:+"$4"}
 	else
 		fail "$what" "claim $claim: devices '$devs' (physicalID '$phys'), the container's ASCEND_VISIBLE_DEVICES '$env'"
 		return 1
@@ -886,7 +896,7 @@ spec:
   devices: [{name: npu-99}]
 EOF
 }
-dra_driver_pod() { k -n kube-system get pods -l name=ascend-dra-driver --field-selector "spec.nodeName=$N3" -o jsonpath='{.items[0].metadata.name}'; }
+dra_driver_pod() { k -n kube-system get pods -l name=ascend-dra-driver --field-selector "spec.nodeName=$ND" -o jsonpath='{.items[0].metadata.name}'; }
 
 step_dra() {
 	local f out t0 ms pod claim uid devs chip before tok server
@@ -904,8 +914,8 @@ step_dra() {
 
 	# b. Node 3 moves from the device plugin to the DRA driver.
 	t0=$(now_ms)
-	check "10b. kubectl label node $N3 npu- npu-dra=true" k label node "$N3" npu- npu-dra=true
-	k -n kube-system wait --for=delete pod -l name=ascend-device-plugin --field-selector "spec.nodeName=$N3" --timeout="$WAIT" >/dev/null 2>&1
+	check "10b. kubectl label node $ND npu- npu-dra=true" k label node "$ND" npu- npu-dra=true
+	k -n kube-system wait --for=delete pod -l name=ascend-device-plugin --field-selector "spec.nodeName=$ND" --timeout="$WAIT" >/dev/null 2>&1
 	check "10b. kubectl apply -k tests/cluster/dra (deploy/dra/ with the test cluster's image and API server address)" \
 		k apply -k "$root/tests/cluster/dra"
 	check "10b. kubectl -n kube-system rollout status daemonset/ascend-dra-driver" \
@@ -918,9 +928,9 @@ step_dra() {
 		fail "10b. the test overlay's API server address" "10.96.0.1 is routed, or patch-driver.yaml does not name $CLUSTER_CP_IP"
 	fi
 	out=$(k -n kube-system get pods -o wide --no-headers | awk '$1 ~ /^ascend-(device-plugin|dra-driver)-/ { print $1, $3, $7 }')
-	if [ "$(grep -c "Running $N3$" <<<"$out")" = 1 ] && grep -q "^ascend-dra-driver-.* Running $N3$" <<<"$out" &&
+	if [ "$(grep -c "Running $ND$" <<<"$out")" = 1 ] && grep -q "^ascend-dra-driver-.* Running $ND$" <<<"$out" &&
 		[ "$(grep -c '^ascend-device-plugin-.* Running' <<<"$out")" = 2 ]; then
-		pass "10b. $N3 runs the DRA driver only, $N1 and $N2 the device plugin: $(tr '\n' ';' <<<"$out")"
+		pass "10b. $ND runs the DRA driver only, $N1 and $N3 the device plugin: $(tr '\n' ';' <<<"$out")"
 	else
 		fail "10b. one front end per node" "$out"
 	fi
@@ -930,20 +940,20 @@ step_dra() {
 		fail "10b. the DeviceClasses" "$(k get deviceclasses 2>&1)"
 	fi
 	out=$(wait_devices 'split("\n") | map(select(. != "")) | length > 0' "${WAIT%s}000")
-	figure dra "label and apply -> node 3's ResourceSlices in $(($(now_ms) - t0)) ms"
-	echo "    kubectl get resourceslices --field-selector spec.nodeName=$N3 (name physicalID product interconnectGroup taints):"
+	figure dra "label and apply -> node $DK's ResourceSlices in $(($(now_ms) - t0)) ms"
+	echo "    kubectl get resourceslices --field-selector spec.nodeName=$ND (name physicalID product interconnectGroup taints):"
 	sed 's/^/    /' <<<"$out"
 	local want
-	want=$(k get resourceslices --field-selector "spec.nodeName=$N3,spec.driver=$DRA" -o json |
+	want=$(k get resourceslices --field-selector "spec.nodeName=$ND,spec.driver=$DRA" -o json |
 		jq -r '[.items[].spec.devices[] | select(.attributes.family.string and .attributes.physicalID.int != null
 			and .attributes.logicID.int != null and .attributes.interconnectGroup.string
 			and .capacity.memory.value and .capacity.aiCores.value)] | length')
 	if [ -n "$out" ] && [ "$want" = "$(wc -l <<<"$out")" ]; then
-		pass "10b. $N3's ResourceSlices list $want chips, each with family, product, physicalID, logicID, interconnectGroup, memory and aiCores: $(awk '{print $1 "=" $3}' <<<"$out" | tr '\n' ' ')"
+		pass "10b. $ND's ResourceSlices list $want chips, each with family, product, physicalID, logicID, interconnectGroup, memory and aiCores: $(awk '{print $1 "=" $3}' <<<"$out" | tr '\n' ' ')"
 	else
-		fail "10b. $N3's ResourceSlices with the attributes" "$want of $(wc -l <<<"$out") devices complete: $(k get resourceslices -o yaml 2>&1 | head -n 60)"
+		fail "10b. $ND's ResourceSlices with the attributes" "$want of $(wc -l <<<"$out") devices complete: $(k get resourceslices -o yaml 2>&1 | head -n 60)"
 	fi
-	k get resourceslices --field-selector "spec.nodeName=$N3" -o json | jq -c '.items[0].spec.devices[0]' | sed 's/^/    first device: /'
+	k get resourceslices --field-selector "spec.nodeName=$ND" -o json | jq -c '.items[0].spec.devices[0]' | sed 's/^/    first device: /'
 
 	# c. The driver's RBAC and admission policy: its token may write only
 	# its own node's slices.
@@ -951,15 +961,15 @@ step_dra() {
 	server=https://127.0.0.1:$CLUSTER_PORT
 	tok=$(k -n kube-system create token ascend-dra-driver --bound-object-kind=Pod --bound-object-name="$pod" --duration=10m)
 	kt() { "$bin/kubectl" --kubeconfig=/dev/null --server="$server" --certificate-authority="$CLUSTER_DIR/pki/ca.crt" --token="$1" "${@:2}"; }
-	slice_yaml e2e-own "$N3" >"$tmp/slice-own.yaml"
+	slice_yaml e2e-own "$ND" >"$tmp/slice-own.yaml"
 	slice_yaml e2e-other "$N1" >"$tmp/slice-other.yaml"
 	if out=$(kt "$tok" create --dry-run=server -f "$tmp/slice-own.yaml" 2>&1); then
-		pass "10c. the driver pod's token (bound to $pod on $N3) may create a slice of $N3: $out"
+		pass "10c. the driver pod's token (bound to $pod on $ND) may create a slice of $ND: $out"
 	else
 		fail "10c. the driver's token writes its own node's slice" "$out"
 	fi
 	if out=$(kt "$tok" create --dry-run=server -f "$tmp/slice-other.yaml" 2>&1); then
-		fail "10c. a slice of $N1 with the token of $N3's driver is denied" "$out"
+		fail "10c. a slice of $N1 with the token of $ND's driver is denied" "$out"
 	else
 		grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. the same token for a slice of $N1: $out" ||
 			fail "10c. denied by the admission policy" "$out"
@@ -972,9 +982,9 @@ step_dra() {
 			fail "10c. denied for want of a node" "$out"
 	fi
 	out=$(k create --dry-run=server -f "$tmp/slice-other.yaml" --as=system:serviceaccount:kube-system:ascend-dra-driver \
-		--as-user-extra=authentication.kubernetes.io/node-name="$N3" 2>&1) &&
-		fail "10c. impersonated driver of $N3 writing $N1's slice" "$out" ||
-		{ grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. kubectl --as the driver with node-name $N3 for a slice of $N1: $out" || fail "10c. impersonated" "$out"; }
+		--as-user-extra=authentication.kubernetes.io/node-name="$ND" 2>&1) &&
+		fail "10c. impersonated driver of $ND writing $N1's slice" "$out" ||
+		{ grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. kubectl --as the driver with node-name $ND for a slice of $N1: $out" || fail "10c. impersonated" "$out"; }
 	out=$(k auth can-i --as=system:serviceaccount:kube-system:ascend-dra-driver --list 2>&1 | grep -E 'resource|nodes' | awk '{print $1, $NF}' | tr '\n' ';')
 	[ -n "$(k auth can-i --as=system:serviceaccount:kube-system:ascend-dra-driver list pods 2>/dev/null | grep -x yes)" ] &&
 		fail "10c. the driver may not list pods" "can-i list pods: yes" ||
@@ -997,7 +1007,7 @@ step_dra() {
 
 	# e. Side by side: a pod through the device plugin on node 1.
 	if run_npu_pod dp-beside "$N1" 1 && [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase}')" = Running ]; then
-		pass "10e. side by side: dp-beside on $N1 through the device plugin (ASCEND_VISIBLE_DEVICES=$(pod_devices dp-beside)) and dra-npu-1 on $N3 through DRA, both Running"
+		pass "10e. side by side: dp-beside on $N1 through the device plugin (ASCEND_VISIBLE_DEVICES=$(pod_devices dp-beside)) and dra-npu-1 on $ND through DRA, both Running"
 	else
 		fail "10e. a device-plugin pod beside the DRA pod" "$(k get pods -o wide)"
 	fi
@@ -1023,7 +1033,7 @@ step_dra() {
 	if k wait --for=condition=Ready pod/dra-npu-hbm --timeout="$WAIT" >/dev/null; then
 		devs=$(claim_devices "$(pod_claim dra-npu-hbm npu)")
 		dra_pod_check "10g. dra-npu-hbm" dra-npu-hbm npu &&
-			{ [ "$(dra_attr "$devs" 3)" = 910B3 ] && pass "10g. the CEL selector chose $devs, a $(dra_attr "$devs" 3) with $(k get resourceslices --field-selector "spec.nodeName=$N3" -o json | jq -r --arg d "$devs" '.items[].spec.devices[] | select(.name == $d) | .capacity.memory.value') HBM" ||
+			{ [ "$(dra_attr "$devs" 3)" = 910B3 ] && pass "10g. the CEL selector chose $devs, a $(dra_attr "$devs" 3) with $(k get resourceslices --field-selector "spec.nodeName=$ND" -o json | jq -r --arg d "$devs" '.items[].spec.devices[] | select(.name == $d) | .capacity.memory.value') HBM" ||
 				fail "10g. a 910B3" "$devs is $(dra_attr "$devs" 3)"; }
 	else
 		fail "10g. dra-npu-hbm Ready" "$(k describe pod dra-npu-hbm | tail -n 15)"
@@ -1083,17 +1093,17 @@ EOF
 	t0=$(now_ms)
 	if [[ ! $chip =~ ^[0-9]+$ ]]; then
 		fail "10j. a chip fault" "dra-npu-1 holds no chip"
-	elif node_set_chip_health "$(cluster_node_dir 3)" "$chip" 3 80E01801; then
+	elif node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 3 80E01801; then
 		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | test(\"npu.ascend.com/unhealthy=.*:NoSchedule\")")
 		if grep -q "^npu-$chip .*npu.ascend.com/unhealthy=.*:NoSchedule$" <<<"$out"; then
 			ms=$(($(now_ms) - t0))
 			figure dra "chip fault -> device tainted in its ResourceSlice in $ms ms"
-			pass "10j. chip $chip of $N3 critical: its device tainted in $ms ms: $(grep "^npu-$chip " <<<"$out")"
+			pass "10j. chip $chip of $ND critical: its device tainted in $ms ms: $(grep "^npu-$chip " <<<"$out")"
 		else
 			fail "10j. the faulty chip tainted" "$out"
 		fi
 		t0=$(now_ms)
-		node_set_chip_health "$(cluster_node_dir 3)" "$chip" 0 "" || fail "10j. recovery" "cannot write the state"
+		node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 0 "" || fail "10j. recovery" "cannot write the state"
 		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | endswith(\" -\")")
 		if grep -q "^npu-$chip .* -$" <<<"$out"; then
 			figure dra "recovery -> taint removed in $(($(now_ms) - t0)) ms"
@@ -1107,39 +1117,44 @@ EOF
 
 	# k. Driver pod restart, then kubelet restart: the pod keeps its chip,
 	# a new claim works.
-	before=$(pod_devices dra-npu-1)
+	before=$(pod_devices dra-npu-1 inference)
 	pod=$(dra_driver_pod)
 	k -n kube-system delete pod "$pod" --wait=true --timeout="$WAIT" >/dev/null
 	k -n kube-system rollout status daemonset/ascend-dra-driver --timeout="$WAIT" >/dev/null
-	restart_kubelet 3
-	k wait --for=condition=Ready node/"$N3" --timeout="$WAIT" >/dev/null
+	restart_kubelet $DK
+	k wait --for=condition=Ready node/"$ND" --timeout="$WAIT" >/dev/null
+	# The kubelet deletes its node's slices when it starts; the driver must
+	# publish them again.
+	out=$(wait_devices 'split("\n") | map(select(. != "")) | length == 8' 60000)
+	[ "$(wc -l <<<"$out")" = 8 ] && pass "10k. after the restarts $ND's ResourceSlices list its 8 chips again" ||
+		fail "10k. $ND's ResourceSlices after the kubelet restart" "$(k get resourceslices 2>&1 | tr '\n' ' ')"
 	if [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].restartCount}')" = "Running 0" ] &&
-		[ "$(pod_devices dra-npu-1)" = "$before" ]; then
-		pass "10k. driver pod $pod replaced, then $N3's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
+		[ -n "$before" ] && [ "$(pod_devices dra-npu-1 inference)" = "$before" ]; then
+		pass "10k. driver pod $pod replaced, then $ND's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
 	else
-		fail "10k. the pod survives the restarts" "$(k get pod dra-npu-1 -o wide); devices $(pod_devices dra-npu-1) (before $before)"
+		fail "10k. the pod survives the restarts" "$(k get pod dra-npu-1 -o wide); devices $(pod_devices dra-npu-1 inference) (before $before)"
 	fi
 	sed 's/name: dra-npu-1$/name: dra-npu-1b/' "$tmp/dra-1.yaml" | k apply -f - >/dev/null
 	if k wait --for=condition=Ready pod/dra-npu-1b --timeout="$WAIT" >/dev/null &&
-		dra_pod_check "10k. after the restarts, a new claim" dra-npu-1b npu >/dev/null; then
-		[ "$(pod_devices dra-npu-1b)" != "$before" ] &&
-			pass "10k. after the restarts a new pod dra-npu-1b gets chip $(pod_devices dra-npu-1b), not dra-npu-1's $before" ||
-			fail "10k. a chip held twice" "dra-npu-1b got $(pod_devices dra-npu-1b)"
+		dra_pod_check "10k. after the restarts, a new claim" dra-npu-1b npu; then
+		[ "$(pod_devices dra-npu-1b inference)" != "$before" ] &&
+			pass "10k. after the restarts a new pod dra-npu-1b gets chip $(pod_devices dra-npu-1b inference), not dra-npu-1's $before" ||
+			fail "10k. a chip held twice" "dra-npu-1b got $(pod_devices dra-npu-1b inference)"
 	else
 		fail "10k. a new claim after the restarts" "$(k describe pod dra-npu-1b | tail -n 15)"
 	fi
 	delete_pods dra-npu-1b
 
-	# l. Pod deletion unprepares: the claim's CDI spec on node 3 goes.
+	# l. Pod deletion unprepares: the claim's CDI spec on node $DK goes.
 	if [ -n "$uid" ] && [ -f "$(cdi_spec "$uid")" ]; then
-		pass "10l. while dra-npu-1 runs, $N3 has its claim's CDI spec ${CLUSTER_DIR}/nodes/n3/var/run/cdi/$(basename "$(cdi_spec "$uid")")"
+		pass "10l. while dra-npu-1 runs, $ND has its claim's CDI spec ${CLUSTER_DIR}/nodes/n$DK/var/run/cdi/$(basename "$(cdi_spec "$uid")")"
 	else
-		fail "10l. the claim's CDI spec on $N3" "$(ls "$(cluster_node_dir 3)/var/run/cdi/")"
+		fail "10l. the claim's CDI spec on $ND" "$(ls "$(cluster_node_dir $DK)/var/run/cdi/")"
 	fi
 	delete_pods dra-npu-1
 	k wait --for=delete "resourceclaim/$claim" --timeout="$WAIT" >/dev/null 2>&1
 	if [ ! -e "$(cdi_spec "$uid")" ]; then
-		pass "10l. kubectl delete pod dra-npu-1: the claim $claim is gone and so is its CDI spec (left: $(ls "$(cluster_node_dir 3)/var/run/cdi/" | tr '\n' ' '))"
+		pass "10l. kubectl delete pod dra-npu-1: the claim $claim is gone and so is its CDI spec (left: $(ls "$(cluster_node_dir $DK)/var/run/cdi/" | tr '\n' ' '))"
 	else
 		fail "10l. unprepared" "$(cdi_spec "$uid") is still there"
 	fi
@@ -1147,16 +1162,16 @@ EOF
 
 	# m. Back to the device plugin.
 	t0=$(now_ms)
-	check "10m. kubectl label node $N3 npu-dra- npu=true" k label node "$N3" npu-dra- npu=true
+	check "10m. kubectl label node $ND npu-dra- npu=true" k label node "$ND" npu-dra- npu=true
 	k -n kube-system wait --for=delete pod -l name=ascend-dra-driver --timeout="$WAIT" >/dev/null 2>&1
-	if wait_capacity "$N3" 5 && wait_alloc "$N3" 5; then
-		pass "10m. $N3 back on the device plugin: ascend.com/npu 5 in $(($(now_ms) - t0)) ms, the DRA driver pod gone"
+	if wait_capacity "$ND" 8 && wait_alloc "$ND" 8; then
+		pass "10m. $ND back on the device plugin: ascend.com/npu 8 in $(($(now_ms) - t0)) ms, the DRA driver pod gone"
 	else
-		fail "10m. back on the device plugin" "capacity $(capacity "$N3"), allocatable $(alloc "$N3")"
+		fail "10m. back on the device plugin" "capacity $(capacity "$ND"), allocatable $(alloc "$ND")"
 	fi
 	out=$(wait_devices 'split("\n") | map(select(. != "")) | length == 0' 60000)
-	[ -z "$out" ] && pass "10m. the kubelet removed $N3's ResourceSlices of $DRA" ||
-		fail "10m. $N3's slices after the driver left" "$out"
+	[ -z "$out" ] && pass "10m. the kubelet removed $ND's ResourceSlices of $DRA" ||
+		fail "10m. $ND's slices after the driver left" "$out"
 }
 
 for s in install schedule pending fault lifecycle rollout sharing cdi metrics dra; do
