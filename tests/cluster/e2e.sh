@@ -1123,11 +1123,11 @@ EOF
 	k -n kube-system rollout status daemonset/ascend-dra-driver --timeout="$WAIT" >/dev/null
 	restart_kubelet $DK
 	k wait --for=condition=Ready node/"$ND" --timeout="$WAIT" >/dev/null
-	# The kubelet deletes its node's slices when it starts; the driver must
-	# publish them again.
-	out=$(wait_devices 'split("\n") | map(select(. != "")) | length == 8' 60000)
-	[ "$(wc -l <<<"$out")" = 8 ] && pass "10k. after the restarts $ND's ResourceSlices list its 8 chips again" ||
-		fail "10k. $ND's ResourceSlices after the kubelet restart" "$(k get resourceslices 2>&1 | tr '\n' ' ')"
+	# A restarted kubelet serves exec for a pod once it has taken it in again.
+	local deadline=$(($(now_ms) + 60000))
+	until k exec dra-npu-1 -c inference -- true >/dev/null 2>&1 || (($(now_ms) > deadline)); do
+		inotifywait -qq -t 1 -e modify "$CLUSTER_DIR/logs/kubelet-n$DK.log" >/dev/null 2>&1 || true
+	done
 	if [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].restartCount}')" = "Running 0" ] &&
 		[ -n "$before" ] && [ "$(pod_devices dra-npu-1 inference)" = "$before" ]; then
 		pass "10k. driver pod $pod replaced, then $ND's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
@@ -1143,6 +1143,11 @@ EOF
 	else
 		fail "10k. a new claim after the restarts" "$(k describe pod dra-npu-1b | tail -n 15)"
 	fi
+	# The kubelet deletes its node's slices when it starts: the driver must
+	# publish them again.
+	out=$(dra_devices)
+	[ "$(wc -l <<<"$out")" = 8 ] && pass "10k. after the restarts $ND's ResourceSlices list its 8 chips" ||
+		fail "10k. $ND's ResourceSlices after the kubelet restart" "$(k get resourceslices 2>&1 | tr '\n' ' ')"
 	delete_pods dra-npu-1b
 
 	# l. Pod deletion unprepares: the claim's CDI spec on node $DK goes.
