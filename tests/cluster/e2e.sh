@@ -1124,7 +1124,8 @@ EOF
 	restart_kubelet $DK
 	k wait --for=condition=Ready node/"$ND" --timeout="$WAIT" >/dev/null
 	# A restarted kubelet serves exec for a pod once it has taken it in again.
-	local deadline=$(($(now_ms) + 60000))
+	local deadline
+	deadline=$(($(now_ms) + 60000))
 	until k exec dra-npu-1 -c inference -- true >/dev/null 2>&1 || (($(now_ms) > deadline)); do
 		inotifywait -qq -t 1 -e modify "$CLUSTER_DIR/logs/kubelet-n$DK.log" >/dev/null 2>&1 || true
 	done
