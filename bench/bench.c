@@ -29,7 +29,9 @@
  *     default (5 s);
  *   - /metrics scrape latency p50/p99 at 16 chips (8 replicas each) held
  *     by 100 pods of kubelet-sim (pod labels from its pod resources API),
- *     and the plugin's RSS after the scrapes.
+ *     and the plugin's RSS after the scrapes;
+ *   - with --kubeconfig, the plugin's RSS with the DRA front end on: the
+ *     API-server module loaded and the node's ResourceSlices published.
  * Every plugin runs with its metrics endpoint on (a free port on
  * 127.0.0.1) and an NFD features file, so every RSS is with metrics on.
  *
@@ -84,11 +86,15 @@
 
 /* --- settings --------------------------------------------------------------- */
 
+/* The Node the DRA front end publishes for: scripts/bench.sh makes it. */
+#define DRA_NODE "bench-node"
+
 struct settings {
 	const char *plugin_bin;
 	const char *sim_bin;
 	const char *dcmi_lib;
 	const char *work_dir; /* NULL: a fresh one under /tmp, removed at the end */
+	const char *kubeconfig; /* an API server with the Node DRA_NODE: the DRA row; NULL: none */
 	uint32_t allocate_calls;
 	uint32_t fault_cycles;
 	uint32_t restarts;
@@ -107,6 +113,8 @@ static void usage(FILE *f)
 	      "  --kubelet-sim PATH       the kubelet-sim binary\n"
 	      "  --dcmi-lib PATH          the DCMI simulator (libdcmi.so)\n"
 	      "  --work-dir DIR           root-owned directory for the nodes (default: a new one in /tmp)\n"
+	      "  --kubeconfig PATH        an API server holding the Node " DRA_NODE " for the DRA front end's row\n"
+	      "                           (ASCEND_KUBE_MODULE: the module; default: no DRA row)\n"
 	      "  --allocate-calls N       Allocate calls per node (default 10000)\n"
 	      "  --fault-cycles N         fault/recovery cycles per mode (default 50)\n"
 	      "  --restarts N             kubelet restarts (default 20)\n"
@@ -128,6 +136,7 @@ static int parse_settings(int argc, char **argv, struct settings *s)
 		{ "--kubelet-sim", offsetof(struct settings, sim_bin) },
 		{ "--dcmi-lib", offsetof(struct settings, dcmi_lib) },
 		{ "--work-dir", offsetof(struct settings, work_dir) },
+		{ "--kubeconfig", offsetof(struct settings, kubeconfig) },
 	};
 	static const struct {
 		const char *name;
@@ -316,6 +325,8 @@ struct node {
 	uint16_t metrics_port;
 	struct proc *sim;    /* NULL when not running */
 	struct proc *plugin; /* NULL when not running */
+	const char *const *extra_flags; /* start_plugin's, NULL-terminated; NULL: none */
+	bool plugin_stderr_pipe;        /* the plugin's stderr a pipe (proc_expect_err), not plugin_log */
 };
 
 /* Writes the DCMI state: every chip healthy except the faulty one at the
@@ -447,7 +458,7 @@ static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_s
 	snprintf(state_dir, sizeof(state_dir), "--state-dir=%s/state", n->root);
 	n->metrics_port = free_port();
 	snprintf(n->metrics_addr, sizeof(n->metrics_addr), "127.0.0.1:%u", n->metrics_port);
-	const char *argv[24] = {
+	const char *argv[40] = {
 		s->plugin_bin, "--socket-dir", n->sockets, "--dev-dir", n->dev, "--host-root", n->root,
 		"--driver-path", NODE_TREE_DRIVER_PATH, "--metrics-addr", n->metrics_addr, "--nfd-features-file", n->nfd_file,
 		"--pod-resources-socket", n->podres,
@@ -458,10 +469,12 @@ static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_s
 	/* Without events the plugin polls; the default 5 s would make the run long. */
 	if (!n->events)
 		argv[argc++] = interval;
+	for (size_t i = 0; n->extra_flags && n->extra_flags[i] && argc < sizeof(argv) / sizeof(argv[0]) - 1; i++)
+		argv[argc++] = n->extra_flags[i];
 	argv[argc] = NULL;
 	if (ret_spawned_us)
 		*ret_spawned_us = mono_us();
-	return start_child(argv, extra_env, n->plugin_log, false, &n->plugin);
+	return start_child(argv, extra_env, n->plugin_stderr_pipe ? NULL : n->plugin_log, false, &n->plugin);
 }
 
 /* Waits for kubelet-sim's `register` line (returning its timestamp) and then
@@ -909,6 +922,7 @@ struct results {
 	/* /metrics at 16 chips, 100 pods. */
 	struct samples scrape_us;
 	long long scrape_rss_kib;
+	long long dra_rss_kib, dra_anon_kib, dra_file_kib; /* the DRA front end on, publishing */
 	long long scrape_bytes;
 	long long flap_updates[2]; /* recovery hold 0, default */
 };
@@ -1483,6 +1497,45 @@ out:
 	return node_down(&n, r);
 }
 
+/* The DRA front end on an 8-chip node: the module loaded, its client made,
+ * kubelet-sim's DRA mode registered, and the node's ResourceSlices
+ * published to the API server of --kubeconfig; the plugin's RSS then. */
+static int scenario_dra(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	int r = node_create(&n, work_dir, "node-8-dra", 8, true, s->dcmi_lib);
+	if (r < 0) {
+		fprintf(stderr, "ascend-bench: cannot build the node in %s: %s\n", work_dir, strerror(-r));
+		return r;
+	}
+	char kubelet_dir[PATH_BYTES + 16], registry[PATH_BYTES + 40], cdi_dir[PATH_BYTES + 8];
+	if (str_printf(kubelet_dir, sizeof(kubelet_dir), "%s/kubelet-root", n.root) < 0 ||
+	    str_printf(registry, sizeof(registry), "%s/plugins_registry", kubelet_dir) < 0 ||
+	    str_printf(cdi_dir, sizeof(cdi_dir), "%s/cdi", n.root) < 0) {
+		r = -ENAMETOOLONG;
+		goto out;
+	}
+	const char *const sim_argv[] = { s->sim_bin, "--dir", n.sockets, "--dra-registry", registry, NULL };
+	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", kubelet_dir, "--node-name", DRA_NODE,
+				      "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig, NULL };
+	n.extra_flags = flags;
+	n.plugin_stderr_pipe = true;
+	progress("8 chips, the DRA front end publishing to %s", s->kubeconfig);
+	if ((r = start_child(sim_argv, NULL, n.sim_log, true, &n.sim)) < 0)
+		goto out;
+	if (!proc_expect(n.sim, "ready", WAIT_MS) || (r = start_plugin(&n, s, NULL)) < 0 ||
+	    !proc_expect(n.sim, "dra-registered", WAIT_MS) ||
+	    !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS)) {
+		r = r < 0 ? r : -ETIMEDOUT;
+		goto out;
+	}
+	res->dra_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->dra_anon_kib = status_kib(proc_pid(n.plugin), "RssAnon");
+	res->dra_file_kib = status_kib(proc_pid(n.plugin), "RssFile");
+out:
+	return node_down(&n, r);
+}
+
 /* --- the table ---------------------------------------------------------------------- */
 
 #define ROW_FORMAT "%-46s %11s  %-28s %s\n"
@@ -1637,6 +1690,12 @@ static unsigned print_table(const struct settings *s, struct results *res)
 	row("  size of a scrape", res->scrape_bytes < 0 ? -1.0 : (double)res->scrape_bytes / 1024, "KiB", 0, NULL,
 	    &misses);
 	row("plugin RSS after 1,000 scrapes, 16 chips", mib(res->scrape_rss_kib), "MiB", 10, NULL, &misses);
+	if (s->kubeconfig) {
+		row("RSS with the DRA front end on (8 chips, module loaded, publishing)", mib(res->dra_rss_kib), "MiB", 10,
+		    NULL, &misses);
+		row("  of which anonymous (RssAnon), DRA", mib(res->dra_anon_kib), "MiB", 0, NULL, &misses);
+		row("  of which file-backed (RssFile), DRA", mib(res->dra_file_kib), "MiB", 0, NULL, &misses);
+	}
 	if (res->reordered)
 		printf("\nnote: in %u of %u restarts the plugin registered before kubelet-sim printed `restarted` "
 		       "(counted as 0 ms)\n",
@@ -1678,7 +1737,7 @@ int main(int argc, char **argv)
 		.flood_idle_kib = -1, .flood_open_kib = -1, .flood_closed_kib = -1, .rounds_kib = -1,
 		.flood_fds_before = -1, .flood_fds_after = -1,
 		.update_1024_bytes = -1, .rss_1024_kib = -1,
-		.scrape_rss_kib = -1, .scrape_bytes = -1,
+		.scrape_rss_kib = -1, .scrape_bytes = -1, .dra_rss_kib = -1, .dra_anon_kib = -1, .dra_file_kib = -1,
 		.flap_updates = { -1, -1 },
 	};
 	size_t n_faults = (size_t)s.fault_cycles * 2;
@@ -1705,6 +1764,8 @@ int main(int argc, char **argv)
 	failed += scenario_flood(&s, work_dir, &res) < 0;
 	failed += scenario_sharing(&s, work_dir, &res) < 0;
 	failed += scenario_metrics(&s, work_dir, &res) < 0;
+	if (s.kubeconfig)
+		failed += scenario_dra(&s, work_dir, &res) < 0;
 	unsigned misses = print_table(&s, &res);
 	printf("\n%s in %.1f s: %u target(s) missed%s\n", failed ? "incomplete" : "done",
 	       (double)(mono_us() - started) / 1e6, misses, failed ? ", some measurements failed (see above)" : "");

@@ -8,7 +8,10 @@
 #
 # The nodes live in a fresh temporary directory removed on exit, Ctrl-C
 # included; the benchmark stops its children itself and kills them when it
-# is interrupted.
+# is interrupted. Where the cluster's binaries were built (make
+# cluster-bins), a throwaway etcd and kube-apiserver on free ports of this
+# machine (tests/cluster/cluster.sh's functions, as the integration tests
+# start them) give the DRA front end's row an API server to publish to.
 set -euo pipefail
 
 die() {
@@ -27,10 +30,17 @@ for f in "$bench_bin" "$plugin_bin" "$sim_bin" "$dcmi_lib"; do
 	[[ -f $f ]] || die "$f is missing (run: make build)"
 done
 
-work=''
+work='' cp=''
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# control_plane SCRIPT: runs cluster.sh's functions for the control plane in $cp.
+control_plane() {
+	CLUSTER_HOST_NET=1 CLUSTER_DIR=$cp CLUSTER_PORT=$api_port \
+		bash -c ". '$root/tests/cluster/cluster.sh' && $1" >>"$cp/control-plane.log" 2>&1
+}
 cleanup() {
 	local status=$?
 	trap - EXIT INT TERM
+	[[ -n $cp ]] && { control_plane "_cl_stop kube-apiserver; _cl_stop etcd" || true; }
 	[[ -n $work ]] && rm -rf -- "$work"
 	exit "$status"
 }
@@ -43,4 +53,34 @@ work=$(mktemp -d /tmp/ascend-bench-XXXXXX)
 # each node's libdcmi.so passes.
 chmod 755 "$work"
 
-"$bench_bin" --plugin "$plugin_bin" --kubelet-sim "$sim_bin" --dcmi-lib "$dcmi_lib" --work-dir "$work" "$@"
+# free_port: a TCP port of 127.0.0.1 nothing listens on now.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 20000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+dra=()
+module=$build/src/libascend-kube.so
+bins=$("$root/scripts/cluster-bins.sh" --dir 2>/dev/null || true)
+if [[ -f $module && -n $bins && -x $bins/kube-apiserver && -x $bins/etcd && -x $bins/kubectl ]]; then
+	cp=$work/control-plane
+	mkdir -p "$cp/pids" "$cp/logs"
+	api_port=$(free_port) && etcd_port=$(free_port) && peer_port=$(free_port) ||
+		die "no free ports for the control plane"
+	control_plane "_cl_pki && cluster_etcd_start $bins $etcd_port $peer_port &&
+		cluster_apiserver_start $bins $api_port $etcd_port" ||
+		die "the control plane did not start: $(tail -n 5 "$cp/control-plane.log")"
+	printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: bench-node\n' |
+		"$bins/kubectl" --kubeconfig "$cp/kubeconfig" apply -f - >>"$cp/control-plane.log" 2>&1 ||
+		die "cannot make the Node bench-node"
+	dra=(--kubeconfig "$cp/kubeconfig")
+	export ASCEND_KUBE_MODULE=$module
+else
+	echo "bench: no DRA row: the cluster's binaries are not built (make cluster-bins)" >&2
+fi
+
+"$bench_bin" --plugin "$plugin_bin" --kubelet-sim "$sim_bin" --dcmi-lib "$dcmi_lib" --work-dir "$work" "${dra[@]}" "$@"

@@ -453,6 +453,7 @@ void config_take_reloadable(struct config *running, const struct config *next)
 			memcpy((char *)running + flags[i].offset, (const char *)next + flags[i].offset, flags[i].size);
 	running->file = next->file;
 	running->fault_policy = next->fault_policy;
+	running->fault_reset = next->fault_reset;
 	memcpy(running->fault_huawei_files, next->fault_huawei_files, sizeof(running->fault_huawei_files));
 }
 
@@ -513,6 +514,8 @@ static int load_fault_policy(struct config *c, const struct config_file *file, c
 		policy->default_level = fp->default_level;
 	if (fp->has_release_window)
 		policy->release_window_ms = fp->release_window_ms;
+	if (fp->has_reset)
+		c->fault_reset = fp->reset;
 	return 0;
 }
 
@@ -581,6 +584,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 	};
 	int r;
 	fault_policy_config_init(&c.fault_policy);
+	fault_reset_config_init(&c.fault_reset);
 
 	bool driver_path_flag = false;
 

@@ -16,6 +16,7 @@
 #include "base/parse.h"
 #include "config/file.h"
 #include "fault/policy.h"
+#include "fault/reset.h"
 #include "npu/inventory.h"
 
 #define CONFIG_PATH_MAX 4096
@@ -81,6 +82,7 @@ struct config {
 	/* faultPolicy of the --config file: the built-in defaults, then
 	 * Huawei's files of huaweiFiles, then the file's own keys. */
 	struct fault_policy_config fault_policy;
+	struct fault_reset_config fault_reset; /* faultPolicy.reset */
 	char fault_huawei_files[CONFIG_PATH_MAX]; /* faultPolicy.huaweiFiles as given; empty: none */
 	char state_dir[CONFIG_PATH_MAX];          /* --state-dir: the record of separated chips */
 	/* DRA (docs/dra.md). */

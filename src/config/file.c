@@ -560,6 +560,39 @@ static int read_fault_codes(struct ctx *c, const struct ynode *n, struct fault_p
 	return 0;
 }
 
+/* reset: the hot reset of chips whose faults ask for one. */
+static int read_reset(struct ctx *c, const struct ynode *n, const char *path, struct fault_reset_config *ret)
+{
+	int r = yaml_want_map(&c->w, n, path);
+	if (r < 0)
+		return r;
+	fault_reset_config_init(ret);
+	if (ynode_is_null(n))
+		return 0;
+	char p[YAML_PATH_SIZE];
+	ynode_for_each_pair(n, k, v) {
+		yaml_path_key(p, sizeof(p), path, k->value);
+		if (strcmp(k->value, "enabled") == 0) {
+			r = yaml_get_bool(&c->w, v, p, &ret->enabled);
+		} else if (strcmp(k->value, "maxResets") == 0) {
+			if (v->type != YN_SCALAR || v->kind != YS_INT || v->value[0] == '-' || v->value[0] == '+' ||
+			    parse_u32(v->value, 10, FAULT_RESET_MAX_ATTEMPTS, &ret->max_resets) < 0 || ret->max_resets < 1)
+				r = yaml_walk_fail(&c->w, v->line, -EINVAL, "%s: must be an integer from 1 to %d", p,
+						   FAULT_RESET_MAX_ATTEMPTS);
+		} else if (strcmp(k->value, "window") == 0) {
+			r = get_duration(c, v, p, 1, FAULT_POLICY_MAX_WINDOW_MS, "from 1ms to " WINDOW_MAX_TEXT,
+					 &ret->window_ms);
+		} else if (strcmp(k->value, "timeout") == 0) {
+			r = get_duration(c, v, p, 1, FAULT_RESET_MAX_TIMEOUT_MS, "from 1ms to 1h", &ret->timeout_ms);
+		} else {
+			r = yaml_unknown_key(&c->w, k, path, "enabled, maxResets, window, timeout");
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int read_fault_policy(struct ctx *c, const struct ynode *key, const struct ynode *n)
 {
 	const char *path = "faultPolicy";
@@ -594,6 +627,9 @@ static int read_fault_policy(struct ctx *c, const struct ynode *key, const struc
 			r = read_windows(c, v, p, fp->rules, read_frequency);
 		} else if (strcmp(k->value, "duration") == 0) {
 			r = read_windows(c, v, p, fp->rules, read_duration);
+		} else if (strcmp(k->value, "reset") == 0) {
+			r = read_reset(c, v, p, &fp->reset);
+			fp->has_reset = r == 0;
 		} else if (strcmp(k->value, "huaweiFiles") == 0) {
 			r = get_text(c, v, p, &fp->huawei_files);
 			if (r == 0 && (fp->huawei_files[0] != '/' || strlen(fp->huawei_files) >= CONFIG_PATH_MAX))
@@ -603,7 +639,7 @@ static int read_fault_policy(struct ctx *c, const struct ynode *key, const struc
 		} else {
 			r = yaml_unknown_key(&c->w, k, path,
 					     "recoveryHold, defaultLevel, releaseWindow, codes, frequency, duration, "
-					     "huaweiFiles");
+					     "reset, huaweiFiles");
 		}
 		if (r < 0)
 			return r;

@@ -21,6 +21,7 @@
 #include "base/arena.h"
 #include "base/k8s_names.h"
 #include "fault/policy.h"
+#include "fault/reset.h"
 #include "npu/family.h"
 
 #define CONFIG_FILE_MAX_BYTES (1024 * 1024)
@@ -68,6 +69,9 @@ struct config_fault_policy {
 	/* codes, frequency and duration, in a configuration of their own
 	 * (built from fault_policy_config_init); NULL without faultPolicy. */
 	struct fault_policy_config *rules;
+	/* reset: the hot reset's settings over fault_reset_config_init's. */
+	bool has_reset;
+	struct fault_reset_config reset;
 };
 
 struct config_file {

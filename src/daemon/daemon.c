@@ -53,6 +53,7 @@ struct daemon {
 	struct inventory *inventory;
 	struct fault_stage fault_stage; /* the fault policy's state per chip, and the judged snapshot */
 	struct separations separations; /* the record of separated chips, kept in step with the stage */
+	struct fault_resets resets;     /* hot resets of chips whose faults ask for one */
 	struct host_paths paths;
 	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
@@ -76,6 +77,7 @@ struct daemon {
 	bool dra_on;
 	struct dra_front dra;
 	struct dra_kube *kube; /* the API server: claims read, ResourceSlices published */
+	bool slices_on;        /* from the first telemetry read on, the refresh offers the slices */
 	struct npu_snapshot *no_devices;
 };
 
@@ -171,10 +173,10 @@ static void refresh(struct daemon *d, const char *reason)
 		endpoint_set_publish(&d->endpoints, device_plugin_view(d, snap), d->files);
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
-	if (d->dra_on) {
+	if (d->dra_on)
 		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
+	if (d->slices_on)
 		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe);
-	}
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -198,6 +200,11 @@ static void on_health_timer(void *ctx)
 static void on_hold_timer(void *ctx)
 {
 	refresh(ctx, "recovery hold");
+}
+
+static void on_reset(void *ctx)
+{
+	refresh(ctx, "chip reset");
 }
 
 static void on_fault(void *ctx)
@@ -366,6 +373,8 @@ static void daemon_fini(struct daemon *d)
 	dra_front_fini(&d->dra);
 	npu_snapshot_unref(d->no_devices);
 	inventory_free(d->inventory);
+	/* After the inventory: no reset in its library can wake it now. */
+	fault_resets_fini(&d->resets);
 	fault_stage_fini(&d->fault_stage);
 	endpoint_set_fini(&d->endpoints);
 	/* After the endpoints: their gRPC threads count Allocate calls in it. */
@@ -414,9 +423,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	}
 	if ((r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
 		return r;
-	if ((s->strategies & ALLOCATE_STRATEGY_CDI) &&
-	    ((r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0 ||
-	     (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0)) {
+	/* The DRA front end writes a CDI spec per claim there. */
+	bool cdi = (s->strategies & ALLOCATE_STRATEGY_CDI) || c->front_end == CONFIG_FRONT_END_DRA;
+	if (cdi && (r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0)
+		return r;
+	if ((s->strategies & ALLOCATE_STRATEGY_CDI) && (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0) {
 		if (r == -ENAMETOOLONG)
 			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
 		return r;
@@ -430,6 +441,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
 	    (r = fault_stage_init(&d->fault_stage, d->loop, on_hold_timer, d)) < 0 ||
+	    (r = fault_resets_init(&d->resets, d->loop, &d->config.fault_reset, on_reset, d)) < 0 ||
 	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0) {
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
@@ -487,6 +499,9 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		d->kube = kube;
 		d->dra_on = true;
 	}
+	d->resets.inventory = d->inventory;
+	d->resets.observe = d->observe;
+	d->fault_stage.resets = &d->resets;
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
 		.kubelet_socket = s->kubelet_socket,
@@ -541,10 +556,12 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 			goto out;
 	}
 	observe_start(d.observe, d.inventory);
-	/* The first telemetry read is in: the slices get the chips' HBM now
-	 * rather than a health interval later. */
-	if (d.dra_on)
+	/* Only now, with the first telemetry read in: the first slices have
+	 * the chips' HBM, rather than a generation without it. */
+	if (d.dra_on) {
+		d.slices_on = true;
 		dra_kube_offer(d.kube, d.fault_stage.judged, inventory_status(d.inventory)->driver_version, d.observe);
+	}
 
 	r = loop_run(d.loop);
 	if (r < 0)

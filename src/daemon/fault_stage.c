@@ -13,12 +13,20 @@
 _Static_assert(FAULT_LEVEL_MANUALLY_SEPARATE_NPU == 9 && FAULT_LEVEL_RESTART_BUSINESS == 4,
 	       "ascend_npu_fault_level numbers the levels by severity");
 
-/* The chip's state, made when it is first judged; NULL when no more fit. */
-static struct fault_state *state_of(struct fault_stage *st, uint32_t phy)
+static struct fault_state *state_find(struct fault_stage *st, uint32_t phy)
 {
 	for (size_t i = 0; i < st->n_chips; i++)
 		if (st->chips[i].phy == phy)
 			return &st->chips[i].state;
+	return NULL;
+}
+
+/* The chip's state, made when it is first judged; NULL when no more fit. */
+static struct fault_state *state_of(struct fault_stage *st, uint32_t phy)
+{
+	struct fault_state *found = state_find(st, phy);
+	if (found)
+		return found;
 	if (st->n_chips == NPU_MAX_CHIPS)
 		return NULL;
 	struct fault_chip *grown = realloc(st->chips, (st->n_chips + 1) * sizeof(*grown));
@@ -109,6 +117,68 @@ static void apply_verdict(struct npu_device *d, const struct fault_step *step, c
 	d->healthy = false;
 }
 
+/* A reset separated the chip: judged again at once, so that the separation
+ * is decided, logged and published in this refresh, after what the first
+ * judgement decided. */
+static void judge_again(const struct fault_policy_config *policy, struct fault_state *state,
+			const struct fault_input *input, int64_t now_ms, struct fault_step *step)
+{
+	struct fault_step again;
+	if (fault_policy_step(policy, state, input, now_ms, &again) < 0)
+		return;
+	struct fault_step first = *step;
+	*step = again;
+	memcpy(step->onsets, first.onsets, sizeof(first.onsets));
+	step->n_onsets = first.n_onsets;
+	step->n_decisions = 0;
+	step->decisions_dropped = first.decisions_dropped + again.decisions_dropped;
+	const struct fault_step *from[2] = { &first, &again };
+	for (size_t f = 0; f < 2; f++)
+		for (size_t k = 0; k < from[f]->n_decisions; k++) {
+			if (step->n_decisions < FAULT_STEP_MAX_DECISIONS)
+				step->decisions[step->n_decisions++] = from[f]->decisions[k];
+			else
+				step->decisions_dropped++;
+		}
+	step->changed |= first.changed;
+}
+
+/* A chip under reset is out whatever the policy says, its vNPUs too. */
+static void hold_for_reset(struct npu_snapshot *out, size_t i)
+{
+	const struct npu_device *chip = &out->devices[i];
+	for (size_t j = i; j < out->count; j++) {
+		struct npu_device *d = &out->devices[j];
+		if (d->chip.phy_id != chip->chip.phy_id || (j != i && d->kind != NPU_DEVICE_VNPU))
+			continue;
+		if (d->fault == NPU_FAULT_NONE)
+			d->fault = NPU_FAULT_POLICY;
+		d->healthy = false;
+		if (j == i)
+			(void)str_copy(d->policy_note, sizeof(d->policy_note), "the chip is being reset");
+		else
+			(void)str_printf(d->policy_note, sizeof(d->policy_note), "its chip %s is being reset", chip->id);
+	}
+}
+
+/* A chip gone from DCMI's list while a reset waits for it (a chip that
+ * does not come back may leave the bus) must still time out. */
+static void follow_unlisted(struct fault_stage *st, const struct npu_snapshot *out, int64_t now_ms)
+{
+	for (size_t i = 0; st->resets && i < st->n_chips; i++) {
+		uint32_t phy = st->chips[i].phy;
+		bool listed = false;
+		for (size_t j = 0; j < out->count && !listed; j++)
+			listed = out->devices[j].kind == NPU_DEVICE_CHIP && out->devices[j].chip.phy_id == phy;
+		if (listed)
+			continue;
+		struct npu_device gone = { .kind = NPU_DEVICE_CHIP, .chip = { .phy_id = phy, .card_id = -1, .device_id = -1 } };
+		bool separated;
+		(void)str_printf(gone.id, sizeof(gone.id), "npu-%u", phy);
+		(void)fault_resets_chip(st->resets, &gone, NULL, &st->chips[i].state, now_ms, &separated);
+	}
+}
+
 int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *policy,
 		      const struct npu_snapshot *in, int64_t now_ms, struct npu_snapshot **ret_out,
 		      int64_t *ret_due_ms)
@@ -123,8 +193,14 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		struct npu_device *chip = &out->devices[i];
 		struct fault_state *state;
 		struct fault_step step;
-		if (!judgeable(chip) || !(state = state_of(st, chip->chip.phy_id)))
+		bool separated;
+		if (!judgeable(chip) || !(state = state_of(st, chip->chip.phy_id))) {
+			/* A chip away: a reset under way may be waiting for it. */
+			if (chip->kind == NPU_DEVICE_CHIP)
+				(void)fault_resets_chip(st->resets, chip, NULL, state_find(st, chip->chip.phy_id), now_ms,
+							&separated);
 			continue;
+		}
 		if (!state->started && st->restore)
 			st->restore(st->restore_ctx, chip, state, now_ms);
 		const struct fault_input input = { .codes = chip->fault_codes,
@@ -132,6 +208,9 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 						   .dcmi_health = chip->dcmi_health };
 		if (fault_policy_step(policy, state, &input, now_ms, &step) < 0)
 			continue;
+		bool resetting = fault_resets_chip(st->resets, chip, &step, state, now_ms, &separated);
+		if (separated)
+			judge_again(policy, state, &input, now_ms, &step);
 		if (step.n_decisions)
 			log_decisions(st->observe, chip, &step);
 		for (size_t k = 0; k < step.n_onsets; k++)
@@ -152,7 +231,10 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 			if (d->chip.phy_id == chip->chip.phy_id && (j == i || d->kind == NPU_DEVICE_VNPU))
 				apply_verdict(d, &step, chip->id);
 		}
+		if (resetting)
+			hold_for_reset(out, i);
 	}
+	follow_unlisted(st, out, now_ms);
 	for (size_t i = 0; i < out->count; i++)
 		out->healthy += out->devices[i].healthy;
 	*ret_out = out;

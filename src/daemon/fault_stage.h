@@ -7,13 +7,16 @@
  * inventory finds faulty for another reason (absent, its device file
  * missing, a DCMI call failing or overdue) stays Unhealthy and is not
  * judged. Each decision of the policy is logged once, with the code, the
- * level, the rule that fired and what the operator can do. Part of the top
- * level: it logs. */
+ * level, the rule that fired and what the operator can do. Each chip is
+ * also shown to the hot reset (daemon/fault_reset.h), which keeps a chip
+ * under reset Unhealthy and may separate it. Part of the top level: it
+ * logs. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/fault_reset.h"
 #include "fault/policy.h"
 #include "loop/loop.h"
 #include "npu/chip.h"
@@ -35,6 +38,7 @@ struct fault_stage {
 	 * restores a separation recorded before a restart (daemon/separations.h). */
 	void (*restore)(void *ctx, const struct npu_device *chip, struct fault_state *state, int64_t now_ms);
 	void *restore_ctx;
+	struct fault_resets *resets;   /* hot resets of the chips that ask for one (may be NULL) */
 };
 
 /* Sets the stage up on loop: due (with ctx) runs when a chip the recovery

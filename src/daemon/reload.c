@@ -73,6 +73,15 @@ int reload_take(struct config *c, struct serving *s, const struct config *next, 
 			 what, (long long)p->recovery_hold_ms, fault_level_name(p->default_level), p->n_codes,
 			 p->builtin_codes ? " over the built-in table" : "", p->n_frequency, p->n_duration);
 	}
+	if (!fault_reset_config_same(&c->fault_reset, &next->fault_reset)) {
+		const struct fault_reset_config *rc = &next->fault_reset;
+		if (rc->enabled)
+			log_info("%s: chip resets enabled: at most %u per chip within %llds, each back within %llds or the "
+				 "chip is separated",
+				 what, rc->max_resets, (long long)(rc->window_ms / 1000), (long long)(rc->timeout_ms / 1000));
+		else
+			log_info("%s: chip resets disabled", what);
+	}
 	config_take_reloadable(c, next);
 	/* What the reloadable --resource-name and the file's resources imply. */
 	memcpy(s->vnpu_base, next_s->vnpu_base, sizeof(s->vnpu_base));

@@ -1043,3 +1043,55 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 	}
 	return r;
 }
+
+/* --- chip reset, in the background ---------------------------------------- */
+
+/* A reset's arguments and outcome: the worker writes only here, never the
+ * library's last error, which the loop's own calls use meanwhile. */
+struct reset_call {
+	const struct dcmi_fns *fn;
+	int card_id, device_id;
+	struct dcmi_reset_outcome outcome;
+};
+
+bool dcmi_can_reset(const struct dcmi_lib *lib)
+{
+	return lib && lib->fn.dcmi_set_device_pre_reset && lib->fn.dcmi_set_device_reset;
+}
+
+static int do_reset(void *arg)
+{
+	struct reset_call *c = arg;
+	int rc = c->fn->dcmi_set_device_pre_reset(c->card_id, c->device_id);
+	const char *call = "dcmi_set_device_pre_reset";
+	if (rc == DCMI_OK) {
+		rc = c->fn->dcmi_set_device_reset(c->card_id, c->device_id, INBAND_CHANNEL);
+		call = "dcmi_set_device_reset";
+	}
+	if (rc != DCMI_OK)
+		c->outcome = (struct dcmi_reset_outcome){ .result = -EIO, .error = { .code = rc, .call = call } };
+	return 0;
+}
+
+int dcmi_chip_reset_start(struct dcmi_lib *lib, const struct npu_chip *chip, void (*done)(void *ctx), void *ctx)
+{
+	if (!lib || !addressable(chip) || !lib->guard)
+		return -EINVAL;
+	if (!dcmi_can_reset(lib))
+		return -EOPNOTSUPP;
+	const struct reset_call c = { .fn = &lib->fn, .card_id = chip->card_id, .device_id = chip->device_id };
+	return vendor_call_start(lib->guard, "dcmi_set_device_reset", (long)chip->phy_id, do_reset, &c, sizeof(c), done,
+				 ctx);
+}
+
+int dcmi_chip_reset_take(struct dcmi_lib *lib, bool give_up, struct dcmi_reset_outcome *ret_outcome)
+{
+	if (!lib || !lib->guard || !ret_outcome)
+		return -EINVAL;
+	struct reset_call c;
+	int result;
+	int r = vendor_call_take(lib->guard, give_up, &c, sizeof(c), &result);
+	if (r == 0)
+		*ret_outcome = c.outcome;
+	return r;
+}

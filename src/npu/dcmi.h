@@ -22,6 +22,7 @@
  * thread. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -164,3 +165,33 @@ int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int
 int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts);
 int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent);
 int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb);
+
+/* --- Chip reset --------------------------------------------------------------- */
+
+/* Whether the library has the reset calls (dcmi_set_device_pre_reset and
+ * dcmi_set_device_reset; older drivers lack them). */
+bool dcmi_can_reset(const struct dcmi_lib *lib);
+
+/* What a reset came to. */
+struct dcmi_reset_outcome {
+	int result;       /* 0, or the negative errno below */
+	struct dcmi_error error; /* -EIO: the call that failed and its code */
+};
+
+/* Resets the chip in the background (the call may block for as long as the
+ * driver takes): dcmi_set_device_pre_reset, then dcmi_set_device_reset
+ * in band. done(ctx) runs on the worker thread when the calls returned,
+ * only to wake the caller (see vendor_call_start), which then takes the
+ * outcome with dcmi_chip_reset_take. Meanwhile every other call of lib
+ * gives -EBUSY. Returns 0, -EOPNOTSUPP when the library lacks the calls,
+ * -EBUSY when it is busy or stuck, -EINVAL for a chip without a DCMI
+ * address. */
+int dcmi_chip_reset_start(struct dcmi_lib *lib, const struct npu_chip *chip, void (*done)(void *ctx), void *ctx);
+
+/* The outcome of the reset started last: 0 with *ret_outcome (result 0:
+ * both calls succeeded; -EIO: one failed, named in error), -EINPROGRESS
+ * while it runs, or with give_up -ETIMEDOUT: the reset is abandoned and
+ * the library stays stuck in it until it returns (later calls of the
+ * same chip give -ETIMEDOUT, others -EBUSY, as for any overdue call).
+ * -ENOENT when no reset was started. */
+int dcmi_chip_reset_take(struct dcmi_lib *lib, bool give_up, struct dcmi_reset_outcome *ret_outcome);

@@ -17,6 +17,8 @@
 #define DCMI_ERR_IOCTL (-8009)
 #define DCMI_ERR_NOT_READY (-8012)
 #define DCMI_ERR_NOT_SUPPORTED_IN_CONTAINER (-8013)
+#define DCMI_ERR_RESET_FAILED (-8015)
+#define DCMI_ERR_RESOURCE_OCCUPIED (-8020)
 #define DCMI_ERR_NOT_SUPPORTED (-8255)
 
 #define DCMI_MAX_CARDS 64
@@ -103,6 +105,14 @@ struct dcmi_event {
 
 typedef void (*dcmi_fault_event_callback)(struct dcmi_event *event);
 
+/* The path a chip reset takes (dcmi_set_device_reset): through the BMC
+ * (out of band) or through the driver on the host (in band, what the
+ * plugin uses). */
+enum dcmi_reset_channel {
+	OUTBAND_CHANNEL = 0,
+	INBAND_CHANNEL = 1,
+};
+
 /* dcmi_get_device_info's vNPU queries (main command 52, VDEV_MNG). The
  * answers are large structures whose tails changed between driver releases;
  * the plugin reads only their leading fields, which did not:
@@ -149,7 +159,9 @@ enum dcmi_main_cmd {
 	X(dcmi_get_device_temperature, 0, int, (int card_id, int device_id, int *temperature))      \
 	X(dcmi_get_device_power_info, 0, int, (int card_id, int device_id, int *power))             \
 	X(dcmi_get_device_utilization_rate, 0, int,                                                  \
-	  (int card_id, int device_id, int input_type, unsigned int *utilization_rate))
+	  (int card_id, int device_id, int input_type, unsigned int *utilization_rate))              \
+	X(dcmi_set_device_pre_reset, 0, int, (int card_id, int device_id))                          \
+	X(dcmi_set_device_reset, 0, int, (int card_id, int device_id, enum dcmi_reset_channel channel))
 
 /* Prototypes as the vendor header declares them (used by the simulator). */
 #define DCMI_DECLARE(name, required, ret, params) ret name params;

@@ -28,6 +28,9 @@ struct vendor_guard {
 	const char *crash_what; /* the worker's last words, should vendor code kill the process */
 	bool quit;
 	bool detached; /* freed while stuck: the worker frees the guard */
+	bool background; /* the job is vendor_call_start's: nobody waits for it */
+	void (*wake)(void *ctx); /* wakes the background job's owner */
+	void *wake_ctx;
 
 	enum job_state state;
 	int (*fn)(void *arg);
@@ -71,6 +74,8 @@ static void *worker_main(void *arg)
 		} else {
 			g->state = JOB_DONE;
 			pthread_cond_signal(&g->done);
+			if (g->background && g->wake)
+				g->wake(g->wake_ctx);
 		}
 	}
 	bool free_self = g->detached;
@@ -105,6 +110,11 @@ bool vendor_guard_free(struct vendor_guard *g)
 		return false;
 	pthread_mutex_lock(&g->lock);
 	g->quit = true;
+	g->wake = NULL;
+	/* A background call under way is as stuck as an overdue one: nobody
+	 * will take its result. */
+	if (g->background && (g->state == JOB_QUEUED || g->state == JOB_RUNNING))
+		g->state = g->state == JOB_QUEUED ? JOB_IDLE : JOB_ABANDONED;
 	bool stuck = g->state == JOB_ABANDONED;
 	g->detached = stuck;
 	pthread_cond_signal(&g->work);
@@ -130,6 +140,12 @@ int vendor_call_run(struct vendor_guard *g, const char *name, long key, int (*fn
 		pthread_mutex_unlock(&g->lock);
 		return r;
 	}
+	if (g->state != JOB_IDLE) {
+		/* A background call runs, or its result waits to be taken. */
+		pthread_mutex_unlock(&g->lock);
+		return -EBUSY;
+	}
+	g->background = false;
 	g->fn = fn;
 	g->name = name;
 	g->key = key;
@@ -154,6 +170,58 @@ int vendor_call_run(struct vendor_guard *g, const char *name, long key, int (*fn
 	} else {
 		/* Running past its deadline: the worker drops its result. */
 		g->state = JOB_ABANDONED;
+		r = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return r;
+}
+
+int vendor_call_start(struct vendor_guard *g, const char *name, long key, int (*fn)(void *arg), const void *arg,
+		      size_t arg_size, void (*done)(void *done_ctx), void *done_ctx)
+{
+	if (arg_size > VENDOR_CALL_ARG_MAX)
+		return -E2BIG;
+	pthread_mutex_lock(&g->lock);
+	if (g->state != JOB_IDLE) {
+		pthread_mutex_unlock(&g->lock);
+		return -EBUSY;
+	}
+	g->background = true;
+	g->wake = done;
+	g->wake_ctx = done_ctx;
+	g->fn = fn;
+	g->name = name;
+	g->key = key;
+	g->size = arg_size;
+	memcpy(g->arg, arg, arg_size);
+	g->state = JOB_QUEUED;
+	pthread_cond_signal(&g->work);
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
+int vendor_call_take(struct vendor_guard *g, bool give_up, void *arg, size_t arg_size, int *ret_result)
+{
+	int r;
+	pthread_mutex_lock(&g->lock);
+	if (!g->background || g->state == JOB_IDLE || g->state == JOB_ABANDONED) {
+		r = -ENOENT;
+	} else if (g->state == JOB_DONE) {
+		memcpy(arg, g->arg, arg_size < g->size ? arg_size : g->size);
+		*ret_result = g->result;
+		g->state = JOB_IDLE;
+		g->background = false;
+		r = 0;
+	} else if (!give_up) {
+		r = -EINPROGRESS;
+	} else if (g->state == JOB_QUEUED) {
+		/* Never started: taken back, nothing is stuck. */
+		g->state = JOB_IDLE;
+		g->background = false;
+		r = -ETIMEDOUT;
+	} else {
+		g->state = JOB_ABANDONED;
+		g->background = false;
 		r = -ETIMEDOUT;
 	}
 	pthread_mutex_unlock(&g->lock);

@@ -18,7 +18,14 @@
  * writes into the caller's memory: fn must reach nothing of the caller's
  * through pointers in arg, only the long-lived library state.
  *
- * Threads: vendor_call_run from one thread at a time (the loop thread). */
+ * A call that may take long by nature (a chip reset) runs in the background
+ * instead (vendor_call_start): the caller does not wait at all, is woken
+ * when it returns, takes its result, and decides itself when it is late.
+ * While it runs, and until its result is taken, the library is busy: other
+ * calls give -EBUSY at once.
+ *
+ * Threads: vendor_call_run, vendor_call_start and vendor_call_take from one
+ * thread at a time (the loop thread). */
 #pragma once
 
 #include <stdbool.h>
@@ -46,3 +53,19 @@ bool vendor_guard_free(struct vendor_guard *guard);
  * VENDOR_CALL_ARG_MAX. arg is written only when fn's result is returned. */
 int vendor_call_run(struct vendor_guard *guard, const char *name, long key, int (*fn)(void *arg), void *arg,
 		    size_t arg_size);
+
+/* Starts fn(arg) on the worker and returns at once; arg is copied as for
+ * vendor_call_run. When fn returns, done(done_ctx) runs on the worker with
+ * the guard's lock held: it must only wake its owner (an eventfd), and is
+ * never called once vendor_guard_free has returned. Returns 0, -EBUSY
+ * when the worker is stuck or a background call is under way or untaken,
+ * -E2BIG as vendor_call_run. */
+int vendor_call_start(struct vendor_guard *guard, const char *name, long key, int (*fn)(void *arg), const void *arg,
+		      size_t arg_size, void (*done)(void *done_ctx), void *done_ctx);
+
+/* The background call's outcome: 0 with fn's result in *ret_result and its
+ * argument copied back into arg (arg_size bytes, as started) once it
+ * returned, and the library free again; -EINPROGRESS while it runs, unless
+ * give_up: then it is abandoned (the worker is stuck, as with a call past
+ * its deadline) and -ETIMEDOUT returned. -ENOENT when none was started. */
+int vendor_call_take(struct vendor_guard *guard, bool give_up, void *arg, size_t arg_size, int *ret_result);

@@ -82,6 +82,8 @@ struct observe {
 	pthread_mutex_t pods_lock; /* the problem logged last, and the latest list */
 	char pods_problem[256]; /* the last problem logged, empty after a success */
 	struct pod_map *pods;   /* the latest list, under pods_lock; NULL before one */
+	int64_t pods_listing_ms; /* under pods_lock: when the List under way began */
+	int64_t pods_list_ms;    /* under pods_lock: when the List that gave pods began */
 
 	/* The features file. */
 	char *nfd_written; /* the text last written, NULL when none */
@@ -229,6 +231,7 @@ static void on_pods_listed(void *ctx, int r, grpc_status_code status, const char
 		pthread_mutex_lock(&o->pods_lock);
 		pod_map_unref(o->pods);
 		o->pods = pod_map_ref(map);
+		o->pods_list_ms = o->pods_listing_ms;
 		pthread_mutex_unlock(&o->pods_lock);
 	}
 	if (map)
@@ -262,6 +265,9 @@ static void start_pods_list(struct observe *o)
 	}
 	atomic_store(&o->pods_wanted, false);
 	o->pods_started_ms = now;
+	pthread_mutex_lock(&o->pods_lock);
+	o->pods_listing_ms = now;
+	pthread_mutex_unlock(&o->pods_lock);
 	atomic_store(&o->pods_running, true);
 	const char *names[METRICS_MAX_RESOURCES];
 	for (size_t i = 0; i < o->n_resources; i++)
@@ -671,10 +677,39 @@ int observe_holders(struct observe *o, const char *chip_id, char *buf, size_t si
 	return n ? 0 : -ENOENT;
 }
 
+int observe_holders_since(struct observe *o, const char *chip_id, int64_t since_ms, char *buf, size_t size)
+{
+	if (!o || !o->podres) {
+		snprintf(buf, size, "--pod-resources-socket is empty");
+		return -ENODATA;
+	}
+	pthread_mutex_lock(&o->pods_lock);
+	bool failed = o->pods_problem[0] != '\0';
+	if (failed)
+		snprintf(buf, size, "%s", o->pods_problem); /* cut to fit: it is for a log line */
+	bool fresh = o->pods && o->pods_list_ms >= since_ms;
+	pthread_mutex_unlock(&o->pods_lock);
+	if (failed || !fresh) {
+		kick_pods(o);
+		return failed ? -ENODATA : -EAGAIN;
+	}
+	if (observe_holders(o, chip_id, buf, size) < 0)
+		return 0;
+	/* Whoever asks will ask again: a newer list may free the chip. */
+	kick_pods(o);
+	return 1;
+}
+
 void observe_fault(struct observe *o, uint32_t code, bool escalated)
 {
 	if (o)
 		metrics_count_fault(o->metrics, code, escalated);
+}
+
+void observe_reset(struct observe *o, uint32_t phy, enum metrics_reset what)
+{
+	if (o)
+		metrics_count_reset(o->metrics, phy, what);
 }
 
 void observe_allocate(struct observe_resource *res, int grpc_code, double seconds)

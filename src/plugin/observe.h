@@ -20,6 +20,7 @@
 
 #include "loop/loop.h"
 #include "npu/inventory.h"
+#include "telemetry/metrics.h"
 
 /* /healthz and --probe (through GetDevicePluginOptions) call the event loop
  * stuck when it has not beaten for this long (it beats every second): a
@@ -92,8 +93,19 @@ void observe_dra(struct observe *observe, const char *driver, bool notified, boo
  * 0, or -ENOENT when none is known to (or pod resources are off). */
 int observe_holders(struct observe *observe, const char *chip_id, char *buf, size_t size);
 
+/* Whether a container holds chip_id by a pod resources list that began at
+ * or after since_ms (now_ms()'s clock), for a decision that must not act
+ * on a chip in use: 0 when none does, 1 when some do (named in buf as by
+ * observe_holders; a newer list is asked for), -EAGAIN when no list that
+ * recent has come yet (one is asked for: call again at the next refresh), -ENODATA when pod resources
+ * is off or its last list failed (why in buf). */
+int observe_holders_since(struct observe *observe, const char *chip_id, int64_t since_ms, char *buf, size_t size);
+
 /* A fault code began on a chip, or a fault policy window fired for it. */
 void observe_fault(struct observe *observe, uint32_t code, bool escalated);
+
+/* A hot reset of chip phy was attempted, or ended so. */
+void observe_reset(struct observe *observe, uint32_t phy, enum metrics_reset what);
 
 /* --- from any thread -------------------------------------------------------- */
 

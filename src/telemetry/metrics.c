@@ -58,6 +58,12 @@ struct metrics {
 		uint64_t onsets, escalations;
 	} faults[METRICS_MAX_FAULT_CODES + 1];
 	size_t n_faults;
+	/* Under lock: the chips ever reset, by phy id. */
+	struct chip_resets {
+		uint32_t phy;
+		uint64_t count[METRICS_RESET_COUNT];
+	} resets[NPU_MAX_CHIPS];
+	size_t n_resets;
 };
 
 int metrics_new(const char *version, struct metrics **ret_metrics)
@@ -206,6 +212,19 @@ void metrics_count_fault(struct metrics *m, uint32_t code, bool escalated)
 	pthread_mutex_unlock(&m->lock);
 }
 
+void metrics_count_reset(struct metrics *m, uint32_t phy, enum metrics_reset what)
+{
+	pthread_mutex_lock(&m->lock);
+	size_t i = 0;
+	while (i < m->n_resets && m->resets[i].phy != phy)
+		i++;
+	if (i == m->n_resets && m->n_resets < NPU_MAX_CHIPS)
+		m->resets[m->n_resets++] = (struct chip_resets){ .phy = phy };
+	if (i < m->n_resets)
+		m->resets[i].count[what]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
 void metrics_streams_changed(struct metrics_resource *r, int delta)
 {
 	atomic_fetch_add(&r->streams, delta);
@@ -323,6 +342,8 @@ struct view {
 		uint32_t code;
 		uint64_t onsets, escalations;
 	} faults[METRICS_MAX_FAULT_CODES + 1]; /* the last is "other" */
+	struct chip_resets resets[NPU_MAX_CHIPS];
+	size_t n_resets;
 };
 
 /* The label sets of one chip: its own labels, then one set per holder
@@ -361,12 +382,17 @@ static bool has_health_code(const struct npu_device *dev)
 					  dev->fault == NPU_FAULT_HEALTH_LEVEL || dev->fault == NPU_FAULT_POLICY);
 }
 
+/* ManuallySeparateNPU in fault/policy.h's order (daemon/fault_stage.c
+ * checks the numbering). */
+#define SEPARATED_LEVEL 9u
+
 enum chip_metric {
 	CM_HEALTHY,
 	CM_HEALTH_CODE,
 	CM_ERROR_CODES,
 	CM_FAULT_LEVEL,
 	CM_FAULT_CODE,
+	CM_SEPARATED,
 	CM_TEMPERATURE,
 	CM_POWER,
 	CM_UTILIZATION,
@@ -388,6 +414,8 @@ static const struct {
 			     "RestartRequest, 4 RestartBusiness, 5 FreeRestartNPU, 6 RestartNPU, 7 PreSeparateNPU, 8 "
 			     "SeparateNPU, 9 ManuallySeparateNPU." },
 	[CM_FAULT_CODE] = { "ascend_npu_fault_code", "The fault code behind the chip's fault level, 0 when none." },
+	[CM_SEPARATED] = { "ascend_npu_separated",
+			   "1 when the fault policy separated the chip (ManuallySeparateNPU) until it is released, else 0." },
 	[CM_TEMPERATURE] = { "ascend_npu_temperature_celsius", "Chip temperature." },
 	[CM_POWER] = { "ascend_npu_power_watts", "Chip power draw." },
 	[CM_UTILIZATION] = { "ascend_npu_aicore_utilization_ratio", "Share of time the AI Cores were busy, 0 to 1." },
@@ -416,6 +444,9 @@ static bool chip_value(enum chip_metric which, const struct npu_device *dev, con
 		return dev->policy_judged;
 	case CM_FAULT_CODE:
 		*ret = dev->policy_code;
+		return dev->policy_judged;
+	case CM_SEPARATED:
+		*ret = dev->policy_level == SEPARATED_LEVEL;
 		return dev->policy_judged;
 	case CM_TEMPERATURE:
 		*ret = r ? r->temperature_celsius : 0;
@@ -455,6 +486,33 @@ static void render_chips(struct text *t, const struct view *v)
 			any = true;
 			chip_series(t, v, dev, chip_metrics[which].name, value);
 		}
+	}
+}
+
+/* Per chip ever reset, each result; chip labels only, since a counter's
+ * series must not change with the pods that come and go. */
+static void reset_series(struct text *t, const struct view *v)
+{
+	static const char *const results[METRICS_RESET_COUNT] = { "attempted", "succeeded", "failed" };
+	bool any = false;
+	for (size_t i = 0; i < v->n_chips; i++) {
+		const struct npu_device *dev = v->chips[i];
+		const struct chip_resets *r = NULL;
+		for (size_t k = 0; k < v->n_resets && !r; k++)
+			if (v->resets[k].phy == dev->chip.phy_id)
+				r = &v->resets[k];
+		if (!r)
+			continue;
+		if (!any)
+			header(t, "ascend_npu_resets_total", "counter",
+			       "Hot resets of the chip by the fault policy: attempted, and how they ended (succeeded, failed).");
+		any = true;
+		char chip[LABEL_MAX];
+		if (metrics_escape_label(dev->chip.name, chip, sizeof(chip)) < 0)
+			chip[0] = '\0';
+		for (int k = 0; k < METRICS_RESET_COUNT; k++)
+			put(t, "ascend_npu_resets_total{id=\"%s\",phy=\"%u\",chip=\"%s\",result=\"%s\"} %llu\n", dev->id,
+			    dev->chip.phy_id, chip, results[k], (unsigned long long)r->count[k]);
 	}
 }
 
@@ -579,6 +637,8 @@ int metrics_render(struct metrics *m, char **ret_text, size_t *ret_len)
 	v.pods = pod_map_ref(m->pods);
 	v.n_faults = m->n_faults;
 	memcpy(v.faults, m->faults, sizeof(v.faults));
+	v.n_resets = m->n_resets;
+	memcpy(v.resets, m->resets, m->n_resets * sizeof(m->resets[0]));
 	pthread_mutex_unlock(&m->lock);
 
 	for (size_t k = 0; v.node && k < v.node->count && v.n_chips < NPU_MAX_CHIPS; k++)
@@ -590,6 +650,7 @@ int metrics_render(struct metrics *m, char **ret_text, size_t *ret_len)
 	if (!t.p)
 		t.error = -ENOMEM;
 	render_chips(&t, &v);
+	reset_series(&t, &v);
 	render_plugin(&t, m, &v);
 
 	for (size_t i = 0; i < v.n_resources; i++)

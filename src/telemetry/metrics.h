@@ -71,6 +71,16 @@ void metrics_count_kubelet_restart(struct metrics *metrics);
 /* A fault code began on a chip (escalated: a fault policy window fired for
  * it instead). Loop thread. */
 void metrics_count_fault(struct metrics *metrics, uint32_t code, bool escalated);
+
+/* What ascend_npu_resets_total counts, per chip. */
+enum metrics_reset {
+	METRICS_RESET_ATTEMPTED,
+	METRICS_RESET_SUCCEEDED,
+	METRICS_RESET_FAILED,
+	METRICS_RESET_COUNT
+};
+/* A reset of chip phy was attempted, or ended so. Loop thread. */
+void metrics_count_reset(struct metrics *metrics, uint32_t phy, enum metrics_reset what);
 void metrics_streams_changed(struct metrics_resource *resource, int delta);
 void metrics_observe_allocate(struct metrics_resource *resource, int grpc_code, double seconds);
 

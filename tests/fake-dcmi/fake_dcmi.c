@@ -71,6 +71,23 @@ struct pending_event {
 	unsigned handler_count;
 };
 
+/* A chip dcmi_set_device_reset reset: away until back_ms (for ever with
+ * FAKE_RESET_NEVER), then as its reset= says, until the state file changes
+ * the chip's health, errors or reset keys (the test takes over again) or it
+ * is reset again. */
+struct reset_record {
+	bool used;
+	bool back;     /* its return was announced */
+	uint32_t phy;
+	int64_t back_ms; /* CLOCK_MONOTONIC */
+	enum fake_reset_outcome outcome;
+	struct fake_chip line; /* the chip as the state file had it at the reset */
+	struct fake_chip view; /* what it answers once back clean */
+};
+
+/* "Chip init/reset finished", the event a chip raises when it is back. */
+#define RESET_FINISHED_EVENT_ID 0x8C2FA009u
+
 static struct {
 	pthread_mutex_t lock;
 	bool initialised;
@@ -89,6 +106,7 @@ static struct {
 	size_t queue_head;
 	size_t queue_count;
 	int serial;
+	struct reset_record resets[FAKE_STATE_MAX_CHIPS];
 } sim = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.inotify_fd = -1,
@@ -135,6 +153,42 @@ static void add_handler(struct pending_event *pending, const struct subscription
 	pending->handlers[pending->handler_count++] = sub->handler;
 }
 
+/* Numbers the event and gives it the time it is raised. */
+static void stamp_locked(struct dcmi_dms_fault_event *dms)
+{
+	sim.serial = sim.serial == INT_MAX ? 1 : sim.serial + 1;
+	dms->event_serial_num = sim.serial;
+	dms->notify_serial_num = sim.serial;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	dms->alarm_raised_time = (unsigned long long)ts.tv_sec * 1000ULL + (unsigned long long)ts.tv_nsec / 1000000ULL;
+}
+
+/* The handlers an event of chip goes to, as subscribed now. */
+static void resolve_handlers_locked(struct pending_event *pending, const struct fake_chip *chip)
+{
+	add_handler(pending, &sim.all_devices);
+	for (size_t i = 0; i < ARRAY_SIZE(sim.devices); i++) {
+		const struct subscription *sub = &sim.devices[i];
+		if (sub->used && sub->card == chip->card && sub->device == chip->device)
+			add_handler(pending, sub);
+	}
+}
+
+/* Queues the event for the watcher thread, unless nobody listens. */
+static void enqueue_locked(const struct pending_event *pending, uint32_t phy)
+{
+	if (pending->handler_count == 0)
+		return;
+	if (sim.queue_count == EVENT_QUEUE_SIZE) {
+		fprintf(stderr, "fake-dcmi: event queue full, dropping the event for phy %u\n", phy);
+		return;
+	}
+	sim.queue[(sim.queue_head + sim.queue_count) % EVENT_QUEUE_SIZE] = *pending;
+	sim.queue_count++;
+	wake_watcher();
+}
+
 /* Builds the event for a chip that crossed between healthy and unhealthy and
  * queues it for the watcher thread. The faulty side of the change (the new
  * chip on the way down, the old one on the way back) provides severity and
@@ -153,12 +207,7 @@ static void queue_transition_locked(const struct fake_chip *old, const struct fa
 	dms->deviceid = (unsigned short)now->logic;
 	dms->severity = (unsigned char)(faulty->health == FAKE_HEALTH_ABSENT ? 3 : faulty->health);
 	dms->assertion = occur ? DCMI_ASSERTION_OCCUR : DCMI_ASSERTION_RECOVERY;
-	sim.serial = sim.serial == INT_MAX ? 1 : sim.serial + 1;
-	dms->event_serial_num = sim.serial;
-	dms->notify_serial_num = sim.serial;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	dms->alarm_raised_time = (unsigned long long)ts.tv_sec * 1000ULL + (unsigned long long)ts.tv_nsec / 1000000ULL;
+	stamp_locked(dms);
 
 	char from_buf[16], to_buf[16];
 	const char *from = health_text(old->health, from_buf, sizeof(from_buf));
@@ -167,28 +216,35 @@ static void queue_transition_locked(const struct fake_chip *old, const struct fa
 		 now->phy, from, to, occur ? "fault" : "recovered");
 	snprintf(dms->additional_info, sizeof(dms->additional_info), "phy=%u", now->phy);
 
-	add_handler(&pending, &sim.all_devices);
-	for (size_t i = 0; i < ARRAY_SIZE(sim.devices); i++) {
-		const struct subscription *sub = &sim.devices[i];
-		if (sub->used && sub->card == now->card && sub->device == now->device)
-			add_handler(&pending, sub);
-	}
-
+	resolve_handlers_locked(&pending, now);
 	if (sim.log_events)
 		fprintf(stderr,
 			"fake-dcmi: %s event for phy %u (logic %u): health %s -> %s, severity %u, "
 			"event id 0x%08X, %u handler(s)\n",
 			occur ? "fault" : "recovery", now->phy, now->logic, from, to, dms->severity, dms->event_id,
 			pending.handler_count);
-	if (pending.handler_count == 0)
-		return;
-	if (sim.queue_count == EVENT_QUEUE_SIZE) {
-		fprintf(stderr, "fake-dcmi: event queue full, dropping the event for phy %u\n", now->phy);
-		return;
-	}
-	sim.queue[(sim.queue_head + sim.queue_count) % EVENT_QUEUE_SIZE] = pending;
-	sim.queue_count++;
-	wake_watcher();
+	enqueue_locked(&pending, now->phy);
+}
+
+/* The one-off event of a chip back from a reset: event id 8C2FA009, as
+ * the driver reports a chip whose initialisation or reset finished. */
+static void queue_reset_finished_locked(const struct fake_chip *chip)
+{
+	struct pending_event pending;
+	memset(&pending, 0, sizeof(pending));
+	struct dcmi_dms_fault_event *dms = &pending.event.event_t.dms_event;
+	pending.event.type = DCMI_EVENT_TYPE_DMS_FAULT;
+	dms->event_id = RESET_FINISHED_EVENT_ID;
+	dms->deviceid = (unsigned short)chip->logic;
+	dms->assertion = DCMI_ASSERTION_ONE_OFF;
+	stamp_locked(dms);
+	snprintf(dms->event_name, sizeof(dms->event_name), "fake-dcmi chip phy %u: reset finished", chip->phy);
+	snprintf(dms->additional_info, sizeof(dms->additional_info), "phy=%u", chip->phy);
+	resolve_handlers_locked(&pending, chip);
+	if (sim.log_events)
+		fprintf(stderr, "fake-dcmi: reset finished event for phy %u (logic %u), %u handler(s)\n", chip->phy,
+			chip->logic, pending.handler_count);
+	enqueue_locked(&pending, chip->phy);
 }
 
 static size_t drop_subscriptions_locked(void)
@@ -201,11 +257,96 @@ static size_t drop_subscriptions_locked(void)
 	return dropped;
 }
 
+/* ---- resets ---- */
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct reset_record *reset_of_locked(uint32_t phy)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sim.resets); i++)
+		if (sim.resets[i].used && sim.resets[i].phy == phy)
+			return &sim.resets[i];
+	return NULL;
+}
+
+/* Whether the state file still says of the chip what it said at its reset:
+ * the keys a test changes to take the chip over again. */
+static bool same_line(const struct fake_chip *a, const struct fake_chip *b)
+{
+	return a->health == b->health && a->health_rc == b->health_rc && a->error_count == b->error_count &&
+	       memcmp(a->errors, b->errors, a->error_count * sizeof(a->errors[0])) == 0 && a->reset == b->reset &&
+	       a->reset_ms == b->reset_ms;
+}
+
+/* A record ends when its chip's line changed or went. */
+static void end_resets_locked(const struct fake_state *next)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sim.resets); i++) {
+		struct reset_record *rec = &sim.resets[i];
+		if (!rec->used)
+			continue;
+		const struct fake_chip *now = fake_state_find_phy(next, rec->phy);
+		if (!now || !same_line(now, &rec->line)) {
+			rec->used = false;
+			if (sim.log_events)
+				fprintf(stderr, "fake-dcmi: phy %u: the state file takes over from its reset\n", rec->phy);
+		}
+	}
+}
+
+/* Announces the chips whose time away is over; returns the time of the
+ * next return due (0: none). */
+static int64_t take_returns_locked(void)
+{
+	int64_t now = monotonic_ms(), next = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(sim.resets); i++) {
+		struct reset_record *rec = &sim.resets[i];
+		if (!rec->used || rec->back || rec->outcome == FAKE_RESET_NEVER)
+			continue;
+		if (now < rec->back_ms) {
+			if (!next || rec->back_ms < next)
+				next = rec->back_ms;
+			continue;
+		}
+		rec->back = true;
+		queue_reset_finished_locked(&rec->line);
+	}
+	return next;
+}
+
+/* dcmi_set_device_reset of the chip the state file has as line. */
+static void start_reset_locked(const struct fake_chip *line)
+{
+	struct reset_record *rec = reset_of_locked(line->phy);
+	for (size_t i = 0; i < ARRAY_SIZE(sim.resets) && !rec; i++)
+		if (!sim.resets[i].used)
+			rec = &sim.resets[i];
+	/* One record per chip of the state: a slot is always free. */
+	*rec = (struct reset_record){
+		.used = true, .phy = line->phy, .back_ms = monotonic_ms() + line->reset_ms, .outcome = line->reset,
+		.line = *line, .view = *line,
+	};
+	rec->view.health = 0;
+	rec->view.error_count = 0;
+	/* The watcher sleeps until the next return it knows of: this one is new. */
+	wake_watcher();
+	if (sim.log_events)
+		fprintf(stderr, "fake-dcmi: phy %u reset: away for %u ms, then %s\n", line->phy, line->reset_ms,
+			line->reset == FAKE_RESET_CLEAN ? "back clean"
+			: line->reset == FAKE_RESET_FAULTY ? "back with its fault" : "never back");
+}
+
 /* Makes next the current state and queues the events its changes imply. */
 static void apply_state_locked(struct fake_state *next)
 {
 	struct fake_state *prev = sim.state;
 	sim.state = next;
+	end_resets_locked(next);
 
 	if (!next->subscribe) {
 		/* Like a DCMI daemon restart: the subscriptions are gone and stay
@@ -381,7 +522,14 @@ static void *watcher_main(void *arg)
 			{ .fd = sim.wake_fd, .events = POLLIN },
 			{ .fd = sim.inotify_fd, .events = POLLIN },
 		};
-		if (poll(fds, ARRAY_SIZE(fds), -1) < 0) {
+		/* Wakes when the next reset chip is due back. */
+		pthread_mutex_lock(&sim.lock);
+		int64_t due = sim.stopping ? 0 : take_returns_locked();
+		pthread_mutex_unlock(&sim.lock);
+		deliver_pending();
+		int64_t wait = due ? due - monotonic_ms() : -1;
+		int timeout = wait < 0 ? (due ? 0 : -1) : wait > INT_MAX ? INT_MAX : (int)wait;
+		if (poll(fds, ARRAY_SIZE(fds), timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "fake-dcmi: watcher thread stops: poll: %s\n", strerror(errno));
@@ -420,6 +568,7 @@ static void release_locked(void)
 	free(sim.state);
 	sim.state = NULL;
 	sim.queue_head = sim.queue_count = 0;
+	memset(sim.resets, 0, sizeof(sim.resets));
 	drop_subscriptions_locked();
 }
 
@@ -635,6 +784,17 @@ static int lookup_call_locked(enum fake_call call, int card_id, int device_id, b
 		r = lookup_locked(card_id, device_id, allow_absent, &chip);
 		if (r != DCMI_OK)
 			return r;
+	}
+	/* A chip in reset keeps its place on the card (its identity calls
+	 * work) but does not answer: DCMI's "not ready", what it says of a
+	 * card that dropped. Back clean, it answers without its fault. */
+	struct reset_record *rec = reset_of_locked(chip->phy);
+	if (rec) {
+		(void)take_returns_locked();
+		if (!rec->back)
+			return DCMI_ERR_NOT_READY;
+		if (rec->outcome == FAKE_RESET_CLEAN)
+			chip = &rec->view;
 	}
 	if (chip->fail_rc[call] != 0)
 		return chip->fail_rc[call];
@@ -1003,6 +1163,31 @@ int dcmi_get_device_utilization_rate(int card_id, int device_id, int input_type,
 		r = DCMI_ERR_NOT_SUPPORTED; /* only the AI Core's share is simulated */
 	else
 		*utilization_rate = chip->util;
+	api_leave();
+	return r;
+}
+
+int dcmi_set_device_pre_reset(int card_id, int device_id)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	r = lookup_call_locked(FAKE_CALL_PRE_RESET, card_id, device_id, false, &chip);
+	api_leave();
+	return r;
+}
+
+int dcmi_set_device_reset(int card_id, int device_id, enum dcmi_reset_channel channel)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (channel != OUTBAND_CHANNEL && channel != INBAND_CHANNEL)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_call_locked(FAKE_CALL_RESET, card_id, device_id, false, &chip)) == DCMI_OK)
+		start_reset_locked(fake_state_find_phy(sim.state, chip->phy));
 	api_leave();
 	return r;
 }

@@ -222,6 +222,8 @@ static const char *const call_names[FAKE_CALL_COUNT] = {
 	[FAKE_CALL_TEMPERATURE] = "dcmi_get_device_temperature",
 	[FAKE_CALL_POWER] = "dcmi_get_device_power_info",
 	[FAKE_CALL_UTILIZATION] = "dcmi_get_device_utilization_rate",
+	[FAKE_CALL_PRE_RESET] = "dcmi_set_device_pre_reset",
+	[FAKE_CALL_RESET] = "dcmi_set_device_reset",
 };
 
 const char *fake_call_name(enum fake_call call)
@@ -230,7 +232,8 @@ const char *fake_call_name(enum fake_call call)
 }
 
 /* Walks "CALL[:ARG],...": CALL is a DCMI function's name, with or without
- * its "dcmi_get_device_" prefix ("temperature"); item gets the call and
+ * its "dcmi_get_device_" or "dcmi_set_device_" prefix ("temperature",
+ * "reset"; both prefixes are 16 characters); item gets the call and
  * ARG (NULL when there is none) and says whether it is valid. */
 static int each_call(const char *value, int (*item)(enum fake_call call, const char *arg, void *ctx), void *ctx)
 {
@@ -245,7 +248,9 @@ static int each_call(const char *value, int (*item)(enum fake_call call, const c
 		char *colon = strchr(buf, ':');
 		if (colon)
 			*colon = '\0';
-		const char *name = strncmp(buf, "dcmi_get_device_", 16) == 0 ? buf + 16 : buf;
+		const char *name = strncmp(buf, "dcmi_get_device_", 16) == 0 || strncmp(buf, "dcmi_set_device_", 16) == 0
+					   ? buf + 16
+					   : buf;
 		size_t i = 0;
 		while (i < FAKE_CALL_COUNT && strcmp(call_names[i] + 16, name) != 0)
 			i++;
@@ -319,6 +324,24 @@ static int key_pci(struct fake_chip *chip, const char *value)
 	return 0;
 }
 
+/* reset=: how the chip comes back from dcmi_set_device_reset. */
+static int key_reset(struct fake_chip *chip, const char *value)
+{
+	static const char *const names[] = { [FAKE_RESET_CLEAN] = "clean", [FAKE_RESET_FAULTY] = "faulty",
+					     [FAKE_RESET_NEVER] = "never" };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(value, names[i]) == 0) {
+			chip->reset = (enum fake_reset_outcome)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int key_reset_ms(struct fake_chip *chip, const char *value)
+{
+	return parse_u32(value, 10, FAKE_RESET_MAX_MS, &chip->reset_ms);
+}
+
 /* Each parser writes only its own field and returns 0 or a negative errno;
  * `expect` completes the diagnostic for a bad value. */
 static const struct chip_key {
@@ -342,10 +365,12 @@ static const struct chip_key {
 	{ "util", key_util, "a percentage 0-100" },
 	{ "hbm_used_mb", key_hbm_used_mb, "a number of megabytes" },
 	{ "fail", key_fail,
-	  "calls separated by commas, each health, errorcode_v2, hbm_info, temperature, power_info or "
-	  "utilization_rate (or the full dcmi_get_device_ name), optionally :CODE (a negative DCMI code)" },
+	  "calls separated by commas, each health, errorcode_v2, hbm_info, temperature, power_info, "
+	  "utilization_rate, pre_reset or reset (or the full DCMI name), optionally :CODE (a negative DCMI code)" },
 	{ "pci", key_pci, "a PCI address such as 0000:3b:00.0" },
 	{ "hang", key_hang, "calls separated by commas, each as for fail= with :SECONDS (1-3600)" },
+	{ "reset", key_reset, "clean, faulty or never" },
+	{ "reset_ms", key_reset_ms, "milliseconds, 0-3600000" },
 };
 
 /* Duplicate keys are tracked in a bit mask. */
@@ -447,6 +472,7 @@ static void parse_chip(struct parser *p, char *cursor)
 	memset(&chip, 0, sizeof(chip));
 	chip.phy = chip.card = chip.logic = ID_UNSET;
 	memcpy(chip.name, "910B3", sizeof("910B3"));
+	chip.reset_ms = FAKE_RESET_DEFAULT_MS;
 
 	uint32_t seen = 0;
 	char *token;

@@ -34,7 +34,7 @@
 #define FAKE_STATE_TEMPLATE_SIZE 16
 
 /* Calls a chip line can make fail (fail=): the chip calls with telemetry or
- * identity the plugin reads after discovery. */
+ * identity the plugin reads after discovery, and the two reset calls. */
 enum fake_call {
 	FAKE_CALL_HEALTH,
 	FAKE_CALL_ERRORCODE,
@@ -42,8 +42,21 @@ enum fake_call {
 	FAKE_CALL_TEMPERATURE,
 	FAKE_CALL_POWER,
 	FAKE_CALL_UTILIZATION,
+	FAKE_CALL_PRE_RESET,
+	FAKE_CALL_RESET,
 	FAKE_CALL_COUNT,
 };
+
+/* How a chip comes back from dcmi_set_device_reset (reset=). */
+enum fake_reset_outcome {
+	FAKE_RESET_CLEAN,  /* healthy, without error codes */
+	FAKE_RESET_FAULTY, /* as the state file has it: the fault is still there */
+	FAKE_RESET_NEVER,  /* it stays away */
+};
+
+/* How long a reset chip stays away by default (reset_ms=), and at most. */
+#define FAKE_RESET_DEFAULT_MS 1000u
+#define FAKE_RESET_MAX_MS 3600000u
 
 /* The DCMI function name of a call ("dcmi_get_device_temperature"). */
 const char *fake_call_name(enum fake_call call);
@@ -79,6 +92,8 @@ struct fake_chip {
 	struct pci_address pci;
 	uint32_t error_count;
 	uint32_t errors[FAKE_STATE_MAX_ERRORS];
+	enum fake_reset_outcome reset; /* reset=: how it comes back from a reset */
+	uint32_t reset_ms;             /* reset_ms=: how long it is away meanwhile */
 };
 
 /* A static vNPU an administrator created on a chip (npu-smi set -t create-vnpu). */

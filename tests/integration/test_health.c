@@ -109,6 +109,19 @@ static void test_flapping_chip_is_damped(void **state)
 	node_fini(node);
 }
 
+/* Writes text as the node's --config file; path gets its path and flag the
+ * plugin's --config flag for it. */
+static void write_config(struct node *node, const char *text, char *path, size_t path_size, char *flag,
+			 size_t flag_size)
+{
+	snprintf(path, path_size, "%s/config.yaml", node->root);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(flag, flag_size, "--config=%s", path);
+}
+
 /* A frequency window from the --config file: the second onset of a code
  * within the window separates the chip, which then stays Unhealthy after
  * its fault cleared; the recovery hold is off, so each single fault
@@ -117,16 +130,11 @@ static void test_repeated_fault_separates_the_chip(void **state)
 {
 	struct node *node = *state;
 	node_init(node, &(struct node_options){ .chips = CHIPS });
-	char path[128];
-	snprintf(path, sizeof(path), "%s/config.yaml", node->root);
-	FILE *f = fopen(path, "we");
-	assert_non_null(f);
-	fputs("version: v1\nfaultPolicy:\n  recoveryHold: 0\n  frequency:\n  - codes: [80E01801]\n    count: 2\n"
-	      "    window: 1h\n    level: ManuallySeparateNPU\n",
-	      f);
-	assert_int_equal(fclose(f), 0);
-	char flag[160];
-	snprintf(flag, sizeof(flag), "--config=%s", path);
+	char path[128], flag[160];
+	write_config(node, "version: v1\nfaultPolicy:\n  recoveryHold: 0\n  frequency:\n  - codes: [80E01801]\n"
+			   "    count: 2\n    window: 1h\n    level: ManuallySeparateNPU\n",
+		     path, sizeof(path), flag, sizeof(flag));
+	FILE *f;
 	struct proc *k = node_start_kubelet(node);
 	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", NO_POLLING, flag, NULL });
 	char line[128];
@@ -164,6 +172,41 @@ static void test_repeated_fault_separates_the_chip(void **state)
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
 	assert_int_equal(proc_count_err(p, "npu-5 recovered"), 1);
+	node_fini(node);
+}
+
+/* A duration window from the --config file: a code still present after the
+ * window's timeout escalates the chip to PreSeparateNPU, which keeps it out
+ * of new allocations after the fault cleared, until the code stayed away
+ * for the window's recover time. Polling judges the chip again while the
+ * fault lasts; nothing else happens meanwhile. */
+static void test_long_fault_escalates(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	char path[128], flag[160];
+	write_config(node, "version: v1\nfaultPolicy:\n  recoveryHold: 0\n  duration:\n  - codes: [80E01801]\n"
+			   "    timeout: 1s\n    level: PreSeparateNPU\n    recover: 1h\n",
+		     path, sizeof(path), flag, sizeof(flag));
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", SHORT_INTERVAL, flag, NULL });
+	char line[128];
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+
+	const char *faulty[CHIPS] = { [4] = "health=2 errors=80E01801" };
+	write_state(node, NULL, CHIPS, faulty);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-4"), WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-4: fault level RestartBusiness (code table, code 80E01801)", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-4: escalated to PreSeparateNPU (duration, code 80E01801)", WAIT_MS));
+
+	/* The fault clears and the chip stays out; another chip's fault is the
+	 * sentinel that a list was sent after the recovery was seen. */
+	write_state(node, NULL, CHIPS, NULL);
+	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 4 recovered", WAIT_MS));
+	const char *other[CHIPS] = { [0] = "health=3" };
+	write_state(node, NULL, CHIPS, other);
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 6, "npu-0,npu-4"), WAIT_MS));
+	assert_int_equal(proc_count_err(p, "npu-4 recovered"), 0);
 	node_fini(node);
 }
 
@@ -429,6 +472,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fault_and_recovery_by_event, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_flapping_chip_is_damped, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_fault_separates_the_chip, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_long_fault_escalates, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_absent_chip_stays_listed, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_warning_is_healthy_and_quiet, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_fault_by_polling_without_events, node_setup, node_teardown),

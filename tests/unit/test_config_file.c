@@ -539,6 +539,23 @@ static void test_fault_policy(void **state)
 	assert_int_equal(rules->n_duration, 1);
 	assert_int_equal(rules->duration[0].window_ms, 20000);
 	assert_int_equal(rules->duration[0].hold_ms, 60000);
+	/* The hot reset: off unless enabled, Huawei's limits unless given. */
+	assert_false(fp->has_reset);
+	config_file_free(f);
+
+	assert_int_equal(parse("version: v1\nfaultPolicy:\n  reset:\n    enabled: true\n    maxResets: 2\n"
+			       "    window: 1h\n    timeout: 30s\n",
+			       &f),
+			 0);
+	assert_true(f->fault_policy.has_reset);
+	assert_true(f->fault_policy.reset.enabled);
+	assert_int_equal(f->fault_policy.reset.max_resets, 2);
+	assert_int_equal(f->fault_policy.reset.window_ms, 3600 * 1000);
+	assert_int_equal(f->fault_policy.reset.timeout_ms, 30 * 1000);
+	config_file_free(f);
+	assert_int_equal(parse("version: v1\nfaultPolicy:\n  reset:\n    enabled: true\n", &f), 0);
+	assert_int_equal(f->fault_policy.reset.max_resets, FAULT_RESET_DEFAULT_MAX);
+	assert_int_equal(f->fault_policy.reset.timeout_ms, FAULT_RESET_DEFAULT_TIMEOUT_MS);
 	config_file_free(f);
 
 	/* An empty section, or none. */
@@ -607,7 +624,16 @@ static void test_fault_policy(void **state)
 		"line 3: faultPolicy.huaweiFiles: 'etc/fault' is not an absolute path");
 	refused("version: v1\nfaultPolicy:\n  hotReset: 1\n", -EINVAL,
 		"line 3: faultPolicy.hotReset: unknown key (faultPolicy takes recoveryHold, defaultLevel, releaseWindow, "
-		"codes, frequency, duration, huaweiFiles)");
+		"codes, frequency, duration, reset, huaweiFiles)");
+	refused("version: v1\nfaultPolicy:\n  reset:\n    maxResets: 17\n", -EINVAL,
+		"line 4: faultPolicy.reset.maxResets: must be an integer from 1 to 16");
+	refused("version: v1\nfaultPolicy:\n  reset:\n    timeout: 2h\n", -EINVAL,
+		"line 4: faultPolicy.reset.timeout: '2h' is not a duration from 1ms to 1h (e.g. 500ms, 30s, 5m, 24h; a "
+		"bare number means seconds)");
+	refused("version: v1\nfaultPolicy:\n  reset:\n    enabled: sometimes\n", -EINVAL, "line 4: faultPolicy.reset.enabled: must be true or false");
+	refused("version: v1\nfaultPolicy:\n  reset:\n    channel: outband\n", -EINVAL,
+		"line 4: faultPolicy.reset.channel: unknown key (faultPolicy.reset takes enabled, maxResets, window, "
+		"timeout)");
 	refused("version: v1\nfaultPolicy: strict\n", -EINVAL, "line 2: faultPolicy: must be a mapping, not a scalar");
 
 	/* Into the configuration: the defaults without the section. */
@@ -621,6 +647,11 @@ static void test_fault_policy(void **state)
 	assert_int_equal(cfg.fault_policy.n_codes + cfg.fault_policy.n_frequency + cfg.fault_policy.n_duration, 0);
 	assert_string_equal(cfg.fault_huawei_files, "");
 	assert_int_equal(fault_policy_code_level(&cfg.fault_policy, 0x80E01801, NULL), FAULT_LEVEL_RESTART_BUSINESS);
+	assert_false(cfg.fault_reset.enabled);
+	write_file("version: v1\nfaultPolicy:\n  reset:\n    enabled: true\n    maxResets: 5\n");
+	assert_int_equal(ARGS(NULL, arg), 0);
+	assert_true(cfg.fault_reset.enabled);
+	assert_int_equal(cfg.fault_reset.max_resets, 5);
 
 	/* Huawei's files, then the file's own keys over them. */
 	write_file("version: v1\n"

@@ -532,6 +532,70 @@ static void test_error_codes(void **unused)
 			 DCMI_ERR_DEVICE_NOT_EXIST);
 }
 
+/* A reset chip keeps its identity but answers "not ready" for reset_ms,
+ * then comes back as reset= says, with the reset-finished event; a new
+ * state line for the chip takes over again. */
+static void test_reset(void **unused)
+{
+	(void)unused;
+	write_state("chip phy=0 health=2 errors=80E18005 reset_ms=100\n"
+		    "chip phy=1 health=2 errors=80E18005 reset=faulty reset_ms=50\n"
+		    "chip phy=2 health=2 errors=80E18005 reset=never reset_ms=0\n"
+		    "chip phy=3 fail=reset:-8015\nchip phy=4 health=absent\n");
+	assert_int_equal(dcmi.dcmi_subscribe_fault_event(-1, -1, no_filter(), on_event_a), 0);
+	assert_int_equal(dcmi.dcmi_set_device_reset(0, 0, (enum dcmi_reset_channel)2), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(dcmi.dcmi_set_device_pre_reset(3, 0), 0);
+	assert_int_equal(dcmi.dcmi_set_device_reset(3, 0, INBAND_CHANNEL), -8015);
+	assert_int_equal(dcmi.dcmi_set_device_reset(4, 0, INBAND_CHANNEL), DCMI_ERR_DEVICE_NOT_EXIST);
+	assert_int_equal(dcmi.dcmi_set_device_reset(9, 0, INBAND_CHANNEL), DCMI_ERR_DEVICE_NOT_EXIST);
+
+	size_t before = events_seen();
+	for (int phy = 0; phy < 3; phy++) {
+		assert_int_equal(dcmi.dcmi_set_device_pre_reset(phy, 0), 0);
+		assert_int_equal(dcmi.dcmi_set_device_reset(phy, 0, INBAND_CHANNEL), 0);
+	}
+	unsigned health = 9;
+	int n, logic;
+	unsigned codes[DCMI_MAX_ERROR_CODES];
+	/* Away, but still on its card. */
+	assert_int_equal(dcmi.dcmi_get_device_health(0, 0, &health), DCMI_ERR_NOT_READY);
+	assert_int_equal(dcmi.dcmi_get_device_errorcode_v2(0, 0, &n, codes, DCMI_MAX_ERROR_CODES), DCMI_ERR_NOT_READY);
+	assert_int_equal(dcmi.dcmi_set_device_reset(0, 0, INBAND_CHANNEL), DCMI_ERR_NOT_READY);
+	assert_int_equal(dcmi.dcmi_get_device_logic_id(&logic, 0, 0), 0);
+	/* Back with the reset-finished event: chip 1 (faulty), then chip 0 (clean). */
+	assert_true(wait_event_for(before, 0));
+	assert_true(wait_event_for(before, 1));
+	for (size_t i = before; i < before + 2; i++) {
+		assert_int_equal(event_at(i)->event_id, 0x8C2FA009u);
+		assert_int_equal(event_at(i)->assertion, DCMI_ASSERTION_ONE_OFF);
+	}
+	assert_int_equal(dcmi.dcmi_get_device_health(0, 0, &health), 0);
+	assert_int_equal(health, 0);
+	assert_int_equal(dcmi.dcmi_get_device_errorcode_v2(0, 0, &n, codes, DCMI_MAX_ERROR_CODES), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(dcmi.dcmi_get_device_health(1, 0, &health), 0);
+	assert_int_equal(health, 2);
+	assert_int_equal(dcmi.dcmi_get_device_errorcode_v2(1, 0, &n, codes, DCMI_MAX_ERROR_CODES), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(dcmi.dcmi_get_device_health(2, 0, &health), DCMI_ERR_NOT_READY);
+
+	/* A new line for the chip that never came back: the file speaks again. */
+	write_state("chip phy=0 health=2 errors=80E18005 reset_ms=100\nchip phy=1 health=2 errors=80E18005 "
+		    "reset=faulty reset_ms=50\nchip phy=2\n");
+	assert_int_equal(dcmi.dcmi_get_device_health(2, 0, &health), 0);
+	assert_int_equal(health, 0);
+	/* Chip 0's line did not change: still back clean. */
+	assert_int_equal(dcmi.dcmi_get_device_health(0, 0, &health), 0);
+	assert_int_equal(health, 0);
+
+	/* Every chip healthy again, its recovery events delivered: the next
+	 * test starts from a quiet simulator. */
+	before = events_seen();
+	write_state("chip phy=0\nchip phy=1\nchip phy=2\n");
+	assert_true(wait_event_for(before, 0));
+	assert_true(wait_event_for(before, 1));
+}
+
 static void test_fault_and_recovery_events(void **unused)
 {
 	(void)unused;
@@ -886,6 +950,7 @@ int main(void)
 		cmocka_unit_test_setup(test_pcie_info, init_dcmi),
 		cmocka_unit_test_setup(test_absent_chip_keeps_its_identity, init_dcmi),
 		cmocka_unit_test_setup(test_error_codes, init_dcmi),
+		cmocka_unit_test_setup(test_reset, init_dcmi),
 		cmocka_unit_test_setup(test_fault_and_recovery_events, init_dcmi),
 		cmocka_unit_test_setup(test_no_event_within_a_class_or_for_added_and_removed_chips, init_dcmi),
 		cmocka_unit_test_setup(test_device_subscription_and_replacement, init_dcmi),

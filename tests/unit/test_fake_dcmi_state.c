@@ -128,6 +128,8 @@ static void test_chip_defaults(void **unused)
 	assert_false(c->has_board);
 	assert_false(c->has_pci);
 	assert_int_equal(c->error_count, 0);
+	assert_int_equal(c->reset, FAKE_RESET_CLEAN);
+	assert_int_equal(c->reset_ms, FAKE_RESET_DEFAULT_MS);
 }
 
 static void test_every_key(void **unused)
@@ -154,6 +156,16 @@ static void test_every_key(void **unused)
 	assert_int_equal(c->health_rc, 0);
 	assert_int_equal(parse_text("chip phy=1 health_rc=-8012\n"), 0);
 	assert_int_equal(state.chips[0].health_rc, -8012);
+
+	assert_int_equal(parse_text("chip phy=1 reset=faulty reset_ms=250 fail=pre_reset,dcmi_set_device_reset:-8015\n"),
+			 0);
+	assert_int_equal(diags.count, 0);
+	assert_int_equal(state.chips[0].reset, FAKE_RESET_FAULTY);
+	assert_int_equal(state.chips[0].reset_ms, 250);
+	assert_int_equal(state.chips[0].fail_rc[FAKE_CALL_PRE_RESET], -8005);
+	assert_int_equal(state.chips[0].fail_rc[FAKE_CALL_RESET], -8015);
+	assert_int_equal(parse_text("chip phy=1 reset=never\n"), 0);
+	assert_int_equal(state.chips[0].reset, FAKE_RESET_NEVER);
 
 	/* Keys come in any order; board takes hex with or without 0x. */
 	assert_int_equal(parse_text("chip board=d1 health=1 phy=3\n"), 0);
@@ -197,6 +209,7 @@ static void test_bad_values_drop_the_line(void **unused)
 		"phy=0 health_rc=8012", "phy=0 health_rc=-0",	    "phy=0 health_rc=-10000", "phy=0 health_rc=-",
 		"phy=0 pci=",	     "phy=0 pci=3b:00.0",	    "phy=0 pci=0000:3b:00",  "phy=0 pci=0000:3b:20.0",
 		"phy=0 pci=0000:3b:00.8", "phy=0 pci=0000:3b:00.0,1", "phy=0 pci=80000000:00:00.0",
+		"phy=0 reset=dirty", "phy=0 reset=", "phy=0 reset_ms=3600001", "phy=0 reset_ms=-1",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		char line[128];

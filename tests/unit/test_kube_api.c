@@ -7,7 +7,8 @@
  * real kube-apiserver cannot be made to on demand: garbage JSON, a body
  * above the client's bound, an answer slower than the timeout, 5xx, 401,
  * conflicts, and not listening at all. The real server is exercised by
- * tests/scripts/test_kube_apiserver.sh. */
+ * tests/integration/test_kube_apiserver.c. The daemon's claim reader
+ * (daemon/dra_kube.c) is tested here too, through the module. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -30,6 +31,7 @@
 #include <sys/socket.h>
 
 #include "base/wait.h"
+#include "daemon/dra_kube.h"
 #include "daemon/kube_module.h"
 #include "kube/client.h"
 #include "kube/objects.h"
@@ -275,6 +277,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	} else if (strcmp(url, "/api/v1/nodes/node-a") == 0) {
 		r = answer(conn, 200,
 			   "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-a\",\"uid\":\"node-a-uid\",\"resourceVersion\":\"1\"}}");
+	} else if (strcmp(url, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/c1") == 0) {
+		r = answer(conn, 200, "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c1\",\"uid\":\"u1\"}}");
+	} else if (strcmp(url, "/apis/resource.k8s.io/v1/namespaces/secret/resourceclaims/c1") == 0) {
+		r = answer_status(conn, 403, "Forbidden", "resourceclaims is forbidden");
 	} else if (strncmp(url, "/apis/resource.k8s.io/v1/resourceslices", 39) == 0) {
 		r = serve_slices(conn, method, url, up);
 	} else {
@@ -961,6 +967,89 @@ static void test_module(void **state)
 	assert_non_null(strstr(why, "/nonexistent/kubeconfig"));
 }
 
+/* --- the daemon's claim reader (daemon/dra_kube.c) through the module ------------ */
+
+/* A kubeconfig for server, with the fixtures' CA; its path in out. */
+static void write_kubeconfig(const char *server, char *out, size_t size)
+{
+	snprintf(out, size, "/tmp/test-kube-api-kubeconfig-%d", (int)getpid());
+	FILE *f = fopen(out, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+		"clusters: [{name: k, cluster: {server: '%s', certificate-authority: '" FIXTURES "/ca.crt'}}]\n"
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n",
+		server);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* reader.get of ns/name: its return, and why (or the body) in out. */
+static int read_claim(struct dra_claim_reader reader, const char *ns, const char *name, char *out, size_t size)
+{
+	char *json = NULL;
+	size_t len = 0;
+	int r = reader.get(reader.ctx, ns, name, &json, &len, out, size);
+	if (r == 0)
+		snprintf(out, size, "%.*s", (int)len, json);
+	free(json);
+	return r;
+}
+
+/* Each answer of the server becomes a cause the DRA driver can put after
+ * the claim's name; the kubelet's names never reach the URL unchecked. */
+static void test_claim_reader(void **state)
+{
+	(void)state;
+	setenv(KUBE_MODULE_ENV, KUBE_MODULE_LIB, 1);
+	static struct config conf; /* large */
+	char url[64], why[1024];
+	snprintf(url, sizeof(url), "https://localhost:%u", srv.port);
+	write_kubeconfig(url, conf.kubeconfig, sizeof(conf.kubeconfig));
+	struct dra_kube k;
+	enum dra_kube_failure failure;
+	if (dra_kube_open(&conf, &k, &failure, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+	struct dra_claim_reader reader = dra_kube_reader(&k);
+
+	assert_int_equal(read_claim(reader, "default", "c1", why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "\"uid\":\"u1\""));
+	assert_int_equal(read_claim(reader, "default", "c2", why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "no such claim (HTTP 404): not found");
+	assert_int_equal(read_claim(reader, "secret", "c1", why, sizeof(why)), -EACCES);
+	assert_string_equal(why, "not allowed to read it (HTTP 403): resourceclaims is forbidden");
+	assert_int_equal(read_claim(reader, "default", "../../nodes/x", why, sizeof(why)), -EINVAL);
+	pthread_mutex_lock(&srv.lock);
+	unsigned requests = srv.requests;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(read_claim(reader, "default", "a?b", why, sizeof(why)), -EINVAL);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.requests, requests);
+	pthread_mutex_unlock(&srv.lock);
+	set_fault(FAULT_5XX);
+	assert_int_equal(read_claim(reader, "default", "c1", why, sizeof(why)), -EREMOTEIO);
+	assert_string_equal(why, "the API server refused (HTTP 503): etcd is unhappy");
+	set_fault(FAULT_NONE);
+	dra_kube_close(&k);
+	unlink(conf.kubeconfig);
+
+	/* Nobody there: the connection's cause. */
+	write_kubeconfig("https://127.0.0.1:1", conf.kubeconfig, sizeof(conf.kubeconfig));
+	if (dra_kube_open(&conf, &k, &failure, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+	reader = dra_kube_reader(&k);
+	assert_int_equal(read_claim(reader, "default", "c1", why, sizeof(why)), -ECONNREFUSED);
+	assert_non_null(strstr(why, "API server: "));
+	assert_non_null(strstr(why, "127.0.0.1"));
+	dra_kube_close(&k);
+	unlink(conf.kubeconfig);
+
+	/* A kubeconfig that says something wrong is the configuration's fault. */
+	write_kubeconfig("http://plain", conf.kubeconfig, sizeof(conf.kubeconfig));
+	assert_true(dra_kube_open(&conf, &k, &failure, why, sizeof(why)) < 0);
+	assert_int_equal(failure, DRA_KUBE_CONFIG);
+	unlink(conf.kubeconfig);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -970,6 +1059,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim_reader, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -260,6 +260,44 @@ static void test_fault_counters(void **state)
 	metrics_free(m);
 }
 
+/* Resets per chip ever reset, chip labels only; the separated gauge from
+ * the policy's level of each judged chip. */
+static void test_resets_and_separation(void **state)
+{
+	(void)state;
+	struct metrics *m;
+	assert_int_equal(metrics_new("1", &m), 0);
+	struct npu_snapshot *s = node();
+	s->devices[1].policy_judged = true;
+	s->devices[1].policy_level = 9; /* ManuallySeparateNPU */
+	metrics_publish_chips(m, s);
+	npu_snapshot_unref(s);
+	char *text = render(m);
+	assert_null(strstr(text, "ascend_npu_resets_total"));
+	assert_non_null(strstr(text, "ascend_npu_separated{id=\"npu-1\",phy=\"1\",chip=\"910B3\"} 1\n"));
+	/* npu-0 was never judged: no value rather than a guess. */
+	assert_null(strstr(text, "ascend_npu_separated{id=\"npu-0\""));
+	free(text);
+
+	metrics_count_reset(m, 1, METRICS_RESET_ATTEMPTED);
+	metrics_count_reset(m, 1, METRICS_RESET_ATTEMPTED);
+	metrics_count_reset(m, 1, METRICS_RESET_FAILED);
+	metrics_count_reset(m, 7, METRICS_RESET_ATTEMPTED); /* a chip no longer listed */
+	text = render(m);
+	check_format(text);
+	assert_non_null(strstr(text, "# TYPE ascend_npu_resets_total counter\n"));
+	assert_non_null(
+		strstr(text, "ascend_npu_resets_total{id=\"npu-1\",phy=\"1\",chip=\"910B3\",result=\"attempted\"} 2\n"));
+	assert_non_null(
+		strstr(text, "ascend_npu_resets_total{id=\"npu-1\",phy=\"1\",chip=\"910B3\",result=\"succeeded\"} 0\n"));
+	assert_non_null(
+		strstr(text, "ascend_npu_resets_total{id=\"npu-1\",phy=\"1\",chip=\"910B3\",result=\"failed\"} 1\n"));
+	assert_null(strstr(text, "ascend_npu_resets_total{id=\"npu-0\""));
+	assert_null(strstr(text, "phy=\"7\""));
+	free(text);
+	metrics_free(m);
+}
+
 static void test_escape(void **state)
 {
 	(void)state;
@@ -290,7 +328,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chip_series),   cmocka_unit_test(test_holders),
 		cmocka_unit_test(test_resource_counters), cmocka_unit_test(test_escape),
-		cmocka_unit_test(test_resource_bound),  cmocka_unit_test(test_fault_counters),
+		cmocka_unit_test(test_resource_bound),  cmocka_unit_test(test_fault_counters), cmocka_unit_test(test_resets_and_separation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "daemon/fault_reset.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/parse.h"
+
+/* The worker thread, under the vendor guard's lock: only wake the loop. */
+static void on_returned(void *ctx)
+{
+	loop_async_send(((struct fault_resets *)ctx)->returned);
+}
+
+static struct reset_chip *chip_of(struct fault_resets *r, uint32_t phy, bool make)
+{
+	for (size_t i = 0; i < r->n_chips; i++)
+		if (r->chips[i].phy == phy)
+			return &r->chips[i];
+	if (!make || r->n_chips == NPU_MAX_CHIPS)
+		return NULL;
+	struct reset_chip *grown = realloc(r->chips, (r->n_chips + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	r->chips = grown;
+	struct reset_chip *c = &r->chips[r->n_chips++];
+	*c = (struct reset_chip){ .phy = phy };
+	fault_reset_state_init(&c->state);
+	return c;
+}
+
+/* The loop: takes the reset's outcome for the chip's next judgement. */
+static void on_returned_async(void *ctx)
+{
+	struct fault_resets *r = ctx;
+	struct dcmi_lib *lib = inventory_dcmi(r->inventory);
+	struct reset_chip *c = r->calling >= 0 ? chip_of(r, (uint32_t)r->calling, false) : NULL;
+	struct dcmi_reset_outcome outcome;
+	if (!lib || !c || dcmi_chip_reset_take(lib, false, &outcome) < 0)
+		return;
+	r->calling = -1;
+	c->returned = true;
+	c->outcome = outcome;
+	r->refresh(r->ctx);
+}
+
+static void on_poll(void *ctx)
+{
+	struct fault_resets *r = ctx;
+	r->poll_at_ms = 0;
+	r->refresh(r->ctx);
+}
+
+/* Looks again within delay_ms, or sooner when a look is due sooner. */
+static void poll_in(struct fault_resets *r, int64_t now, int64_t delay_ms)
+{
+	if (r->poll_at_ms > now && r->poll_at_ms <= now + delay_ms)
+		return;
+	r->poll_at_ms = now + delay_ms;
+	loop_timer_arm(r->poll, delay_ms, 0);
+}
+
+int fault_resets_init(struct fault_resets *r, struct loop *loop, const struct fault_reset_config *config,
+		      void (*refresh)(void *ctx), void *ctx)
+{
+	*r = (struct fault_resets){ .config = config, .calling = -1, .refresh = refresh, .ctx = ctx };
+	int rc = loop_timer_new(loop, on_poll, r, &r->poll);
+	if (rc == 0)
+		rc = loop_async_new(loop, on_returned_async, r, &r->returned);
+	return rc;
+}
+
+void fault_resets_fini(struct fault_resets *r)
+{
+	loop_timer_free(r->poll);
+	loop_async_free(r->returned);
+	free(r->chips);
+	*r = (struct fault_resets){ .calling = -1 };
+}
+
+/* Whether DCMI can reset chips; says once why not while resets are on. */
+static struct dcmi_lib *reset_library(struct fault_resets *r)
+{
+	struct dcmi_lib *lib = inventory_dcmi(r->inventory);
+	const char *why = !lib ? "DCMI is not in use (the device-file backend cannot reset a chip)"
+		     : !dcmi_can_reset(lib) ? "this driver's DCMI lacks dcmi_set_device_pre_reset or dcmi_set_device_reset"
+					    : "";
+	if (strcmp(why, r->logged_cannot) != 0 && why[0])
+		log_warn("chip resets are enabled, but %s; chips whose faults ask for a reset stay Unhealthy", why);
+	(void)str_copy(r->logged_cannot, sizeof(r->logged_cannot), why); /* fits: the reasons are short */
+	return why[0] ? NULL : lib;
+}
+
+/* Whether the chip reports code now: an escalation keeps a level for a code
+ * gone, which no reset can cure. Code 0 is DCMI health without a code. */
+static bool reports(const struct npu_device *chip, uint32_t code)
+{
+	if (code == 0)
+		return chip->n_fault_codes == 0 && chip->dcmi_health >= 2;
+	for (size_t i = 0; i < chip->n_fault_codes; i++)
+		if (chip->fault_codes[i] == code)
+			return true;
+	return false;
+}
+
+/* "RestartNPU, code 80E18005" for log lines. */
+static void about(char *buf, size_t size, enum fault_level level, uint32_t code)
+{
+	if (code)
+		(void)str_printf(buf, size, "%s, code %08X", fault_level_name(level), code);
+	else
+		(void)str_printf(buf, size, "%s, DCMI health without a code", fault_level_name(level));
+}
+
+static void separate(struct fault_state *state, const struct fault_reset_step *s, int64_t now, bool *ret_separated)
+{
+	if (state && fault_policy_separate(state, s->code, now) == 0)
+		*ret_separated = true;
+}
+
+/* Starts the DCMI reset the guard decided; a reset that cannot start is a
+ * failed one. */
+static void start(struct fault_resets *r, struct dcmi_lib *lib, struct reset_chip *c, const struct npu_device *chip,
+		  const struct fault_reset_step *s)
+{
+	const struct fault_reset_config *cfg = r->config;
+	char what[96];
+	about(what, sizeof(what), s->level, s->code);
+	const struct log_fields f = { .device = chip->id };
+	observe_reset(r->observe, c->phy, METRICS_RESET_ATTEMPTED);
+	log_msg_fields(LOG_LEVEL_WARN, &f,
+		       "%s: resetting the chip (%s): no container holds it; reset %u of at most %u within %llds; it stays "
+		       "Unhealthy until it is back, and is separated if it is not back within %llds",
+		       chip->id, what, s->attempt, cfg->max_resets, (long long)(cfg->window_ms / 1000),
+		       (long long)(cfg->timeout_ms / 1000));
+	int rc = dcmi_chip_reset_start(lib, &chip->chip, on_returned, r);
+	if (rc == 0) {
+		r->calling = (long)c->phy;
+		return;
+	}
+	c->returned = true;
+	c->outcome = (struct dcmi_reset_outcome){ .result = rc };
+}
+
+/* The DCMI reset returned (or could not start): on to waiting, or failed. */
+static void take_return(struct fault_resets *r, struct reset_chip *c, const struct npu_device *chip,
+			struct fault_state *state, int64_t now, bool *ret_separated)
+{
+	struct fault_reset_step s;
+	c->returned = false;
+	if (fault_reset_called(&c->state, c->outcome.result == 0, now, &s) < 0)
+		return;
+	if (s.action != FAULT_RESET_FAILED) {
+		log_debug("%s: reset %u: DCMI's reset calls returned after %lldms; waiting for the chip", chip->id,
+			  s.attempt, (long long)s.elapsed_ms);
+		return;
+	}
+	char what[96], cause[128];
+	about(what, sizeof(what), s.level, s.code);
+	if (c->outcome.result == -EIO)
+		(void)str_printf(cause, sizeof(cause), "%s returned %d", c->outcome.error.call, c->outcome.error.code);
+	else
+		(void)str_printf(cause, sizeof(cause), "it could not be started: %s", strerror(-c->outcome.result));
+	const struct log_fields f = { .device = chip->id };
+	observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
+	log_msg_fields(LOG_LEVEL_ERROR, &f, "%s: reset %u (%s) failed: %s; separated (ManuallySeparateNPU) until released",
+		       chip->id, s.attempt, what, cause);
+	separate(state, &s, now, ret_separated);
+}
+
+/* Who holds the chip, for the guard; names them in holders. */
+static enum fault_reset_holders holders_of(struct fault_resets *r, const struct npu_device *chip,
+					   const struct reset_chip *c, int64_t now, char *holders, size_t size)
+{
+	/* One reset at a time: the library runs one call. */
+	if (r->calling >= 0 && (uint32_t)r->calling != c->phy)
+		return FAULT_RESET_LISTING;
+	int64_t since = c->state.asks_since_ms >= 0 ? c->state.asks_since_ms : now;
+	int rc = observe_holders_since(r->observe, chip->id, since, holders, size);
+	return rc == 0 ? FAULT_RESET_FREE : rc == 1 ? FAULT_RESET_HELD : rc == -EAGAIN ? FAULT_RESET_LISTING
+											: FAULT_RESET_UNAVAILABLE;
+}
+
+static void report(struct fault_resets *r, struct reset_chip *c, const struct npu_device *chip,
+		   const struct fault_reset_step *s, const char *holders)
+{
+	const struct fault_reset_config *cfg = r->config;
+	const struct log_fields f = { .device = chip->id };
+	char what[96];
+	about(what, sizeof(what), s->level, s->code);
+	/* Counted before the line is said: whoever reads the line may scrape. */
+	if (s->action == FAULT_RESET_SUCCEEDED)
+		observe_reset(r->observe, c->phy, METRICS_RESET_SUCCEEDED);
+	else if (s->action == FAULT_RESET_BACK_FAULTY || s->action == FAULT_RESET_TIMED_OUT)
+		observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
+	switch (s->action) {
+	case FAULT_RESET_WAIT_HOLDERS:
+		log_msg_fields(LOG_LEVEL_WARN, &f,
+			       "%s: %s asks for a reset, but %s hold the chip; it is reset once they are gone", chip->id,
+			       what, holders);
+		break;
+	case FAULT_RESET_NO_LIST:
+		log_msg_fields(LOG_LEVEL_WARN, &f,
+			       "%s: %s asks for a reset, but who holds the chip is unknown (pod resources: %s); it is not "
+			       "reset",
+			       chip->id, what, holders);
+		break;
+	case FAULT_RESET_SEPARATE:
+		log_msg_fields(LOG_LEVEL_WARN, &f,
+			       "%s: still %s after %u resets within %llds; separated (ManuallySeparateNPU) until released",
+			       chip->id, what, s->attempt, (long long)(cfg->window_ms / 1000));
+		break;
+	case FAULT_RESET_SUCCEEDED:
+		log_msg_fields(LOG_LEVEL_INFO, &f,
+			       "%s: reset %u done: back after %lldms without its fault (%s); Healthy again once the "
+			       "recovery hold has passed",
+			       chip->id, s->attempt, (long long)s->elapsed_ms, what);
+		break;
+	case FAULT_RESET_BACK_FAULTY:
+		log_msg_fields(LOG_LEVEL_WARN, &f,
+			       "%s: reset %u failed: back after %lldms, still %s; reset again while resets remain, else "
+			       "separated",
+			       chip->id, s->attempt, (long long)s->elapsed_ms, what);
+		break;
+	case FAULT_RESET_TIMED_OUT:
+		log_msg_fields(LOG_LEVEL_ERROR, &f,
+			       "%s: reset %u (%s) timed out: not back within %llds; separated (ManuallySeparateNPU) until "
+			       "released",
+			       chip->id, s->attempt, what, (long long)(cfg->timeout_ms / 1000));
+		break;
+	case FAULT_RESET_IDLE:
+	case FAULT_RESET_WAIT_LIST:
+	case FAULT_RESET_NOW:
+	case FAULT_RESET_IN_PROGRESS:
+	case FAULT_RESET_FAILED:
+		break;
+	}
+}
+
+bool fault_resets_chip(struct fault_resets *r, const struct npu_device *chip, const struct fault_step *step,
+		       struct fault_state *state, int64_t now, bool *ret_separated)
+{
+	*ret_separated = false;
+	if (!r || !r->config || chip->kind != NPU_DEVICE_CHIP)
+		return false;
+	struct reset_chip *c = chip_of(r, chip->chip.phy_id, false);
+	bool busy = c && fault_reset_busy(&c->state);
+	if (!busy && (!r->config->enabled || !step || !fault_reset_level_asks(step->level))) {
+		/* Nothing to do, cheaply; the guard forgets the chip's wait. */
+		if (c && step)
+			(void)fault_reset_step(r->config, &c->state, &(struct fault_reset_input){ .answered = true }, now,
+					       &(struct fault_reset_step){ 0 });
+		return false;
+	}
+	struct dcmi_lib *lib = reset_library(r);
+	if (!lib || !(c = c ? c : chip_of(r, chip->chip.phy_id, true)))
+		return busy;
+	if (c->returned)
+		take_return(r, c, chip, state, now, ret_separated);
+
+	struct fault_reset_input in = {
+		.answered = step != NULL,
+		.asks = step && fault_reset_level_asks(step->level) && !step->holding && reports(chip, step->code),
+		.separated = (step && step->separated) || *ret_separated,
+		.level = step ? step->level : FAULT_LEVEL_NONE,
+		.code = step ? step->code : 0,
+		.holders = FAULT_RESET_LISTING,
+	};
+	char holders[512] = "";
+	if (in.answered && in.asks && !in.separated && !fault_reset_busy(&c->state))
+		in.holders = holders_of(r, chip, c, now, holders, sizeof(holders));
+	struct fault_reset_step s;
+	if (fault_reset_step(r->config, &c->state, &in, now, &s) < 0)
+		return fault_reset_busy(&c->state);
+	if (s.news)
+		report(r, c, chip, &s, holders);
+	switch (s.action) {
+	case FAULT_RESET_NOW:
+		start(r, lib, c, chip, &s);
+		if (c->returned)
+			take_return(r, c, chip, state, now, ret_separated);
+		break;
+	case FAULT_RESET_TIMED_OUT:
+		/* A call still running is given up: the library stays stuck in it. */
+		if (r->calling == (long)c->phy) {
+			struct dcmi_reset_outcome ignored;
+			(void)dcmi_chip_reset_take(lib, true, &ignored);
+			r->calling = -1;
+		}
+		separate(state, &s, now, ret_separated);
+		break;
+	case FAULT_RESET_SEPARATE:
+		separate(state, &s, now, ret_separated);
+		break;
+	default:
+		break;
+	}
+	/* Look again soon while something is pending: the chip's return, its
+	 * deadline, a list of holders, the next decision after a failed one;
+	 * later while a container holds the chip. */
+	if (fault_reset_busy(&c->state) || s.action == FAULT_RESET_WAIT_LIST || s.action == FAULT_RESET_BACK_FAULTY)
+		poll_in(r, now, RESET_POLL_MS);
+	else if (s.action == FAULT_RESET_WAIT_HOLDERS)
+		poll_in(r, now, RESET_HOLDERS_POLL_MS);
+	return fault_reset_busy(&c->state);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The hot reset of chips whose faults ask for one, as fault/reset.h
+ * decides, driven from the fault stage at every refresh: the DCMI reset
+ * runs in the background on the vendor worker (npu/dcmi.h), so the loop
+ * never waits for it; its return wakes the loop, which refreshes; while a
+ * reset is under way a timer refreshes every RESET_POLL_MS so that the
+ * chip's return, or its deadline, is seen. The chip stays Unhealthy and is
+ * never offered meanwhile. A reset that fails, times out, or is spent
+ * separates the chip (fault_policy_separate). Who holds a chip comes from
+ * the kubelet's pod resources list (plugin/observe.h), taken since the
+ * chip asked. Each decision is logged once, naming the chip, the code, the
+ * level and what happens next. Part of the top level: it logs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fault/policy.h"
+#include "fault/reset.h"
+#include "loop/loop.h"
+#include "npu/inventory.h"
+#include "plugin/observe.h"
+
+/* How often the loop looks at a reset under way (the chip's return, its
+ * deadline) and at a chip waiting for a recent list of holders. */
+#define RESET_POLL_MS 500
+/* ... and at a chip a container holds: the pods come and go more slowly,
+ * and each look asks the kubelet for a new list. */
+#define RESET_HOLDERS_POLL_MS 2000
+
+struct reset_chip {
+	uint32_t phy;
+	struct fault_reset_state state;
+	bool returned; /* the DCMI call returned: outcome is waiting to be judged */
+	struct dcmi_reset_outcome outcome;
+};
+
+struct fault_resets {
+	const struct fault_reset_config *config; /* the running one: a reload changes it in place */
+	struct inventory *inventory;             /* its DCMI library runs the resets */
+	struct observe *observe;                 /* holders and counters (may be NULL) */
+	struct reset_chip *chips;                /* one per chip seen, at most NPU_MAX_CHIPS */
+	size_t n_chips;
+	long calling; /* the phy id whose DCMI reset runs, -1 for none: one at a time */
+	struct loop_timer *poll;
+	int64_t poll_at_ms; /* when the poll timer fires, 0 when it is not armed */
+	struct loop_async *returned; /* the DCMI reset returned, on the worker thread */
+	void (*refresh)(void *ctx);
+	void *ctx;
+	char logged_cannot[160]; /* why resets cannot run, as last logged; "" when they can */
+};
+
+/* Sets up on loop: refresh(ctx) runs when a reset needs a look (it should
+ * refresh the inventory and judge the chips). Returns 0 or a negative errno
+ * (timer, eventfd). */
+int fault_resets_init(struct fault_resets *resets, struct loop *loop, const struct fault_reset_config *config,
+		      void (*refresh)(void *ctx), void *ctx);
+
+/* One chip at one refresh, after the policy judged it (step and state; step
+ * NULL when DCMI did not answer for it, state NULL when it was never
+ * judged). Returns true while a reset holds the chip: it must then be
+ * Unhealthy whatever the policy says. Sets *ret_separated when it
+ * separated the chip (fault_policy_separate on state): the caller judges
+ * it again so that the separation is decided and published now. */
+bool fault_resets_chip(struct fault_resets *resets, const struct npu_device *chip, const struct fault_step *step,
+		       struct fault_state *state, int64_t now_ms, bool *ret_separated);
+
+/* After the inventory is freed (no reset can wake it any more). Accepts a
+ * zeroed struct. */
+void fault_resets_fini(struct fault_resets *resets);

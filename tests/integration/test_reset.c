@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The guarded hot reset against the DCMI simulator's reset calls, with the
+ * real daemon and kubelet-sim (whose pod resources server says who holds
+ * what): a reset that works (the chip is back Healthy), one whose chip
+ * comes back with its fault (reset again until the resets are spent, then
+ * separated), one whose chip never comes back (separated at the timeout),
+ * one whose DCMI call fails, and no reset while a container holds the chip
+ * (until it is released). During a reset the kubelet sees the chip
+ * Unhealthy: the lists are checked in order with proc_expect_next.
+ *
+ * No polling: the health interval is an hour, so only DCMI's events (the
+ * fault, the simulator's reset-finished event) and the plugin's own reset
+ * timer drive the refreshes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness/harness.h"
+#include "harness/http.h"
+
+#define CHIPS 4
+/* 80E18005 (HBMC parity) is RestartNPU in the built-in table. */
+#define FAULT "health=2 errors=80E18005"
+
+/* The plugin's metrics port, read from its log at the start. */
+static uint16_t metrics_port;
+
+/* Writes the node's state with attrs on chip phy (NULL: all healthy). */
+static void write_chip(struct node *node, unsigned phy, const char *attrs)
+{
+	const char *all[CHIPS] = { 0 };
+	if (attrs)
+		all[phy] = attrs;
+	node_write_chip_state(node, &(struct chip_state){ .chips = CHIPS, .attrs = all });
+}
+
+/* The same with two chips' attrs. */
+static void write_chips(struct node *node, unsigned a, const char *attrs_a, unsigned b, const char *attrs_b)
+{
+	const char *all[CHIPS] = { 0 };
+	all[a] = attrs_a;
+	all[b] = attrs_b;
+	node_write_chip_state(node, &(struct chip_state){ .chips = CHIPS, .attrs = all });
+}
+
+/* Writes the config file: no recovery hold, resets on (maxResets 2, the
+ * given timeout) or, without a timeout, off. */
+static void write_config(struct node *node, const char *path, const char *timeout)
+{
+	char text[256];
+	if (timeout)
+		snprintf(text, sizeof(text),
+			 "version: v1\nfaultPolicy:\n  recoveryHold: 0\n  reset:\n    enabled: true\n    maxResets: 2\n"
+			 "    timeout: %s\n",
+			 timeout);
+	else
+		snprintf(text, sizeof(text), "version: v1\nfaultPolicy:\n  recoveryHold: 0\n");
+	char tmp[160];
+	snprintf(tmp, sizeof(tmp), "%s/config.tmp", node->root);
+	FILE *f = fopen(tmp, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+/* The config file (write_config), kubelet-sim with a pod resources server,
+ * the plugin with metrics; waits until every chip is Healthy. */
+static void start(struct node *node, const char *timeout)
+{
+	char config[128], flag[160], podres[200];
+	snprintf(config, sizeof(config), "%s/config.yaml", node->root);
+	write_config(node, config, timeout);
+	snprintf(flag, sizeof(flag), "--config=%s", config);
+	snprintf(podres, sizeof(podres), "%s/pod-resources.sock", node->root);
+	struct proc *k = node_start_kubelet_with(node, (const char *[]){ "--pod-resources-socket", podres, NULL });
+	node_start_plugin(node, (const char *[]){ "--health-interval", "1h", "--metrics-addr=127.0.0.1:0",
+						  "--pod-resources-socket", podres, flag, NULL });
+	metrics_port = http_plugin_port(node->plugin);
+	char line[128];
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+}
+
+/* The value of one of the chip's reset counters. */
+static double resets(const char *id, const char *result)
+{
+	struct http_response resp;
+	http_call(metrics_port, "GET", "/metrics", &resp);
+	assert_int_equal(resp.status, 200);
+	char series[160];
+	snprintf(series, sizeof(series), "ascend_npu_resets_total{id=\"%s\",phy=\"%c\",chip=\"910B3\",result=\"%s\"}", id,
+		 id[4], result);
+	double v = http_metric(resp.body, series);
+	http_response_clear(&resp);
+	return v;
+}
+
+static double separated(const char *id)
+{
+	struct http_response resp;
+	http_call(metrics_port, "GET", "/metrics", &resp);
+	assert_int_equal(resp.status, 200);
+	char series[128];
+	snprintf(series, sizeof(series), "ascend_npu_separated{id=\"%s\",phy=\"%c\",chip=\"910B3\"}", id, id[4]);
+	double v = http_metric(resp.body, series);
+	http_response_clear(&resp);
+	return v;
+}
+
+/* The chip is reset, goes away, comes back clean: Healthy again, and the
+ * kubelet never saw it Healthy in between. */
+static void test_reset_that_works(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "10s");
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	write_chip(node, 2, FAULT " reset=clean reset_ms=300");
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-2"),
+					 WAIT_MS));
+	assert_non_null(proc_expect_err(p,
+					"npu-2: resetting the chip (RestartNPU, code 80E18005): no container holds it; "
+					"reset 1 of at most 2 within 86400s; it stays Unhealthy until it is back, and is "
+					"separated if it is not back within 10s",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2: reset 1 done: back after", WAIT_MS));
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+	assert_true(resets("npu-2", "attempted") == 1);
+	assert_true(resets("npu-2", "succeeded") == 1);
+	assert_true(resets("npu-2", "failed") == 0);
+	assert_true(separated("npu-2") == 0);
+	/* Chips never reset have no reset series. */
+	assert_true(resets("npu-1", "attempted") == -1);
+	node_fini(node);
+}
+
+/* Back with its fault each time: reset again, then separated once the two
+ * resets are spent; it stays out after the fault clears. */
+static void test_reset_back_faulty_until_separated(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "10s");
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	write_chip(node, 1, FAULT " reset=faulty reset_ms=200");
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"),
+					 WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-1: resetting the chip (RestartNPU, code 80E18005): no container holds "
+					   "it; reset 1 of at most 2",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-1: reset 1 failed: back after", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-1: resetting the chip (RestartNPU, code 80E18005): no container holds "
+					   "it; reset 2 of at most 2",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-1: reset 2 failed: back after", WAIT_MS));
+	assert_non_null(proc_expect_err(p,
+					"npu-1: still RestartNPU, code 80E18005 after 2 resets within 86400s; separated "
+					"(ManuallySeparateNPU) until released",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-1: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
+					WAIT_MS));
+	assert_true(resets("npu-1", "attempted") == 2);
+	assert_true(resets("npu-1", "failed") == 2);
+
+	/* The fault clears: the chip stays out. Another chip's fault is the
+	 * sentinel for the next list (and the metrics of the refreshes before
+	 * it are published by then). */
+	write_chip(node, 1, NULL);
+	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 1 recovered", WAIT_MS));
+	write_chip(node, 3, "health=3");
+	assert_non_null(proc_expect_next(k, "devices ",
+					 devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-1,npu-3"), WAIT_MS));
+	assert_int_equal(proc_count_err(p, "npu-1: resetting the chip"), 2);
+	assert_true(separated("npu-1") == 1);
+	node_fini(node);
+}
+
+/* Never back: separated when the timeout passes. */
+static void test_reset_never_back(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "2s");
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	write_chip(node, 0, FAULT " reset=never");
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-0"),
+					 WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-0: resetting the chip", WAIT_MS));
+	assert_non_null(proc_expect_err(p,
+					"npu-0: reset 1 (RestartNPU, code 80E18005) timed out: not back within 2s; "
+					"separated (ManuallySeparateNPU) until released",
+					WAIT_MS));
+	assert_true(resets("npu-0", "attempted") == 1);
+	assert_true(resets("npu-0", "failed") == 1);
+	assert_int_equal(proc_count_err(p, "npu-0: resetting the chip"), 1);
+	/* The chip comes back later (the state file takes over): separated. */
+	write_chip(node, 0, NULL);
+	assert_non_null(proc_expect_err(p, "npu-0: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
+					WAIT_MS));
+	write_chip(node, 3, "health=3");
+	assert_non_null(proc_expect_next(k, "devices ",
+					 devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-0,npu-3"), WAIT_MS));
+	node_fini(node);
+}
+
+/* A chip that leaves DCMI's list during its reset still times out, and
+ * is separated when it is listed again. */
+static void test_reset_chip_leaves_the_list(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "2s");
+	struct proc *p = node->plugin;
+
+	write_chip(node, 0, FAULT " reset=never");
+	assert_non_null(proc_expect_err(p, "npu-0: reset 1: DCMI's reset calls returned", WAIT_MS));
+	node_write_state(node, "driver 24.1.rc1\nchip phy=1\nchip phy=2\nchip phy=3\n");
+	assert_non_null(proc_expect_err(p,
+					"npu-0: reset 1 (RestartNPU, code 80E18005) timed out: not back within 2s; "
+					"separated (ManuallySeparateNPU) until released",
+					WAIT_MS));
+	/* Back in the list (a fault on another chip makes the plugin look). */
+	write_chip(node, 3, "health=3");
+	assert_non_null(proc_expect_err(p, "npu-0: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
+					WAIT_MS));
+	node_fini(node);
+}
+
+/* DCMI refuses the reset: separated at once, nothing else tried. */
+static void test_reset_call_fails(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "10s");
+	struct proc *p = node->plugin;
+
+	write_chip(node, 3, FAULT " fail=reset:-8015");
+	assert_non_null(proc_expect_err(p,
+					"npu-3: reset 1 (RestartNPU, code 80E18005) failed: dcmi_set_device_reset "
+					"returned -8015; separated (ManuallySeparateNPU) until released",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-3: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
+					WAIT_MS));
+	assert_true(resets("npu-3", "attempted") == 1);
+	assert_true(resets("npu-3", "failed") == 1);
+	/* A sentinel: once the kubelet has the next list, the separation's
+	 * refresh has published its metrics. */
+	write_chips(node, 3, FAULT " fail=reset:-8015", 1, "health=3");
+	char line[128];
+	assert_non_null(proc_expect(node->kubelet, devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-1,npu-3"),
+				    WAIT_MS));
+	assert_true(separated("npu-3") == 1);
+	node_fini(node);
+}
+
+/* A container holds the chip: no reset, said once; released, it is reset. */
+static void test_no_reset_while_held(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, "10s");
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[256];
+
+	proc_send(k, "allocate 1");
+	const char *ok = proc_expect(k, "allocate ok", WAIT_MS);
+	assert_non_null(ok);
+	char id[32];
+	line_value(ok, "ids", id, sizeof(id));
+	assert_non_null(proc_expect_err(p, "pod resources: 1 containers hold chips", WAIT_MS));
+	unsigned phy = (unsigned)(id[4] - '0');
+
+	write_chip(node, phy, FAULT " reset=clean reset_ms=200");
+	snprintf(line, sizeof(line),
+		 "%s: RestartNPU, code 80E18005 asks for a reset, but default/kubelet-sim-pod-1/container-1 hold the "
+		 "chip; it is reset once they are gone",
+		 id);
+	assert_non_null(proc_expect_err(p, line, WAIT_MS));
+	/* More lists come (the plugin asks for them); still no reset, said once.
+	 * Another chip's fault and its decision are the sentinel. */
+	unsigned other = phy == 3 ? 2 : 3;
+	write_chips(node, phy, FAULT " reset=clean reset_ms=200", other, "health=3");
+	assert_non_null(proc_expect_err(p, "is Unhealthy: DCMI health 3 (critical)", WAIT_MS));
+	assert_int_equal(proc_count_err(p, "resetting the chip"), 0);
+	assert_int_equal(proc_count_err(p, "asks for a reset, but"), 1);
+	assert_true(resets(id, "attempted") == -1);
+
+	/* The pod is gone: the chip is reset at the next look. */
+	snprintf(line, sizeof(line), "release %s", id);
+	proc_send(k, line);
+	assert_non_null(proc_expect(k, "released ids=", WAIT_MS));
+	snprintf(line, sizeof(line), "%s: resetting the chip (RestartNPU, code 80E18005): no container holds it", id);
+	assert_non_null(proc_expect_err(p, line, WAIT_MS));
+	snprintf(line, sizeof(line), "%s: reset 1 done", id);
+	assert_non_null(proc_expect_err(p, line, WAIT_MS));
+	node_fini(node);
+}
+
+/* Off by default: a RestartNPU chip stays Unhealthy, nothing is reset;
+ * turned on by a reload, the chip is reset. */
+static void test_off_by_default_and_reloaded(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	start(node, NULL);
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+	write_chip(node, 2, FAULT " reset=clean reset_ms=100");
+	assert_non_null(proc_expect_err(p, "npu-2: fault level RestartNPU (code table, code 80E18005)", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-2"), WAIT_MS));
+	assert_int_equal(proc_count_err(p, "resetting"), 0);
+
+	char config[128];
+	snprintf(config, sizeof(config), "%s/config.yaml", node->root);
+	write_config(node, config, "10s");
+	assert_non_null(proc_expect_err(p,
+					"reload: chip resets enabled: at most 2 per chip within 86400s, each back within "
+					"10s or the chip is separated",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2: resetting the chip (RestartNPU, code 80E18005)", WAIT_MS));
+	assert_non_null(proc_expect_err(p, "npu-2: reset 1 done", WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+	node_fini(node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_reset_that_works, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_reset_back_faulty_until_separated, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_reset_never_back, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_reset_chip_leaves_the_list, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_reset_call_fails, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_no_reset_while_held, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_off_by_default_and_reloaded, node_setup, node_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
