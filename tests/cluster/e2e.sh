@@ -827,7 +827,7 @@ step_metrics() {
 
 readonly DRA=npu.ascend.com
 # The node moved to the DRA driver: node 2, eight 910B3 (one HCCS mesh) on
-# cards 0-3 and 8-11. The mixed node $DK has no interconnect group (its chips
+# cards 0-3 and 8-11. The mixed node 3 has no interconnect group (its chips
 # are of two families), so the ring example could not run there.
 readonly DK=2
 ND=$(cluster_node_name $DK)
@@ -839,7 +839,7 @@ dra_devices() {
 		sort -V
 }
 dra_attr() { dra_devices | awk -v d="$1" -v f="$2" '$1 == d { print $f }'; } # DEVICE FIELD(2-5)
-# wait_devices JQ_TEST: waits (a watch of the slices) until the jq test over
+# wait_devices JQ_TEST [MS]: waits (a watch of the slices) until the jq test over
 # dra_devices' lines (as a string) holds; prints the lines seen last.
 wait_devices() {
 	local deadline now
@@ -860,12 +860,12 @@ pod_claim() { # POD CLAIM: made from a template, or named by the pod
 claim_devices() { k get resourceclaim "$1" -o jsonpath='{.status.allocation.devices.results[*].device}'; } # CLAIM
 claim_uid() { k get resourceclaim "$1" -o jsonpath='{.metadata.uid}'; }
 cdi_spec() { echo "$(cluster_node_dir $DK)/var/run/cdi/$DRA-claim_$1.json"; } # CLAIM_UID
-# physical ids of DEVICES... on node $DK, sorted, comma-separated
+# physical ids of DEVICES... on the DRA node, sorted, comma-separated
 phys_of() {
 	local d
 	for d in "$@"; do dra_attr "$d" 2; done | sort -n | paste -sd, -
 }
-# dra_pod_check WHAT POD CLAIM [CONTAINER]: POD runs on node $DK and CONTAINER
+# dra_pod_check WHAT POD CLAIM [CONTAINER]: POD runs on the DRA node and CONTAINER
 # sees exactly the chips of its claim CLAIM (ASCEND_VISIBLE_DEVICES, its
 # /dev/davinciN and no other), through containerd's CDI.
 dra_pod_check() {
@@ -912,7 +912,7 @@ step_dra() {
 			k apply --dry-run=server --validate=strict -f "$tmp/dra-${f##*/}"
 	done
 
-	# b. Node 3 moves from the device plugin to the DRA driver.
+	# b. Node 2 moves from the device plugin to the DRA driver.
 	t0=$(now_ms)
 	check "10b. kubectl label node $ND npu- npu-dra=true" k label node "$ND" npu- npu-dra=true
 	k -n kube-system wait --for=delete pod -l name=ascend-device-plugin --field-selector "spec.nodeName=$ND" --timeout="$WAIT" >/dev/null 2>&1
