@@ -6,7 +6,7 @@
 # with kubectl, every outcome read back through kubectl as a user would.
 #
 #   e2e.sh BUILD_DIR [STEP...]    steps: install schedule pending fault
-#                                 lifecycle rollout sharing cdi metrics
+#                                 lifecycle rollout sharing cdi metrics dra
 #                                 (all by default; install always runs)
 #
 # One line per check ("ok ..." or "FAIL ..."), a figure where the step
@@ -21,7 +21,7 @@ if [ $# -lt 1 ]; then
 fi
 build=$(cd "$1" && pwd)
 shift
-steps=" ${*:-install schedule pending fault lifecycle rollout sharing cdi metrics} "
+steps=" ${*:-install schedule pending fault lifecycle rollout sharing cdi metrics dra} "
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -140,7 +140,7 @@ example() { # FILE [PATCH]: prints the example as applied here
 	local d=$tmp/example.$RANDOM
 	mkdir -p "$d" && cp "$root/examples/$1" "$d/" || return
 	{
-		echo "resources: [$1]"
+		echo "resources: [${1##*/}]"
 		echo "images:"
 		echo "- {name: debian, newName: ${E2E_BUSYBOX_IMAGE%:*}, newTag: \"${E2E_BUSYBOX_IMAGE##*:}\"}"
 		echo "- {name: my-inference, newName: ${E2E_INFERENCE_IMAGE%:*}, newTag: \"${E2E_INFERENCE_IMAGE##*:}\"}"
@@ -823,7 +823,370 @@ step_metrics() {
 	delete_pods metrics-pod
 }
 
-for s in install schedule pending fault lifecycle rollout sharing cdi metrics; do
+# ---- 10. DRA ---------------------------------------------------------------------------
+
+readonly DRA=npu.ascend.com
+# The node moved to the DRA driver: node 2, eight 910B3 (one HCCS mesh) on
+# cards 0-3 and 8-11. The mixed node 3 has no interconnect group (its chips
+# are of two families), so the ring example could not run there.
+readonly DK=2
+ND=$(cluster_node_name $DK)
+# The devices of the DRA node's pool as "name physicalID product interconnectGroup
+# taint" lines, read from its ResourceSlices.
+dra_devices() {
+	k get resourceslices --field-selector "spec.nodeName=$ND,spec.driver=$DRA" -o json |
+		jq -r '.items[].spec.devices[] | "\(.name) \(.attributes.physicalID.int) \(.attributes.product.string // "-") \(.attributes.interconnectGroup.string // "-") \([.taints[]? | "\(.key)=\(.value):\(.effect)"] | join(",") | if . == "" then "-" else . end)"' |
+		sort -V
+}
+dra_attr() { dra_devices | awk -v d="$1" -v f="$2" '$1 == d { print $f }'; } # DEVICE FIELD(2-5)
+# wait_devices JQ_TEST [MS]: waits (a watch of the slices) until the jq test over
+# dra_devices' lines (as a string) holds; prints the lines seen last.
+wait_devices() {
+	local deadline now
+	deadline=$(($(now_ms) + ${2:-30000}))
+	while now=$(dra_devices) && ! jq -e -R -s "$1" <<<"$now" >/dev/null && (($(now_ms) < deadline)); do
+		# Woken by the next change of a slice, at most 5 s later.
+		timeout 5 "$bin/kubectl" --kubeconfig "$(cluster_kubeconfig)" get resourceslices --watch-only -o name 2>/dev/null | head -n 1 >/dev/null
+	done
+	echo "$now"
+}
+# The claim a pod's resourceClaims entry NAME became, and what was allocated.
+pod_claim() { # POD CLAIM: made from a template, or named by the pod
+	local c
+	c=$(k get pod "$1" -o jsonpath="{.status.resourceClaimStatuses[?(@.name==\"$2\")].resourceClaimName}")
+	[ -n "$c" ] || c=$(k get pod "$1" -o jsonpath="{.spec.resourceClaims[?(@.name==\"$2\")].resourceClaimName}")
+	echo "$c"
+}
+claim_devices() { k get resourceclaim "$1" -o jsonpath='{.status.allocation.devices.results[*].device}'; } # CLAIM
+claim_uid() { k get resourceclaim "$1" -o jsonpath='{.metadata.uid}'; }
+cdi_spec() { echo "$(cluster_node_dir $DK)/var/run/cdi/$DRA-claim_$1.json"; } # CLAIM_UID
+# physical ids of DEVICES... on the DRA node, sorted, comma-separated
+phys_of() {
+	local d
+	for d in "$@"; do dra_attr "$d" 2; done | sort -n | paste -sd, -
+}
+# dra_pod_check WHAT POD CLAIM [CONTAINER]: POD runs on the DRA node and CONTAINER
+# sees exactly the chips of its claim CLAIM (ASCEND_VISIBLE_DEVICES, its
+# /dev/davinciN and no other), through containerd's CDI.
+dra_pod_check() {
+	local what=$1 pod=$2 claim devs phys n env
+	claim=$(pod_claim "$pod" "$3")
+	devs=$(claim_devices "$claim")
+	# shellcheck disable=SC2086
+	phys=$(phys_of $devs)
+	n=$(wc -w <<<"$devs")
+	[ "$(k get pod "$pod" -o jsonpath='{.spec.nodeName}')" = "$ND" ] || { fail "$what" "not on $ND: $(k get pod "$pod" -o wide)"; return 1; }
+	env=$(pod_devices "$pod" "${4:-$(k get pod "$pod" -o jsonpath='{.spec.containers[0].name}')}" | tr ',' '\n' | sort -n | paste -sd, -)
+	if [ -n "$phys" ] && [ "$env" = "$phys" ]; then
+		check_devices "$what: claim $claim allocated $devs (physicalID $phys) on $ND; the container" "$pod" "$n" ${4:+"$4"}
+	else
+		fail "$what" "claim $claim: devices '$devs' (physicalID '$phys'), the container's ASCEND_VISIBLE_DEVICES '$env'"
+		return 1
+	fi
+}
+slice_yaml() { # NAME NODE: a ResourceSlice of NODE's pool
+	cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: $1}
+spec:
+  driver: $DRA
+  nodeName: $2
+  pool: {name: $2, generation: 1, resourceSliceCount: 1}
+  devices: [{name: npu-99}]
+EOF
+}
+dra_driver_pod() { k -n kube-system get pods -l name=ascend-dra-driver --field-selector "spec.nodeName=$ND" -o jsonpath='{.items[0].metadata.name}'; }
+
+step_dra() {
+	local f out t0 ms pod claim uid devs chip before tok server
+	# a. The objects of deploy/dra and examples/dra, validated by the API
+	# server itself (kubernetes-models has no resource.k8s.io schema: check.cjs).
+	for f in "$root"/deploy/dra "$root"/tests/cluster/dra; do
+		check "10a. kubectl apply --dry-run=server --validate=strict -k ${f#"$root"/}" \
+			k apply --dry-run=server --validate=strict -k "$f"
+	done
+	for f in "$root"/examples/dra/*.yaml; do
+		example "dra/${f##*/}" >"$tmp/dra-${f##*/}"
+		check "10a. kubectl apply --dry-run=server --validate=strict -f examples/dra/${f##*/}" \
+			k apply --dry-run=server --validate=strict -f "$tmp/dra-${f##*/}"
+	done
+
+	# b. Node 2 moves from the device plugin to the DRA driver.
+	t0=$(now_ms)
+	check "10b. kubectl label node $ND npu- npu-dra=true" k label node "$ND" npu- npu-dra=true
+	k -n kube-system wait --for=delete pod -l name=ascend-device-plugin --field-selector "spec.nodeName=$ND" --timeout="$WAIT" >/dev/null 2>&1
+	check "10b. kubectl apply -k tests/cluster/dra (deploy/dra/ with the test cluster's image and API server address)" \
+		k apply -k "$root/tests/cluster/dra"
+	check "10b. kubectl -n kube-system rollout status daemonset/ascend-dra-driver" \
+		k -n kube-system rollout status daemonset/ascend-dra-driver --timeout="$WAIT"
+	# The test overlay's reason (tests/cluster/dra/kustomization.yaml).
+	if ! cluster_in_netns ip route get 10.96.0.1 >/dev/null 2>&1 &&
+		grep -q "value: \"$CLUSTER_CP_IP\"" "$root/tests/cluster/dra/patch-driver.yaml"; then
+		pass "10b. the kubernetes Service's ClusterIP $(k get service kubernetes -o jsonpath='{.spec.clusterIP}') is routed nowhere (no kube-proxy): the test overlay points the driver at $CLUSTER_CP_IP:6443"
+	else
+		fail "10b. the test overlay's API server address" "10.96.0.1 is routed, or patch-driver.yaml does not name $CLUSTER_CP_IP"
+	fi
+	out=$(k -n kube-system get pods -o wide --no-headers | awk '$1 ~ /^ascend-(device-plugin|dra-driver)-/ { print $1, $3, $7 }')
+	if [ "$(grep -c "Running $ND$" <<<"$out")" = 1 ] && grep -q "^ascend-dra-driver-.* Running $ND$" <<<"$out" &&
+		[ "$(grep -c '^ascend-device-plugin-.* Running' <<<"$out")" = 2 ]; then
+		pass "10b. $ND runs the DRA driver only, $N1 and $N3 the device plugin: $(tr '\n' ';' <<<"$out")"
+	else
+		fail "10b. one front end per node" "$out"
+	fi
+	if k get deviceclasses -o name | sort | tr '\n' ' ' | grep -q 'deviceclass.resource.k8s.io/310p.npu.ascend.com deviceclass.resource.k8s.io/910b.npu.ascend.com deviceclass.resource.k8s.io/a3.npu.ascend.com deviceclass.resource.k8s.io/npu.ascend.com'; then
+		pass "10b. kubectl get deviceclasses: $(k get deviceclasses -o name | sed 's#.*/##' | tr '\n' ' ')"
+	else
+		fail "10b. the DeviceClasses" "$(k get deviceclasses 2>&1)"
+	fi
+	out=$(wait_devices 'split("\n") | map(select(. != "")) | length > 0' "${WAIT%s}000")
+	figure dra "label and apply -> node $DK's ResourceSlices in $(($(now_ms) - t0)) ms"
+	echo "    kubectl get resourceslices --field-selector spec.nodeName=$ND (name physicalID product interconnectGroup taints):"
+	sed 's/^/    /' <<<"$out"
+	local want
+	want=$(k get resourceslices --field-selector "spec.nodeName=$ND,spec.driver=$DRA" -o json |
+		jq -r '[.items[].spec.devices[] | select(.attributes.family.string and .attributes.physicalID.int != null
+			and .attributes.logicID.int != null and .attributes.interconnectGroup.string
+			and .capacity.memory.value and .capacity.aiCores.value)] | length')
+	if [ -n "$out" ] && [ "$want" = "$(wc -l <<<"$out")" ]; then
+		pass "10b. $ND's ResourceSlices list $want chips, each with family, product, physicalID, logicID, interconnectGroup, memory and aiCores: $(awk '{print $1 "=" $3}' <<<"$out" | tr '\n' ' ')"
+	else
+		fail "10b. $ND's ResourceSlices with the attributes" "$want of $(wc -l <<<"$out") devices complete: $(k get resourceslices -o yaml 2>&1 | head -n 60)"
+	fi
+	k get resourceslices --field-selector "spec.nodeName=$ND" -o json | jq -c '.items[0].spec.devices[0]' | sed 's/^/    first device: /'
+
+	# c. The driver's RBAC and admission policy: its token may write only
+	# its own node's slices.
+	pod=$(dra_driver_pod)
+	server=https://127.0.0.1:$CLUSTER_PORT
+	tok=$(k -n kube-system create token ascend-dra-driver --bound-object-kind=Pod --bound-object-name="$pod" --duration=10m)
+	kt() { "$bin/kubectl" --kubeconfig=/dev/null --server="$server" --certificate-authority="$CLUSTER_DIR/pki/ca.crt" --token="$1" "${@:2}"; }
+	slice_yaml e2e-own "$ND" >"$tmp/slice-own.yaml"
+	slice_yaml e2e-other "$N1" >"$tmp/slice-other.yaml"
+	if out=$(kt "$tok" create --dry-run=server -f "$tmp/slice-own.yaml" 2>&1); then
+		pass "10c. the driver pod's token (bound to $pod on $ND) may create a slice of $ND: $out"
+	else
+		fail "10c. the driver's token writes its own node's slice" "$out"
+	fi
+	if out=$(kt "$tok" create --dry-run=server -f "$tmp/slice-other.yaml" 2>&1); then
+		fail "10c. a slice of $N1 with the token of $ND's driver is denied" "$out"
+	else
+		grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. the same token for a slice of $N1: $out" ||
+			fail "10c. denied by the admission policy" "$out"
+	fi
+	tok=$(k -n kube-system create token ascend-dra-driver --duration=10m)
+	if out=$(kt "$tok" create --dry-run=server -f "$tmp/slice-own.yaml" 2>&1); then
+		fail "10c. a token bound to no pod is denied" "$out"
+	else
+		grep -q 'names no node' <<<"$out" && pass "10c. a token of the ServiceAccount bound to no pod: $out" ||
+			fail "10c. denied for want of a node" "$out"
+	fi
+	out=$(k create --dry-run=server -f "$tmp/slice-other.yaml" --as=system:serviceaccount:kube-system:ascend-dra-driver \
+		--as-user-extra=authentication.kubernetes.io/node-name="$ND" 2>&1) &&
+		fail "10c. impersonated driver of $ND writing $N1's slice" "$out" ||
+		{ grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. kubectl --as the driver with node-name $ND for a slice of $N1: $out" || fail "10c. impersonated" "$out"; }
+	# What the ServiceAccount may do beyond what every authenticated user may.
+	out=$(k auth can-i --as=system:serviceaccount:kube-system:ascend-dra-driver --list 2>&1 |
+		awk '$1 ~ /^(resourceslices|resourceclaims|nodes|pods|secrets)/ { v = $0; sub(/^[^[]*\[\][ ]+\[\][ ]+/, "", v); print $1, v }' | sort)
+	if [ "$out" = "nodes [get]
+resourceclaims.resource.k8s.io [get]
+resourceslices.resource.k8s.io [get list create update delete]" ]; then
+		pass "10c. kubectl auth can-i --list as the driver: exactly $(tr '\n' ';' <<<"$out")"
+	else
+		fail "10c. the driver's RBAC is what it uses" "$out"
+	fi
+
+	# d. One chip.
+	example dra/npu-claim-1.yaml >"$tmp/dra-1.yaml"
+	t0=$(now_ms)
+	check "10d. kubectl apply -f examples/dra/npu-claim-1.yaml" k apply -f "$tmp/dra-1.yaml"
+	if k wait --for=condition=Ready pod/dra-npu-1 --timeout="$WAIT" >/dev/null; then
+		figure dra "npu-claim-1.yaml apply -> Ready in $(($(now_ms) - t0)) ms"
+		dra_pod_check "10d. dra-npu-1" dra-npu-1 npu
+		echo "    kubectl logs dra-npu-1:"
+		k logs dra-npu-1 | sed 's/^/    /'
+	else
+		fail "10d. dra-npu-1 Ready" "$(k describe pod dra-npu-1 | tail -n 15)"
+	fi
+	claim=$(pod_claim dra-npu-1 npu)
+	uid=$(claim_uid "$claim")
+
+	# e. Side by side: a pod through the device plugin on node 1.
+	if run_npu_pod dp-beside "$N1" 1 && [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase}')" = Running ]; then
+		pass "10e. side by side: dp-beside on $N1 through the device plugin (ASCEND_VISIBLE_DEVICES=$(pod_devices dp-beside)) and dra-npu-1 on $ND through DRA, both Running"
+	else
+		fail "10e. a device-plugin pod beside the DRA pod" "$(k get pods -o wide)"
+	fi
+	delete_pods dp-beside
+
+	# f. Two chips in one interconnect group.
+	example dra/npu-claim-ring.yaml >"$tmp/dra-ring.yaml"
+	check "10f. kubectl apply -f examples/dra/npu-claim-ring.yaml" k apply -f "$tmp/dra-ring.yaml"
+	if k wait --for=condition=Ready pod/dra-npu-ring --timeout="$WAIT" >/dev/null; then
+		dra_pod_check "10f. dra-npu-ring" dra-npu-ring npus
+		devs=$(claim_devices "$(pod_claim dra-npu-ring npus)")
+		# shellcheck disable=SC2086
+		out=$(for f in $devs; do dra_attr "$f" 4; done | sort -u)
+		[ "$(wc -l <<<"$out")" = 1 ] && [ "$out" != - ] && pass "10f. both chips ($devs) in interconnectGroup $out" ||
+			fail "10f. one interconnect group" "$devs: $out"
+	else
+		fail "10f. dra-npu-ring Ready" "$(k describe pod dra-npu-ring | tail -n 15)"
+	fi
+
+	# g. A 910B3 with at least 64 GiB (CEL).
+	example dra/npu-claim-hbm.yaml >"$tmp/dra-hbm.yaml"
+	check "10g. kubectl apply -f examples/dra/npu-claim-hbm.yaml" k apply -f "$tmp/dra-hbm.yaml"
+	if k wait --for=condition=Ready pod/dra-npu-hbm --timeout="$WAIT" >/dev/null; then
+		devs=$(claim_devices "$(pod_claim dra-npu-hbm npu)")
+		dra_pod_check "10g. dra-npu-hbm" dra-npu-hbm npu &&
+			{ [ "$(dra_attr "$devs" 3)" = 910B3 ] && pass "10g. the CEL selector chose $devs, a $(dra_attr "$devs" 3) with $(k get resourceslices --field-selector "spec.nodeName=$ND" -o json | jq -r --arg d "$devs" '.items[].spec.devices[] | select(.name == $d) | .capacity.memory.value') HBM" ||
+				fail "10g. a 910B3" "$devs is $(dra_attr "$devs" 3)"; }
+	else
+		fail "10g. dra-npu-hbm Ready" "$(k describe pod dra-npu-hbm | tail -n 15)"
+	fi
+
+	# h. One claim, two containers.
+	example dra/npu-claim-shared.yaml >"$tmp/dra-shared.yaml"
+	check "10h. kubectl apply -f examples/dra/npu-claim-shared.yaml" k apply -f "$tmp/dra-shared.yaml"
+	if k wait --for=condition=Ready pod/dra-npu-shared --timeout="$WAIT" >/dev/null; then
+		dra_pod_check "10h. dra-npu-shared (server)" dra-npu-shared npu server
+		local a b
+		a=$(pod_devices dra-npu-shared server)
+		b=$(pod_devices dra-npu-shared sidecar)
+		[ -n "$a" ] && [ "$a" = "$b" ] && pass "10h. both containers of dra-npu-shared see chip $a (claim npu-shared, $(claim_devices npu-shared))" ||
+			fail "10h. the same chip in both containers" "server $a, sidecar $b"
+	else
+		fail "10h. dra-npu-shared Ready" "$(k describe pod dra-npu-shared | tail -n 15)"
+	fi
+	k delete -f "$tmp/dra-ring.yaml" -f "$tmp/dra-hbm.yaml" -f "$tmp/dra-shared.yaml" --wait=true --timeout="$WAIT" >/dev/null 2>&1
+
+	# i. More chips than the node has: Pending, with the scheduler's reason.
+	k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: npu-9}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: npu, exactly: {deviceClassName: $DRA, count: 9}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: dra-too-many}
+spec:
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  resourceClaims: [{name: npu, resourceClaimTemplateName: npu-9}]
+  containers:
+  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity], resources: {claims: [{name: npu}]}}
+EOF
+	if k wait --for=condition=PodScheduled=false pod/dra-too-many --timeout="$WAIT" >/dev/null &&
+		[ -z "$(k get pod dra-too-many -o jsonpath='{.spec.nodeName}')" ]; then
+		out=$(k get pod dra-too-many -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
+		grep -q 'cannot allocate all claims' <<<"$out" && pass "10i. a claim for 9 chips stays Pending: $out" ||
+			fail "10i. the scheduler's reason names the claim" "$out"
+	else
+		fail "10i. a claim for 9 chips stays Pending" "$(k get pod dra-too-many -o wide)"
+	fi
+	k delete pod dra-too-many --wait=true --timeout="$WAIT" >/dev/null 2>&1
+	k delete resourceclaimtemplate npu-9 >/dev/null 2>&1
+
+	# j. A chip fault taints its device; recovery removes the taint.
+	# The chip dra-npu-1 holds: NoSchedule keeps new claims off it and
+	# leaves the pod running.
+	chip=$(dra_attr "$(claim_devices "$claim")" 2)
+	t0=$(now_ms)
+	if [[ ! $chip =~ ^[0-9]+$ ]]; then
+		fail "10j. a chip fault" "dra-npu-1 holds no chip"
+	elif node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 3 80E01801; then
+		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | test(\"npu.ascend.com/unhealthy=.*:NoSchedule\")")
+		if grep -q "^npu-$chip .*npu.ascend.com/unhealthy=.*:NoSchedule$" <<<"$out"; then
+			ms=$(($(now_ms) - t0))
+			figure dra "chip fault -> device tainted in its ResourceSlice in $ms ms"
+			pass "10j. chip $chip of $ND critical: its device tainted in $ms ms: $(grep "^npu-$chip " <<<"$out")"
+		else
+			fail "10j. the faulty chip tainted" "$out"
+		fi
+		t0=$(now_ms)
+		node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 0 "" || fail "10j. recovery" "cannot write the state"
+		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | endswith(\" -\")")
+		if grep -q "^npu-$chip .* -$" <<<"$out"; then
+			figure dra "recovery -> taint removed in $(($(now_ms) - t0)) ms"
+			pass "10j. recovery: the taint is gone: $(grep "^npu-$chip " <<<"$out")"
+		else
+			fail "10j. recovery removes the taint" "$out"
+		fi
+	else
+		fail "10j. fault" "cannot write the state"
+	fi
+
+	# k. Driver pod restart, then kubelet restart: the pod keeps its chip,
+	# a new claim works.
+	before=$(pod_devices dra-npu-1 inference)
+	pod=$(dra_driver_pod)
+	k -n kube-system delete pod "$pod" --wait=true --timeout="$WAIT" >/dev/null
+	k -n kube-system rollout status daemonset/ascend-dra-driver --timeout="$WAIT" >/dev/null
+	restart_kubelet $DK
+	k wait --for=condition=Ready node/"$ND" --timeout="$WAIT" >/dev/null
+	# A restarted kubelet serves exec for a pod once it has taken it in again.
+	local deadline
+	deadline=$(($(now_ms) + 60000))
+	until k exec dra-npu-1 -c inference -- true >/dev/null 2>&1 || (($(now_ms) > deadline)); do
+		inotifywait -qq -t 1 -e modify "$CLUSTER_DIR/logs/kubelet-n$DK.log" >/dev/null 2>&1 || true
+	done
+	if [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].restartCount}')" = "Running 0" ] &&
+		[ -n "$before" ] && [ "$(pod_devices dra-npu-1 inference)" = "$before" ]; then
+		pass "10k. driver pod $pod replaced, then $ND's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
+	else
+		fail "10k. the pod survives the restarts" "$(k get pod dra-npu-1 -o wide); devices $(pod_devices dra-npu-1 inference) (before $before)"
+	fi
+	sed 's/name: dra-npu-1$/name: dra-npu-1b/' "$tmp/dra-1.yaml" | k apply -f - >/dev/null
+	if k wait --for=condition=Ready pod/dra-npu-1b --timeout="$WAIT" >/dev/null &&
+		dra_pod_check "10k. after the restarts, a new claim" dra-npu-1b npu; then
+		[ "$(pod_devices dra-npu-1b inference)" != "$before" ] &&
+			pass "10k. after the restarts a new pod dra-npu-1b gets chip $(pod_devices dra-npu-1b inference), not dra-npu-1's $before" ||
+			fail "10k. a chip held twice" "dra-npu-1b got $(pod_devices dra-npu-1b inference)"
+	else
+		fail "10k. a new claim after the restarts" "$(k describe pod dra-npu-1b | tail -n 15)"
+	fi
+	# The kubelet deletes its node's slices when it starts: the driver must
+	# publish them again.
+	out=$(dra_devices)
+	[ "$(wc -l <<<"$out")" = 8 ] && pass "10k. after the restarts $ND's ResourceSlices list its 8 chips" ||
+		fail "10k. $ND's ResourceSlices after the kubelet restart" "$(k get resourceslices 2>&1 | tr '\n' ' ')"
+	delete_pods dra-npu-1b
+
+	# l. Pod deletion unprepares: the claim's CDI spec on node $DK goes.
+	if [ -n "$uid" ] && [ -f "$(cdi_spec "$uid")" ]; then
+		pass "10l. while dra-npu-1 runs, $ND has its claim's CDI spec ${CLUSTER_DIR}/nodes/n$DK/var/run/cdi/$(basename "$(cdi_spec "$uid")")"
+	else
+		fail "10l. the claim's CDI spec on $ND" "$(ls "$(cluster_node_dir $DK)/var/run/cdi/")"
+	fi
+	delete_pods dra-npu-1
+	k wait --for=delete "resourceclaim/$claim" --timeout="$WAIT" >/dev/null 2>&1
+	if [ ! -e "$(cdi_spec "$uid")" ]; then
+		pass "10l. kubectl delete pod dra-npu-1: the claim $claim is gone and so is its CDI spec (left: $(ls "$(cluster_node_dir $DK)/var/run/cdi/" | tr '\n' ' '))"
+	else
+		fail "10l. unprepared" "$(cdi_spec "$uid") is still there"
+	fi
+	k delete -f "$tmp/dra-1.yaml" --ignore-not-found >/dev/null 2>&1
+
+	# m. Back to the device plugin.
+	t0=$(now_ms)
+	check "10m. kubectl label node $ND npu-dra- npu=true" k label node "$ND" npu-dra- npu=true
+	k -n kube-system wait --for=delete pod -l name=ascend-dra-driver --timeout="$WAIT" >/dev/null 2>&1
+	if wait_capacity "$ND" 8 && wait_alloc "$ND" 8; then
+		pass "10m. $ND back on the device plugin: ascend.com/npu 8 in $(($(now_ms) - t0)) ms, the DRA driver pod gone"
+	else
+		fail "10m. back on the device plugin" "capacity $(capacity "$ND"), allocatable $(alloc "$ND")"
+	fi
+	out=$(wait_devices 'split("\n") | map(select(. != "")) | length == 0' 60000)
+	[ -z "$out" ] && pass "10m. the kubelet removed $ND's ResourceSlices of $DRA" ||
+		fail "10m. $ND's slices after the driver left" "$out"
+}
+
+for s in install schedule pending fault lifecycle rollout sharing cdi metrics dra; do
 	[ "$s" = install ] || [[ $steps == *" $s "* ]] || continue
 	t0=$(now_ms)
 	"step_$s"

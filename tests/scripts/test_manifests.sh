@@ -184,6 +184,9 @@ mutation "a changed pod label is caught" deploy/base/ascend-device-plugin.yaml \
 mutation "a misspelt field is caught" examples/npu-smoke-test.yaml \
 	's/activeDeadlineSeconds:/activeDeadlineSecond:/' \
 	"unknown field /spec/activeDeadlineSecond"
+mutation "a DRA example naming a DeviceClass deploy/dra lacks is caught" examples/dra/npu-claim-1.yaml \
+	's/deviceClassName: npu.ascend.com/deviceClassName: gpu.example.com/' \
+	'DeviceClass "gpu.example.com" is not in deploy/dra'
 mutation "an unknown plugin flag is caught" deploy/base/ascend-device-plugin.yaml \
 	's/- --health-interval=5s/- --health-intervall=5s/' \
 	"--health-intervall is not a flag"
