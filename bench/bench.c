@@ -1577,24 +1577,24 @@ static int measure_dra_prepare(struct node *n, const char *claims_path, struct s
 }
 
 /* Fault and recovery cycles of the faulty chip seen through a watch of the
- * node's ResourceSlices (kubectl get --watch, one line of JSON per
- * event): a sample, in microseconds, from just
+ * node's ResourceSlices (kubectl get --watch, one line per event): a
+ * sample, in microseconds, from just
  * before the fault is written to the state file to the arrival of the line
  * with the chip tainted. The recovery is waited for, not sampled. */
 static int measure_dra_faults(struct node *n, const struct settings *s, uint32_t cycles, struct samples *out)
 {
-	char log[PATH_BYTES + 16], tainted[128], clean[32];
+	char log[PATH_BYTES + 16], columns[128];
 	if (str_printf(log, sizeof(log), "%s/kubectl-watch.log", n->root) < 0)
 		return -ENAMETOOLONG;
-	/* kubectl prints each event as one line of JSON with the keys sorted:
-	 * a device's "taints" is the key after its "name", if any. (With -o
-	 * jsonpath it printed the first event only.) */
-	snprintf(tainted, sizeof(tainted), "\"name\":\"npu-%d\",\"taints\":[{\"effect\":\"NoSchedule\",\"key\":\"" DRA_TAINT_KEY "\"",
+	/* One line per event: the pool's generation and the faulty chip's taint
+	 * keys, or <none>. (kubectl 1.37's -o jsonpath with a range printed the
+	 * first event of the watch only.) */
+	snprintf(columns, sizeof(columns),
+		 "custom-columns=GENERATION:.spec.pool.generation,TAINTS:.spec.devices[?(@.name==\"npu-%d\")].taints[*].key",
 		 FAULTY_CHIP);
-	snprintf(clean, sizeof(clean), "\"name\":\"npu-%d\"}", FAULTY_CHIP);
 	const char *const argv[] = { s->kubectl, "--kubeconfig", s->kubeconfig, "get", "resourceslices", "--watch",
-				     "--field-selector", "spec.nodeName=" DRA_NODE, "-o", "json", "--output-watch-events",
-				     NULL };
+				     "--field-selector", "spec.nodeName=" DRA_NODE, "--no-headers", "-o", columns, NULL };
+	const char *const tainted = " " DRA_TAINT_KEY, *const clean = " <none>";
 	struct proc *watch;
 	int r = start_child(argv, NULL, log, false, &watch);
 	if (r < 0)
