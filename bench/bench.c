@@ -31,7 +31,12 @@
  *     by 100 pods of kubelet-sim (pod labels from its pod resources API),
  *     and the plugin's RSS after the scrapes;
  *   - with --kubeconfig, the plugin's RSS with the DRA front end on: the
- *     API-server module loaded and the node's ResourceSlices published.
+ *     API-server module loaded and the node's ResourceSlices published;
+ *     with --dra-claims, NodePrepareResources p50/p99 for claims the driver
+ *     reads from the API server, through kubelet-sim, from the bench's
+ *     write of the command to kubelet-sim's timestamp of the answer's line;
+ *     with --kubectl, fault -> tainted device in the ResourceSlice, from the
+ *     state file's write to the line of a `kubectl get --watch` showing it.
  * Every plugin runs with its metrics endpoint on (a free port on
  * 127.0.0.1) and an NFD features file, so every RSS is with metrics on.
  *
@@ -95,6 +100,8 @@ struct settings {
 	const char *dcmi_lib;
 	const char *work_dir; /* NULL: a fresh one under /tmp, removed at the end */
 	const char *kubeconfig; /* an API server with the Node DRA_NODE: the DRA row; NULL: none */
+	const char *kubectl;    /* kubectl for the watch of the slices; NULL: no fault -> slice row */
+	const char *dra_claims; /* "NAME UID" lines of allocated claims in default; NULL: no prepare row */
 	uint32_t allocate_calls;
 	uint32_t fault_cycles;
 	uint32_t restarts;
@@ -115,6 +122,9 @@ static void usage(FILE *f)
 	      "  --work-dir DIR           root-owned directory for the nodes (default: a new one in /tmp)\n"
 	      "  --kubeconfig PATH        an API server holding the Node " DRA_NODE " for the DRA front end's row\n"
 	      "                           (ASCEND_KUBE_MODULE: the module; default: no DRA row)\n"
+	      "  --kubectl PATH           kubectl, to watch the slices for the fault -> ResourceSlice row\n"
+	      "  --dra-claims PATH        \"NAME UID\" lines of claims in default allocated on " DRA_NODE "\n"
+	      "                           (the NodePrepareResources row)\n"
 	      "  --allocate-calls N       Allocate calls per node (default 10000)\n"
 	      "  --fault-cycles N         fault/recovery cycles per mode (default 50)\n"
 	      "  --restarts N             kubelet restarts (default 20)\n"
@@ -137,6 +147,8 @@ static int parse_settings(int argc, char **argv, struct settings *s)
 		{ "--dcmi-lib", offsetof(struct settings, dcmi_lib) },
 		{ "--work-dir", offsetof(struct settings, work_dir) },
 		{ "--kubeconfig", offsetof(struct settings, kubeconfig) },
+		{ "--kubectl", offsetof(struct settings, kubectl) },
+		{ "--dra-claims", offsetof(struct settings, dra_claims) },
 	};
 	static const struct {
 		const char *name;
@@ -923,6 +935,8 @@ struct results {
 	struct samples scrape_us;
 	long long scrape_rss_kib;
 	long long dra_rss_kib, dra_anon_kib, dra_file_kib; /* the DRA front end on, publishing */
+	struct samples dra_prepare_us; /* NodePrepareResources, the claim read from the API server */
+	struct samples dra_fault_us;   /* fault -> the device tainted in the ResourceSlice */
 	long long scrape_bytes;
 	long long flap_updates[2]; /* recovery hold 0, default */
 };
@@ -1497,9 +1511,122 @@ out:
 	return node_down(&n, r);
 }
 
+#define DRA_CLAIMS_MAX 1000
+/* The taint the publisher puts on an Unhealthy device (src/kube/slices.h). */
+#define DRA_TAINT_KEY "npu.ascend.com/unhealthy"
+#define DRA_FAULT_CYCLES 20
+
+/* One kubelet-sim command for the claim with this uid, and its answer line
+ * (" uid=UID" followed by end or a space): the microseconds from just before
+ * the command was written to kubelet-sim's timestamp of the line, which it
+ * takes once the gRPC answer has arrived. want: the line's first word when
+ * the call worked. */
+static int dra_call(struct proc *sim, const char *cmd, const char *uid, const char *want, int64_t *ret_us)
+{
+	char needle[128];
+	snprintf(needle, sizeof(needle), " uid=%s", uid);
+	int64_t t0 = mono_us(), ts = 0;
+	if (send_line(sim, cmd) < 0)
+		return -EIO;
+	const char *line = proc_expect(sim, needle, WAIT_MS);
+	if (!line) {
+		fprintf(stderr, "ascend-bench: no answer to '%s' within %d ms\n", cmd, WAIT_MS);
+		return -ETIMEDOUT;
+	}
+	const char *word = strchr(line, ' ');
+	if (!word || strncmp(word + 1, want, strlen(want)) != 0 || word[1 + strlen(want)] != ' ') {
+		fprintf(stderr, "ascend-bench: '%s' answered: %s\n", cmd, line);
+		return -EIO;
+	}
+	if (line_ts(line, &ts) < 0)
+		return -EINVAL;
+	*ret_us = ts - t0;
+	return 0;
+}
+
+/* NodePrepareResources, then NodeUnprepareResources, for each claim of the
+ * file of "NAME UID" lines (scripts/bench.sh made and allocated them): the
+ * driver reads each claim from the API server in the prepare. */
+static int measure_dra_prepare(struct node *n, const char *claims_path, struct samples *out)
+{
+	FILE *f = fopen(claims_path, "re");
+	if (!f) {
+		fprintf(stderr, "ascend-bench: %s: %s\n", claims_path, strerror(errno));
+		return -errno;
+	}
+	char line[256], name[128], uid[64], cmd[256];
+	int r = 0;
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %63s", name, uid) != 2)
+			continue;
+		int64_t us, unused;
+		snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
+		r = dra_call(n->sim, cmd, uid, "dra-prepared", &us);
+		if (r == 0)
+			samples_add(out, us);
+		snprintf(cmd, sizeof(cmd), "dra-unprepare default %s %s", name, uid);
+		if (r == 0)
+			r = dra_call(n->sim, cmd, uid, "dra-unprepared", &unused);
+	}
+	fclose(f);
+	if (r == 0 && out->n == 0) {
+		fprintf(stderr, "ascend-bench: no claims in %s\n", claims_path);
+		r = -ENOENT;
+	}
+	return r;
+}
+
+/* Fault and recovery cycles of the faulty chip seen through a watch of the
+ * node's ResourceSlices (kubectl get --watch, one line per event): a
+ * sample, in microseconds, from just
+ * before the fault is written to the state file to the arrival of the line
+ * with the chip tainted. The recovery is waited for, not sampled. */
+static int measure_dra_faults(struct node *n, const struct settings *s, uint32_t cycles, struct samples *out)
+{
+	char log[PATH_BYTES + 16], columns[128];
+	if (str_printf(log, sizeof(log), "%s/kubectl-watch.log", n->root) < 0)
+		return -ENAMETOOLONG;
+	/* One line per event: the pool's generation and the faulty chip's taint
+	 * keys, or <none>. (kubectl 1.37's -o jsonpath with a range printed the
+	 * first event of the watch only.) */
+	snprintf(columns, sizeof(columns),
+		 "custom-columns=GENERATION:.spec.pool.generation,TAINTS:.spec.devices[?(@.name==\"npu-%d\")].taints[*].key",
+		 FAULTY_CHIP);
+	const char *const argv[] = { s->kubectl, "--kubeconfig", s->kubeconfig, "get", "resourceslices", "--watch",
+				     "--field-selector", "spec.nodeName=" DRA_NODE, "--no-headers", "-o", columns, NULL };
+	const char *const tainted = " " DRA_TAINT_KEY, *const clean = " <none>";
+	struct proc *watch;
+	int r = start_child(argv, NULL, log, false, &watch);
+	if (r < 0)
+		return r;
+	if (!proc_expect(watch, clean, WAIT_MS))
+		r = -ETIMEDOUT;
+	for (uint32_t i = 0; r == 0 && i < cycles; i++) {
+		int64_t t0;
+		proc_discard(watch);
+		r = node_write_state(n, 2, &t0);
+		if (r == 0 && !proc_expect(watch, tainted, WAIT_MS))
+			r = -ETIMEDOUT;
+		if (r == 0)
+			samples_add(out, mono_us() - t0);
+		if (r == 0)
+			r = node_write_state(n, 0, NULL);
+		if (r == 0 && !proc_expect(watch, clean, WAIT_MS))
+			r = -ETIMEDOUT;
+	}
+	if (r == -ETIMEDOUT)
+		fprintf(stderr, "ascend-bench: the slices' watch did not show npu-%d as expected within %d ms\n",
+			FAULTY_CHIP, WAIT_MS);
+	if (r < 0)
+		proc_print_log("kubectl log", log);
+	proc_free(watch);
+	return r;
+}
+
 /* The DRA front end on an 8-chip node: the module loaded, its client made,
  * kubelet-sim's DRA mode registered, and the node's ResourceSlices
- * published to the API server of --kubeconfig; the plugin's RSS then. */
+ * published to the API server of --kubeconfig; the plugin's RSS then, and
+ * the prepare and fault -> slice latencies where the settings allow. */
 static int scenario_dra(const struct settings *s, const char *work_dir, struct results *res)
 {
 	struct node n;
@@ -1515,7 +1642,8 @@ static int scenario_dra(const struct settings *s, const char *work_dir, struct r
 		r = -ENAMETOOLONG;
 		goto out;
 	}
-	const char *const sim_argv[] = { s->sim_bin, "--dir", n.sockets, "--dra-registry", registry, NULL };
+	const char *const sim_argv[] = { s->sim_bin, "--dir", n.sockets, "--dra-registry", registry, "--timestamps",
+					 NULL };
 	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", kubelet_dir, "--node-name", DRA_NODE,
 				      "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig, NULL };
 	n.extra_flags = flags;
@@ -1532,6 +1660,18 @@ static int scenario_dra(const struct settings *s, const char *work_dir, struct r
 	res->dra_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
 	res->dra_anon_kib = status_kib(proc_pid(n.plugin), "RssAnon");
 	res->dra_file_kib = status_kib(proc_pid(n.plugin), "RssFile");
+	if (s->dra_claims) {
+		progress("8 chips, DRA: NodePrepareResources/NodeUnprepareResources for the claims of %s",
+			 s->dra_claims);
+		r = measure_dra_prepare(&n, s->dra_claims, &res->dra_prepare_us);
+	}
+	if (r == 0 && s->kubectl) {
+		progress("8 chips, DRA: %d fault/recovery cycles seen in the ResourceSlice", DRA_FAULT_CYCLES);
+		r = measure_dra_faults(&n, s, DRA_FAULT_CYCLES, &res->dra_fault_us);
+	}
+	/* The plugin's stderr is a pipe here: node_down has no log file to show. */
+	if (r < 0)
+		proc_dump(n.plugin);
 out:
 	return node_down(&n, r);
 }
@@ -1695,6 +1835,17 @@ static unsigned print_table(const struct settings *s, struct results *res)
 		    NULL, &misses);
 		row("  of which anonymous (RssAnon), DRA", mib(res->dra_anon_kib), "MiB", 0, NULL, &misses);
 		row("  of which file-backed (RssFile), DRA", mib(res->dra_file_kib), "MiB", 0, NULL, &misses);
+		if (s->dra_claims) {
+			row("NodePrepareResources p50, claim read from the API server", pct(&res->dra_prepare_us, 50, 1000),
+			    "ms", 0, NULL, &misses);
+			row("NodePrepareResources p99, claim read from the API server", pct(&res->dra_prepare_us, 99, 1000),
+			    "ms", 20, NULL, &misses);
+		}
+		if (s->kubectl) {
+			row("fault -> ResourceSlice updated p50", pct(&res->dra_fault_us, 50, 1000), "ms", 0, NULL, &misses);
+			row("fault -> ResourceSlice updated p99", pct(&res->dra_fault_us, 99, 1000), "ms", 1000, NULL,
+			    &misses);
+		}
 	}
 	if (res->reordered)
 		printf("\nnote: in %u of %u restarts the plugin registered before kubelet-sim printed `restarted` "
@@ -1749,7 +1900,8 @@ int main(int argc, char **argv)
 	    samples_init(&res.restart_hang_us, s.restarts) < 0 || samples_init(&res.start_us, s.starts) < 0 ||
 	    samples_init(&res.preferred_512_ns, s.allocate_calls) < 0 ||
 	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0 ||
-	    samples_init(&res.scrape_us, SCRAPES) < 0) {
+	    samples_init(&res.scrape_us, SCRAPES) < 0 || samples_init(&res.dra_prepare_us, DRA_CLAIMS_MAX) < 0 ||
+	    samples_init(&res.dra_fault_us, DRA_FAULT_CYCLES) < 0) {
 		fprintf(stderr, "ascend-bench: out of memory\n");
 		return 1;
 	}
@@ -1783,6 +1935,8 @@ int main(int argc, char **argv)
 	samples_free(&res.preferred_a3_ns);
 	samples_free(&res.update_1024_us);
 	samples_free(&res.scrape_us);
+	samples_free(&res.dra_prepare_us);
+	samples_free(&res.dra_fault_us);
 	if (!s.work_dir)
 		node_tree_remove(own_dir);
 	return failed ? 1 : 0;

@@ -11,7 +11,9 @@
 # is interrupted. Where the cluster's binaries were built (make
 # cluster-bins), a throwaway etcd and kube-apiserver on free ports of this
 # machine (tests/cluster/cluster.sh's functions, as the integration tests
-# start them) give the DRA front end's row an API server to publish to.
+# start them) give the DRA front end's rows an API server to publish to, with
+# ResourceClaims allocated on the bench's node for the NodePrepareResources
+# row, and kubectl to watch the slices with for the fault -> ResourceSlice row.
 set -euo pipefail
 
 die() {
@@ -64,6 +66,7 @@ free_port() {
 }
 
 dra=()
+dra_claims=50
 module=$build/src/libascend-kube.so
 bins=$("$root/scripts/cluster-bins.sh" --dir 2>/dev/null || true)
 if [[ -f $module && -n $bins && -x $bins/kube-apiserver && -x $bins/etcd && -x $bins/kubectl ]]; then
@@ -77,7 +80,24 @@ if [[ -f $module && -n $bins && -x $bins/kube-apiserver && -x $bins/etcd && -x $
 	printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: bench-node\n' |
 		"$bins/kubectl" --kubeconfig "$cp/kubeconfig" apply -f - >>"$cp/control-plane.log" 2>&1 ||
 		die "cannot make the Node bench-node"
-	dra=(--kubeconfig "$cp/kubeconfig")
+	# Claims allocated as the scheduler would (the integration tests' way,
+	# tests/integration/test_dra_apiserver.c), made here so that no kubectl
+	# run is inside the NodePrepareResources timing: one per line of
+	# claims.txt, "NAME UID", spread over the 8 chips of the bench's node.
+	kc=("$bins/kubectl" --kubeconfig "$cp/kubeconfig")
+	claims=$cp/claims.txt
+	for i in $(seq 0 $((dra_claims - 1))); do
+		printf -- '---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: bench-%d\n  namespace: default\nspec:\n  devices:\n    requests:\n    - name: npu\n      exactly:\n        deviceClassName: npu.ascend.com\n' "$i"
+	done | "${kc[@]}" apply -f - >>"$cp/control-plane.log" 2>&1 || die "cannot make the bench's ResourceClaims"
+	for i in $(seq 0 $((dra_claims - 1))); do
+		"${kc[@]}" -n default patch resourceclaim "bench-$i" --subresource=status --type=merge -p \
+			"{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"npu\",\"driver\":\"npu.ascend.com\",\"pool\":\"bench-node\",\"device\":\"npu-$((i % 8))\"}]}}}}" \
+			>>"$cp/control-plane.log" 2>&1 || die "cannot allocate the ResourceClaim bench-$i"
+	done
+	"${kc[@]}" -n default get resourceclaims \
+		-o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' >"$claims" ||
+		die "cannot list the bench's ResourceClaims"
+	dra=(--kubeconfig "$cp/kubeconfig" --kubectl "$bins/kubectl" --dra-claims "$claims")
 	export ASCEND_KUBE_MODULE=$module
 else
 	echo "bench: no DRA row: the cluster's binaries are not built (make cluster-bins)" >&2
