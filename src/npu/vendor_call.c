@@ -128,6 +128,20 @@ bool vendor_guard_free(struct vendor_guard *g)
 	return false;
 }
 
+/* Hands the worker a call; g->lock held, the worker idle. */
+static void queue_job(struct vendor_guard *g, const char *name, long key, int (*fn)(void *arg), const void *arg,
+		      size_t arg_size, bool background)
+{
+	g->background = background;
+	g->fn = fn;
+	g->name = name;
+	g->key = key;
+	g->size = arg_size;
+	memcpy(g->arg, arg, arg_size);
+	g->state = JOB_QUEUED;
+	pthread_cond_signal(&g->work);
+}
+
 int vendor_call_run(struct vendor_guard *g, const char *name, long key, int (*fn)(void *arg), void *arg,
 		    size_t arg_size)
 {
@@ -145,14 +159,7 @@ int vendor_call_run(struct vendor_guard *g, const char *name, long key, int (*fn
 		pthread_mutex_unlock(&g->lock);
 		return -EBUSY;
 	}
-	g->background = false;
-	g->fn = fn;
-	g->name = name;
-	g->key = key;
-	g->size = arg_size;
-	memcpy(g->arg, arg, arg_size);
-	g->state = JOB_QUEUED;
-	pthread_cond_signal(&g->work);
+	queue_job(g, name, key, fn, arg, arg_size, false);
 
 	struct timespec until = deadline_after_ms(g->deadline_ms);
 	while (g->state != JOB_DONE && pthread_cond_timedwait(&g->done, &g->lock, &until) != ETIMEDOUT) {
@@ -186,16 +193,9 @@ int vendor_call_start(struct vendor_guard *g, const char *name, long key, int (*
 		pthread_mutex_unlock(&g->lock);
 		return -EBUSY;
 	}
-	g->background = true;
 	g->wake = done;
 	g->wake_ctx = done_ctx;
-	g->fn = fn;
-	g->name = name;
-	g->key = key;
-	g->size = arg_size;
-	memcpy(g->arg, arg, arg_size);
-	g->state = JOB_QUEUED;
-	pthread_cond_signal(&g->work);
+	queue_job(g, name, key, fn, arg, arg_size, true);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
