@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	 * module the image ships that will not load is a broken image (1), a
 	 * kubeconfig that says something wrong is bad configuration (2). */
 	static struct dra_kube kube;
-	if (config.front_end == CONFIG_FRONT_END_DRA) {
+	if (config_dra_on(&config)) {
 		enum dra_kube_failure failure;
 		if (dra_kube_open(&config, &kube, &failure, why, sizeof(why)) < 0) {
 			fprintf(stderr, "ascend-device-plugin: %s\n", why);
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 	}
 	/* The daemon logs why it could not start. */
 	struct args args = { argc, argv };
-	r = daemon_run(&config, &serving, config.front_end == CONFIG_FRONT_END_DRA ? &kube : NULL, reparse, &args);
+	r = daemon_run(&config, &serving, config_dra_on(&config) ? &kube : NULL, reparse, &args);
 	dra_kube_close(&kube);
 	/* Flush, but never hang on exit because of a blocked stderr. */
 	log_stop(LOG_STOP_TIMEOUT_MS);

@@ -273,8 +273,23 @@ static int apply_front_end(struct config *c, const char *v, char *why, size_t wh
 		c->front_end = CONFIG_FRONT_END_DEVICE_PLUGIN;
 	else if (strcmp(v, "dra") == 0)
 		c->front_end = CONFIG_FRONT_END_DRA;
+	else if (strcmp(v, "both") == 0)
+		c->front_end = CONFIG_FRONT_END_BOTH;
 	else
-		return why_invalid(why, why_size, "--front-end: '%s' is not one of device-plugin, dra", v);
+		return why_invalid(why, why_size, "--front-end: '%s' is not one of device-plugin, dra, both", v);
+	return 0;
+}
+
+static int apply_dra_chips(struct config *c, const char *v, char *why, size_t why_size)
+{
+	char problem[160];
+	struct npu_chip_select select;
+	if (npu_chip_select_parse(v, &select, problem, sizeof(problem)) < 0)
+		return why_invalid(why, why_size, "--dra-chips: %s", problem);
+	if (str_copy(c->dra_chips_text, sizeof(c->dra_chips_text), v) < 0)
+		return why_invalid(why, why_size, "--dra-chips: longer than %zu characters",
+				   sizeof(c->dra_chips_text) - 1);
+	c->dra_chips = select;
 	return 0;
 }
 
@@ -372,8 +387,12 @@ static const struct flag flags[] = {
 	{ "log-level", "LEVEL", "error, warn, info or debug (default info)", apply_log_level, RELOAD(log_level) },
 	{ "log-format", "FORMAT", "text or json (one JSON object per line) (default text)", apply_log_format, RESTART(log_format) },
 	{ "front-end", "NAME",
-	  "which front end serves the chips: device-plugin or dra (a DRA driver) (default device-plugin)",
+	  "which front ends run: device-plugin, dra (a DRA driver) or both (default device-plugin)",
 	  apply_front_end, RESTART(front_end) },
+	{ "dra-chips", "LIST",
+	  "the chips the DRA driver serves, the device plugin the others: physical ids, ranges (0-3) and families "
+	  "(910B), comma-separated, or all (default all)",
+	  apply_dra_chips, RESTART_TEXT(dra_chips_text) },
 	{ "dra-driver-name", "NAME", "the DRA driver's name (default " DEFAULT_DRA_DRIVER_NAME ")",
 	  apply_dra_driver_name, RESTART_TEXT(dra_driver_name) },
 	{ "kubelet-dir", "DIR",
@@ -579,6 +598,8 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.log_format = LOG_FORMAT_TEXT,
 		.state_dir = FAULT_SEPARATION_DEFAULT_DIR,
 		.front_end = CONFIG_FRONT_END_DEVICE_PLUGIN,
+		.dra_chips_text = "all",
+		.dra_chips = { .all = true },
 		.dra_driver_name = DEFAULT_DRA_DRIVER_NAME,
 		.kubelet_dir = DEFAULT_KUBELET_DIR,
 	};

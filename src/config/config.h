@@ -17,6 +17,7 @@
 #include "config/file.h"
 #include "fault/policy.h"
 #include "fault/reset.h"
+#include "npu/chip_select.h"
 #include "npu/inventory.h"
 
 #define CONFIG_PATH_MAX 4096
@@ -39,11 +40,12 @@ enum config_strategy {
  * 0, or -ENOBUFS when it does not fit buf[size]. */
 int config_strategies_format(unsigned strategies, char *buf, size_t size);
 
-/* Which front end serves the node's chips (--front-end). A chip is served
- * by one front end at a time: for now all of them go to one. */
+/* Which front ends run (--front-end). A chip is served by one front end at
+ * a time: --dra-chips says which go to the DRA driver. */
 enum config_front_end {
-	CONFIG_FRONT_END_DEVICE_PLUGIN, /* the device plugin API (the default) */
-	CONFIG_FRONT_END_DRA,           /* the DRA driver: the device plugin serves nothing */
+	CONFIG_FRONT_END_DEVICE_PLUGIN, /* the device plugin API alone (the default) */
+	CONFIG_FRONT_END_DRA,           /* the DRA driver alone: the device plugin registers nothing */
+	CONFIG_FRONT_END_BOTH,          /* the DRA driver the chips of --dra-chips, the device plugin the rest */
 };
 
 /* The --config file's resources and time-slicing, as written: what the
@@ -87,6 +89,8 @@ struct config {
 	char state_dir[CONFIG_PATH_MAX];          /* --state-dir: the record of separated chips */
 	/* DRA (docs/dra.md). */
 	enum config_front_end front_end;                    /* --front-end */
+	char dra_chips_text[256];                           /* --dra-chips as given */
+	struct npu_chip_select dra_chips;                   /* parsed: the DRA driver's chips */
 	char dra_driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];    /* --dra-driver-name */
 	char kubelet_dir[CONFIG_PATH_MAX];                  /* --kubelet-dir: plugins_registry/ and plugins/ */
 	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];          /* --node-name; empty: $NODE_NAME, else the host name */
@@ -102,6 +106,19 @@ struct config {
  * problem is in the --config file (why then starts with its path) rather
  * than on the command line or in the environment: only those are usage
  * errors, which main answers with a pointer to --help. */
+/* Whether the DRA driver runs (--front-end dra or both). */
+static inline bool config_dra_on(const struct config *c)
+{
+	return c->front_end != CONFIG_FRONT_END_DEVICE_PLUGIN;
+}
+
+/* Whether the device plugin registers with the kubelet (--front-end
+ * device-plugin or both). */
+static inline bool config_device_plugin_on(const struct config *c)
+{
+	return c->front_end != CONFIG_FRONT_END_DRA;
+}
+
 int config_parse(int argc, char **argv, const char *env_driver_path, struct config *ret_config, bool *in_file,
 		 char *why, size_t why_size);
 

@@ -71,21 +71,53 @@ struct daemon {
 
 	struct cdi_keeper cdi; /* the CDI spec, with the cdi strategy */
 
-	/* --front-end=dra: the DRA driver serves every chip, and the device
-	 * plugin's resources are given an empty device list (a chip is served
-	 * by one front end at a time). */
+	/* --front-end dra or both: the DRA driver serves the chips of
+	 * --dra-chips, the device plugin the others (a chip is served by one
+	 * front end at a time); with dra alone, the device plugin registers
+	 * nothing. Each front end sees only its own view of a snapshot. */
 	bool dra_on;
 	struct dra_front dra;
 	struct dra_kube *kube; /* the API server: claims read, ResourceSlices published */
 	bool slices_on;        /* from the first telemetry read on, the refresh offers the slices */
-	struct npu_snapshot *no_devices;
+	struct {
+		struct npu_snapshot *of; /* the snapshot split last, held so that its address stays its own */
+		struct npu_snapshot *device_plugin, *dra;
+	} views;
 };
 
-/* What the device plugin serves of snap: every device, or none when the
- * DRA front end has them. Borrowed, as snap is. */
+/* Splits snap between the front ends, unless it was the one split last.
+ * Without memory the views stay those of the last split. */
+static void split_views(struct daemon *d, struct npu_snapshot *snap)
+{
+	if (!d->dra_on || d->views.of == snap)
+		return;
+	struct npu_snapshot *dra, *rest;
+	if (npu_snapshot_split(snap, &d->config.dra_chips, &dra, &rest) < 0) {
+		log_error("cannot split the chips between the front ends: out of memory");
+		return;
+	}
+	npu_snapshot_unref(d->views.dra);
+	npu_snapshot_unref(d->views.device_plugin);
+	npu_snapshot_unref(d->views.of);
+	d->views.dra = dra;
+	d->views.device_plugin = rest;
+	d->views.of = npu_snapshot_ref(snap);
+	report_front_ends(&d->report, dra, rest, config_device_plugin_on(&d->config));
+}
+
+/* What the device plugin serves of snap: every device, or those the DRA
+ * front end does not have. Borrowed, as snap is. */
 static struct npu_snapshot *device_plugin_view(struct daemon *d, struct npu_snapshot *snap)
 {
-	return d->dra_on ? d->no_devices : snap;
+	split_views(d, snap);
+	return d->dra_on ? d->views.device_plugin : snap;
+}
+
+/* What the DRA front end serves of snap. Borrowed. */
+static struct npu_snapshot *dra_view(struct daemon *d, struct npu_snapshot *snap)
+{
+	split_views(d, snap);
+	return d->views.dra;
 }
 
 /* DCMI's thread. The npu layer guarantees no call once the inventory is
@@ -174,9 +206,9 @@ static void refresh(struct daemon *d, const char *reason)
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
 	if (d->dra_on)
-		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
+		dra_front_refresh(&d->dra, dra_view(d, snap), d->files, d->config.health_interval_ms);
 	if (d->slices_on)
-		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe);
+		dra_kube_offer(d->kube, dra_view(d, snap), inventory_status(d->inventory)->driver_version, d->observe);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -371,7 +403,9 @@ static void daemon_fini(struct daemon *d)
 	if (d->kube)
 		dra_kube_stop(d->kube);
 	dra_front_fini(&d->dra);
-	npu_snapshot_unref(d->no_devices);
+	npu_snapshot_unref(d->views.of);
+	npu_snapshot_unref(d->views.dra);
+	npu_snapshot_unref(d->views.device_plugin);
 	inventory_free(d->inventory);
 	/* After the inventory: no reset in its library can wake it now. */
 	fault_resets_fini(&d->resets);
@@ -427,10 +461,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		snprintf(why, why_size, "cannot create a signalfd: %s", strerror(-r));
 		return r;
 	}
-	if ((r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
+	if (config_device_plugin_on(c) &&
+	    (r = prepare_dir("socket directory", c->socket_dir, 0750, why, why_size)) < 0)
 		return r;
 	/* The DRA front end writes a CDI spec per claim there. */
-	bool cdi = (s->strategies & ALLOCATE_STRATEGY_CDI) || c->front_end == CONFIG_FRONT_END_DRA;
+	bool cdi = (s->strategies & ALLOCATE_STRATEGY_CDI) || config_dra_on(c);
 	if (cdi && (r = prepare_dir("CDI directory", c->cdi_dir, 0755, why, why_size)) < 0)
 		return r;
 	if ((s->strategies & ALLOCATE_STRATEGY_CDI) && (r = cdi_keeper_init(&d->cdi, c->cdi_dir, &s->cdi)) < 0) {
@@ -438,7 +473,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			snprintf(why, why_size, "CDI directory %s: the spec's path is too long", c->cdi_dir);
 		return r;
 	}
-	if ((r = watch_init(&d->watch, c, s->kubelet_socket, why, why_size)) < 0)
+	if ((r = watch_init(&d->watch, c, config_device_plugin_on(c) ? s->kubelet_socket : NULL, why, why_size)) < 0)
 		return r;
 	if ((r = loop_add_fd(d->loop, watch_fd(&d->watch), EPOLLIN, on_inotify, d)) < 0) {
 		snprintf(why, why_size, "cannot watch the inotify instance (epoll): %s", strerror(-r));
@@ -492,9 +527,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		return r;
 	}
 	d->fault_stage.observe = d->observe;
-	if (c->front_end == CONFIG_FRONT_END_DRA) {
-		d->no_devices = npu_snapshot_new(0);
-		if (!d->no_devices) {
+	if (config_dra_on(c)) {
+		/* Empty until the first refresh splits a snapshot. */
+		d->views.dra = npu_snapshot_new(0);
+		d->views.device_plugin = npu_snapshot_new(0);
+		if (!d->views.dra || !d->views.device_plugin) {
 			snprintf(why, why_size, "out of memory");
 			return -ENOMEM;
 		}
@@ -553,12 +590,19 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 	report_start(c, &d.serving, d.cdi.path);
 	refresh(&d, "start");
 	loop_timer_arm(d.health_timer, c->health_interval_ms, c->health_interval_ms);
-	r = endpoint_set_start(&d.endpoints, device_plugin_view(&d, d.fault_stage.judged), d.files, why, sizeof(why));
-	if (r < 0)
-		goto out;
-	tell_node(&d, NODE_EV_SERVE, (struct session_kubelet){ 0 });
-	cdi_keeper_start(&d.cdi, &d.endpoints.resources, device_plugin_view(&d, d.fault_stage.judged), &d.paths,
-			 d.files);
+	/* With the DRA driver alone the device plugin never serves: its node
+	 * session stays STARTING, which no event but serve leaves, so no
+	 * resource registers, not even an empty one that would keep the
+	 * node's ascend.com/npu from DRA's extended-resource mapping. */
+	if (config_device_plugin_on(c)) {
+		r = endpoint_set_start(&d.endpoints, device_plugin_view(&d, d.fault_stage.judged), d.files, why,
+				       sizeof(why));
+		if (r < 0)
+			goto out;
+		tell_node(&d, NODE_EV_SERVE, (struct session_kubelet){ 0 });
+		cdi_keeper_start(&d.cdi, &d.endpoints.resources, device_plugin_view(&d, d.fault_stage.judged),
+				 &d.paths, d.files);
+	}
 	if (d.dra_on) {
 		if ((r = dra_front_start(&d.dra, why, sizeof(why))) < 0)
 			goto out;
@@ -568,7 +612,7 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 	 * the chips' HBM, rather than a generation without it. */
 	if (d.dra_on) {
 		d.slices_on = true;
-		dra_kube_offer(d.kube, d.fault_stage.judged, inventory_status(d.inventory)->driver_version, d.observe);
+		dra_kube_offer(d.kube, dra_view(&d, d.fault_stage.judged), inventory_status(d.inventory)->driver_version, d.observe);
 	}
 
 	r = loop_run(d.loop);

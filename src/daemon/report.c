@@ -164,6 +164,36 @@ void report_devices(struct report *rep, const struct npu_snapshot *snap, const s
 	rep->devices = npu_snapshot_ref((struct npu_snapshot *)(uintptr_t)snap);
 }
 
+/* "npu-0,npu-1" into sb, or "none". */
+static void put_ids(struct strbuf *sb, const struct npu_snapshot *snap)
+{
+	if (snap->count == 0)
+		(void)strbuf_printf(sb, "none");
+	for (size_t i = 0; i < snap->count; i++)
+		if (strbuf_printf(sb, "%s%s", i ? "," : "", snap->devices[i].id) < 0)
+			return;
+}
+
+void report_front_ends(struct report *rep, const struct npu_snapshot *dra, const struct npu_snapshot *device_plugin,
+		       bool device_plugin_on)
+{
+	char now[sizeof(rep->front_ends)];
+	struct strbuf sb;
+	strbuf_init(&sb, now, sizeof(now), ",...");
+	put_ids(&sb, dra);
+	if (device_plugin_on) {
+		(void)strbuf_printf(&sb, "; the device plugin: ");
+		put_ids(&sb, device_plugin);
+	} else if (device_plugin->count) {
+		(void)strbuf_printf(&sb, "; served by neither (not in --dra-chips): ");
+		put_ids(&sb, device_plugin);
+	}
+	if (strcmp(now, rep->front_ends) == 0)
+		return;
+	log_info("front ends: the DRA driver: %s", now);
+	memcpy(rep->front_ends, now, sizeof(now));
+}
+
 void report_fini(struct report *rep)
 {
 	npu_snapshot_unref(rep->devices);

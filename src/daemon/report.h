@@ -18,6 +18,7 @@ struct report {
 	struct npu_snapshot *devices; /* the devices last reported, NULL before */
 	struct inventory_status status;
 	bool once; /* the status was reported once */
+	char front_ends[2048]; /* the split between the front ends last said, "" before */
 };
 
 /* The start's lines: version, resource, socket, backend, time-slicing, the
@@ -33,5 +34,10 @@ void report_status(struct report *report, const struct inventory_status *status,
  * is looked at again (said when no chip is found). */
 void report_devices(struct report *report, const struct npu_snapshot *snapshot, const struct resource_set *resources,
 		    int64_t retry_ms);
+
+/* Says which devices each front end serves when that changed (--front-end
+ * dra or both); device_plugin_on: whether the device plugin runs at all. */
+void report_front_ends(struct report *report, const struct npu_snapshot *dra, const struct npu_snapshot *device_plugin,
+		       bool device_plugin_on);
 
 void report_fini(struct report *report);

@@ -127,7 +127,8 @@ int watch_init(struct watch *w, const struct config *c, const char *kubelet_sock
 	if (c->config_file[0])
 		split_path(c->config_file, w->config_dir, sizeof(w->config_dir), &w->config_name);
 
-	int r = watch_socket_dir(w);
+	/* Without the device plugin there is no kubelet's directory to watch. */
+	int r = kubelet_socket ? watch_socket_dir(w) : 0;
 	if (r < 0) {
 		snprintf(why, why_size, "cannot watch %s: %s%s", c->socket_dir, strerror(-r),
 			 r == -ENOSPC ? " (fs.inotify.max_user_watches)" : "");
@@ -225,7 +226,7 @@ void watch_read(struct watch *w, const struct resource_set *resources, struct wa
 		ch->socket_dir_gone = w->socket_dir_wd >= 0 && !path_exists(w->socket_dir);
 		for (size_t i = 0; i < resources->count; i++)
 			ch->socket_gone[i] = true;
-		ch->kubelet_started = path_exists(w->kubelet_socket);
+		ch->kubelet_started = w->kubelet_socket && path_exists(w->kubelet_socket);
 	}
 	if (ch->socket_dir_gone) {
 		inotify_rm_watch(w->fd, w->socket_dir_wd);
@@ -245,7 +246,7 @@ void watch_retry(struct watch *w, struct watch_changes *ch)
 	*ch = (struct watch_changes){ 0 };
 	if (w->dev_dir_wd < 0)
 		watch_dev_dir(w);
-	if (w->socket_dir_wd < 0) {
+	if (w->socket_dir_wd < 0 && w->kubelet_socket) {
 		if (watch_socket_dir(w) == 0) {
 			ch->socket_dir_back = true;
 			unwatch_socket_parent(w);

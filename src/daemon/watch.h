@@ -56,7 +56,8 @@ struct watch_changes {
 };
 
 /* Creates the inotify instance and watches the kubelet's directory (which
- * must exist). The config's strings and kubelet_socket must outlive the
+ * must exist); a NULL kubelet_socket (the device plugin off) leaves that
+ * directory alone. The config's strings and kubelet_socket must outlive the
  * watch. Returns 0, or a
  * negative errno with why. */
 int watch_init(struct watch *watch, const struct config *config, const char *kubelet_socket, char *why,

@@ -3,8 +3,9 @@
  * with --front-end=dra serves the registration socket in plugins_registry,
  * kubelet-sim's DRA mode (the plugin watcher's part) registers it with
  * GetInfo and NotifyRegistrationStatus and calls its DRA service; the device
- * plugin then advertises no chip, and /healthz says the driver is
- * registered. Unprepare of an unknown claim succeeds on
+ * plugin then does not even serve, and /healthz says the driver is
+ * registered. With --front-end=both the chips of --dra-chips are the
+ * driver's and the others the device plugin's, none in both. Unprepare of an unknown claim succeeds on
  * both API versions' paths, a malformed request is INVALID_ARGUMENT, and
  * a socket or its directory removed from under the daemon is served anew at
  * once and registered again,
@@ -47,7 +48,8 @@ static struct proc *start_kubelet(struct dra_node *d)
 	return node_start_kubelet_with(&d->node, flags);
 }
 
-static void start(struct dra_node *d)
+/* front_end: "dra" or "both"; dra_chips: --dra-chips. */
+static void start_as(struct dra_node *d, const char *front_end, const char *dra_chips)
 {
 	node_init(&d->node, &(struct node_options){ .chips = 4 });
 	snprintf(d->kubelet_dir, sizeof(d->kubelet_dir), "%s/kubelet-root", d->node.root);
@@ -66,11 +68,16 @@ static void start(struct dra_node *d)
 	      f);
 	assert_int_equal(fclose(f), 0);
 	d->kubelet = start_kubelet(d);
-	const char *const flags[] = { "--front-end",  "dra",     "--kubelet-dir",     d->kubelet_dir,
+	const char *const flags[] = { "--front-end",  front_end, "--kubelet-dir",     d->kubelet_dir,
 				      "--node-name",  "node-1",  "--cdi-dir",         d->cdi_dir,
-				      "--kubeconfig", d->kubeconfig,
+				      "--kubeconfig", d->kubeconfig, "--dra-chips", dra_chips,
 				      "--health-interval", "1h", "--metrics-addr=127.0.0.1:0", NULL };
 	d->plugin = node_start_plugin(&d->node, flags);
+}
+
+static void start(struct dra_node *d)
+{
+	start_as(d, "dra", "all");
 }
 
 static void expect_registered(struct dra_node *d)
@@ -90,20 +97,11 @@ static void test_registers_and_answers(void **state)
 	struct dra_node d;
 	start(&d);
 	expect_registered(&d);
-	/* The chips are DRA's: the device plugin lists none. */
-	struct gc_channel *dp = node_plugin_channel(&d.node);
-	struct gc_stream *watch;
-	uint8_t *body = NULL;
-	size_t body_len = 0;
-	assert_int_equal(gc_stream_open(dp, DP_METHOD_LIST_AND_WATCH, NULL, 0, &watch), 0);
-	assert_int_equal(gc_stream_next(watch, WAIT_MS, &body, &body_len), 0);
-	V1beta1__ListAndWatchResponse *list = v1beta1__list_and_watch_response__unpack(NULL, body_len, body);
-	assert_non_null(list);
-	assert_int_equal(list->n_devices, 0);
-	v1beta1__list_and_watch_response__free_unpacked(list, NULL);
-	free(body);
-	gc_stream_close(watch);
-	gc_channel_close(dp);
+	/* The chips are DRA's, and the device plugin, which would have served
+	 * its socket before the driver's, does not serve at all: the kubelet
+	 * gets no ascend.com/npu, not even an empty one. */
+	assert_non_null(proc_expect_err(d.plugin, "front ends: the DRA driver: npu-0,npu-1,npu-2,npu-3", WAIT_MS));
+	assert_int_equal(access(d.node.plugin_socket, F_OK), -1);
 	uint16_t port = http_plugin_port(d.plugin); /* logged before any refresh of the loop */
 	assert_non_null(proc_expect_err(d.plugin, "the kubelet registered DRA driver npu.ascend.com", WAIT_MS));
 	struct http_response health;
@@ -250,12 +248,63 @@ static void test_health_stream(void **state)
 	node_fini(&d.node);
 }
 
+/* The ids a ListAndWatch of the device plugin lists first, comma-separated. */
+static void device_plugin_list(struct dra_node *d, char *ids, size_t size)
+{
+	struct gc_channel *dp = node_plugin_channel(&d->node);
+	struct gc_stream *watch;
+	uint8_t *body = NULL;
+	size_t body_len = 0;
+	assert_int_equal(gc_stream_open(dp, DP_METHOD_LIST_AND_WATCH, NULL, 0, &watch), 0);
+	assert_int_equal(gc_stream_next(watch, WAIT_MS, &body, &body_len), 0);
+	V1beta1__ListAndWatchResponse *list = v1beta1__list_and_watch_response__unpack(NULL, body_len, body);
+	assert_non_null(list);
+	ids[0] = '\0';
+	for (size_t i = 0; i < list->n_devices; i++)
+		snprintf(ids + strlen(ids), size - strlen(ids), "%s%s", i ? "," : "", list->devices[i]->id);
+	v1beta1__list_and_watch_response__free_unpacked(list, NULL);
+	free(body);
+	gc_stream_close(watch);
+	gc_channel_close(dp);
+}
+
+/* --front-end=both: the driver has the chips of --dra-chips, the device
+ * plugin registers and lists the others, and a fault of a chip reaches
+ * only its own front end. */
+static void test_both_front_ends(void **state)
+{
+	(void)state;
+	struct dra_node d;
+	start_as(&d, "both", "0,3");
+	/* Both register (in either order). */
+	assert_non_null(proc_expect(d.kubelet, "devices resource=ascend.com/npu capacity=2 allocatable=2", WAIT_MS));
+	assert_non_null(proc_expect_err(d.plugin, "front ends: the DRA driver: npu-0,npu-3; the device plugin: npu-1,npu-2",
+					WAIT_MS));
+	assert_non_null(proc_expect_err(d.plugin, "the kubelet registered DRA driver npu.ascend.com", WAIT_MS));
+	char ids[128];
+	device_plugin_list(&d, ids, sizeof(ids));
+	assert_string_equal(ids, "npu-1,npu-2");
+
+	struct gc_channel *ch;
+	struct gc_stream *st;
+	assert_int_equal(gc_channel_open(d.dra_socket, &ch), 0);
+	assert_int_equal(gc_stream_open(ch, DRA_METHOD_HEALTH_V1_WATCH, NULL, 0, &st), 0);
+	free(await_health(st, "npu-3", V1__HEALTH_STATUS__HEALTHY, 2));
+	const char *faulty[4] = { [3] = "health=2 errors=80E01801" };
+	node_write_chip_state(&d.node, &(struct chip_state){ .chips = 4, .attrs = faulty });
+	free(await_health(st, "npu-3", V1__HEALTH_STATUS__UNHEALTHY, 2));
+	gc_stream_close(st);
+	gc_channel_close(ch);
+	node_fini(&d.node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registers_and_answers),
 		cmocka_unit_test(test_served_anew),
 		cmocka_unit_test(test_health_stream),
+		cmocka_unit_test(test_both_front_ends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

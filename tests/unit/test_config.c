@@ -50,6 +50,25 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.log_level, LOG_LEVEL_INFO);
 	assert_int_equal(cfg.device_list_strategies, CONFIG_STRATEGY_NATIVE);
 	assert_string_equal(cfg.cdi_dir, "/var/run/cdi");
+	assert_int_equal(cfg.front_end, CONFIG_FRONT_END_DEVICE_PLUGIN);
+	assert_true(cfg.dra_chips.all);
+	assert_false(config_dra_on(&cfg));
+	assert_true(config_device_plugin_on(&cfg));
+}
+
+/* Which front ends run, and which chips the DRA driver has. */
+static void test_front_ends(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE(NULL, "--front-end=dra"), 0);
+	assert_true(config_dra_on(&cfg));
+	assert_false(config_device_plugin_on(&cfg));
+	assert_int_equal(PARSE(NULL, "--front-end", "both", "--dra-chips", "4-7,310P"), 0);
+	assert_true(config_dra_on(&cfg));
+	assert_true(config_device_plugin_on(&cfg));
+	assert_string_equal(cfg.dra_chips_text, "4-7,310P");
+	assert_true(npu_chip_select_has(&cfg.dra_chips, &(struct npu_chip){ .phy_id = 5 }));
+	assert_false(npu_chip_select_has(&cfg.dra_chips, &(struct npu_chip){ .phy_id = 3 }));
 }
 
 static void test_both_spellings_and_env(void **state)
@@ -164,6 +183,8 @@ static void test_bad_input_names_the_flag(void **state)
 	expect_bad("--dev-dir: 'dev' is not an absolute path", PARSE(NULL, "--dev-dir=dev"));
 	expect_bad("--host-root: 'x'", PARSE(NULL, "--host-root", "x"));
 	expect_bad("ASCEND_DRIVER_PATH", PARSE("relative/driver"));
+	expect_bad("--front-end: 'kubelet' is not one of device-plugin, dra, both", PARSE(NULL, "--front-end=kubelet"));
+	expect_bad("--dra-chips: '0-x' is not a physical id", PARSE(NULL, "--dra-chips=0-x"));
 
 	/* The message names the whole socket path that does not fit and its length. */
 	char long_dir[200], want[512];
@@ -272,6 +293,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_front_ends),
 		cmocka_unit_test(test_both_spellings_and_env),
 		cmocka_unit_test(test_actions),
 		cmocka_unit_test(test_device_list_strategies),
