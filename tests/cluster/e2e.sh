@@ -182,8 +182,10 @@ step_install() {
 	check "1. kubectl taint nodes ... ascend.com/npu=true:NoSchedule" \
 		k taint nodes "$N1" "$N2" "$N3" ascend.com/npu=true:NoSchedule
 	for n in 1 2 3; do
-		if "$bin/ctr" --address "$(cluster_node_dir "$n")/containerd/containerd.sock" -n k8s.io images ls -q 2>/dev/null |
-			grep -qx 'docker.io/library/ascend-device-plugin:0.1.0'; then
+		# The list whole, then grep: grep -q would close the pipe early, and
+		# ctr killed by SIGPIPE fails the pipeline under pipefail.
+		if grep -qx 'docker.io/library/ascend-device-plugin:0.1.0' <<<"$("$bin/ctr" --address \
+			"$(cluster_node_dir "$n")/containerd/containerd.sock" -n k8s.io images ls -q 2>/dev/null)"; then
 			pass "1. the plugin image imported on $(cluster_node_name "$n") (ctr -n k8s.io images import)"
 		else
 			fail "1. the plugin image imported on $(cluster_node_name "$n")" "not in ctr images ls"
@@ -896,6 +898,12 @@ spec:
   devices: [{name: npu-99}]
 EOF
 }
+# The status the kubelet gives a pod's claimed devices:
+# "claim:npu: npu.ascend.com/npu-node-2/npu-3=Unhealthy".
+dra_resource_health() { # POD
+	k get pod "$1" -o json | jq -r '[.status.containerStatuses[0].allocatedResourcesStatus[]?
+		| "\(.name): " + ([.resources[]? | "\(.resourceID)=\(.health)"] | join(" "))] | join("; ")'
+}
 dra_driver_pod() { k -n kube-system get pods -l name=ascend-dra-driver --field-selector "spec.nodeName=$ND" -o jsonpath='{.items[0].metadata.name}'; }
 
 step_dra() {
@@ -1108,6 +1116,14 @@ EOF
 		else
 			fail "10j. the faulty chip tainted" "$out"
 		fi
+		# The driver's health stream (NodeWatchResources): the kubelet
+		# shows the pod that holds the chip its device Unhealthy.
+		if k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Unhealthy \
+			pod/dra-npu-1 --timeout=30s >/dev/null; then
+			pass "10j. pod dra-npu-1's allocatedResourcesStatus through the driver's health stream: $(dra_resource_health dra-npu-1)"
+		else
+			fail "10j. dra-npu-1's allocatedResourcesStatus shows the chip Unhealthy" "$(dra_resource_health dra-npu-1)"
+		fi
 		t0=$(now_ms)
 		node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 0 "" || fail "10j. recovery" "cannot write the state"
 		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | endswith(\" -\")")
@@ -1117,16 +1133,43 @@ EOF
 		else
 			fail "10j. recovery removes the taint" "$out"
 		fi
+		k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Healthy \
+			pod/dra-npu-1 --timeout=30s >/dev/null &&
+			pass "10j. pod dra-npu-1's allocatedResourcesStatus back to $(dra_resource_health dra-npu-1)" ||
+			fail "10j. dra-npu-1's allocatedResourcesStatus Healthy again" "$(dra_resource_health dra-npu-1)"
 	else
 		fail "10j. fault" "cannot write the state"
 	fi
 
-	# k. Driver pod restart, then kubelet restart: the pod keeps its chip,
-	# a new claim works.
+	# k. Driver pod restart, kube-apiserver restart, then kubelet restart:
+	# the pod keeps its chip, a new claim works, the slices are right.
 	before=$(pod_devices dra-npu-1 inference)
 	pod=$(dra_driver_pod)
 	k -n kube-system delete pod "$pod" --wait=true --timeout="$WAIT" >/dev/null
 	k -n kube-system rollout status daemonset/ascend-dra-driver --timeout="$WAIT" >/dev/null
+	# The API server goes for a few seconds, and chip 7 faults meanwhile:
+	# the driver's publisher fails, says so once, and publishes the
+	# current truth (chip 7 tainted) once the server is back.
+	pod=$(dra_driver_pod)
+	t0=$(now_ms)
+	_cl_stop kube-apiserver 10000
+	node_set_chip_health "$(cluster_node_dir $DK)" 7 3 80E01801 || fail "10k. a fault while the API server is away" "cannot write the state"
+	if cluster_apiserver_start "$bin" 6443 2379; then
+		pass "10k. kube-apiserver stopped, chip 7 of $ND faulted meanwhile, kube-apiserver ready again in $(($(now_ms) - t0)) ms"
+	else
+		fail "10k. kube-apiserver restart" "$(tail -n 5 "$CLUSTER_DIR/logs/kube-apiserver.log")"
+	fi
+	# The publisher's backoff doubles up to 30 s while the server is away.
+	out=$(wait_devices 'split("\n") | map(select(startswith("npu-7 "))) | .[0] | test("npu.ascend.com/unhealthy=.*:NoSchedule")' 60000)
+	if grep -q "^npu-7 .*:NoSchedule$" <<<"$out" &&
+		[ "$(k -n kube-system get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" = 0 ]; then
+		pass "10k. the driver $pod (not restarted) published the fault once the API server was back: $(grep '^npu-7 ' <<<"$out"); its log: $(k -n kube-system logs "$pod" | grep -E 'cannot publish|works again' | sed 's/^[^ ]* //' | cut -c1-160 | tr '\n' '|')"
+	else
+		fail "10k. the slices after the kube-apiserver restart" "$(k -n kube-system get pod "$pod" -o wide 2>&1); $out"
+	fi
+	node_set_chip_health "$(cluster_node_dir $DK)" 7 0 "" || fail "10k. recovery of chip 7" "cannot write the state"
+	out=$(wait_devices 'split("\n") | map(select(startswith("npu-7 "))) | .[0] | endswith(" -")')
+	grep -q "^npu-7 .* -$" <<<"$out" || fail "10k. chip 7's taint removed" "$out"
 	restart_kubelet $DK
 	k wait --for=condition=Ready node/"$ND" --timeout="$WAIT" >/dev/null
 	# A restarted kubelet serves exec for a pod once it has taken it in again.
@@ -1137,7 +1180,7 @@ EOF
 	done
 	if [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].restartCount}')" = "Running 0" ] &&
 		[ -n "$before" ] && [ "$(pod_devices dra-npu-1 inference)" = "$before" ]; then
-		pass "10k. driver pod $pod replaced, then $ND's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
+		pass "10k. driver pod replaced, kube-apiserver and $ND's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
 	else
 		fail "10k. the pod survives the restarts" "$(k get pod dra-npu-1 -o wide); devices $(pod_devices dra-npu-1 inference) (before $before)"
 	fi
@@ -1172,18 +1215,53 @@ EOF
 	fi
 	k delete -f "$tmp/dra-1.yaml" --ignore-not-found >/dev/null 2>&1
 
-	# m. Back to the device plugin.
+	# m. A pod that asks for ascend.com/npu as for the device plugin, on
+	# the DRA node: DeviceClass npu.ascend.com's extendedResourceName
+	# (DRAExtendedResource, GA in 1.37) has the scheduler make it a claim,
+	# and the driver prepares it. The node's own ascend.com/npu is 0 or
+	# absent: with --front-end=dra the device plugin never registers.
+	k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: dra-extended}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $ND}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: $E2E_BUSYBOX_IMAGE
+    command: [sleep, infinity]
+    resources: {limits: {ascend.com/npu: 2}}
+EOF
+	if k wait --for=condition=Ready pod/dra-extended --timeout="$WAIT" >/dev/null; then
+		claim=$(k get pod dra-extended -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}')
+		devs=$(claim_devices "$claim")
+		# shellcheck disable=SC2086
+		out=$(phys_of $devs)
+		if [ -n "$claim" ] && [ "$(wc -w <<<"$devs")" = 2 ] &&
+			[ "$(pod_devices dra-extended | tr ',' '\n' | sort -n | paste -sd, -)" = "$out" ]; then
+			check_devices "10m. pod dra-extended (limits ascend.com/npu: 2, no claim of its own) on $ND (ascend.com/npu from a device plugin: '$(capacity "$ND")'): the scheduler's claim $claim allocated $devs; the container" dra-extended 2
+		else
+			fail "10m. the extended-resource claim" "claim '$claim', devices '$devs', the container's $(pod_devices dra-extended)"
+		fi
+	else
+		fail "10m. dra-extended Ready" "$(k describe pod dra-extended | tail -n 15)"
+	fi
+	delete_pods dra-extended
+
+	# n. Back to the device plugin.
 	t0=$(now_ms)
-	check "10m. kubectl label node $ND npu-dra- npu=true" k label node "$ND" npu-dra- npu=true
+	check "10n. kubectl label node $ND npu-dra- npu=true" k label node "$ND" npu-dra- npu=true
 	k -n kube-system wait --for=delete pod -l name=ascend-dra-driver --timeout="$WAIT" >/dev/null 2>&1
 	if wait_capacity "$ND" 8 && wait_alloc "$ND" 8; then
-		pass "10m. $ND back on the device plugin: ascend.com/npu 8 in $(($(now_ms) - t0)) ms, the DRA driver pod gone"
+		pass "10n. $ND back on the device plugin: ascend.com/npu 8 in $(($(now_ms) - t0)) ms, the DRA driver pod gone"
 	else
-		fail "10m. back on the device plugin" "capacity $(capacity "$ND"), allocatable $(alloc "$ND")"
+		fail "10n. back on the device plugin" "capacity $(capacity "$ND"), allocatable $(alloc "$ND")"
 	fi
 	out=$(wait_devices 'split("\n") | map(select(. != "")) | length == 0' 60000)
-	[ -z "$out" ] && pass "10m. the kubelet removed $ND's ResourceSlices of $DRA" ||
-		fail "10m. $ND's slices after the driver left" "$out"
+	[ -z "$out" ] && pass "10n. the kubelet removed $ND's ResourceSlices of $DRA" ||
+		fail "10n. $ND's slices after the driver left" "$out"
 }
 
 for s in install schedule pending fault lifecycle rollout sharing cdi metrics dra; do
