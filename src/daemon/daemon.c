@@ -34,6 +34,7 @@
 #include "daemon/vnpu_resources.h"
 #include "daemon/watch.h"
 #include "loop/loop.h"
+#include "npu/firmware.h"
 #include "npu/inventory.h"
 #include "plugin/observe.h"
 #include "plugin/endpoint.h"
@@ -79,6 +80,7 @@ struct daemon {
 	struct dra_front dra;
 	struct dra_kube *kube; /* the API server: claims read, ResourceSlices published */
 	bool slices_on;        /* from the first telemetry read on, the refresh offers the slices */
+	char firmware_version[NPU_FIRMWARE_VERSION_MAX + 1]; /* "" when unknown */
 	struct {
 		struct npu_snapshot *of; /* the snapshot split last, held so that its address stays its own */
 		struct npu_snapshot *device_plugin, *dra;
@@ -208,7 +210,8 @@ static void refresh(struct daemon *d, const char *reason)
 	if (d->dra_on)
 		dra_front_refresh(&d->dra, dra_view(d, snap), d->files, d->config.health_interval_ms);
 	if (d->slices_on)
-		dra_kube_offer(d->kube, dra_view(d, snap), inventory_status(d->inventory)->driver_version, d->observe);
+		dra_kube_offer(d->kube, dra_view(d, snap), inventory_status(d->inventory)->driver_version,
+			       d->firmware_version[0] ? d->firmware_version : NULL, d->observe);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -539,6 +542,11 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 					  why_size)) < 0)
 			return r;
 		dra_kube_set_node(kube, d->dra.node_name, c->dra_driver_name);
+		/* Read once: a firmware upgrade takes a reboot, and so a restart. */
+		char fw_why[512];
+		if (npu_firmware_version(c->driver_path, d->firmware_version, sizeof(d->firmware_version), fw_why,
+					 sizeof(fw_why)) < 0)
+			log_info("firmware version unknown, the slices carry none: %s", fw_why);
 		d->dra.registered = on_dra_registered;
 		d->dra.registered_ctx = kube;
 		d->kube = kube;
@@ -612,7 +620,8 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 	 * the chips' HBM, rather than a generation without it. */
 	if (d.dra_on) {
 		d.slices_on = true;
-		dra_kube_offer(d.kube, dra_view(&d, d.fault_stage.judged), inventory_status(d.inventory)->driver_version, d.observe);
+		dra_kube_offer(d.kube, dra_view(&d, d.fault_stage.judged), inventory_status(d.inventory)->driver_version,
+			       d.firmware_version[0] ? d.firmware_version : NULL, d.observe);
 	}
 
 	r = loop_run(d.loop);

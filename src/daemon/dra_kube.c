@@ -137,7 +137,7 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 }
 
 void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *driver_version,
-		    const struct observe *observe)
+		    const char *firmware_version, const struct observe *observe)
 {
 	if (!k->publisher) {
 		const struct kube_publisher_options o = {
@@ -145,6 +145,7 @@ void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *d
 			.driver = k->driver,
 			.node_name = k->node_name,
 			.driver_version = driver_version,
+			.firmware_version = firmware_version,
 			.report = on_report,
 			.report_ctx = k,
 		};

@@ -61,7 +61,7 @@ void dra_kube_set_node(struct dra_kube *kube, const char *node_name, const char 
  * observe's telemetry last read them, starting it at the first call (when
  * the driver's version is known). Never waits on the server. Loop thread. */
 void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const char *driver_version,
-		    const struct observe *observe);
+		    const char *firmware_version, const struct observe *observe);
 
 /* The kubelet registered the driver: it may have deleted the node's
  * slices when it started (or 30 s after the driver went away), and may do

@@ -955,9 +955,10 @@ step_dra() {
 	want=$(k get resourceslices --field-selector "spec.nodeName=$ND,spec.driver=$DRA" -o json |
 		jq -r '[.items[].spec.devices[] | select(.attributes.family.string and .attributes.physicalID.int != null
 			and .attributes.logicID.int != null and .attributes.interconnectGroup.string
+			and .attributes.firmwareVersion.string == "7.1.0.11.220"
 			and .capacity.memory.value and .capacity.aiCores.value)] | length')
 	if [ -n "$out" ] && [ "$want" = "$(wc -l <<<"$out")" ]; then
-		pass "10b. $ND's ResourceSlices list $want chips, each with family, product, physicalID, logicID, interconnectGroup, memory and aiCores: $(awk '{print $1 "=" $3}' <<<"$out" | tr '\n' ' ')"
+		pass "10b. $ND's ResourceSlices list $want chips, each with family, product, physicalID, logicID, interconnectGroup, firmwareVersion (the node's firmware/version.info), memory and aiCores: $(awk '{print $1 "=" $3}' <<<"$out" | tr '\n' ' ')"
 	else
 		fail "10b. $ND's ResourceSlices with the attributes" "$want of $(wc -l <<<"$out") devices complete: $(k get resourceslices -o yaml 2>&1 | head -n 60)"
 	fi
@@ -1170,8 +1171,19 @@ EOF
 	node_set_chip_health "$(cluster_node_dir $DK)" 7 0 "" || fail "10k. recovery of chip 7" "cannot write the state"
 	out=$(wait_devices 'split("\n") | map(select(startswith("npu-7 "))) | .[0] | endswith(" -")')
 	grep -q "^npu-7 .* -$" <<<"$out" || fail "10k. chip 7's taint removed" "$out"
+	pod=$(dra_driver_pod)
+	t0=$(now_ms)
 	restart_kubelet $DK
 	k wait --for=condition=Ready node/"$ND" --timeout="$WAIT" >/dev/null
+	# The new kubelet's plugin watcher registers the driver again: the
+	# driver's log line for it, against the time the old kubelet was told
+	# to stop (as lifecycle's figure for the device plugin).
+	f=$(k -n kube-system logs "$pod" | grep 'the kubelet registered DRA driver' | tail -n 1 | cut -d' ' -f1)
+	if [ -n "$f" ] && ms=$(($(date -d "$f" +%s%3N) - t0)) && ((ms > 0)); then
+		figure dra "kubelet restart -> driver registered again in $ms ms"
+	else
+		fail "10k. the driver registered again after the kubelet restart" "last registration line: '$f'"
+	fi
 	# A restarted kubelet serves exec for a pod once it has taken it in again.
 	local deadline
 	deadline=$(($(now_ms) + 60000))

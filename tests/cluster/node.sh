@@ -87,12 +87,16 @@ node_create() { # NODE BUILD_DIR: makes the simulated node root NODE (must not e
 
 	# The driver: the simulator as libdcmi.so, its state next to it (the
 	# simulator's default when ASCEND_FAKE_DCMI_STATE is unset, as in the
-	# DaemonSet), and a version.info as a 24.1.rc1 driver writes it.
+	# DaemonSet), and a version.info as a 24.1.rc1 driver writes it; beside
+	# it the firmware's, as the firmware package writes it.
 	install -m 0755 -o 0 -g 0 "$lib" "$drv/lib64/driver/libdcmi.so" || return
 	install -m 0644 -o 0 -g 0 "$_e2e_root/tests/fake-dcmi/example-910b.state" \
 		"$drv/lib64/driver/fake-dcmi.state" || return
 	printf '%s\n' "Version=24.1.rc1" "Innerversion=V100R001C15SPC006B220" "package_version=24.1.rc1" \
-		>"$drv/version.info" && chmod 0644 "$drv/version.info"
+		>"$drv/version.info" && chmod 0644 "$drv/version.info" || return
+	mkdir -p "$drv/../firmware" &&
+		printf '%s\n' "Version=7.1.0.11.220" "compatible_version_drv=[23.0.rc3,23.0.rc3.],[24.1.0,24.1.rc1.]" \
+			>"$drv/../firmware/version.info" && chmod 0644 "$drv/../firmware/version.info"
 }
 
 _e2e_npu_node() { # PATH: one NPU device node, root:E2E_NPU_GID 0660

@@ -23,7 +23,7 @@
 #include "npu/devfs.h"
 #include "npu/family.h"
 #include "separated.h"
-#include "verfile.h"
+#include "npu/verfile.h"
 #include "versions.h"
 
 #define ID_FILE_MAX (4u * 1024 * 1024)

@@ -12,7 +12,7 @@
 #include "base/parse.h"
 #include "node.h"
 #include "npu/dcmi.h"
-#include "verfile.h"
+#include "npu/verfile.h"
 
 int doctor_host_path(const struct doctor_options *o, const char *path, char *out, size_t size)
 {

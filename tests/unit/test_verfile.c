@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "base/macro.h"
-#include "verfile.h"
+#include "npu/verfile.h"
 
 static const char driver_info[] = "Version=24.1.rc1\n"
 				   "ascendhal_version=7.35.19\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The version-file readers; see verfile.h. */
-#include "verfile.h"
+#include "npu/verfile.h"
 
 #include <ctype.h>
 #include <errno.h>
