@@ -1175,6 +1175,12 @@ EOF
 	t0=$(now_ms)
 	restart_kubelet $DK
 	k wait --for=condition=Ready node/"$ND" --timeout="$WAIT" >/dev/null
+	# A restarted kubelet serves exec for a pod once it has taken it in again.
+	local deadline
+	deadline=$(($(now_ms) + 60000))
+	until k exec dra-npu-1 -c inference -- true >/dev/null 2>&1 || (($(now_ms) > deadline)); do
+		inotifywait -qq -t 1 -e modify "$CLUSTER_DIR/logs/kubelet-n$DK.log" >/dev/null 2>&1 || true
+	done
 	# The new kubelet's plugin watcher registers the driver again: the
 	# driver's log line for it, against the time the old kubelet was told
 	# to stop (as lifecycle's figure for the device plugin).
@@ -1184,12 +1190,6 @@ EOF
 	else
 		fail "10k. the driver registered again after the kubelet restart" "last registration line: '$f'"
 	fi
-	# A restarted kubelet serves exec for a pod once it has taken it in again.
-	local deadline
-	deadline=$(($(now_ms) + 60000))
-	until k exec dra-npu-1 -c inference -- true >/dev/null 2>&1 || (($(now_ms) > deadline)); do
-		inotifywait -qq -t 1 -e modify "$CLUSTER_DIR/logs/kubelet-n$DK.log" >/dev/null 2>&1 || true
-	done
 	if [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].restartCount}')" = "Running 0" ] &&
 		[ -n "$before" ] && [ "$(pod_devices dra-npu-1 inference)" = "$before" ]; then
 		pass "10k. driver pod replaced, kube-apiserver and $ND's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
@@ -1274,6 +1274,88 @@ EOF
 	out=$(wait_devices 'split("\n") | map(select(. != "")) | length == 0' 60000)
 	[ -z "$out" ] && pass "10n. the kubelet removed $ND's ResourceSlices of $DRA" ||
 		fail "10n. $ND's slices after the driver left" "$out"
+
+	step_dra_both
+}
+
+# o. One daemon, both front ends, on the mixed node 3 (chip 0 carved into
+# two vNPUs, chips 1-3 910B, chips 4-5 310P): --front-end=both
+# --dra-chips=0,310P gives the DRA driver chip 0 (its vNPUs) and the 310P
+# chips, the device plugin chips 1-3. The DaemonSet is deploy/dra's (as the
+# test overlay renders it) with the args, a name and labels of its own and
+# the device-plugins mount the device plugin needs, as docs/dra.md says.
+step_dra_both() {
+	local out t0 pod devs
+	k kustomize "$root/tests/cluster/dra" | k create --dry-run=client -o json -f - |
+		jq 'select(.kind == "DaemonSet") | .metadata.name = "ascend-npu-both"
+			| .spec.selector.matchLabels.name = "ascend-npu-both" | .spec.template.metadata.labels.name = "ascend-npu-both"
+			| .spec.template.spec.nodeSelector = {"npu-both": "true"}
+			| .spec.template.spec.containers[0].args = ["--front-end=both", "--dra-chips=0,310P",
+				"--kubelet-dir=/var/lib/kubelet", "--health-interval=5s"]
+			| .spec.template.spec.containers[0].volumeMounts += [{name: "device-plugins", mountPath: "/var/lib/kubelet/device-plugins"}]
+			| .spec.template.spec.volumes += [{name: "device-plugins", hostPath: {path: "/var/lib/kubelet/device-plugins", type: "Directory"}}]' \
+		>"$tmp/both.json" || { fail "10o. the DaemonSet with --front-end=both" "cannot render it"; return; }
+	t0=$(now_ms)
+	check "10o. kubectl label node $N3 npu- npu-both=true" k label node "$N3" npu- npu-both=true
+	k -n kube-system wait --for=delete pod -l name=ascend-device-plugin --field-selector "spec.nodeName=$N3" --timeout="$WAIT" >/dev/null 2>&1
+	check "10o. kubectl apply of deploy/dra's DaemonSet with --front-end=both --dra-chips=0,310P and the device-plugins mount" \
+		k apply -f "$tmp/both.json"
+	check "10o. kubectl -n kube-system rollout status daemonset/ascend-npu-both" \
+		k -n kube-system rollout status daemonset/ascend-npu-both --timeout="$WAIT"
+	pod=$(k -n kube-system get pods -l name=ascend-npu-both -o jsonpath='{.items[0].metadata.name}')
+	if wait_capacity "$N3" 3 && wait_alloc "$N3" 3; then
+		wait_alloc "$N3" 0 ascend.com/npu-vir04-3c 30s
+		pass "10o. $N3's device plugin advertises ascend.com/npu 3 (chips 1-3) in $(($(now_ms) - t0)) ms; the vNPUs are the DRA driver's (ascend.com/npu-vir04-3c allocatable $(alloc "$N3" ascend.com/npu-vir04-3c))"
+	else
+		fail "10o. the device plugin's share of $N3" "capacity $(capacity "$N3"), allocatable $(alloc "$N3")"
+	fi
+	out=$(k -n kube-system logs "$pod" | grep 'front ends:' | tail -n 1 | sed 's/^[^ ]* *[a-z]* *//')
+	[ -n "$out" ] && pass "10o. kubectl logs $pod: $out" || fail "10o. the split logged" "no 'front ends:' line"
+	devs=$(ND=$N3 wait_devices 'split("\n") | map(select(. != "")) | length > 0' 60000 | awk '{print $1 "=" $3}' | tr '\n' ' ')
+	[[ $devs == *"npu-4=310P"* && $devs == *"npu-5=310P"* && $devs != *"npu-1="* && $devs != *"npu-2="* && $devs != *"npu-3="* ]] &&
+		pass "10o. $N3's ResourceSlices list only the DRA driver's devices: $devs" ||
+		fail "10o. $N3's slices" "$devs"
+	# A claim for a 310P chip, and beside it a device-plugin pod, on one node.
+	k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: both-310p}
+spec:
+  devices:
+    requests:
+    - {name: npu, exactly: {deviceClassName: 310p.$DRA}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: both-dra}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $N3}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  resourceClaims: [{name: npu, resourceClaimName: both-310p}]
+  containers:
+  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity], resources: {claims: [{name: npu}]}}
+EOF
+	if k wait --for=condition=Ready pod/both-dra --timeout="$WAIT" >/dev/null && run_npu_pod both-dp "$N3" 2; then
+		local a b
+		a=$(pod_devices both-dra) b=$(pod_devices both-dp)
+		[[ $a == 4 || $a == 5 ]] && [[ $b =~ ^[1-3],[1-3]$ ]] &&
+			pass "10o. on $N3 side by side: both-dra's claim both-310p got 310P chip $a through DRA ($(claim_devices both-310p)), both-dp got chips $b through the device plugin" ||
+			fail "10o. the chips of each front end" "both-dra $a, both-dp $b"
+	else
+		fail "10o. a DRA pod and a device-plugin pod on $N3" "$(k get pods -o wide | grep both-)"
+	fi
+	delete_pods both-dra both-dp
+	k delete resourceclaim both-310p --ignore-not-found >/dev/null 2>&1
+
+	# Back: node 3 on the device plugin alone.
+	k -n kube-system delete daemonset ascend-npu-both --wait=true --timeout="$WAIT" >/dev/null 2>&1
+	check "10o. kubectl label node $N3 npu-both- npu=true" k label node "$N3" npu-both- npu=true
+	if wait_capacity "$N3" 5 && wait_capacity "$N3" 2 ascend.com/npu-vir04-3c; then
+		pass "10o. $N3 back on the device plugin alone: ascend.com/npu 5, ascend.com/npu-vir04-3c 2"
+	else
+		fail "10o. $N3 back on the device plugin" "npu $(capacity "$N3"), vir04-3c $(capacity "$N3" ascend.com/npu-vir04-3c)"
+	fi
 }
 
 for s in install schedule pending fault lifecycle rollout sharing cdi metrics dra; do
