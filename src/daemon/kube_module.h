@@ -33,5 +33,7 @@ int kube_module_path(const char *path, char *out, size_t size);
  *   -ENOENT (or another errno of stat) no module there;
  *   -ELIBBAD  not loadable (a library it needs is missing), no
  *             KUBE_MODULE_SYMBOL, or a table of another build;
- *   -ENAMETOOLONG the path does not fit. */
+ *   -ENAMETOOLONG the path does not fit.
+ * It sets GNUTLS_NO_IMPLICIT_INIT=1 in the environment first (see
+ * kube_module.c), so call it before the process has other threads. */
 int kube_module_load(const char *path, const struct kube_module_api **ret_api, char *why, size_t why_size);

@@ -334,8 +334,15 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)KUBE_RESPONSE_MAX);
-	if (c->config.ca.data)
+	if (c->config.ca.data) {
+		/* The configured CA alone, as client-go trusts it: a CA blob
+		 * replaces libcurl's default bundle file but not its default
+		 * CA directory (/etc/ssl/certs on Debian), which OpenSSL would
+		 * still search for an issuer the blob lacks, so a certificate
+		 * from any CA of the host would pass. */
 		SET(CURLOPT_CAINFO_BLOB, &ca);
+		SET(CURLOPT_CAPATH, (const char *)NULL);
+	}
 	if (c->config.cert.data) {
 		SET(CURLOPT_SSLCERT_BLOB, &cert);
 		SET(CURLOPT_SSLCERTTYPE, "PEM");
