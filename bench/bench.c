@@ -2132,11 +2132,12 @@ static unsigned print_table(const struct settings *s, struct results *res)
 			snprintf(label, sizeof(label), "  peer: Kubernetes' DRA test driver, %d devices", SLICES_CHIPS);
 			if (s->peer_bin)
 				row(label, ms(res->peer_start.us), "ms", 0, NULL, &misses);
-			snprintf(label, sizeof(label), "  ResourceSlices published (%lld devices)", res->dra_start.devices);
-			row(label, (double)res->dra_start.slices, "", 0, NULL, &misses);
-			snprintf(label, sizeof(label), "  peer: ResourceSlices published (%lld devices)", res->peer_start.devices);
+			row("  ResourceSlices published", (double)res->dra_start.slices, "", 0, NULL, &misses);
 			if (s->peer_bin)
-				row(label, (double)res->peer_start.slices, "", 0, NULL, &misses);
+				row("  peer: ResourceSlices published", (double)res->peer_start.slices, "", 0, NULL, &misses);
+			row("  devices in them", (double)res->dra_start.devices, "", 0, NULL, &misses);
+			if (s->peer_bin)
+				row("  peer: devices in them", (double)res->peer_start.devices, "", 0, NULL, &misses);
 		}
 	}
 	if (res->reordered)
