@@ -112,7 +112,7 @@ struct settings {
 	const char *dcmi_lib;
 	const char *work_dir; /* NULL: a fresh one under /tmp, removed at the end */
 	const char *kubeconfig; /* an API server with the Node DRA_NODE: the DRA row; NULL: none */
-	const char *kubectl;    /* kubectl for the watch of the slices; NULL: no fault -> slice row */
+	const char *kubectl;    /* kubectl for the watches of slices; NULL: no fault -> slice, start -> slices rows */
 	const char *dra_claims; /* "NAME UID" lines of allocated claims in default; NULL: no prepare row */
 	const char *peer_bin;    /* upstream's dra-test-driver; NULL: no peer rows */
 	const char *peer_claims; /* as dra_claims, allocated from PEER_DRIVER on PEER_NODE */
@@ -136,7 +136,8 @@ static void usage(FILE *f)
 	      "  --work-dir DIR           root-owned directory for the nodes (default: a new one in /tmp)\n"
 	      "  --kubeconfig PATH        an API server holding the Node " DRA_NODE " for the DRA front end's row\n"
 	      "                           (ASCEND_KUBE_MODULE: the module; default: no DRA row)\n"
-	      "  --kubectl PATH           kubectl, to watch the slices for the fault -> ResourceSlice row\n"
+	      "  --kubectl PATH           kubectl, to watch the slices for the fault -> ResourceSlice row and\n"
+	      "                           start -> ResourceSlices on the Node " DRA_NODE_64 "\n"
 	      "  --dra-claims PATH        \"NAME UID\" lines of claims in default allocated on " DRA_NODE "\n"
 	      "                           (the NodePrepareResources row)\n"
 	      "  --peer-driver PATH       upstream's dra-test-driver, measured beside the DRA front end\n"
