@@ -82,7 +82,8 @@ test-arm64: build-native build-arm64
 # built from their Go modules (tests/cluster/, cached outside the clone by
 # scripts/cluster-bins.sh), three simulated NPU nodes on this machine
 # (tests/cluster/cluster.sh), the DaemonSet and examples applied with kubectl
-# (tests/cluster/e2e.sh). Needs root; skips without it.
+# (tests/cluster/e2e.sh). Needs root; skips without it. cluster-bins also
+# builds upstream's DRA test driver, which `make bench` measures beside ours.
 cluster-bins:
 	@scripts/deps.sh cluster
 	@scripts/cluster-bins.sh >/dev/null

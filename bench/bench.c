@@ -36,7 +36,13 @@
  *     reads from the API server, through kubelet-sim, from the bench's
  *     write of the command to kubelet-sim's timestamp of the answer's line;
  *     with --kubectl, fault -> tainted device in the ResourceSlice, from the
- *     state file's write to the line of a `kubectl get --watch` showing it.
+ *     state file's write to the line of a `kubectl get --watch` showing it,
+ *     and on a 64-chip node start -> ResourceSlices, from spawning the
+ *     plugin to the watch's line that completes the 64 devices;
+ *   - with --peer-driver, the same for upstream's DRA test driver
+ *     (Kubernetes' test/e2e/dra/test-driver) beside ours: start -> its
+ *     ResourceSlices with 64 devices, its RSS and, with --peer-claims, its
+ *     NodePrepareResources p50/p99 through the same kubelet-sim commands.
  * Every plugin runs with its metrics endpoint on (a free port on
  * 127.0.0.1) and an NFD features file, so every RSS is with metrics on.
  *
@@ -91,8 +97,14 @@
 
 /* --- settings --------------------------------------------------------------- */
 
-/* The Node the DRA front end publishes for: scripts/bench.sh makes it. */
-#define DRA_NODE "bench-node"
+/* The Nodes the DRA drivers publish for: scripts/bench.sh makes them. A
+ * start measured on a Node of its own sees no slices of an earlier run. */
+#define DRA_NODE "bench-node"       /* ours, 8 chips */
+#define DRA_NODE_64 "bench-node-64" /* ours, 64 chips */
+#define PEER_NODE "bench-peer"      /* the peer, 8 devices */
+#define PEER_NODE_64 "bench-peer-64"
+/* The peer's default driver name, the one its claims are allocated from. */
+#define PEER_DRIVER "test-driver.cdi.k8s.io"
 
 struct settings {
 	const char *plugin_bin;
@@ -100,8 +112,10 @@ struct settings {
 	const char *dcmi_lib;
 	const char *work_dir; /* NULL: a fresh one under /tmp, removed at the end */
 	const char *kubeconfig; /* an API server with the Node DRA_NODE: the DRA row; NULL: none */
-	const char *kubectl;    /* kubectl for the watch of the slices; NULL: no fault -> slice row */
+	const char *kubectl;    /* kubectl for the watches of slices; NULL: no fault -> slice, start -> slices rows */
 	const char *dra_claims; /* "NAME UID" lines of allocated claims in default; NULL: no prepare row */
+	const char *peer_bin;    /* upstream's dra-test-driver; NULL: no peer rows */
+	const char *peer_claims; /* as dra_claims, allocated from PEER_DRIVER on PEER_NODE */
 	uint32_t allocate_calls;
 	uint32_t fault_cycles;
 	uint32_t restarts;
@@ -122,9 +136,13 @@ static void usage(FILE *f)
 	      "  --work-dir DIR           root-owned directory for the nodes (default: a new one in /tmp)\n"
 	      "  --kubeconfig PATH        an API server holding the Node " DRA_NODE " for the DRA front end's row\n"
 	      "                           (ASCEND_KUBE_MODULE: the module; default: no DRA row)\n"
-	      "  --kubectl PATH           kubectl, to watch the slices for the fault -> ResourceSlice row\n"
+	      "  --kubectl PATH           kubectl, to watch the slices for the fault -> ResourceSlice row and\n"
+	      "                           start -> ResourceSlices on the Node " DRA_NODE_64 "\n"
 	      "  --dra-claims PATH        \"NAME UID\" lines of claims in default allocated on " DRA_NODE "\n"
 	      "                           (the NodePrepareResources row)\n"
+	      "  --peer-driver PATH       upstream's dra-test-driver, measured beside the DRA front end\n"
+	      "                           (needs --kubeconfig and --kubectl; the Nodes " PEER_NODE " and " PEER_NODE_64 ")\n"
+	      "  --peer-claims PATH       as --dra-claims, allocated from " PEER_DRIVER " on " PEER_NODE "\n"
 	      "  --allocate-calls N       Allocate calls per node (default 10000)\n"
 	      "  --fault-cycles N         fault/recovery cycles per mode (default 50)\n"
 	      "  --restarts N             kubelet restarts (default 20)\n"
@@ -149,6 +167,8 @@ static int parse_settings(int argc, char **argv, struct settings *s)
 		{ "--kubeconfig", offsetof(struct settings, kubeconfig) },
 		{ "--kubectl", offsetof(struct settings, kubectl) },
 		{ "--dra-claims", offsetof(struct settings, dra_claims) },
+		{ "--peer-driver", offsetof(struct settings, peer_bin) },
+		{ "--peer-claims", offsetof(struct settings, peer_claims) },
 	};
 	static const struct {
 		const char *name;
@@ -201,6 +221,10 @@ static int parse_settings(int argc, char **argv, struct settings *s)
 	if (!s->plugin_bin || !s->sim_bin || !s->dcmi_lib) {
 		fprintf(stderr, "ascend-bench: --plugin, --kubelet-sim and --dcmi-lib are required\n\n");
 		usage(stderr);
+		return -EINVAL;
+	}
+	if (s->peer_bin && (!s->kubeconfig || !s->kubectl)) {
+		fprintf(stderr, "ascend-bench: --peer-driver needs --kubeconfig and --kubectl\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -900,6 +924,13 @@ static int measure_starts(struct node *n, const struct settings *s, uint32_t sta
 
 /* --- scenarios -------------------------------------------------------------------- */
 
+/* Start -> ResourceSlices: microseconds from the spawn to the watch's line
+ * completing the devices, and the slices and devices then; -1 when not
+ * measured. */
+struct slices_start {
+	long long us, slices, devices;
+};
+
 struct results {
 	/* [0]: 8 chips, [1]: 128 chips; -1 when not measured. */
 	long long rss_idle_kib[2];
@@ -937,6 +968,9 @@ struct results {
 	long long dra_rss_kib, dra_anon_kib, dra_file_kib; /* the DRA front end on, publishing */
 	struct samples dra_prepare_us; /* NodePrepareResources, the claim read from the API server */
 	struct samples dra_fault_us;   /* fault -> the device tainted in the ResourceSlice */
+	struct slices_start dra_start, peer_start; /* ours, upstream's DRA test driver */
+	long long peer_rss_kib;
+	struct samples peer_prepare_us;
 	long long scrape_bytes;
 	long long flap_updates[2]; /* recovery hold 0, default */
 };
@@ -1547,7 +1581,7 @@ static int dra_call(struct proc *sim, const char *cmd, const char *uid, const ch
 /* NodePrepareResources, then NodeUnprepareResources, for each claim of the
  * file of "NAME UID" lines (scripts/bench.sh made and allocated them): the
  * driver reads each claim from the API server in the prepare. */
-static int measure_dra_prepare(struct node *n, const char *claims_path, struct samples *out)
+static int measure_dra_prepare(struct proc *sim, const char *claims_path, struct samples *out)
 {
 	FILE *f = fopen(claims_path, "re");
 	if (!f) {
@@ -1561,12 +1595,12 @@ static int measure_dra_prepare(struct node *n, const char *claims_path, struct s
 			continue;
 		int64_t us, unused;
 		snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
-		r = dra_call(n->sim, cmd, uid, "dra-prepared", &us);
+		r = dra_call(sim, cmd, uid, "dra-prepared", &us);
 		if (r == 0)
 			samples_add(out, us);
 		snprintf(cmd, sizeof(cmd), "dra-unprepare default %s %s", name, uid);
 		if (r == 0)
-			r = dra_call(n->sim, cmd, uid, "dra-unprepared", &unused);
+			r = dra_call(sim, cmd, uid, "dra-unprepared", &unused);
 	}
 	fclose(f);
 	if (r == 0 && out->n == 0) {
@@ -1623,6 +1657,126 @@ static int measure_dra_faults(struct node *n, const struct settings *s, uint32_t
 	return r;
 }
 
+/* How many chips the start -> ResourceSlices rows publish. */
+#define SLICES_CHIPS 64
+/* The most slices of one node the watch below keeps apart. */
+#define SLICES_MAX 16
+
+/* Starts kubectl watching the ResourceSlices of node, one line per event:
+ * the slice's name and its devices' names, comma-separated (<none> for no
+ * devices). Waits until the watch request is answered (kubectl's -v=6 line
+ * of it on stderr): a slice published after that arrives as an event, and
+ * kubectl's own start stays out of the measurement. */
+static int slices_watch(const struct settings *s, const char *node, struct proc **ret_watch)
+{
+	char field[128];
+	if (str_printf(field, sizeof(field), "spec.nodeName=%s", node) < 0)
+		return -ENAMETOOLONG;
+	const char *const argv[] = { s->kubectl, "--kubeconfig", s->kubeconfig, "-v=6", "get", "resourceslices",
+				     "--watch", "--field-selector", field, "--no-headers", "-o",
+				     "custom-columns=NAME:.metadata.name,DEVICES:.spec.devices[*].name", NULL };
+	struct proc *watch;
+	int r = start_child(argv, NULL, NULL, false, &watch);
+	if (r < 0)
+		return r;
+	if (!proc_expect_err(watch, "watch=true\" status=\"200 OK\"", WAIT_MS)) {
+		fprintf(stderr, "ascend-bench: kubectl's watch of the slices of %s did not open\n", node);
+		proc_free(watch);
+		return -ETIMEDOUT;
+	}
+	*ret_watch = watch;
+	return 0;
+}
+
+/* What the slices of a node hold, each slice's latest event counting. */
+struct slices_seen {
+	int64_t complete_us; /* the arrival of the line that completed them */
+	long long slices;    /* slices holding devices */
+	long long devices;
+};
+
+/* Reads the watch until the node's slices hold devices devices or more. */
+static int slices_await(struct proc *watch, unsigned devices, struct slices_seen *ret)
+{
+	char names[SLICES_MAX][256];
+	unsigned counts[SLICES_MAX] = { 0 };
+	size_t n = 0;
+	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
+	for (;;) {
+		int left_ms = (int)((deadline - mono_us() + 999) / 1000);
+		const char *line = left_ms > 0 ? proc_expect(watch, "", left_ms) : NULL;
+		if (!line)
+			break;
+		int64_t now = mono_us();
+		size_t len = strcspn(line, " ");
+		if (len == 0 || len >= sizeof(names[0]))
+			continue;
+		const char *list = line + len + strspn(line + len, " ");
+		unsigned count = 0;
+		if (*list && strncmp(list, "<none>", 6) != 0)
+			for (count = 1; *list && *list != ' ' && *list != '\n'; list++)
+				count += *list == ',';
+		size_t i = 0;
+		while (i < n && (strncmp(names[i], line, len) != 0 || names[i][len] != '\0'))
+			i++;
+		if (i == n) {
+			if (n == SLICES_MAX) {
+				fprintf(stderr, "ascend-bench: more than %d ResourceSlices for one node\n", SLICES_MAX);
+				return -E2BIG;
+			}
+			memcpy(names[n], line, len);
+			names[n++][len] = '\0';
+		}
+		counts[i] = count;
+		struct slices_seen seen = { .complete_us = now };
+		for (size_t k = 0; k < n; k++) {
+			seen.slices += counts[k] > 0;
+			seen.devices += counts[k];
+		}
+		if (seen.devices >= devices) {
+			*ret = seen;
+			return 0;
+		}
+	}
+	fprintf(stderr, "ascend-bench: the watch did not show ResourceSlices with %u devices within %d ms\n", devices,
+		WAIT_MS);
+	return -ETIMEDOUT;
+}
+
+/* A node of chips with the DRA front end on for the Node node_name:
+ * kubelet-sim in its DRA mode, then the plugin (spawned at
+ * *ret_spawned_us, its stderr a pipe), up to kubelet-sim's registration of
+ * the driver. node_down ends it. */
+static int dra_node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name,
+		       unsigned chips, const char *node_name, int64_t *ret_spawned_us)
+{
+	int r = node_create(n, work_dir, name, chips, true, s->dcmi_lib);
+	if (r < 0) {
+		fprintf(stderr, "ascend-bench: cannot build the node in %s/%s: %s\n", work_dir, name, strerror(-r));
+		return r;
+	}
+	char kubelet_dir[PATH_BYTES + 16], registry[PATH_BYTES + 40], cdi_dir[PATH_BYTES + 8];
+	if (str_printf(kubelet_dir, sizeof(kubelet_dir), "%s/kubelet-root", n->root) < 0 ||
+	    str_printf(registry, sizeof(registry), "%s/plugins_registry", kubelet_dir) < 0 ||
+	    str_printf(cdi_dir, sizeof(cdi_dir), "%s/cdi", n->root) < 0)
+		return -ENAMETOOLONG;
+	const char *const sim_argv[] = { s->sim_bin, "--dir", n->sockets, "--dra-registry", registry, "--timestamps",
+					 NULL };
+	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", kubelet_dir, "--node-name", node_name,
+				      "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig, NULL };
+	n->plugin_stderr_pipe = true;
+	if ((r = start_child(sim_argv, NULL, n->sim_log, true, &n->sim)) < 0)
+		return r;
+	if (!proc_expect(n->sim, "ready", WAIT_MS))
+		return -ETIMEDOUT;
+	n->extra_flags = flags;
+	r = start_plugin(n, s, ret_spawned_us);
+	n->extra_flags = NULL; /* flags is gone after the return */
+	if (r == 0 && !proc_expect(n->sim, "dra-registered", WAIT_MS))
+		r = -ETIMEDOUT;
+	return r;
+}
+
 /* The DRA front end on an 8-chip node: the module loaded, its client made,
  * kubelet-sim's DRA mode registered, and the node's ResourceSlices
  * published to the API server of --kubeconfig; the plugin's RSS then, and
@@ -1630,50 +1784,164 @@ static int measure_dra_faults(struct node *n, const struct settings *s, uint32_t
 static int scenario_dra(const struct settings *s, const char *work_dir, struct results *res)
 {
 	struct node n;
-	int r = node_create(&n, work_dir, "node-8-dra", 8, true, s->dcmi_lib);
-	if (r < 0) {
-		fprintf(stderr, "ascend-bench: cannot build the node in %s: %s\n", work_dir, strerror(-r));
-		return r;
-	}
-	char kubelet_dir[PATH_BYTES + 16], registry[PATH_BYTES + 40], cdi_dir[PATH_BYTES + 8];
-	if (str_printf(kubelet_dir, sizeof(kubelet_dir), "%s/kubelet-root", n.root) < 0 ||
-	    str_printf(registry, sizeof(registry), "%s/plugins_registry", kubelet_dir) < 0 ||
-	    str_printf(cdi_dir, sizeof(cdi_dir), "%s/cdi", n.root) < 0) {
-		r = -ENAMETOOLONG;
-		goto out;
-	}
-	const char *const sim_argv[] = { s->sim_bin, "--dir", n.sockets, "--dra-registry", registry, "--timestamps",
-					 NULL };
-	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", kubelet_dir, "--node-name", DRA_NODE,
-				      "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig, NULL };
-	n.extra_flags = flags;
-	n.plugin_stderr_pipe = true;
 	progress("8 chips, the DRA front end publishing to %s", s->kubeconfig);
-	if ((r = start_child(sim_argv, NULL, n.sim_log, true, &n.sim)) < 0)
+	int r = dra_node_up(&n, s, work_dir, "node-8-dra", 8, DRA_NODE, NULL);
+	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS))
+		r = -ETIMEDOUT;
+	if (r < 0)
 		goto out;
-	if (!proc_expect(n.sim, "ready", WAIT_MS) || (r = start_plugin(&n, s, NULL)) < 0 ||
-	    !proc_expect(n.sim, "dra-registered", WAIT_MS) ||
-	    !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS)) {
-		r = r < 0 ? r : -ETIMEDOUT;
-		goto out;
-	}
 	res->dra_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
 	res->dra_anon_kib = status_kib(proc_pid(n.plugin), "RssAnon");
 	res->dra_file_kib = status_kib(proc_pid(n.plugin), "RssFile");
 	if (s->dra_claims) {
 		progress("8 chips, DRA: NodePrepareResources/NodeUnprepareResources for the claims of %s",
 			 s->dra_claims);
-		r = measure_dra_prepare(&n, s->dra_claims, &res->dra_prepare_us);
+		r = measure_dra_prepare(n.sim, s->dra_claims, &res->dra_prepare_us);
 	}
 	if (r == 0 && s->kubectl) {
 		progress("8 chips, DRA: %d fault/recovery cycles seen in the ResourceSlice", DRA_FAULT_CYCLES);
 		r = measure_dra_faults(&n, s, DRA_FAULT_CYCLES, &res->dra_fault_us);
 	}
-	/* The plugin's stderr is a pipe here: node_down has no log file to show. */
-	if (r < 0)
-		proc_dump(n.plugin);
 out:
+	/* The plugin's stderr is a pipe here: node_down has no log file to show. */
+	if (r < 0 && n.plugin)
+		proc_dump(n.plugin);
 	return node_down(&n, r);
+}
+
+/* Start -> ResourceSlices on a 64-chip node: from just before the plugin's
+ * spawn to the arrival of the watch's line that completes the 64 devices
+ * (the API server has stored them and sent them out); then the plugin's own
+ * log line of the publication is awaited as well. */
+static int scenario_dra_slices(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n = { 0 };
+	struct proc *watch = NULL;
+	struct slices_seen seen;
+	int64_t spawned = 0;
+	progress("%d chips, DRA: start -> ResourceSlices on the API server", SLICES_CHIPS);
+	int r = slices_watch(s, DRA_NODE_64, &watch);
+	if (r < 0)
+		return r;
+	r = dra_node_up(&n, s, work_dir, "node-64-dra", SLICES_CHIPS, DRA_NODE_64, &spawned);
+	if (r == 0)
+		r = slices_await(watch, SLICES_CHIPS, &seen);
+	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE_64, WAIT_MS))
+		r = -ETIMEDOUT;
+	if (r == 0)
+		res->dra_start = (struct slices_start){ seen.complete_us - spawned, seen.slices, seen.devices };
+	if (r < 0 && n.plugin)
+		proc_dump(n.plugin);
+	proc_free(watch);
+	return n.root[0] ? node_down(&n, r) : r;
+}
+
+/* Upstream's DRA test driver as a kubelet plugin on a directory of its own
+ * (its data, registration and CDI directories), with a kubelet-sim in its
+ * DRA mode as ours has. */
+struct peer {
+	char root[PATH_BYTES];
+	char log[PATH_BYTES + 16];
+	char sim_log[PATH_BYTES + 16];
+	struct proc *sim;
+	struct proc *driver;
+};
+
+/* Starts kubelet-sim, then the driver (spawned at *ret_spawned_us)
+ * publishing devices devices for node, up to its registration. */
+static int peer_up(struct peer *p, const struct settings *s, const char *work_dir, const char *name,
+		   const char *node, unsigned devices, int64_t *ret_spawned_us)
+{
+	*p = (struct peer){ 0 };
+	char plugins[PATH_BYTES + 16], data[PATH_BYTES + 64], registry[PATH_BYTES + 32], cdi[PATH_BYTES + 8],
+		sockets[PATH_BYTES + 16], count[16];
+	if (str_printf(p->root, sizeof(p->root), "%s/%s", work_dir, name) < 0 ||
+	    str_printf(p->log, sizeof(p->log), "%s/driver.log", p->root) < 0 ||
+	    str_printf(p->sim_log, sizeof(p->sim_log), "%s/kubelet-sim.log", p->root) < 0 ||
+	    str_printf(plugins, sizeof(plugins), "%s/plugins", p->root) < 0 ||
+	    str_printf(data, sizeof(data), "%s/" PEER_DRIVER, plugins) < 0 ||
+	    str_printf(registry, sizeof(registry), "%s/plugins_registry", p->root) < 0 ||
+	    str_printf(cdi, sizeof(cdi), "%s/cdi", p->root) < 0 ||
+	    str_printf(sockets, sizeof(sockets), "%s/device-plugins", p->root) < 0)
+		return -ENAMETOOLONG;
+	snprintf(count, sizeof(count), "%u", devices);
+	/* The driver makes the parent of its data directory, not the directory. */
+	int r = mkdir_p(data, 0750);
+	if (r < 0) {
+		fprintf(stderr, "ascend-bench: cannot make %s: %s\n", data, strerror(-r));
+		return r;
+	}
+	const char *const sim_argv[] = { s->sim_bin, "--dir", sockets, "--dra-registry", registry, "--timestamps",
+					 NULL };
+	const char *const argv[] = { s->peer_bin, "--kubeconfig", s->kubeconfig, "kubelet-plugin", "--node-name", node,
+				     "--num-devices", count, "--datadir", plugins, "--plugin-registration-path",
+				     registry, "--cdi-dir", cdi, NULL };
+	if ((r = start_child(sim_argv, NULL, p->sim_log, true, &p->sim)) < 0)
+		return r;
+	if (!proc_expect(p->sim, "ready", WAIT_MS))
+		return -ETIMEDOUT;
+	if (ret_spawned_us)
+		*ret_spawned_us = mono_us();
+	if ((r = start_child(argv, NULL, p->log, false, &p->driver)) < 0)
+		return r;
+	return proc_expect(p->sim, "dra-registered", WAIT_MS) ? 0 : -ETIMEDOUT;
+}
+
+/* Stops the driver (which must exit 0) and kubelet-sim and removes the
+ * directory; returns r, or a failure to stop when r was 0. */
+static int peer_down(struct peer *p, int r)
+{
+	if (r < 0)
+		proc_print_log("dra-test-driver log", p->log);
+	int status = proc_free(p->driver);
+	if (status != 0) {
+		fprintf(stderr, "ascend-bench: dra-test-driver exited with status %d\n", status);
+		if (r == 0)
+			r = -EIO;
+	}
+	proc_free(p->sim);
+	if (p->root[0])
+		node_tree_remove(p->root);
+	*p = (struct peer){ 0 };
+	return r;
+}
+
+/* The peer, measured as ours: start -> its ResourceSlices with 64 devices on
+ * a Node of its own, then on an 8-device node its RSS once its slices are
+ * on the API server and NodePrepareResources for the claims of
+ * --peer-claims through kubelet-sim. */
+static int scenario_peer(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct peer p = { 0 };
+	struct proc *watch = NULL;
+	struct slices_seen seen;
+	int64_t spawned = 0;
+	progress("upstream's DRA test driver, %d devices: start -> ResourceSlices on the API server", SLICES_CHIPS);
+	int r = slices_watch(s, PEER_NODE_64, &watch);
+	if (r == 0)
+		r = peer_up(&p, s, work_dir, "peer-64", PEER_NODE_64, SLICES_CHIPS, &spawned);
+	if (r == 0)
+		r = slices_await(watch, SLICES_CHIPS, &seen);
+	if (r == 0)
+		res->peer_start = (struct slices_start){ seen.complete_us - spawned, seen.slices, seen.devices };
+	proc_free(watch);
+	watch = NULL;
+	r = peer_down(&p, r);
+	if (r < 0)
+		return r;
+
+	progress("upstream's DRA test driver, 8 devices: RSS, NodePrepareResources/NodeUnprepareResources");
+	r = slices_watch(s, PEER_NODE, &watch);
+	if (r == 0)
+		r = peer_up(&p, s, work_dir, "peer-8", PEER_NODE, 8, NULL);
+	if (r == 0)
+		r = slices_await(watch, 8, &seen);
+	if (r == 0)
+		res->peer_rss_kib = status_kib(proc_pid(p.driver), "VmRSS");
+	if (r == 0 && s->peer_claims)
+		r = measure_dra_prepare(p.sim, s->peer_claims, &res->peer_prepare_us);
+	proc_free(watch);
+	return peer_down(&p, r);
 }
 
 /* --- the table ---------------------------------------------------------------------- */
@@ -1701,6 +1969,12 @@ static void row(const char *label, double value, const char *unit, double target
 static double mib(long long kib)
 {
 	return kib < 0 ? -1.0 : (double)kib / 1024.0;
+}
+
+/* Microseconds as milliseconds; -1 stays "not measured". */
+static double ms(long long us)
+{
+	return us < 0 ? -1.0 : (double)us / 1000;
 }
 
 /* A percentile scaled to the unit (divisor 1000: ns -> us or us -> ms). */
@@ -1835,16 +2109,36 @@ static unsigned print_table(const struct settings *s, struct results *res)
 		    NULL, &misses);
 		row("  of which anonymous (RssAnon), DRA", mib(res->dra_anon_kib), "MiB", 0, NULL, &misses);
 		row("  of which file-backed (RssFile), DRA", mib(res->dra_file_kib), "MiB", 0, NULL, &misses);
+		if (s->peer_bin)
+			row("  peer: Kubernetes' DRA test driver RSS, 8 devices", mib(res->peer_rss_kib), "MiB", 0, NULL,
+			    &misses);
 		if (s->dra_claims) {
 			row("NodePrepareResources p50, claim read from the API server", pct(&res->dra_prepare_us, 50, 1000),
 			    "ms", 0, NULL, &misses);
+			if (s->peer_claims)
+				row("  peer: Kubernetes' DRA test driver, p50", pct(&res->peer_prepare_us, 50, 1000), "ms", 0,
+				    NULL, &misses);
 			row("NodePrepareResources p99, claim read from the API server", pct(&res->dra_prepare_us, 99, 1000),
 			    "ms", 20, NULL, &misses);
+			if (s->peer_claims)
+				row("  peer: Kubernetes' DRA test driver, p99", pct(&res->peer_prepare_us, 99, 1000), "ms", 0,
+				    NULL, &misses);
 		}
 		if (s->kubectl) {
 			row("fault -> ResourceSlice updated p50", pct(&res->dra_fault_us, 50, 1000), "ms", 0, NULL, &misses);
 			row("fault -> ResourceSlice updated p99", pct(&res->dra_fault_us, 99, 1000), "ms", 1000, NULL,
 			    &misses);
+			snprintf(label, sizeof(label), "start -> ResourceSlices on the API server, %d chips", SLICES_CHIPS);
+			row(label, ms(res->dra_start.us), "ms", 0, NULL, &misses);
+			snprintf(label, sizeof(label), "  peer: Kubernetes' DRA test driver, %d devices", SLICES_CHIPS);
+			if (s->peer_bin)
+				row(label, ms(res->peer_start.us), "ms", 0, NULL, &misses);
+			row("  ResourceSlices published", (double)res->dra_start.slices, "", 0, NULL, &misses);
+			if (s->peer_bin)
+				row("  peer: ResourceSlices published", (double)res->peer_start.slices, "", 0, NULL, &misses);
+			row("  devices in them", (double)res->dra_start.devices, "", 0, NULL, &misses);
+			if (s->peer_bin)
+				row("  peer: devices in them", (double)res->peer_start.devices, "", 0, NULL, &misses);
 		}
 	}
 	if (res->reordered)
@@ -1889,6 +2183,7 @@ int main(int argc, char **argv)
 		.flood_fds_before = -1, .flood_fds_after = -1,
 		.update_1024_bytes = -1, .rss_1024_kib = -1,
 		.scrape_rss_kib = -1, .scrape_bytes = -1, .dra_rss_kib = -1, .dra_anon_kib = -1, .dra_file_kib = -1,
+		.dra_start = { -1, -1, -1 }, .peer_start = { -1, -1, -1 }, .peer_rss_kib = -1,
 		.flap_updates = { -1, -1 },
 	};
 	size_t n_faults = (size_t)s.fault_cycles * 2;
@@ -1901,7 +2196,7 @@ int main(int argc, char **argv)
 	    samples_init(&res.preferred_512_ns, s.allocate_calls) < 0 ||
 	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0 ||
 	    samples_init(&res.scrape_us, SCRAPES) < 0 || samples_init(&res.dra_prepare_us, DRA_CLAIMS_MAX) < 0 ||
-	    samples_init(&res.dra_fault_us, DRA_FAULT_CYCLES) < 0) {
+	    samples_init(&res.dra_fault_us, DRA_FAULT_CYCLES) < 0 || samples_init(&res.peer_prepare_us, DRA_CLAIMS_MAX) < 0) {
 		fprintf(stderr, "ascend-bench: out of memory\n");
 		return 1;
 	}
@@ -1918,6 +2213,10 @@ int main(int argc, char **argv)
 	failed += scenario_metrics(&s, work_dir, &res) < 0;
 	if (s.kubeconfig)
 		failed += scenario_dra(&s, work_dir, &res) < 0;
+	if (s.kubeconfig && s.kubectl)
+		failed += scenario_dra_slices(&s, work_dir, &res) < 0;
+	if (s.peer_bin)
+		failed += scenario_peer(&s, work_dir, &res) < 0;
 	unsigned misses = print_table(&s, &res);
 	printf("\n%s in %.1f s: %u target(s) missed%s\n", failed ? "incomplete" : "done",
 	       (double)(mono_us() - started) / 1e6, misses, failed ? ", some measurements failed (see above)" : "");
@@ -1937,6 +2236,7 @@ int main(int argc, char **argv)
 	samples_free(&res.scrape_us);
 	samples_free(&res.dra_prepare_us);
 	samples_free(&res.dra_fault_us);
+	samples_free(&res.peer_prepare_us);
 	if (!s.work_dir)
 		node_tree_remove(own_dir);
 	return failed ? 1 : 0;

@@ -13,7 +13,9 @@
 # machine (tests/cluster/cluster.sh's functions, as the integration tests
 # start them) give the DRA front end's rows an API server to publish to, with
 # ResourceClaims allocated on the bench's node for the NodePrepareResources
-# row, and kubectl to watch the slices with for the fault -> ResourceSlice row.
+# row, and kubectl to watch the slices with for the fault -> ResourceSlice and
+# start -> ResourceSlices rows; and upstream's DRA test driver of the same
+# release, with claims of its own, is measured beside the DRA front end.
 set -euo pipefail
 
 die() {
@@ -77,27 +79,45 @@ if [[ -f $module && -n $bins && -x $bins/kube-apiserver && -x $bins/etcd && -x $
 	control_plane "_cl_pki && cluster_etcd_start $bins $etcd_port $peer_port &&
 		cluster_apiserver_start $bins $api_port $etcd_port" ||
 		die "the control plane did not start: $(tail -n 5 "$cp/control-plane.log")"
-	printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: bench-node\n' |
-		"$bins/kubectl" --kubeconfig "$cp/kubeconfig" apply -f - >>"$cp/control-plane.log" 2>&1 ||
-		die "cannot make the Node bench-node"
-	# Claims allocated as the scheduler would (the integration tests' way,
-	# tests/integration/test_dra_apiserver.c), made here so that no kubectl
-	# run is inside the NodePrepareResources timing: one per line of
-	# claims.txt, "NAME UID", spread over the 8 chips of the bench's node.
 	kc=("$bins/kubectl" --kubeconfig "$cp/kubeconfig")
+	peer=$bins/dra-test-driver
+	[[ -x $peer ]] || { peer=''; echo "bench: no peer rows: upstream's DRA test driver is not built (make cluster-bins)" >&2; }
+	# One Node per driver and measurement (bench/bench.c names them), so that
+	# no start sees slices of an earlier one.
+	for node in bench-node bench-node-64 ${peer:+bench-peer bench-peer-64}; do
+		printf -- '---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n' "$node"
+	done | "${kc[@]}" apply -f - >>"$cp/control-plane.log" 2>&1 || die "cannot make the bench's Nodes"
+	# make_claims PREFIX DRIVER NODE DEVICE_FORMAT FILE: claims allocated as the
+	# scheduler would (the integration tests' way,
+	# tests/integration/test_dra_apiserver.c), made here so that no kubectl
+	# run is inside the NodePrepareResources timing: one per line of FILE,
+	# "NAME UID", spread over the devices 0 to 7 of NODE (DEVICE_FORMAT of
+	# the index names one); labelled with PREFIX to list them apart.
+	make_claims() {
+		local prefix=$1 driver=$2 node=$3 format=$4 file=$5 i device
+		for i in $(seq 0 $((dra_claims - 1))); do
+			printf -- '---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: %s-%d\n  namespace: default\n  labels:\n    bench: %s\nspec:\n  devices:\n    requests:\n    - name: npu\n      exactly:\n        deviceClassName: %s\n' \
+				"$prefix" "$i" "$prefix" "$driver"
+		done | "${kc[@]}" apply -f - >>"$cp/control-plane.log" 2>&1 || die "cannot make the $prefix ResourceClaims"
+		for i in $(seq 0 $((dra_claims - 1))); do
+			# shellcheck disable=SC2059 # the format is the caller's
+			device=$(printf "$format" $((i % 8)))
+			"${kc[@]}" -n default patch resourceclaim "$prefix-$i" --subresource=status --type=merge -p \
+				"{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"npu\",\"driver\":\"$driver\",\"pool\":\"$node\",\"device\":\"$device\"}]}}}}" \
+				>>"$cp/control-plane.log" 2>&1 || die "cannot allocate the ResourceClaim $prefix-$i"
+		done
+		"${kc[@]}" -n default get resourceclaims -l "bench=$prefix" \
+			-o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' >"$file" ||
+			die "cannot list the $prefix ResourceClaims"
+	}
 	claims=$cp/claims.txt
-	for i in $(seq 0 $((dra_claims - 1))); do
-		printf -- '---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: bench-%d\n  namespace: default\nspec:\n  devices:\n    requests:\n    - name: npu\n      exactly:\n        deviceClassName: npu.ascend.com\n' "$i"
-	done | "${kc[@]}" apply -f - >>"$cp/control-plane.log" 2>&1 || die "cannot make the bench's ResourceClaims"
-	for i in $(seq 0 $((dra_claims - 1))); do
-		"${kc[@]}" -n default patch resourceclaim "bench-$i" --subresource=status --type=merge -p \
-			"{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"npu\",\"driver\":\"npu.ascend.com\",\"pool\":\"bench-node\",\"device\":\"npu-$((i % 8))\"}]}}}}" \
-			>>"$cp/control-plane.log" 2>&1 || die "cannot allocate the ResourceClaim bench-$i"
-	done
-	"${kc[@]}" -n default get resourceclaims \
-		-o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' >"$claims" ||
-		die "cannot list the bench's ResourceClaims"
+	make_claims bench npu.ascend.com bench-node 'npu-%d' "$claims"
 	dra=(--kubeconfig "$cp/kubeconfig" --kubectl "$bins/kubectl" --dra-claims "$claims")
+	if [[ -n $peer ]]; then
+		# The peer's default driver name; its devices are device-00, -01, ...
+		make_claims peer test-driver.cdi.k8s.io bench-peer 'device-%02d' "$cp/peer-claims.txt"
+		dra+=(--peer-driver "$peer" --peer-claims "$cp/peer-claims.txt")
+	fi
 	export ASCEND_KUBE_MODULE=$module
 else
 	echo "bench: no DRA row: the cluster's binaries are not built (make cluster-bins)" >&2

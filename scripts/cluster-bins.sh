@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds the upstream components the real-cluster tests run, from the Go
-# modules under tests/cluster/ (pinned in tests/cluster/versions.env), into a
+# Builds the upstream components the real-cluster tests run, and upstream's
+# DRA test driver that `make bench` measures beside the DRA front end, from the
+# Go modules under tests/cluster/ (pinned in tests/cluster/versions.env), into a
 # cache outside the clone keyed by component version and Go version, so a
 # second run on the same machine builds nothing. Prints the cache directory
 # that holds the binaries (bin/) on its last line.
@@ -23,6 +24,9 @@ cache_root=${ASCEND_K8S_CACHE:-/var/cache/ascend-k8s}
 command -v go >/dev/null || { echo "cluster-bins: no go on PATH: the cluster components are built with Go (1.26 or later)" >&2; exit 1; }
 gover=$(go env GOVERSION)
 keys=("kubernetes-$K8S_VERSION-$gover" "etcd-$ETCD_VERSION-$gover" "containerd-$CONTAINERD_VERSION-$gover")
+# Only the bench runs upstream's DRA test driver: --dir does not ask for it,
+# so that a cache without it still serves the tests.
+extra_keys=("dra-test-driver-$K8S_VERSION-$gover")
 bin="$cache_root/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-containerd-$CONTAINERD_VERSION-$gover"
 if [ "${1-}" = --dir ]; then
 	for k in "${keys[@]}"; do
@@ -50,19 +54,34 @@ build_into() { # key, then a function that builds into $1
 	echo "cluster-bins: $1 built in $((SECONDS - t0)) s" >&2
 }
 
-build_k8s() {
-	local out=$1 minor=${K8S_VERSION#v1.}
+# The linker flags of a Kubernetes binary: stripped, version-stamped.
+k8s_ldflags() {
+	local minor=${K8S_VERSION#v1.} pkg ld="-s -w"
 	minor=${minor%%.*}
-	local ld="-s -w" pkg
 	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 		ld+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
 		ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 	done
+	echo "$ld"
+}
+
+build_k8s() {
+	local out=$1 ld
+	ld=$(k8s_ldflags)
 	cd "$here/tests/cluster/k8s"
 	CGO_ENABLED=0 go build -ldflags "$ld" -o "$out/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 	CGO_ENABLED=1 go build -ldflags "$ld" -o "$out/" k8s.io/kubernetes/cmd/kubelet
+}
+
+# Upstream's DRA test driver (test/e2e/dra/test-driver) of the same release:
+# the peer `make bench` measures the DRA front end beside. A component of its
+# own, so that adding it did not invalidate a built Kubernetes.
+build_dra_test_driver() {
+	cd "$here/tests/cluster/k8s"
+	CGO_ENABLED=0 go build -ldflags "$(k8s_ldflags)" -o "$1/dra-test-driver" \
+		k8s.io/kubernetes/test/e2e/dra/test-driver
 }
 
 build_etcd() {
@@ -84,10 +103,11 @@ build_containerd() {
 build_into "${keys[0]}" build_k8s
 build_into "${keys[1]}" build_etcd
 build_into "${keys[2]}" build_containerd
+build_into "${extra_keys[0]}" build_dra_test_driver
 
 # One bin/ of links, so the tests put a single directory on PATH.
 mkdir -p "$bin"
-for d in "${keys[@]}"; do
+for d in "${keys[@]}" "${extra_keys[@]}"; do
 	for f in "$cache_root/$d"/*; do
 		ln -sfn "$f" "$bin/$(basename "$f")"
 	done

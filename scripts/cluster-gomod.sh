@@ -37,6 +37,8 @@ write_k8s() {
 		for t in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
 			echo "tool k8s.io/kubernetes/cmd/$t"
 		done
+		# Upstream's DRA test driver: the bench's peer for the DRA rows.
+		echo "tool k8s.io/kubernetes/test/e2e/dra/test-driver"
 		echo
 		echo "replace ("
 		# The staging modules are the lines "k8s.io/NAME => ./staging/src/k8s.io/NAME".
