@@ -32,6 +32,7 @@
  *     and the plugin's RSS after the scrapes;
  *   - with --kubeconfig, the plugin's RSS with the DRA front end on: the
  *     API-server module loaded and the node's ResourceSlices published;
+ *     and with both front ends on a 16-chip node (8 chips each);
  *     with --dra-claims, NodePrepareResources p50/p99 for claims the driver
  *     reads from the API server, through kubelet-sim, from the bench's
  *     write of the command to kubelet-sim's timestamp of the answer's line;
@@ -966,6 +967,7 @@ struct results {
 	struct samples scrape_us;
 	long long scrape_rss_kib;
 	long long dra_rss_kib, dra_anon_kib, dra_file_kib; /* the DRA front end on, publishing */
+	long long both_rss_kib, both_anon_kib, both_file_kib; /* both front ends, 16 chips */
 	struct samples dra_prepare_us; /* NodePrepareResources, the claim read from the API server */
 	struct samples dra_fault_us;   /* fault -> the device tainted in the ResourceSlice */
 	struct slices_start dra_start, peer_start; /* ours, upstream's DRA test driver */
@@ -1747,8 +1749,9 @@ static int slices_await(struct proc *watch, unsigned devices, struct slices_seen
  * kubelet-sim in its DRA mode, then the plugin (spawned at
  * *ret_spawned_us, its stderr a pipe), up to kubelet-sim's registration of
  * the driver. node_down ends it. */
-static int dra_node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name,
-		       unsigned chips, const char *node_name, int64_t *ret_spawned_us)
+static int dra_node_up_as(struct node *n, const struct settings *s, const char *work_dir, const char *name,
+			  unsigned chips, const char *node_name, const char *front_end, const char *dra_chips,
+			  int64_t *ret_spawned_us)
 {
 	int r = node_create(n, work_dir, name, chips, true, s->dcmi_lib);
 	if (r < 0) {
@@ -1762,8 +1765,8 @@ static int dra_node_up(struct node *n, const struct settings *s, const char *wor
 		return -ENAMETOOLONG;
 	const char *const sim_argv[] = { s->sim_bin, "--dir", n->sockets, "--dra-registry", registry, "--timestamps",
 					 NULL };
-	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", kubelet_dir, "--node-name", node_name,
-				      "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig, NULL };
+	const char *const flags[] = { "--front-end", front_end, "--dra-chips", dra_chips, "--kubelet-dir", kubelet_dir,
+				      "--node-name", node_name, "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig, NULL };
 	n->plugin_stderr_pipe = true;
 	if ((r = start_child(sim_argv, NULL, n->sim_log, true, &n->sim)) < 0)
 		return r;
@@ -1775,6 +1778,13 @@ static int dra_node_up(struct node *n, const struct settings *s, const char *wor
 	if (r == 0 && !proc_expect(n->sim, "dra-registered", WAIT_MS))
 		r = -ETIMEDOUT;
 	return r;
+}
+
+/* dra_node_up_as with the DRA driver alone, serving every chip. */
+static int dra_node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name,
+		       unsigned chips, const char *node_name, int64_t *ret_spawned_us)
+{
+	return dra_node_up_as(n, s, work_dir, name, chips, node_name, "dra", "all", ret_spawned_us);
 }
 
 /* The DRA front end on an 8-chip node: the module loaded, its client made,
@@ -1804,6 +1814,29 @@ static int scenario_dra(const struct settings *s, const char *work_dir, struct r
 	}
 out:
 	/* The plugin's stderr is a pipe here: node_down has no log file to show. */
+	if (r < 0 && n.plugin)
+		proc_dump(n.plugin);
+	return node_down(&n, r);
+}
+
+/* Both front ends on a 16-chip node (--front-end=both --dra-chips=0-7):
+ * the DRA driver publishing 8 chips, the device plugin registered with
+ * kubelet-sim for the other 8; the plugin's RSS then. The Node is
+ * DRA_NODE's, whose slices it publishes anew. */
+static int scenario_dra_both(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	progress("16 chips, both front ends: the DRA driver 8, the device plugin 8");
+	int r = dra_node_up_as(&n, s, work_dir, "node-16-both", 16, DRA_NODE, "both", "0-7", NULL);
+	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS))
+		r = -ETIMEDOUT;
+	if (r == 0 && !proc_expect(n.sim, "devices resource=" RESOURCE " capacity=8 allocatable=8 ", WAIT_MS))
+		r = -ETIMEDOUT;
+	if (r == 0) {
+		res->both_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+		res->both_anon_kib = status_kib(proc_pid(n.plugin), "RssAnon");
+		res->both_file_kib = status_kib(proc_pid(n.plugin), "RssFile");
+	}
 	if (r < 0 && n.plugin)
 		proc_dump(n.plugin);
 	return node_down(&n, r);
@@ -2109,6 +2142,10 @@ static unsigned print_table(const struct settings *s, struct results *res)
 		    NULL, &misses);
 		row("  of which anonymous (RssAnon), DRA", mib(res->dra_anon_kib), "MiB", 0, NULL, &misses);
 		row("  of which file-backed (RssFile), DRA", mib(res->dra_file_kib), "MiB", 0, NULL, &misses);
+		row("RSS with both front ends on (16 chips: 8 DRA, 8 device plugin)", mib(res->both_rss_kib), "MiB", 10,
+		    NULL, &misses);
+		row("  of which anonymous (RssAnon), both", mib(res->both_anon_kib), "MiB", 0, NULL, &misses);
+		row("  of which file-backed (RssFile), both", mib(res->both_file_kib), "MiB", 0, NULL, &misses);
 		if (s->peer_bin)
 			row("  peer: Kubernetes' DRA test driver RSS, 8 devices", mib(res->peer_rss_kib), "MiB", 0, NULL,
 			    &misses);
@@ -2183,6 +2220,7 @@ int main(int argc, char **argv)
 		.flood_fds_before = -1, .flood_fds_after = -1,
 		.update_1024_bytes = -1, .rss_1024_kib = -1,
 		.scrape_rss_kib = -1, .scrape_bytes = -1, .dra_rss_kib = -1, .dra_anon_kib = -1, .dra_file_kib = -1,
+		.both_rss_kib = -1, .both_anon_kib = -1, .both_file_kib = -1,
 		.dra_start = { -1, -1, -1 }, .peer_start = { -1, -1, -1 }, .peer_rss_kib = -1,
 		.flap_updates = { -1, -1 },
 	};
@@ -2211,8 +2249,10 @@ int main(int argc, char **argv)
 	failed += scenario_flood(&s, work_dir, &res) < 0;
 	failed += scenario_sharing(&s, work_dir, &res) < 0;
 	failed += scenario_metrics(&s, work_dir, &res) < 0;
-	if (s.kubeconfig)
+	if (s.kubeconfig) {
 		failed += scenario_dra(&s, work_dir, &res) < 0;
+		failed += scenario_dra_both(&s, work_dir, &res) < 0;
+	}
 	if (s.kubeconfig && s.kubectl)
 		failed += scenario_dra_slices(&s, work_dir, &res) < 0;
 	if (s.peer_bin)

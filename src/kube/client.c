@@ -21,11 +21,14 @@ struct kube_client {
 	/* One per libcurl lock kind: the share object's locks. */
 	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 	/* The bearer token, "Authorization: Bearer ..." ready, and the file's
-	 * identity when it came from one. */
+	 * identity when it came from one; under the same lock, the identity of
+	 * the CA file config.ca was last read from. */
 	pthread_mutex_t token_lock;
 	char *auth_header;
 	struct stat token_stat;
 	bool token_read;
+	struct stat ca_stat;
+	bool ca_stat_known;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -119,6 +122,28 @@ static int refresh_token(struct kube_client *c, bool force, char *cause, size_t 
 	c->token_stat = st;
 	c->token_read = true;
 	return 0;
+}
+
+/* Reads the CA file again when it changed; called with token_lock held.
+ * A file that cannot be read now (mid-update, or gone) keeps the CA last
+ * read: a request that then fails verification says so itself. */
+static void refresh_ca(struct kube_client *c)
+{
+	struct stat st;
+	if (!c->config.ca_file || stat(c->config.ca_file, &st) < 0)
+		return;
+	if (c->ca_stat_known && same_file(&st, &c->ca_stat))
+		return;
+	char *buf = NULL, why[128];
+	size_t len = 0;
+	if (file_read_bounded(c->config.ca_file, KUBE_CA_MAX, &buf, &len, why, sizeof(why)) < 0 || len == 0) {
+		free(buf);
+		return;
+	}
+	free(c->config.ca.data);
+	c->config.ca = (struct kube_blob){ .data = buf, .len = len };
+	c->ca_stat = st;
+	c->ca_stat_known = true;
 }
 
 int kube_client_new(struct kube_config *config, int timeout_ms, struct kube_client **ret_client, char *why,
@@ -284,7 +309,8 @@ static struct curl_blob blob_of(const struct kube_blob *b)
 
 /* One transfer; *ret_status set when it completed. */
 static int transfer(struct kube_client *c, const char *method, const char *url, const char *body, size_t body_len,
-		    const char *auth, long timeout_ms, struct sink *s, long *ret_status, char *cause, size_t cause_size)
+		    const char *auth, const struct kube_blob *ca_now, long timeout_ms, struct sink *s, long *ret_status,
+		    char *cause, size_t cause_size)
 {
 	struct curl_slist *headers = NULL, *h;
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -312,7 +338,7 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 			goto nomem;
 		headers = h;
 	}
-	struct curl_blob ca = blob_of(&c->config.ca), cert = blob_of(&c->config.cert), key = blob_of(&c->config.key);
+	struct curl_blob ca = blob_of(ca_now), cert = blob_of(&c->config.cert), key = blob_of(&c->config.key);
 	CURLcode code = CURLE_OK;
 #define SET(opt, val)                                  \
 	do {                                           \
@@ -334,7 +360,7 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)KUBE_RESPONSE_MAX);
-	if (c->config.ca.data) {
+	if (ca_now->data) {
 		/* The configured CA alone, as client-go trusts it: a CA blob
 		 * replaces libcurl's default bundle file but not its default
 		 * CA directory (/etc/ssl/certs on Debian), which OpenSSL would
@@ -400,6 +426,7 @@ int kube_client_request_timeout(struct kube_client *client, const char *method, 
 	long timeout = timeout_ms > 0 ? timeout_ms : client->timeout_ms;
 	char cause[KUBE_CAUSE_MAX] = "";
 	char *url = NULL, *auth = NULL;
+	struct kube_blob ca = { 0 };
 	struct sink s = { 0 };
 	long status = 0;
 	int r;
@@ -422,18 +449,31 @@ int kube_client_request_timeout(struct kube_client *client, const char *method, 
 		/* After a 401, the token may have been rotated under us. */
 		pthread_mutex_lock(&client->token_lock);
 		r = refresh_token(client, attempt > 0, cause, sizeof(cause));
+		refresh_ca(client);
 		free(auth);
 		auth = NULL;
+		free(ca.data);
+		ca = (struct kube_blob){ 0 };
 		if (r == 0 && client->auth_header && !(auth = strdup(client->auth_header))) {
 			r = -ENOMEM;
 			snprintf(cause, sizeof(cause), "out of memory");
+		}
+		/* A copy: another thread may read a rotated CA meanwhile. */
+		if (r == 0 && client->config.ca.data) {
+			if (!(ca.data = malloc(client->config.ca.len))) {
+				r = -ENOMEM;
+				snprintf(cause, sizeof(cause), "out of memory");
+			} else {
+				memcpy(ca.data, client->config.ca.data, client->config.ca.len);
+				ca.len = client->config.ca.len;
+			}
 		}
 		pthread_mutex_unlock(&client->token_lock);
 		if (r < 0)
 			goto out;
 		free(s.buf);
 		s = (struct sink){ 0 };
-		r = transfer(client, method, url, body, body_len, auth, timeout, &s, &status, cause, sizeof(cause));
+		r = transfer(client, method, url, body, body_len, auth, &ca, timeout, &s, &status, cause, sizeof(cause));
 		if (r < 0)
 			goto out;
 		if (status != 401 || !client->config.token_file)
@@ -454,6 +494,7 @@ out:
 		snprintf(out->cause, sizeof(out->cause), "%.140s (%.6s %.96s)", cause, method, path);
 	free(s.buf);
 	free(auth);
+	free(ca.data);
 	free(url);
 	return r;
 }

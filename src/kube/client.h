@@ -31,6 +31,8 @@
 #define KUBE_TIMEOUT_MS_DEFAULT 10000
 /* Room for a cause, terminator included. */
 #define KUBE_CAUSE_MAX 256
+/* A CA file read again after a rotation: at most this many bytes. */
+#define KUBE_CA_MAX (1024u * 1024u)
 
 struct kube_client;
 

@@ -34,6 +34,7 @@ void kube_config_free(struct kube_config *config)
 	blob_free(&config->key);
 	blob_free(&config->token);
 	free(config->token_file);
+	free(config->ca_file);
 	free(config->namespace_);
 	free(config->source);
 	*config = (struct kube_config){ 0 };
@@ -127,6 +128,12 @@ int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char
 	r = blob_read(path, "service account CA", &c.ca, why, why_size);
 	if (r < 0)
 		goto fail;
+	/* The kube-root-ca.crt ConfigMap behind it changes when the cluster's
+	 * CA is rotated, and the kubelet updates the projected file. */
+	if (!(c.ca_file = strdup(path))) {
+		r = fail(why, why_size, -ENOMEM, "out of memory");
+		goto fail;
+	}
 	snprintf(path, sizeof(path), "%s/namespace", dir);
 	if (blob_read(path, "namespace", &ns, NULL, 0) == 0) {
 		trim_right(&ns);

@@ -27,6 +27,7 @@ struct kube_config {
 	struct kube_blob key;      /* PEM key of cert */
 	struct kube_blob token;    /* bearer token read from the config; empty: none */
 	char *token_file;          /* a file to read the bearer token from (rotated); NULL: none */
+	char *ca_file;             /* the file ca came from, read again when it changes (in-cluster); NULL: none */
 	char *namespace_;          /* the pod's namespace in a cluster, else the context's; NULL: none */
 	char *source;              /* "in-cluster" or the kubeconfig's path, for messages */
 };

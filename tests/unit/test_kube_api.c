@@ -652,6 +652,40 @@ static void test_token_rotation(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* The in-cluster CA file rotated (the kubelet updates the projected
+ * kube-root-ca.crt): the next new connection verifies with the new CA. */
+static void test_ca_rotation(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/kube-ca-XXXXXX", path[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ca.crt", dir);
+	char *other = read_all(FIXTURES "/other-ca.crt"), *right = read_all(FIXTURES "/ca.crt");
+	write_token(path, other);
+	struct kube_config cfg = { 0 };
+	char url[64], why[256];
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u", srv.port);
+	cfg.server = strdup(url);
+	cfg.ca = (struct kube_blob){ .data = strdup(other), .len = strlen(other) };
+	cfg.ca_file = strdup(path);
+	struct kube_client *c = NULL;
+	if (kube_client_new(&cfg, 5000, &c, why, sizeof(why)) < 0)
+		fail_msg("%s", why);
+	struct kube_response resp = { 0 };
+	assert_true(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp) < 0);
+	assert_non_null(strstr(resp.cause, "certificate"));
+	/* Replaced by rename, as the kubelet swaps a projected volume. */
+	write_token(path, right);
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	kube_response_free(&resp);
+	kube_client_free(c);
+	free(other);
+	free(right);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* --- the publisher ---------------------------------------------------------------- */
 
 
@@ -1102,6 +1136,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ca_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_recheck, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
