@@ -176,7 +176,8 @@ static void refresh(struct daemon *d, const char *reason)
 	if (d->dra_on)
 		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
 	if (d->slices_on)
-		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe);
+		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe,
+			       &d->serving.resources);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -568,7 +569,8 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 	 * the chips' HBM, rather than a generation without it. */
 	if (d.dra_on) {
 		d.slices_on = true;
-		dra_kube_offer(d.kube, d.fault_stage.judged, inventory_status(d.inventory)->driver_version, d.observe);
+		dra_kube_offer(d.kube, d.fault_stage.judged, inventory_status(d.inventory)->driver_version, d.observe,
+			       &d.serving.resources);
 	}
 
 	r = loop_run(d.loop);
