@@ -174,7 +174,7 @@ static void refresh(struct daemon *d, const char *reason)
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
 	if (d->dra_on)
-		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms);
+		dra_front_refresh(&d->dra, snap, d->files, d->config.health_interval_ms, &d->serving.resources);
 	if (d->slices_on)
 		dra_kube_offer(d->kube, snap, inventory_status(d->inventory)->driver_version, d->observe,
 			       &d->serving.resources);
