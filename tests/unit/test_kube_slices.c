@@ -243,7 +243,7 @@ static struct npu_snapshot *carve(unsigned chips, unsigned carved, unsigned per_
 {
 	struct npu_snapshot *c = make_snapshot(NPU_FAMILY_910B, "910B3", chips);
 	for (unsigned phy = 0; phy < chips; phy++)
-		snprintf(c->devices[phy].pci_address, sizeof(c->devices[phy].pci_address), "0000:%02x:00.0", phy + 1);
+		snprintf(c->devices[phy].pci_address, sizeof(c->devices[phy].pci_address), "0000:%02x:00.0", (phy + 1) & 0xffu);
 	struct npu_snapshot *s = carve_snapshot(c, carved, per_chip, template_name);
 	assert_non_null(s);
 	npu_snapshot_unref(c);
