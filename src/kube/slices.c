@@ -42,7 +42,8 @@ static bool chip_index(const struct npu_snapshot *snap, uint32_t phy, size_t *re
 
 /* What a vNPU takes of its chip's counters: each of AI cores and HBM that
  * both the template and the chip's counter set know (0: not consumed).
- * False when it takes nothing: then it consumes no counter at all. */
+ * False, the out-parameters untouched, when it takes nothing: then it
+ * consumes no counter at all. */
 static bool vnpu_consumes(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p,
 			  uint32_t *ret_cores, uint64_t *ret_memory)
 {
@@ -52,9 +53,13 @@ static bool vnpu_consumes(const struct npu_snapshot *snap, size_t index, const s
 	if (d->kind != NPU_DEVICE_VNPU || npu_vnpu_template_size(d->vnpu.template_name, &size) < 0 ||
 	    !chip_index(snap, d->vnpu.phy_id, &chip))
 		return false;
-	*ret_cores = snap->devices[chip].chip.aicore_count ? size.aicores : 0;
-	*ret_memory = hbm_of(p, chip) ? size.memory_bytes : 0;
-	return *ret_cores || *ret_memory;
+	uint32_t cores = snap->devices[chip].chip.aicore_count ? size.aicores : 0;
+	uint64_t memory = hbm_of(p, chip) ? size.memory_bytes : 0;
+	if (!cores && !memory)
+		return false;
+	*ret_cores = cores;
+	*ret_memory = memory;
+	return true;
 }
 
 /* Whether chip index gets a counter set: some published vNPU consumes from it. */
