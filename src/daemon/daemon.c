@@ -208,10 +208,12 @@ static void refresh(struct daemon *d, const char *reason)
 	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
 	if (d->dra_on)
-		dra_front_refresh(&d->dra, dra_view(d, snap), d->files, d->config.health_interval_ms);
+		dra_front_refresh(&d->dra, dra_view(d, snap), d->files, d->config.health_interval_ms,
+				  &d->serving.resources);
 	if (d->slices_on)
 		dra_kube_offer(d->kube, dra_view(d, snap), inventory_status(d->inventory)->driver_version,
-			       d->firmware_version[0] ? d->firmware_version : NULL, d->observe);
+			       d->firmware_version[0] ? d->firmware_version : NULL, d->observe,
+			       &d->serving.resources);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -621,7 +623,8 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 	if (d.dra_on) {
 		d.slices_on = true;
 		dra_kube_offer(d.kube, dra_view(&d, d.fault_stage.judged), inventory_status(d.inventory)->driver_version,
-			       d.firmware_version[0] ? d.firmware_version : NULL, d.observe);
+			       d.firmware_version[0] ? d.firmware_version : NULL, d.observe,
+			       &d.serving.resources);
 	}
 
 	r = loop_run(d.loop);

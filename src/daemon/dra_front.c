@@ -223,9 +223,15 @@ static void report_registration(struct dra_front *f)
 #define HEALTH_TIMEOUT_MIN_S 30
 
 void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct host_files *files,
-		       int64_t health_interval_ms)
+		       int64_t health_interval_ms, const struct resource_set *resources)
 {
-	dra_driver_publish(f->driver, snap, files);
+	/* Without memory for it no device is shared: prepare then refuses a
+	 * second claim of a time-sliced chip until the next refresh. */
+	unsigned *shares = snap->count ? calloc(snap->count, sizeof(*shares)) : NULL;
+	for (size_t i = 0; shares && i < snap->count; i++)
+		shares[i] = resource_set_shares(resources, &snap->devices[i]);
+	dra_driver_publish(f->driver, snap, files, shares);
+	free(shares);
 	/* Three refreshes may be missed before the kubelet calls it unknown. */
 	int64_t timeout_s = 3 * health_interval_ms / 1000;
 	if (dra_health_publish(f->health, snap, f->node_name, (int64_t)time(NULL),

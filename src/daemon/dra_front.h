@@ -27,6 +27,7 @@
 #include "grpc/server.h"
 #include "loop/loop.h"
 #include "plugin/observe.h"
+#include "plugin/resources.h"
 
 struct dra_front {
 	struct loop *loop;
@@ -68,13 +69,15 @@ int dra_front_init(struct dra_front *front, const struct config *config, struct 
  * or a negative errno with why. */
 int dra_front_start(struct dra_front *front, char *why, size_t why_size);
 
-/* At each refresh: hands the driver the snapshot and files, publishes the
+/* At each refresh: hands the driver the snapshot and files (and how many
+ * claims may share each device, by the time-slicing of resources),
+ * publishes the
  * chips' health to the health streams (to be trusted for three health
  * intervals, at least 30 s), serves the
  * sockets anew when one went, and logs what the kubelet said of the
  * registration since the last call. */
 void dra_front_refresh(struct dra_front *front, struct npu_snapshot *snapshot, struct host_files *files,
-		       int64_t health_interval_ms);
+		       int64_t health_interval_ms, const struct resource_set *resources);
 
 /* Stops serving (the sockets are removed) and frees the driver. Accepts a
  * zeroed front never initialised. */

@@ -137,7 +137,8 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 }
 
 void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *driver_version,
-		    const char *firmware_version, const struct observe *observe)
+		    const char *firmware_version, const struct observe *observe,
+		    const struct resource_set *resources)
 {
 	if (!k->publisher) {
 		const struct kube_publisher_options o = {
@@ -161,12 +162,19 @@ void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *d
 	}
 	/* HBM sizes come from the telemetry reads, not the snapshot. */
 	uint64_t *hbm = snap->count ? calloc(snap->count, sizeof(*hbm)) : NULL;
-	if (hbm)
+	struct kube_device_facts *facts = snap->count ? calloc(snap->count, sizeof(*facts)) : NULL;
+	if (hbm && facts) {
 		observe_hbm_bytes(observe, snap, hbm);
-	if ((snap->count && !hbm) || k->api->publisher_offer(k->publisher, snap, hbm) < 0)
+		for (size_t i = 0; i < snap->count; i++) {
+			facts[i].hbm_bytes = hbm[i];
+			facts[i].shares = resource_set_shares(resources, &snap->devices[i]);
+		}
+	}
+	if ((snap->count && (!hbm || !facts)) || k->api->publisher_offer(k->publisher, snap, facts) < 0)
 		log_error("cannot hand the ResourceSlice publisher the chips: out of memory; publishing the previous "
 			  "list");
 	free(hbm);
+	free(facts);
 }
 
 void dra_kube_recheck(struct dra_kube *k)

@@ -36,6 +36,7 @@ struct dra_driver {
 	pthread_mutex_t snapshot_lock;
 	struct npu_snapshot *snapshot;
 	struct host_files *files;
+	unsigned *shares; /* per device of snapshot: how many claims may hold it; NULL: one each */
 };
 
 int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_driver, char *set_aside,
@@ -93,14 +94,22 @@ void dra_driver_free(struct dra_driver *d)
 	dra_checkpoint_clear(&d->checkpoint);
 	npu_snapshot_unref(d->snapshot);
 	host_files_unref(d->files);
+	free(d->shares);
 	pthread_mutex_destroy(&d->op_lock);
 	pthread_mutex_destroy(&d->snapshot_lock);
 	free(d);
 }
 
-void dra_driver_publish(struct dra_driver *d, struct npu_snapshot *snap, struct host_files *files)
+void dra_driver_publish(struct dra_driver *d, struct npu_snapshot *snap, struct host_files *files,
+			const unsigned *shares)
 {
+	unsigned *copy = shares && snap && snap->count ? malloc(snap->count * sizeof(*copy)) : NULL;
+	if (copy)
+		memcpy(copy, shares, snap->count * sizeof(*copy));
 	pthread_mutex_lock(&d->snapshot_lock);
+	/* Without memory for the copy no device is shared: the safe side. */
+	unsigned *old = d->shares;
+	d->shares = copy;
 	if (snap != d->snapshot) {
 		npu_snapshot_unref(d->snapshot);
 		d->snapshot = npu_snapshot_ref(snap);
@@ -110,6 +119,19 @@ void dra_driver_publish(struct dra_driver *d, struct npu_snapshot *snap, struct 
 		d->files = host_files_ref(files);
 	}
 	pthread_mutex_unlock(&d->snapshot_lock);
+	free(old);
+}
+
+/* How many claims may hold the device now (time-slicing), at least 1. */
+static unsigned shares_of(struct dra_driver *d, const char *device)
+{
+	unsigned n = 1;
+	pthread_mutex_lock(&d->snapshot_lock);
+	for (size_t i = 0; d->shares && d->snapshot && i < d->snapshot->count; i++)
+		if (strcmp(d->snapshot->devices[i].id, device) == 0 && d->shares[i] > 1)
+			n = d->shares[i];
+	pthread_mutex_unlock(&d->snapshot_lock);
+	return n;
 }
 
 size_t dra_driver_prepared_count(struct dra_driver *d)
@@ -170,12 +192,14 @@ static void current(struct dra_driver *d, struct npu_snapshot **ret_snap, struct
 	pthread_mutex_unlock(&d->snapshot_lock);
 }
 
-/* Finds each device of p in snap; healthy_only for a claim being prepared
- * now (a recorded claim keeps its chips whatever their health: its pod
- * runs on them). */
+/* Finds each device of p in snap, each once in devs (a shared chip may be
+ * allocated to several requests of one claim), their number in *ret_n;
+ * healthy_only for a claim being prepared now (a recorded claim keeps its
+ * devices whatever their health: its pod runs on them). */
 static int resolve(const struct dra_driver *d, const struct dra_prepared *p, const struct npu_snapshot *snap,
-		   bool healthy_only, const struct npu_device **devs, char *why, size_t why_size)
+		   bool healthy_only, const struct npu_device **devs, size_t *ret_n, char *why, size_t why_size)
 {
+	size_t n = 0;
 	for (size_t i = 0; i < p->n_devices; i++) {
 		const struct dra_result *res = &p->devices[i];
 		const struct npu_device *dev = snap ? npu_snapshot_find(snap, res->device) : NULL;
@@ -185,9 +209,6 @@ static int resolve(const struct dra_driver *d, const struct dra_prepared *p, con
 		if (!dev)
 			return why_invalid(why, why_size, "device %s is not on this node (no such NPU in the inventory)",
 					   res->device);
-		if (dev->kind != NPU_DEVICE_CHIP)
-			return why_invalid(why, why_size, "device %s is a vNPU, which this driver does not prepare yet",
-					   res->device);
 		if (healthy_only && dev->vnpu_count > 0)
 			return why_invalid(why, why_size, "device %s is carved into %u vNPUs, so it is not handed out whole",
 					   res->device, dev->vnpu_count);
@@ -196,8 +217,13 @@ static int resolve(const struct dra_driver *d, const struct dra_prepared *p, con
 			npu_device_describe(dev, reason, sizeof(reason));
 			return why_invalid(why, why_size, "device %s is Unhealthy: %s", res->device, reason);
 		}
-		devs[i] = dev;
+		bool seen = false;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = devs[j] == dev;
+		if (!seen)
+			devs[n++] = dev;
 	}
+	*ret_n = n;
 	return 0;
 }
 
@@ -209,11 +235,12 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 	struct host_files *files;
 	const struct npu_device *devs[DRA_CLAIM_RESULTS_MAX];
 	char *json = NULL, file[CDI_KIND_MAX + DRA_UID_MAX + 8];
+	size_t n = 0;
 	current(d, &snap, &files);
-	int r = resolve(d, p, snap, healthy_only, devs, why, why_size);
+	int r = resolve(d, p, snap, healthy_only, devs, &n, why, why_size);
 	if (r < 0)
 		goto out;
-	const struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = p->n_devices };
+	const struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = n };
 	if ((r = spec_file_name(d, p->uid, file, sizeof(file))) < 0 ||
 	    (r = cdi_group_spec_render(&d->cdi, &group, &d->paths, files, &json)) < 0) {
 		snprintf(why, why_size, "cannot render the CDI spec: %s", strerror(-r));
@@ -236,8 +263,44 @@ static struct dra_prepared *copy_prepared(const struct dra_prepared *p)
 	return c;
 }
 
+/* Whether another prepared claim holds result res. */
+static bool holds(const struct dra_prepared *other, const struct dra_result *res)
+{
+	for (size_t m = 0; m < other->n_devices; m++)
+		if (strcmp(other->devices[m].device, res->device) == 0 && strcmp(other->devices[m].pool, res->pool) == 0)
+			return true;
+	return false;
+}
+
+/* Each device of p held by fewer prepared claims than may share it: one
+ * for a device not time-sliced, its replicas for one that is (the
+ * scheduler allocated it as often, by its capacity "shares"). */
+static int check_holders(struct dra_driver *d, const struct dra_prepared *p, char *why, size_t why_size)
+{
+	for (size_t i = 0; i < p->n_devices; i++) {
+		const struct dra_result *res = &p->devices[i];
+		unsigned shares = shares_of(d, res->device), held = 0;
+		const struct dra_prepared *last = NULL;
+		for (size_t k = 0; k < d->checkpoint.count; k++)
+			if (holds(d->checkpoint.claims[k], res)) {
+				held++;
+				last = d->checkpoint.claims[k];
+			}
+		if (held < shares)
+			continue;
+		if (shares == 1)
+			return why_invalid(why, why_size, "device %s is prepared for claim %s/%s (uid %s)", res->device,
+					   last->namespace, last->name, last->uid);
+		return why_invalid(why, why_size,
+				   "device %s is prepared for %u claims already, as many as its time-slicing replicas "
+				   "(the last claim %s/%s, uid %s)",
+				   res->device, held, last->namespace, last->name, last->uid);
+	}
+	return 0;
+}
+
 /* The record of a claim read from the API server: its results of this
- * driver, each device at most once in all prepared claims. */
+ * driver, each device held by no more claims than may share it. */
 static int take_claim(struct dra_driver *d, const char *ns, const char *uid, const char *name,
 		      const struct dra_claim *claim, struct dra_prepared **ret, char *why, size_t why_size)
 {
@@ -263,20 +326,12 @@ static int take_claim(struct dra_driver *d, const char *ns, const char *uid, con
 	for (size_t i = 0; i < claim->n_results; i++)
 		if (strcmp(claim->results[i].driver, d->driver_name) == 0)
 			p->devices[j++] = claim->results[i];
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		p->devices[i].driver[0] = '\0';
-		for (size_t k = 0; k < d->checkpoint.count; k++) {
-			const struct dra_prepared *other = d->checkpoint.claims[k];
-			for (size_t m = 0; m < other->n_devices; m++)
-				if (strcmp(other->devices[m].device, p->devices[i].device) == 0 &&
-				    strcmp(other->devices[m].pool, p->devices[i].pool) == 0) {
-					int r = why_invalid(why, why_size, "device %s is prepared for claim %s/%s (uid %s)",
-							    p->devices[i].device, other->namespace, other->name,
-							    other->uid);
-					free(p);
-					return r;
-				}
-		}
+	int r = check_holders(d, p, why, why_size);
+	if (r < 0) {
+		free(p);
+		return r;
 	}
 	*ret = p;
 	return 0;

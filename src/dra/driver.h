@@ -3,14 +3,18 @@
  * kubelet. Preparing a claim reads it through a claim reader (the API
  * server's client, wired by the daemon), takes the allocation results of
  * this driver, checks that each device is this node's (its pool is the node
- * name) and a healthy whole chip of the latest inventory snapshot, writes a
- * CDI spec with one device for the claim, "<driver>/claim=<uid>", and
- * records the claim in the checkpoint (dra/checkpoint.h) before answering.
+ * name) and a healthy whole chip or vNPU of the latest inventory snapshot
+ * (a chip carved into vNPUs is not handed out whole), writes a CDI spec
+ * with one device for the claim, "<driver>/claim=<uid>", and records the
+ * claim in the checkpoint (dra/checkpoint.h) before answering. The spec
+ * gives a container what the device plugin's Allocate gives it
+ * (plugin/cdi.h): a vNPU's /dev/vdavinci<id> as /dev/davinci<id>.
  *
  * Idempotent: a claim already recorded is answered from the record (its CDI
  * spec written again if it went, e.g. with a tmpfs /var/run/cdi after a
  * reboot), without reading the API server; a device is never prepared for
- * two claims at once. Unpreparing removes the spec and the record, and
+ * two claims at once, unless it is time-sliced: then for at most as many
+ * claims as its replicas (dra_driver_publish). Unpreparing removes the spec and the record, and
  * succeeds for a claim never prepared. Each failure is the claim's alone,
  * with a message naming the device and the reason.
  *
@@ -63,8 +67,11 @@ int dra_driver_new(const struct dra_driver_options *options, struct dra_driver *
 void dra_driver_free(struct dra_driver *driver);
 
 /* Makes snapshot and files what the next prepare checks devices against and
- * gives containers. Loop thread. */
-void dra_driver_publish(struct dra_driver *driver, struct npu_snapshot *snapshot, struct host_files *files);
+ * gives containers, and shares (per device of snapshot, copied; NULL: none
+ * shared) how many claims may hold each device at once: its time-slicing
+ * replicas. Loop thread. */
+void dra_driver_publish(struct dra_driver *driver, struct npu_snapshot *snapshot, struct host_files *files,
+			const unsigned *shares);
 
 /* Prepares the claim; *ret_prepared (malloc'd, the caller frees it) lists
  * its devices of this driver. Returns 0, or a negative errno with why

@@ -49,9 +49,8 @@ struct entry {
 static int encode(const struct npu_snapshot *snap, const char *pool, int64_t now_s, int64_t timeout_s,
 		  uint8_t **ret_body, size_t *ret_len)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < snap->count; i++)
-		n += snap->devices[i].kind == NPU_DEVICE_CHIP;
+	/* vNPUs too: each is as healthy as its chip (npu/inventory.h). */
+	size_t n = snap->count;
 	struct entry *entries = calloc(n ? n : 1, sizeof(*entries));
 	V1__DeviceHealth **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
 	int r = -ENOMEM;
@@ -60,8 +59,6 @@ static int encode(const struct npu_snapshot *snap, const char *pool, int64_t now
 	size_t j = 0;
 	for (size_t i = 0; i < snap->count; i++) {
 		const struct npu_device *d = &snap->devices[i];
-		if (d->kind != NPU_DEVICE_CHIP)
-			continue;
 		struct entry *e = &entries[j];
 		v1__device_health__init(&e->health);
 		v1__device_identifier__init(&e->id);

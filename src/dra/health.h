@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The DRA resource health service (NodeWatchResources, v1): every stream
- * gets the health of each chip of the node, in the driver's pool, at once
+ * gets the health of each chip and vNPU of the node (a vNPU's is its
+ * chip's), in the driver's pool, at once
  * and again at every publish (each refresh of the inventory: a fault event,
  * a device-node change, the health timer), so the kubelet shows a chip's
  * fault in the status of the pods that hold it and never takes a quiet
@@ -23,7 +24,7 @@ struct dra_health;
 int dra_health_new(struct dra_health **ret_health);
 void dra_health_free(struct dra_health *health);
 
-/* Sends the health of every chip of snapshot in pool, determined at now_s
+/* Sends the health of every device of snapshot in pool, determined at now_s
  * (Unix seconds) and to be trusted for timeout_s, to every stream, and
  * keeps it for the streams that open later. Returns 0 or -ENOMEM (the
  * streams then keep what they had). Loop thread. */

@@ -29,7 +29,7 @@
 #include "npu/inventory.h"
 
 /* The table's version: bumped when a member changes meaning or moves. */
-#define KUBE_MODULE_API_VERSION 1u
+#define KUBE_MODULE_API_VERSION 2u
 #define KUBE_MODULE_SYMBOL "ascend_kube_module_v1"
 #define KUBE_MODULE_FILE "libascend-kube.so"
 
@@ -79,7 +79,7 @@ struct kube_module_api {
 	/* kube/publisher.h */
 	int (*publisher_start)(const struct kube_publisher_options *options, struct kube_publisher **ret_publisher);
 	int (*publisher_offer)(struct kube_publisher *publisher, struct npu_snapshot *snapshot,
-			       const uint64_t *hbm_bytes);
+			       const struct kube_device_facts *facts);
 	void (*publisher_stop)(struct kube_publisher *publisher);
 	void (*publisher_recheck)(struct kube_publisher *publisher, int for_ms);
 };

@@ -33,7 +33,7 @@ struct kube_publisher {
 	pthread_cond_t cond;
 	bool stop;
 	struct npu_snapshot *snapshot; /* the latest offered, NULL before the first */
-	uint64_t *hbm;                 /* per device of snapshot, NULL: unknown */
+	struct kube_device_facts *facts; /* per device of snapshot, NULL: none known */
 	bool offered;                  /* a snapshot arrived since the thread took one */
 	bool recheck;                  /* list the slices at once (kube_publisher_recheck) */
 	int64_t recheck_until;         /* and every RECHECK_MS until then */
@@ -236,7 +236,8 @@ static int delete_slice(struct kube_publisher *p, const char *name, struct failu
 
 /* The content the devices would be published with, generation aside: what
  * decides whether a new snapshot needs a round. */
-static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const uint64_t *hbm, char **ret)
+static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts,
+		      char **ret)
 {
 	const struct kube_slice_params params = {
 		.driver = p->driver,
@@ -244,7 +245,7 @@ static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const
 		.generation = 0,
 		.driver_version = p->driver_version,
 		.firmware_version = p->firmware_version,
-		.hbm_bytes = hbm,
+		.facts = facts,
 	};
 	json_object *slices;
 	int r = kube_slices_build(snap, &params, &slices);
@@ -280,7 +281,8 @@ static bool server_as_written(const struct kube_publisher *p, const struct kube_
 /* One reconciliation. Returns 0 when slices were written (the report's DONE
  * fields filled), 1 when the content is unchanged and the server still
  * holds what was written last, or a negative errno with f said. */
-static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const uint64_t *hbm, bool changed,
+static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts,
+		     bool changed,
 		     struct kube_publish_report *done, struct failure *f)
 {
 	struct kube_slice_list *list = malloc(sizeof(*list));
@@ -314,7 +316,7 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		.generation = generation,
 		.driver_version = p->driver_version,
 		.firmware_version = p->firmware_version,
-		.hbm_bytes = hbm,
+		.facts = facts,
 	};
 	r = kube_slices_build(snap, &params, &slices);
 	if (r < 0) {
@@ -338,8 +340,9 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 				wanted[j] = true;
 			}
 		}
-		devices += json_object_array_length(
-			json_object_object_get(json_object_object_get(slice, "spec"), "devices"));
+		/* A slice of counter sets has no devices. */
+		json_object *listed = json_object_object_get(json_object_object_get(slice, "spec"), "devices");
+		devices += listed ? json_object_array_length(listed) : 0;
 		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
 			p->n_written = 0;
 			goto out;
@@ -392,28 +395,28 @@ static void *run(void *arg)
 		if (now >= resync_at)
 			due = true;
 		struct npu_snapshot *snap = npu_snapshot_ref(p->snapshot);
-		uint64_t *hbm = NULL;
-		bool hbm_lost = p->hbm && !(hbm = malloc(snap->count * sizeof(*hbm)));
-		if (hbm)
-			memcpy(hbm, p->hbm, snap->count * sizeof(*hbm));
+		struct kube_device_facts *facts = NULL;
+		bool facts_lost = p->facts && !(facts = malloc(snap->count * sizeof(*facts)));
+		if (facts)
+			memcpy(facts, p->facts, snap->count * sizeof(*facts));
 		p->offered = false;
 		pthread_mutex_unlock(&p->lock);
 
 		struct failure f = { 0 };
 		struct kube_publish_report done = { 0 };
 		char *content = NULL;
-		/* Without its HBM figures the snapshot would be published as if
-		 * the memory were unknown: a failed round instead. */
-		int r = hbm_lost ? -ENOMEM : content_of(p, snap, hbm, &content);
+		/* Without its facts the snapshot would be published as if the
+		 * memory were unknown and no chip shared: a failed round instead. */
+		int r = facts_lost ? -ENOMEM : content_of(p, snap, facts, &content);
 		bool changed = r == 0 && (!p->published || strcmp(content, p->published) != 0);
 		if (r < 0)
 			failed(&f, r, 0, "building the ResourceSlices: %s", strerror(-r));
 		else if (!due && !changed)
 			r = 1; /* nothing changed */
 		else
-			r = reconcile(p, snap, hbm, changed, &done, &f);
+			r = reconcile(p, snap, facts, changed, &done, &f);
 		npu_snapshot_unref(snap);
-		free(hbm);
+		free(facts);
 
 		if (r == 1 && p->last_error) {
 			/* Back, and the server held the truth all along. */
@@ -474,7 +477,7 @@ static void publisher_free(struct kube_publisher *p)
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	npu_snapshot_unref(p->snapshot);
-	free(p->hbm);
+	free(p->facts);
 	free(p->published);
 	free(p->driver);
 	free(p->node_name);
@@ -529,26 +532,27 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 	return 0;
 }
 
-int kube_publisher_offer(struct kube_publisher *p, struct npu_snapshot *snapshot, const uint64_t *hbm_bytes)
+int kube_publisher_offer(struct kube_publisher *p, struct npu_snapshot *snapshot,
+			 const struct kube_device_facts *facts)
 {
-	uint64_t *hbm = NULL;
-	if (hbm_bytes && snapshot->count) {
-		hbm = malloc(snapshot->count * sizeof(*hbm));
-		if (!hbm)
+	struct kube_device_facts *copy = NULL;
+	if (facts && snapshot->count) {
+		copy = malloc(snapshot->count * sizeof(*copy));
+		if (!copy)
 			return -ENOMEM;
-		memcpy(hbm, hbm_bytes, snapshot->count * sizeof(*hbm));
+		memcpy(copy, facts, snapshot->count * sizeof(*copy));
 	}
 	struct npu_snapshot *ref = npu_snapshot_ref(snapshot);
 	pthread_mutex_lock(&p->lock);
 	struct npu_snapshot *old = p->snapshot;
-	uint64_t *old_hbm = p->hbm;
+	struct kube_device_facts *old_facts = p->facts;
 	p->snapshot = ref;
-	p->hbm = hbm;
+	p->facts = copy;
 	p->offered = true;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	npu_snapshot_unref(old);
-	free(old_hbm);
+	free(old_facts);
 	return 0;
 }
 

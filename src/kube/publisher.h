@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "kube/client.h"
+#include "kube/slices.h"
 #include "npu/inventory.h"
 
 enum kube_publish_event {
@@ -68,10 +69,12 @@ struct kube_publisher;
  * pthread_create. */
 int kube_publisher_start(const struct kube_publisher_options *options, struct kube_publisher **ret_publisher);
 
-/* Hands over the latest snapshot (a new reference is taken) and the HBM
- * bytes of its devices by index (copied; NULL: unknown). Never blocks on
- * the server. -ENOMEM leaves the previous snapshot in place. */
-int kube_publisher_offer(struct kube_publisher *publisher, struct npu_snapshot *snapshot, const uint64_t *hbm_bytes);
+/* Hands over the latest snapshot (a new reference is taken) and the facts
+ * of its devices by index (HBM bytes, time-slicing shares; copied; NULL:
+ * none known). Never blocks on the server. -ENOMEM leaves the previous
+ * snapshot in place. */
+int kube_publisher_offer(struct kube_publisher *publisher, struct npu_snapshot *snapshot,
+			 const struct kube_device_facts *facts);
 
 /* Says that someone else may have deleted this node's slices: the kubelet
  * deletes every slice of its node when it starts, and a driver's slices

@@ -11,14 +11,71 @@
 #include "base/json_put.h"
 #include "base/k8s_names.h"
 #include "npu/family.h"
+#include "npu/vnpu.h"
 #include "plugin/topology.h"
 
-/* Whether the device goes into the slices. The extension point for vNPUs:
- * they and the chips they are carved from would be published here as
- * partitions (shared counters) or separate devices. */
+/* Whether the device goes into the slices: a chip not carved into vNPUs,
+ * or a vNPU whose template says its size (see slices.h). */
 static bool publishes(const struct npu_device *d)
 {
-	return d->kind == NPU_DEVICE_CHIP && d->vnpu_count == 0;
+	struct npu_vnpu_size size;
+	if (d->kind == NPU_DEVICE_CHIP)
+		return d->vnpu_count == 0;
+	return npu_vnpu_template_size(d->vnpu.template_name, &size) == 0;
+}
+
+static uint64_t hbm_of(const struct kube_slice_params *p, size_t index)
+{
+	return p->facts ? p->facts[index].hbm_bytes : 0;
+}
+
+/* The index of the chip phy in the snapshot (the chips come first). */
+static bool chip_index(const struct npu_snapshot *snap, uint32_t phy, size_t *ret)
+{
+	for (size_t i = 0; i < snap->count && snap->devices[i].kind == NPU_DEVICE_CHIP; i++)
+		if (snap->devices[i].chip.phy_id == phy) {
+			*ret = i;
+			return true;
+		}
+	return false;
+}
+
+/* What a vNPU takes of its chip's counters: each of AI cores and HBM that
+ * both the template and the chip's counter set know (0: not consumed).
+ * False, the out-parameters untouched, when it takes nothing: then it
+ * consumes no counter at all. */
+static bool vnpu_consumes(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p,
+			  uint32_t *ret_cores, uint64_t *ret_memory)
+{
+	const struct npu_device *d = &snap->devices[index];
+	struct npu_vnpu_size size;
+	size_t chip;
+	if (d->kind != NPU_DEVICE_VNPU || npu_vnpu_template_size(d->vnpu.template_name, &size) < 0 ||
+	    !chip_index(snap, d->vnpu.phy_id, &chip))
+		return false;
+	uint32_t cores = snap->devices[chip].chip.aicore_count ? size.aicores : 0;
+	uint64_t memory = hbm_of(p, chip) ? size.memory_bytes : 0;
+	if (!cores && !memory)
+		return false;
+	*ret_cores = cores;
+	*ret_memory = memory;
+	return true;
+}
+
+/* Whether chip index gets a counter set: some published vNPU consumes from it. */
+static bool has_counter_set(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
+{
+	const struct npu_device *c = &snap->devices[index];
+	if (c->kind != NPU_DEVICE_CHIP || c->vnpu_count == 0)
+		return false;
+	for (size_t i = index + 1; i < snap->count; i++) {
+		uint32_t cores;
+		uint64_t memory;
+		if (snap->devices[i].kind == NPU_DEVICE_VNPU && snap->devices[i].vnpu.phy_id == c->chip.phy_id &&
+		    vnpu_consumes(snap, i, p, &cores, &memory))
+			return true;
+	}
+	return false;
 }
 
 /* The taint's value: the fault in a few words, a valid label value. */
@@ -158,31 +215,129 @@ static void put_version(struct json_put *b, json_object *attrs, const char *name
 		put_attr(b, attrs, name, kube_is_semver(text) ? "version" : "string", json_object_new_string(text));
 }
 
-static void put_capacity(struct json_put *b, json_object *cap, const char *name, const char *quantity)
+/* A quantity of bytes: whole MiB when it divides, so that it reads as
+ * people write it. */
+static void bytes_quantity(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes % (1024 * 1024) == 0)
+		snprintf(buf, size, "%" PRIu64 "Mi", bytes / (1024 * 1024));
+	else
+		snprintf(buf, size, "%" PRIu64, bytes);
+}
+
+/* capacity[name] = {value}; shared: the device is allocated to several
+ * claims, each taking only what policy says (see slices.h). */
+static void put_capacity(struct json_put *b, json_object *cap, const char *name, const char *quantity,
+			 const char *policy)
 {
 	json_object *c = json_put(b, cap, name, json_object_new_object());
 	json_put_string(b, c, "value", quantity);
+	if (policy) {
+		json_object *rp = json_put(b, c, "requestPolicy", json_object_new_object());
+		json_put_string(b, rp, "default", policy);
+		json_object *valid = json_put(b, rp, "validValues", json_object_new_array());
+		json_put_string(b, valid, NULL, policy);
+	}
+}
+
+/* counters[name] = {value}. */
+static void put_counter(struct json_put *b, json_object *counters, const char *name, const char *quantity)
+{
+	json_object *c = json_put(b, counters, name, json_object_new_object());
+	json_put_string(b, c, "value", quantity);
+}
+
+static void put_memory_and_cores(struct json_put *b, json_object *cap, uint64_t memory, uint32_t cores,
+				 const char *policy)
+{
+	char q[32];
+	if (memory) {
+		bytes_quantity(memory, q, sizeof(q));
+		put_capacity(b, cap, "memory", q, policy);
+	}
+	if (cores) {
+		snprintf(q, sizeof(q), "%" PRIu32, cores);
+		put_capacity(b, cap, "aiCores", q, policy);
+	}
+}
+
+/* A chip's capacity: its HBM and AI cores, and with time-slicing the shares. */
+static void put_chip_capacity(struct json_put *b, json_object *dev, const struct npu_device *d,
+			      const struct kube_slice_params *p, size_t index)
+{
+	uint64_t hbm = hbm_of(p, index);
+	uint32_t shares = p->facts ? p->facts[index].shares : 0;
+	if (!hbm && !d->chip.aicore_count && shares < 2)
+		return;
+	json_object *cap = json_put(b, dev, "capacity", json_object_new_object());
+	put_memory_and_cores(b, cap, hbm, d->chip.aicore_count, shares > 1 ? "0" : NULL);
+	if (shares > 1) {
+		char q[16];
+		snprintf(q, sizeof(q), "%" PRIu32, shares);
+		json_put(b, dev, "allowMultipleAllocations", json_object_new_boolean(1));
+		put_capacity(b, cap, "shares", q, "1");
+	}
+}
+
+/* A vNPU's capacity: its template's; and what it takes of its chip's
+ * counter set. */
+static void put_vnpu_capacity(struct json_put *b, json_object *dev, const struct npu_snapshot *snap, size_t index,
+			      const struct kube_slice_params *p)
+{
+	const struct npu_device *d = &snap->devices[index];
+	struct npu_vnpu_size size;
+	if (npu_vnpu_template_size(d->vnpu.template_name, &size) < 0)
+		return;
+	json_object *cap = json_put(b, dev, "capacity", json_object_new_object());
+	put_memory_and_cores(b, cap, size.memory_bytes, size.aicores, NULL);
+	uint32_t cores;
+	uint64_t memory;
+	if (!vnpu_consumes(snap, index, p, &cores, &memory))
+		return;
+	char set[24], q[32];
+	snprintf(set, sizeof(set), "npu-%" PRIu32, d->vnpu.phy_id);
+	json_object *consumes = json_put(b, dev, "consumesCounters", json_object_new_array());
+	json_object *c = json_put(b, consumes, NULL, json_object_new_object());
+	json_put_string(b, c, "counterSet", set);
+	json_object *counters = json_put(b, c, "counters", json_object_new_object());
+	if (cores) {
+		snprintf(q, sizeof(q), "%" PRIu32, cores);
+		put_counter(b, counters, "aicores", q);
+	}
+	if (memory) {
+		bytes_quantity(memory, q, sizeof(q));
+		put_counter(b, counters, "memory", q);
+	}
 }
 
 static json_object *device_json(struct json_put *b, const struct npu_snapshot *snap, size_t index,
 				const struct kube_slice_params *p)
 {
 	const struct npu_device *d = &snap->devices[index];
+	bool vnpu = d->kind == NPU_DEVICE_VNPU;
 	json_object *dev = json_object_new_object();
 	json_put_string(b, dev, "name", d->id);
 	json_object *attrs = json_put(b, dev, "attributes", json_object_new_object());
+	put_attr(b, attrs, "type", "string", json_object_new_string(vnpu ? "vnpu" : "chip"));
 	if (d->chip.family != NPU_FAMILY_UNKNOWN)
 		put_attr(b, attrs, "family", "string", json_object_new_string(npu_family_name(d->chip.family)));
 	if (d->chip.name[0])
 		put_attr(b, attrs, "product", "string", json_object_new_string(d->chip.name));
 	put_attr(b, attrs, "physicalID", "int", json_object_new_int64(d->chip.phy_id));
-	put_attr(b, attrs, "logicID", "int", json_object_new_int64(d->chip.logic_id));
+	if (vnpu) {
+		put_attr(b, attrs, "vnpuID", "int", json_object_new_int64(d->vnpu.id));
+		put_attr(b, attrs, "template", "string", json_object_new_string(d->vnpu.template_name));
+	} else {
+		put_attr(b, attrs, "logicID", "int", json_object_new_int64(d->chip.logic_id));
+	}
 	if (d->chip.card_id >= 0)
 		put_attr(b, attrs, "card", "int", json_object_new_int64(d->chip.card_id));
 	if (d->chip.device_id >= 0)
 		put_attr(b, attrs, "chip", "int", json_object_new_int64(d->chip.device_id));
 	struct topology_group g;
-	if (topology_interconnect(snap, d, &g) == 0) {
+	if (vnpu) {
+		/* No interconnect: see slices.h. */
+	} else if (topology_interconnect(snap, d, &g) == 0) {
 		char group[64];
 		snprintf(group, sizeof(group), "%s-%ld", g.kind, g.index);
 		put_attr(b, attrs, "interconnect", "string", json_object_new_string(g.kind));
@@ -197,23 +352,10 @@ static json_object *device_json(struct json_put *b, const struct npu_snapshot *s
 	if (d->has_numa)
 		put_attr(b, attrs, "resource.kubernetes.io/numaNode", "int", json_object_new_int64(d->numa_node));
 
-	uint64_t hbm = p->hbm_bytes ? p->hbm_bytes[index] : 0;
-	if (hbm || d->chip.aicore_count) {
-		json_object *cap = json_put(b, dev, "capacity", json_object_new_object());
-		char q[32];
-		if (hbm) {
-			/* Whole MiB when it divides, so that the quantity reads as people write it. */
-			if (hbm % (1024 * 1024) == 0)
-				snprintf(q, sizeof(q), "%" PRIu64 "Mi", hbm / (1024 * 1024));
-			else
-				snprintf(q, sizeof(q), "%" PRIu64, hbm);
-			put_capacity(b, cap, "memory", q);
-		}
-		if (d->chip.aicore_count) {
-			snprintf(q, sizeof(q), "%" PRIu32, d->chip.aicore_count);
-			put_capacity(b, cap, "aiCores", q);
-		}
-	}
+	if (vnpu)
+		put_vnpu_capacity(b, dev, snap, index, p);
+	else
+		put_chip_capacity(b, dev, d, p, index);
 	if (!d->healthy) {
 		json_object *taints = json_put(b, dev, "taints", json_object_new_array());
 		json_object *t = json_put(b, taints, NULL, json_object_new_object());
@@ -224,8 +366,31 @@ static json_object *device_json(struct json_put *b, const struct npu_snapshot *s
 	return dev;
 }
 
+/* The counter set of chip index: what DCMI said of its AI cores and HBM. */
+static json_object *counter_set_json(struct json_put *b, const struct npu_snapshot *snap, size_t index,
+				     const struct kube_slice_params *p)
+{
+	const struct npu_device *d = &snap->devices[index];
+	char name[24], q[32];
+	json_object *set = json_object_new_object();
+	snprintf(name, sizeof(name), "npu-%" PRIu32, d->chip.phy_id);
+	json_put_string(b, set, "name", name);
+	json_object *counters = json_put(b, set, "counters", json_object_new_object());
+	if (d->chip.aicore_count) {
+		snprintf(q, sizeof(q), "%" PRIu32, d->chip.aicore_count);
+		put_counter(b, counters, "aicores", q);
+	}
+	if (hbm_of(p, index)) {
+		bytes_quantity(hbm_of(p, index), q, sizeof(q));
+		put_counter(b, counters, "memory", q);
+	}
+	return set;
+}
+
+/* A slice whose spec has an empty list under list_key ("devices" or
+ * "sharedCounters": one or the other, never both). */
 static json_object *slice_json(struct json_put *b, const struct kube_slice_params *p, const char *driver,
-			       size_t index, size_t count)
+			       size_t index, size_t count, const char *list_key)
 {
 	char name[KUBE_NAME_MAX];
 	if (kube_slice_name(p->node_name, driver, index, name) < 0) {
@@ -255,8 +420,29 @@ static json_object *slice_json(struct json_put *b, const struct kube_slice_param
 	json_put_string(b, pool, "name", p->node_name);
 	json_put(b, pool, "generation", json_object_new_int64(p->generation));
 	json_put(b, pool, "resourceSliceCount", json_object_new_int64((int64_t)count));
-	json_put(b, spec, "devices", json_object_new_array());
+	json_put(b, spec, list_key, json_object_new_array());
 	return s;
+}
+
+/* Appends item to the list of the current slice, starting a new slice
+ * (named by *next_index) whenever the current one holds per_slice. */
+struct filler {
+	json_object *slices, *list;
+	size_t placed, per_slice, next_index, count;
+	const char *list_key;
+};
+
+static void fill(struct json_put *b, struct filler *f, const struct kube_slice_params *p, const char *driver,
+		 json_object *item)
+{
+	if (f->placed % f->per_slice == 0) {
+		json_object *slice = json_put(b, f->slices, NULL, slice_json(b, p, driver, f->next_index++, f->count,
+									      f->list_key));
+		json_object *spec = slice ? json_object_object_get(slice, "spec") : NULL;
+		f->list = spec ? json_object_object_get(spec, f->list_key) : NULL;
+	}
+	json_put(b, f->list, NULL, item);
+	f->placed++;
 }
 
 int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_slice_params *params,
@@ -266,34 +452,38 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
 	if (!params->node_name || k8s_dns_subdomain_check(params->node_name, strlen(params->node_name)) < 0 ||
 	    !kube_driver_name_ok(driver))
 		return -EINVAL;
-	size_t n = 0;
-	bool tainted = false;
+	size_t n = 0, sets = 0;
+	bool advanced = false;
 	for (size_t i = 0; i < snapshot->count; i++) {
-		if (!publishes(&snapshot->devices[i]))
+		const struct npu_device *d = &snapshot->devices[i];
+		sets += has_counter_set(snapshot, i, params);
+		if (!publishes(d))
 			continue;
 		n++;
-		tainted |= !snapshot->devices[i].healthy;
+		uint32_t cores;
+		uint64_t memory;
+		advanced |= !d->healthy || vnpu_consumes(snapshot, i, params, &cores, &memory);
 	}
 	/* One limit for the whole pool: the split then does not move devices
 	 * between slices when a chip's health changes, unless a taint first
-	 * appears or the last one goes. */
-	size_t per_slice = tainted ? KUBE_SLICE_MAX_DEVICES_TAINTED : KUBE_SLICE_MAX_DEVICES;
-	size_t count = (n + per_slice - 1) / per_slice;
+	 * appears or the last one goes (or the vNPUs do). */
+	size_t per_slice = advanced ? KUBE_SLICE_MAX_DEVICES_TAINTED : KUBE_SLICE_MAX_DEVICES;
+	size_t device_slices = (n + per_slice - 1) / per_slice;
+	size_t count = device_slices + (sets + KUBE_SLICE_MAX_COUNTER_SETS - 1) / KUBE_SLICE_MAX_COUNTER_SETS;
 	struct json_put b = { 0 };
 	json_object *slices = json_object_new_array();
-	json_object *slice = NULL, *devices = NULL;
-	size_t placed = 0;
-	for (size_t i = 0; i < snapshot->count && !b.failed; i++) {
-		if (!publishes(&snapshot->devices[i]))
-			continue;
-		if (placed % per_slice == 0) {
-			slice = json_put(&b, slices, NULL, slice_json(&b, params, driver, placed / per_slice, count));
-			json_object *spec = slice ? json_object_object_get(slice, "spec") : NULL;
-			devices = spec ? json_object_object_get(spec, "devices") : NULL;
-		}
-		json_put(&b, devices, NULL, device_json(&b, snapshot, i, params));
-		placed++;
-	}
+	struct filler f = { .slices = slices, .per_slice = per_slice, .count = count, .list_key = "devices" };
+	for (size_t i = 0; i < snapshot->count && !b.failed; i++)
+		if (publishes(&snapshot->devices[i]))
+			fill(&b, &f, params, driver, device_json(&b, snapshot, i, params));
+	f = (struct filler){ .slices = slices,
+			     .per_slice = KUBE_SLICE_MAX_COUNTER_SETS,
+			     .next_index = device_slices,
+			     .count = count,
+			     .list_key = "sharedCounters" };
+	for (size_t i = 0; i < snapshot->count && !b.failed; i++)
+		if (has_counter_set(snapshot, i, params))
+			fill(&b, &f, params, driver, counter_set_json(&b, snapshot, i, params));
 	if (!slices || b.failed) {
 		json_object_put(slices);
 		return -ENOMEM;

@@ -8,6 +8,7 @@
  * that the scheduler allocates it to no new claim while it stays listed.
  *
  * Attributes (unqualified names are in the driver's domain):
+ *   type                      "chip" or "vnpu"
  *   family, product           "910B", "910B3" (strings; product when DCMI named the chip)
  *   physicalID, logicID       ints: the N of /dev/davinciN, DCMI's logic id
  *   card, chip                ints: DCMI's card and chip-on-card (die) ids
@@ -18,10 +19,42 @@
  *   resource.kubernetes.io/numaNode  int, only where the kernel knows the node
  * Capacity: memory (HBM bytes, when known) and aiCores (when DCMI said).
  *
- * Whole chips only for now: a vNPU is not published, and a chip carved into
- * vNPUs is withheld, as the device plugin does not hand it out whole either.
- * Partitions are to be added where kube_slices_build decides what a device
- * is (slices.c, publishes()). */
+ * vNPUs (the static ones an administrator made with npu-smi) are partitions
+ * of their chip (DRAPartitionableDevices, beta in 1.37): each chip carved
+ * into vNPUs gets a counter set "npu-<phy>" with counters aicores and
+ * memory (what DCMI said of the chip), and each vNPU is a device "vnpu-<id>"
+ * that consumes its template's AI cores and HBM from it (npu/vnpu.h; a
+ * counter the template or the chip leaves unknown is neither offered nor
+ * consumed). A vNPU carries type, family, product, physicalID (its chip's),
+ * vnpuID (the N of /dev/vdavinciN), template, card, chip, the versions,
+ * pciBusID and numaNode of its chip, and capacity aiCores and memory of its
+ * template. It carries no interconnect attributes: HCCS links join whole
+ * chips, and a claim matching vNPUs on a ring would be promised nothing. A
+ * vNPU whose template is unknown (found by its device node only) is not
+ * published, as the device plugin lists it under no resource.
+ *
+ * The chip itself stays withheld while it carries vNPUs, as the device
+ * plugin withholds it: the vNPUs exist on the chip whether or not they are
+ * allocated, so handing the chip out whole would give one container the AI
+ * cores and HBM that another's vNPU already holds. The counters cannot say
+ * so (a whole chip consuming all of them would only be refused while a vNPU
+ * is allocated); they are there so that the scheduler, and people reading
+ * the slices, see what each vNPU takes of which chip.
+ *
+ * Time-slicing (sharing.timeSlicing of the config): a chip whose resource
+ * is time-sliced with R replicas is published with allowMultipleAllocations
+ * (DRAConsumableCapacity, beta in 1.37) and a capacity "shares" of R, of
+ * which each allocation takes exactly one (requestPolicy default 1, valid
+ * values [1]), so that at most R claims hold the chip at once. Its memory
+ * and aiCores are not divided among the sharers: they get requestPolicy
+ * default 0 and valid values [0], since without a default an allocation
+ * that names no amount would take them whole, and a claim asking for a
+ * part of them would be promised a split that time-slicing does not make.
+ *
+ * Slices: the devices first, then the counter sets in slices of their own
+ * (in 1.37 a slice holds devices or sharedCounters, never both; a device
+ * may consume from a counter set in any slice of its pool), at most
+ * KUBE_SLICE_MAX_COUNTER_SETS per slice. */
 #pragma once
 
 #include <stddef.h>
@@ -37,6 +70,9 @@
  * ResourceSliceMaxDevicesWithAdvancedFeatures). */
 #define KUBE_SLICE_MAX_DEVICES 128
 #define KUBE_SLICE_MAX_DEVICES_TAINTED 64
+/* The same limit holds when any device of a slice consumes counters, and a
+ * slice holds at most 8 counter sets (ResourceSliceMaxCounterSets). */
+#define KUBE_SLICE_MAX_COUNTER_SETS 8
 /* The taint of an Unhealthy chip; its value names the fault. */
 #define KUBE_TAINT_UNHEALTHY_KEY "npu.ascend.com/unhealthy"
 
@@ -50,6 +86,14 @@
 /* A slice's metadata.name: at most 253 characters and a terminator. */
 #define KUBE_NAME_MAX 254
 
+/* What the daemon knows of a device beyond the inventory. */
+struct kube_device_facts {
+	uint64_t hbm_bytes; /* 0: unknown */
+	/* Time-slicing: how many claims may hold the chip at once; 0 or 1:
+	 * one (not shared). */
+	uint32_t shares;
+};
+
 struct kube_slice_params {
 	const char *driver;    /* NULL: KUBE_DRIVER_DEFAULT */
 	const char *node_name; /* the pool's name too */
@@ -57,17 +101,18 @@ struct kube_slice_params {
 	int64_t generation;    /* the pool's */
 	const char *driver_version;   /* NULL or "": unknown */
 	const char *firmware_version; /* NULL or "": unknown */
-	/* HBM bytes per device, by index in the snapshot; NULL, or 0 for a
-	 * device: unknown. */
-	const uint64_t *hbm_bytes;
+	/* What the snapshot does not say, per device by index in it; NULL:
+	 * nothing known. */
+	const struct kube_device_facts *facts;
 };
 
 /* Builds the slices: *ret_slices is a json array of ResourceSlice objects,
  * named by kube_slice_name(i), each with the pool's generation and the
  * number of slices. A node without devices to publish gets no slice (an
- * empty array): its pool then simply has none. Split at
+ * empty array): its pool then simply has none. Devices are split at
  * KUBE_SLICE_MAX_DEVICES, or at KUBE_SLICE_MAX_DEVICES_TAINTED when any
- * device is tainted. Returns 0, -EINVAL (no node name, or one that is not a
+ * device is tainted or consumes counters; the counter sets follow in
+ * slices of up to KUBE_SLICE_MAX_COUNTER_SETS. Returns 0, -EINVAL (no node name, or one that is not a
  * DNS subdomain, or a driver name that kube_driver_name_ok refuses) or
  * -ENOMEM. */
 int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_slice_params *params,

@@ -13,6 +13,7 @@
 #include "deviceplugin.pb-c.h"
 #include "plugin/cdi.h"
 #include "plugin/request.h"
+#include "plugin/visible.h"
 
 static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1__AllocateRequest *req,
 				 char *details, size_t size)
@@ -208,28 +209,22 @@ static void add_env(struct response_builder *b, const char *key, const char *val
 	b->out->envs[b->out->n_envs++] = env;
 }
 
-/* ASCEND_VISIBLE_DEVICES: the device numbers (phy ids, or vNPU ids),
- * ascending, comma separated; for vNPUs the Ascend Docker Runtime also needs
- * ASCEND_RUNTIME_OPTIONS=VIRTUAL to look for /dev/vdavinci<id>. */
+/* ASCEND_VISIBLE_DEVICES with the devices ascending (plugin/visible.h);
+ * ASCEND_RUNTIME_OPTIONS=VIRTUAL for vNPUs where the Ascend Docker Runtime
+ * mounts them. */
 static void add_envs(struct response_builder *b, unsigned strategies, const struct npu_device **devs, size_t n)
 {
-	size_t cap = n * 11 + 1;
+	size_t cap = n * VISIBLE_NUMBER_MAX + 1;
 	char *visible = arena_alloc(b->arena, cap);
 	b->out->envs = arena_alloc(b->arena, 2 * sizeof(*b->out->envs));
 	if (!visible || !b->out->envs) {
 		b->oom = true;
 		return;
 	}
-	struct strbuf sb;
-	strbuf_init(&sb, visible, cap, NULL);
-	bool vnpus = false;
-	for (size_t i = 0; i < n; i++) {
-		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", npu_device_number(devs[i])); /* cap fits n ids */
-		vnpus |= devs[i]->kind == NPU_DEVICE_VNPU;
-	}
-	add_env(b, "ASCEND_VISIBLE_DEVICES", visible);
-	if (vnpus && (strategies & ALLOCATE_STRATEGY_ASCEND_RUNTIME))
-		add_env(b, "ASCEND_RUNTIME_OPTIONS", "VIRTUAL");
+	(void)visible_devices(devs, n, visible, cap); /* cap fits n ids */
+	add_env(b, VISIBLE_DEVICES_ENV, visible);
+	if ((strategies & ALLOCATE_STRATEGY_ASCEND_RUNTIME) && visible_virtual(devs, n))
+		add_env(b, VISIBLE_OPTIONS_ENV, VISIBLE_OPTIONS_VIRTUAL);
 }
 
 static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, const struct npu_snapshot *snap,

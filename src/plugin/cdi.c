@@ -16,7 +16,7 @@
 #include "base/json_put.h"
 #include "base/macro.h"
 #include "base/parse.h"
-#include "base/strbuf.h"
+#include "plugin/visible.h"
 
 /* The kubelet's DeviceSpecs ask for "rw" too: no mknod inside. */
 #define NODE_PERMISSIONS "rw"
@@ -258,8 +258,10 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 	return r;
 }
 
-/* One CDI device for the whole group: every device's node, and
- * ASCEND_VISIBLE_DEVICES listing their numbers. */
+/* One CDI device for the whole group: every device's node, and the
+ * environment Allocate gives (plugin/visible.h): ASCEND_VISIBLE_DEVICES
+ * listing their numbers and, for vNPUs, ASCEND_RUNTIME_OPTIONS=VIRTUAL, as
+ * a node with the Ascend Docker Runtime still runs it on the spec's env. */
 static void put_group_device(struct builder *b, json_object *devices, const void *what)
 {
 	const struct cdi_group *g = what;
@@ -267,16 +269,16 @@ static void put_group_device(struct builder *b, json_object *devices, const void
 	json_put_string(&b->json, device, "name", g->name);
 	json_object *edits = json_put(&b->json, device, "containerEdits", json_object_new_object());
 	json_object *nodes = json_put(&b->json, edits, "deviceNodes", json_object_new_array());
-	char visible[sizeof("ASCEND_VISIBLE_DEVICES=") + CDI_GROUP_MAX * 11];
-	struct strbuf sb;
-	strbuf_init(&sb, visible, sizeof(visible), NULL);
-	(void)strbuf_printf(&sb, "ASCEND_VISIBLE_DEVICES="); /* sized for CDI_GROUP_MAX numbers */
-	for (size_t i = 0; i < g->n_devices; i++) {
+	for (size_t i = 0; i < g->n_devices; i++)
 		put_device_node(b, nodes, g->devices[i]);
-		(void)strbuf_printf(&sb, "%s%u", i ? "," : "", npu_device_number(g->devices[i]));
-	}
+	char visible[sizeof(VISIBLE_DEVICES_ENV "=") + CDI_GROUP_MAX * VISIBLE_NUMBER_MAX];
+	size_t prefix = strlen(VISIBLE_DEVICES_ENV "=");
+	memcpy(visible, VISIBLE_DEVICES_ENV "=", prefix);
+	(void)visible_devices(g->devices, g->n_devices, visible + prefix, sizeof(visible) - prefix); /* sized for it */
 	json_object *env = json_put(&b->json, edits, "env", json_object_new_array());
 	json_put_string(&b->json, env, NULL, visible);
+	if (visible_virtual(g->devices, g->n_devices))
+		json_put_string(&b->json, env, NULL, VISIBLE_OPTIONS_ENV "=" VISIBLE_OPTIONS_VIRTUAL);
 }
 
 int cdi_group_spec_render(const struct cdi_names *names, const struct cdi_group *group,

@@ -17,7 +17,8 @@
  *
  * A spec can also hold one CDI device for a group of chips (a DRA claim's,
  * cdi_group_spec_render): that device carries all their nodes and
- * ASCEND_VISIBLE_DEVICES, which one device can list whole.
+ * ASCEND_VISIBLE_DEVICES, which one device can list whole (and, for vNPUs,
+ * ASCEND_RUNTIME_OPTIONS=VIRTUAL; plugin/visible.h).
  *
  * ASCEND_VISIBLE_DEVICES is not in the node's spec: CDI applies each requested
  * device's env edits in turn, each replacing the variable, so a list of the

@@ -91,6 +91,14 @@ bool resource_def_same(const struct resource_def *a, const struct resource_def *
 	       a->sharing.fail_requests_greater_than_one == b->sharing.fail_requests_greater_than_one;
 }
 
+unsigned resource_set_shares(const struct resource_set *set, const struct npu_device *device)
+{
+	for (size_t i = 0; i < set->count; i++)
+		if (resource_lists(set, &set->defs[i], device))
+			return replica_sharing(&set->defs[i].sharing) ? set->defs[i].sharing.replicas : 1;
+	return 1;
+}
+
 static bool listed(const struct resource_set *set, const struct resource_def *def, const struct npu_device *device)
 {
 	if (def)

@@ -12,7 +12,10 @@
  *   - a chip fault taints the chip's device, recovery removes the taint;
  *   - with the API server stopped a prepared claim is answered from the
  *     checkpoint and the failure is logged once; once it is back, the
- *     slices say what happened meanwhile. */
+ *     slices say what happened meanwhile;
+ *   - vNPUs and a time-sliced --config: the vNPUs in the slices as
+ *     partitions, a vNPU's claim prepared with its node, a shared chip
+ *     prepared for as many claims as its replicas. */
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -38,9 +41,25 @@ struct dra_node {
 	struct proc *kubelet, *plugin;
 };
 
-static void start(struct dra_node *d)
+/* config: the --config file's text, or NULL for none; state: the DCMI
+ * state to start from, or NULL for 8 healthy chips; files: more device
+ * nodes under the root (NULL-terminated; NULL: none). */
+static void start(struct dra_node *d, const char *config, const char *state, const char *const files[])
 {
 	node_init(&d->node, &(struct node_options){ .chips = 8 });
+	if (state)
+		node_write_state(&d->node, "%s", state);
+	for (size_t i = 0; files && files[i]; i++)
+		node_touch(&d->node, files[i]);
+	char config_path[160], config_flag[200] = "--health-interval=1h";
+	if (config) {
+		snprintf(config_path, sizeof(config_path), "%s/config.yaml", d->node.root);
+		FILE *f = fopen(config_path, "we");
+		assert_non_null(f);
+		assert_true(fputs(config, f) >= 0);
+		assert_int_equal(fclose(f), 0);
+		snprintf(config_flag, sizeof(config_flag), "--config=%s", config_path);
+	}
 	snprintf(d->kubelet_dir, sizeof(d->kubelet_dir), "%s/kubelet-root", d->node.root);
 	snprintf(d->registry, sizeof(d->registry), "%s/plugins_registry", d->kubelet_dir);
 	snprintf(d->cdi_dir, sizeof(d->cdi_dir), "%s/cdi", d->node.root);
@@ -48,7 +67,7 @@ static void start(struct dra_node *d)
 	d->kubelet = node_start_kubelet_with(&d->node, kflags);
 	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", d->kubelet_dir, "--node-name", NODE_NAME,
 				      "--cdi-dir", d->cdi_dir, "--kubeconfig", api->kubeconfig, "--health-interval",
-				      "1h", NULL };
+				      "1h", config_flag, NULL };
 	d->plugin = node_start_plugin(&d->node, flags);
 	assert_non_null(proc_expect(d->kubelet, "dra-registered socket=npu.ascend.com-reg.sock", WAIT_MS));
 }
@@ -121,9 +140,9 @@ static void await_slices(struct dra_node *d, bool again, int64_t *gen, int taint
 	fail_msg("the slices never had npu-%d tainted %s: last %s", tainted, reason ? reason : "(none)", diff);
 }
 
-/* A claim for one device, allocated to npu-<phy> of this node as the
+/* A claim for one device, allocated to device of this node as the
  * scheduler would; its uid in uid. */
-static void make_claim(const char *name, unsigned phy, char *uid, size_t size)
+static void make_claim(const char *name, const char *device, char *uid, size_t size)
 {
 	char yaml[512], patch[512];
 	snprintf(yaml, sizeof(yaml),
@@ -134,8 +153,8 @@ static void make_claim(const char *name, unsigned phy, char *uid, size_t size)
 	assert_int_equal(apiserver_kubectl(api, yaml, "apply -f -"), 0);
 	snprintf(patch, sizeof(patch),
 		 "'{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"npu\",\"driver\":"
-		 "\"npu.ascend.com\",\"pool\":\"" NODE_NAME "\",\"device\":\"npu-%u\"}]}}}}'",
-		 phy);
+		 "\"npu.ascend.com\",\"pool\":\"" NODE_NAME "\",\"device\":\"%s\"}]}}}}'",
+		 device);
 	assert_int_equal(apiserver_kubectl(api, NULL, "-n default patch resourceclaim %s --subresource=status "
 							"--type=merge -p %s",
 					   name, patch),
@@ -153,13 +172,24 @@ static void spec_path(struct dra_node *d, const char *uid, char *buf, size_t siz
 }
 
 /* kubelet-sim prepares the claim; the answer has its CDI id. */
-static void prepare(struct dra_node *d, const char *name, const char *uid, unsigned phy)
+static void prepare(struct dra_node *d, const char *name, const char *uid, const char *device)
 {
 	char cmd[256], want[256];
 	snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
 	proc_send(d->kubelet, cmd);
-	snprintf(want, sizeof(want), "dra-prepared uid=%s devices=npu-%u cdi=npu.ascend.com/claim=%s", uid, phy, uid);
+	snprintf(want, sizeof(want), "dra-prepared uid=%s devices=%s cdi=npu.ascend.com/claim=%s", uid, device, uid);
 	assert_non_null(proc_expect(d->kubelet, want, WAIT_MS));
+}
+
+static char *read_spec(const char *path)
+{
+	char *spec = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_true(getdelim(&spec, &len, '\0', f) > 0);
+	fclose(f);
+	return spec;
 }
 
 static void test_dra_against_kube_apiserver(void **state)
@@ -169,7 +199,7 @@ static void test_dra_against_kube_apiserver(void **state)
 					   "apply -f -"),
 			 0);
 	struct dra_node d;
-	start(&d);
+	start(&d, NULL, NULL, NULL);
 
 	/* (a) The slices, with every chip's HBM. */
 	int64_t gen = 0;
@@ -178,15 +208,10 @@ static void test_dra_against_kube_apiserver(void **state)
 	/* (b) A claim allocated npu-2: prepared with the chip's device node and
 	 * id in its CDI spec; unprepared, the spec is gone. */
 	char uid[64], path[256];
-	make_claim("c1", 2, uid, sizeof(uid));
-	prepare(&d, "c1", uid, 2);
+	make_claim("c1", "npu-2", uid, sizeof(uid));
+	prepare(&d, "c1", uid, "npu-2");
 	spec_path(&d, uid, path, sizeof(path));
-	char *spec = NULL;
-	size_t len = 0;
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	assert_true(getdelim(&spec, &len, '\0', f) > 0);
-	fclose(f);
+	char *spec = read_spec(path);
 	assert_non_null(strstr(spec, "/dev/davinci2\""));
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=2\""));
 	assert_null(strstr(spec, "/dev/davinci3\""));
@@ -213,12 +238,12 @@ static void test_dra_against_kube_apiserver(void **state)
 	/* (d) The API server goes: a claim prepared before is answered from
 	 * the checkpoint, a fault meanwhile is reported once as a failure to
 	 * publish, and once the server is back the slices say so. */
-	prepare(&d, "c1", uid, 2);
+	prepare(&d, "c1", uid, "npu-2");
 	apiserver_stop(api);
-	prepare(&d, "c1", uid, 2);
+	prepare(&d, "c1", uid, "npu-2");
 	node_write_health(&d.node, 8, 6, 3);
 	assert_non_null(proc_expect_err(d.plugin, "cannot publish the ResourceSlices of node " NODE_NAME, WAIT_MS));
-	prepare(&d, "c1", uid, 2);
+	prepare(&d, "c1", uid, "npu-2");
 	apiserver_start(api);
 	await_slices(&d, true, &gen, 6, "health-critical");
 	/* Each cause once however many retries (a starting server may add one
@@ -232,10 +257,107 @@ static void test_dra_against_kube_apiserver(void **state)
 	node_fini(&d.node);
 }
 
+/* The device of that name in the node's slices, or NULL; *list holds them
+ * (the caller puts it). */
+static json_object *slice_device(json_object **list, const char *name)
+{
+	*list = apiserver_kubectl_json(api, "get resourceslices --field-selector spec.nodeName=" NODE_NAME);
+	json_object *items = json_at(*list, "items");
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *devices = json_at(json_object_array_get_idx(items, i), "spec.devices");
+		for (size_t k = 0; devices && k < json_object_array_length(devices); k++)
+			if (strcmp(json_str_at(json_object_array_get_idx(devices, k), "name"), name) == 0)
+				return json_object_array_get_idx(devices, k);
+	}
+	return NULL;
+}
+
+/* kubelet-sim prepares the claim, which fails saying reason. */
+static void prepare_fails(struct dra_node *d, const char *name, const char *uid, const char *reason)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
+	proc_send(d->kubelet, cmd);
+	snprintf(cmd, sizeof(cmd), "dra-prepare-error uid=%s", uid);
+	const char *line = proc_expect(d->kubelet, cmd, WAIT_MS);
+	assert_non_null(line);
+	if (!strstr(line, reason))
+		fail_msg("'%s' does not say '%s'", line, reason);
+}
+
+/* Chips 0-3, chip 0 carved into vNPUs 100 and 101 (vir10_3c_16g), the
+ * default resource time-sliced by 2: the daemon's own wiring of both, from
+ * the inventory and the --config file to the slices and to prepare. */
+static void test_vnpus_and_time_slicing(void **state)
+{
+	(void)state;
+	static const char dcmi_state[] = "driver 24.1.rc1\n"
+					 "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+					 "chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+					 "chip phy=2 card=2 device=0 logic=2 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+					 "chip phy=3 card=3 device=0 logic=3 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+					 "vnpu id=100 phy=0 template=vir10_3c_16g\n"
+					 "vnpu id=101 phy=0 template=vir10_3c_16g\n";
+	static const char config[] = "version: v1\n"
+				     "sharing:\n"
+				     "  timeSlicing:\n"
+				     "    resources:\n"
+				     "    - name: ascend.com/npu\n"
+				     "      replicas: 2\n";
+	struct dra_node d;
+	start(&d, config, dcmi_state, (const char *const[]){ "dev/vdavinci100", "dev/vdavinci101", NULL });
+
+	/* The slices: chips 1-3 shared by 2, the vNPUs consuming from chip
+	 * 0's counter set in a slice of its own, chip 0 withheld. */
+	json_object *list = NULL, *dev = NULL;
+	for (int i = 0; i < 8 && !(dev && json_at(dev, "consumesCounters")); i++) {
+		json_object_put(list);
+		list = NULL;
+		assert_non_null(proc_expect_err(d.plugin, "published the ResourceSlices of node " NODE_NAME, WAIT_MS));
+		dev = slice_device(&list, "vnpu-100");
+	}
+	assert_non_null(dev);
+	assert_string_equal(json_str_at(dev, "attributes.template.string"), "vir10_3c_16g");
+	assert_string_equal(json_str_at(dev, "consumesCounters.0.counterSet"), "npu-0");
+	assert_string_equal(json_str_at(dev, "consumesCounters.0.counters.aicores.value"), "10");
+	json_object_put(list);
+	assert_null(slice_device(&list, "npu-0"));
+	json_object_put(list);
+	dev = slice_device(&list, "npu-1");
+	assert_non_null(dev);
+	assert_true(json_object_get_boolean(json_at(dev, "allowMultipleAllocations")));
+	assert_string_equal(json_str_at(dev, "capacity.shares.value"), "2");
+	json_object_put(list);
+
+	/* A vNPU's claim: its node as /dev/davinci<id>, the runtime told. */
+	char uid[64], path[256];
+	make_claim("v1", "vnpu-100", uid, sizeof(uid));
+	prepare(&d, "v1", uid, "vnpu-100");
+	spec_path(&d, uid, path, sizeof(path));
+	char *spec = read_spec(path);
+	assert_non_null(strstr(spec, "\"hostPath\": \"/dev/vdavinci100\""));
+	assert_non_null(strstr(spec, "\"path\": \"/dev/davinci100\""));
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=100\""));
+	assert_non_null(strstr(spec, "\"ASCEND_RUNTIME_OPTIONS=VIRTUAL\""));
+	free(spec);
+	make_claim("v2", "npu-0", uid, sizeof(uid));
+	prepare_fails(&d, "v2", uid, "device npu-0 is carved into 2 vNPUs");
+
+	/* Chip 1 for two claims, not for a third. */
+	make_claim("s1", "npu-1", uid, sizeof(uid));
+	prepare(&d, "s1", uid, "npu-1");
+	make_claim("s2", "npu-1", uid, sizeof(uid));
+	prepare(&d, "s2", uid, "npu-1");
+	make_claim("s3", "npu-1", uid, sizeof(uid));
+	prepare_fails(&d, "s3", uid, "device npu-1 is prepared for 2 claims already");
+	node_fini(&d.node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dra_against_kube_apiserver),
+		cmocka_unit_test(test_vnpus_and_time_slicing),
 	};
 	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);
 }

@@ -8,8 +8,9 @@
  * the pool, the devices and their attributes, the owner reference to the
  * Node; a chip fault taints the chip in a new generation; the API server is
  * stopped, a change made meanwhile, and once the server is back the
- * publisher puts the current truth there. Skipped (77) where the cluster's
- * binaries were not built. */
+ * publisher puts the current truth there. vNPUs as partitions and a
+ * time-sliced chip are published and read back. Skipped (77) where the
+ * cluster's binaries were not built. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -27,6 +28,7 @@
 #include "harness/apiserver.h"
 #include "kube/client.h"
 #include "kube/publisher.h"
+#include "support/carve.h"
 
 #define WAIT_MS 60000
 
@@ -93,11 +95,11 @@ static struct npu_snapshot *chips(int unhealthy)
 
 static void offer(struct kube_publisher *p, int unhealthy)
 {
-	uint64_t hbm[8];
+	struct kube_device_facts facts[8] = { { 0 } };
 	for (size_t i = 0; i < 8; i++)
-		hbm[i] = 64ull << 30;
+		facts[i].hbm_bytes = 64ull << 30;
 	struct npu_snapshot *s = chips(unhealthy);
-	assert_int_equal(kube_publisher_offer(p, s, hbm), 0);
+	assert_int_equal(kube_publisher_offer(p, s, facts), 0);
 	npu_snapshot_unref(s);
 }
 
@@ -142,23 +144,30 @@ static void check_slices(const char *node_uid, int64_t generation, int tainted)
 	json_object_put(list);
 }
 
-static void test_publish_to_kube_apiserver(void **state)
+/* A client read from the server's kubeconfig as an operator's would be. */
+static struct kube_client *client_of_kubeconfig(void)
 {
-	(void)state;
-	static const char node_yaml[] = "apiVersion: v1\nkind: Node\nmetadata:\n  name: sim-node-1\n";
 	char why[512];
-	assert_int_equal(apiserver_kubectl(api, node_yaml, "apply -f -"), 0);
-	json_object *node = apiserver_kubectl_json(api, "get node sim-node-1");
-	char node_uid[64];
-	snprintf(node_uid, sizeof(node_uid), "%s", json_str_at(node, "metadata.uid"));
-	json_object_put(node);
-
 	struct kube_config config;
 	if (kube_config_from_kubeconfig(api->kubeconfig, NULL, &config, why, sizeof(why)) < 0)
 		fail_msg("%s", why);
 	struct kube_client *client = NULL;
 	if (kube_client_new(&config, 2000, &client, why, sizeof(why)) < 0)
 		fail_msg("%s", why);
+	return client;
+}
+
+static void test_publish_to_kube_apiserver(void **state)
+{
+	(void)state;
+	static const char node_yaml[] = "apiVersion: v1\nkind: Node\nmetadata:\n  name: sim-node-1\n";
+	assert_int_equal(apiserver_kubectl(api, node_yaml, "apply -f -"), 0);
+	json_object *node = apiserver_kubectl_json(api, "get node sim-node-1");
+	char node_uid[64];
+	snprintf(node_uid, sizeof(node_uid), "%s", json_str_at(node, "metadata.uid"));
+	json_object_put(node);
+
+	struct kube_client *client = client_of_kubeconfig();
 	pthread_mutex_init(&reps.lock, NULL);
 	cond_init_monotonic(&reps.cond);
 	const struct kube_publisher_options o = {
@@ -222,10 +231,88 @@ static void test_publish_to_kube_apiserver(void **state)
 	kube_client_free(client);
 }
 
+/* The device of that name in the slices of list, or NULL. */
+static json_object *device_named(json_object *list, const char *name)
+{
+	json_object *items = json_at(list, "items");
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *devices = json_at(json_object_array_get_idx(items, i), "spec.devices");
+		for (size_t k = 0; devices && k < json_object_array_length(devices); k++)
+			if (strcmp(json_str_at(json_object_array_get_idx(devices, k), "name"), name) == 0)
+				return json_object_array_get_idx(devices, k);
+	}
+	return NULL;
+}
+
+/* vNPUs as partitions (a counter set in a slice of its own, devices that
+ * consume from it) and a time-sliced chip (allowMultipleAllocations, a
+ * capacity with request policies): the server validates them with its
+ * feature gates' defaults (DRAPartitionableDevices, DRAConsumableCapacity)
+ * and drops a field whose gate is off, so each is read back. */
+static void test_partitions_and_sharing(void **state)
+{
+	(void)state;
+	static const char node_yaml[] = "apiVersion: v1\nkind: Node\nmetadata:\n  name: sim-node-2\n";
+	assert_int_equal(apiserver_kubectl(api, node_yaml, "apply -f -"), 0);
+	struct kube_client *client = client_of_kubeconfig();
+	const struct kube_publisher_options o = {
+		.client = client,
+		.node_name = "sim-node-2",
+		.backoff_initial_ms = 100,
+		.backoff_max_ms = 1000,
+		.report = on_report,
+	};
+	struct kube_publisher *p = NULL;
+	size_t before = reps.n;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+
+	/* Chip 0 carved into two vNPUs; chip 1 shared by 4. */
+	struct npu_snapshot *c = chips(-1);
+	c->count = 2;
+	struct npu_snapshot *s = carve_snapshot(c, 1, 2, "vir10_3c_16g");
+	npu_snapshot_unref(c);
+	assert_non_null(s);
+	struct kube_device_facts facts[4] = { { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30, .shares = 4 } };
+	assert_int_equal(kube_publisher_offer(p, s, facts), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(before, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[i].slices, 2);
+	assert_int_equal(reps.all[i].devices, 3);
+
+	json_object *list = apiserver_kubectl_json(api, "get resourceslices --field-selector spec.nodeName=sim-node-2");
+	assert_int_equal(json_object_array_length(json_at(list, "items")), 2);
+	json_object *sets = NULL;
+	for (size_t k = 0; k < 2 && !sets; k++)
+		sets = json_at(json_object_array_get_idx(json_at(list, "items"), k), "spec.sharedCounters");
+	assert_non_null(sets);
+	assert_string_equal(json_str_at(sets, "0.name"), "npu-0");
+	assert_string_equal(json_str_at(sets, "0.counters.aicores.value"), "20");
+	assert_string_equal(json_str_at(sets, "0.counters.memory.value"), "64Gi");
+	assert_null(device_named(list, "npu-0"));
+	json_object *v = device_named(list, "vnpu-100");
+	assert_non_null(v);
+	assert_string_equal(json_str_at(v, "attributes.template.string"), "vir10_3c_16g");
+	assert_string_equal(json_str_at(v, "consumesCounters.0.counterSet"), "npu-0");
+	assert_string_equal(json_str_at(v, "consumesCounters.0.counters.aicores.value"), "10");
+	assert_string_equal(json_str_at(v, "consumesCounters.0.counters.memory.value"), "16Gi");
+	json_object *shared = device_named(list, "npu-1");
+	assert_non_null(shared);
+	assert_true(json_object_get_boolean(json_at(shared, "allowMultipleAllocations")));
+	assert_string_equal(json_str_at(shared, "capacity.shares.value"), "4");
+	assert_string_equal(json_str_at(shared, "capacity.shares.requestPolicy.default"), "1");
+	assert_string_equal(json_str_at(shared, "capacity.shares.requestPolicy.validValues.0"), "1");
+	assert_string_equal(json_str_at(shared, "capacity.memory.requestPolicy.default"), "0");
+	json_object_put(list);
+
+	kube_publisher_stop(p);
+	kube_client_free(client);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_to_kube_apiserver),
+		cmocka_unit_test(test_partitions_and_sharing),
 	};
 	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);
 }

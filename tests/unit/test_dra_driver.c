@@ -7,7 +7,9 @@
  * another pool, an unknown, Unhealthy or already prepared chip, a recreated
  * claim and an unallocated one each fail that claim with the device and the
  * reason; unprepare removes spec and entry and accepts an unknown claim; a
- * corrupt checkpoint is set aside. */
+ * corrupt checkpoint is set aside. A vNPU's spec mounts /dev/vdavinci<id>
+ * as Allocate does, its carved chip is refused; a time-sliced chip is
+ * prepared for as many claims as its replicas. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include "base/file.h"
 #include "base/parse.h"
 #include "dra/driver.h"
+#include "support/carve.h"
 
 struct fixture {
 	char dir[64], cdi_dir[96], plugin_dir[96], dev_dir[96];
@@ -59,7 +62,7 @@ static void start_driver(struct fixture *f, char *set_aside, size_t size)
 	};
 	char why[256];
 	assert_int_equal(dra_driver_new(&o, &f->driver, set_aside, size, why, sizeof(why)), 0);
-	dra_driver_publish(f->driver, f->snap, NULL);
+	dra_driver_publish(f->driver, f->snap, NULL, NULL);
 }
 
 static int setup(void **state)
@@ -225,6 +228,91 @@ static void test_refused(void **state)
 	free(p);
 }
 
+/* Chip 0 carved into vNPUs 100 and 101 (template vir05_1c_8g). */
+static struct npu_snapshot *with_vnpus(const struct fixture *f)
+{
+	struct npu_snapshot *s = carve_snapshot(f->snap, 1, 2, "vir05_1c_8g");
+	assert_non_null(s);
+	return s;
+}
+
+static void test_vnpu(void **state)
+{
+	struct fixture *f = *state;
+	struct npu_snapshot *s = with_vnpus(f);
+	dra_driver_publish(f->driver, s, NULL, NULL);
+	struct dra_prepared *p;
+	char why[512] = "";
+	f->claim_json = CLAIM("v1", RESULT("node-1", "vnpu-101"));
+	if (dra_driver_prepare(f->driver, "ns", "v1", "c", &p, why, sizeof(why)) < 0)
+		fail_msg("prepare: %s", why);
+	assert_string_equal(p->devices[0].device, "vnpu-101");
+	free(p);
+	/* What Allocate gives a vNPU: its own node under the chip's name
+	 * inside, its id visible, and the runtime told it is virtual. */
+	char *spec = spec_of(f, "v1");
+	assert_non_null(spec);
+	assert_non_null(strstr(spec, "\"path\": \"/dev/davinci101\""));
+	assert_non_null(strstr(spec, "\"hostPath\": \"/dev/vdavinci101\""));
+	assert_null(strstr(spec, "/dev/davinci0\""));
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=101\""));
+	assert_non_null(strstr(spec, "\"ASCEND_RUNTIME_OPTIONS=VIRTUAL\""));
+	free(spec);
+	/* A chip carved into vNPUs is not handed out whole; a vNPU once. */
+	expect_failure(f, "v2", CLAIM("v2", RESULT("node-1", "npu-0")), "device npu-0 is carved into 2 vNPUs");
+	expect_failure(f, "v2", CLAIM("v2", RESULT("node-1", "vnpu-101")), "device vnpu-101 is prepared for claim ns/c (uid v1)");
+	/* A vNPU is as healthy as its chip. */
+	s->devices[4].healthy = false;
+	s->devices[4].fault = NPU_FAULT_HEALTH_LEVEL;
+	s->devices[4].dcmi_health = 3;
+	expect_failure(f, "v2", CLAIM("v2", RESULT("node-1", "vnpu-100")), "device vnpu-100 is Unhealthy: DCMI health 3");
+	npu_snapshot_unref(s);
+}
+
+static void test_time_sliced(void **state)
+{
+	struct fixture *f = *state;
+	/* npu-0 and npu-2 shared by 2, the others by none. */
+	const unsigned shares[4] = { 2, 1, 2, 0 };
+	dra_driver_publish(f->driver, f->snap, NULL, shares);
+	struct dra_prepared *p;
+	char why[512] = "";
+	static const char *const uids[] = { "t1", "t2" };
+	static const char *const claims[] = { CLAIM("t1", RESULT("node-1", "npu-0")),
+					      CLAIM("t2", RESULT("node-1", "npu-0") "," RESULT("node-1", "npu-0")) };
+	for (size_t i = 0; i < 2; i++) {
+		f->claim_json = claims[i];
+		if (dra_driver_prepare(f->driver, "ns", uids[i], "c", &p, why, sizeof(why)) < 0)
+			fail_msg("prepare %s: %s", uids[i], why);
+		free(p);
+	}
+	/* Two requests of one claim on the shared chip: its node and number once. */
+	char *spec = spec_of(f, "t2");
+	assert_non_null(spec);
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=0\""));
+	assert_int_equal(strstr(strstr(spec, "/dev/davinci0\"") + 1, "\"path\": \"/dev/davinci0\""), NULL);
+	free(spec);
+	/* No more claims than replicas; no sharing where there is none; an
+	 * Unhealthy chip refused however shared. */
+	expect_failure(f, "t3", CLAIM("t3", RESULT("node-1", "npu-0")),
+		       "device npu-0 is prepared for 2 claims already, as many as its time-slicing replicas");
+	f->claim_json = CLAIM("t4", RESULT("node-1", "npu-1"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "t4", "c", &p, why, sizeof(why)), 0);
+	free(p);
+	expect_failure(f, "t5", CLAIM("t5", RESULT("node-1", "npu-1")), "device npu-1 is prepared for claim ns/c (uid t4)");
+	expect_failure(f, "t5", CLAIM("t5", RESULT("node-1", "npu-2")), "device npu-2 is Unhealthy");
+	expect_failure(f, "t5", CLAIM("t5", RESULT("node-2", "npu-0")), "device npu-0 is in pool node-2");
+	/* A sharer gone: room for the next. */
+	assert_int_equal(dra_driver_unprepare(f->driver, "t1", why, sizeof(why)), 0);
+	f->claim_json = CLAIM("t3", RESULT("node-1", "npu-0"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "t3", "c", &p, why, sizeof(why)), 0);
+	free(p);
+	/* Time-slicing turned off: the chip is no one's to share any more. */
+	dra_driver_publish(f->driver, f->snap, NULL, NULL);
+	assert_int_equal(dra_driver_unprepare(f->driver, "t2", why, sizeof(why)), 0);
+	expect_failure(f, "t6", CLAIM("t6", RESULT("node-1", "npu-0")), "device npu-0 is prepared for claim ns/c (uid t3)");
+}
+
 static void test_sweep(void **state)
 {
 	struct fixture *f = *state;
@@ -269,6 +357,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vnpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_sliced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 	};

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ResourceSlices from snapshots (kube/slices.c): the pool, the owner
  * reference, each typed attribute and capacity of a chip, the taint of an
- * Unhealthy chip, the split at 128 devices (64 once one is tainted), chips
- * carved into vNPUs withheld, slice names, and the semantic-version test
- * that decides between a version and a string attribute. */
+ * Unhealthy chip, the split at 128 devices (64 once one is tainted), vNPUs
+ * as partitions of their chip (counter sets in slices of their own, the
+ * carved chip withheld), time-sliced chips shared by capacity, slice names,
+ * and the semantic-version test that decides between a version and a
+ * string attribute. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kube/slices.h"
+#include "support/carve.h"
 
 static struct npu_snapshot *make_snapshot(enum npu_family family, const char *name, unsigned count)
 {
@@ -70,15 +73,15 @@ static void test_one_chip(void **state)
 	snprintf(s->devices[5].pci_address, sizeof(s->devices[5].pci_address), "0000:3b:00.0");
 	s->devices[5].has_numa = true;
 	s->devices[5].numa_node = 1;
-	uint64_t hbm[8] = { 0 };
-	hbm[5] = 64ull << 30;
+	struct kube_device_facts facts[8] = { { 0 } };
+	facts[5].hbm_bytes = 64ull << 30;
 	const struct kube_slice_params p = {
 		.node_name = "node-1",
 		.node_uid = "1234-abcd",
 		.generation = 7,
 		.driver_version = "24.1.rc2",
 		.firmware_version = "7.5.0",
-		.hbm_bytes = hbm,
+		.facts = facts,
 	};
 	json_object *slices = NULL;
 	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
@@ -234,19 +237,194 @@ static void test_split(void **state)
 	npu_snapshot_unref(s);
 }
 
-static void test_vnpus_withheld(void **state)
+/* chips 910B3 chips, the first carved of them carved into per_chip vNPUs
+ * of template_name, each chip at PCI 0000:<phy+1>:00.0. */
+static struct npu_snapshot *carve(unsigned chips, unsigned carved, unsigned per_chip, const char *template_name)
+{
+	struct npu_snapshot *c = make_snapshot(NPU_FAMILY_910B, "910B3", chips);
+	for (unsigned phy = 0; phy < chips; phy++)
+		snprintf(c->devices[phy].pci_address, sizeof(c->devices[phy].pci_address), "0000:%02x:00.0", (phy + 1) & 0xffu);
+	struct npu_snapshot *s = carve_snapshot(c, carved, per_chip, template_name);
+	assert_non_null(s);
+	npu_snapshot_unref(c);
+	return s;
+}
+
+static json_object *find_device(json_object *slices, const char *name)
+{
+	for (size_t i = 0; i < json_object_array_length(slices); i++) {
+		json_object *devices = get(json_object_array_get_idx(slices, i), "spec.devices");
+		for (size_t k = 0; devices && k < json_object_array_length(devices); k++)
+			if (strcmp(str(json_object_array_get_idx(devices, k), "name"), name) == 0)
+				return json_object_array_get_idx(devices, k);
+	}
+	return NULL;
+}
+
+static void test_vnpu_partitions(void **state)
 {
 	(void)state;
-	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_310P, "310P3", 3);
-	/* Chip 1 is carved into one vNPU, listed as the snapshot's last device. */
-	s->devices[1].vnpu_count = 1;
-	s->devices[2].kind = NPU_DEVICE_VNPU;
-	snprintf(s->devices[2].id, sizeof(s->devices[2].id), "vnpu-116");
+	/* Chip 0 carved into two vNPUs, chip 1 whole. */
+	struct npu_snapshot *s = carve(2, 1, 2, "vir10_3c_16g");
+	snprintf(s->devices[3].vnpu.template_name, sizeof(s->devices[3].vnpu.template_name), "vir05_1c_8g");
+	struct kube_device_facts facts[4] = { { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30 } };
+	const struct kube_slice_params p = { .node_name = "n", .generation = 4, .facts = facts,
+					     .driver_version = "24.1.0" };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	/* The devices, then the counter sets in a slice of their own. */
+	assert_int_equal(json_object_array_length(slices), 2);
+	assert_int_equal(devices_in(slices, 0), 3);
+	assert_null(find_device(slices, "npu-0")); /* carved: withheld */
+	assert_non_null(find_device(slices, "npu-1"));
+	assert_string_equal(str(find_device(slices, "npu-1"), "attributes.type.string"), "chip");
+	for (size_t i = 0; i < 2; i++) {
+		json_object *sl = json_object_array_get_idx(slices, i);
+		assert_int_equal(json_object_get_int64(get(sl, "spec.pool.resourceSliceCount")), 2);
+		assert_string_equal(str(sl, "spec.nodeName"), "n");
+	}
+	/* A slice holds devices or counter sets, never both. */
+	assert_null(get(slices, "0.spec.sharedCounters"));
+	assert_null(get(slices, "1.spec.devices"));
+	assert_string_equal(str(slices, "1.metadata.name"), "n-npu.ascend.com-1");
+	assert_int_equal(json_object_array_length(get(slices, "1.spec.sharedCounters")), 1);
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.name"), "npu-0");
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.counters.aicores.value"), "20");
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.counters.memory.value"), "65536Mi");
+
+	json_object *v = find_device(slices, "vnpu-100");
+	assert_non_null(v);
+	assert_string_equal(str(attr(v, "type"), "string"), "vnpu");
+	assert_string_equal(str(attr(v, "family"), "string"), "910B");
+	assert_string_equal(str(attr(v, "product"), "string"), "910B3");
+	assert_int_equal(json_object_get_int64(get(attr(v, "physicalID"), "int")), 0);
+	assert_int_equal(json_object_get_int64(get(attr(v, "vnpuID"), "int")), 100);
+	assert_string_equal(str(attr(v, "template"), "string"), "vir10_3c_16g");
+	assert_string_equal(str(attr(v, "resource.kubernetes.io/pciBusID"), "string"), "0000:01:00.0");
+	assert_string_equal(str(attr(v, "driverVersion"), "version"), "24.1.0");
+	assert_null(attr(v, "interconnect"));
+	assert_null(attr(v, "interconnectGroup"));
+	assert_null(attr(v, "logicID"));
+	assert_string_equal(str(v, "capacity.aiCores.value"), "10");
+	assert_string_equal(str(v, "capacity.memory.value"), "16384Mi");
+	assert_int_equal(json_object_array_length(get(v, "consumesCounters")), 1);
+	assert_string_equal(str(v, "consumesCounters.0.counterSet"), "npu-0");
+	assert_string_equal(str(v, "consumesCounters.0.counters.aicores.value"), "10");
+	assert_string_equal(str(v, "consumesCounters.0.counters.memory.value"), "16384Mi");
+	assert_null(get(v, "allowMultipleAllocations"));
+	v = find_device(slices, "vnpu-101");
+	assert_string_equal(str(v, "consumesCounters.0.counters.aicores.value"), "5");
+	assert_string_equal(str(v, "consumesCounters.0.counters.memory.value"), "8192Mi");
+	json_object_put(slices);
+
+	/* The chip's HBM unknown: no memory counter, and the vNPUs consume
+	 * only AI cores, what the set has. A template naming no memory
+	 * consumes none either. */
+	facts[0].hbm_bytes = 0;
+	snprintf(s->devices[3].vnpu.template_name, sizeof(s->devices[3].vnpu.template_name), "vir04");
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_null(get(slices, "1.spec.sharedCounters.0.counters.memory"));
+	v = find_device(slices, "vnpu-100");
+	assert_string_equal(str(v, "capacity.memory.value"), "16384Mi");
+	assert_null(get(v, "consumesCounters.0.counters.memory"));
+	assert_string_equal(str(v, "consumesCounters.0.counters.aicores.value"), "10");
+	v = find_device(slices, "vnpu-101");
+	assert_null(get(v, "capacity.memory"));
+	assert_string_equal(str(v, "capacity.aiCores.value"), "4");
+	json_object_put(slices);
+
+	/* Nothing known of the chip: no counter set (an empty one is invalid),
+	 * the vNPUs consume nothing and the split stays at 128. */
+	s->devices[0].chip.aicore_count = 0;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 1);
+	assert_null(get(find_device(slices, "vnpu-100"), "consumesCounters"));
+	json_object_put(slices);
+
+	/* A vNPU whose template is unknown (found by its node only) is not
+	 * published, as the device plugin lists it under no resource. */
+	s->devices[0].chip.aicore_count = 20;
+	s->devices[2].vnpu.template_name[0] = '\0';
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_null(find_device(slices, "vnpu-100"));
+	assert_non_null(find_device(slices, "vnpu-101"));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static void test_vnpu_health(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = carve(1, 1, 2, "vir08");
+	/* The inventory makes the vNPUs of an Unhealthy chip Unhealthy too. */
+	for (size_t i = 0; i < s->count; i++) {
+		s->devices[i].healthy = false;
+		s->devices[i].fault = NPU_FAULT_HEALTH_LEVEL;
+	}
+	s->healthy = 0;
 	const struct kube_slice_params p = { .node_name = "n", .generation = 1 };
 	json_object *slices = NULL;
 	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
-	assert_int_equal(devices_in(slices, 0), 1);
-	assert_string_equal(str(slices, "0.spec.devices.0.name"), "npu-0");
+	for (unsigned id = 100; id <= 101; id++) {
+		char name[16];
+		snprintf(name, sizeof(name), "vnpu-%u", id);
+		json_object *v = find_device(slices, name);
+		assert_string_equal(str(v, "taints.0.key"), "npu.ascend.com/unhealthy");
+		assert_string_equal(str(v, "taints.0.value"), "health-critical");
+		assert_string_equal(str(v, "taints.0.effect"), "NoSchedule");
+	}
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static void test_vnpu_split(void **state)
+{
+	(void)state;
+	/* 10 chips of 16 vNPUs: 160 devices that consume counters, 64 per
+	 * slice (the API's limit then), and 10 counter sets, 8 per slice. */
+	struct npu_snapshot *s = carve(10, 10, 16, "vir01");
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 5);
+	assert_int_equal(devices_in(slices, 0), 64);
+	assert_int_equal(devices_in(slices, 1), 64);
+	assert_int_equal(devices_in(slices, 2), 32);
+	assert_int_equal(json_object_array_length(get(slices, "3.spec.sharedCounters")), 8);
+	assert_int_equal(json_object_array_length(get(slices, "4.spec.sharedCounters")), 2);
+	assert_string_equal(str(slices, "4.spec.sharedCounters.1.name"), "npu-9");
+	assert_string_equal(str(slices, "4.metadata.name"), "n-npu.ascend.com-4");
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(json_object_get_int64(get(json_object_array_get_idx(slices, i), "spec.pool.resourceSliceCount")), 5);
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+static void test_time_slicing(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 2);
+	struct kube_device_facts facts[2] = { { .hbm_bytes = 64ull << 30, .shares = 4 }, { .shares = 1 } };
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	json_object *d = find_device(slices, "npu-0");
+	assert_true(json_object_get_boolean(get(d, "allowMultipleAllocations")));
+	/* Each allocation takes one of the four shares, and nothing of the
+	 * memory and AI cores, which the sharers do not divide. */
+	assert_string_equal(str(d, "capacity.shares.value"), "4");
+	assert_string_equal(str(d, "capacity.shares.requestPolicy.default"), "1");
+	assert_int_equal(json_object_array_length(get(d, "capacity.shares.requestPolicy.validValues")), 1);
+	assert_string_equal(str(d, "capacity.shares.requestPolicy.validValues.0"), "1");
+	assert_string_equal(str(d, "capacity.memory.value"), "65536Mi");
+	assert_string_equal(str(d, "capacity.memory.requestPolicy.default"), "0");
+	assert_string_equal(str(d, "capacity.memory.requestPolicy.validValues.0"), "0");
+	assert_string_equal(str(d, "capacity.aiCores.requestPolicy.default"), "0");
+	/* Not shared: as before, no request policy (the API refuses one). */
+	d = find_device(slices, "npu-1");
+	assert_null(get(d, "allowMultipleAllocations"));
+	assert_null(get(d, "capacity.shares"));
+	assert_null(get(d, "capacity.aiCores.requestPolicy"));
 	json_object_put(slices);
 	npu_snapshot_unref(s);
 }
@@ -320,7 +498,10 @@ int main(void)
 		cmocka_unit_test(test_interconnect_groups),
 		cmocka_unit_test(test_taint),
 		cmocka_unit_test(test_split),
-		cmocka_unit_test(test_vnpus_withheld),
+		cmocka_unit_test(test_vnpu_partitions),
+		cmocka_unit_test(test_vnpu_health),
+		cmocka_unit_test(test_vnpu_split),
+		cmocka_unit_test(test_time_slicing),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_semver),
 	};
