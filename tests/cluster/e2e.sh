@@ -837,7 +837,7 @@ ND=$(cluster_node_name $DK)
 # taint" lines, read from its ResourceSlices.
 dra_devices() {
 	k get resourceslices --field-selector "spec.nodeName=$ND,spec.driver=$DRA" -o json |
-		jq -r '.items[].spec.devices[] | "\(.name) \(.attributes.physicalID.int) \(.attributes.product.string // "-") \(.attributes.interconnectGroup.string // "-") \([.taints[]? | "\(.key)=\(.value):\(.effect)"] | join(",") | if . == "" then "-" else . end)"' |
+		jq -r '.items[].spec.devices[]? | "\(.name) \(.attributes.physicalID.int) \(.attributes.product.string // "-") \(.attributes.interconnectGroup.string // "-") \([.taints[]? | "\(.key)=\(.value):\(.effect)"] | join(",") | if . == "" then "-" else . end)"' |
 		sort -V
 }
 dra_attr() { dra_devices | awk -v d="$1" -v f="$2" '$1 == d { print $f }'; } # DEVICE FIELD(2-5)
@@ -1312,9 +1312,33 @@ step_dra_both() {
 	out=$(k -n kube-system logs "$pod" | grep 'front ends:' | tail -n 1 | sed 's/^[^ ]* *[a-z]* *//')
 	[ -n "$out" ] && pass "10o. kubectl logs $pod: $out" || fail "10o. the split logged" "no 'front ends:' line"
 	devs=$(ND=$N3 wait_devices 'split("\n") | map(select(. != "")) | length > 0' 60000 | awk '{print $1 "=" $3}' | tr '\n' ' ')
-	[[ $devs == *"npu-4=310P"* && $devs == *"npu-5=310P"* && $devs != *"npu-1="* && $devs != *"npu-2="* && $devs != *"npu-3="* ]] &&
-		pass "10o. $N3's ResourceSlices list only the DRA driver's devices: $devs" ||
+	# Chip 0 is carved, so it is withheld and its two vNPUs are devices
+	# that consume its counters.
+	[[ $devs == *"npu-4=310P"* && $devs == *"npu-5=310P"* && $devs == *"vnpu-100="* && $devs == *"vnpu-101="* &&
+		$devs != *"npu-0="* && $devs != *"npu-1="* && $devs != *"npu-2="* && $devs != *"npu-3="* ]] &&
+		pass "10o. $N3's ResourceSlices list only the DRA driver's devices: $devs; counters: $(k get resourceslices --field-selector "spec.nodeName=$N3" -o json | jq -c '[.items[].spec.sharedCounters[]?] | map({(.name): .counters}) | add')" ||
 		fail "10o. $N3's slices" "$devs"
+
+	# The vNPU example: the claim gets a vNPU of chip 0, the container sees
+	# it as /dev/davinci<id> and nothing else.
+	example dra/npu-claim-vnpu.yaml "apiVersion: v1
+kind: Pod
+metadata: {name: dra-vnpu}
+spec: {nodeSelector: {kubernetes.io/hostname: $N3}}" >"$tmp/dra-vnpu.yaml"
+	check "10o. kubectl apply -f examples/dra/npu-claim-vnpu.yaml (pinned to $N3)" k apply -f "$tmp/dra-vnpu.yaml"
+	if k wait --for=condition=Ready pod/dra-vnpu --timeout="$WAIT" >/dev/null; then
+		devs=$(claim_devices "$(pod_claim dra-vnpu vnpu)")
+		out=$(k exec dra-vnpu -c inference -- sh -c 'echo "$ASCEND_VISIBLE_DEVICES $ASCEND_RUNTIME_OPTIONS"; ls /dev | grep davinci | tr "\n" " "')
+		[[ $devs =~ ^vnpu-(10[01])$ ]] && [[ $out == "${BASH_REMATCH[1]} VIRTUAL"*"davinci${BASH_REMATCH[1]} "* ]] &&
+			[ "$(grep -o 'davinci[0-9][0-9]*' <<<"$out" | sort -u | wc -l)" = 1 ] &&
+			pass "10o. dra-vnpu's claim got $devs ($(k get resourceslices --field-selector "spec.nodeName=$N3" -o json | jq -r --arg d "$devs" '.items[].spec.devices[]? | select(.name == $d) | "template \(.attributes.template.string), \(.capacity.aiCores.value) AI cores"')); the container: $(tr '\n' ' ' <<<"$out")" ||
+			fail "10o. the vNPU in the container" "claim devices '$devs'; the container: $out"
+		echo "    kubectl logs dra-vnpu:"
+		k logs dra-vnpu | sed 's/^/    /'
+	else
+		fail "10o. dra-vnpu Ready" "$(k describe pod dra-vnpu | tail -n 15)"
+	fi
+	k delete -f "$tmp/dra-vnpu.yaml" --wait=true --timeout="$WAIT" >/dev/null 2>&1
 	# A claim for a 310P chip, and beside it a device-plugin pod, on one node.
 	k apply -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
