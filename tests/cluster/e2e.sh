@@ -1291,10 +1291,24 @@ step_dra_both() {
 			| .spec.selector.matchLabels.name = "ascend-npu-both" | .spec.template.metadata.labels.name = "ascend-npu-both"
 			| .spec.template.spec.nodeSelector = {"npu-both": "true"}
 			| .spec.template.spec.containers[0].args = ["--front-end=both", "--dra-chips=0,310P",
-				"--kubelet-dir=/var/lib/kubelet", "--health-interval=5s"]
-			| .spec.template.spec.containers[0].volumeMounts += [{name: "device-plugins", mountPath: "/var/lib/kubelet/device-plugins"}]
-			| .spec.template.spec.volumes += [{name: "device-plugins", hostPath: {path: "/var/lib/kubelet/device-plugins", type: "Directory"}}]' \
+				"--kubelet-dir=/var/lib/kubelet", "--health-interval=5s", "--config=/etc/ascend-npu-both/config.yaml"]
+			| .spec.template.spec.containers[0].volumeMounts += [{name: "device-plugins", mountPath: "/var/lib/kubelet/device-plugins"},
+				{name: "config", mountPath: "/etc/ascend-npu-both", readOnly: true}]
+			| .spec.template.spec.volumes += [{name: "device-plugins", hostPath: {path: "/var/lib/kubelet/device-plugins", type: "Directory"}},
+				{name: "config", configMap: {name: "ascend-npu-both"}}]' \
 		>"$tmp/both.json" || { fail "10o. the DaemonSet with --front-end=both" "cannot render it"; return; }
+	# The 310P chips time-sliced two ways (their own resource name): each
+	# is a device that two claims may share.
+	check "10o. kubectl create configmap ascend-npu-both: ascend.com/npu-310p for the 310P chips, time-sliced x2" \
+		k -n kube-system create configmap ascend-npu-both --from-literal=config.yaml="version: v1
+resources:
+  - family: 310P
+    name: ascend.com/npu-310p
+sharing:
+  timeSlicing:
+    resources:
+      - name: ascend.com/npu-310p
+        replicas: 2"
 	t0=$(now_ms)
 	check "10o. kubectl label node $N3 npu- npu-both=true" k label node "$N3" npu- npu-both=true
 	k -n kube-system wait --for=delete pod -l name=ascend-device-plugin --field-selector "spec.nodeName=$N3" --timeout="$WAIT" >/dev/null 2>&1
@@ -1372,8 +1386,47 @@ EOF
 	delete_pods both-dra both-dp
 	k delete resourceclaim both-310p --ignore-not-found >/dev/null 2>&1
 
+	# Time-slicing through DRA: npu-4 allows two allocations (its "shares"
+	# capacity is the replicas); two claims for it share it, a third waits.
+	local i
+	for i in 1 2 3; do
+		k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-npu4-$i}
+spec:
+  devices:
+    requests:
+    - name: npu
+      exactly:
+        deviceClassName: 310p.$DRA
+        selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == 4'}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: shared-npu4-$i}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $N3}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  resourceClaims: [{name: npu, resourceClaimName: shared-npu4-$i}]
+  containers:
+  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity], resources: {claims: [{name: npu}]}}
+EOF
+		[ "$i" = 3 ] || k wait --for=condition=Ready "pod/shared-npu4-$i" --timeout="$WAIT" >/dev/null
+	done
+	if [ "$(pod_devices shared-npu4-1)" = 4 ] && [ "$(pod_devices shared-npu4-2)" = 4 ] &&
+		k wait --for=condition=PodScheduled=false pod/shared-npu4-3 --timeout="$WAIT" >/dev/null; then
+		pass "10o. time-slicing through DRA: shared-npu4-1 and shared-npu4-2 both run on npu-4 (shares $(k get resourceclaim shared-npu4-1 shared-npu4-2 -o jsonpath='{range .items[*]}{.status.allocation.devices.results[0].shareID}{" "}{end}')), shared-npu4-3 Pending: $(k get pod shared-npu4-3 -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+	else
+		fail "10o. two claims share npu-4, a third waits" "$(k get pods -o wide | grep shared-npu4); $(pod_devices shared-npu4-1) $(pod_devices shared-npu4-2)"
+	fi
+	delete_pods shared-npu4-1 shared-npu4-2 shared-npu4-3
+	k delete resourceclaim shared-npu4-1 shared-npu4-2 shared-npu4-3 --ignore-not-found >/dev/null 2>&1
+
 	# Back: node 3 on the device plugin alone.
 	k -n kube-system delete daemonset ascend-npu-both --wait=true --timeout="$WAIT" >/dev/null 2>&1
+	k -n kube-system delete configmap ascend-npu-both --ignore-not-found >/dev/null 2>&1
 	check "10o. kubectl label node $N3 npu-both- npu=true" k label node "$N3" npu-both- npu=true
 	if wait_capacity "$N3" 5 && wait_capacity "$N3" 2 ascend.com/npu-vir04-3c; then
 		pass "10o. $N3 back on the device plugin alone: ascend.com/npu 5, ascend.com/npu-vir04-3c 2"
