@@ -9,17 +9,14 @@
 
 #include "npu/chip_select.h"
 #include "npu/inventory.h"
+#include "fuzz/fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 4096)
-		return 0;
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size, 4096);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	struct npu_chip_select s;
 	char why[160];
 	if (npu_chip_select_parse(text, &s, why, sizeof(why)) == 0) {

@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "daemon/serving.h"
+#include "fuzz/fuzz_text.h"
 
 #define MAX_ARGS 32
 
@@ -15,13 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct config config;
 	static struct serving serving;
-	if (size > 16384)
-		return 0;
-	char *copy = malloc(size + 1);
+	char *copy = fuzz_text(data, size, 16384);
 	if (!copy)
 		return 0;
-	memcpy(copy, data, size);
-	copy[size] = '\0';
 
 	char *argv[MAX_ARGS + 1] = { (char *)(uintptr_t)"ascend-device-plugin" };
 	int argc = 1;

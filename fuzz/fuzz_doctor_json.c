@@ -11,15 +11,14 @@
 
 #include "explain.h"
 #include "report.h"
+#include "fuzz/fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size, SIZE_MAX - 1);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	const char *parts[3] = { text, NULL, NULL };
 	size_t n = 1;
 	for (char *p = text; n < 3 && (p = strstr(p, "\n---\n")) != NULL;) {

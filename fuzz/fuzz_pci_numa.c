@@ -10,17 +10,14 @@
 
 #include "base/pci.h"
 #include "npu/sysfs.h"
+#include "fuzz/fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 4096)
-		return 0;
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size, 4096);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 
 	struct pci_address a, again;
 	if (pci_address_parse(text, &a) == 0) {

@@ -7,17 +7,14 @@
 #include <string.h>
 
 #include "npu/vnpu.h"
+#include "fuzz/fuzz_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 4096)
-		return 0;
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size, 4096);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	struct npu_vnpu_size v;
 	if (npu_vnpu_template_size(text, &v) == 0 &&
 	    (v.aicores == 0 || v.aicores > 1024 || v.aicpus > 256 || v.memory_bytes % (1ull << 30) != 0 ||

@@ -898,6 +898,22 @@ spec:
   devices: [{name: npu-99}]
 EOF
 }
+# claim_pod NAME NODE CLAIM: a busybox pod on NODE whose container uses the
+# ResourceClaim CLAIM.
+claim_pod() {
+	cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $2}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  resourceClaims: [{name: npu, resourceClaimName: $3}]
+  containers:
+  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity], resources: {claims: [{name: npu}]}}
+EOF
+}
 # The status the kubelet gives a pod's claimed devices:
 # "claim:npu: npu.ascend.com/npu-node-2/npu-3=Unhealthy".
 dra_resource_health() { # POD
@@ -1232,21 +1248,7 @@ EOF
 	# (DRAExtendedResource, GA in 1.37) has the scheduler make it a claim,
 	# and the driver prepares it. The node's own ascend.com/npu is 0 or
 	# absent: with --front-end=dra the device plugin never registers.
-	k apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Pod
-metadata: {name: dra-extended}
-spec:
-  nodeSelector: {kubernetes.io/hostname: $ND}
-  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: main
-    image: $E2E_BUSYBOX_IMAGE
-    command: [sleep, infinity]
-    resources: {limits: {ascend.com/npu: 2}}
-EOF
-	if k wait --for=condition=Ready pod/dra-extended --timeout="$WAIT" >/dev/null; then
+	if run_npu_pod dra-extended "$ND" 2; then
 		claim=$(k get pod dra-extended -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}')
 		devs=$(claim_devices "$claim")
 		# shellcheck disable=SC2086
@@ -1354,7 +1356,8 @@ spec: {nodeSelector: {kubernetes.io/hostname: $N3}}" >"$tmp/dra-vnpu.yaml"
 	fi
 	k delete -f "$tmp/dra-vnpu.yaml" --wait=true --timeout="$WAIT" >/dev/null 2>&1
 	# A claim for a 310P chip, and beside it a device-plugin pod, on one node.
-	k apply -f - >/dev/null <<EOF
+	{
+		cat <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: both-310p}
@@ -1363,17 +1366,9 @@ spec:
     requests:
     - {name: npu, exactly: {deviceClassName: 310p.$DRA}}
 ---
-apiVersion: v1
-kind: Pod
-metadata: {name: both-dra}
-spec:
-  nodeSelector: {kubernetes.io/hostname: $N3}
-  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
-  terminationGracePeriodSeconds: 1
-  resourceClaims: [{name: npu, resourceClaimName: both-310p}]
-  containers:
-  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity], resources: {claims: [{name: npu}]}}
 EOF
+		claim_pod both-dra "$N3" both-310p
+	} | k apply -f - >/dev/null
 	if k wait --for=condition=Ready pod/both-dra --timeout="$WAIT" >/dev/null && run_npu_pod both-dp "$N3" 2; then
 		local a b
 		a=$(pod_devices both-dra) b=$(pod_devices both-dp)
@@ -1390,7 +1385,8 @@ EOF
 	# capacity is the replicas); two claims for it share it, a third waits.
 	local i
 	for i in 1 2 3; do
-		k apply -f - >/dev/null <<EOF
+		{
+			cat <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: shared-npu4-$i}
@@ -1402,17 +1398,9 @@ spec:
         deviceClassName: 310p.$DRA
         selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == 4'}}]
 ---
-apiVersion: v1
-kind: Pod
-metadata: {name: shared-npu4-$i}
-spec:
-  nodeSelector: {kubernetes.io/hostname: $N3}
-  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
-  terminationGracePeriodSeconds: 1
-  resourceClaims: [{name: npu, resourceClaimName: shared-npu4-$i}]
-  containers:
-  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity], resources: {claims: [{name: npu}]}}
 EOF
+			claim_pod "shared-npu4-$i" "$N3" "shared-npu4-$i"
+		} | k apply -f - >/dev/null
 		[ "$i" = 3 ] || k wait --for=condition=Ready "pod/shared-npu4-$i" --timeout="$WAIT" >/dev/null
 	done
 	if [ "$(pod_devices shared-npu4-1)" = 4 ] && [ "$(pod_devices shared-npu4-2)" = 4 ] &&
