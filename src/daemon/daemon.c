@@ -203,9 +203,11 @@ static void refresh(struct daemon *d, const char *reason)
 	}
 	/* Views are built only when there is news for them; each endpoint also
 	 * drops a view equal to what it sent last. */
+	/* The metrics first: whoever hears the new list from the kubelet then
+	 * finds them saying the same. */
+	observe_node(d->observe, snap);
 	if (changed || !d->refreshed_once || d->endpoints.publish_due)
 		endpoint_set_publish(&d->endpoints, device_plugin_view(d, snap), d->files);
-	observe_node(d->observe, snap);
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
 	if (d->dra_on)
 		dra_front_refresh(&d->dra, dra_view(d, snap), d->files, d->config.health_interval_ms,
