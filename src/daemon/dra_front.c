@@ -193,6 +193,14 @@ int dra_front_start(struct dra_front *f, char *why, size_t why_size)
 		snprintf(why, why_size, "cannot watch the DRA sockets' directories (inotify): %s", strerror(-r));
 		return r;
 	}
+	char failure[768] = "";
+	size_t failed = 0;
+	int restored = dra_driver_restore(f->driver, &failed, failure, sizeof(failure));
+	if (restored > 0)
+		log_info("wrote the CDI specs of %d prepared claims from the DRA checkpoint", restored);
+	if (failed > 0)
+		log_error("cannot write the CDI specs of %zu prepared claims from the DRA checkpoint; the first: %s",
+			  failed, failure);
 	if ((r = serve(f, why, why_size)) < 0)
 		return r;
 	f->started = true;

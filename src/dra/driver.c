@@ -255,6 +255,25 @@ out:
 	return r;
 }
 
+int dra_driver_restore(struct dra_driver *d, size_t *ret_failed, char *why, size_t why_size)
+{
+	int written = 0;
+	size_t failed = 0;
+	char reason[512];
+	pthread_mutex_lock(&d->op_lock);
+	for (size_t i = 0; i < d->checkpoint.count; i++) {
+		const struct dra_prepared *p = d->checkpoint.claims[i];
+		if (write_spec(d, p, false, reason, sizeof(reason)) == 0) {
+			written++;
+		} else if (failed++ == 0) {
+			snprintf(why, why_size, "claim %s/%s (uid %s): %s", p->namespace, p->name, p->uid, reason);
+		}
+	}
+	pthread_mutex_unlock(&d->op_lock);
+	*ret_failed = failed;
+	return written;
+}
+
 static struct dra_prepared *copy_prepared(const struct dra_prepared *p)
 {
 	struct dra_prepared *c = dra_prepared_new(p->n_devices);

@@ -93,5 +93,16 @@ int dra_driver_cdi_id(const struct dra_driver *driver, const char *uid, char *bu
  * when it does not exist: nothing to do). */
 int dra_driver_sweep(struct dra_driver *driver);
 
+/* Writes the CDI spec of every claim the checkpoint records again, for the
+ * snapshot published last (whatever the devices' health: their pods run on
+ * them). A running kubelet never prepares again a claim it saw prepared, so
+ * a container it restarts finds its devices only through a spec that is
+ * there: this puts back one lost while the driver was down (a CDI directory
+ * emptied, a spec never synced before a crash) and renders old ones as this
+ * release does. Call after the first dra_driver_publish, before serving.
+ * Returns how many specs were written; *ret_failed counts the claims whose
+ * spec could not be, why then naming the first and the reason. */
+int dra_driver_restore(struct dra_driver *driver, size_t *ret_failed, char *why, size_t why_size);
+
 /* How many claims are prepared now. */
 size_t dra_driver_prepared_count(struct dra_driver *driver);

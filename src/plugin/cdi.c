@@ -298,8 +298,11 @@ int cdi_spec_write(const char *dir, const char *file_name, const char *json)
 	if (r < 0)
 		return r;
 	/* The temp file's name does not end in .json or .yaml: runtimes never
-	 * load a half-written spec. Synced: the spec outlives a crash of the node. */
-	return file_write_atomic(path, json, strlen(json), 0644, FILE_WRITE_SYNC);
+	 * load a half-written spec. Not synced: a spec is derived data, written
+	 * anew at every start (the device plugin's from the inventory, a DRA
+	 * claim's from the driver's checkpoint), and usually on tmpfs anyway
+	 * (/var/run/cdi), so an fsync would only slow a prepare down. */
+	return file_write_atomic(path, json, strlen(json), 0644, 0);
 }
 
 int cdi_spec_remove(const char *dir, const char *file_name)

@@ -13,10 +13,12 @@
  *   - with the API server stopped a prepared claim is answered from the
  *     checkpoint and the failure is logged once; once it is back, the
  *     slices say what happened meanwhile;
+ *   - a restarted driver writes the spec of a prepared claim again;
  *   - vNPUs and a time-sliced --config: the vNPUs in the slices as
  *     partitions, a vNPU's claim prepared with its node, a shared chip
  *     prepared for as many claims as its replicas. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,9 +39,20 @@ static struct apiserver *const api = &the_apiserver;
 
 struct dra_node {
 	struct node node;
-	char kubelet_dir[96], registry[128], cdi_dir[96];
+	char kubelet_dir[96], registry[128], cdi_dir[96], config_flag[200];
 	struct proc *kubelet, *plugin;
 };
+
+/* The daemon as the DRA driver of the node, up to the kubelet's
+ * registration of it. */
+static void start_plugin(struct dra_node *d)
+{
+	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", d->kubelet_dir, "--node-name", NODE_NAME,
+				      "--cdi-dir", d->cdi_dir, "--kubeconfig", api->kubeconfig, "--health-interval",
+				      "1h", d->config_flag, NULL };
+	d->plugin = node_start_plugin(&d->node, flags);
+	assert_non_null(proc_expect(d->kubelet, "dra-registered socket=npu.ascend.com-reg.sock", WAIT_MS));
+}
 
 /* config: the --config file's text, or NULL for none; state: the DCMI
  * state to start from, or NULL for 8 healthy chips; files: more device
@@ -51,25 +64,22 @@ static void start(struct dra_node *d, const char *config, const char *state, con
 		node_write_state(&d->node, "%s", state);
 	for (size_t i = 0; files && files[i]; i++)
 		node_touch(&d->node, files[i]);
-	char config_path[160], config_flag[200] = "--health-interval=1h";
+	char config_path[160];
+	snprintf(d->config_flag, sizeof(d->config_flag), "--health-interval=1h");
 	if (config) {
 		snprintf(config_path, sizeof(config_path), "%s/config.yaml", d->node.root);
 		FILE *f = fopen(config_path, "we");
 		assert_non_null(f);
 		assert_true(fputs(config, f) >= 0);
 		assert_int_equal(fclose(f), 0);
-		snprintf(config_flag, sizeof(config_flag), "--config=%s", config_path);
+		snprintf(d->config_flag, sizeof(d->config_flag), "--config=%s", config_path);
 	}
 	snprintf(d->kubelet_dir, sizeof(d->kubelet_dir), "%s/kubelet-root", d->node.root);
 	snprintf(d->registry, sizeof(d->registry), "%s/plugins_registry", d->kubelet_dir);
 	snprintf(d->cdi_dir, sizeof(d->cdi_dir), "%s/cdi", d->node.root);
 	const char *const kflags[] = { "--dra-registry", d->registry, NULL };
 	d->kubelet = node_start_kubelet_with(&d->node, kflags);
-	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", d->kubelet_dir, "--node-name", NODE_NAME,
-				      "--cdi-dir", d->cdi_dir, "--kubeconfig", api->kubeconfig, "--health-interval",
-				      "1h", config_flag, NULL };
-	d->plugin = node_start_plugin(&d->node, flags);
-	assert_non_null(proc_expect(d->kubelet, "dra-registered socket=npu.ascend.com-reg.sock", WAIT_MS));
+	start_plugin(d);
 }
 
 /* Whether the node's one slice is at generation with npu-<tainted> (none:
@@ -249,6 +259,20 @@ static void test_dra_against_kube_apiserver(void **state)
 	/* Each cause once however many retries (a starting server may add one
 	 * of its own, such as a 503). */
 	assert_true(proc_count_err(d.plugin, "cannot publish the ResourceSlices") <= 2);
+
+	/* (e) The driver restarted, its prepared claim's spec gone meanwhile
+	 * (a running kubelet would not prepare the claim again): the spec is
+	 * back from the checkpoint before any call. */
+	proc_kill(d.plugin, SIGTERM);
+	assert_int_equal(proc_free(d.plugin), 0);
+	d.plugin = d.node.plugin = NULL;
+	assert_int_equal(unlink(path), 0);
+	start_plugin(&d);
+	assert_non_null(proc_expect_err(d.plugin, "wrote the CDI specs of 1 prepared claims from the DRA checkpoint",
+					WAIT_MS));
+	spec = read_spec(path);
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=2\""));
+	free(spec);
 
 	snprintf(cmd, sizeof(cmd), "dra-unprepare default c1 %s", uid);
 	proc_send(d.kubelet, cmd);

@@ -7,7 +7,8 @@
  * another pool, an unknown, Unhealthy or already prepared chip, a recreated
  * claim and an unallocated one each fail that claim with the device and the
  * reason; unprepare removes spec and entry and accepts an unknown claim; a
- * corrupt checkpoint is set aside. A vNPU's spec mounts /dev/vdavinci<id>
+ * corrupt checkpoint is set aside; a restart writes the specs of recorded
+ * claims again. A vNPU's spec mounts /dev/vdavinci<id>
  * as Allocate does, its carved chip is refused; a time-sliced chip is
  * prepared for as many claims as its replicas. */
 #include <errno.h>
@@ -337,6 +338,52 @@ static void test_sweep(void **state)
 	assert_int_equal(dra_driver_sweep(f->driver), 0);
 }
 
+static void test_restore(void **state)
+{
+	struct fixture *f = *state;
+	struct dra_prepared *p;
+	char why[512] = "", path[256];
+	static const char *const uids[] = { "r1", "r2" };
+	static const char *const claims[] = { CLAIM("r1", RESULT("node-1", "npu-0")),
+					      CLAIM("r2", RESULT("node-1", "npu-3")) };
+	for (size_t i = 0; i < 2; i++) {
+		f->claim_json = claims[i];
+		assert_int_equal(dra_driver_prepare(f->driver, "ns", uids[i], "c", &p, why, sizeof(why)), 0);
+		free(p);
+	}
+	/* While the driver is down, one spec is lost and the other garbled. */
+	dra_driver_free(f->driver);
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_r1.json", f->cdi_dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_r2.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{", 1, 0644, 0), 0);
+	start_driver(f, NULL, 0);
+	f->claim_json = NULL;
+	size_t failed = 99;
+	assert_int_equal(dra_driver_restore(f->driver, &failed, why, sizeof(why)), 2);
+	assert_int_equal(failed, 0);
+	assert_int_equal(f->reads, 2); /* from the record, not the API server */
+	char *spec = spec_of(f, "r1");
+	assert_non_null(spec);
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=0\""));
+	free(spec);
+	spec = spec_of(f, "r2");
+	assert_non_null(spec);
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=3\""));
+	free(spec);
+
+	/* A chip gone from the inventory: that claim is named, the other written. */
+	struct npu_snapshot *three = npu_snapshot_new(3);
+	assert_non_null(three);
+	memcpy(three->devices, f->snap->devices, 3 * sizeof(three->devices[0]));
+	dra_driver_publish(f->driver, three, NULL, NULL);
+	assert_int_equal(dra_driver_restore(f->driver, &failed, why, sizeof(why)), 1);
+	assert_int_equal(failed, 1);
+	if (!strstr(why, "claim ns/c (uid r2): device npu-3 is not on this node"))
+		fail_msg("'%s' does not name the claim and the device", why);
+	npu_snapshot_unref(three);
+}
+
 static void test_corrupt_checkpoint(void **state)
 {
 	struct fixture *f = *state;
@@ -360,6 +407,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vnpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_sliced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
