@@ -382,9 +382,10 @@ static int check_request(const char *ns, const char *uid, const char *name, char
 	return 0;
 }
 
-/* The record of the claim as the API server has it now. */
-static int read_claim(struct dra_driver *d, const char *ns, const char *uid, const char *name,
-		      struct dra_prepared **ret, char *why, size_t why_size)
+/* The claim as the API server has it now, malloc'd. Takes no lock: a
+ * prepare waiting on the API server holds up no other claim's. */
+static int read_claim(struct dra_driver *d, const char *ns, const char *name, struct dra_claim **ret, char *why,
+		      size_t why_size)
 {
 	char *json = NULL, problem[512] = "";
 	size_t len = 0;
@@ -405,7 +406,8 @@ static int read_claim(struct dra_driver *d, const char *ns, const char *uid, con
 		snprintf(why, why_size, "ResourceClaim %s/%s: %s", ns, name, problem);
 		goto out;
 	}
-	r = take_claim(d, ns, uid, name, claim, ret, why, why_size);
+	*ret = claim;
+	claim = NULL;
 out:
 	free(json);
 	free(claim);
@@ -440,21 +442,33 @@ static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_
 	return r;
 }
 
-static int prepare_locked(struct dra_driver *d, const char *ns, const char *uid, const char *name,
-			  struct dra_prepared **ret, char *why, size_t why_size)
+/* The answer from the record p, its spec written again. */
+static int answer_recorded(struct dra_driver *d, const struct dra_prepared *p, struct dra_prepared **ret, char *why,
+			   size_t why_size)
+{
+	int r = write_spec(d, p, false, why, why_size);
+	if (r < 0)
+		return r;
+	struct dra_prepared *copy = copy_prepared(p);
+	if (!copy)
+		return -ENOMEM;
+	*ret = copy;
+	return 0;
+}
+
+/* A claim read from the API server: checked against the claims recorded
+ * now, its spec written, recorded, answered. A call for the same claim that
+ * recorded it meanwhile has made the answer. */
+static int prepare_read(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+			const struct dra_claim *claim, struct dra_prepared **ret, char *why, size_t why_size)
 {
 	struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
-	int r;
-	if (p) {
-		/* Prepared before: the same answer, and the spec there again. */
-		if ((r = write_spec(d, p, false, why, why_size)) < 0)
-			return r;
-	} else {
-		if ((r = read_claim(d, ns, uid, name, &p, why, why_size)) < 0 || (r = record(d, p, why, why_size)) < 0)
-			return r;
-		p = dra_checkpoint_find(&d->checkpoint, uid);
-	}
-	struct dra_prepared *copy = copy_prepared(p);
+	if (p)
+		return answer_recorded(d, p, ret, why, why_size);
+	int r = take_claim(d, ns, uid, name, claim, &p, why, why_size);
+	if (r < 0 || (r = record(d, p, why, why_size)) < 0)
+		return r;
+	struct dra_prepared *copy = copy_prepared(dra_checkpoint_find(&d->checkpoint, uid));
 	if (!copy)
 		return -ENOMEM;
 	*ret = copy;
@@ -467,9 +481,22 @@ int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, co
 	int r = check_request(ns, uid, name, why, why_size);
 	if (r < 0)
 		return r;
+	/* Prepared before: the same answer, and the spec there again. */
 	pthread_mutex_lock(&d->op_lock);
-	r = prepare_locked(d, ns, uid, name, ret_prepared, why, why_size);
+	const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
+	if (p)
+		r = answer_recorded(d, p, ret_prepared, why, why_size);
 	pthread_mutex_unlock(&d->op_lock);
+	if (!p) {
+		struct dra_claim *claim = NULL;
+		r = read_claim(d, ns, name, &claim, why, why_size);
+		if (r == 0) {
+			pthread_mutex_lock(&d->op_lock);
+			r = prepare_read(d, ns, uid, name, claim, ret_prepared, why, why_size);
+			pthread_mutex_unlock(&d->op_lock);
+		}
+		free(claim);
+	}
 	if (r == -ENOMEM && !why[0])
 		snprintf(why, why_size, "out of memory");
 	return r;

@@ -8,18 +8,22 @@
  * claim and an unallocated one each fail that claim with the device and the
  * reason; unprepare removes spec and entry and accepts an unknown claim; a
  * corrupt checkpoint is set aside; a restart writes the specs of recorded
- * claims again. A vNPU's spec mounts /dev/vdavinci<id>
+ * claims again; a prepare waiting on the API server holds up no other. A vNPU's spec mounts /dev/vdavinci<id>
  * as Allocate does, its carved chip is refused; a time-sliced chip is
  * prepared for as many claims as its replicas. */
 #include <errno.h>
 #include <setjmp.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -32,7 +36,12 @@
 struct fixture {
 	char dir[64], cdi_dir[96], plugin_dir[96], dev_dir[96];
 	const char *claim_json; /* what the reader answers */
-	int reads;
+	atomic_int reads;
+	/* The read of the claim named "slow" answers slow_json once gate is
+	 * posted, having posted entered. */
+	bool gated;
+	sem_t entered, gate;
+	const char *slow_json;
 	struct npu_snapshot *snap;
 	struct dra_driver *driver;
 };
@@ -42,6 +51,13 @@ static int read_claim(void *ctx, const char *ns, const char *name, char **ret_js
 {
 	struct fixture *f = ctx;
 	f->reads++;
+	if (f->gated && strcmp(name, "slow") == 0) {
+		sem_post(&f->entered);
+		sem_wait(&f->gate);
+		*ret_json = strdup(f->slow_json);
+		*ret_len = strlen(f->slow_json);
+		return *ret_json ? 0 : -ENOMEM;
+	}
 	if (!f->claim_json) {
 		snprintf(why, why_size, "resourceclaims \"%s\" not found in %s", name, ns);
 		return -ENOENT;
@@ -384,6 +400,55 @@ static void test_restore(void **state)
 	npu_snapshot_unref(three);
 }
 
+struct slow_prepare {
+	struct fixture *f;
+	int r;
+	char why[512];
+};
+
+static void *prepare_slow(void *arg)
+{
+	struct slow_prepare *sp = arg;
+	struct dra_prepared *p = NULL;
+	sp->r = dra_driver_prepare(sp->f->driver, "ns", "s1", "slow", &p, sp->why, sizeof(sp->why));
+	free(p);
+	return NULL;
+}
+
+/* A prepare waiting on the API server holds up no other claim's. */
+static void test_read_outside_lock(void **state)
+{
+	struct fixture *f = *state;
+	f->gated = true;
+	f->slow_json = CLAIM("s1", RESULT("node-1", "npu-0"));
+	assert_int_equal(sem_init(&f->entered, 0, 0), 0);
+	assert_int_equal(sem_init(&f->gate, 0, 0), 0);
+	struct slow_prepare sp = { .f = f };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, prepare_slow, &sp), 0);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 10;
+	assert_int_equal(sem_timedwait(&f->entered, &deadline), 0);
+
+	/* Meanwhile: another claim, and an unprepare. */
+	struct dra_prepared *p = NULL;
+	char why[512] = "";
+	f->claim_json = CLAIM("q1", RESULT("node-1", "npu-1"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "q1", "quick", &p, why, sizeof(why)), 0);
+	assert_string_equal(p->devices[0].device, "npu-1");
+	free(p);
+	assert_int_equal(dra_driver_unprepare(f->driver, "q1", why, sizeof(why)), 0);
+
+	sem_post(&f->gate);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	if (sp.r < 0)
+		fail_msg("the slow prepare: %s", sp.why);
+	assert_int_equal(dra_driver_prepared_count(f->driver), 1);
+	sem_destroy(&f->entered);
+	sem_destroy(&f->gate);
+}
+
 static void test_corrupt_checkpoint(void **state)
 {
 	struct fixture *f = *state;
@@ -408,6 +473,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_time_sliced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_outside_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
