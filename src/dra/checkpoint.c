@@ -244,13 +244,13 @@ int dra_checkpoint_render(const struct dra_checkpoint *cp, char **ret_json)
 	return r;
 }
 
-int dra_checkpoint_save(const char *path, const struct dra_checkpoint *cp)
+int dra_checkpoint_save(const char *path, const struct dra_checkpoint *cp, bool durable)
 {
 	char *json;
 	int r = dra_checkpoint_render(cp, &json);
 	if (r < 0)
 		return r;
-	r = file_write_atomic(path, json, strlen(json), 0600, FILE_WRITE_SYNC);
+	r = file_write_atomic(path, json, strlen(json), 0600, durable ? FILE_WRITE_SYNC : 0);
 	free(json);
 	return r;
 }

@@ -8,8 +8,9 @@
  *     "name": "...", "devices": [{"request": "...", "pool": "...",
  *     "device": "npu-3"}]}]}
  *
- * It is replaced atomically (temp file, fsync, rename, directory fsync): a
- * reader sees the old record or the new one. A file that cannot be parsed is
+ * It is replaced atomically (temp file, rename): a reader sees the old
+ * record or the new one; a save asked to be durable also syncs the file and
+ * its directory, so that it outlives a crash of the node. A file that cannot be parsed is
  * refused with the reason, and is the caller's to set aside. Bounded: at most
  * DRA_CHECKPOINT_MAX_CLAIMS claims and DRA_CLAIM_RESULTS_MAX devices each. */
 #pragma once
@@ -66,6 +67,6 @@ int dra_checkpoint_render(const struct dra_checkpoint *cp, char **ret_json);
  * (a first start), other errors as dra_checkpoint_parse or reading says. */
 int dra_checkpoint_load(const char *path, struct dra_checkpoint *cp, char *why, size_t why_size);
 
-/* Replaces path with the checkpoint, atomically and durably. Returns 0 or a
- * negative errno (the file is then as it was). */
-int dra_checkpoint_save(const char *path, const struct dra_checkpoint *cp);
+/* Replaces path with the checkpoint, atomically, and durably if asked.
+ * Returns 0 or a negative errno (the file is then as it was). */
+int dra_checkpoint_save(const char *path, const struct dra_checkpoint *cp, bool durable);

@@ -416,7 +416,14 @@ out:
 
 /* Writes the spec of a new claim and records it, the record last: a crash
  * between the two leaves a spec that the next start sweeps away. Takes p
- * over, whatever the outcome. */
+ * over, whatever the outcome.
+ *
+ * The record is not synced to disk: it outlives a restart of the driver or
+ * the kubelet in the page cache, and a record a power loss takes is one the
+ * kubelet asks for again (it prepares every claim again after its own
+ * start). What must outlive a power loss is a claim's removal, or the chip
+ * would stay held for a claim long gone: unprepare's save is durable, and
+ * with it everything recorded before. */
 static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_t why_size)
 {
 	char uid[DRA_UID_MAX], file[CDI_KIND_MAX + DRA_UID_MAX + 8];
@@ -429,7 +436,7 @@ static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_
 	if ((r = dra_checkpoint_put(&d->checkpoint, p)) < 0) {
 		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
 		free(p);
-	} else if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint)) < 0) {
+	} else if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, false)) < 0) {
 		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
 		(void)dra_checkpoint_drop(&d->checkpoint, uid); /* frees p */
 	} else {
@@ -514,7 +521,7 @@ int dra_driver_unprepare(struct dra_driver *d, const char *uid, char *why, size_
 		goto out;
 	}
 	if (dra_checkpoint_drop(&d->checkpoint, uid) || d->file_stale) {
-		r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint);
+		r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true);
 		d->file_stale = r < 0;
 		/* Said, so that the kubelet calls again and the save is retried. */
 		if (r < 0)
