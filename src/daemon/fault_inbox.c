@@ -25,6 +25,21 @@ void fault_inbox_post(struct fault_inbox *inbox, const struct dcmi_event *event)
 	loop_async_send(inbox->wake);
 }
 
+/* What an event's assertion says of its chip. */
+static const char *assertion_word(unsigned char assertion)
+{
+	switch (assertion) {
+	case DCMI_ASSERTION_RECOVERY:
+		return "recovered";
+	case DCMI_ASSERTION_OCCUR:
+		return "fault";
+	case DCMI_ASSERTION_ONE_OFF:
+		return "one-off event"; /* e.g. a reset finished: no fault to clear */
+	default:
+		return "event of unknown assertion";
+	}
+}
+
 void fault_inbox_report(struct fault_inbox *inbox)
 {
 	pthread_mutex_lock(&inbox->lock);
@@ -34,6 +49,5 @@ void fault_inbox_report(struct fault_inbox *inbox)
 	pthread_mutex_unlock(&inbox->lock);
 	if (count)
 		log_info("DCMI fault event: chip logic id %u %s, severity %u, event 0x%08X%s", ev.deviceid,
-			 ev.assertion == DCMI_ASSERTION_RECOVERY ? "recovered" : "fault", ev.severity, ev.event_id,
-			 count > 1 ? " (and more)" : "");
+			 assertion_word(ev.assertion), ev.severity, ev.event_id, count > 1 ? " (and more)" : "");
 }
