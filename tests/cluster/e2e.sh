@@ -862,6 +862,15 @@ pod_claim() { # POD CLAIM: made from a template, or named by the pod
 claim_devices() { k get resourceclaim "$1" -o jsonpath='{.status.allocation.devices.results[*].device}'; } # CLAIM
 claim_uid() { k get resourceclaim "$1" -o jsonpath='{.metadata.uid}'; }
 cdi_spec() { echo "$(cluster_node_dir $DK)/var/run/cdi/$DRA-claim_$1.json"; } # CLAIM_UID
+# wait_file FILE: FILE exists within 60 s (woken by changes of its directory).
+wait_file() {
+	local deadline
+	deadline=$(($(now_ms) + 60000))
+	until [ -e "$1" ]; do
+		(($(now_ms) < deadline)) || return 1
+		inotifywait -qq -t 1 -e create,moved_to "$(dirname "$1")" >/dev/null 2>&1 || true
+	done
+}
 # physical ids of DEVICES... on the DRA node, sorted, comma-separated
 phys_of() {
 	local d
@@ -1162,8 +1171,28 @@ EOF
 	# the pod keeps its chip, a new claim works, the slices are right.
 	before=$(pod_devices dra-npu-1 inference)
 	pod=$(dra_driver_pod)
+	# The claim's CDI spec goes while the driver pod is replaced (a CDI
+	# directory emptied under a running kubelet, which never prepares a
+	# claim again once it saw it prepared): the new driver writes it again
+	# from its checkpoint, and the pod's container, killed, comes back with
+	# its chip.
+	rm -f "$(cdi_spec "$uid")"
 	k -n kube-system delete pod "$pod" --wait=true --timeout="$WAIT" >/dev/null
 	k -n kube-system rollout status daemonset/ascend-dra-driver --timeout="$WAIT" >/dev/null
+	if wait_file "$(cdi_spec "$uid")"; then
+		pass "10k. the claim's CDI spec, removed while the driver pod was replaced, written again by the new driver: $(k -n kube-system logs "$(dra_driver_pod)" | grep -o 'wrote the CDI specs of .*')"
+	else
+		fail "10k. the new driver writes the CDI spec of its prepared claim again" "$(ls "$(cluster_node_dir $DK)/var/run/cdi/")"
+	fi
+	f=$(k get pod dra-npu-1 -o jsonpath='{.status.containerStatuses[0].containerID}')
+	"$bin/ctr" --address "$(cluster_node_dir $DK)/containerd/containerd.sock" -n k8s.io task kill -s SIGKILL "${f#containerd://}" >/dev/null 2>&1
+	if k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/dra-npu-1 --timeout="$WAIT" >/dev/null &&
+		k wait --for=condition=Ready pod/dra-npu-1 --timeout="$WAIT" >/dev/null &&
+		[ "$(pod_devices dra-npu-1 inference)" = "$before" ]; then
+		pass "10k. dra-npu-1's container killed (ctr task kill): the kubelet started it again through the CDI spec, chip $before"
+	else
+		fail "10k. the killed container back with its chip" "$(k describe pod dra-npu-1 | tail -n 8 | tr '\n' ' ')"
+	fi
 	# The API server goes for a few seconds, and chip 7 faults meanwhile:
 	# the driver's publisher fails, says so once, and publishes the
 	# current truth (chip 7 tainted) once the server is back.
@@ -1206,9 +1235,9 @@ EOF
 	else
 		fail "10k. the driver registered again after the kubelet restart" "last registration line: '$f'"
 	fi
-	if [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].restartCount}')" = "Running 0" ] &&
+	if [ "$(k get pod dra-npu-1 -o jsonpath='{.status.phase} {.status.containerStatuses[0].restartCount}')" = "Running 1" ] &&
 		[ -n "$before" ] && [ "$(pod_devices dra-npu-1 inference)" = "$before" ]; then
-		pass "10k. driver pod replaced, kube-apiserver and $ND's kubelet restarted: dra-npu-1 still Running, not restarted, chip $before"
+		pass "10k. driver pod replaced, kube-apiserver and $ND's kubelet restarted: dra-npu-1 still Running, restarted only by the kill, chip $before"
 	else
 		fail "10k. the pod survives the restarts" "$(k get pod dra-npu-1 -o wide); devices $(pod_devices dra-npu-1 inference) (before $before)"
 	fi
