@@ -337,7 +337,7 @@ static json_object *device_json(struct json_put *b, const struct npu_snapshot *s
 	struct topology_group g;
 	if (vnpu) {
 		/* No interconnect: see slices.h. */
-	} else if (topology_interconnect(snap, d, &g) == 0) {
+	} else if (topology_interconnect(d, &g) == 0) {
 		char group[64];
 		snprintf(group, sizeof(group), "%s-%ld", g.kind, g.index);
 		put_attr(b, attrs, "interconnect", "string", json_object_new_string(g.kind));

@@ -134,38 +134,39 @@ static long group_key(enum grouping grouping, const struct npu_device *d)
 	return 0;
 }
 
-int topology_interconnect(const struct npu_snapshot *snap, const struct npu_device *device,
-			  struct topology_group *ret_group)
+int topology_interconnect(const struct npu_device *device, struct topology_group *ret_group)
 {
-	/* The chips alone decide, so that vNPUs carved from some of them do not
-	 * change which ring a chip is in. */
-	size_t chips = 0;
-	enum npu_family family = device->chip.family;
-	for (size_t i = 0; i < snap->count; i++) {
-		if (snap->devices[i].kind != NPU_DEVICE_CHIP)
-			continue;
-		chips++;
-		if (snap->devices[i].chip.family != family)
-			family = NPU_FAMILY_UNKNOWN;
-	}
-	struct rules rules = interconnect_rules(family, chips);
-	static const char *const kinds[] = {
-		[GROUP_BY_RING] = "hccs-ring",
-		[GROUP_BY_MESH] = "hccs-mesh",
-		[GROUP_BY_PAIR] = "die-pair",
-		[GROUP_BY_CARD] = "card",
-	};
-	if (rules.grouping == GROUP_BY_NODE && family == NPU_FAMILY_910B) {
-		/* Atlas 800 A2: the node's chips are one full HCCS mesh. */
-		*ret_group = (struct topology_group){ .kind = "hccs-mesh", .index = 0 };
-		return 0;
-	}
-	if (rules.grouping == GROUP_BY_NODE || rules.grouping == GROUP_BY_NUMA)
+	/* The chip's own family and ids alone decide: the other chips of the
+	 * node (a mixed node, the chips a front end does not serve, vNPUs
+	 * carved from some of them) change no chip's group. A 910B chip's mesh
+	 * is phy / 8: the one full mesh of an Atlas 800 A2 (phy 0-7) and the two
+	 * of a Box16 alike. */
+	const struct npu_chip *c = &device->chip;
+	long key;
+	const char *kind;
+	switch (c->family) {
+	case NPU_FAMILY_910:
+		kind = "hccs-ring";
+		key = c->phy_id / 4;
+		break;
+	case NPU_FAMILY_910B:
+		kind = "hccs-mesh";
+		key = c->phy_id / 8;
+		break;
+	case NPU_FAMILY_A3:
+		kind = "die-pair";
+		key = c->phy_id / 2;
+		break;
+	case NPU_FAMILY_310P:
+		kind = "card";
+		key = c->card_id;
+		break;
+	default:
 		return -ENOENT;
-	long key = group_key(rules.grouping, device);
-	if (key < 0)
+	}
+	if (device->kind != NPU_DEVICE_CHIP || key < 0)
 		return -ENOENT;
-	*ret_group = (struct topology_group){ .kind = kinds[rules.grouping], .index = key };
+	*ret_group = (struct topology_group){ .kind = kind, .index = key };
 	return 0;
 }
 

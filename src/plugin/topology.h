@@ -69,15 +69,14 @@ int topology_choose(const struct npu_snapshot *snapshot, const char *const avail
 		    const struct npu_device *ret_chosen[], size_t *ret_count);
 
 /* The fast-interconnect group of a chip, by the family rules above without
- * the NUMA fallback: "hccs-ring" (910, phy / 4), "hccs-mesh" (910B: 0 on a
- * node of up to 8 chips, phy / 8 on a Box16), "die-pair" (A3, phy / 2) or
- * "card" (310P, chip.card_id). For the DRA driver's device attributes, which
- * claims constrain with matchAttribute. The family is the one the node's
- * chips share (vNPUs do not count). -ENOENT when the chip is in no such
- * group (310, 310B, unknown or mixed families, a 310P card id below 0). */
+ * the NUMA fallback: "hccs-ring" (910, phy / 4), "hccs-mesh" (910B, phy / 8:
+ * 0 for the one mesh of a node of up to 8 chips), "die-pair" (A3, phy / 2)
+ * or "card" (310P, chip.card_id). For the DRA driver's device attributes,
+ * which claims constrain with matchAttribute. The chip's own family decides,
+ * whatever the node's other chips are. -ENOENT when the device is in no
+ * such group (a vNPU; 310, 310B or unknown chips; a 310P card id below 0). */
 struct topology_group {
 	const char *kind; /* static */
 	long index;
 };
-int topology_interconnect(const struct npu_snapshot *snapshot, const struct npu_device *device,
-			  struct topology_group *ret_group);
+int topology_interconnect(const struct npu_device *device, struct topology_group *ret_group);

@@ -163,6 +163,41 @@ static void test_interconnect_groups(void **state)
 	}
 }
 
+/* A chip's group is its own family's: a mixed node's 910B chips share their
+ * mesh and its 310P chips their cards; a part of a Box16 (the chips one
+ * front end serves) keeps each chip in its mesh. */
+static void test_interconnect_mixed_and_partial(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 6);
+	for (unsigned i = 4; i < 6; i++) {
+		s->devices[i].chip.family = NPU_FAMILY_310P;
+		s->devices[i].chip.card_id = 7;
+	}
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	json_object *devices = get(slices, "0.spec.devices");
+	static const char *const want[] = { "hccs-mesh-0", "hccs-mesh-0", "hccs-mesh-0", "hccs-mesh-0", "card-7", "card-7" };
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(str(attr(json_object_array_get_idx(devices, i), "interconnectGroup"), "string"), want[i]);
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+
+	/* Chips 4-11 of a Box16: 4-7 in mesh 0, 8-11 in mesh 1. */
+	s = make_snapshot(NPU_FAMILY_910B, "910B3", 8);
+	for (unsigned i = 0; i < 8; i++) {
+		snprintf(s->devices[i].id, sizeof(s->devices[i].id), "npu-%u", i + 4);
+		s->devices[i].chip.phy_id = i + 4;
+	}
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	devices = get(slices, "0.spec.devices");
+	assert_string_equal(str(attr(json_object_array_get_idx(devices, 3), "interconnectGroup"), "string"), "hccs-mesh-0");
+	assert_string_equal(str(attr(json_object_array_get_idx(devices, 4), "interconnectGroup"), "string"), "hccs-mesh-1");
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
 static void test_taint(void **state)
 {
 	(void)state;
@@ -496,6 +531,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_chip),
 		cmocka_unit_test(test_interconnect_groups),
+		cmocka_unit_test(test_interconnect_mixed_and_partial),
 		cmocka_unit_test(test_taint),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_vnpu_partitions),
