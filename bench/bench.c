@@ -1758,10 +1758,12 @@ static int slices_await(struct proc *watch, unsigned devices, struct slices_seen
 /* A node of chips with the DRA front end on for the Node node_name:
  * kubelet-sim in its DRA mode, then the plugin (spawned at
  * *ret_spawned_us, its stderr a pipe), up to kubelet-sim's registration of
- * the driver. node_down ends it. */
+ * the driver and, when also is not NULL, a line of kubelet-sim containing
+ * it as well, in either order (the device plugin's first device list comes
+ * before or after the driver's registration). node_down ends it. */
 static int dra_node_up_as(struct node *n, const struct settings *s, const char *work_dir, const char *name,
 			  unsigned chips, const char *node_name, const char *front_end, const char *dra_chips,
-			  int64_t *ret_spawned_us)
+			  const char *also, int64_t *ret_spawned_us)
 {
 	int r = node_create(n, work_dir, name, chips, true, s->dcmi_lib);
 	if (r < 0) {
@@ -1785,7 +1787,8 @@ static int dra_node_up_as(struct node *n, const struct settings *s, const char *
 	n->extra_flags = flags;
 	r = start_plugin(n, s, ret_spawned_us);
 	n->extra_flags = NULL; /* flags is gone after the return */
-	if (r == 0 && !proc_expect(n->sim, "dra-registered", WAIT_MS))
+	const char *const lines[] = { "dra-registered", also };
+	if (r == 0 && !proc_expect_all(n->sim, lines, also ? 2 : 1, WAIT_MS))
 		r = -ETIMEDOUT;
 	return r;
 }
@@ -1794,7 +1797,7 @@ static int dra_node_up_as(struct node *n, const struct settings *s, const char *
 static int dra_node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name,
 		       unsigned chips, const char *node_name, int64_t *ret_spawned_us)
 {
-	return dra_node_up_as(n, s, work_dir, name, chips, node_name, "dra", "all", ret_spawned_us);
+	return dra_node_up_as(n, s, work_dir, name, chips, node_name, "dra", "all", NULL, ret_spawned_us);
 }
 
 /* The DRA front end on an 8-chip node: the module loaded, its client made,
@@ -1837,10 +1840,9 @@ static int scenario_dra_both(const struct settings *s, const char *work_dir, str
 {
 	struct node n;
 	progress("16 chips, both front ends: the DRA driver 8, the device plugin 8");
-	int r = dra_node_up_as(&n, s, work_dir, "node-16-both", 16, DRA_NODE, "both", "0-7", NULL);
+	int r = dra_node_up_as(&n, s, work_dir, "node-16-both", 16, DRA_NODE, "both", "0-7",
+			       "devices resource=" RESOURCE " capacity=8 allocatable=8 ", NULL);
 	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS))
-		r = -ETIMEDOUT;
-	if (r == 0 && !proc_expect(n.sim, "devices resource=" RESOURCE " capacity=8 allocatable=8 ", WAIT_MS))
 		r = -ETIMEDOUT;
 	if (r == 0) {
 		res->both_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");

@@ -359,6 +359,37 @@ const char *proc_expect_err(struct proc *p, const char *needle, int timeout_ms)
 	return expect_on(p, &p->err, needle, timeout_ms);
 }
 
+bool proc_expect_all(struct proc *p, const char *const needles[], size_t n, int timeout_ms)
+{
+	bool seen[PROC_EXPECT_ALL_MAX] = { false };
+	size_t missing = n;
+	if (n > PROC_EXPECT_ALL_MAX)
+		return false;
+	int64_t deadline = now_ms() + timeout_ms;
+	for (;;) {
+		while (take_line(&p->err))
+			;
+		while (missing > 0 && take_line(&p->out))
+			for (size_t i = 0; i < n; i++)
+				if (!seen[i] && strstr(p->out.line, needles[i])) {
+					seen[i] = true;
+					missing--;
+				}
+		if (missing == 0)
+			return true;
+		int64_t left = deadline - now_ms();
+		if (left <= 0 || (p->out.eof && p->out.len == 0)) {
+			for (size_t i = 0; i < n; i++)
+				if (!seen[i])
+					fprintf(stderr, "expected a line containing '%s' from %s within %dms\n", needles[i],
+						p->name, timeout_ms);
+			proc_dump(p);
+			return false;
+		}
+		pump(p, (int)left);
+	}
+}
+
 const char *proc_expect_next(struct proc *p, const char *needle, const char *want, int timeout_ms)
 {
 	const char *line = proc_expect(p, needle, timeout_ms);

@@ -43,6 +43,14 @@ int proc_spawn(const struct proc_options *options, struct proc **ret_proc);
 const char *proc_expect(struct proc *p, const char *needle, int timeout_ms);
 const char *proc_expect_err(struct proc *p, const char *needle, int timeout_ms);
 
+/* Waits until each of the n needles (at most PROC_EXPECT_ALL_MAX) has
+ * appeared in a stdout line, in any order, consuming the lines read: for
+ * events of two threads of the process that may come either way round.
+ * Returns false on timeout or end of output, after printing what is
+ * missing. */
+#define PROC_EXPECT_ALL_MAX 8
+bool proc_expect_all(struct proc *p, const char *const needles[], size_t n, int timeout_ms);
+
 /* The sentinel check that replaces "nothing happens for a while": after
  * the action that must have no visible effect, cause a different event that
  * the process reports after it, then expect that event's line to be the
