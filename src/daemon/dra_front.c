@@ -93,8 +93,14 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		return r;
 	}
 	f->service = (struct dra_service){ .driver = f->driver, .health = f->health };
-	if (set_aside[0])
-		log_warn("DRA checkpoint %s", set_aside);
+	/* Without a record, which specs are stale is unknown, and a running
+	 * kubelet never prepares its claims again: the pods' containers find
+	 * their chips through these specs until the kubelet's next start. */
+	if (set_aside[0]) {
+		log_warn("DRA checkpoint %s; the CDI specs in %s are kept until the kubelet prepares their claims again",
+			 set_aside, c->cdi_dir);
+		return 0;
+	}
 	int swept = dra_driver_sweep(f->driver);
 	if (swept > 0)
 		log_info("removed %d CDI specs of claims the DRA checkpoint does not hold", swept);

@@ -86,9 +86,10 @@ int dra_driver_unprepare(struct dra_driver *driver, const char *uid, char *why, 
 int dra_driver_cdi_id(const struct dra_driver *driver, const char *uid, char *buf, size_t size);
 
 /* Removes the CDI specs of this driver's claims that the checkpoint does
- * not record (a crash between writing a spec and recording its claim, or a
- * checkpoint set aside), so that no runtime injects chips for a claim the
- * driver does not hold. Call before serving. Returns how many were removed
+ * not record (a crash between writing a spec and recording its claim), so
+ * that no runtime injects chips for a claim the driver does not hold. Call
+ * before serving, and not after a checkpoint was set aside: then no spec
+ * is known to be stale. Returns how many were removed
  * (>= 0), or a negative errno when the CDI directory cannot be read (-ENOENT
  * when it does not exist: nothing to do). */
 int dra_driver_sweep(struct dra_driver *driver);

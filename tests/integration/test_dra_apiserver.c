@@ -13,7 +13,8 @@
  *   - with the API server stopped a prepared claim is answered from the
  *     checkpoint and the failure is logged once; once it is back, the
  *     slices say what happened meanwhile;
- *   - a restarted driver writes the spec of a prepared claim again;
+ *   - a restarted driver writes the spec of a prepared claim again, and
+ *     keeps the specs when its checkpoint was garbled and set aside;
  *   - vNPUs and a time-sliced --config: the vNPUs in the slices as
  *     partitions, a vNPU's claim prepared with its node, a shared chip
  *     prepared for as many claims as its replicas. */
@@ -274,10 +275,27 @@ static void test_dra_against_kube_apiserver(void **state)
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=2\""));
 	free(spec);
 
+	/* (f) The driver restarted with its checkpoint garbled: set aside, and
+	 * the spec kept (no record says it is stale, and the kubelet will not
+	 * prepare the claim again before its own restart). */
+	proc_kill(d.plugin, SIGTERM);
+	assert_int_equal(proc_free(d.plugin), 0);
+	d.plugin = d.node.plugin = NULL;
+	char checkpoint[200];
+	snprintf(checkpoint, sizeof(checkpoint), "%s/plugins/npu.ascend.com/checkpoint.json", d.kubelet_dir);
+	FILE *cf = fopen(checkpoint, "we");
+	assert_non_null(cf);
+	fputs("{\"version\":1,\"cla", cf);
+	assert_int_equal(fclose(cf), 0);
+	start_plugin(&d);
+	assert_non_null(proc_expect_err(d.plugin, "are kept until the kubelet prepares their claims again", WAIT_MS));
+	assert_int_equal(access(path, F_OK), 0);
+
 	snprintf(cmd, sizeof(cmd), "dra-unprepare default c1 %s", uid);
 	proc_send(d.kubelet, cmd);
 	snprintf(cmd, sizeof(cmd), "dra-unprepared uid=%s", uid);
 	assert_non_null(proc_expect(d.kubelet, cmd, WAIT_MS));
+	assert_int_equal(access(path, F_OK), -1);
 	node_fini(&d.node);
 }
 
