@@ -44,6 +44,14 @@ struct dra_node {
 	struct proc *kubelet, *plugin;
 };
 
+/* The daemon stopped as a pod is (SIGTERM), and a clean exit. */
+static void stop_plugin(struct dra_node *d)
+{
+	proc_kill(d->plugin, SIGTERM);
+	assert_int_equal(proc_free(d->plugin), 0);
+	d->plugin = d->node.plugin = NULL;
+}
+
 /* The daemon as the DRA driver of the node, up to the kubelet's
  * registration of it. */
 static void start_plugin(struct dra_node *d)
@@ -264,9 +272,7 @@ static void test_dra_against_kube_apiserver(void **state)
 	/* (e) The driver restarted, its prepared claim's spec gone meanwhile
 	 * (a running kubelet would not prepare the claim again): the spec is
 	 * back from the checkpoint before any call. */
-	proc_kill(d.plugin, SIGTERM);
-	assert_int_equal(proc_free(d.plugin), 0);
-	d.plugin = d.node.plugin = NULL;
+	stop_plugin(&d);
 	assert_int_equal(unlink(path), 0);
 	start_plugin(&d);
 	assert_non_null(proc_expect_err(d.plugin, "wrote the CDI specs of 1 prepared claims from the DRA checkpoint",
@@ -278,9 +284,7 @@ static void test_dra_against_kube_apiserver(void **state)
 	/* (f) The driver restarted with its checkpoint garbled: set aside, and
 	 * the spec kept (no record says it is stale, and the kubelet will not
 	 * prepare the claim again before its own restart). */
-	proc_kill(d.plugin, SIGTERM);
-	assert_int_equal(proc_free(d.plugin), 0);
-	d.plugin = d.node.plugin = NULL;
+	stop_plugin(&d);
 	char checkpoint[200];
 	snprintf(checkpoint, sizeof(checkpoint), "%s/plugins/npu.ascend.com/checkpoint.json", d.kubelet_dir);
 	FILE *cf = fopen(checkpoint, "we");
