@@ -10,8 +10,9 @@
  *
  * It is replaced atomically (temp file, rename): a reader sees the old
  * record or the new one; a save asked to be durable also syncs the file and
- * its directory, so that it outlives a crash of the node. A file that cannot be parsed is
- * refused with the reason, and is the caller's to set aside. Bounded: at most
+ * its directory, so that it outlives a crash of the node. A file that
+ * cannot be parsed is refused with the reason, and is the caller's to set
+ * aside. Bounded: at most
  * DRA_CHECKPOINT_MAX_CLAIMS claims and DRA_CLAIM_RESULTS_MAX devices each. */
 #pragma once
 

@@ -449,18 +449,22 @@ static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_
 	return r;
 }
 
-/* The answer from the record p, its spec written again. */
-static int answer_recorded(struct dra_driver *d, const struct dra_prepared *p, struct dra_prepared **ret, char *why,
-			   size_t why_size)
+/* The answer: a copy of the record p. */
+static int answer(const struct dra_prepared *p, struct dra_prepared **ret)
 {
-	int r = write_spec(d, p, false, why, why_size);
-	if (r < 0)
-		return r;
 	struct dra_prepared *copy = copy_prepared(p);
 	if (!copy)
 		return -ENOMEM;
 	*ret = copy;
 	return 0;
+}
+
+/* The answer from the record p, its spec written again. */
+static int answer_recorded(struct dra_driver *d, const struct dra_prepared *p, struct dra_prepared **ret, char *why,
+			   size_t why_size)
+{
+	int r = write_spec(d, p, false, why, why_size);
+	return r < 0 ? r : answer(p, ret);
 }
 
 /* A claim read from the API server: checked against the claims recorded
@@ -475,11 +479,7 @@ static int prepare_read(struct dra_driver *d, const char *ns, const char *uid, c
 	int r = take_claim(d, ns, uid, name, claim, &p, why, why_size);
 	if (r < 0 || (r = record(d, p, why, why_size)) < 0)
 		return r;
-	struct dra_prepared *copy = copy_prepared(dra_checkpoint_find(&d->checkpoint, uid));
-	if (!copy)
-		return -ENOMEM;
-	*ret = copy;
-	return 0;
+	return answer(dra_checkpoint_find(&d->checkpoint, uid), ret);
 }
 
 int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, const char *name,
@@ -491,10 +491,11 @@ int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, co
 	/* Prepared before: the same answer, and the spec there again. */
 	pthread_mutex_lock(&d->op_lock);
 	const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
-	if (p)
+	bool recorded = p != NULL;
+	if (recorded)
 		r = answer_recorded(d, p, ret_prepared, why, why_size);
 	pthread_mutex_unlock(&d->op_lock);
-	if (!p) {
+	if (!recorded) {
 		struct dra_claim *claim = NULL;
 		r = read_claim(d, ns, name, &claim, why, why_size);
 		if (r == 0) {

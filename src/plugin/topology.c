@@ -62,25 +62,45 @@ static enum npu_family node_family(const struct npu_snapshot *snap)
 	return family;
 }
 
-/* The interconnect's groups for chips of one family, chips of them on the node. */
-static struct rules interconnect_rules(enum npu_family family, size_t chips)
+/* The groups a family's interconnect makes (GROUP_BY_NODE: none), whatever
+ * the node's size. */
+static enum grouping family_grouping(enum npu_family family)
 {
 	switch (family) {
 	case NPU_FAMILY_910:
-		return (struct rules){ .grouping = GROUP_BY_RING, .group_size = 4, .even_rest = true };
+		return GROUP_BY_RING;
 	case NPU_FAMILY_910B:
+		return GROUP_BY_MESH;
+	case NPU_FAMILY_A3:
+		return GROUP_BY_PAIR;
+	case NPU_FAMILY_310P:
+		return GROUP_BY_CARD;
+	case NPU_FAMILY_UNKNOWN:
+	case NPU_FAMILY_310:
+	case NPU_FAMILY_310B:
+		break;
+	}
+	return GROUP_BY_NODE;
+}
+
+/* The interconnect's groups for chips of one family, chips of them on the node. */
+static struct rules interconnect_rules(enum npu_family family, size_t chips)
+{
+	switch (family_grouping(family)) {
+	case GROUP_BY_RING:
+		return (struct rules){ .grouping = GROUP_BY_RING, .group_size = 4, .even_rest = true };
+	case GROUP_BY_MESH:
 		/* Atlas 800T/800I A2 (8 chips) is one full mesh; only the Box16
 		 * joins two meshes. */
 		if (chips <= 8)
 			break;
 		return (struct rules){ .grouping = GROUP_BY_MESH, .group_size = 8, .split_halves = true };
-	case NPU_FAMILY_A3:
+	case GROUP_BY_PAIR:
 		return (struct rules){ .grouping = GROUP_BY_PAIR, .group_size = 2 };
-	case NPU_FAMILY_310P:
+	case GROUP_BY_CARD:
 		return (struct rules){ .grouping = GROUP_BY_CARD, .group_size = 2 };
-	case NPU_FAMILY_UNKNOWN:
-	case NPU_FAMILY_310:
-	case NPU_FAMILY_310B:
+	case GROUP_BY_NODE:
+	case GROUP_BY_NUMA:
 		break;
 	}
 	return (struct rules){ .grouping = GROUP_BY_NODE };
@@ -141,32 +161,19 @@ int topology_interconnect(const struct npu_device *device, struct topology_group
 	 * carved from some of them) change no chip's group. A 910B chip's mesh
 	 * is phy / 8: the one full mesh of an Atlas 800 A2 (phy 0-7) and the two
 	 * of a Box16 alike. */
-	const struct npu_chip *c = &device->chip;
-	long key;
-	const char *kind;
-	switch (c->family) {
-	case NPU_FAMILY_910:
-		kind = "hccs-ring";
-		key = c->phy_id / 4;
-		break;
-	case NPU_FAMILY_910B:
-		kind = "hccs-mesh";
-		key = c->phy_id / 8;
-		break;
-	case NPU_FAMILY_A3:
-		kind = "die-pair";
-		key = c->phy_id / 2;
-		break;
-	case NPU_FAMILY_310P:
-		kind = "card";
-		key = c->card_id;
-		break;
-	default:
+	static const char *const kinds[] = {
+		[GROUP_BY_RING] = "hccs-ring",
+		[GROUP_BY_MESH] = "hccs-mesh",
+		[GROUP_BY_PAIR] = "die-pair",
+		[GROUP_BY_CARD] = "card",
+	};
+	enum grouping grouping = family_grouping(device->chip.family);
+	if (device->kind != NPU_DEVICE_CHIP || grouping == GROUP_BY_NODE)
 		return -ENOENT;
-	}
-	if (device->kind != NPU_DEVICE_CHIP || key < 0)
+	long key = group_key(grouping, device);
+	if (key < 0)
 		return -ENOENT;
-	*ret_group = (struct topology_group){ .kind = kind, .index = key };
+	*ret_group = (struct topology_group){ .kind = kinds[grouping], .index = key };
 	return 0;
 }
 
