@@ -306,7 +306,7 @@ static void reload_config(struct daemon *d, bool signalled)
 	free(next);
 	if (signalled) {
 		tell_node(d, NODE_EV_RELOAD, (struct session_kubelet){ 0 });
-		inventory_forget(d->inventory);
+		inventory_rediscover(d->inventory);
 	}
 	refresh(d, signalled ? "SIGHUP" : "configuration changed");
 }

@@ -41,9 +41,11 @@ struct inventory {
 	struct npu_vnpu vnpus[NPU_MAX_VNPUS];      /* from DCMI */
 	struct npu_vnpu vnpu_nodes[NPU_MAX_VNPUS]; /* from the device files */
 	/* The templates DCMI gave, kept while the vNPU's node stays (and across
-	 * inventory_forget): a vNPU DCMI stops listing is still that template. */
+	 * inventory_rediscover): a vNPU DCMI stops listing is still that template. */
 	struct npu_vnpu templates[NPU_MAX_VNPUS];
 	size_t n_templates;
+	/* A rediscovery was asked for and no listing has succeeded since. */
+	bool rediscover;
 };
 
 static const char *const mode_names[] = {
@@ -498,19 +500,15 @@ static void judge_vnpu(struct npu_device *d, const struct npu_vnpu *v, const str
 	}
 }
 
-void inventory_forget(struct inventory *inv)
+void inventory_rediscover(struct inventory *inv)
 {
-	struct npu_snapshot *empty = npu_snapshot_new(0);
-	if (!empty)
-		return;
-	npu_snapshot_unref(inv->current);
-	inv->current = empty;
+	inv->rediscover = true;
 }
 
 int inventory_refresh(struct inventory *inv, bool *ret_changed)
 {
 	struct inventory_status *st = &inv->status;
-	bool discovery_failed = false, discovery_overdue = false;
+	bool discovery_failed = false, discovery_overdue = false, asked_anew = inv->rediscover;
 	int scan_error = 0;
 	size_t count = 0;
 	int r;
@@ -528,6 +526,8 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		discovery_overdue = r == -ETIMEDOUT;
 		if (r < 0)
 			count = merge_known(inv, 0);
+		else
+			inv->rediscover = false;
 	} else if (inv->mode == NPU_BACKEND_DCMI) {
 		st->source = INVENTORY_SOURCE_NONE;
 	} else {
@@ -538,8 +538,10 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		if (r < 0)
 			count = 0;
 		/* Here health is the node being present: a chip whose node vanished
-		 * stays listed, as Unhealthy, until inventory_forget. */
-		if (was_devfs)
+		 * stays listed, as Unhealthy, until a rediscovery. */
+		if (r == 0 && inv->rediscover)
+			inv->rediscover = false;
+		else if (was_devfs)
 			count = merge_known(inv, count);
 	}
 
@@ -566,7 +568,8 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		const struct npu_device *before =
 			j < prev_chips && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL;
 		judge_device(inv, d, st->driver_ready, before);
-		place_device(inv, before, d);
+		/* A rediscovery that listed the chips reads their placement anew. */
+		place_device(inv, asked_anew && !inv->rediscover ? NULL : before, d);
 		if (discovery_failed && d->healthy) {
 			d->fault = NPU_FAULT_DISCOVERY;
 			d->dcmi_code = st->discovery_error.code;

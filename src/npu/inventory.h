@@ -190,9 +190,13 @@ void inventory_free(struct inventory *inventory);
  * *ret_changed when the ids or health differ from the previous snapshot. */
 int inventory_refresh(struct inventory *inventory, bool *ret_changed);
 
-/* Forgets the chips seen so far, so that the next refresh lists only what
- * exists then (SIGHUP). */
-void inventory_forget(struct inventory *inventory);
+/* Asks for a rediscovery (SIGHUP): the next refresh whose listing
+ * succeeds lists only the chips that exist then, and a chip that vanished
+ * is dropped instead of kept Unhealthy. Until a listing succeeds (DCMI
+ * stuck in a chip's call, or failing), the chips known so far stay as they
+ * are: a reload never withdraws what it cannot see anew. Each chip is still
+ * judged by its own calls, with what was known of it before. */
+void inventory_rediscover(struct inventory *inventory);
 
 /* The latest snapshot, with a new reference. Never NULL after inventory_new. */
 struct npu_snapshot *inventory_snapshot(struct inventory *inventory);

@@ -100,6 +100,38 @@ static void test_hung_health_call(void **state)
 	node_fini(node);
 }
 
+/* A SIGHUP while one chip's call hangs: the reload rediscovers, but never
+ * withdraws what it cannot see anew. The kubelet keeps every chip listed,
+ * the others Healthy, and only the hung chip is overdue (its own call, not a
+ * queue behind it). */
+static void test_reload_during_hang(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	node_start_registered(node, (const char *[]){ "--health-interval", "1s", NULL });
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[128];
+
+	write_hang(node, "health=0 hang=health:30");
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"), WAIT_MS));
+	proc_kill(p, SIGHUP);
+	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
+	/* Four health polls after the reload: every list the kubelet gets
+	 * holds all chips, and only npu-1 is out. */
+	int64_t until = now_ms() + 4000;
+	const char *got;
+	while ((got = proc_expect(k, "devices resource=ascend.com/npu", (int)(until - now_ms()))) != NULL &&
+	       now_ms() < until) {
+		if (!strstr(got, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1")))
+			fail_msg("after SIGHUP during a hang the kubelet got: %s", got);
+	}
+	assert_int_equal(proc_count_err(p, "dcmi_get_device_health did not return within 1000 ms") -
+				 proc_count_err(p, "npu-1 is Unhealthy: the vendor call dcmi_get_device_health"),
+			 0);
+	assert_true(allocate_ok(node, "npu-0"));
+	node_fini(node);
+}
+
 /* A call that hangs for a short while: Unhealthy while overdue, Healthy
  * again once DCMI answers. */
 static void test_hang_ends(void **state)
@@ -160,6 +192,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hung_health_call, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_reload_during_hang, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_hang_ends, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_hung_dcmi_init, node_setup, node_teardown),
 	};

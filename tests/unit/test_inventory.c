@@ -238,8 +238,8 @@ static void test_vnpus(void **state)
 	assert_string_equal(find(s, "vnpu-100")->vnpu.template_name, "vir04_3c");
 	assert_null(npu_snapshot_find(s, "vnpu-101"));
 	npu_snapshot_unref(s);
-	/* ... and across inventory_forget (SIGHUP). */
-	inventory_forget(inv);
+	/* ... and across a rediscovery (SIGHUP). */
+	inventory_rediscover(inv);
 	assert_int_equal(inventory_refresh(inv, &changed), 0);
 	s = inventory_snapshot(inv);
 	assert_string_equal(find(s, "vnpu-100")->vnpu.template_name, "vir04_3c");
@@ -277,7 +277,7 @@ static void test_devfs_health_is_node_presence(void **state)
 	assert_int_equal(find(s, "npu-3")->fault, NPU_FAULT_NODE_MISSING);
 	npu_snapshot_unref(s);
 
-	inventory_forget(inv);
+	inventory_rediscover(inv);
 	assert_int_equal(inventory_refresh(inv, &changed), 0);
 	s = inventory_snapshot(inv);
 	assert_int_equal(s->count, 1);

@@ -246,9 +246,9 @@ static void test_read_once_while_listed(void **state)
 	assert_numa(s, "npu-2", 0, "0000:af:00.0", "NUMA node 0 (PCI 0000:af:00.0)");
 	npu_snapshot_unref(s);
 
-	/* inventory_forget (SIGHUP) reads everything again. */
+	/* A rediscovery (SIGHUP) reads everything again. */
 	put_numa("0000:86:00.0", "0\n");
-	inventory_forget(inv);
+	inventory_rediscover(inv);
 	s = refresh(inv, true);
 	assert_numa(s, "npu-1", 0, "0000:86:00.0", "NUMA node 0 (PCI 0000:86:00.0)");
 	npu_snapshot_unref(s);
