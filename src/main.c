@@ -24,11 +24,20 @@ struct args {
 	char **argv;
 };
 
+/* The command line and the environment. */
+static int parse(int argc, char **argv, struct config *ret_config, bool *in_file, char *why, size_t why_size)
+{
+	int r = config_parse(argc, argv, getenv("ASCEND_DRIVER_PATH"), ret_config, in_file, why, why_size);
+	if (r == 0 && (r = config_set_instance(ret_config, getenv(CONFIG_INSTANCE_ENV), why, why_size)) < 0 && in_file)
+		*in_file = false;
+	return r;
+}
+
 /* SIGHUP: the configuration as at start, from the same command line. */
 static int reparse(void *ctx, struct config *ret_config, char *why, size_t why_size)
 {
 	const struct args *a = ctx;
-	return config_parse(a->argc, a->argv, getenv("ASCEND_DRIVER_PATH"), ret_config, NULL, why, why_size);
+	return parse(a->argc, a->argv, ret_config, NULL, why, why_size);
 }
 
 /* A bad flag or value, or a --config file that says something wrong: one
@@ -57,7 +66,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (config_parse(argc, argv, getenv("ASCEND_DRIVER_PATH"), &config, &in_file, why, sizeof(why)) < 0)
+	if (parse(argc, argv, &config, &in_file, why, sizeof(why)) < 0)
 		return bad_configuration(in_file, why);
 	if ((config.action == CONFIG_ACTION_RUN || config.action == CONFIG_ACTION_PROBE) &&
 	    serving_build(&config, &serving, &in_file, why, sizeof(why)) < 0)

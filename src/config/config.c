@@ -667,3 +667,22 @@ int config_parse(int argc, char **argv, const char *env_driver_path, struct conf
 		*in_file = file_problem;
 	return r;
 }
+
+int config_set_instance(struct config *c, const char *value, char *why, size_t why_size)
+{
+	if (!value || !value[0]) {
+		c->instance[0] = '\0';
+		return 0;
+	}
+	size_t n = strlen(value);
+	if (n > 64 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
+		return why_invalid(why, why_size,
+			    "$" CONFIG_INSTANCE_ENV " is not a pod UID (lowercase letters, digits and '-', at most 64)");
+	/* A UID's first group; a shorter value whole. */
+	size_t take = strcspn(value, "-");
+	if (take == 0 || take > CONFIG_INSTANCE_MAX)
+		take = n < CONFIG_INSTANCE_MAX ? n : CONFIG_INSTANCE_MAX;
+	memcpy(c->instance, value, take);
+	c->instance[take] = '\0';
+	return 0;
+}

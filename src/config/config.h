@@ -21,6 +21,8 @@
 #include "npu/inventory.h"
 
 #define CONFIG_PATH_MAX 4096
+/* Characters of the instance that name sockets (config_set_instance). */
+#define CONFIG_INSTANCE_MAX 8
 
 enum config_action {
 	CONFIG_ACTION_RUN,
@@ -95,7 +97,19 @@ struct config {
 	char kubelet_dir[CONFIG_PATH_MAX];                  /* --kubelet-dir: plugins_registry/ and plugins/ */
 	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];          /* --node-name; empty: $NODE_NAME, else the host name */
 	char kubeconfig[CONFIG_PATH_MAX];                   /* --kubeconfig; empty: in-cluster */
+	char instance[CONFIG_INSTANCE_MAX + 1];             /* config_set_instance; empty: none */
 };
+
+/* The environment variable that names this plugin process among others of
+ * its node: the DaemonSet sets it to the pod's UID. */
+#define CONFIG_INSTANCE_ENV "ASCEND_PLUGIN_INSTANCE"
+
+/* Takes the instance (the value of CONFIG_INSTANCE_ENV, NULL or empty for
+ * none) into c: its first CONFIG_INSTANCE_MAX characters go into every
+ * socket's name, so that the old and the new pod of a roll serve side by
+ * side. A pod UID's first characters are random hex. -EINVAL, with why,
+ * when it holds anything but lowercase letters, digits and '-'. */
+int config_set_instance(struct config *c, const char *value, char *why, size_t why_size);
 
 /* Parses argv (and ASCEND_DRIVER_PATH from env_driver_path, may be NULL).
  * With --config FILE, the file's flags come first: command line >

@@ -83,14 +83,14 @@ void cdi_keeper_start(struct cdi_keeper *d, const struct resource_set *resources
 	cdi_keeper_sync(d, resources, all, paths, files);
 }
 
-void cdi_keeper_stop(struct cdi_keeper *d)
+void cdi_keeper_stop(struct cdi_keeper *d, bool remove)
 {
 	if (!d->active)
 		return;
-	int r = cdi_spec_remove(d->dir, d->names->file_name);
+	int r = remove ? cdi_spec_remove(d->dir, d->names->file_name) : 0;
 	if (r < 0)
 		log_warn("cannot remove the CDI spec %s: %s", d->path, strerror(-r));
-	else
+	else if (remove)
 		log_info("removed the CDI spec %s", d->path);
 	d->active = false;
 	free(d->written);

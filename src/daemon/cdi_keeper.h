@@ -40,5 +40,7 @@ void cdi_keeper_start(struct cdi_keeper *keeper, const struct resource_set *reso
 void cdi_keeper_sync(struct cdi_keeper *keeper, const struct resource_set *resources, const struct npu_snapshot *all,
 		     const struct host_paths *paths, const struct host_files *files);
 
-/* The daemon stops serving: no runtime should inject its devices any more. */
-void cdi_keeper_stop(struct cdi_keeper *keeper);
+/* The daemon stops serving: no runtime should inject its devices any more,
+ * and the spec is removed, unless remove is false (another plugin process
+ * of the node serves on and keeps it). */
+void cdi_keeper_stop(struct cdi_keeper *keeper, bool remove);

@@ -26,6 +26,7 @@
 #include "daemon/fault_inbox.h"
 #include "daemon/fault_stage.h"
 #include "daemon/node.h"
+#include "daemon/peers.h"
 #include "daemon/prepare.h"
 #include "daemon/reload.h"
 #include "daemon/report.h"
@@ -71,6 +72,7 @@ struct daemon {
 	char logged_endpoint_error[1024]; /* why a resource cannot be served, "" when all are */
 
 	struct cdi_keeper cdi; /* the CDI spec, with the cdi strategy */
+	struct peers peers;    /* other plugin processes of the node (a surge roll) */
 
 	/* --front-end dra or both: the DRA driver serves the chips of
 	 * --dra-chips, the device plugin the others (a chip is served by one
@@ -189,7 +191,7 @@ static void refresh(struct daemon *d, const char *reason)
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
 		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, device_plugin_view(d, snap), d->serving.vnpu_base,
-				   d->config.socket_dir);
+				   d->config.socket_dir, d->config.instance);
 	}
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */
@@ -271,7 +273,7 @@ static int apply_config(struct daemon *d, const char *what, struct config *next,
 		return r;
 	struct resource_set resources = d->serving.resources;
 	vnpu_resources_add(&d->vnpus, &resources, device_plugin_view(d, d->fault_stage.judged), d->serving.vnpu_base,
-			   c->socket_dir);
+			   c->socket_dir, c->instance);
 	endpoint_set_replace(&d->endpoints, &resources, what);
 	log_set_level(c->log_level);
 	loop_timer_arm(d->health_timer, c->health_interval_ms, c->health_interval_ms);
@@ -406,7 +408,12 @@ int daemon_block_signals(void)
  * waits for a callback in progress, which uses the fault inbox. */
 static void daemon_fini(struct daemon *d)
 {
-	cdi_keeper_stop(&d->cdi);
+	/* The CDI spec and the NFD file are the node's: a newer pod of a
+	 * surge roll, still serving, keeps them. */
+	bool alone = peers_alone(&d->peers);
+	if (!alone)
+		log_info("another plugin process of this node serves on; leaving the CDI spec and the NFD file to it");
+	cdi_keeper_stop(&d->cdi, alone);
 	if (d->kube)
 		dra_kube_stop(d->kube);
 	dra_front_fini(&d->dra);
@@ -419,7 +426,7 @@ static void daemon_fini(struct daemon *d)
 	fault_stage_fini(&d->fault_stage);
 	endpoint_set_fini(&d->endpoints);
 	/* After the endpoints: their gRPC threads count Allocate calls in it. */
-	observe_free(d->observe);
+	observe_free(d->observe, alone);
 	report_fini(&d->report);
 	host_files_unref(d->files);
 	if (d->fault_async)
@@ -430,6 +437,7 @@ static void daemon_fini(struct daemon *d)
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
 	loop_free(d->loop);
+	peers_leave(&d->peers);
 }
 
 /* Builds everything the daemon needs before it serves; on failure why says
@@ -449,7 +457,8 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	*d = (struct daemon){ .config = *config,
 			      .serving = *serving,
 			      .signal_fd = -1,
-			      .watch = { .fd = -1 } };
+			      .watch = { .fd = -1 },
+			      .peers = { .fd = -1 } };
 	const struct config *c = &d->config;
 	const struct serving *s = &d->serving;
 	node_init(&d->node);
@@ -499,6 +508,9 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		return r;
 	d->fault_stage.restore = separations_restore;
 	d->fault_stage.restore_ctx = &d->separations;
+	/* Without the lock (a read-only state directory) the daemon stops as a
+	 * lone one would: its shared files go with it. */
+	(void)peers_join(&d->peers, c->state_dir);
 
 	const struct inventory_options inv = {
 		.backend = c->backend,

@@ -50,7 +50,7 @@ int reload_take(struct config *c, struct serving *s, const struct config *next, 
 		struct resource_def *def = &set->defs[i];
 		char name[RESOURCE_NAME_MAX];
 		memcpy(name, def->name, sizeof(name));
-		if (resource_def_name(def, name, c->socket_dir) == 0) {
+		if (resource_def_name(def, name, c->socket_dir, c->instance) == 0) {
 			i++;
 			continue;
 		}

@@ -45,6 +45,7 @@ int serving_build(const struct config *c, struct serving *ret_serving, bool *in_
 	const struct resource_plan plan = {
 		.default_name = c->resource_name,
 		.socket_dir = c->socket_dir,
+		.instance = c->instance,
 		.source = c->config_file,
 		.names = names,
 		.n_names = file->n_names,

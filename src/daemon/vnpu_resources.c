@@ -11,7 +11,7 @@
  * vNPUs no resource can list (their template unknown without DCMI, or not
  * a usable name) are reported when their number changes. */
 void vnpu_resources_add(struct vnpu_resources *d, struct resource_set *set, const struct npu_snapshot *snap,
-			const char *vnpu_base, const char *socket_dir)
+			const char *vnpu_base, const char *socket_dir, const char *instance)
 {
 	size_t unnamed = 0;
 	char first_why[RESOURCE_NAME_MAX + 64] = "";
@@ -51,7 +51,7 @@ void vnpu_resources_add(struct vnpu_resources *d, struct resource_set *set, cons
 		*def = (struct resource_def){ .kind = RESOURCE_VNPUS };
 		memcpy(def->vnpu_template, dev->vnpu.template_name, sizeof(def->vnpu_template));
 		const char *clash = NULL;
-		if (resource_def_name(def, name, socket_dir) < 0)
+		if (resource_def_name(def, name, socket_dir, instance) < 0)
 			clash = "its socket path is too long";
 		for (size_t j = 0; j < set->count && !clash; j++)
 			if (strcmp(set->defs[j].endpoint, def->endpoint) == 0)

@@ -19,6 +19,7 @@ struct vnpu_resources {
 };
 
 /* Appends to set a resource for each vNPU template of snap that has none;
- * names start with vnpu_base, sockets go into socket_dir. */
+ * names start with vnpu_base, sockets go into socket_dir, named with
+ * instance (resource_endpoint). */
 void vnpu_resources_add(struct vnpu_resources *growth, struct resource_set *set, const struct npu_snapshot *snap,
-			const char *vnpu_base, const char *socket_dir);
+			const char *vnpu_base, const char *socket_dir, const char *instance);

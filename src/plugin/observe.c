@@ -484,7 +484,7 @@ int observe_new(const struct observe_options *opt, struct observe **ret)
 	    (r = loop_async_new(o->loop, on_pods_async, o, &o->pods_async)) < 0 ||
 	    /* Before any thread may ask for a list (an Allocate, a scrape). */
 	    (o->pod_socket[0] && (r = podres_new(o->pod_socket, &o->podres)) < 0)) {
-		observe_free(o);
+		observe_free(o, true);
 		return r;
 	}
 	*ret = o;
@@ -541,14 +541,14 @@ void observe_start(struct observe *o, struct inventory *inventory)
 	loop_timer_arm(o->heartbeat_timer, HEARTBEAT_MS, HEARTBEAT_MS);
 }
 
-void observe_free(struct observe *o)
+void observe_free(struct observe *o, bool remove_files)
 {
 	if (!o)
 		return;
 	/* The HTTP thread first: it reads everything below. */
 	http_server_stop(o->http);
 	podres_free(o->podres);
-	if (o->nfd_written) {
+	if (o->nfd_written && remove_files) {
 		int r = nfd_remove(o->nfd_file);
 		if (r < 0)
 			log_warn("cannot remove the NFD features file %s: %s", o->nfd_file, strerror(-r));

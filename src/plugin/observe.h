@@ -59,9 +59,10 @@ void observe_resource_serving(struct observe_resource *resource, bool serving);
  * inventory is read on the loop only. */
 void observe_start(struct observe *observe, struct inventory *inventory);
 
-/* Stops the endpoint, removes the features file, frees. Accepts NULL and a
- * half-built observe. */
-void observe_free(struct observe *observe);
+/* Stops the endpoint, removes the features file (unless remove_files is
+ * false: another plugin process of the node keeps it), frees. Accepts NULL
+ * and a half-built observe. */
+void observe_free(struct observe *observe, bool remove_files);
 
 /* --- on the daemon's loop -------------------------------------------------- */
 

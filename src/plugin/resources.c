@@ -8,19 +8,20 @@
 #include "base/k8s_names.h"
 #include "base/parse.h"
 
-int resource_endpoint(const char *name, char *buf, size_t size)
+int resource_endpoint(const char *name, const char *instance, char *buf, size_t size)
 {
 	const char *slash = strchr(name, '/');
 	size_t domain_label = strcspn(name, "./");
 	if (!slash)
 		return -EINVAL;
-	return str_printf(buf, size, "%.*s-%s.sock", (int)domain_label, name, slash + 1);
+	return str_printf(buf, size, "%.*s-%s%s%.*s.sock", (int)domain_label, name, slash + 1, instance[0] ? "@" : "",
+			  RESOURCE_INSTANCE_MAX, instance);
 }
 
-int resource_def_name(struct resource_def *def, const char *name, const char *socket_dir)
+int resource_def_name(struct resource_def *def, const char *name, const char *socket_dir, const char *instance)
 {
 	char endpoint[RESOURCE_ENDPOINT_MAX], socket_path[SOCKET_PATH_MAX];
-	if (resource_endpoint(name, endpoint, sizeof(endpoint)) < 0 ||
+	if (resource_endpoint(name, instance, endpoint, sizeof(endpoint)) < 0 ||
 	    path_join(socket_path, sizeof(socket_path), socket_dir, endpoint) < 0 ||
 	    str_copy(def->name, sizeof(def->name), name) < 0)
 		return -ENAMETOOLONG;
@@ -138,13 +139,14 @@ int resource_view(const struct resource_set *set, const struct resource_def *def
 static int check_socket_paths(const struct resource_plan *plan, const struct resource_set *set, bool *in_file,
 			      char *why, size_t why_size)
 {
-	char endpoint[RESOURCE_NAME_MAX + 8], longest[RESOURCE_NAME_MAX + 8] = "kubelet.sock";
+	char endpoint[RESOURCE_NAME_MAX + 8 + 1 + RESOURCE_INSTANCE_MAX];
+	char longest[sizeof(endpoint)] = "kubelet.sock";
 	char socket[SOCKET_PATH_MAX];
 	size_t longest_k = 0;
 	bool dir_fits = path_join(socket, sizeof(socket), plan->socket_dir, "kubelet.sock") == 0;
 	for (size_t k = 0; k < set->count; k++) {
 		/* The names are valid resource names: each has a '/' and fits. */
-		if (resource_endpoint(set->defs[k].name, endpoint, sizeof(endpoint)) < 0)
+		if (resource_endpoint(set->defs[k].name, plan->instance, endpoint, sizeof(endpoint)) < 0)
 			return why_invalid(why, why_size, "resource %s has no socket name", set->defs[k].name);
 		if (k == 0)
 			dir_fits = dir_fits && path_join(socket, sizeof(socket), plan->socket_dir, endpoint) == 0;
@@ -234,7 +236,7 @@ int resource_set_build(const struct resource_plan *plan, struct resource_set *re
 		char name[RESOURCE_NAME_MAX];
 		memcpy(name, d->name, sizeof(name));
 		/* Cannot fail: check_socket_paths saw every socket path fit. */
-		if (resource_def_name(d, name, plan->socket_dir) < 0)
+		if (resource_def_name(d, name, plan->socket_dir, plan->instance) < 0)
 			return why_invalid(why, why_size, "--socket-dir: the socket of %s does not fit", name);
 		/* Only the file adds resources to the default one, so a clash is the file's. */
 		for (size_t j = 0; j < k; j++) {

@@ -53,17 +53,26 @@ struct resource_set {
 	size_t count;
 };
 
+/* The longest instance a socket name carries (see resource_endpoint). */
+#define RESOURCE_INSTANCE_MAX 8
+
 /* The socket file name of a resource: "ascend.com/npu" serves on
- * "ascend-npu.sock" (the domain's first label, '-', the name). -EINVAL
- * when name has no '/', -ENAMETOOLONG when it does not fit buf[size]; a
- * buffer of RESOURCE_NAME_MAX + 8 holds any resource's. */
-int resource_endpoint(const char *name, char *buf, size_t size);
+ * "ascend-npu.sock" (the domain's first label, '-', the name), and with an
+ * instance ("" for none) on "ascend-npu@<instance>.sock": two plugin
+ * processes of one node (the old and the new pod of a surge roll) then
+ * serve on sockets of their own, and the kubelet, which keeps one
+ * registration per socket, follows both until the old one leaves. '@' is
+ * in no resource name, so no resource's socket is another's instance.
+ * -EINVAL when name has no '/', -ENAMETOOLONG when it does not fit
+ * buf[size]; a buffer of RESOURCE_ENDPOINT_MAX holds any resource's. */
+int resource_endpoint(const char *name, const char *instance, char *buf, size_t size);
 
 /* Fills the name, endpoint and socket path of def: "ascend.com/npu" in dir
- * "/var/lib/kubelet/device-plugins" serves on ".../ascend-npu.sock". The name
- * must be a valid extended resource name. -ENAMETOOLONG when the endpoint or
- * socket path does not fit. */
-int resource_def_name(struct resource_def *def, const char *name, const char *socket_dir);
+ * "/var/lib/kubelet/device-plugins" serves on ".../ascend-npu.sock" (with
+ * an instance as resource_endpoint says). The name must be a valid extended
+ * resource name. -ENAMETOOLONG when the endpoint or socket path does not
+ * fit. */
+int resource_def_name(struct resource_def *def, const char *name, const char *socket_dir, const char *instance);
 
 /* The resource name of a vNPU template, "<base>-<template>" with '_' as
  * '-': "ascend.com/npu" + "vir04_3c" is "ascend.com/npu-vir04-3c". -EINVAL
@@ -95,6 +104,7 @@ struct resource_plan_slice {
 struct resource_plan {
 	const char *default_name;
 	const char *socket_dir;
+	const char *instance; /* in every socket's name ("" for none) */
 	const char *source; /* the --config file, for messages ("" without) */
 	const struct resource_plan_name *names;
 	size_t n_names;

@@ -61,7 +61,6 @@ static bool same_kubelet(struct session_kubelet a, struct session_kubelet b)
 /* Every registration gets a new tag; starting one needs a server. */
 static enum session_state register_anew(struct session *s)
 {
-	s->reregister_due = false;
 	s->stream = 0;
 	s->tag++;
 	s->kubelet = (struct session_kubelet){ 0 };
@@ -73,7 +72,6 @@ static enum session_state register_anew(struct session *s)
  * the socket or the kubelet changed under us. */
 static enum session_state restart(struct session *s, int *ret_error)
 {
-	s->reregister_due = false;
 	s->stream = 0;
 	s->ops->unbind(s->ctx);
 	int r = s->ops->bind(s->ctx);
@@ -114,20 +112,9 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 		return (int)restart(s, ret_error);
 	case SESSION_EV_RELOAD:
 		/* Without the directory there is nowhere to serve; its return
-		 * starts over anyway. A registration under way already announces
-		 * this very endpoint (a changed resource gets a new endpoint):
-		 * another one beside it would overlap it, and the kubelet's stream
-		 * of the first could pass for the second's (a storm of SIGHUPs
-		 * made the plugin restart its server). A watched endpoint keeps
-		 * its server and registers again: a new server would cancel the
-		 * calls under way (an Allocate for a pod being admitted). */
-		if (st == SESSION_NO_DIR)
-			return -1;
-		if (st == SESSION_REGISTERING || st == SESSION_REGISTERED) {
-			s->reregister_due = true; /* once the kubelet watches */
-			return st;
-		}
-		return bound ? (int)register_anew(s) : (int)restart(s, ret_error);
+		 * starts over anyway. A bound endpoint keeps its registration
+		 * (session.h). */
+		return st == SESSION_UNBOUND ? (int)restart(s, ret_error) : -1;
 	case SESSION_EV_STOP:
 		s->ops->unbind(s->ctx);
 		return SESSION_STOPPED;
@@ -157,9 +144,6 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 	case SESSION_EV_STREAM_OPENED:
 		if (!current || (st != SESSION_REGISTERING && st != SESSION_REGISTERED))
 			return -1;
-		/* A SIGHUP came while this registration was under way. */
-		if (s->reregister_due)
-			return (int)register_anew(s);
 		s->stream = data->stream;
 		return SESSION_WATCHED;
 	case SESSION_EV_STREAM_ENDED:

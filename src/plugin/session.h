@@ -14,10 +14,13 @@
  *   bound --socket deleted, new kubelet, stream ended--> restart:
  *       stop the server fully, bind anew, register (the kubelet never
  *       reconnects by itself, and gRPC unlinks the path of a stopped server)
- *   WATCHED --SIGHUP--> REGISTERING (the server kept); in REGISTERING and
- *       REGISTERED a SIGHUP waits for the kubelet's stream, then registers
- *       again: registrations never overlap, so a stream's end cannot be
- *       taken for a newer registration's
+ *   bound --SIGHUP--> unchanged: a registration that stands or is under
+ *       way already announces this endpoint, and the kubelet's stream
+ *       carries what the reload changed. A second registration on the same
+ *       socket would overlap the first: the kubelet (v1.36 on) refuses it
+ *       while the first is connected, and until it lands the node would
+ *       have no devices (kubelets before make the old stream end first);
+ *   UNBOUND --SIGHUP--> bind now (as the retry timer would)
  *   any --device-plugins directory removed--> NO_DIR until it is back
  *       (a bind can only fail meanwhile, so retries wait for it too)
  *   any --SIGTERM--> STOPPED
@@ -104,7 +107,6 @@ struct session {
 	enum session_state state;
 	uint64_t tag;                  /* the current registration */
 	uint64_t stream;               /* the kubelet's stream it watches (WATCHED), else 0 */
-	bool reregister_due;           /* a SIGHUP came while registering: register again once watched */
 	struct session_kubelet kubelet; /* the kubelet.sock its latest attempt dialled */
 };
 

@@ -301,11 +301,14 @@ function checkDaemonSet(variant, objects) {
 		assert((pod.tolerations || []).some((t) => t.key === 'CriticalAddonsOnly' && t.operator === 'Exists'), 'no CriticalAddonsOnly toleration');
 	});
 	check(what('priorityClassName system-node-critical'), () => assert(pod.priorityClassName === 'system-node-critical', show(pod.priorityClassName)));
-	check(what('RollingUpdate, one pod per node at a time'), () => {
+	check(what('a surge roll, one node at a time, each pod on sockets named by its UID'), () => {
 		const u = ds.spec.updateStrategy || {};
 		assert(u.type === 'RollingUpdate', `updateStrategy ${show(u)}`);
-		const surge = (u.rollingUpdate || {}).maxSurge;
-		assert(surge === undefined || surge === 0 || surge === '0%', `maxSurge ${show(surge)} would run two plugins on a node`);
+		const r = u.rollingUpdate || {};
+		assert(r.maxSurge === 1 && r.maxUnavailable === 0, `rollingUpdate ${show(r)}: the new pod must start before the old one stops`);
+		const inst = (c.env || []).find((e) => e.name === 'ASCEND_PLUGIN_INSTANCE');
+		assert(inst && inst.valueFrom && inst.valueFrom.fieldRef && inst.valueFrom.fieldRef.fieldPath === 'metadata.uid',
+			`ASCEND_PLUGIN_INSTANCE ${show(inst)}: two pods of a node would serve the same socket`);
 	});
 	check(what('no ServiceAccount token'), () => assert(pod.automountServiceAccountToken === false, show(pod.automountServiceAccountToken)));
 	check(what('no host network, PID or IPC namespace'), () =>

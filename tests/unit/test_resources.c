@@ -39,7 +39,7 @@ static void add(struct resource_set *set, const char *name, enum resource_kind k
 	struct resource_def *d = &set->defs[set->count++];
 	*d = (struct resource_def){ .kind = kind, .is_default = set->count == 1, .families = families };
 	snprintf(d->vnpu_template, sizeof(d->vnpu_template), "%s", template_name ? template_name : "");
-	assert_int_equal(resource_def_name(d, name, "/dp"), 0);
+	assert_int_equal(resource_def_name(d, name, "/dp", ""), 0);
 }
 
 /* The IDs def lists, comma separated. */
@@ -113,21 +113,26 @@ static void test_names(void **state)
 	assert_non_null(strstr(why, "is not a valid resource name"));
 
 	struct resource_def def = { 0 };
-	assert_int_equal(resource_def_name(&def, "ascend.com/npu-vir04-3c", "/var/lib/kubelet/device-plugins"), 0);
+	assert_int_equal(resource_def_name(&def, "ascend.com/npu-vir04-3c", "/var/lib/kubelet/device-plugins", ""), 0);
 	assert_string_equal(def.endpoint, "ascend-npu-vir04-3c.sock");
 	assert_string_equal(def.socket_path, "/var/lib/kubelet/device-plugins/ascend-npu-vir04-3c.sock");
 	char dir[120];
 	memset(dir, 'd', sizeof(dir));
 	dir[0] = '/';
 	dir[sizeof(dir) - 1] = '\0';
-	assert_int_equal(resource_def_name(&def, "ascend.com/npu", dir), -ENAMETOOLONG);
+	assert_int_equal(resource_def_name(&def, "ascend.com/npu", dir, ""), -ENAMETOOLONG);
 
 	char endpoint[RESOURCE_NAME_MAX + 8];
-	assert_int_equal(resource_endpoint("huawei.com/Ascend910.shared", endpoint, sizeof(endpoint)), 0);
+	assert_int_equal(resource_endpoint("huawei.com/Ascend910.shared", "", endpoint, sizeof(endpoint)), 0);
 	assert_string_equal(endpoint, "huawei-Ascend910.shared.sock");
-	assert_int_equal(resource_endpoint("npu", endpoint, sizeof(endpoint)), -EINVAL);
-	assert_int_equal(resource_endpoint("ascend.com/npu", endpoint, 15), -ENAMETOOLONG);
+	assert_int_equal(resource_endpoint("npu", "", endpoint, sizeof(endpoint)), -EINVAL);
+	assert_int_equal(resource_endpoint("ascend.com/npu", "", endpoint, 15), -ENAMETOOLONG);
 	assert_string_equal(endpoint, "huawei-Ascend910.shared.sock"); /* untouched */
+	/* A plugin process named among others of its node (a surge roll). */
+	assert_int_equal(resource_endpoint("ascend.com/npu", "1a2b3c4d", endpoint, sizeof(endpoint)), 0);
+	assert_string_equal(endpoint, "ascend-npu@1a2b3c4d.sock");
+	assert_int_equal(resource_def_name(&def, "ascend.com/npu-vir04-3c", "/dp", "0f"), 0);
+	assert_string_equal(def.socket_path, "/dp/ascend-npu-vir04-3c@0f.sock");
 
 	struct resource_def a = def, b = def;
 	assert_true(resource_def_same(&a, &b));

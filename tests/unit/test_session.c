@@ -149,8 +149,8 @@ static const struct expect table[SESSION_STATE_COUNT][SESSION_EVENT_COUNT] = {
 		 * its opening made the session watch it. */
 		[SESSION_EV_STREAM_ENDED] = { IGNORED, "" },
 		[SESSION_EV_WATCHDOG] = { IGNORED, "" },
-		/* No second registration beside this one: after it. */
-		[SESSION_EV_RELOAD] = { SESSION_REGISTERING, "" },
+		/* No second registration beside this one. */
+		[SESSION_EV_RELOAD] = { IGNORED, "" },
 		[SESSION_EV_STOP] = { SESSION_STOPPED, "U" },
 	},
 	[SESSION_REGISTERED] = {
@@ -165,8 +165,8 @@ static const struct expect table[SESSION_STATE_COUNT][SESSION_EVENT_COUNT] = {
 		[SESSION_EV_STREAM_ENDED] = { IGNORED, "" },
 		/* Accepted, but no stream: register again. */
 		[SESSION_EV_WATCHDOG] = { SESSION_REGISTERING, "RW-" },
-		/* Accepted, its stream on the way: registers again after it. */
-		[SESSION_EV_RELOAD] = { SESSION_REGISTERED, "" },
+		/* Accepted, its stream on the way: nothing more to do. */
+		[SESSION_EV_RELOAD] = { IGNORED, "" },
 		[SESSION_EV_STOP] = { SESSION_STOPPED, "UW-" },
 	},
 	[SESSION_WATCHED] = {
@@ -181,8 +181,8 @@ static const struct expect table[SESSION_STATE_COUNT][SESSION_EVENT_COUNT] = {
 		[SESSION_EV_STREAM_OPENED] = { IGNORED, "" },
 		[SESSION_EV_STREAM_ENDED] = { SESSION_REGISTERING, "UBR" },
 		[SESSION_EV_WATCHDOG] = { IGNORED, "" },
-		/* A reload keeps the server: register again. */
-		[SESSION_EV_RELOAD] = { SESSION_REGISTERING, "R" },
+		/* A reload keeps the registration: the stream carries the news. */
+		[SESSION_EV_RELOAD] = { IGNORED, "" },
 		[SESSION_EV_STOP] = { SESSION_STOPPED, "U" },
 	},
 	[SESSION_STOPPED] = {
@@ -331,40 +331,27 @@ static void test_attempting_records_the_kubelet(void **state)
 }
 
 /* Names exist for every state and event (they appear in debug logs). */
-/* A SIGHUP while a registration is under way waits for the kubelet's
- * stream, then registers again (once, however many came): registrations
- * never overlap. */
-static void test_reload_while_registering_waits_for_the_stream(void **state)
+/* However many SIGHUPs come while a registration is under way or stands,
+ * the one registration and its stream stay: none overlaps it. */
+static void test_reload_keeps_the_registration(void **state)
 {
 	(void)state;
 	struct session s;
 	struct owner o;
-	const struct session_event_data current = { .tag = TAG };
-	for (int st = SESSION_REGISTERING; st <= SESSION_REGISTERED; st++) {
+	for (int st = SESSION_REGISTERING; st <= SESSION_WATCHED; st++) {
 		put_in(&s, &o, (enum session_state)st);
 		for (int i = 0; i < 3; i++)
 			assert_int_equal(session_handle(&s, SESSION_EV_RELOAD, NULL), 0);
 		assert_int_equal(s.state, st);
 		assert_string_equal(o.did, "");
-		assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED, &current), 0);
-		assert_int_equal(s.state, SESSION_REGISTERING);
-		assert_string_equal(o.did, st == SESSION_REGISTERED ? "RW-" : "R");
-		assert_int_equal(o.registered_tag, TAG + 1);
-		/* The new registration's stream is watched, nothing more. */
-		o.did[0] = '\0';
-		assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = TAG + 1 }),
-				 0);
-		assert_int_equal(s.state, SESSION_WATCHED);
-		assert_string_equal(o.did, "");
+		assert_int_equal(s.tag, TAG);
 	}
-	/* A restart meanwhile is the new registration already. */
-	put_in(&s, &o, SESSION_REGISTERING);
+	/* The registration's stream is then watched as ever. */
+	put_in(&s, &o, SESSION_REGISTERED);
 	assert_int_equal(session_handle(&s, SESSION_EV_RELOAD, NULL), 0);
-	assert_int_equal(session_handle(&s, SESSION_EV_SOCKET_DELETED, NULL), 0);
-	o.did[0] = '\0';
-	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = TAG + 1 }), 0);
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED, &(struct session_event_data){ .tag = TAG }), 0);
 	assert_int_equal(s.state, SESSION_WATCHED);
-	assert_string_equal(o.did, "");
+	assert_string_equal(o.did, "W-");
 }
 
 static void test_names(void **state)
@@ -386,7 +373,7 @@ int main(void)
 		cmocka_unit_test(test_same_kubelet_is_ignored),
 		cmocka_unit_test(test_bind_failure),
 		cmocka_unit_test(test_attempting_records_the_kubelet),
-		cmocka_unit_test(test_reload_while_registering_waits_for_the_stream),
+		cmocka_unit_test(test_reload_keeps_the_registration),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

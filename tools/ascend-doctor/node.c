@@ -478,7 +478,8 @@ out:
 }
 
 /* The sockets that may be the plugin's, in the socket directory: with an
- * explicit --resource-name its one; else every socket but kubelet.sock,
+ * explicit --resource-name its one (one per plugin process: is_endpoint);
+ * else every socket but kubelet.sock,
  * sorted, since one plugin process serves several resources (per-family
  * names, which may be in other domains such as huawei.com/Ascend910, vNPU
  * templates, ".shared" names), each on a socket of its own. Which of them
@@ -490,32 +491,46 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+/* Whether name is endpoint's socket: "ascend-npu.sock", or the same served
+ * by one plugin process among others of the node, "ascend-npu@<instance>.sock"
+ * (the plugin's $ASCEND_PLUGIN_INSTANCE; two during a surge roll). */
+static bool is_endpoint(const char *name, const char *endpoint)
+{
+	size_t stem = strlen(endpoint) - strlen(".sock");
+	if (strcmp(name, endpoint) == 0)
+		return true;
+	if (strncmp(name, endpoint, stem) != 0 || name[stem] != '@')
+		return false;
+	const char *instance = name + stem + 1;
+	size_t len = strcspn(instance, ".");
+	return len > 0 && strcmp(instance + len, ".sock") == 0;
+}
+
 static int plugin_sockets(const struct doctor_options *o, char (*names)[128], size_t max, size_t *ret_n)
 {
 	char endpoint[128];
 	if (node_endpoint_name(o->resource_name, endpoint, sizeof(endpoint)) < 0)
 		return -EINVAL;
 	size_t n = 0;
-	if (!o->resource_name_given) {
-		DIR *dir = opendir(o->socket_dir);
-		struct dirent *e;
-		while (dir && n < max && (e = readdir(dir)) != NULL) {
-			size_t len = strlen(e->d_name);
-			char path[SOCKET_PATH_MAX + 256];
-			struct stat st;
-			if (len >= 128 || strcmp(e->d_name, "kubelet.sock") == 0 ||
-			    path_join(path, sizeof(path), o->socket_dir, e->d_name) < 0 || stat(path, &st) < 0 ||
-			    !S_ISSOCK(st.st_mode))
-				continue;
-			memcpy(names[n++], e->d_name, len + 1);
-		}
-		if (dir)
-			closedir(dir);
-		qsort(names, n, sizeof(names[0]), compare_names);
+	DIR *dir = opendir(o->socket_dir);
+	struct dirent *e;
+	while (dir && n < max && (e = readdir(dir)) != NULL) {
+		size_t len = strlen(e->d_name);
+		char path[SOCKET_PATH_MAX + 256];
+		struct stat st;
+		if (len >= 128 || strcmp(e->d_name, "kubelet.sock") == 0 ||
+		    (o->resource_name_given && !is_endpoint(e->d_name, endpoint)) ||
+		    path_join(path, sizeof(path), o->socket_dir, e->d_name) < 0 || stat(path, &st) < 0 ||
+		    !S_ISSOCK(st.st_mode))
+			continue;
+		memcpy(names[n++], e->d_name, len + 1);
 	}
+	if (dir)
+		closedir(dir);
+	qsort(names, n, sizeof(names[0]), compare_names);
 	bool has_default = false;
 	for (size_t i = 0; i < n; i++)
-		has_default |= strcmp(names[i], endpoint) == 0;
+		has_default |= is_endpoint(names[i], endpoint);
 	/* The default resource's socket is expected even when missing, so
 	 * that its absence is reported. */
 	if (!has_default && n < max)
@@ -580,7 +595,7 @@ static int check_plugin(const struct doctor_options *o, struct report *report, c
 		 * the plugin's; another is when it lists npu-/vnpu- devices
 		 * (a per-family name in another domain), else it is another
 		 * device plugin's and left alone. */
-		bool ours = strcmp(names[k], endpoint) == 0 ||
+		bool ours = is_endpoint(names[k], endpoint) ||
 			    (strncmp(names[k], o->resource_name, label) == 0 && names[k][label] == '-');
 		if (path_join(path, sizeof(path), o->socket_dir, names[k]) < 0 || stat(path, &st) < 0) {
 			r = report_add(report, VERDICT_FAIL, "plugin", fix_absent, "%s: %s", path, strerror(errno));

@@ -136,7 +136,7 @@ static void handle_answer(struct follower *f, const uint8_t *body, size_t len)
 	}
 
 	pthread_mutex_lock(&f->sim->lock);
-	if (f->res->plugin == f->plugin) {
+	if (sim_resource_follows(f->res, f->plugin)) {
 		sim_resource_set_devices(f->res, devices, n);
 		devices = NULL;
 	}
@@ -154,9 +154,13 @@ static void report_end(struct follower *f, grpc_status_code status, const char *
 	out_kv_u64(&line, "status", (unsigned long long)status);
 	out_kv_quoted(&line, "details", details);
 	out_emit(&line);
-	/* A follower whose plugin has been replaced leaves the devices alone. */
-	if (f->res->plugin == f->plugin)
+	/* A follower whose plugin has been replaced leaves the devices alone,
+	 * and so does one with another registration of its resource still
+	 * streaming. */
+	if (f->res->plugin == f->plugin && !sim_resource_stream_ended(f->res, f->plugin))
 		sim_resource_mark_unhealthy(f->res);
+	else if (f->res->plugin != f->plugin)
+		(void)sim_resource_stream_ended(f->res, f->plugin);
 	pthread_mutex_unlock(&f->sim->lock);
 }
 

@@ -132,16 +132,51 @@ fail:
 	return r;
 }
 
-/* Makes plugin the resource's registered plugin: stops the follower of the
- * one it replaces, then starts following the new one. Takes over plugin. */
+/* Makes plugin the resource's newest registration. One on another socket
+ * is followed beside the registrations already there, as the kubelet from
+ * v1.36 on does (sim.h); one on the same socket replaces its follower. Older
+ * ones whose streams ended, and the oldest when there are too many, are let
+ * go. Takes over plugin. */
 static int install(struct sim *sim, struct sim_plugin *plugin, char *reason, size_t reason_size)
 {
 	struct sim_resource *res;
+	struct follower *stop[SIM_MAX_OLDER + 1];
+	struct sim_plugin *drop[SIM_MAX_OLDER + 1];
+	size_t n_stop = 0;
 	pthread_mutex_lock(&sim->lock);
 	int r = sim_resource_get(sim, plugin->resource, true, &res);
-	struct follower *old_follower = r == 0 ? res->follower : NULL;
-	if (r == 0)
+	if (r == 0) {
+		size_t kept = 0;
+		for (size_t i = 0; i < res->n_older; i++) {
+			struct sim_older *o = &res->older[i];
+			if (o->streaming && strcmp(o->plugin->endpoint, plugin->endpoint) != 0) {
+				res->older[kept++] = *o;
+				continue;
+			}
+			stop[n_stop] = o->follower;
+			drop[n_stop++] = o->plugin;
+		}
+		res->n_older = kept;
+		bool beside = res->plugin && res->streaming && strcmp(res->plugin->endpoint, plugin->endpoint) != 0;
+		if (beside && res->n_older == SIM_MAX_OLDER) {
+			stop[n_stop] = res->older[0].follower;
+			drop[n_stop++] = res->older[0].plugin;
+			memmove(res->older, res->older + 1, (SIM_MAX_OLDER - 1) * sizeof(res->older[0]));
+			res->n_older--;
+		}
+		if (beside) {
+			res->older[res->n_older++] =
+				(struct sim_older){ .plugin = res->plugin, .follower = res->follower, .streaming = true };
+		} else if (res->plugin) {
+			/* Taken out first, so that its follower's end leaves the
+			 * devices and the older registrations alone. */
+			stop[n_stop] = res->follower;
+			drop[n_stop++] = res->plugin;
+		}
+		res->plugin = NULL;
 		res->follower = NULL;
+		res->streaming = false;
+	}
 	pthread_mutex_unlock(&sim->lock);
 	if (r < 0) {
 		snprintf(reason, reason_size, "kubelet-sim follows at most %d resources", SIM_MAX_RESOURCES);
@@ -150,10 +185,10 @@ static int install(struct sim *sim, struct sim_plugin *plugin, char *reason, siz
 	}
 
 	/* Joined outside the lock: the follower takes it to report its end. */
-	follower_stop(old_follower, "replaced by a new registration");
+	for (size_t i = 0; i < n_stop; i++)
+		follower_stop(stop[i], "replaced by a new registration");
 
 	pthread_mutex_lock(&sim->lock);
-	struct sim_plugin *old_plugin = res->plugin;
 	res->plugin = plugin;
 	sim->current = res;
 
@@ -164,16 +199,21 @@ static int install(struct sim *sim, struct sim_plugin *plugin, char *reason, siz
 	out_kv(&line, "version", DP_API_VERSION);
 	out_kv_bool(&line, "preferred_allocation", plugin->preferred_allocation);
 	out_kv_bool(&line, "pre_start", plugin->pre_start);
+	out_kv_u64(&line, "beside", res->n_older);
 	out_emit(&line);
 
 	/* Like the kubelet, ListAndWatch starts before Register has answered. */
 	struct follower *follower = NULL;
 	r = follower_start(sim, res, plugin, &follower);
-	if (r == 0)
+	if (r == 0) {
 		res->follower = follower;
+		res->streaming = true;
+	}
 	pthread_mutex_unlock(&sim->lock);
 
-	sim_plugin_unref(old_plugin);
+	for (size_t i = 0; i < n_stop; i++)
+		if (drop[i])
+			sim_plugin_unref(drop[i]);
 	if (r < 0) {
 		/* The registration stands; only the stream could not be followed. */
 		log_error("%s: cannot start following ListAndWatch: %s", plugin->resource, strerror(-r));
@@ -298,8 +338,21 @@ void kubelet_stop(struct sim *sim, const char *reason)
 	gs_server_stop(sim->server);
 	sim->server = NULL;
 
-	struct follower *followers[SIM_MAX_RESOURCES];
+	/* The older registrations first, so that no stream's end promotes
+	 * one; then the newest, whose end marks the devices Unhealthy. */
+	static struct follower *followers[SIM_MAX_RESOURCES * SIM_MAX_OLDER];
+	static struct sim_plugin *plugins[SIM_MAX_RESOURCES * SIM_MAX_OLDER];
 	size_t n = 0;
+	pthread_mutex_lock(&sim->lock);
+	for (size_t i = 0; i < sim->n_resources; i++)
+		n += sim_resource_take_older(&sim->resources[i], followers + n, plugins + n);
+	pthread_mutex_unlock(&sim->lock);
+	for (size_t i = 0; i < n; i++)
+		follower_stop(followers[i], reason);
+	for (size_t i = 0; i < n; i++)
+		sim_plugin_unref(plugins[i]);
+
+	n = 0;
 	pthread_mutex_lock(&sim->lock);
 	for (size_t i = 0; i < sim->n_resources; i++) {
 		if (sim->resources[i].follower)
@@ -310,13 +363,13 @@ void kubelet_stop(struct sim *sim, const char *reason)
 	for (size_t i = 0; i < n; i++)
 		follower_stop(followers[i], reason);
 
-	struct sim_plugin *plugins[SIM_MAX_RESOURCES];
 	n = 0;
 	pthread_mutex_lock(&sim->lock);
 	for (size_t i = 0; i < sim->n_resources; i++) {
 		if (sim->resources[i].plugin)
 			plugins[n++] = sim->resources[i].plugin;
 		sim->resources[i].plugin = NULL;
+		sim->resources[i].streaming = false;
 	}
 	pthread_mutex_unlock(&sim->lock);
 	for (size_t i = 0; i < n; i++)

@@ -39,6 +39,8 @@ void sim_fini(struct sim *sim)
 	for (size_t i = 0; i < sim->n_resources; i++) {
 		struct sim_resource *res = &sim->resources[i];
 		sim_plugin_unref(res->plugin);
+		for (size_t j = 0; j < res->n_older; j++)
+			sim_plugin_unref(res->older[j].plugin);
 		sim_devices_free(res->devices, res->n_devices);
 		for (size_t j = 0; j < res->n_allocs; j++)
 			allocation_clear(&res->allocs[j]);
@@ -144,6 +146,52 @@ void sim_resource_mark_unhealthy(struct sim_resource *res)
 		res->devices[i].health = health;
 	}
 	print_devices(res);
+}
+
+bool sim_resource_follows(const struct sim_resource *res, const struct sim_plugin *plugin)
+{
+	if (res->plugin == plugin)
+		return true;
+	for (size_t i = 0; i < res->n_older; i++)
+		if (res->older[i].plugin == plugin && res->older[i].streaming)
+			return true;
+	return false;
+}
+
+bool sim_resource_stream_ended(struct sim_resource *res, const struct sim_plugin *plugin)
+{
+	if (res->plugin != plugin) {
+		for (size_t i = 0; i < res->n_older; i++)
+			if (res->older[i].plugin == plugin)
+				res->older[i].streaming = false;
+		return true;
+	}
+	res->streaming = false;
+	for (size_t i = res->n_older; i-- > 0;) {
+		struct sim_older *o = &res->older[i];
+		if (!o->streaming)
+			continue;
+		/* The ended one takes the older's place, to be joined later. */
+		struct sim_older ended = { .plugin = res->plugin, .follower = res->follower };
+		res->plugin = o->plugin;
+		res->follower = o->follower;
+		res->streaming = true;
+		*o = ended;
+		return true;
+	}
+	return false;
+}
+
+size_t sim_resource_take_older(struct sim_resource *res, struct follower **followers, struct sim_plugin **plugins)
+{
+	size_t n = res->n_older;
+	for (size_t i = 0; i < n; i++) {
+		followers[i] = res->older[i].follower;
+		plugins[i] = res->older[i].plugin;
+		res->older[i] = (struct sim_older){ 0 };
+	}
+	res->n_older = 0;
+	return n;
 }
 
 bool sim_resource_is_allocated(const struct sim_resource *res, const char *id)

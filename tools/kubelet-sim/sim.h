@@ -65,10 +65,24 @@ struct sim_allocation {
 	size_t response_len;
 };
 
+/* Endpoints of one resource followed beside its newest: the kubelet from
+ * v1.36 on keeps one per socket path, so that a plugin's new instance can
+ * register before the old one leaves (kubernetes/kubernetes#135437). */
+#define SIM_MAX_OLDER 4
+
+struct sim_older {
+	struct sim_plugin *plugin;
+	struct follower *follower; /* to be joined */
+	bool streaming;            /* its stream is still open */
+};
+
 struct sim_resource {
 	char name[RESOURCE_NAME_MAX];
-	struct sim_plugin *plugin;     /* NULL when no plugin is registered */
+	struct sim_plugin *plugin;     /* the newest registration; NULL when none */
 	struct follower *follower;     /* NULL when none is running or waiting to be joined */
+	bool streaming;                /* plugin's stream is open */
+	struct sim_older older[SIM_MAX_OLDER];
+	size_t n_older;
 	struct sim_device *devices;    /* sorted in natural ID order, unique IDs */
 	size_t n_devices;
 	struct sim_allocation *allocs;
@@ -117,6 +131,20 @@ void sim_resource_set_devices(struct sim_resource *res, struct sim_device *devic
 /* Marks every device unhealthy, like the kubelet when a stream ends, and
  * prints the `devices` line. */
 void sim_resource_mark_unhealthy(struct sim_resource *res);
+
+/* Whether plugin is one of the resource's followed registrations, the
+ * newest or an older one whose stream is open. */
+bool sim_resource_follows(const struct sim_resource *res, const struct sim_plugin *plugin);
+
+/* plugin's stream ended. When it was the newest registration and an older
+ * one still streams, that one becomes the newest (its devices stand, as in
+ * the kubelet) and true is returned; false when nothing streams any more. */
+bool sim_resource_stream_ended(struct sim_resource *res, const struct sim_plugin *plugin);
+
+/* Takes every older registration out of res into the arrays (at most
+ * SIM_MAX_OLDER each): their followers to stop and plugins to unref, outside
+ * the lock. Returns how many. */
+size_t sim_resource_take_older(struct sim_resource *res, struct follower **followers, struct sim_plugin **plugins);
 bool sim_resource_is_allocated(const struct sim_resource *res, const char *id);
 
 /* Remembers a successful allocation (copies everything) under the next

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "base/file.h"
+#include "base/macro.h"
 #include "base/parse.h"
 #include "npu/chip.h"
 
@@ -218,10 +219,17 @@ void node_fini(struct node *node)
 
 struct proc *node_start_plugin(struct node *node, const char *const extra_flags[])
 {
+	return node_start_plugin_env(node, extra_flags, NULL);
+}
+
+struct proc *node_start_plugin_env(struct node *node, const char *const extra_flags[], const char *const extra_env[])
+{
 	char state_env[200];
 	snprintf(state_env, sizeof(state_env), "ASCEND_FAKE_DCMI_STATE=%s", node->state_file);
 	/* The DRA front end's module from this build, not an installed one. */
-	const char *env[] = { state_env, "ASCEND_KUBE_MODULE=" KUBE_MODULE_LIB, NULL };
+	const char *env[8] = { state_env, "ASCEND_KUBE_MODULE=" KUBE_MODULE_LIB };
+	for (size_t i = 0, n = 2; extra_env && extra_env[i] && n < ELEMENTSOF(env) - 1; i++)
+		env[n++] = extra_env[i];
 
 	/* No metrics port, NFD file or pod resources socket unless a test asks
 	 * (later flags win): tests run in parallel and must not share a port

@@ -97,6 +97,9 @@ void node_remove(struct node *node, const char *relative);
  * The metrics endpoint, the NFD file and the pod resources client are off
  * unless extra flags turn them on. */
 struct proc *node_start_plugin(struct node *node, const char *const extra_flags[]);
+/* The same with extra "NAME=value" environment entries (NULL-terminated,
+ * may be NULL), such as the plugin's ASCEND_PLUGIN_INSTANCE. */
+struct proc *node_start_plugin_env(struct node *node, const char *const extra_flags[], const char *const extra_env[]);
 
 /* Starts kubelet-sim on the node's socket dir and waits for it to be ready. */
 struct proc *node_start_kubelet(struct node *node);
