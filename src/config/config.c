@@ -425,7 +425,8 @@ void config_usage(FILE *out, const char *program)
 	}
 	fprintf(out, "\nFlags take --flag=value or --flag value. Durations take ms, s, m or h; a bare number\n"
 		     "means seconds. Environment: ASCEND_DRIVER_PATH (driver path when --driver-path is unset),\n"
-		     "NODE_NAME (node name when --node-name is unset).\n");
+		     "NODE_NAME (node name when --node-name is unset), ASCEND_PLUGIN_INSTANCE (the pod's\n"
+		     "UID: names this process's sockets, so that a new pod serves beside the old one).\n");
 }
 
 static const struct flag *find_flag(const char *name, size_t len)

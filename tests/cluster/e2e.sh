@@ -626,8 +626,10 @@ EOF
 
 # ---- 6. rolling upgrade ------------------------------------------------------------
 
-step_rollout() {
-	local t0 ms i created=0 failed_adm=0 reasons phase pods dup=0 n
+# roll_once ROUND: one roll of the plugin's DaemonSet with NPU pods created
+# throughout; adds to the step's created, failed_adm, reasons and dup.
+roll_once() {
+	local round=$1 t0 ms i=0 n pods made=0 st failed
 	t0=$(now_ms)
 	# A change of the pod template, as an upgrade makes one.
 	k -n kube-system patch daemonset ascend-device-plugin --type=merge \
@@ -637,44 +639,59 @@ step_rollout() {
 	# Pending for want of chips, each of which the wait below would sit out.
 	k -n kube-system rollout status daemonset/ascend-device-plugin --timeout=300s >"$tmp/rollout" 2>&1 &
 	local rpid=$!
-	i=0
 	while kill -0 "$rpid" 2>/dev/null && ((i < 14)); do
 		n=$(( (i % 2) + 1 ))
-		npu_pod "roll-$i" "$(cluster_node_name "$n")" 1 "" Never | k apply -f - >/dev/null && created=$((created + 1))
+		npu_pod "roll-$round-$i" "$(cluster_node_name "$n")" 1 "" Never | k apply -f - >/dev/null && made=$((made + 1))
 		i=$((i + 1))
 		# Paced by the API server's answer to this list, not by a sleep.
 		k get pods -l e2e=npu -o name >/dev/null
 	done
-	wait "$rpid"
-	local st=$?
+	st=0
+	wait "$rpid" || st=$?
 	ms=$(($(now_ms) - t0))
-	if ((st == 0)); then
-		pass "6. kubectl rollout status daemonset: the plugin rolled on 3 nodes in $ms ms"
-		figure rollout "DaemonSet rolled in $ms ms, $created NPU pods created meanwhile"
-	else
-		fail "6. rollout status" "$(cat "$tmp/rollout")"
-	fi
+	((st == 0)) || fail "6. roll $round: rollout status" "$(cat "$tmp/rollout")"
 	for n in "$N1" "$N2"; do
-		wait_capacity "$n" 8 || fail "6. capacity back on $n" "$(capacity "$n")"
+		wait_capacity "$n" 8 || fail "6. roll $round: capacity back on $n" "$(capacity "$n")"
 	done
 	# Every pod that was created: Running, or failed admission, and why.
-	for ((i = 0; i < created; i++)); do
-		k wait --for=jsonpath='{.status.phase}'=Running "pod/roll-$i" --timeout=30s >/dev/null 2>&1 || true
+	for ((i = 0; i < made; i++)); do
+		k wait --for=jsonpath='{.status.phase}'=Running "pod/roll-$round-$i" --timeout=30s >/dev/null 2>&1 || true
 	done
 	pods=$(k get pods -l e2e=npu -o json | jq -r '.items[] | select(.metadata.name | startswith("roll-"))
 		| "\(.metadata.name) \(.status.phase) \(.status.reason // "-") \(.status.message // "" | gsub("\n"; " "))"')
-	failed_adm=$(awk '$2 == "Failed"' <<<"$pods" | wc -l)
-	reasons=$(awk '$2 == "Failed" { $1 = ""; $2 = ""; print }' <<<"$pods" | sort | uniq -c | sed 's/^ *//' | head -n 3)
-	figure rollout "$failed_adm of $created pods created during the roll failed admission${reasons:+: $reasons}"
+	failed=$(awk '$2 == "Failed"' <<<"$pods" | wc -l)
+	reasons+=$(awk '$2 == "Failed" { $1 = ""; $2 = ""; print }' <<<"$pods")
+	running+=$(awk '$2 == "Running"' <<<"$pods" | wc -l)
+	figure rollout "roll $round: the DaemonSet rolled in $ms ms, $made NPU pods created meanwhile, $failed failed admission"
 	for n in "$N1" "$N2"; do
-		no_double "$n" || dup=1
+		no_double "$n" || { dup=1; held "$n"; }
 	done
-	((dup == 0)) && pass "6. during and after the roll no chip is held by two running pods" ||
-		fail "6. no chip held twice" "$(held "$N1"; held "$N2")"
-	[ "$(awk '$2 == "Running"' <<<"$pods" | wc -l)" -gt 0 ] &&
-		pass "6. $(awk '$2 == "Running"' <<<"$pods" | wc -l) pods created during the roll run with their chips" ||
-		fail "6. pods created during the roll run" "$pods"
+	created=$((created + made)) failed_adm=$((failed_adm + failed))
 	k delete pods -l e2e=npu --wait=true --timeout="$WAIT" >/dev/null 2>&1
+}
+
+# Five rolls of a surge roll (maxSurge 1, maxUnavailable 0): the new pod of
+# a node registers on its own socket beside the old one, so that the kubelet
+# has a plugin throughout and admits every pod.
+step_rollout() {
+	local created=0 failed_adm=0 reasons='' running=0 dup=0 r
+	for r in 1 2 3 4 5; do
+		roll_once "$r"
+	done
+	if ((failed_adm == 0)); then
+		pass "6. 5 surge rolls of the plugin with $created NPU pods created throughout: none failed admission"
+	else
+		fail "6. pods failed admission during the rolls" "$failed_adm of $created: $(sort <<<"$reasons" | uniq -c | head -n 3)"
+	fi
+	((dup == 0)) && pass "6. during and after the rolls no chip is held by two running pods" ||
+		fail "6. no chip held twice" "a chip was held twice (above)"
+	((running > 0)) && pass "6. $running pods created during the rolls ran with their chips" ||
+		fail "6. pods created during the rolls run" "none ran"
+	# Each node's new pod serves on a socket of its own.
+	local sock
+	sock=$(find "$(cluster_node_dir 1)/var/lib/kubelet/device-plugins" -maxdepth 1 -name 'ascend-npu@*.sock' -printf '%f ')
+	[ "$(wc -w <<<"$sock")" = 1 ] && pass "6. the plugin serves on its pod's own socket: $sock" ||
+		fail "6. one instance socket on node 1" "$sock"
 }
 
 # ---- 7. sharing and isolation ---------------------------------------------------------
@@ -930,6 +947,62 @@ dra_resource_health() { # POD
 		| "\(.name): " + ([.resources[]? | "\(.resourceID)=\(.health)"] | join(" "))] | join("; ")'
 }
 dra_driver_pod() { k -n kube-system get pods -l name=ascend-dra-driver --field-selector "spec.nodeName=$ND" -o jsonpath='{.items[0].metadata.name}'; }
+
+# A pod on the DRA node with a claim of one chip from the template dra-roll.
+dra_roll_pod() { # NAME
+	cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, labels: {e2e: dra-roll}}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $ND}
+  tolerations: [{key: ascend.com/npu, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  restartPolicy: Never
+  resourceClaims: [{name: npu, resourceClaimTemplateName: dra-roll}]
+  containers:
+  - {name: main, image: $E2E_BUSYBOX_IMAGE, command: [sleep, infinity], resources: {claims: [{name: npu}]}}
+EOF
+}
+
+# Five rolls of the DRA driver, each with pods whose claims are prepared
+# while it rolls: a prepare the kubelet cannot make while the driver is away
+# is retried (the pod waits), so none fails and every one runs.
+dra_rolls() {
+	local r i made created=0 failed=0 running=0 pods t0 ms
+	k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: dra-roll}
+spec: {spec: {devices: {requests: [{name: npu, exactly: {deviceClassName: $DRA}}]}}}
+EOF
+	for r in 1 2 3 4 5; do
+		t0=$(now_ms) made=0 i=0
+		k -n kube-system rollout restart daemonset/ascend-dra-driver >/dev/null
+		k -n kube-system rollout status daemonset/ascend-dra-driver --timeout=300s >"$tmp/dra-rollout" 2>&1 &
+		local rpid=$!
+		while kill -0 "$rpid" 2>/dev/null && ((i < 6)); do
+			dra_roll_pod "dra-roll-$r-$i" | k apply -f - >/dev/null && made=$((made + 1))
+			i=$((i + 1))
+			k get pods -l e2e=dra-roll -o name >/dev/null
+		done
+		wait "$rpid" || fail "10r. roll $r: rollout status" "$(cat "$tmp/dra-rollout")"
+		ms=$(($(now_ms) - t0))
+		for ((i = 0; i < made; i++)); do
+			k wait --for=jsonpath='{.status.phase}'=Running "pod/dra-roll-$r-$i" --timeout=60s >/dev/null 2>&1 || true
+		done
+		pods=$(k get pods -l e2e=dra-roll -o json | jq -r '.items[] | "\(.metadata.name) \(.status.phase) \(.status.reason // "-")"')
+		failed=$((failed + $(awk '$2 == "Failed"' <<<"$pods" | wc -l)))
+		running=$((running + $(awk '$2 == "Running"' <<<"$pods" | wc -l)))
+		created=$((created + made))
+		figure dra "roll $r of the driver in $ms ms, $made claim pods created meanwhile: $(awk '{print $2}' <<<"$pods" | sort | uniq -c | tr -s ' \n' ' ')"
+		k delete pods -l e2e=dra-roll --wait=true --timeout="$WAIT" >/dev/null 2>&1
+	done
+	k delete resourceclaimtemplate dra-roll --ignore-not-found >/dev/null 2>&1
+	((failed == 0 && running == created && created > 0)) &&
+		pass "10r. 5 rolls of the DRA driver with $created claim pods created throughout: all ran, none failed" ||
+		fail "10r. claim pods during the driver's rolls" "$running of $created ran, $failed failed"
+}
 
 step_dra() {
 	local f out t0 ms pod claim uid devs chip before tok server
@@ -1292,6 +1365,9 @@ EOF
 		fail "10m. dra-extended Ready" "$(k describe pod dra-extended | tail -n 15)"
 	fi
 	delete_pods dra-extended
+
+	# r. Five rolls of the DRA driver with claims prepared throughout.
+	dra_rolls
 
 	# n. Back to the device plugin.
 	t0=$(now_ms)

@@ -289,6 +289,28 @@ static void test_reload_follows_the_flag_table(void **state)
 	assert_int_equal(config_flag_apply(&next, "probe", "", msg, sizeof(msg)), -EOPNOTSUPP);
 }
 
+/* The pod's UID names the sockets: its first group, or the first 8
+ * characters; anything but a UID's characters is refused without echoing
+ * it (a newline would split the one-line error). */
+static void test_instance(void **state)
+{
+	(void)state;
+	struct config c = { 0 };
+	char problem[256];
+	assert_int_equal(config_set_instance(&c, "0a1b2c3d-1111-2222-3333-444455556666", problem, sizeof(problem)), 0);
+	assert_string_equal(c.instance, "0a1b2c3d");
+	assert_int_equal(config_set_instance(&c, "abc", problem, sizeof(problem)), 0);
+	assert_string_equal(c.instance, "abc");
+	assert_int_equal(config_set_instance(&c, "0123456789abcdef", problem, sizeof(problem)), 0);
+	assert_string_equal(c.instance, "01234567");
+	assert_int_equal(config_set_instance(&c, NULL, problem, sizeof(problem)), 0);
+	assert_string_equal(c.instance, "");
+	assert_int_equal(config_set_instance(&c, "bad\nuid", problem, sizeof(problem)), -EINVAL);
+	assert_null(strchr(problem, '\n'));
+	assert_non_null(strstr(problem, "ASCEND_PLUGIN_INSTANCE"));
+	assert_int_equal(config_set_instance(&c, "ABC", problem, sizeof(problem)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input_names_the_flag),
 		cmocka_unit_test(test_socket_dir_names_the_longest_socket),
 		cmocka_unit_test(test_reload_follows_the_flag_table),
+		cmocka_unit_test(test_instance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
