@@ -18,13 +18,20 @@
 
 #include "base/parse.h"
 
-/* A connection that is reading a request: its headers must be in by
- * since_ms + HTTP_HEADER_DEADLINE_MS. */
+/* Entries in the table: the connections served, and those cut off that
+ * libmicrohttpd has not closed yet. */
+#define TABLE_SIZE (HTTP_MAX_CONNECTIONS + HTTP_CLOSING_MAX)
+
+/* A connection. While waiting, its request's line and headers must be in by
+ * since_ms + HTTP_HEADER_DEADLINE_MS; seq orders the waits by their start. */
 struct reading {
 	int fd;
 	ino_t ino; /* the socket's, so that a reused descriptor number is told apart */
+	struct in6_addr peer; /* the client's address; IPv4 as IPv4-mapped */
+	uint64_t seq;
 	int64_t since_ms;
 	bool waiting; /* no complete request yet since since_ms */
+	bool cut;     /* shut down, libmicrohttpd yet to close it */
 };
 
 struct http_server {
@@ -33,8 +40,9 @@ struct http_server {
 	/* The header deadline: libmicrohttpd's own timeout is for inactivity
 	 * only, which a client sending a byte now and then never reaches. */
 	pthread_mutex_t lock;
-	struct reading conns[HTTP_MAX_CONNECTIONS];
+	struct reading conns[TABLE_SIZE];
 	size_t n_conns;
+	uint64_t next_seq;
 	int wake_fd; /* stops the sweeper */
 	pthread_t sweeper;
 	bool sweeping;
@@ -120,7 +128,7 @@ static int open_listener(const char *addr, int *ret_fd, uint16_t *ret_port)
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ss.ss_family == AF_INET6 && any)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0) {
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, HTTP_BACKLOG) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -153,18 +161,101 @@ static struct reading *find_locked(struct http_server *s, int fd)
 	return NULL;
 }
 
-/* The request's headers are in (waiting false), or a request ended and the
- * next one starts its deadline now (waiting true). */
+/* The client's address, an IPv4 one in its IPv4-mapped form, so that a
+ * client counts as one address however the listener sees it. */
+static struct in6_addr peer_of(struct MHD_Connection *conn)
+{
+	struct in6_addr key = IN6ADDR_ANY_INIT;
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = info ? info->client_addr : NULL;
+	if (sa && sa->sa_family == AF_INET6) {
+		key = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+	} else if (sa && sa->sa_family == AF_INET) {
+		key.s6_addr[10] = key.s6_addr[11] = 0xff;
+		memcpy(&key.s6_addr[12], &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	}
+	return key;
+}
+
+/* Under s->lock: a request's headers are in (waiting false), or a
+ * connection began or a request ended and the wait for the next headers
+ * starts now (waiting true). */
+static void wait_from_now_locked(struct http_server *s, struct reading *r, bool waiting)
+{
+	r->waiting = waiting;
+	r->since_ms = now_ms();
+	r->seq = s->next_seq++;
+}
+
 static void mark(struct http_server *s, struct MHD_Connection *conn, bool waiting)
 {
 	int fd = conn_fd(conn);
 	pthread_mutex_lock(&s->lock);
 	struct reading *r = find_locked(s, fd);
-	if (r) {
-		r->waiting = waiting;
-		r->since_ms = now_ms();
-	}
+	if (r && !r->cut)
+		wait_from_now_locked(s, r, waiting);
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Under s->lock: ends r's connection. shutdown() makes libmicrohttpd see
+ * the connection's end and close it itself on its next turn; until then
+ * the entry stays, marked, so that it is neither cut twice nor counted. */
+static void cut_locked(struct reading *r)
+{
+	struct stat st;
+	if (fstat(r->fd, &st) == 0 && st.st_ino == r->ino)
+		shutdown(r->fd, SHUT_RDWR);
+	r->cut = true;
+	r->waiting = false;
+}
+
+/* Under s->lock: of the connections from peer (from anyone when NULL), the
+ * one that has waited for its headers the longest, or NULL. */
+static struct reading *longest_waiting_locked(struct http_server *s, const struct in6_addr *peer)
+{
+	struct reading *oldest = NULL;
+	for (size_t i = 0; i < s->n_conns; i++) {
+		struct reading *r = &s->conns[i];
+		if (r->waiting && (!peer || IN6_ARE_ADDR_EQUAL(&r->peer, peer)) && (!oldest || r->seq < oldest->seq))
+			oldest = r;
+	}
+	return oldest;
+}
+
+/* Under s->lock: a new connection on fd, always taken in. When it brings
+ * its address past HTTP_MAX_PER_IP, or the server past
+ * HTTP_MAX_CONNECTIONS, the connection of that address, or of anyone, that
+ * has waited for its headers the longest is cut off instead: a client that
+ * sends its request at once (the kubelet's probe) is served however many
+ * connections from however many addresses trickle theirs (a slowloris
+ * client). Refusing the newcomer would leave the slots to whoever took
+ * them first, until the header deadline, and to them again after. */
+static void admit_locked(struct http_server *s, int fd, struct in6_addr peer)
+{
+	struct stat st;
+	if (s->n_conns == TABLE_SIZE || fstat(fd, &st) < 0) {
+		/* Untracked, it could not be cut off later: refused.
+		 * libmicrohttpd's own limit keeps the table from filling. */
+		shutdown(fd, SHUT_RDWR);
+		return;
+	}
+	size_t live = 1, from_peer = 1;
+	for (size_t i = 0; i < s->n_conns; i++) {
+		live += !s->conns[i].cut;
+		from_peer += !s->conns[i].cut && IN6_ARE_ADDR_EQUAL(&s->conns[i].peer, &peer);
+	}
+	struct reading *r = &s->conns[s->n_conns++];
+	*r = (struct reading){ .fd = fd, .ino = st.st_ino, .peer = peer };
+	wait_from_now_locked(s, r, true);
+	/* The newcomer waits too, so there is always one to cut; one cut
+	 * brings both counts back within their limits. */
+	struct reading *victim = NULL;
+	if (from_peer > HTTP_MAX_PER_IP)
+		victim = longest_waiting_locked(s, &peer);
+	else if (live > HTTP_MAX_CONNECTIONS)
+		victim = longest_waiting_locked(s, NULL);
+	if (victim)
+		cut_locked(victim);
 }
 
 /* libmicrohttpd's thread: connections come and go. A closed connection is
@@ -178,14 +269,13 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	int fd = conn_fd(conn);
 	if (fd < 0)
 		return;
+	struct in6_addr peer = peer_of(conn);
 	pthread_mutex_lock(&s->lock);
 	struct reading *r = find_locked(s, fd);
-	struct stat st;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED && !r && s->n_conns < HTTP_MAX_CONNECTIONS && fstat(fd, &st) == 0)
-		s->conns[s->n_conns++] =
-			(struct reading){ .fd = fd, .ino = st.st_ino, .since_ms = now_ms(), .waiting = true };
-	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && r)
+	if (r)
 		*r = s->conns[--s->n_conns];
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		admit_locked(s, fd, peer);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -196,8 +286,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	mark(cls, conn, true);
 }
 
-/* Ends the connections whose headers are overdue: shutdown() makes
- * libmicrohttpd see the end of the connection and close it itself. */
+/* Ends the connections whose headers are overdue. */
 static void *sweeper_main(void *arg)
 {
 	struct http_server *s = arg;
@@ -208,15 +297,9 @@ static void *sweeper_main(void *arg)
 			break;
 		int64_t now = now_ms();
 		pthread_mutex_lock(&s->lock);
-		for (size_t i = 0; i < s->n_conns; i++) {
-			struct reading *r = &s->conns[i];
-			struct stat st;
-			if (r->waiting && now - r->since_ms > HTTP_HEADER_DEADLINE_MS) {
-				if (fstat(r->fd, &st) == 0 && st.st_ino == r->ino)
-					shutdown(r->fd, SHUT_RDWR);
-				r->waiting = false;
-			}
-		}
+		for (size_t i = 0; i < s->n_conns; i++)
+			if (s->conns[i].waiting && now - s->conns[i].since_ms > HTTP_HEADER_DEADLINE_MS)
+				cut_locked(&s->conns[i]);
 		pthread_mutex_unlock(&s->lock);
 	}
 	return NULL;
@@ -290,8 +373,11 @@ int http_server_start(const char *addr, const struct http_route *routes, size_t 
 	}
 	s->mhd = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
 				  MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
-				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_PER_IP,
+				  /* At this many libmicrohttpd stops accepting for a
+				   * turn, never refusing; admit_locked keeps to the
+				   * limits (a per-address one of libmicrohttpd's
+				   * would refuse). */
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)TABLE_SIZE,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
 				  MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
