@@ -46,7 +46,7 @@ static int reparse(void *ctx, struct config *ret_config, char *why, size_t why_s
 static int bad_configuration(bool in_file, const char *why)
 {
 	if (in_file)
-		fprintf(stderr, "ascend-device-plugin: %s\n", why);
+		cli_error("ascend-device-plugin", "%s", why);
 	else
 		cli_usage_error("ascend-device-plugin", "%s", why);
 	return 2;
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 		return 0;
 	case CONFIG_ACTION_PROBE:
 		if (probe_plugin(serving_default(&serving)->socket_path, why, sizeof(why)) < 0) {
-			fprintf(stderr, "ascend-device-plugin: probe failed: %s\n", why);
+			cli_error("ascend-device-plugin", "probe failed: %s", why);
 			return 1;
 		}
 		return 0;
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	if (config_dra_on(&config)) {
 		enum dra_kube_failure failure;
 		if (dra_kube_open(&config, &kube, &failure, why, sizeof(why)) < 0) {
-			fprintf(stderr, "ascend-device-plugin: %s\n", why);
+			cli_error("ascend-device-plugin", "%s", why);
 			return failure == DRA_KUBE_CONFIG ? 2 : 1;
 		}
 	}

@@ -1,30 +1,32 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "base/cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+
+#include "base/log.h"
 
 /* The message is cut here: it quotes arguments, which have no bound. */
 #define CLI_MESSAGE_MAX 4096
 
-void cli_usage_verror(const char *program, const char *fmt, va_list ap)
+/* "PROGRAM: MESSAGE" and a newline on stderr, the message escaped as the
+ * log escapes its lines. */
+static void print_line(const char *program, const char *fmt, va_list ap)
 {
-	char message[CLI_MESSAGE_MAX];
+	char message[CLI_MESSAGE_MAX], line[CLI_MESSAGE_MAX];
 	int n = vsnprintf(message, sizeof(message), fmt, ap);
+	bool cut = n >= (int)sizeof(message);
 	if (n < 0)
 		message[0] = '\0';
-	fprintf(stderr, "%s: ", program);
-	for (const char *p = message; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c == '\n')
-			fputs("\\n", stderr);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(stderr, "\\x%02x", c);
-		else
-			fputc(c, stderr);
-	}
-	if (n >= (int)sizeof(message))
-		fputs("...", stderr);
-	fprintf(stderr, "\nTry '%s --help' for more information.\n", program);
+	size_t len = log_text_escape(line, 0, sizeof(line) - 1, message, &cut);
+	line[len] = '\0';
+	fprintf(stderr, "%s: %s%s\n", program, line, cut ? "..." : "");
+}
+
+void cli_usage_verror(const char *program, const char *fmt, va_list ap)
+{
+	print_line(program, fmt, ap);
+	fprintf(stderr, "Try '%s --help' for more information.\n", program);
 }
 
 void cli_usage_error(const char *program, const char *fmt, ...)
@@ -32,5 +34,13 @@ void cli_usage_error(const char *program, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	cli_usage_verror(program, fmt, ap);
+	va_end(ap);
+}
+
+void cli_error(const char *program, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	print_line(program, fmt, ap);
 	va_end(ap);
 }

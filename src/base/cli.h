@@ -12,6 +12,12 @@
 
 /* Prints "PROGRAM: MESSAGE" and "Try 'PROGRAM --help' for more
  * information." to stderr. A control character in the message (a newline
- * in a quoted value, say) is written escaped, so the error stays one line. */
+ * in a quoted value, say) is written escaped as the log escapes it
+ * (log_text_escape), so the error stays one line. */
 void cli_usage_error(const char *program, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_usage_verror(const char *program, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/* Prints "PROGRAM: MESSAGE" to stderr, escaped alike: one line for an
+ * error that is no usage error (a file that says something wrong, a
+ * module that will not load), before the program's log starts. */
+void cli_error(const char *program, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

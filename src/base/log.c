@@ -175,11 +175,7 @@ static size_t format_json(char *buf, const char *stamp, enum log_level level, co
 	return used + tail_len;
 }
 
-/* Appends s to buf[used..room) with every control character escaped (\n,
- * \r, \t, else \xHH), so that a value from a file, a flag or a peer can
- * never start a line of its own that looks like the daemon's. Sets *cut
- * when s did not fit whole; returns the new length. */
-static size_t text_escape(char *buf, size_t used, size_t room, const char *s, bool *cut)
+size_t log_text_escape(char *buf, size_t used, size_t room, const char *s, bool *cut)
 {
 	static const char hex[] = "0123456789abcdef";
 	for (; *s; s++) {
@@ -238,7 +234,7 @@ static size_t format_line_fields(char *buf, enum log_level level, const struct l
 	bool cut = n >= (int)sizeof(msg);
 	if (n < 0)
 		msg[0] = '\0';
-	used = text_escape(buf, used, room, msg, &cut);
+	used = log_text_escape(buf, used, room, msg, &cut);
 	if (cut) {
 		while (used + 3 > room)
 			used--;

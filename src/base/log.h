@@ -63,6 +63,14 @@ struct log_fields {
 void log_msg_fields(enum log_level level, const struct log_fields *fields, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Appends s to buf[used..room) with every control character escaped (\n,
+ * \r, \t, else \xHH), so that a value from a file, a flag or a peer can
+ * never start a line of its own that looks like the program's: every line
+ * of the log is written so, and so is every error a program prints before
+ * its log starts (base/cli.h). Sets *cut when s did not fit whole; returns
+ * the new length. */
+size_t log_text_escape(char *buf, size_t used, size_t room, const char *s, bool *cut);
+
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)

@@ -147,10 +147,19 @@ int dra_driver_cdi_id(const struct dra_driver *d, const char *uid, char *buf, si
 	return str_printf(buf, size, "%s=%s", d->cdi.kind, uid);
 }
 
+static bool uid_ok(const char *uid);
+static int check_request(const char *ns, const char *uid, const char *name, char *why, size_t why_size);
+static int check_holders(struct dra_driver *d, const struct dra_prepared *p, size_t among, char *why,
+			 size_t why_size);
+
 /* "<driver>-claim_<uid>.json": one spec per claim, so that unpreparing is
- * one removal and no claim's spec is rewritten for another's. */
+ * one removal and no claim's spec is rewritten for another's. A uid that is
+ * none makes no name: whatever a uid holds, the file stays in the CDI
+ * directory. */
 static int spec_file_name(const struct dra_driver *d, const char *uid, char *buf, size_t size)
 {
+	if (!uid_ok(uid))
+		return -EINVAL;
 	size_t stem = strlen(d->cdi.file_name) - strlen(".json");
 	return str_printf(buf, size, "%.*s_%s.json", (int)stem, d->cdi.file_name, uid);
 }
@@ -255,19 +264,52 @@ out:
 	return r;
 }
 
+/* Whether record i of the checkpoint stands as a new claim would: a uid,
+ * namespace and name a prepare accepts, and no device of it held by as
+ * many records before it as may share it. The file is the driver's own,
+ * but whatever it says must neither write outside the CDI directory nor
+ * hand one chip to more claims than may share it. (The number of records
+ * is bounded when the file is parsed.) */
+static int check_record(struct dra_driver *d, size_t i, char *why, size_t why_size)
+{
+	const struct dra_prepared *p = d->checkpoint.claims[i];
+	int r = check_request(p->namespace, p->uid, p->name, why, why_size);
+	return r < 0 ? r : check_holders(d, p, i, why, why_size);
+}
+
+/* Drops record i, and the spec of its uid if the uid names one: no runtime
+ * may inject its chips. The file keeps it until the next save. */
+static void set_aside(struct dra_driver *d, size_t i)
+{
+	char uid[DRA_UID_MAX], file[CDI_KIND_MAX + DRA_UID_MAX + 8];
+	memcpy(uid, d->checkpoint.claims[i]->uid, sizeof(uid));
+	if (spec_file_name(d, uid, file, sizeof(file)) == 0)
+		(void)cdi_spec_remove(d->cdi_dir, file);
+	(void)dra_checkpoint_drop(&d->checkpoint, uid);
+	d->file_stale = true;
+}
+
 int dra_driver_restore(struct dra_driver *d, size_t *ret_failed, char *why, size_t why_size)
 {
 	int written = 0;
 	size_t failed = 0;
 	char reason[512];
 	pthread_mutex_lock(&d->op_lock);
-	for (size_t i = 0; i < d->checkpoint.count; i++) {
+	for (size_t i = 0; i < d->checkpoint.count;) {
 		const struct dra_prepared *p = d->checkpoint.claims[i];
-		if (write_spec(d, p, false, reason, sizeof(reason)) == 0) {
+		bool invalid = check_record(d, i, reason, sizeof(reason)) < 0;
+		if (!invalid && write_spec(d, p, false, reason, sizeof(reason)) == 0) {
 			written++;
-		} else if (failed++ == 0) {
-			snprintf(why, why_size, "claim %s/%s (uid %s): %s", p->namespace, p->name, p->uid, reason);
+			i++;
+			continue;
 		}
+		if (failed++ == 0)
+			snprintf(why, why_size, "claim %s/%s (uid %s): %s%s", p->namespace, p->name, p->uid, reason,
+				 invalid ? "; its record is set aside" : "");
+		if (invalid)
+			set_aside(d, i);
+		else
+			i++;
 	}
 	pthread_mutex_unlock(&d->op_lock);
 	*ret_failed = failed;
@@ -291,16 +333,17 @@ static bool holds(const struct dra_prepared *other, const struct dra_result *res
 	return false;
 }
 
-/* Each device of p held by fewer prepared claims than may share it: one
- * for a device not time-sliced, its replicas for one that is (the
- * scheduler allocated it as often, by its capacity "shares"). */
-static int check_holders(struct dra_driver *d, const struct dra_prepared *p, char *why, size_t why_size)
+/* Each device of p held by fewer of the first among prepared claims than
+ * may share it: one for a device not time-sliced, its replicas for one that
+ * is (the scheduler allocated it as often, by its capacity "shares"). */
+static int check_holders(struct dra_driver *d, const struct dra_prepared *p, size_t among, char *why,
+			 size_t why_size)
 {
 	for (size_t i = 0; i < p->n_devices; i++) {
 		const struct dra_result *res = &p->devices[i];
 		unsigned shares = shares_of(d, res->device), held = 0;
 		const struct dra_prepared *last = NULL;
-		for (size_t k = 0; k < d->checkpoint.count; k++)
+		for (size_t k = 0; k < among; k++)
 			if (holds(d->checkpoint.claims[k], res)) {
 				held++;
 				last = d->checkpoint.claims[k];
@@ -347,7 +390,7 @@ static int take_claim(struct dra_driver *d, const char *ns, const char *uid, con
 			p->devices[j++] = claim->results[i];
 	for (size_t i = 0; i < n; i++)
 		p->devices[i].driver[0] = '\0';
-	int r = check_holders(d, p, why, why_size);
+	int r = check_holders(d, p, d->checkpoint.count, why, why_size);
 	if (r < 0) {
 		free(p);
 		return r;

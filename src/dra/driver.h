@@ -101,8 +101,16 @@ int dra_driver_sweep(struct dra_driver *driver);
  * there: this puts back one lost while the driver was down (a CDI directory
  * emptied, a spec never synced before a crash) and renders old ones as this
  * release does. Call after the first dra_driver_publish, before serving.
- * Returns how many specs were written; *ret_failed counts the claims whose
- * spec could not be, why then naming the first and the reason. */
+ *
+ * Each record is checked first as a new claim would be: a record whose
+ * uid, namespace or name a prepare would refuse, or holding a device that
+ * records before it hold as often as it may be shared, is set aside: taken
+ * out of the claims prepared (the file drops it at the next save), its
+ * spec removed if its uid names one, nothing written for it. A record
+ * whose device is not in the snapshot is kept, without a spec: its chip
+ * may come back. Returns how many specs were written; *ret_failed counts
+ * the claims whose spec was not, why then naming the first and the
+ * reason. */
 int dra_driver_restore(struct dra_driver *driver, size_t *ret_failed, char *why, size_t why_size);
 
 /* How many claims are prepared now. */

@@ -2,6 +2,7 @@
 #include "dra/service.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,36 @@ struct prepared_claim {
 static const char *text(const char *s)
 {
 	return s ? s : "";
+}
+
+/* Whether every string of every claim fits the driver's record (struct
+ * dra_prepared); if not, reply says which does not. The kubelet matches the
+ * answers to its claims by uid, so a claim cannot be answered under a
+ * shortened uid: the whole request is refused, its strings never echoed. */
+static bool claims_fit(Claim *const *claims, size_t n, struct gs_reply *reply)
+{
+	if (n > DRA_SERVICE_MAX_CLAIMS) {
+		gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "%zu claims in one request, at most %d", n,
+			       DRA_SERVICE_MAX_CLAIMS);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct {
+			const char *what, *value;
+			size_t max;
+		} fields[] = {
+			{ "uid", claims[i]->uid, DRA_UID_MAX - 1 },
+			{ "namespace", claims[i]->namespace_, K8S_NAME_MAX },
+			{ "name", claims[i]->name, K8S_DNS_SUBDOMAIN_MAX },
+		};
+		for (size_t f = 0; f < ELEMENTSOF(fields); f++)
+			if (fields[f].value && strnlen(fields[f].value, fields[f].max + 1) > fields[f].max) {
+				gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "claims[%zu].%s is longer than %zu bytes",
+					       i, fields[f].what, fields[f].max);
+				return false;
+			}
+	}
+	return true;
 }
 
 static void prepare_one(struct dra_driver *d, const Claim *c, struct prepared_claim *out)
@@ -84,11 +115,8 @@ static void prepare(void *ctx, const uint8_t *req, size_t len, struct gs_reply *
 		gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "malformed NodePrepareResourcesRequest");
 		return;
 	}
-	if (r->n_claims > DRA_SERVICE_MAX_CLAIMS) {
-		gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "%zu claims in one request, at most %d",
-			       r->n_claims, DRA_SERVICE_MAX_CLAIMS);
+	if (!claims_fit(r->claims, r->n_claims, reply))
 		goto out;
-	}
 	struct prepared_claim *claims = calloc(r->n_claims ? r->n_claims : 1, sizeof(*claims));
 	PrepareEntry **entries = calloc(r->n_claims ? r->n_claims : 1, sizeof(*entries));
 	if (claims && entries) {
@@ -126,11 +154,8 @@ static void unprepare(void *ctx, const uint8_t *req, size_t len, struct gs_reply
 		gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "malformed NodeUnprepareResourcesRequest");
 		return;
 	}
-	if (r->n_claims > DRA_SERVICE_MAX_CLAIMS) {
-		gs_reply_error(reply, GRPC_STATUS_INVALID_ARGUMENT, "%zu claims in one request, at most %d",
-			       r->n_claims, DRA_SERVICE_MAX_CLAIMS);
+	if (!claims_fit(r->claims, r->n_claims, reply))
 		goto out;
-	}
 	struct unprepared_claim *claims = calloc(r->n_claims ? r->n_claims : 1, sizeof(*claims));
 	UnprepareEntry **entries = calloc(r->n_claims ? r->n_claims : 1, sizeof(*entries));
 	if (claims && entries) {

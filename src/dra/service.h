@@ -5,7 +5,11 @@
  * messages; proto/dra_api.h), and the health service's NodeWatchResources
  * (dra/health.h). Each claim of a request is prepared or unprepared by the
  * driver (dra/driver.h) on its own, and its answer carries its devices or
- * its error; a request that cannot be decoded is answered INVALID_ARGUMENT.
+ * its error; a request that cannot be decoded, names more than
+ * DRA_SERVICE_MAX_CLAIMS claims or a claim whose uid, namespace or name is
+ * longer than the driver records (DRA_UID_MAX - 1, K8S_NAME_MAX,
+ * K8S_DNS_SUBDOMAIN_MAX) is answered INVALID_ARGUMENT as a whole, naming
+ * the field, never echoing it.
  * The method table's context is a struct dra_service. */
 #pragma once
 

@@ -105,12 +105,9 @@ static int refresh_token(struct kube_client *c, bool force, char *cause, size_t 
 		snprintf(cause, cause_size, "token file %s: %s", c->config.token_file, why);
 		return r == -ENOMEM ? r : -EACCES;
 	}
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-		len--;
-	if (len == 0 || memchr(buf, '\n', len)) {
+	if (kube_token_check(buf, &len, why, sizeof(why)) < 0) {
 		free(buf);
-		snprintf(cause, cause_size, "token file %s: %s", c->config.token_file,
-			 len ? "more than one line" : "empty");
+		snprintf(cause, cause_size, "token file %s: %s", c->config.token_file, why);
 		return -EACCES;
 	}
 	r = set_auth_header(c, buf, len);

@@ -76,11 +76,29 @@ static int blob_read(const char *path, const char *what, struct kube_blob *ret, 
 	return 0;
 }
 
-/* A token is one line; the kubelet writes it without a newline, people often with one. */
+/* A file of one line; the kubelet writes it without a newline, people often with one. */
 static void trim_right(struct kube_blob *b)
 {
 	while (b->len && (b->data[b->len - 1] == '\n' || b->data[b->len - 1] == '\r' || b->data[b->len - 1] == ' '))
 		b->data[--b->len] = '\0';
+}
+
+int kube_token_check(const char *token, size_t *len, char *why, size_t why_size)
+{
+	size_t n = *len;
+	while (n && strchr(" \t\r\n", token[n - 1]))
+		n--;
+	if (n == 0)
+		return fail(why, why_size, -EINVAL, "empty");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)token[i];
+		if (ch < 0x20 || ch == 0x7f)
+			return fail(why, why_size, -EINVAL,
+				    "control character 0x%02x at byte %zu: a token is one line of printable characters",
+				    ch, i + 1);
+	}
+	*len = n;
+	return 0;
 }
 
 int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char *why, size_t why_size)
@@ -118,12 +136,17 @@ int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char
 		r = fail(why, why_size, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	/* Read once now, so that a missing token fails at start. */
+	/* Read once now, so that a missing or broken token fails at start. */
 	r = blob_read(path, "service account token", &c.token, why, why_size);
 	if (r < 0) {
 		goto fail;
 	}
-	trim_right(&c.token);
+	char problem[128];
+	if ((r = kube_token_check(c.token.data, &c.token.len, problem, sizeof(problem))) < 0) {
+		fail(why, why_size, r, "service account token %s: %s", path, problem);
+		goto fail;
+	}
+	c.token.data[c.token.len] = '\0';
 	snprintf(path, sizeof(path), "%s/ca.crt", dir);
 	r = blob_read(path, "service account CA", &c.ca, why, why_size);
 	if (r < 0)
@@ -422,8 +445,15 @@ static int kc_document(void *ctx, const struct ynode *root, size_t line)
 				      kw->c.cert.data ? "client-key" : "client-certificate");
 	if ((r = get_text(kw, body, path, "token", &text)) < 0)
 		return r;
-	if (text && (r = blob_dup(text, strlen(text), &kw->c.token)) < 0)
-		return r;
+	/* An empty token is none, as kubectl reads it. */
+	if (text && text[0]) {
+		char problem[128];
+		size_t len = strlen(text);
+		if (kube_token_check(text, &len, problem, sizeof(problem)) < 0)
+			return yaml_walk_fail(&kw->w, body->line, -EINVAL, "%s.token: %s", path, problem);
+		if ((r = blob_dup(text, len, &kw->c.token)) < 0)
+			return r;
+	}
 	if ((r = get_text(kw, body, path, "tokenFile", &text)) < 0)
 		return r;
 	if (text) {

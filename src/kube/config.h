@@ -34,6 +34,14 @@ struct kube_config {
 
 void kube_config_free(struct kube_config *config);
 
+/* A bearer token as it goes into the Authorization header, from a file or
+ * a kubeconfig: trailing white space (the newline people leave) comes off
+ * *len; what is left must be one line of no control character, which would
+ * otherwise go onto the wire inside the header (a CR or LF there could
+ * also split it). Returns 0, or -EINVAL with why saying what is wrong (the
+ * token's text is never quoted: it is a secret). */
+int kube_token_check(const char *token, size_t *len, char *why, size_t why_size);
+
 /* The in-cluster configuration: KUBERNETES_SERVICE_HOST and _PORT from the
  * environment, the CA, token and namespace under dir (NULL:
  * KUBE_SERVICEACCOUNT_DIR). Returns 0, -ENOENT (not in a pod: a variable or

@@ -12,11 +12,17 @@
  * as is the driver after a kubelet restart. The health stream lists every
  * chip, and a chip's fault and recovery reach it with the fault event.
  *
+ * Requests naming claims whose uid is megabytes long, from as many parallel
+ * connections as one peer may hold, are refused whole (INVALID_ARGUMENT,
+ * the uid never echoed) and the daemon stays within the memory limit the
+ * DaemonSet gives it (deploy/dra/ascend-dra-driver.yaml).
+ *
  * The API server here is unreachable: a prepare fails naming the claim and
  * the cause, and nothing else waits for it. Prepares that succeed, against
  * the real kube-apiserver, are test_dra_apiserver.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,7 +38,13 @@
 #include "dra.pb-c.h"
 #include "dra_health.pb-c.h"
 #include "dra_api.h"
+#include "dra/claim.h"
 #include "grpc/client.h"
+#include "grpc/server.h"
+#include <grpc/byte_buffer.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
 #include "harness/harness.h"
 #include "harness/http.h"
 
@@ -91,6 +103,27 @@ static void expect_registered(struct dra_node *d)
 	assert_non_null(strstr(line, "versions=v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth chosen=v1.DRAPlugin"));
 }
 
+/* A request naming one claim, malloc'd: NodePrepareResourcesRequest and
+ * NodeUnprepareResourcesRequest are the same on the wire (claims = 1). */
+static uint8_t *one_claim_request(char *ns, char *name, char *uid, size_t *ret_len)
+{
+	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim claim, *claims[1] = { &claim };
+	k8s__io__kubelet__pkg__apis__dra__v1__claim__init(&claim);
+	claim.namespace_ = ns;
+	claim.name = name;
+	claim.uid = uid;
+	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesRequest req;
+	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__init(&req);
+	req.n_claims = 1;
+	req.claims = claims;
+	size_t len = k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__get_packed_size(&req);
+	uint8_t *buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__pack(&req, buf), len);
+	*ret_len = len;
+	return buf;
+}
+
 static void test_registers_and_answers(void **state)
 {
 	(void)state;
@@ -122,19 +155,11 @@ static void test_registers_and_answers(void **state)
 	struct gc_channel *ch;
 	struct gc_result res;
 	assert_int_equal(gc_channel_open(d.dra_socket, &ch), 0);
-	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim claim, *claims[1] = { &claim };
-	k8s__io__kubelet__pkg__apis__dra__v1__claim__init(&claim);
 	char ns[] = "default", name[] = "c", uid[] = "uid-2";
-	claim.namespace_ = ns;
-	claim.name = name;
-	claim.uid = uid;
-	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesRequest req;
-	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__init(&req);
-	req.n_claims = 1;
-	req.claims = claims;
-	uint8_t buf[256];
-	size_t len = k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__pack(&req, buf);
+	size_t len;
+	uint8_t *buf = one_claim_request(ns, name, uid, &len);
 	assert_int_equal(gc_unary(ch, DRA_METHOD_V1BETA1_UNPREPARE, buf, len, WAIT_MS, &res), 0);
+	free(buf);
 	assert_int_equal(res.status, GRPC_STATUS_OK);
 	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse *resp =
 		k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__unpack(NULL, res.len, res.body);
@@ -298,6 +323,202 @@ static void test_both_front_ends(void **state)
 	node_fini(&d.node);
 }
 
+/* Sanitizers keep freed memory in quarantine or shadow it: the memory
+ * bound holds for the release build only (as in test_flood.c). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MEMORY_CHECKED 0
+#else
+#define MEMORY_CHECKED 1
+#endif
+
+#define HUGE_UID_BYTES (4 * 1000 * 1000)
+
+/* The container's memory limit in the DaemonSet, in KiB: the "memory:"
+ * under "limits:", in Mi. */
+static long long manifest_limit_kib(void)
+{
+	static const char path[] = TEST_SOURCE_DIR "/../deploy/dra/ascend-dra-driver.yaml";
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char line[256];
+	bool in_limits = false;
+	long long mib = -1;
+	while (mib < 0 && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "limits:"))
+			in_limits = true;
+		else if (in_limits && sscanf(line, " memory: %lldMi", &mib) != 1)
+			mib = -1;
+	}
+	fclose(f);
+	if (mib <= 0)
+		fail_msg("no memory limit in %s", path);
+	return mib * 1024;
+}
+
+/* A call whose answer is never read: the request is sent and the server's
+ * initial metadata awaited (the daemon sends it with its answer), but no
+ * message is asked for, so an answer larger than the flow-control window
+ * stays in the daemon, as with a client that does not read. */
+struct unread_call {
+	grpc_channel *channel;
+	grpc_call *call;
+	grpc_byte_buffer *send;
+	grpc_metadata_array initial, trailing;
+	grpc_status_code status;
+	grpc_slice details;
+	/* The tags of the two batches: each is set when its batch completes. */
+	bool answered, ended;
+};
+
+static void unread_call_start(struct unread_call *c, const char *socket, grpc_completion_queue *cq,
+			      const uint8_t *req, size_t len)
+{
+	char target[256];
+	snprintf(target, sizeof(target), "unix:%s", socket);
+	/* A subchannel pool of its own: a connection per call, as many
+	 * connections as one peer may hold. */
+	static char pool_key[] = GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, bdp_key[] = GRPC_ARG_HTTP2_BDP_PROBE,
+		    lookahead_key[] = GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES;
+	grpc_arg arg[] = {
+		{ .type = GRPC_ARG_INTEGER, .key = pool_key, .value.integer = 1 },
+		{ .type = GRPC_ARG_INTEGER, .key = bdp_key, .value.integer = 0 },
+		{ .type = GRPC_ARG_INTEGER, .key = lookahead_key, .value.integer = 0 },
+	};
+	grpc_channel_args args = { .num_args = 3, .args = arg };
+	grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+	c->channel = grpc_channel_create(target, creds, &args);
+	grpc_channel_credentials_release(creds);
+	grpc_slice method = grpc_slice_from_static_string(DRA_METHOD_V1_PREPARE);
+	c->call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, cq, method, NULL,
+					   gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+	assert_non_null(c->call);
+	grpc_slice body = grpc_slice_from_copied_buffer((const char *)req, len);
+	c->send = grpc_raw_byte_buffer_create(&body, 1);
+	grpc_slice_unref(body);
+	grpc_metadata_array_init(&c->initial);
+	grpc_metadata_array_init(&c->trailing);
+	grpc_op ops[4];
+	memset(ops, 0, sizeof(ops));
+	ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+	ops[1].op = GRPC_OP_SEND_MESSAGE;
+	ops[1].data.send_message.send_message = c->send;
+	ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+	ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+	ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->initial;
+	assert_int_equal(grpc_call_start_batch(c->call, ops, 4, &c->answered, NULL), GRPC_CALL_OK);
+	grpc_op status;
+	memset(&status, 0, sizeof(status));
+	status.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+	status.data.recv_status_on_client.trailing_metadata = &c->trailing;
+	status.data.recv_status_on_client.status = &c->status;
+	status.data.recv_status_on_client.status_details = &c->details;
+	assert_int_equal(grpc_call_start_batch(c->call, &status, 1, &c->ended, NULL), GRPC_CALL_OK);
+}
+
+/* Waits until the flag at offset (answered or ended) is set in each of the
+ * n calls. */
+static void await_calls(grpc_completion_queue *cq, struct unread_call *calls, size_t n, size_t offset)
+{
+	size_t done = 0;
+	while (done < n) {
+		gpr_timespec deadline =
+			gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(WAIT_MS, GPR_TIMESPAN));
+		grpc_event ev = grpc_completion_queue_next(cq, deadline, NULL);
+		if (ev.type != GRPC_OP_COMPLETE)
+			fail_msg("%zu of %zu calls got that far", done, n);
+		*(bool *)ev.tag = true;
+		done = 0;
+		for (size_t i = 0; i < n; i++)
+			done += *(bool *)((char *)&calls[i] + offset);
+	}
+}
+
+/* Prepares naming a claim whose uid is 4 MB, over as many connections as
+ * one peer may hold, one after another, their answers left unread: each is
+ * refused whole, naming the bound and not echoing the uid, so the daemon
+ * holds no answer of megabytes for a client that does not read, and its
+ * peak RSS stays under the DaemonSet's memory limit. (When the uid was
+ * echoed as the answer's key, the unread answers took it over the limit.)
+ * A name over its bound is refused the same way in an unprepare. */
+static void test_huge_uids(void **state)
+{
+	(void)state;
+	struct dra_node d;
+	start(&d);
+	expect_registered(&d);
+	pid_t pid = proc_pid(d.plugin);
+	long long before = proc_status_kib(pid, "VmHWM");
+
+	char *uid = malloc(HUGE_UID_BYTES + 1);
+	assert_non_null(uid);
+	memset(uid, 'a', HUGE_UID_BYTES);
+	uid[HUGE_UID_BYTES] = '\0';
+	char ns[] = "default", name[] = "c";
+	size_t len;
+	uint8_t *buf = one_claim_request(ns, name, uid, &len);
+	free(uid);
+
+	grpc_init();
+	grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+	struct unread_call calls[GS_MAX_CONNECTIONS_PER_PEER];
+	memset(calls, 0, sizeof(calls));
+	for (size_t i = 0; i < GS_MAX_CONNECTIONS_PER_PEER; i++) {
+		unread_call_start(&calls[i], d.dra_socket, cq, buf, len);
+		await_calls(cq, calls, i + 1, offsetof(struct unread_call, answered));
+	}
+	free(buf);
+
+	long long peak = proc_status_kib(pid, "VmHWM"), limit = manifest_limit_kib();
+	print_message("daemon peak RSS %lld KiB (%lld KiB before), the DaemonSet's limit %lld KiB\n", peak, before,
+		      limit);
+	assert_true(peak > 0); /* still running */
+	if (MEMORY_CHECKED)
+		assert_true(peak < limit);
+
+	await_calls(cq, calls, GS_MAX_CONNECTIONS_PER_PEER, offsetof(struct unread_call, ended));
+	char want[64];
+	snprintf(want, sizeof(want), "claims[0].uid is longer than %d bytes", DRA_UID_MAX - 1);
+	for (size_t i = 0; i < GS_MAX_CONNECTIONS_PER_PEER; i++) {
+		struct unread_call *c = &calls[i];
+		char *details = grpc_slice_to_c_string(c->details);
+		if (c->status != GRPC_STATUS_INVALID_ARGUMENT || !strstr(details, want) || strlen(details) > 256)
+			fail_msg("call %zu: status %d, '%.200s'", i, c->status, details);
+		gpr_free(details);
+		grpc_slice_unref(c->details);
+		grpc_metadata_array_destroy(&c->initial);
+		grpc_metadata_array_destroy(&c->trailing);
+		grpc_byte_buffer_destroy(c->send);
+		grpc_call_unref(c->call);
+		grpc_channel_destroy(c->channel);
+	}
+	grpc_completion_queue_shutdown(cq);
+	while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN)
+		;
+	grpc_completion_queue_destroy(cq);
+	grpc_shutdown();
+
+	char long_name[K8S_DNS_SUBDOMAIN_MAX + 2];
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	char short_uid[] = "uid-1";
+	buf = one_claim_request(ns, long_name, short_uid, &len);
+	struct gc_channel *ch;
+	struct gc_result res;
+	assert_int_equal(gc_channel_open(d.dra_socket, &ch), 0);
+	assert_int_equal(gc_unary(ch, DRA_METHOD_V1_UNPREPARE, buf, len, WAIT_MS, &res), 0);
+	free(buf);
+	assert_int_equal(res.status, GRPC_STATUS_INVALID_ARGUMENT);
+	snprintf(want, sizeof(want), "claims[0].name is longer than %d bytes", K8S_DNS_SUBDOMAIN_MAX);
+	assert_string_equal(res.details, want);
+	gc_result_clear(&res);
+	gc_channel_close(ch);
+
+	/* And it still serves. */
+	proc_send(d.kubelet, "dra-unprepare default claim-1 uid-1");
+	assert_non_null(proc_expect(d.kubelet, "dra-unprepared uid=uid-1", WAIT_MS));
+	node_fini(&d.node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_served_anew),
 		cmocka_unit_test(test_health_stream),
 		cmocka_unit_test(test_both_front_ends),
+		cmocka_unit_test(test_huge_uids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,18 +52,10 @@
 #define RSS_CHECKED 1
 #endif
 
+/* The plugin's status field in KiB; it must be running. */
 static long long status_kib(pid_t pid, const char *key)
 {
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	long long kib = -1;
-	size_t klen = strlen(key);
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, klen) == 0 && line[klen] == ':')
-			kib = strtoll(line + klen + 1, NULL, 10);
-	fclose(f);
+	long long kib = proc_status_kib(pid, key);
 	assert_true(kib >= 0);
 	return kib;
 }

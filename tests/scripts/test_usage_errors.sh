@@ -6,7 +6,9 @@
 # information.", then exit 2 (3 for ascend-doctor, whose 2 is a FAIL
 # verdict). The usage is printed by --help only: after an error it pushed the
 # message out of sight. A bad --config file is no usage error: its one line
-# names the file, line and key, without the hint.
+# names the file, line and key, without the hint. A control character in a
+# value (a newline, say) is written escaped, as the log writes it, so that
+# every fatal error at start is one line.
 set -uo pipefail
 plugin=$1 sim=$2
 doctor=${4:-$(dirname "$plugin")/../tools/ascend-doctor/ascend-doctor}
@@ -86,6 +88,23 @@ printf 'version: v1\nflags:\n  healthInterval: soon\n' >"$tmp/bad.yaml"
 expect_lines "$p: a bad --config value" 2 \
 	"$p: $tmp/bad.yaml: line 3: flags.healthInterval: 'soon' is not a duration between 100ms and 24h (e.g. 500ms, 5s, 1m)" \
 	"$plugin" --config "$tmp/bad.yaml"
+# A value with a newline in it, from the file or a flag, is written escaped:
+# every fatal error at start is one line.
+printf 'version: v1\nflags:\n  resourceName: "a.io/x\\ny"\n' >"$tmp/nl-resource.yaml"
+expect_lines "$p: a newline in flags.resourceName" 2 \
+	"$p: $tmp/nl-resource.yaml: line 3: flags.resourceName: 'a.io/x\\ny' is invalid: the name after '/' must be 1-63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric" \
+	"$plugin" --config "$tmp/nl-resource.yaml"
+printf 'version: v1\nflags:\n  nodeName: "x\\ny"\n' >"$tmp/nl-node.yaml"
+expect_lines "$p: a newline in flags.nodeName" 2 \
+	"$p: $tmp/nl-node.yaml: line 3: flags.nodeName: 'x\\ny' is not a node name (a DNS subdomain)" \
+	"$plugin" --config "$tmp/nl-node.yaml" --front-end=dra
+printf 'version: v1\nfaultPolicy:\n  huaweiFiles: "/x\\r\\ny"\n' >"$tmp/nl-huawei.yaml"
+expect_lines "$p: a newline in faultPolicy.huaweiFiles" 2 \
+	"$p: $tmp/nl-huawei.yaml: line 3: faultPolicy.huaweiFiles: /x\\r\\ny: cannot open: No such file or directory" \
+	"$plugin" --config "$tmp/nl-huawei.yaml"
+expect_lines "$p: a newline in --kubeconfig" 2 \
+	"$p: kubeconfig $tmp/a\\nb: cannot open: No such file or directory" \
+	env ASCEND_KUBE_MODULE="$(dirname "$plugin")/libascend-kube.so" "$plugin" --front-end=dra --kubeconfig "$tmp/a"$'\n'b
 # A bad flag beside a good file is still a usage error.
 printf 'version: v1\n' >"$tmp/good.yaml"
 expect_usage_error $p 2 "unknown flag '--bogus'" "$plugin" --config "$tmp/good.yaml" --bogus

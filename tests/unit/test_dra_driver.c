@@ -8,7 +8,9 @@
  * claim and an unallocated one each fail that claim with the device and the
  * reason; unprepare removes spec and entry and accepts an unknown claim; a
  * corrupt checkpoint is set aside; a restart writes the specs of recorded
- * claims again; a prepare waiting on the API server holds up no other. A vNPU's spec mounts /dev/vdavinci<id>
+ * claims again, after checking each record as a new claim (a record with
+ * a uid that is none, or holding a chip held by a record before it, is
+ * set aside); a prepare waiting on the API server holds up no other. A vNPU's spec mounts /dev/vdavinci<id>
  * as Allocate does, its carved chip is refused; a time-sliced chip is
  * prepared for as many claims as its replicas. */
 #include <errno.h>
@@ -400,6 +402,63 @@ static void test_restore(void **state)
 	npu_snapshot_unref(three);
 }
 
+/* A checkpoint record of one device of this node. */
+#define RECORD(uid, name, device)                                                                            \
+	"{\"uid\":\"" uid "\",\"namespace\":\"ns\",\"name\":\"" name "\",\"devices\":[{\"request\":\"npu\","  \
+	"\"pool\":\"node-1\",\"device\":\"" device "\"}]}"
+
+/* A checkpoint the driver did not write: a uid that would put a spec out of
+ * the CDI directory, and as many records as it may hold all holding one
+ * chip that is not shared. The first holder keeps it; the others are set
+ * aside with their specs, and nothing is written outside the directory. */
+static void test_restore_checks_records(void **state)
+{
+	struct fixture *f = *state;
+	dra_driver_free(f->driver);
+	char path[256], set_aside[512], why[512] = "";
+	/* With this directory, "x/../../escape" reaches the fixture's root. */
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_x", f->cdi_dir);
+	assert_int_equal(mkdir_ensure(path, 0755), 0);
+	/* A spec left of a claim that holds the chip held by the first. */
+	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_c1.json", f->cdi_dir);
+	assert_int_equal(file_write_atomic(path, "{}", 2, 0644, 0), 0);
+	size_t size = 64 + DRA_CHECKPOINT_MAX_CLAIMS * 128, len = 0;
+	char *json = malloc(size);
+	assert_non_null(json);
+	len += (size_t)snprintf(json + len, size - len, "{\"version\":1,\"claims\":[" RECORD("x/../../escape", "evil", "npu-1"));
+	for (unsigned i = 0; i + 1 < DRA_CHECKPOINT_MAX_CLAIMS; i++)
+		len += (size_t)snprintf(json + len, size - len, "," RECORD("c%u", "c", "npu-0"), i);
+	len += (size_t)snprintf(json + len, size - len, "]}\n");
+	assert_true(len < size);
+	snprintf(path, sizeof(path), "%s/" DRA_CHECKPOINT_FILE, f->plugin_dir);
+	assert_int_equal(file_write_atomic(path, json, len, 0600, 0), 0);
+	free(json);
+	start_driver(f, set_aside, sizeof(set_aside));
+	assert_string_equal(set_aside, "");
+
+	size_t failed = 0;
+	assert_int_equal(dra_driver_restore(f->driver, &failed, why, sizeof(why)), 1);
+	assert_int_equal(failed, DRA_CHECKPOINT_MAX_CLAIMS - 1);
+	assert_string_equal(why, "claim ns/evil (uid x/../../escape): claim uid 'x/../../escape' is not a uid; "
+				 "its record is set aside");
+	snprintf(path, sizeof(path), "%s/escape.json", f->dir);
+	assert_false(path_exists(path));
+	assert_int_equal(dra_driver_prepared_count(f->driver), 1);
+	char *spec = spec_of(f, "c0");
+	assert_non_null(spec);
+	free(spec);
+	assert_null(spec_of(f, "c1"));
+	assert_null(spec_of(f, "c2"));
+
+	/* The chip is the first holder's; a new claim for it is refused. */
+	expect_failure(f, "n1", CLAIM("n1", RESULT("node-1", "npu-0")), "device npu-0 is prepared for claim ns/c (uid c0)");
+	/* The next save leaves the set-aside records out of the file. */
+	assert_int_equal(dra_driver_unprepare(f->driver, "never-prepared", why, sizeof(why)), 0);
+	dra_driver_free(f->driver);
+	start_driver(f, NULL, 0);
+	assert_int_equal(dra_driver_prepared_count(f->driver), 1);
+}
+
 struct slow_prepare {
 	struct fixture *f;
 	int r;
@@ -473,6 +532,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_time_sliced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restore, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restore_checks_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_outside_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 	};

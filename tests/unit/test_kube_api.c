@@ -638,6 +638,15 @@ static void test_token_rotation(void **state)
 	assert_string_equal(srv.last_auth, "Bearer second");
 	pthread_mutex_unlock(&srv.lock);
 	kube_response_free(&resp);
+	/* A bare CR in the file: refused, never sent; the header stays the last good one. */
+	write_token(path, "sec\rond\n");
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), -EACCES);
+	assert_non_null(strstr(resp.cause, "control character 0x0d at byte 4"));
+	assert_null(strstr(resp.cause, "sec"));
+	pthread_mutex_lock(&srv.lock);
+	assert_string_equal(srv.last_auth, "Bearer second");
+	pthread_mutex_unlock(&srv.lock);
+	write_token(path, "second");
 	/* The server stops taking it: one more read of the file, then the 401 is the caller's. */
 	set_token("third");
 	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);

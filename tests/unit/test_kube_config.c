@@ -3,7 +3,8 @@
  * writes them (data inline in base64, or files relative to the kubeconfig),
  * the context chosen, and each mistake refused with the key that holds it;
  * the in-cluster configuration from the environment and a service account
- * directory. */
+ * directory; a token with a control character left after its trailing
+ * white space is refused, without quoting it. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +181,9 @@ static void test_kubeconfig_errors(void **state)
 		  "clusters: [{name: k, cluster: {server: 'https://a'}}]\n---\nb: 2\n",
 		  NULL, "one YAML document" },
 		{ "a: [\n", NULL, "line" },
+		{ "current-context: x\ncontexts: [{name: x, context: {cluster: k, user: u}}]\n"
+		  "clusters: [{name: k, cluster: {server: 'https://a'}}]\nusers: [{name: u, user: {token: \"ab\\rc\"}}]\n",
+		  NULL, "users[0].user.token: control character 0x0d at byte 3" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct kube_config c = { 0 };
@@ -221,9 +225,14 @@ static void test_in_cluster(void **state)
 	assert_int_equal(kube_config_in_cluster(dir, &c, why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "service account token"));
 
-	write_file(dir, "token", "eyJ.token\n");
 	write_file(dir, "ca.crt", "CA\n");
 	write_file(dir, "namespace", "kube-system");
+	/* A bare CR would go onto the wire inside the Authorization header. */
+	write_file(dir, "token", "eyJ\r.token\n");
+	assert_int_equal(kube_config_in_cluster(dir, &c, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "/token: control character 0x0d at byte 4"));
+	assert_null(strstr(why, "eyJ"));
+	write_file(dir, "token", "eyJ.token\r\n");
 	assert_int_equal(kube_config_in_cluster(dir, &c, why, sizeof(why)), 0);
 	assert_string_equal(c.server, "https://10.96.0.1:443");
 	assert_string_equal(c.token.data, "eyJ.token");
