@@ -661,7 +661,7 @@ roll_once() {
 		| "\(.metadata.name) \(.status.phase) \(.status.reason // "-") \(.status.message // "" | gsub("\n"; " "))"')
 	failed=$(awk '$2 == "Failed"' <<<"$pods" | wc -l)
 	reasons+=$(awk '$2 == "Failed" { $1 = ""; $2 = ""; print }' <<<"$pods")
-	running+=$(awk '$2 == "Running"' <<<"$pods" | wc -l)
+	running=$((running + $(awk '$2 == "Running"' <<<"$pods" | wc -l)))
 	figure rollout "roll $round: the DaemonSet rolled in $ms ms, $made NPU pods created meanwhile, $failed failed admission"
 	for n in "$N1" "$N2"; do
 		no_double "$n" || { dup=1; held "$n"; }
