@@ -22,17 +22,15 @@ chmod 755 "$tmp"
 . "$here/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "skip: needs root (mknod, /var/run/cdi, podman)"
 	rm -rf "$tmp"
-	exit 0
+	skip_test "needs root (mknod, /var/run/cdi, podman)"
 fi
 for tool in podman runc; do
-	command -v $tool >/dev/null || { echo "skip: no $tool (scripts/deps.sh image-run)"; rm -rf "$tmp"; exit 0; }
+	command -v $tool >/dev/null || { rm -rf "$tmp"; skip_test "no $tool (scripts/deps.sh image-run)"; }
 done
 if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok installed"; then
-	echo "skip: no busybox-static (scripts/deps.sh e2e)"
 	rm -rf "$tmp"
-	exit 0
+	skip_test "no busybox-static (scripts/deps.sh e2e)"
 fi
 
 # shellcheck disable=SC2034 # used by sim.sh

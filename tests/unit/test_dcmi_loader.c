@@ -29,6 +29,7 @@
 #include "npu/dcmi.c"
 
 #include "integration/harness/wait.h"
+#include "support/skip.h"
 
 #ifndef FAKE_DCMI_LIB
 #error "FAKE_DCMI_LIB must name the simulator's libdcmi.so"
@@ -1394,7 +1395,7 @@ static int run_scenario(const char *name)
 #define FIXTURE_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 /* The tests that need can_test_ownership(): run by a CTest entry of their
- * own (--root-only), which exits with SKIP_CODE when they cannot run so
+ * own (--root-only), which exits as tests/support/skip.h says when they cannot run so
  * that CTest reports them as skipped rather than passed. */
 static const struct CMUnitTest root_tests[] = {
 	FIXTURE_TEST(test_trust_root_owned_tree),
@@ -1441,10 +1442,6 @@ static const struct CMUnitTest tests[] = {
 	FIXTURE_TEST(test_loader_cache_not_found),
 };
 
-/* The exit code tests/CMakeLists.txt gives CTest as SKIP_RETURN_CODE (the
- * Automake convention). */
-#define SKIP_CODE 77
-
 int main(int argc, char **argv)
 {
 	if (argc > 0 && strchr(argv[0], '/'))
@@ -1454,10 +1451,8 @@ int main(int argc, char **argv)
 		return run_scenario(scenario);
 
 	if (argc > 1 && strcmp(argv[1], "--root-only") == 0) {
-		if (!can_test_ownership()) {
-			fprintf(stderr, "skipped: the ownership checks need root and a root-owned sticky /tmp\n");
-			return SKIP_CODE;
-		}
+		if (!can_test_ownership())
+			return test_skip("the ownership checks need root and a root-owned sticky /tmp");
 		return cmocka_run_group_tests_name("root-only", root_tests, NULL, NULL);
 	}
 	if (argc > 1) {

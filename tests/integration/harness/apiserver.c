@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "support/skip.h"
+
 #define ROOT TEST_SOURCE_DIR "/.."
 
 static uint16_t free_port(void)
@@ -80,9 +82,8 @@ void apiserver_up(struct apiserver *a)
 		have = access(probe, X_OK) == 0;
 	}
 	if (!have || system("command -v openssl curl setsid >/dev/null") != 0) {
-		printf("skip: the cluster's etcd, kube-apiserver and kubectl are not built (make cluster-bins), or "
-		       "openssl, curl or setsid is missing\n");
-		exit(77);
+		exit(test_skip("the cluster's etcd, kube-apiserver and kubectl are not built (make cluster-bins), or "
+			       "openssl, curl or setsid is missing"));
 	}
 	snprintf(a->dir, sizeof(a->dir), "/tmp/kube-apiserver-XXXXXX");
 	assert_non_null(mkdtemp(a->dir));
