@@ -568,36 +568,6 @@ static void node_destroy(struct node *n)
 
 /* --- measurements ---------------------------------------------------------------- */
 
-/* VmRSS or VmHWM of a process in KiB; -1 when unreadable. */
-static long long status_kib(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	long long kib = -1;
-	size_t key_len = strlen(key);
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, key_len) != 0 || line[key_len] != ':')
-			continue;
-		const char *p = line + key_len + 1;
-		p += strspn(p, " \t");
-		char digits[24];
-		size_t n = strspn(p, "0123456789");
-		uint64_t v;
-		if (n > 0 && n < sizeof(digits)) {
-			memcpy(digits, p, n);
-			digits[n] = '\0';
-			if (parse_u64(digits, 10, INT64_MAX, &v) == 0)
-				kib = (long long)v;
-		}
-		break;
-	}
-	fclose(f);
-	return kib;
-}
-
 /* CPU time (user + system, all threads) of a process in microseconds;
  * -1 when unreadable. Resolution: one clock tick. */
 static int64_t process_cpu_us(pid_t pid)
@@ -1032,15 +1002,15 @@ static int node_down(struct node *n, int r)
 /* Allocate calls with RSS before and after; slot 0 for 8 chips, 1 for 128. */
 static int allocate_with_rss(struct node *n, const struct settings *s, struct results *res, int slot)
 {
-	res->rss_idle_kib[slot] = status_kib(proc_pid(n->plugin), "VmRSS");
+	res->rss_idle_kib[slot] = proc_status_kib(proc_pid(n->plugin), "VmRSS");
 	progress("%u chips: %u Allocate calls", n->chips, s->allocate_calls);
 	int r = measure_allocate(n, s->allocate_calls, &res->allocate_ns[slot], &res->allocate_cpu[slot]);
 	if (r < 0)
 		return r;
-	res->rss_after_kib[slot] = status_kib(proc_pid(n->plugin), "VmRSS");
-	res->hwm_kib[slot] = status_kib(proc_pid(n->plugin), "VmHWM");
-	res->anon_kib[slot] = status_kib(proc_pid(n->plugin), "RssAnon");
-	res->file_kib[slot] = status_kib(proc_pid(n->plugin), "RssFile");
+	res->rss_after_kib[slot] = proc_status_kib(proc_pid(n->plugin), "VmRSS");
+	res->hwm_kib[slot] = proc_status_kib(proc_pid(n->plugin), "VmHWM");
+	res->anon_kib[slot] = proc_status_kib(proc_pid(n->plugin), "RssAnon");
+	res->file_kib[slot] = proc_status_kib(proc_pid(n->plugin), "RssFile");
 	if (slot == 0) {
 		progress("%u chips: %u GetDevicePluginOptions calls (gRPC baseline)", n->chips, s->allocate_calls);
 		r = measure_unary(n, METHOD_GET_OPTIONS, NULL, 0, s->allocate_calls, &res->options_ns, &res->options_cpu);
@@ -1226,7 +1196,7 @@ static int scenario_sharing(const struct settings *s, const char *work_dir, stru
 	r = sharing_node_up(&n, s, work_dir, "node-16x64", 16, SHARING_REPLICAS, false);
 	size_t bytes = 0;
 	if (r == 0) {
-		res->rss_1024_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+		res->rss_1024_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
 		r = measure_faults(&n, s->fault_cycles, 0, &res->update_1024_us, &bytes);
 		res->update_1024_bytes = r == 0 ? (long long)bytes : -1;
 	}
@@ -1391,7 +1361,7 @@ static int scenario_flood(const struct settings *s, const char *work_dir, struct
 		r = -ENOMEM;
 		goto out;
 	}
-	res->flood_idle_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->flood_idle_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
 	res->flood_fds_before = count_fds(proc_pid(n.plugin));
 	progress("8 chips: %d connections held open (half of them sending garbage)", FLOOD_CONNECTIONS);
 	static const char garbage[] = "GET / HTTP/1.1\r\n\r\nnot HTTP/2";
@@ -1408,13 +1378,13 @@ static int scenario_flood(const struct settings *s, const char *work_dir, struct
 			gc_result_clear(&one);
 		gc_channel_close(ch);
 	}
-	res->flood_open_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->flood_open_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
 	for (int i = 0; i < FLOOD_CONNECTIONS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if ((r = settle_after_flood(&n)) < 0)
 		goto out;
-	res->flood_closed_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->flood_closed_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
 
 	progress("8 chips: %d connect/close rounds", FLOOD_ROUNDS);
 	for (int i = 0; i < FLOOD_ROUNDS; i++) {
@@ -1424,7 +1394,7 @@ static int scenario_flood(const struct settings *s, const char *work_dir, struct
 	}
 	if ((r = settle_after_flood(&n)) < 0)
 		goto out;
-	res->rounds_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->rounds_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
 	res->flood_fds_after = count_fds(proc_pid(n.plugin));
 
 out:
@@ -1548,7 +1518,7 @@ static int scenario_metrics(const struct settings *s, const char *work_dir, stru
 		}
 		samples_add(&res->scrape_us, mono_us() - t0);
 	}
-	res->scrape_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
+	res->scrape_rss_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
 out:
 	return node_down(&n, r);
 }
@@ -1813,9 +1783,9 @@ static int scenario_dra(const struct settings *s, const char *work_dir, struct r
 		r = -ETIMEDOUT;
 	if (r < 0)
 		goto out;
-	res->dra_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
-	res->dra_anon_kib = status_kib(proc_pid(n.plugin), "RssAnon");
-	res->dra_file_kib = status_kib(proc_pid(n.plugin), "RssFile");
+	res->dra_rss_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
+	res->dra_anon_kib = proc_status_kib(proc_pid(n.plugin), "RssAnon");
+	res->dra_file_kib = proc_status_kib(proc_pid(n.plugin), "RssFile");
 	if (s->dra_claims) {
 		progress("8 chips, DRA: NodePrepareResources/NodeUnprepareResources for the claims of %s",
 			 s->dra_claims);
@@ -1845,9 +1815,9 @@ static int scenario_dra_both(const struct settings *s, const char *work_dir, str
 	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS))
 		r = -ETIMEDOUT;
 	if (r == 0) {
-		res->both_rss_kib = status_kib(proc_pid(n.plugin), "VmRSS");
-		res->both_anon_kib = status_kib(proc_pid(n.plugin), "RssAnon");
-		res->both_file_kib = status_kib(proc_pid(n.plugin), "RssFile");
+		res->both_rss_kib = proc_status_kib(proc_pid(n.plugin), "VmRSS");
+		res->both_anon_kib = proc_status_kib(proc_pid(n.plugin), "RssAnon");
+		res->both_file_kib = proc_status_kib(proc_pid(n.plugin), "RssFile");
 	}
 	if (r < 0 && n.plugin)
 		proc_dump(n.plugin);
@@ -1982,7 +1952,7 @@ static int scenario_peer(const struct settings *s, const char *work_dir, struct 
 	if (r == 0)
 		r = slices_await(watch, 8, &seen);
 	if (r == 0)
-		res->peer_rss_kib = status_kib(proc_pid(p.driver), "VmRSS");
+		res->peer_rss_kib = proc_status_kib(proc_pid(p.driver), "VmRSS");
 	if (r == 0 && s->peer_claims)
 		r = measure_dra_prepare(p.sim, s->peer_claims, s->dra_rounds, &res->peer_prepare_us);
 	proc_free(watch);

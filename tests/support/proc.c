@@ -555,3 +555,32 @@ int proc_free(struct proc *p)
 	free(p);
 	return status;
 }
+
+long long proc_status_kib(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long long kib = -1;
+	size_t key_len = strlen(key);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, key_len) != 0 || line[key_len] != ':')
+			continue;
+		const char *p = line + key_len + 1;
+		p += strspn(p, " \t");
+		char digits[24];
+		size_t n = strspn(p, "0123456789");
+		uint64_t v;
+		if (n > 0 && n < sizeof(digits)) {
+			memcpy(digits, p, n);
+			digits[n] = '\0';
+			if (parse_u64(digits, 10, INT64_MAX, &v) == 0)
+				kib = (long long)v;
+		}
+		break;
+	}
+	fclose(f);
+	return kib;
+}
