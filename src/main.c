@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ascend-device-plugin: serves the node's Ascend NPUs to the kubelet.
- * The table of contents: signals, configuration and what it serves,
- * logging (a writer thread from here on), then the daemon
+ * The table of contents: signals and the threads' address space,
+ * configuration and what it serves, logging (a writer thread from here
+ * on), then the daemon
  * (src/daemon/daemon.c) until SIGTERM, then the log's flush with a
  * deadline. */
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include "base/cli.h"
 #include "base/crash.h"
 #include "base/log.h"
+#include "base/threads.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/dra_kube.h"
@@ -65,6 +67,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ascend-device-plugin: cannot block signals\n");
 		return 1;
 	}
+	/* Before any thread exists too: one malloc arena and small thread
+	 * stacks keep the address space within an RLIMIT_AS (base/threads.h). */
+	int r = threads_limit();
+	if (r < 0) {
+		fprintf(stderr, "ascend-device-plugin: cannot size the threads' stacks: %s\n", strerror(-r));
+		return 1;
+	}
 
 	if (parse(argc, argv, &config, &in_file, why, sizeof(why)) < 0)
 		return bad_configuration(in_file, why);
@@ -103,7 +112,7 @@ int main(int argc, char **argv)
 	log_set_level(config.log_level);
 	log_set_format(config.log_format);
 	/* From here on a stderr nobody reads cannot stall the daemon. */
-	int r = log_start(STDERR_FILENO, LOG_QUEUE_BYTES_DEFAULT);
+	r = log_start(STDERR_FILENO, LOG_QUEUE_BYTES_DEFAULT);
 	if (r < 0)
 		log_warn("logging directly, a blocked stderr would block the daemon: %s", strerror(-r));
 	if (crash_guard_install("ascend-device-plugin") < 0) {

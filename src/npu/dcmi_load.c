@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/crash.h"
+#include "base/threads.h"
 #include "base/wait.h"
 
 struct dcmi_load {
@@ -85,13 +86,12 @@ int dcmi_load_start(const struct dcmi_search *search, struct dcmi_load **ret_loa
 		r = copy(search->driver_path, &l->driver_path);
 	if (r == 0)
 		r = copy(search->host_root, &l->host_root);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Detached: an abandoned load is never joined. */
 	pthread_t thread;
 	if (r == 0)
-		r = -pthread_create(&thread, &attr, load_thread, l);
-	pthread_attr_destroy(&attr);
+		r = thread_start_vendor(&thread, load_thread, l);
+	if (r == 0)
+		pthread_detach(thread);
 	if (r < 0) {
 		l->refs = 1;
 		load_unref(l);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "base/crash.h"
+#include "base/threads.h"
 #include "base/wait.h"
 
 enum job_state {
@@ -95,10 +96,10 @@ int vendor_guard_new(int64_t deadline_ms, const char *crash_what, struct vendor_
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->work, NULL);
 	cond_init_monotonic(&g->done);
-	int r = pthread_create(&g->thread, NULL, worker_main, g);
-	if (r != 0) {
+	int r = thread_start_vendor(&g->thread, worker_main, g);
+	if (r < 0) {
 		destroy(g);
-		return -r;
+		return r;
 	}
 	*ret_guard = g;
 	return 0;

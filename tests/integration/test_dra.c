@@ -11,6 +11,8 @@
  * once and registered again,
  * as is the driver after a kubelet restart. The health stream lists every
  * chip, and a chip's fault and recovery reach it with the fault event.
+ * Both front ends under an address-space limit (RLIMIT_AS of 512 MiB) serve
+ * six clients at once and reserve at most 128 MiB.
  *
  * Requests naming claims whose uid is megabytes long, from as many parallel
  * connections as one peer may hold, are refused whole (INVALID_ARGUMENT,
@@ -20,7 +22,9 @@
  * The API server here is unreachable: a prepare fails naming the claim and
  * the cause, and nothing else waits for it. Prepares that succeed, against
  * the real kube-apiserver, are test_dra_apiserver.c's. */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,8 +64,9 @@ static struct proc *start_kubelet(struct dra_node *d)
 	return node_start_kubelet_with(&d->node, flags);
 }
 
-/* front_end: "dra" or "both"; dra_chips: --dra-chips. */
-static void start_as(struct dra_node *d, const char *front_end, const char *dra_chips)
+/* front_end: "dra" or "both"; dra_chips: --dra-chips; as_bytes: the
+ * daemon's address-space limit (RLIMIT_AS), 0 for none. */
+static void start_limited(struct dra_node *d, const char *front_end, const char *dra_chips, unsigned long long as_bytes)
 {
 	node_init(&d->node, &(struct node_options){ .chips = 4 });
 	snprintf(d->kubelet_dir, sizeof(d->kubelet_dir), "%s/kubelet-root", d->node.root);
@@ -84,7 +89,12 @@ static void start_as(struct dra_node *d, const char *front_end, const char *dra_
 				      "--node-name",  "node-1",  "--cdi-dir",         d->cdi_dir,
 				      "--kubeconfig", d->kubeconfig, "--dra-chips", dra_chips,
 				      "--health-interval", "1h", "--metrics-addr=127.0.0.1:0", NULL };
-	d->plugin = node_start_plugin(&d->node, flags);
+	d->plugin = as_bytes ? node_start_plugin_limited(&d->node, as_bytes, flags) : node_start_plugin(&d->node, flags);
+}
+
+static void start_as(struct dra_node *d, const char *front_end, const char *dra_chips)
+{
+	start_limited(d, front_end, dra_chips, 0);
 }
 
 static void start(struct dra_node *d)
@@ -103,24 +113,29 @@ static void expect_registered(struct dra_node *d)
 	assert_non_null(strstr(line, "versions=v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth chosen=v1.DRAPlugin"));
 }
 
-/* A request naming one claim, malloc'd: NodePrepareResourcesRequest and
- * NodeUnprepareResourcesRequest are the same on the wire (claims = 1). */
-static uint8_t *one_claim_request(char *ns, char *name, char *uid, size_t *ret_len)
+/* A v1 NodePrepareResources (prepare) or NodeUnprepareResources request
+ * for one claim, malloc'd; NULL when out of memory (no assert: the load's
+ * client threads call it too). */
+static uint8_t *claim_request(bool prepare, const char *ns, const char *name, const char *uid, size_t *ret_len)
 {
-	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim claim, *claims[1] = { &claim };
+	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim claim, *claims[] = { &claim };
 	k8s__io__kubelet__pkg__apis__dra__v1__claim__init(&claim);
-	claim.namespace_ = ns;
-	claim.name = name;
-	claim.uid = uid;
-	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesRequest req;
-	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__init(&req);
-	req.n_claims = 1;
-	req.claims = claims;
-	size_t len = k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__get_packed_size(&req);
-	uint8_t *buf = malloc(len);
-	assert_non_null(buf);
-	assert_int_equal(k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__pack(&req, buf), len);
-	*ret_len = len;
+	claim.namespace_ = (char *)(uintptr_t)ns;
+	claim.name = (char *)(uintptr_t)name;
+	claim.uid = (char *)(uintptr_t)uid;
+	/* Both messages are one repeated Claim, field 1. */
+	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesRequest prep;
+	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesRequest unprep;
+	k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__init(&prep);
+	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__init(&unprep);
+	prep.n_claims = unprep.n_claims = 1;
+	prep.claims = unprep.claims = claims;
+	const ProtobufCMessage *m = prepare ? &prep.base : &unprep.base;
+	size_t len = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf)
+		return NULL;
+	*ret_len = protobuf_c_message_pack(m, buf);
 	return buf;
 }
 
@@ -155,9 +170,9 @@ static void test_registers_and_answers(void **state)
 	struct gc_channel *ch;
 	struct gc_result res;
 	assert_int_equal(gc_channel_open(d.dra_socket, &ch), 0);
-	char ns[] = "default", name[] = "c", uid[] = "uid-2";
 	size_t len;
-	uint8_t *buf = one_claim_request(ns, name, uid, &len);
+	uint8_t *buf = claim_request(false, "default", "c", "uid-2", &len);
+	assert_non_null(buf);
 	assert_int_equal(gc_unary(ch, DRA_METHOD_V1BETA1_UNPREPARE, buf, len, WAIT_MS, &res), 0);
 	free(buf);
 	assert_int_equal(res.status, GRPC_STATUS_OK);
@@ -455,7 +470,8 @@ static void test_huge_uids(void **state)
 	uid[HUGE_UID_BYTES] = '\0';
 	char ns[] = "default", name[] = "c";
 	size_t len;
-	uint8_t *buf = one_claim_request(ns, name, uid, &len);
+	uint8_t *buf = claim_request(true, ns, name, uid, &len);
+	assert_non_null(buf);
 	free(uid);
 
 	grpc_init();
@@ -501,7 +517,8 @@ static void test_huge_uids(void **state)
 	memset(long_name, 'n', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
 	char short_uid[] = "uid-1";
-	buf = one_claim_request(ns, long_name, short_uid, &len);
+	buf = claim_request(false, ns, long_name, short_uid, &len);
+	assert_non_null(buf);
 	struct gc_channel *ch;
 	struct gc_result res;
 	assert_int_equal(gc_channel_open(d.dra_socket, &ch), 0);
@@ -519,6 +536,189 @@ static void test_huge_uids(void **state)
 	node_fini(&d.node);
 }
 
+/* --- under an address-space limit ----------------------------------------- */
+
+/* The limit, as `ulimit -v 512M` or a container runtime sets it. Under it the
+ * daemon with both front ends on aborted now and then with std::bad_alloc
+ * out of gRPC, or could not start a thread at all: glibc's malloc reserved
+ * 64 MiB of address space for each arena it made for a thread, and each
+ * thread, gRPC's too, 8 MiB of stack: about 1 GiB for 18 MiB resident. */
+#define AS_LIMIT_BYTES (512ULL << 20)
+/* What it may reserve at most (VmPeak), as docs/performance.md says. */
+#define AS_BOUND_KIB (128LL * 1024)
+#define LOAD_CLIENTS 6
+#define LOAD_ROUNDS 25
+/* Sanitizers reserve terabytes of shadow memory: no limit there, the load
+ * alone. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define AS_LIMITED 0
+#else
+#define AS_LIMITED 1
+#endif
+
+/* The clients' tally; client threads must not fail the test themselves. */
+struct load {
+	const struct dra_node *d;
+	uint16_t port;
+	pthread_mutex_t lock;
+	unsigned calls, failures;
+	char first_failure[256];
+};
+
+struct load_client {
+	struct load *load;
+	unsigned id;
+};
+
+static void load_note(struct load *l, bool ok, const char *what, const char *why)
+{
+	pthread_mutex_lock(&l->lock);
+	l->calls++;
+	if (!ok && l->failures++ == 0)
+		snprintf(l->first_failure, sizeof(l->first_failure), "%s: %s", what, why);
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* One unary call on a connection of its own, which must answer OK. */
+static void load_unary(struct load *l, const char *socket, const char *method, const uint8_t *req, size_t len)
+{
+	struct gc_channel *ch;
+	struct gc_result res;
+	int r = gc_channel_open(socket, &ch);
+	if (r == 0) {
+		r = gc_unary(ch, method, req, len, WAIT_MS, &res);
+		gc_channel_close(ch);
+	}
+	load_note(l, r == 0 && res.status == GRPC_STATUS_OK, method, r < 0 ? strerror(-r) : res.details);
+	if (r == 0)
+		gc_result_clear(&res);
+}
+
+/* A stream opened on a connection of its own: its first message, then a
+ * cancel. */
+static void load_stream(struct load *l, const char *socket, const char *method)
+{
+	struct gc_channel *ch;
+	struct gc_stream *st = NULL;
+	uint8_t *body = NULL;
+	size_t len = 0;
+	int r = gc_channel_open(socket, &ch);
+	if (r == 0) {
+		r = gc_stream_open(ch, method, NULL, 0, &st);
+		if (r == 0)
+			r = gc_stream_next(st, WAIT_MS, &body, &len);
+		free(body);
+		gc_stream_close(st);
+		gc_channel_close(ch);
+	}
+	load_note(l, r == 0, method, strerror(-r));
+}
+
+static void load_metrics(struct load *l)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+	struct http_response res = { 0 };
+	int r = http_raw("127.0.0.1", l->port, req, sizeof(req) - 1, WAIT_MS, &res);
+	char why[32];
+	snprintf(why, sizeof(why), "status %d", res.status);
+	load_note(l, r == 0 && res.status == 200, "GET /metrics", r < 0 ? strerror(-r) : why);
+	http_response_clear(&res);
+}
+
+/* Every call of both front ends, LOAD_ROUNDS times, each on a connection of
+ * its own; prepares fail per claim (no API server) but are answered. */
+static void *load_client_main(void *arg)
+{
+	const struct load_client *c = arg;
+	struct load *l = c->load;
+	char dev[] = "npu-2", other[] = "npu-3", *ids[] = { dev }, *available[] = { dev, other };
+	V1beta1__ContainerAllocateRequest car = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT, *cars[] = { &car };
+	car.n_devices_ids = 1;
+	car.devices_ids = ids;
+	V1beta1__AllocateRequest alloc = V1BETA1__ALLOCATE_REQUEST__INIT;
+	alloc.n_container_requests = 1;
+	alloc.container_requests = cars;
+	V1beta1__ContainerPreferredAllocationRequest cpr = V1BETA1__CONTAINER_PREFERRED_ALLOCATION_REQUEST__INIT,
+						     *cprs[] = { &cpr };
+	cpr.n_available_deviceids = 2;
+	cpr.available_deviceids = available;
+	cpr.allocation_size = 1;
+	V1beta1__PreferredAllocationRequest pref = V1BETA1__PREFERRED_ALLOCATION_REQUEST__INIT;
+	pref.n_container_requests = 1;
+	pref.container_requests = cprs;
+	uint8_t alloc_buf[64], pref_buf[64];
+	size_t alloc_len = v1beta1__allocate_request__pack(&alloc, alloc_buf);
+	size_t pref_len = v1beta1__preferred_allocation_request__pack(&pref, pref_buf);
+
+	for (unsigned round = 0; round < LOAD_ROUNDS; round++) {
+		char name[32], uid[32];
+		snprintf(name, sizeof(name), "claim-%u-%u", c->id, round);
+		snprintf(uid, sizeof(uid), "uid-%u-%u", c->id, round);
+		size_t prep_len = 0, unprep_len = 0;
+		uint8_t *prep_buf = claim_request(true, "default", name, uid, &prep_len);
+		uint8_t *unprep_buf = claim_request(false, "default", name, uid, &unprep_len);
+		if (!prep_buf || !unprep_buf) {
+			free(prep_buf);
+			free(unprep_buf);
+			load_note(l, false, "a claim request", "out of memory");
+			break;
+		}
+
+		load_unary(l, l->d->node.plugin_socket, DP_METHOD_ALLOCATE, alloc_buf, alloc_len);
+		load_unary(l, l->d->node.plugin_socket, DP_METHOD_GET_PREFERRED, pref_buf, pref_len);
+		load_stream(l, l->d->node.plugin_socket, DP_METHOD_LIST_AND_WATCH);
+		load_unary(l, l->d->dra_socket, DRA_METHOD_V1_PREPARE, prep_buf, prep_len);
+		load_unary(l, l->d->dra_socket, DRA_METHOD_V1_UNPREPARE, unprep_buf, unprep_len);
+		load_stream(l, l->d->dra_socket, DRA_METHOD_HEALTH_V1_WATCH);
+		load_metrics(l);
+		free(prep_buf);
+		free(unprep_buf);
+	}
+	return NULL;
+}
+
+/* Both front ends under RLIMIT_AS: they register, answer every call of
+ * LOAD_CLIENTS clients at once, still answer after, reserve at most
+ * AS_BOUND_KIB, and exit 0 on SIGTERM (node_fini). */
+static void test_address_space_limit(void **state)
+{
+	(void)state;
+	struct dra_node d;
+	start_limited(&d, "both", "0,1", AS_LIMITED ? AS_LIMIT_BYTES : 0);
+	assert_non_null(proc_expect(d.kubelet, "devices resource=ascend.com/npu capacity=2 allocatable=2", WAIT_MS));
+	struct load l = { .d = &d, .lock = PTHREAD_MUTEX_INITIALIZER };
+	l.port = http_plugin_port(d.plugin);
+	assert_non_null(proc_expect_err(d.plugin, "the kubelet registered DRA driver npu.ascend.com", WAIT_MS));
+
+	pthread_t threads[LOAD_CLIENTS];
+	struct load_client clients[LOAD_CLIENTS];
+	for (unsigned i = 0; i < LOAD_CLIENTS; i++) {
+		clients[i] = (struct load_client){ .load = &l, .id = i };
+		assert_int_equal(pthread_create(&threads[i], NULL, load_client_main, &clients[i]), 0);
+	}
+	for (unsigned i = 0; i < LOAD_CLIENTS; i++)
+		assert_int_equal(pthread_join(threads[i], NULL), 0);
+
+	pid_t pid = proc_pid(d.plugin);
+	long long peak = proc_status(pid, "VmPeak"), size = proc_status(pid, "VmSize");
+	print_message("%u calls, %u failed; daemon (RLIMIT_AS %llu MiB, 0: none): VmPeak %lld KiB, VmSize %lld KiB, "
+		      "VmRSS %lld KiB, %lld threads\n",
+		      l.calls, l.failures, AS_LIMITED ? AS_LIMIT_BYTES >> 20 : 0, peak, size, proc_status(pid, "VmRSS"),
+		      proc_status(pid, "Threads"));
+	if (l.failures)
+		fail_msg("first failure: %s", l.first_failure);
+	/* Still answering, on both front ends. */
+	struct http_response health;
+	http_call(l.port, "GET", "/healthz", &health);
+	assert_int_equal(health.status, 200);
+	http_response_clear(&health);
+	proc_send(d.kubelet, "dra-unprepare default claim-x uid-x");
+	assert_non_null(proc_expect(d.kubelet, "dra-unprepared uid=uid-x", WAIT_MS));
+	if (AS_LIMITED)
+		assert_true(peak <= AS_BOUND_KIB);
+	node_fini(&d.node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_health_stream),
 		cmocka_unit_test(test_both_front_ends),
 		cmocka_unit_test(test_huge_uids),
+		cmocka_unit_test(test_address_space_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

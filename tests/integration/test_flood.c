@@ -52,14 +52,6 @@
 #define RSS_CHECKED 1
 #endif
 
-/* The plugin's status field in KiB; it must be running. */
-static long long status_kib(pid_t pid, const char *key)
-{
-	long long kib = proc_status_kib(pid, key);
-	assert_true(kib >= 0);
-	return kib;
-}
-
 static unsigned count_fds(pid_t pid)
 {
 	char path[64];
@@ -179,7 +171,7 @@ static void wait_served_again(struct node *node)
 static long long settle(struct node *node)
 {
 	expect_allocate(node->kubelet);
-	return status_kib(proc_pid(node->plugin), "VmRSS");
+	return proc_status(proc_pid(node->plugin), "VmRSS");
 }
 
 static void test_flood_of_open_connections(void **state)
@@ -212,7 +204,7 @@ static void test_flood_of_open_connections(void **state)
 	node_write_health(node, 8, 3, 2);
 	char want[128];
 	assert_non_null(proc_expect(node->kubelet, devices_line(want, sizeof(want), 8, 7, "npu-3"), WAIT_MS));
-	check_rss("with 2,000 connections open", status_kib(pid, "VmRSS"), idle, FLOOD_RSS_BOUND_KIB);
+	check_rss("with 2,000 connections open", proc_status(pid, "VmRSS"), idle, FLOOD_RSS_BOUND_KIB);
 
 	for (unsigned i = 0; i < FLOOD_CONNECTIONS; i++)
 		if (fds[i] >= 0)
@@ -223,7 +215,7 @@ static void test_flood_of_open_connections(void **state)
 	node_write_health(node, 8, -1, 0);
 	assert_non_null(proc_expect(node->kubelet, devices_line(want, sizeof(want), 8, 8, "-"), WAIT_MS));
 	expect_allocate(node->kubelet);
-	check_rss("after the connections closed", status_kib(pid, "VmRSS"), idle, SETTLED_RSS_SLACK_KIB);
+	check_rss("after the connections closed", proc_status(pid, "VmRSS"), idle, SETTLED_RSS_SLACK_KIB);
 	expect_fds_bounded(pid, fds_before);
 	if (!RSS_CHECKED)
 		print_message("sanitizer build: RSS bounds not checked (ASan inflates memory); flood and service checked\n");
@@ -245,7 +237,7 @@ static void test_flood_of_connect_close_rounds(void **state)
 		if (fd >= 0)
 			close(fd);
 		if (i % 500 == 499) {
-			long long rss = status_kib(pid, "VmRSS");
+			long long rss = proc_status(pid, "VmRSS");
 			peak = rss > peak ? rss : peak;
 		}
 	}
@@ -254,7 +246,7 @@ static void test_flood_of_connect_close_rounds(void **state)
 
 	wait_served_again(node);
 	expect_allocate(node->kubelet);
-	check_rss("after 5,000 connect/close rounds", status_kib(pid, "VmRSS"), idle, SETTLED_RSS_SLACK_KIB);
+	check_rss("after 5,000 connect/close rounds", proc_status(pid, "VmRSS"), idle, SETTLED_RSS_SLACK_KIB);
 	expect_fds_bounded(pid, fds_before);
 	node_fini(node);
 }

@@ -318,20 +318,6 @@ static void test_healthz_across_kubelet_death(void **state)
 	node_fini(node);
 }
 
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	long kib = -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 static int connect_to(const char *ip, uint16_t port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -383,7 +369,7 @@ static void test_http_edges_and_flood(void **state)
 	getrlimit(RLIMIT_NOFILE, &rl);
 	rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);
-	long before = rss_kib(proc_pid(node->plugin));
+	long long before = proc_status(proc_pid(node->plugin), "VmRSS");
 	enum { FLOOD = 1000 };
 	int *fds = calloc(FLOOD, sizeof(int));
 	for (int i = 0; i < FLOOD; i++)
@@ -411,8 +397,8 @@ static void test_http_edges_and_flood(void **state)
 			fail_msg("/metrics not served again within %d ms of the flood's end", WAIT_MS);
 	}
 	http_response_clear(&resp);
-	long after = rss_kib(proc_pid(node->plugin));
-	print_message("plugin VmRSS %ld KiB before the flood, %ld KiB after\n", before, after);
+	long long after = proc_status(proc_pid(node->plugin), "VmRSS");
+	print_message("plugin VmRSS %lld KiB before the flood, %lld KiB after\n", before, after);
 	/* Sanitizer builds grow more (their own bookkeeping per thread and
 	 * allocation, and ASan's quarantine of freed memory, which holds the
 	 * 16 KiB buffer of each of the thousand connections: the server takes

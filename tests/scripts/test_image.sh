@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The container image (scripts/image.sh, `make image`): two builds give the
-# same digest and another SOURCE_DATE_EPOCH a different one; the image holds
+# same digest, two checkouts in two directories too, and another
+# SOURCE_DATE_EPOCH a different one; the image holds
 # exactly the stripped plugin, ascend-doctor and the API-server module, their
 # loader and scripts/image-libs.txt (no shell); labels, entrypoint and tag are right;
 # the Dockerfile builds the same file set; and, where podman can run
@@ -32,12 +33,12 @@ trap cleanup EXIT
 
 # Not `readelf | grep -q`: with pipefail, grep leaving early kills readelf with
 # SIGPIPE, the pipeline fails, and a sanitizer build was not skipped.
+# (tests/CMakeLists.txt runs it on the release build only.)
 if grep -Eq 'lib(asan|ubsan|tsan)' <<<"$(LC_ALL=C readelf -d "$plugin")"; then
-	echo "skip: $plugin is a sanitizer build; the image takes the release binary"
-	exit 0
+	skip_test "$plugin is a sanitizer build; the image takes the release binary"
 fi
 for tool in umoci skopeo jq; do
-	command -v $tool >/dev/null || { echo "skip: no $tool (scripts/deps.sh image)"; exit 0; }
+	command -v $tool >/dev/null || skip_test "no $tool (scripts/deps.sh image)"
 done
 
 version=$(sed -n 's/^project([^ ]* VERSION \([0-9][0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
@@ -151,6 +152,40 @@ if [ -f "$made/index.json" ] && [ -f "$arm64_plugin" ]; then
 	fi
 else
 	skip "make image's two-architecture index" "no $made or no $arm64_plugin (make image builds both)"
+fi
+
+# ---- the same image from another directory -------------------------------------------
+# Two checkouts of this tree (its commit with the uncommitted changes to
+# tracked files: `git stash create`; new files that git does not track are
+# left out) in two directories whose paths differ in length, each building
+# the image's three targets as `make image` does and its image with its own
+# scripts/image.sh: the build path must not reach the digest. (It did through
+# the GNU build-id, computed over debug information naming absolute paths.)
+# Only the native image: the arm64 build takes the same compile options.
+if ! git -C "$root" rev-parse --verify -q HEAD >/dev/null; then
+	skip "the same digest from another directory" "$root is not a git checkout"
+else
+	rev=$(git -C "$root" stash create) && [ -n "$rev" ] || rev=$(git -C "$root" rev-parse HEAD)
+	# checkout DIR: $rev in DIR, its binaries built in DIR/build, its image in DIR/image.
+	checkout() {
+		git clone -q --shared --no-checkout "$root" "$1" && git -C "$1" checkout -q --detach "$rev" &&
+			cmake -S "$1" -B "$1/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF >/dev/null &&
+			cmake --build "$1/build" -j "$(nproc)" --target ascend-device-plugin ascend-doctor ascend-kube >/dev/null &&
+			env -u SOURCE_DATE_EPOCH "$1/scripts/image.sh" build --out "$1/image" "$1/build/src/ascend-device-plugin" >/dev/null
+	}
+	short=$tmp/r/a long=$tmp/r/another-checkout-with-a-much-longer-path
+	check "build in $short" checkout "$short"
+	check "build in $long" checkout "$long"
+	ds=$(manifest_digest "$short/image/oci" "$version-$arch")
+	dl=$(manifest_digest "$long/image/oci" "$version-$arch")
+	echo "# digests from two directories: $ds $dl"
+	check "another directory gives a sha256" grep -Eq '^sha256:[0-9a-f]{64}$' <<<"$dl"
+	# Each binary by itself first, so that a failure says which one.
+	for f in src/ascend-device-plugin tools/ascend-doctor/ascend-doctor src/libascend-kube.so; do
+		strip -o "$tmp/short-bin" "$short/build/$f" && strip -o "$tmp/long-bin" "$long/build/$f"
+		check "${f##*/}: the same stripped binary from another directory" cmp "$tmp/short-bin" "$tmp/long-bin"
+	done
+	check "the same digest from another directory" test "$ds" = "$dl"
 fi
 
 # ---- the Dockerfile builds the same files ------------------------------------------

@@ -84,8 +84,8 @@ int proc_wait(struct proc *p, int timeout_ms);
 
 pid_t proc_pid(const struct proc *p);
 
-/* A field of /proc/<pid>/status in KiB ("VmRSS", "VmHWM"); -1 when it
- * cannot be read (the process is gone). */
+/* A number of /proc/PID/status: in KiB for "VmRSS", "VmHWM", "VmSize",
+ * "VmPeak" and the like, a count for "Threads"; -1 when it cannot be read. */
 long long proc_status_kib(pid_t pid, const char *key);
 
 /* Stops reading the process's stderr pipe and fills it, so that the

@@ -73,6 +73,14 @@ void proc_send(struct proc *p, const char *line)
 	assert_int_equal(proc_write_line(p, line), 0);
 }
 
+long long proc_status(pid_t pid, const char *key)
+{
+	long long kib = proc_status_kib(pid, key);
+	if (kib < 0)
+		fail_msg("no %s in /proc/%d/status", key, (int)pid);
+	return kib;
+}
+
 void proc_block_stderr(struct proc *p)
 {
 	assert_int_equal(proc_stderr_block(p), 0);
@@ -217,12 +225,10 @@ void node_fini(struct node *node)
 	assert_int_equal(plugin_status, 0);
 }
 
-struct proc *node_start_plugin(struct node *node, const char *const extra_flags[])
-{
-	return node_start_plugin_env(node, extra_flags, NULL);
-}
-
-struct proc *node_start_plugin_env(struct node *node, const char *const extra_flags[], const char *const extra_env[])
+/* The plugin's command line after prefix (a wrapper's argv without the
+ * NULL; n_prefix words), with extra "NAME=value" environment entries. */
+static struct proc *start_plugin(struct node *node, const char *const prefix[], size_t n_prefix,
+				 const char *const extra_flags[], const char *const extra_env[])
 {
 	char state_env[200];
 	snprintf(state_env, sizeof(state_env), "ASCEND_FAKE_DCMI_STATE=%s", node->state_file);
@@ -234,17 +240,41 @@ struct proc *node_start_plugin_env(struct node *node, const char *const extra_fl
 	/* No metrics port, NFD file or pod resources socket unless a test asks
 	 * (later flags win): tests run in parallel and must not share a port
 	 * or write to the host's /etc or /var/lib. */
-	const char *argv[48] = {
+	const char *const own[] = {
 		PLUGIN_BIN, "--socket-dir", node->socket_dir, "--dev-dir", node->dev_dir, "--host-root", node->root,
 		"--driver-path", node->driver_path, "--log-level", "debug", "--metrics-addr=", "--nfd-features-file=",
 		"--pod-resources-socket=", "--state-dir", node->state_dir,
 	};
-	size_t n = 16;
-	for (size_t i = 0; extra_flags && extra_flags[i] && n < 47; i++)
+	const char *argv[56];
+	size_t n = 0;
+	assert_true(n_prefix + ELEMENTSOF(own) < ELEMENTSOF(argv));
+	for (size_t i = 0; i < n_prefix; i++)
+		argv[n++] = prefix[i];
+	for (size_t i = 0; i < ELEMENTSOF(own); i++)
+		argv[n++] = own[i];
+	for (size_t i = 0; extra_flags && extra_flags[i] && n < ELEMENTSOF(argv) - 1; i++)
 		argv[n++] = extra_flags[i];
 	argv[n] = NULL;
 	node->plugin = proc_start(argv, env);
 	return node->plugin;
+}
+
+struct proc *node_start_plugin(struct node *node, const char *const extra_flags[])
+{
+	return start_plugin(node, NULL, 0, extra_flags, NULL);
+}
+
+struct proc *node_start_plugin_env(struct node *node, const char *const extra_flags[], const char *const extra_env[])
+{
+	return start_plugin(node, NULL, 0, extra_flags, extra_env);
+}
+
+struct proc *node_start_plugin_limited(struct node *node, unsigned long long as_bytes, const char *const extra_flags[])
+{
+	char limit[48];
+	snprintf(limit, sizeof(limit), "--as=%llu", as_bytes);
+	const char *const prefix[] = { "/usr/bin/prlimit", limit, "--" };
+	return start_plugin(node, prefix, ELEMENTSOF(prefix), extra_flags, NULL);
 }
 
 struct proc *node_start_kubelet(struct node *node)

@@ -19,7 +19,7 @@
 #include "support/proc.h"
 #include "wait.h" /* WAIT_MS */
 
-/* The process helpers are tests/support/proc.h's; these four fail the
+/* The process helpers are tests/support/proc.h's; these five fail the
  * test where those return an error. */
 
 /* Starts argv[0] with the environment plus extra "NAME=value" entries
@@ -29,6 +29,9 @@ struct proc *proc_start(const char *const argv[], const char *const extra_env[])
 
 /* Writes one line to the process's stdin. */
 void proc_send(struct proc *p, const char *line);
+
+/* proc_status_kib: a number of /proc/PID/status. */
+long long proc_status(pid_t pid, const char *key);
 
 /* proc_stderr_block and proc_stderr_unblock. */
 void proc_block_stderr(struct proc *p);
@@ -100,6 +103,10 @@ struct proc *node_start_plugin(struct node *node, const char *const extra_flags[
 /* The same with extra "NAME=value" environment entries (NULL-terminated,
  * may be NULL), such as the plugin's ASCEND_PLUGIN_INSTANCE. */
 struct proc *node_start_plugin_env(struct node *node, const char *const extra_flags[], const char *const extra_env[]);
+
+/* The same under prlimit(1) (util-linux) with its address space (RLIMIT_AS, soft and
+ * hard) limited to as_bytes, as `ulimit -v` or a container runtime limits it. */
+struct proc *node_start_plugin_limited(struct node *node, unsigned long long as_bytes, const char *const extra_flags[]);
 
 /* Starts kubelet-sim on the node's socket dir and waits for it to be ready. */
 struct proc *node_start_kubelet(struct node *node);
