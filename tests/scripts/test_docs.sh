@@ -20,6 +20,8 @@
 #   the side-by-side and ascend-runtime examples of migration.md render;
 # - LICENSE is the Apache License 2.0 and both READMEs link to it, and every
 #   source file carries an SPDX line;
+# - no page repeats a claim of something missing that the code contradicts
+#   (stale_claims);
 # - no doc, example, manifest or source file cites a file outside the
 #   repository (a sibling "shared" directory, the internal facts file) or
 #   speaks of internal process (who updates what).
@@ -419,5 +421,28 @@ synopsis_lists_every_flag() {
 }
 check "README.md: the daemon's synopsis names every flag of --help" synopsis_lists_every_flag "$root/README.md"
 check "README.zh-CN.md: the daemon's synopsis names every flag of --help" synopsis_lists_every_flag "$root/README.zh-CN.md"
+
+# Claims that something is missing, with what in the tree says it is there:
+# "PATTERN (an extended regex over the pages) => FILE or FILE:STRING (the
+# code that contradicts it)". A page still making the claim fails.
+stale_claims=(
+	"faultCode\.json.{0,20} (are|is) not read => src/fault/huawei.c:faultCode.json"
+	"faultCode\.json.{0,40}不会被读取 => src/fault/huawei.c:faultCode.json"
+	"SIGHUP[^.]*registers every resource again => src/plugin/session.c:A bound endpoint keeps its registration"
+	"no surge: two => deploy/base/ascend-device-plugin.yaml:maxSurge: 1"
+)
+no_stale_claims() {
+	local entry pattern proof file needle hits
+	for entry in "${stale_claims[@]}"; do
+		pattern=${entry%% => *} proof=${entry#* => }
+		file=${proof%%:*} needle=${proof#*:}
+		[ "$needle" = "$proof" ] && needle=''
+		[ -e "$root/$file" ] && { [ -z "$needle" ] || grep -qF -- "$needle" "$root/$file"; } || continue
+		hits=$(cd "$root" && grep -rnE -- "$pattern" README.md README.zh-CN.md docs) &&
+			{ echo "says what $proof contradicts: $hits"; return 1; }
+	done
+	return 0
+}
+check "no page claims something missing that the code has" no_stale_claims
 
 finish
