@@ -8,6 +8,7 @@
 
 #include "base/k8s_names.h"
 #include "base/log.h"
+#include "base/parse.h"
 #include "daemon/kube_module.h"
 
 /* Why DRA_KUBE_CLAIM_TIMEOUT_MS is 5 s: the read sits on a pod's start,
@@ -81,7 +82,9 @@ static int read_claim(void *ctx, const char *ns, const char *name, char **ret_js
 	char path[2 * K8S_DNS_SUBDOMAIN_MAX + 64];
 	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns, name);
 	struct kube_response res = { 0 };
-	int r = k->api->client_request(k->client, "GET", path, NULL, 0, DRA_KUBE_CLAIM_TIMEOUT_MS, &res);
+	const struct kube_request_limits within = { .deadline_ms = now_ms() + DRA_KUBE_CLAIM_TIMEOUT_MS,
+						    .abort_fd = -1 };
+	int r = k->api->client_request(k->client, "GET", path, NULL, 0, &within, &res);
 	if (r < 0) {
 		snprintf(why, why_size, "API server: %s", res.cause);
 		return r;
@@ -100,6 +103,12 @@ static int read_claim(void *ctx, const char *ns, const char *name, char **ret_js
 	} else if (res.status == 401 || res.status == 403) {
 		refusal(k->api, &res, "not allowed to read it", why, why_size);
 		r = -EACCES;
+	} else if (res.retry_after_s > 0) {
+		char what[96];
+		snprintf(what, sizeof(what), "the API server asked to retry after %ld s, beyond what this call waits",
+			 res.retry_after_s);
+		refusal(k->api, &res, what, why, why_size);
+		r = -EAGAIN;
 	} else {
 		refusal(k->api, &res, "the API server refused", why, why_size);
 		r = -EREMOTEIO;
@@ -187,6 +196,8 @@ void dra_kube_recheck(struct dra_kube *k)
 
 void dra_kube_stop(struct dra_kube *k)
 {
+	if (k->api && k->client)
+		k->api->client_abort(k->client);
 	if (k->api && k->publisher)
 		k->api->publisher_stop(k->publisher);
 	k->publisher = NULL;

@@ -72,5 +72,7 @@ void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const 
  * (DRA_KUBE_RECHECK_MS). Loop thread. */
 void dra_kube_recheck(struct dra_kube *kube);
 
-/* Stops the publisher (the slices stay). Accepts a kube never started. */
+/* Aborts every request to the API server, now and later (claim reads
+ * fail at once), and stops the publisher (the slices stay): a stop never
+ * waits on the server. Accepts a kube never started. */
 void dra_kube_stop(struct dra_kube *kube);
