@@ -181,12 +181,16 @@ int kube_client_new(struct kube_config *config, int timeout_ms, struct kube_clie
 		snprintf(why, why_size, "cannot make an eventfd: %s", strerror(errno));
 		goto fail;
 	}
+	/* TLS sessions are not shared: libcurl before 8.10 hands one
+	 * SSL_SESSION to handshakes on several threads at once, which OpenSSL
+	 * mutates (a data race, github.com/curl/curl/pull/14751), and claims
+	 * are read on several threads. The shared connections make a handshake
+	 * rare anyway. */
 	c->share = curl_share_init();
 	if (!c->share || curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_USERDATA, c) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK ||
-	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
 		snprintf(why, why_size, "libcurl: cannot make a share object");
 		goto fail;

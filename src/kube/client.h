@@ -20,8 +20,9 @@
  *
  * Threads: any number of threads may call kube_client_request on one client
  * at once. Each call uses its own libcurl easy handle; the handles share
- * connections, DNS and TLS sessions through a libcurl share object whose
- * locks are the client's mutexes, and the token sits behind its own mutex. */
+ * connections and DNS (not TLS sessions: see client.c) through a libcurl
+ * share object whose locks are the client's mutexes, and the token sits
+ * behind its own mutex. */
 #pragma once
 
 #include <stdbool.h>
