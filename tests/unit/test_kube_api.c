@@ -1195,7 +1195,8 @@ static int read_claim(struct dra_claim_reader reader, const char *ns, const char
 {
 	char *json = NULL;
 	size_t len = 0;
-	int r = reader.get(reader.ctx, ns, name, &json, &len, out, size);
+	const struct dra_read_limits limits = { .deadline_ms = 0, .abort_fd = -1 };
+	int r = reader.get(reader.ctx, ns, name, &limits, &json, &len, out, size);
 	if (r == 0)
 		snprintf(out, size, "%.*s", (int)len, json);
 	free(json);
