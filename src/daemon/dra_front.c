@@ -92,7 +92,10 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		snprintf(why, why_size, "out of memory");
 		return r;
 	}
-	f->service = (struct dra_service){ .driver = f->driver, .health = f->health };
+	if ((r = dra_service_new(f->driver, f->health, &f->service)) < 0) {
+		snprintf(why, why_size, "out of memory");
+		return r;
+	}
 	/* Without a record, which specs are stale is unknown, and a running
 	 * kubelet never prepares its claims again: the pods' containers find
 	 * their chips through these specs until the kubelet's next start. */
@@ -148,7 +151,7 @@ static int serve(struct dra_front *f, char *why, size_t why_size)
 	}
 	/* The DRA socket first, so that the kubelet, once it sees the
 	 * registration socket, finds the endpoint it names. */
-	if ((r = gs_server_start(f->dra_socket, dra, n_dra, &f->service, &f->dra_server)) < 0) {
+	if ((r = gs_server_start(f->dra_socket, dra, n_dra, f->service, &f->dra_server)) < 0) {
 		snprintf(why, why_size, "cannot serve %s: %s", f->dra_socket, strerror(-r));
 		return r;
 	}
@@ -266,9 +269,12 @@ void dra_front_fini(struct dra_front *f)
 		f->inotify_fd = -1;
 	}
 	stop_servers(f);
-	/* After the servers: no gRPC thread wakes it any more. */
+	/* After the servers: no gRPC thread wakes it any more, and no call
+	 * waits for a claim reader. */
 	loop_async_free(f->notified);
 	f->notified = NULL;
+	dra_service_free(f->service);
+	f->service = NULL;
 	dra_driver_free(f->driver);
 	f->driver = NULL;
 	dra_health_free(f->health);

@@ -4,7 +4,8 @@
  * <kubelet dir>/plugins/<driver>/dra.sock and the registration service on
  * <kubelet dir>/plugins_registry/<driver>-reg.sock, both served by the same
  * gRPC server machinery as the device plugin's socket, each with its own
- * threads (a claim read that blocks holds up DRA calls only). The kubelet's
+ * threads (and the claims' reads on the DRA service's readers, so that
+ * nothing but the prepares that need the API server waits for it). The kubelet's
  * plugin watcher finds the registration socket by itself, also after its
  * own restart; when either socket or a directory on its path goes (seen
  * through inotify, and checked again at every refresh), both servers are
@@ -41,7 +42,7 @@ struct dra_front {
 	char reg_socket[SOCKET_PATH_MAX];
 	struct dra_driver *driver;
 	struct dra_health *health;
-	struct dra_service service; /* the dra.sock methods' context */
+	struct dra_service *service; /* the dra.sock methods' context */
 	struct dra_registration registration;
 	bool registration_ready;
 	bool started; /* dra_front_start succeeded: the sockets are kept from then on */

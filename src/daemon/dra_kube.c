@@ -10,14 +10,6 @@
 #include "base/log.h"
 #include "daemon/kube_module.h"
 
-/* Why DRA_KUBE_CLAIM_TIMEOUT_MS is 5 s: the read sits on a pod's start,
- * and the DRA service prepares one claim at a time, so a stalled server
- * holds up every prepare queued behind it. A claim read takes milliseconds
- * on a server that is well; 5 s leaves room for one under load (or a TLS
- * handshake anew) while staying well inside the kubelet's own deadline for
- * the call, which retries a failed prepare. The client's 10 s default is
- * for the publisher, which nobody waits for. */
-
 int dra_kube_open(const struct config *c, struct dra_kube *k, enum dra_kube_failure *ret_failure, char *why,
 		  size_t why_size)
 {
@@ -71,8 +63,8 @@ static void refusal(const struct kube_module_api *api, const struct kube_respons
 	snprintf(why, why_size, "%s (HTTP %ld)%s%s", what, res->status, message[0] ? ": " : "", message);
 }
 
-static int read_claim(void *ctx, const char *ns, const char *name, char **ret_json, size_t *ret_len, char *why,
-		      size_t why_size)
+static int read_claim(void *ctx, const char *ns, const char *name, const struct dra_read_limits *limits,
+		      char **ret_json, size_t *ret_len, char *why, size_t why_size)
 {
 	struct dra_kube *k = ctx;
 	/* The kubelet's names go into a URL path: only what Kubernetes allows. */
@@ -81,7 +73,8 @@ static int read_claim(void *ctx, const char *ns, const char *name, char **ret_js
 	char path[2 * K8S_DNS_SUBDOMAIN_MAX + 64];
 	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns, name);
 	struct kube_response res = { 0 };
-	int r = k->api->client_request(k->client, "GET", path, NULL, 0, DRA_KUBE_CLAIM_TIMEOUT_MS, &res);
+	const struct kube_request_limits within = { .deadline_ms = limits->deadline_ms, .abort_fd = limits->abort_fd };
+	int r = k->api->client_request(k->client, "GET", path, NULL, 0, &within, &res);
 	if (r < 0) {
 		snprintf(why, why_size, "API server: %s", res.cause);
 		return r;
@@ -100,6 +93,12 @@ static int read_claim(void *ctx, const char *ns, const char *name, char **ret_js
 	} else if (res.status == 401 || res.status == 403) {
 		refusal(k->api, &res, "not allowed to read it", why, why_size);
 		r = -EACCES;
+	} else if (res.retry_after_s > 0) {
+		char what[96];
+		snprintf(what, sizeof(what), "the API server asked to retry after %ld s, beyond what this call waits",
+			 res.retry_after_s);
+		refusal(k->api, &res, what, why, why_size);
+		r = -EAGAIN;
 	} else {
 		refusal(k->api, &res, "the API server refused", why, why_size);
 		r = -EREMOTEIO;
@@ -187,6 +186,8 @@ void dra_kube_recheck(struct dra_kube *k)
 
 void dra_kube_stop(struct dra_kube *k)
 {
+	if (k->api && k->client)
+		k->api->client_abort(k->client);
 	if (k->api && k->publisher)
 		k->api->publisher_stop(k->publisher);
 	k->publisher = NULL;

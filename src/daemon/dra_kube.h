@@ -19,10 +19,6 @@
 #include "plugin/observe.h"
 #include "plugin/resources.h"
 
-/* A claim read on the kubelet's NodePrepareResources path. See dra_kube.c
- * for why this long. */
-#define DRA_KUBE_CLAIM_TIMEOUT_MS 5000
-
 struct dra_kube {
 	const struct kube_module_api *api;
 	struct kube_client *client;
@@ -47,8 +43,8 @@ int dra_kube_open(const struct config *config, struct dra_kube *kube, enum dra_k
  * a zeroed kube. */
 void dra_kube_close(struct dra_kube *kube);
 
-/* How the DRA driver reads claims: GET of the ResourceClaim with a timeout
- * of DRA_KUBE_CLAIM_TIMEOUT_MS. */
+/* How the DRA driver reads claims: GET of the ResourceClaim within the
+ * read's limits (the client's 10 s timeout without a deadline). */
 struct dra_claim_reader dra_kube_reader(struct dra_kube *kube);
 
 /* Longer than the kubelet's own delay before it deletes the slices of a
@@ -72,5 +68,7 @@ void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const 
  * (DRA_KUBE_RECHECK_MS). Loop thread. */
 void dra_kube_recheck(struct dra_kube *kube);
 
-/* Stops the publisher (the slices stay). Accepts a kube never started. */
+/* Aborts every request to the API server, now and later (claim reads
+ * fail at once), and stops the publisher (the slices stay): a stop never
+ * waits on the server. Accepts a kube never started. */
 void dra_kube_stop(struct dra_kube *kube);

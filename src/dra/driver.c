@@ -427,8 +427,8 @@ static int check_request(const char *ns, const char *uid, const char *name, char
 
 /* The claim as the API server has it now, malloc'd. Takes no lock: a
  * prepare waiting on the API server holds up no other claim's. */
-static int read_claim(struct dra_driver *d, const char *ns, const char *name, struct dra_claim **ret, char *why,
-		      size_t why_size)
+static int read_claim(struct dra_driver *d, const char *ns, const char *name, const struct dra_read_limits *limits,
+		      struct dra_claim **ret, char *why, size_t why_size)
 {
 	char *json = NULL, problem[512] = "";
 	size_t len = 0;
@@ -440,7 +440,7 @@ static int read_claim(struct dra_driver *d, const char *ns, const char *name, st
 		r = why_invalid(why, why_size, "cannot read ResourceClaim %s/%s: no API-server client", ns, name);
 		goto out;
 	}
-	r = d->reader.get(d->reader.ctx, ns, name, &json, &len, problem, sizeof(problem));
+	r = d->reader.get(d->reader.ctx, ns, name, limits, &json, &len, problem, sizeof(problem));
 	if (r < 0) {
 		snprintf(why, why_size, "cannot read ResourceClaim %s/%s: %s", ns, name, problem);
 		goto out;
@@ -525,8 +525,8 @@ static int prepare_read(struct dra_driver *d, const char *ns, const char *uid, c
 	return answer(dra_checkpoint_find(&d->checkpoint, uid), ret);
 }
 
-int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, const char *name,
-		       struct dra_prepared **ret_prepared, char *why, size_t why_size)
+int dra_driver_prepare_recorded(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+				struct dra_prepared **ret_prepared, char *why, size_t why_size)
 {
 	int r = check_request(ns, uid, name, why, why_size);
 	if (r < 0)
@@ -534,20 +534,29 @@ int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, co
 	/* Prepared before: the same answer, and the spec there again. */
 	pthread_mutex_lock(&d->op_lock);
 	const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
-	bool recorded = p != NULL;
-	if (recorded)
-		r = answer_recorded(d, p, ret_prepared, why, why_size);
+	r = p ? answer_recorded(d, p, ret_prepared, why, why_size) : -ENODATA;
 	pthread_mutex_unlock(&d->op_lock);
-	if (!recorded) {
-		struct dra_claim *claim = NULL;
-		r = read_claim(d, ns, name, &claim, why, why_size);
-		if (r == 0) {
-			pthread_mutex_lock(&d->op_lock);
-			r = prepare_read(d, ns, uid, name, claim, ret_prepared, why, why_size);
-			pthread_mutex_unlock(&d->op_lock);
-		}
-		free(claim);
+	if (r == -ENOMEM && !why[0])
+		snprintf(why, why_size, "out of memory");
+	return r;
+}
+
+int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, const char *name,
+		       const struct dra_read_limits *limits, struct dra_prepared **ret_prepared, char *why,
+		       size_t why_size)
+{
+	static const struct dra_read_limits unlimited = { .deadline_ms = 0, .abort_fd = -1 };
+	int r = dra_driver_prepare_recorded(d, ns, uid, name, ret_prepared, why, why_size);
+	if (r != -ENODATA)
+		return r;
+	struct dra_claim *claim = NULL;
+	r = read_claim(d, ns, name, limits ? limits : &unlimited, &claim, why, why_size);
+	if (r == 0) {
+		pthread_mutex_lock(&d->op_lock);
+		r = prepare_read(d, ns, uid, name, claim, ret_prepared, why, why_size);
+		pthread_mutex_unlock(&d->op_lock);
 	}
+	free(claim);
 	if (r == -ENOMEM && !why[0])
 		snprintf(why, why_size, "out of memory");
 	return r;

@@ -18,12 +18,15 @@
  * succeeds for a claim never prepared. Each failure is the claim's alone,
  * with a message naming the device and the reason.
  *
- * Threads: prepare and unprepare run on the DRA service's gRPC thread, one
- * at a time (the claim read may block that thread, never the loop's);
+ * Threads: prepare and unprepare may run on several threads at once (the
+ * DRA service's gRPC thread and its claim readers, dra/service.h): the
+ * checkpoint and the specs are under one lock, never held across a claim
+ * read, so a read waiting on the API server holds up no other claim;
  * dra_driver_publish runs on the daemon's loop. */
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dra/checkpoint.h"
 #include "dra/claim.h"
@@ -37,13 +40,21 @@
 /* "<driver>/claim=<uid>" */
 #define DRA_CDI_ID_MAX (CDI_KIND_MAX + 1 + DRA_UID_MAX)
 
+/* What bounds a claim read: the kubelet's call it serves. */
+struct dra_read_limits {
+	int64_t deadline_ms; /* CLOCK_MONOTONIC ms (now_ms); 0: the reader's own timeout */
+	int abort_fd;        /* turns readable when the call is given up; -1: none */
+};
+
 /* Where claims come from: ns/name as the API server's JSON, malloc'd in
  * *ret_json (the caller frees it), at most DRA_CLAIM_JSON_MAX bytes. Returns
  * 0, or a negative errno with why saying what failed (-ENOENT: no such
- * claim). It may block: it runs on the DRA service's thread. */
+ * claim, -ETIMEDOUT: no answer by the deadline, -ECANCELED: abort_fd turned
+ * readable, or the reader is stopping). It may block, up to the deadline:
+ * it runs on a claim reader of the DRA service. */
 struct dra_claim_reader {
-	int (*get)(void *ctx, const char *ns, const char *name, char **ret_json, size_t *ret_len, char *why,
-		   size_t why_size);
+	int (*get)(void *ctx, const char *ns, const char *name, const struct dra_read_limits *limits,
+		   char **ret_json, size_t *ret_len, char *why, size_t why_size);
 	void *ctx;
 };
 
@@ -74,10 +85,19 @@ void dra_driver_publish(struct dra_driver *driver, struct npu_snapshot *snapshot
 			const unsigned *shares);
 
 /* Prepares the claim; *ret_prepared (malloc'd, the caller frees it) lists
- * its devices of this driver. Returns 0, or a negative errno with why
- * naming the device and the reason. */
+ * its devices of this driver. A claim not recorded yet is read within
+ * limits (NULL: the reader's own timeout, nothing aborts it). Returns 0, or
+ * a negative errno with why naming the device and the reason. */
 int dra_driver_prepare(struct dra_driver *driver, const char *ns, const char *uid, const char *name,
-		       struct dra_prepared **ret_prepared, char *why, size_t why_size);
+		       const struct dra_read_limits *limits, struct dra_prepared **ret_prepared, char *why,
+		       size_t why_size);
+
+/* The part of dra_driver_prepare that never waits on the API server: a
+ * claim recorded already is answered from its record. Returns as
+ * dra_driver_prepare, or -ENODATA (why untouched) when the claim is not
+ * recorded: only dra_driver_prepare can prepare it then. */
+int dra_driver_prepare_recorded(struct dra_driver *driver, const char *ns, const char *uid, const char *name,
+				struct dra_prepared **ret_prepared, char *why, size_t why_size);
 
 /* Undoes dra_driver_prepare; 0 also for a claim never prepared. */
 int dra_driver_unprepare(struct dra_driver *driver, const char *uid, char *why, size_t why_size);

@@ -23,6 +23,7 @@
 #include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
+#include <grpc/support/time.h>
 
 #include "base/macro.h"
 #include "base/parse.h"
@@ -95,6 +96,11 @@ struct request {
 
 enum call_kind { CALL_UNKNOWN, CALL_UNARY, CALL_STREAM };
 
+/* The handle of a deferred call, inside its struct gs_stream. */
+struct gs_call {
+	struct gs_stream *stream;
+};
+
 /* One accepted call; for streaming methods this is the gs_stream. Every batch
  * in flight holds a reference, and so does whoever keeps the stream. */
 struct gs_stream {
@@ -111,7 +117,15 @@ struct gs_stream {
 	struct cq_tag meta_tag;   /* initial metadata of a stream */
 	struct cq_tag send_tag;   /* one stream message */
 	struct cq_tag status_tag; /* a stream's closing status */
-	struct cq_tag close_tag;  /* RECV_CLOSE_ON_SERVER of a stream */
+	struct cq_tag close_tag;  /* RECV_CLOSE_ON_SERVER of a stream or a deferred call */
+
+	/* A deferred call: its handle, what its method returned, the time the
+	 * client gave it; close_posted when RECV_CLOSE_ON_SERVER is a batch
+	 * of its own (close_tag), which then tells of a cancellation. */
+	struct gs_call handle;
+	void *data;
+	int64_t timeout_ms;
+	bool close_posted;
 
 	grpc_byte_buffer *recv_buf;
 	grpc_byte_buffer *send_buf;
@@ -226,7 +240,8 @@ static void on_batch_released(struct cq_tag *tag, bool ok)
 }
 
 /* Ends a unary or unknown call: initial metadata, the message if any, the
- * status, and RECV_CLOSE_ON_SERVER so the call is fully done when it completes. */
+ * status, and RECV_CLOSE_ON_SERVER (unless a batch of its own waits for it)
+ * so the call is fully done when it completes. Any thread. */
 static void send_final(struct gs_stream *s, grpc_status_code status, const char *details, const uint8_t *body,
 		       size_t len, bool with_message)
 {
@@ -244,8 +259,10 @@ static void send_final(struct gs_stream *s, grpc_status_code status, const char 
 	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
 	ops[n].data.send_status_from_server.status = status;
 	ops[n++].data.send_status_from_server.status_details = &s->status_details;
-	ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-	ops[n++].data.recv_close_on_server.cancelled = &s->cancelled;
+	if (!s->close_posted) {
+		ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+		ops[n++].data.recv_close_on_server.cancelled = &s->cancelled;
+	}
 
 	s->final_tag.done = on_batch_released;
 	start_batch(s, ops, n, &s->final_tag);
@@ -390,6 +407,63 @@ static void on_meta_sent(struct cq_tag *tag, bool ok)
 
 /* --- dispatch ----------------------------------------------------------- */
 
+/* A deferred call is over for the client: answered, or cancelled first. */
+static void on_deferred_closed(struct cq_tag *tag, bool ok)
+{
+	(void)ok;
+	struct gs_stream *s = container_of(tag, struct gs_stream, close_tag);
+	s->method->call_closed(s->server->ctx, s->data, s->cancelled != 0);
+	gs_stream_unref(s);
+}
+
+/* Watches for the end of the call, which tells of a cancellation at once,
+ * and hands the call to its method, with a reference that gs_call_reply
+ * drops. Completion-queue thread: the close cannot be handled before the
+ * method has returned the call's data. */
+static void start_deferred(struct gs_stream *s, const uint8_t *req, size_t len)
+{
+	grpc_op close_op;
+	memset(&close_op, 0, sizeof(close_op));
+	close_op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	close_op.data.recv_close_on_server.cancelled = &s->cancelled;
+	s->close_tag.done = on_deferred_closed;
+	s->close_posted = start_batch(s, &close_op, 1, &s->close_tag);
+	gs_stream_ref(s);
+	s->handle.stream = s;
+	s->data = s->method->deferred(s->server->ctx, &s->handle, req, len);
+	/* Refused, which only our own misuse can make it: closed is owed
+	 * anyway, and the answer's batch waits for the close. */
+	if (!s->close_posted)
+		s->method->call_closed(s->server->ctx, s->data, false);
+}
+
+int64_t gs_call_timeout_ms(const struct gs_call *call)
+{
+	return call->stream->timeout_ms;
+}
+
+void gs_call_reply(struct gs_call *call, struct gs_reply *reply)
+{
+	struct gs_stream *s = call->stream;
+	if (reply->status == GRPC_STATUS_OK)
+		send_final(s, GRPC_STATUS_OK, "", reply->body, reply->len, true);
+	else
+		send_final(s, reply->status, reply->details, NULL, 0, false);
+	free(reply->body);
+	reply->body = NULL;
+	gs_stream_unref(s);
+}
+
+/* The time left to a call's deadline, in ms (INT64_MAX: none). */
+static int64_t time_left_ms(gpr_timespec deadline)
+{
+	gpr_timespec d = gpr_convert_clock_type(deadline, GPR_CLOCK_MONOTONIC);
+	if (gpr_time_cmp(d, gpr_inf_future(GPR_CLOCK_MONOTONIC)) >= 0)
+		return INT64_MAX;
+	gpr_timespec left = gpr_time_sub(d, gpr_now(GPR_CLOCK_MONOTONIC));
+	return left.tv_sec < 0 ? 0 : (int64_t)left.tv_sec * 1000 + left.tv_nsec / 1000000;
+}
+
 static void on_request_message(struct cq_tag *tag, bool ok)
 {
 	struct gs_stream *s = container_of(tag, struct gs_stream, recv_tag);
@@ -412,6 +486,10 @@ static void on_request_message(struct cq_tag *tag, bool ok)
 		goto aborted;
 	}
 
+	if (s->method->deferred) {
+		start_deferred(s, req, len);
+		goto out;
+	}
 	if (s->kind == CALL_UNARY) {
 		s->method->unary(server->ctx, req, len, &reply);
 		if (reply.status == GRPC_STATUS_OK)
@@ -474,7 +552,8 @@ static const struct gs_method *find_method(struct gs_server *server, grpc_slice 
 
 static int post_request(struct gs_server *server);
 
-static void accept_call(struct gs_server *server, grpc_call *call, const struct gs_method *method)
+static void accept_call(struct gs_server *server, grpc_call *call, const struct gs_method *method,
+			gpr_timespec deadline)
 {
 	struct gs_stream *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -498,8 +577,9 @@ static void accept_call(struct gs_server *server, grpc_call *call, const struct 
 		gs_stream_unref(s);
 		return;
 	}
-	s->kind = method->unary ? CALL_UNARY : CALL_STREAM;
-	if (method->unary) {
+	s->kind = method->unary || method->deferred ? CALL_UNARY : CALL_STREAM;
+	s->timeout_ms = time_left_ms(deadline);
+	if (s->kind == CALL_UNARY) {
 		pthread_mutex_lock(&server->lock);
 		server->unary_live++;
 		pthread_mutex_unlock(&server->lock);
@@ -523,7 +603,7 @@ static void on_request(struct cq_tag *tag, bool ok)
 	if (ok) {
 		/* Keep a request posted before handling this call, so no call ever waits. */
 		post_request(server);
-		accept_call(server, req->call, find_method(server, req->details.method));
+		accept_call(server, req->call, find_method(server, req->details.method), req->details.deadline);
 	}
 	grpc_call_details_destroy(&req->details);
 	grpc_metadata_array_destroy(&req->metadata);

@@ -6,10 +6,14 @@
  * table of unary and server-streaming methods keyed by their full path, and
  * answers UNIMPLEMENTED at once for any other path (a generic request is always
  * posted, so no call waits for a deadline the kubelet never sets). Handlers run
- * on the server's completion-queue thread: they must not block. Messages are
+ * on the server's completion-queue thread: they must not block. A unary method
+ * whose answer has to wait (on another server, say) is a deferred one: its
+ * handler hands the call to a thread of its own and answers from there, and
+ * hears when the client cancels the call or its deadline passes. Messages are
  * opaque bytes here; (de)serialisation belongs to the caller. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +47,7 @@
 
 struct gs_server;
 struct gs_stream;
+struct gs_call; /* a deferred unary call */
 
 /* What a unary handler answers. On OK, body (malloc'd, may be NULL for an
  * empty message) is taken over by the server; on error, details say why. */
@@ -74,6 +79,18 @@ struct gs_method {
 	/* Optional: a call to this streaming method ended before stream_open
 	 * could run (cancelled before its request was read, or no request). */
 	void (*stream_aborted)(void *ctx);
+	/* Deferred unary method: called once the request has arrived. It
+	 * answers exactly once, with gs_call_reply, from any thread, now or
+	 * later; what it returns is the call's data for call_closed. */
+	void *(*deferred)(void *ctx, struct gs_call *call, const uint8_t *req, size_t len);
+
+	/* For a deferred method: called exactly once for each call handed to
+	 * deferred, once the call is over for the client: answered, or
+	 * cancelled before that (by the client, by its deadline passing, or by
+	 * the server stopping), when cancelled is true and the answer is still
+	 * owed. gs_server_stop waits for every answer: a cancelled call must
+	 * be answered soon. */
+	void (*call_closed)(void *ctx, void *data, bool cancelled);
 };
 
 /* Binds unix:<socket_path> with mode GS_SOCKET_MODE, starts the
@@ -97,10 +114,19 @@ int gs_server_start(const char *socket_path, const struct gs_method *methods, si
 
 /* Stops accepting, removes the socket file if it is still the one this
  * server bound (not one bound since by someone else), lets the unary calls
- * under way finish for up to GS_DRAIN_MS, cancels every call left (streams),
- * waits until all have ended (stream_closed included), stops the threads and
- * frees the server. Accepts NULL. */
+ * under way finish for up to GS_DRAIN_MS, cancels every call left (streams,
+ * deferred calls still waiting), waits until all have ended (stream_closed
+ * included, every deferred call answered), stops the threads and frees the
+ * server. Accepts NULL. */
 void gs_server_stop(struct gs_server *server);
+
+/* How long the client gave a deferred call, from its arrival: the time
+ * left to its deadline then, in ms (INT64_MAX: no deadline). */
+int64_t gs_call_timeout_ms(const struct gs_call *call);
+
+/* Answers a deferred call with reply (its body is taken over) and lets go
+ * of the call, whether or not the client is still there. Any thread. */
+void gs_call_reply(struct gs_call *call, struct gs_reply *reply);
 
 /* Queues a message on the stream (the bytes are copied). At most one send is
  * in flight per stream; a message queued while one is in flight replaces any

@@ -3,16 +3,22 @@
 #include "kube/client.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "base/file.h"
+#include "base/parse.h"
 
 struct kube_client {
 	struct kube_config config;
@@ -29,6 +35,9 @@ struct kube_client {
 	bool token_read;
 	struct stat ca_stat;
 	bool ca_stat_known;
+	/* kube_client_abort: the flag, and an eventfd every wait watches. */
+	atomic_bool aborted;
+	int abort_fd;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -164,12 +173,21 @@ int kube_client_new(struct kube_config *config, int timeout_ms, struct kube_clie
 		pthread_mutex_init(&c->share_locks[i], NULL);
 	pthread_mutex_init(&c->token_lock, NULL);
 	c->timeout_ms = timeout_ms > 0 ? timeout_ms : KUBE_TIMEOUT_MS_DEFAULT;
+	c->abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->abort_fd < 0) {
+		snprintf(why, why_size, "cannot make an eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	/* TLS sessions are not shared: libcurl before 8.10 hands one
+	 * SSL_SESSION to handshakes on several threads at once, which OpenSSL
+	 * mutates (a data race, github.com/curl/curl/pull/14751), and claims
+	 * are read on several threads. The shared connections make a handshake
+	 * rare anyway. */
 	c->share = curl_share_init();
 	if (!c->share || curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_USERDATA, c) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK ||
-	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK ||
 	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
 		snprintf(why, why_size, "libcurl: cannot make a share object");
 		goto fail;
@@ -185,6 +203,8 @@ int kube_client_new(struct kube_config *config, int timeout_ms, struct kube_clie
 fail:
 	if (c->share)
 		curl_share_cleanup(c->share);
+	if (c->abort_fd >= 0)
+		close(c->abort_fd);
 	free(c->auth_header);
 	free(c);
 	return -ENOMEM;
@@ -195,6 +215,7 @@ void kube_client_free(struct kube_client *client)
 	if (!client)
 		return;
 	curl_share_cleanup(client->share);
+	close(client->abort_fd);
 	for (size_t i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&client->share_locks[i]);
 	pthread_mutex_destroy(&client->token_lock);
@@ -304,11 +325,82 @@ static struct curl_blob blob_of(const struct kube_blob *b)
 	return (struct curl_blob){ .data = b->data, .len = b->len, .flags = CURL_BLOB_COPY };
 }
 
-/* One transfer; *ret_status set when it completed. */
-static int transfer(struct kube_client *c, const char *method, const char *url, const char *body, size_t body_len,
-		    const char *auth, const struct kube_blob *ca_now, long timeout_ms, struct sink *s, long *ret_status,
-		    char *cause, size_t cause_size)
+/* What ends a request early: its deadline, and the fds that say to stop
+ * (the client's abort eventfd first, then the request's abort fd if any). */
+struct stops {
+	int64_t deadline_ms;
+	long budget_ms; /* from the request's start to its deadline, for the cause */
+	struct curl_waitfd fds[2];
+	unsigned n_fds;
+};
+
+/* Whether one of the fds that stop the request turned readable. */
+static bool stopped(const struct stops *st)
 {
+	for (unsigned i = 0; i < st->n_fds; i++)
+		if (st->fds[i].revents)
+			return true;
+	return false;
+}
+
+/* The request ends: the client's abort (fds[0]) or its caller's. */
+static int cancelled(bool client_aborted, char *cause, size_t cause_size)
+{
+	snprintf(cause, cause_size, "%s", client_aborted ? "the client is stopping" : "the caller gave up on it");
+	return -ECANCELED;
+}
+
+/* Runs the transfer in a multi handle of its own, watching the stop fds
+ * beside its sockets. The transfer's own timeout ends it at the deadline;
+ * libcurl's poll returns then by itself. */
+static int perform(CURL *e, struct stops *st, CURLcode *ret_code, char *cause, size_t cause_size)
+{
+	CURLM *m = curl_multi_init();
+	if (!m || curl_multi_add_handle(m, e) != CURLM_OK) {
+		curl_multi_cleanup(m);
+		snprintf(cause, cause_size, "out of memory");
+		return -ENOMEM;
+	}
+	int running = 1, r = 0;
+	CURLMcode mc = CURLM_OK;
+	for (unsigned i = 0; i < st->n_fds; i++)
+		st->fds[i].revents = 0;
+	while (mc == CURLM_OK && !stopped(st)) {
+		mc = curl_multi_perform(m, &running);
+		if (mc != CURLM_OK || !running)
+			break;
+		int64_t left = st->deadline_ms - now_ms();
+		mc = curl_multi_poll(m, st->fds, st->n_fds, left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left, NULL);
+	}
+	if (stopped(st)) {
+		r = cancelled(st->fds[0].revents != 0, cause, cause_size);
+	} else if (mc != CURLM_OK) {
+		snprintf(cause, cause_size, "libcurl: %s", curl_multi_strerror(mc));
+		r = mc == CURLM_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+	} else {
+		*ret_code = CURLE_OK;
+		int queued;
+		for (CURLMsg *msg; (msg = curl_multi_info_read(m, &queued));)
+			if (msg->msg == CURLMSG_DONE)
+				*ret_code = msg->data.result;
+	}
+	curl_multi_remove_handle(m, e);
+	curl_multi_cleanup(m);
+	return r;
+}
+
+/* One transfer; *ret_status set when it completed, and *ret_retry_after_s
+ * to its Retry-After (0: none). */
+static int transfer(struct kube_client *c, const char *method, const char *url, const char *body, size_t body_len,
+		    const char *auth, const struct kube_blob *ca_now, struct stops *st, struct sink *s,
+		    long *ret_status, long *ret_retry_after_s, char *cause, size_t cause_size)
+{
+	int64_t left = st->deadline_ms - now_ms();
+	if (left <= 0) {
+		snprintf(cause, cause_size, "no answer from %s within %ld ms", c->config.server, st->budget_ms);
+		return -ETIMEDOUT;
+	}
+	long timeout_ms = left > LONG_MAX ? LONG_MAX : (long)left;
 	struct curl_slist *headers = NULL, *h;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	int r;
@@ -385,21 +477,26 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 		snprintf(cause, cause_size, "libcurl: %s", curl_easy_strerror(code));
 		goto out;
 	}
-	code = curl_easy_perform(e);
+	if ((r = perform(e, st, &code, cause, cause_size)) < 0)
+		goto out;
 	if (code == CURLE_FILESIZE_EXCEEDED)
 		s->too_big = true;
 	if (code != CURLE_OK) {
-		r = map_curl_error(code, s, timeout_ms, c->config.server, cause, cause_size, errbuf);
+		r = map_curl_error(code, s, st->budget_ms, c->config.server, cause, cause_size, errbuf);
 		goto out;
 	}
 	long status = 0;
+	curl_off_t retry_after = 0;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	if (curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &retry_after) != CURLE_OK || retry_after < 0)
+		retry_after = 0;
 	if (status < 100 || status > 599) {
 		snprintf(cause, cause_size, "%s: not an HTTP answer", c->config.server);
 		r = -EPROTO;
 		goto out;
 	}
 	*ret_status = status;
+	*ret_retry_after_s = retry_after > LONG_MAX ? LONG_MAX : (long)retry_after;
 	r = 0;
 	goto out;
 nomem:
@@ -411,22 +508,71 @@ out:
 	return r;
 }
 
+/* Waits until until_ms unless a stop fd turns readable first. */
+static int wait_until(struct stops *st, int64_t until_ms, char *cause, size_t cause_size)
+{
+	struct pollfd p[2];
+	for (unsigned i = 0; i < st->n_fds; i++)
+		p[i] = (struct pollfd){ .fd = st->fds[i].fd, .events = POLLIN };
+	for (int64_t left; (left = until_ms - now_ms()) > 0;) {
+		int n = poll(p, st->n_fds, left > INT_MAX ? INT_MAX : (int)left);
+		if (n < 0 && errno != EINTR) {
+			snprintf(cause, cause_size, "poll: %s", strerror(errno));
+			return -EIO;
+		}
+		if (n > 0)
+			return cancelled(p[0].revents != 0, cause, cause_size);
+	}
+	return 0;
+}
+
+/* How long to wait before sending again after a 429 or 503 that asked for
+ * retry_after_s, or -1 when it is not waited for. */
+static int64_t retry_wait_ms(long status, long retry_after_s, unsigned waited, const struct stops *st)
+{
+	if ((status != 429 && status != 503) || retry_after_s <= 0 || waited >= KUBE_RETRY_AFTER_TRIES ||
+	    retry_after_s > KUBE_RETRY_AFTER_MAX_MS / 1000)
+		return -1;
+	int64_t ms = (int64_t)retry_after_s * 1000;
+	return now_ms() + ms < st->deadline_ms ? ms : -1;
+}
+
+void kube_client_abort(struct kube_client *client)
+{
+	uint64_t one = 1;
+	atomic_store(&client->aborted, true);
+	/* Level-triggered: every wait, now or later, sees it. */
+	if (write(client->abort_fd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd write of 1 cannot fail short of overflow */
+}
+
 int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
 			size_t body_len, struct kube_response *out)
 {
-	return kube_client_request_timeout(client, method, path, body, body_len, 0, out);
+	return kube_client_request_limited(client, method, path, body, body_len, NULL, out);
 }
 
-int kube_client_request_timeout(struct kube_client *client, const char *method, const char *path, const char *body,
-				size_t body_len, int timeout_ms, struct kube_response *out)
+int kube_client_request_limited(struct kube_client *client, const char *method, const char *path, const char *body,
+				size_t body_len, const struct kube_request_limits *limits, struct kube_response *out)
 {
-	long timeout = timeout_ms > 0 ? timeout_ms : client->timeout_ms;
+	int64_t start = now_ms();
+	struct stops st = {
+		.deadline_ms = limits && limits->deadline_ms > 0 ? limits->deadline_ms : start + client->timeout_ms,
+		.fds = { { .fd = client->abort_fd, .events = CURL_WAIT_POLLIN } },
+		.n_fds = 1,
+	};
+	if (limits && limits->abort_fd >= 0)
+		st.fds[st.n_fds++] = (struct curl_waitfd){ .fd = limits->abort_fd, .events = CURL_WAIT_POLLIN };
+	st.budget_ms = st.deadline_ms - start > LONG_MAX ? LONG_MAX : (long)(st.deadline_ms - start);
 	char cause[KUBE_CAUSE_MAX] = "";
 	char *url = NULL, *auth = NULL;
 	struct kube_blob ca = { 0 };
 	struct sink s = { 0 };
-	long status = 0;
+	long status = 0, retry_after_s = 0;
+	bool token_again = false, token_retried = false;
+	unsigned waited = 0;
 	int r;
+	out->retry_after_s = 0;
 	if (!method || !method_known(method) || !path || !path_ok(path)) {
 		snprintf(out->cause, sizeof(out->cause), "not a request this client sends");
 		return -EINVAL;
@@ -442,10 +588,15 @@ int kube_client_request_timeout(struct kube_client *client, const char *method, 
 		goto out;
 	}
 	snprintf(url, url_len, "%s%s", client->config.server, path);
-	for (int attempt = 0; attempt < 2; attempt++) {
+	for (;;) {
+		if (atomic_load(&client->aborted)) {
+			r = cancelled(true, cause, sizeof(cause));
+			goto out;
+		}
 		/* After a 401, the token may have been rotated under us. */
 		pthread_mutex_lock(&client->token_lock);
-		r = refresh_token(client, attempt > 0, cause, sizeof(cause));
+		r = refresh_token(client, token_again, cause, sizeof(cause));
+		token_again = false;
 		refresh_ca(client);
 		free(auth);
 		auth = NULL;
@@ -470,11 +621,20 @@ int kube_client_request_timeout(struct kube_client *client, const char *method, 
 			goto out;
 		free(s.buf);
 		s = (struct sink){ 0 };
-		r = transfer(client, method, url, body, body_len, auth, &ca, timeout, &s, &status, cause, sizeof(cause));
+		r = transfer(client, method, url, body, body_len, auth, &ca, &st, &s, &status, &retry_after_s, cause,
+			     sizeof(cause));
 		if (r < 0)
 			goto out;
-		if (status != 401 || !client->config.token_file)
+		if (status == 401 && client->config.token_file && !token_retried) {
+			token_again = token_retried = true;
+			continue;
+		}
+		int64_t wait_ms = retry_wait_ms(status, retry_after_s, waited, &st);
+		if (wait_ms < 0)
 			break;
+		waited++;
+		if ((r = wait_until(&st, now_ms() + wait_ms, cause, sizeof(cause))) < 0)
+			goto out;
 	}
 	if (!s.buf && !(s.buf = calloc(1, 1))) {
 		r = -ENOMEM;
@@ -484,6 +644,7 @@ int kube_client_request_timeout(struct kube_client *client, const char *method, 
 	out->status = status;
 	out->body = s.buf;
 	out->len = s.len;
+	out->retry_after_s = status == 429 || status == 503 ? retry_after_s : 0;
 	out->cause[0] = '\0';
 	s.buf = NULL;
 out:

@@ -9,14 +9,25 @@
  * so the client reads the token file again when its modification time, size
  * or inode changed, and once more after a 401 before answering with it.
  *
+ * A 429 or 503 with a Retry-After is sent again after the time the server
+ * asks, as client-go's REST client does (k8s.io/client-go/rest/with_retry.go),
+ * when that ends before the request's deadline.
+ *
+ * Nothing blocks for longer than the request's deadline, and nothing past
+ * an abort: each transfer runs in a libcurl multi handle that also watches
+ * the client's abort eventfd (kube_client_abort: the daemon stops) and the
+ * request's own (its caller gave up), as does the wait of a Retry-After.
+ *
  * Threads: any number of threads may call kube_client_request on one client
  * at once. Each call uses its own libcurl easy handle; the handles share
- * connections, DNS and TLS sessions through a libcurl share object whose
- * locks are the client's mutexes, and the token sits behind its own mutex. */
+ * connections and DNS (not TLS sessions: see client.c) through a libcurl
+ * share object whose locks are the client's mutexes, and the token sits
+ * behind its own mutex. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kube/config.h"
 
@@ -29,6 +40,11 @@
 /* Each request, connection and TLS handshake included, unless the client's
  * timeout_ms says otherwise. */
 #define KUBE_TIMEOUT_MS_DEFAULT 10000
+/* A 429 or 503 with a Retry-After is retried at most this many times per
+ * request, each after the time asked if that is at most
+ * KUBE_RETRY_AFTER_MAX_MS and ends before the request's deadline. */
+#define KUBE_RETRY_AFTER_TRIES 3
+#define KUBE_RETRY_AFTER_MAX_MS 10000
 /* Room for a cause, terminator included. */
 #define KUBE_CAUSE_MAX 256
 /* A CA file read again after a rotation: at most this many bytes. */
@@ -51,6 +67,10 @@ struct kube_response {
 	long status; /* the HTTP status, 200 ... 599 */
 	char *body;  /* malloc'd, NUL-terminated (the server's NULs stay in len) */
 	size_t len;
+	/* The seconds of a 429's or 503's Retry-After that was not waited
+	 * for (past the deadline or KUBE_RETRY_AFTER_MAX_MS, or the tries were
+	 * used up); 0 otherwise. */
+	long retry_after_s;
 	/* On failure (and only then) the cause: "connect to
 	 * https://10.0.0.1:443: Connection refused", "response above 4194304
 	 * bytes", "timed out after 10000 ms". */
@@ -64,7 +84,9 @@ void kube_response_free(struct kube_response *response);
  * the server ("/api/v1/nodes/n1", with its query), and an optional JSON body
  * (Content-Type application/json; for PATCH application/merge-patch+json).
  * Any HTTP status is a success: the caller judges it (4xx and 5xx included).
- * A 401 is retried once after the token file was read again.
+ * A 401 is retried once after the token file was read again, a 429 or 503
+ * as its Retry-After says (see KUBE_RETRY_AFTER_TRIES). The deadline is
+ * the client's timeout from now.
  *
  * Returns 0 with out->status and out->body set (out->cause empty), or, with
  * only out->cause written:
@@ -75,16 +97,33 @@ void kube_response_free(struct kube_response *response);
  *   -ECONNREFUSED the server could not be reached (refused, no route, DNS);
  *   -EPROTO       TLS failed (an unknown CA, a bad certificate) or the
  *                 answer was not HTTP;
+ *   -ECANCELED    aborted (kube_client_abort, or the request's abort fd);
  *   -EACCES       the token file could not be read;
  *   -ENOMEM       out of memory;
  *   -EIO          any other transfer failure. */
 int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
 			size_t body_len, struct kube_response *out);
 
-/* The same with a timeout of its own for this request (0: the client's),
- * e.g. a short one on the kubelet's NodePrepareResources path. */
-int kube_client_request_timeout(struct kube_client *client, const char *method, const char *path, const char *body,
-				size_t body_len, int timeout_ms, struct kube_response *out);
+/* What ends a request early. */
+struct kube_request_limits {
+	/* CLOCK_MONOTONIC ms (base/parse.h's now_ms) by which the whole request,
+	 * retries and their waits included, is answered or fails -ETIMEDOUT;
+	 * 0: the client's timeout from now. */
+	int64_t deadline_ms;
+	/* An fd that turns readable when the request is no longer wanted: it
+	 * then fails at once with -ECANCELED. -1: none. */
+	int abort_fd;
+};
+
+/* The same within limits (NULL: the client's timeout, no abort fd), e.g.
+ * the kubelet's NodePrepareResources call's deadline and cancellation. */
+int kube_client_request_limited(struct kube_client *client, const char *method, const char *path, const char *body,
+				size_t body_len, const struct kube_request_limits *limits, struct kube_response *out);
+
+/* Makes every request under way on the client, and every later one, fail
+ * at once with -ECANCELED: for a stop that must not wait on the server.
+ * Any thread; there is no undoing it. */
+void kube_client_abort(struct kube_client *client);
 
 /* Whether status is 2xx. */
 static inline bool kube_status_ok(long status)

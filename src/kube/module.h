@@ -29,7 +29,7 @@
 #include "npu/inventory.h"
 
 /* The table's version: bumped when a member changes meaning or moves. */
-#define KUBE_MODULE_API_VERSION 2u
+#define KUBE_MODULE_API_VERSION 3u
 #define KUBE_MODULE_SYMBOL "ascend_kube_module_v1"
 #define KUBE_MODULE_FILE "libascend-kube.so"
 
@@ -37,11 +37,13 @@
  * was built: a daemon and a module of different builds (a field added to
  * one of them) differ here, short of a change that keeps every size. */
 struct kube_module_layout {
-	uint32_t config, response, meta, slice_list, publish_report, publisher_options, snapshot, device;
+	uint32_t config, response, request_limits, meta, slice_list, publish_report, publisher_options, snapshot,
+		device;
 };
 #define KUBE_MODULE_LAYOUT                                                                                       \
 	{                                                                                                        \
 		.config = sizeof(struct kube_config), .response = sizeof(struct kube_response),                  \
+		.request_limits = sizeof(struct kube_request_limits),                                            \
 		.meta = sizeof(struct kube_meta), .slice_list = sizeof(struct kube_slice_list),                  \
 		.publish_report = sizeof(struct kube_publish_report),                                            \
 		.publisher_options = sizeof(struct kube_publisher_options),                                      \
@@ -66,7 +68,8 @@ struct kube_module_api {
 	void (*client_free)(struct kube_client *client);
 	const struct kube_config *(*client_config)(const struct kube_client *client);
 	int (*client_request)(struct kube_client *client, const char *method, const char *path, const char *body,
-			      size_t body_len, int timeout_ms, struct kube_response *out);
+			      size_t body_len, const struct kube_request_limits *limits, struct kube_response *out);
+	void (*client_abort)(struct kube_client *client);
 	void (*response_free)(struct kube_response *response);
 
 	/* kube/objects.h: the readers whose results are plain structs (a

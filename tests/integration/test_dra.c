@@ -49,6 +49,7 @@
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
+#include "harness/dra.h"
 #include "harness/harness.h"
 #include "harness/http.h"
 
@@ -237,14 +238,7 @@ static char *await_health(struct gc_stream *st, const char *device, V1__HealthSt
 {
 	int64_t deadline = now_ms() + WAIT_MS;
 	for (;;) {
-		int64_t left = deadline - now_ms();
-		assert_true(left > 0);
-		uint8_t *body = NULL;
-		size_t len = 0;
-		assert_int_equal(gc_stream_next(st, left, &body, &len), 0);
-		V1__NodeWatchResourcesResponse *resp = v1__node_watch_resources_response__unpack(NULL, len, body);
-		free(body);
-		assert_non_null(resp);
+		V1__NodeWatchResourcesResponse *resp = dra_health_next(st, deadline);
 		assert_int_equal(resp->n_devices, chips);
 		char *found = NULL;
 		for (size_t i = 0; i < resp->n_devices; i++) {

@@ -39,6 +39,7 @@ struct fixture {
 	char dir[64], cdi_dir[96], plugin_dir[96], dev_dir[96];
 	const char *claim_json; /* what the reader answers */
 	atomic_int reads;
+	struct dra_read_limits limits; /* of the last read */
 	/* The read of the claim named "slow" answers slow_json once gate is
 	 * posted, having posted entered. */
 	bool gated;
@@ -48,11 +49,14 @@ struct fixture {
 	struct dra_driver *driver;
 };
 
-static int read_claim(void *ctx, const char *ns, const char *name, char **ret_json, size_t *ret_len, char *why,
-		      size_t why_size)
+static int read_claim(void *ctx, const char *ns, const char *name, const struct dra_read_limits *limits,
+		      char **ret_json, size_t *ret_len, char *why, size_t why_size)
 {
 	struct fixture *f = ctx;
 	f->reads++;
+	/* Only claims "c" are read from one thread at a time. */
+	if (strcmp(name, "c") == 0)
+		f->limits = limits ? *limits : (struct dra_read_limits){ 0 };
 	if (f->gated && strcmp(name, "slow") == 0) {
 		sem_post(&f->entered);
 		sem_wait(&f->gate);
@@ -147,10 +151,17 @@ static void test_prepare(void **state)
 	struct dra_prepared *p;
 	char why[512] = "";
 	f->claim_json = CLAIM("uid-1", RESULT("node-1", "npu-0") "," OTHER_DRIVER "," RESULT("node-1", "npu-3"));
-	int r = dra_driver_prepare(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why));
+	/* Not recorded: only a prepare that may read it prepares it, with the
+	 * limits it was given. */
+	assert_int_equal(dra_driver_prepare_recorded(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why)), -ENODATA);
+	assert_int_equal(f->reads, 0);
+	const struct dra_read_limits limits = { .deadline_ms = 12345, .abort_fd = 42 };
+	int r = dra_driver_prepare(f->driver, "ns", "uid-1", "c", &limits, &p, why, sizeof(why));
 	if (r < 0)
 		fail_msg("prepare: %s", why);
 	assert_int_equal(f->reads, 1);
+	assert_int_equal(f->limits.deadline_ms, 12345);
+	assert_int_equal(f->limits.abort_fd, 42);
 	assert_int_equal(p->n_devices, 2); /* the other driver's result is not ours */
 	assert_string_equal(p->devices[0].device, "npu-0");
 	assert_string_equal(p->devices[1].device, "npu-3");
@@ -173,7 +184,11 @@ static void test_prepare(void **state)
 
 	/* Again: the same answer from the record, the claim not read. */
 	f->claim_json = NULL;
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-1", "c", NULL, &p, why, sizeof(why)), 0);
+	assert_int_equal(f->reads, 1);
+	assert_int_equal(p->n_devices, 2);
+	free(p);
+	assert_int_equal(dra_driver_prepare_recorded(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why)), 0);
 	assert_int_equal(f->reads, 1);
 	assert_int_equal(p->n_devices, 2);
 	free(p);
@@ -186,7 +201,7 @@ static void test_prepare(void **state)
 	start_driver(f, set_aside, sizeof(set_aside));
 	assert_string_equal(set_aside, "");
 	assert_int_equal(dra_driver_prepared_count(f->driver), 1);
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-1", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-1", "c", NULL, &p, why, sizeof(why)), 0);
 	assert_int_equal(f->reads, 1);
 	assert_string_equal(p->devices[0].device, "npu-0");
 	free(p);
@@ -210,7 +225,7 @@ static void expect_failure(struct fixture *f, const char *uid, const char *json,
 	struct dra_prepared *p = NULL;
 	char why[512] = "";
 	f->claim_json = json;
-	assert_true(dra_driver_prepare(f->driver, "ns", uid, "c", &p, why, sizeof(why)) < 0);
+	assert_true(dra_driver_prepare(f->driver, "ns", uid, "c", NULL, &p, why, sizeof(why)) < 0);
 	assert_null(p);
 	if (!strstr(why, reason))
 		fail_msg("'%s' does not say '%s'", why, reason);
@@ -238,12 +253,12 @@ static void test_refused(void **state)
 	struct dra_prepared *p;
 	char why[512];
 	f->claim_json = CLAIM("u3", RESULT("node-1", "npu-1"));
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "u3", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "u3", "c", NULL, &p, why, sizeof(why)), 0);
 	free(p);
 	expect_failure(f, "u4", CLAIM("u4", RESULT("node-1", "npu-1")), "device npu-1 is prepared for claim ns/c (uid u3)");
 	/* A prepared claim whose chip turned Unhealthy is still answered: its pod runs on it. */
 	f->snap->devices[1].healthy = false;
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "u3", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "u3", "c", NULL, &p, why, sizeof(why)), 0);
 	free(p);
 }
 
@@ -263,7 +278,7 @@ static void test_vnpu(void **state)
 	struct dra_prepared *p;
 	char why[512] = "";
 	f->claim_json = CLAIM("v1", RESULT("node-1", "vnpu-101"));
-	if (dra_driver_prepare(f->driver, "ns", "v1", "c", &p, why, sizeof(why)) < 0)
+	if (dra_driver_prepare(f->driver, "ns", "v1", "c", NULL, &p, why, sizeof(why)) < 0)
 		fail_msg("prepare: %s", why);
 	assert_string_equal(p->devices[0].device, "vnpu-101");
 	free(p);
@@ -301,7 +316,7 @@ static void test_time_sliced(void **state)
 					      CLAIM("t2", RESULT("node-1", "npu-0") "," RESULT("node-1", "npu-0")) };
 	for (size_t i = 0; i < 2; i++) {
 		f->claim_json = claims[i];
-		if (dra_driver_prepare(f->driver, "ns", uids[i], "c", &p, why, sizeof(why)) < 0)
+		if (dra_driver_prepare(f->driver, "ns", uids[i], "c", NULL, &p, why, sizeof(why)) < 0)
 			fail_msg("prepare %s: %s", uids[i], why);
 		free(p);
 	}
@@ -316,7 +331,7 @@ static void test_time_sliced(void **state)
 	expect_failure(f, "t3", CLAIM("t3", RESULT("node-1", "npu-0")),
 		       "device npu-0 is prepared for 2 claims already, as many as its time-slicing replicas");
 	f->claim_json = CLAIM("t4", RESULT("node-1", "npu-1"));
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "t4", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "t4", "c", NULL, &p, why, sizeof(why)), 0);
 	free(p);
 	expect_failure(f, "t5", CLAIM("t5", RESULT("node-1", "npu-1")), "device npu-1 is prepared for claim ns/c (uid t4)");
 	expect_failure(f, "t5", CLAIM("t5", RESULT("node-1", "npu-2")), "device npu-2 is Unhealthy");
@@ -324,7 +339,7 @@ static void test_time_sliced(void **state)
 	/* A sharer gone: room for the next. */
 	assert_int_equal(dra_driver_unprepare(f->driver, "t1", why, sizeof(why)), 0);
 	f->claim_json = CLAIM("t3", RESULT("node-1", "npu-0"));
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "t3", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "t3", "c", NULL, &p, why, sizeof(why)), 0);
 	free(p);
 	/* Time-slicing turned off: the chip is no one's to share any more. */
 	dra_driver_publish(f->driver, f->snap, NULL, NULL);
@@ -338,7 +353,7 @@ static void test_sweep(void **state)
 	struct dra_prepared *p;
 	char why[512], path[256];
 	f->claim_json = CLAIM("kept", RESULT("node-1", "npu-0"));
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "kept", "c", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "kept", "c", NULL, &p, why, sizeof(why)), 0);
 	free(p);
 	/* A spec of a claim the checkpoint does not hold, and files that are not ours. */
 	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_orphan.json", f->cdi_dir);
@@ -366,7 +381,7 @@ static void test_restore(void **state)
 					      CLAIM("r2", RESULT("node-1", "npu-3")) };
 	for (size_t i = 0; i < 2; i++) {
 		f->claim_json = claims[i];
-		assert_int_equal(dra_driver_prepare(f->driver, "ns", uids[i], "c", &p, why, sizeof(why)), 0);
+		assert_int_equal(dra_driver_prepare(f->driver, "ns", uids[i], "c", NULL, &p, why, sizeof(why)), 0);
 		free(p);
 	}
 	/* While the driver is down, one spec is lost and the other garbled. */
@@ -469,7 +484,7 @@ static void *prepare_slow(void *arg)
 {
 	struct slow_prepare *sp = arg;
 	struct dra_prepared *p = NULL;
-	sp->r = dra_driver_prepare(sp->f->driver, "ns", "s1", "slow", &p, sp->why, sizeof(sp->why));
+	sp->r = dra_driver_prepare(sp->f->driver, "ns", "s1", "slow", NULL, &p, sp->why, sizeof(sp->why));
 	free(p);
 	return NULL;
 }
@@ -494,7 +509,7 @@ static void test_read_outside_lock(void **state)
 	struct dra_prepared *p = NULL;
 	char why[512] = "";
 	f->claim_json = CLAIM("q1", RESULT("node-1", "npu-1"));
-	assert_int_equal(dra_driver_prepare(f->driver, "ns", "q1", "quick", &p, why, sizeof(why)), 0);
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "q1", "quick", NULL, &p, why, sizeof(why)), 0);
 	assert_string_equal(p->devices[0].device, "npu-1");
 	free(p);
 	assert_int_equal(dra_driver_unprepare(f->driver, "q1", why, sizeof(why)), 0);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The gRPC layer over a real unix socket: unary calls, errors, unknown
- * methods, oversized requests, streams with latest-wins sends, client
- * disconnects, server restarts at the same path, the socket file's mode and
- * ownership, and the errno of each way binding can fail. */
+ * methods, oversized requests, deferred calls answered from another thread
+ * (their deadline known, a cancellation or a stopping server heard at
+ * once), streams with latest-wins sends, client disconnects, server
+ * restarts at the same path, the socket file's mode and ownership, and the
+ * errno of each way binding can fail. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -22,10 +24,13 @@
 
 #include <cmocka.h>
 
+#include "base/macro.h"
 #include "base/parse.h"
+#include "base/wait.h"
 #include "grpc/client.h"
 #include "grpc/server.h"
 #include "grpc/wire.h"
+#include "support/async_call.h"
 
 struct fixture {
 	char dir[64];
@@ -37,6 +42,12 @@ struct fixture {
 	pthread_cond_t cond;
 	struct gs_stream *stream;
 	unsigned opened, closed;
+
+	/* The deferred call waiting for its answer, and what was seen of it. */
+	struct gs_call *deferred;
+	int64_t deferred_timeout_ms;
+	unsigned deferred_closed, deferred_cancelled;
+	bool answer_on_cancel; /* call_closed answers a cancelled call itself */
 };
 
 static void echo(void *ctx, const uint8_t *req, size_t len, struct gs_reply *reply)
@@ -83,9 +94,46 @@ static void watch_closed(void *ctx, struct gs_stream *s)
 	gs_stream_unref(s);
 }
 
+/* Keeps the call for the test to answer. */
+static void *defer(void *ctx, struct gs_call *call, const uint8_t *req, size_t len)
+{
+	(void)req;
+	(void)len;
+	struct fixture *f = ctx;
+	pthread_mutex_lock(&f->lock);
+	f->deferred = call;
+	f->deferred_timeout_ms = gs_call_timeout_ms(call);
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	return f;
+}
+
+static void answer(struct gs_call *call, const char *text)
+{
+	struct gs_reply reply = { .status = GRPC_STATUS_OK, .body = (uint8_t *)strdup(text), .len = strlen(text) };
+	gs_call_reply(call, &reply);
+}
+
+static void defer_closed(void *ctx, void *data, bool cancelled)
+{
+	struct fixture *f = ctx;
+	assert_ptr_equal(data, f);
+	pthread_mutex_lock(&f->lock);
+	struct gs_call *owed = cancelled && f->answer_on_cancel ? f->deferred : NULL;
+	if (owed)
+		f->deferred = NULL;
+	f->deferred_closed++;
+	f->deferred_cancelled += cancelled;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	if (owed)
+		answer(owed, "too late");
+}
+
 static const struct gs_method methods[] = {
 	{ .path = "/test.Svc/Echo", .unary = echo },
 	{ .path = "/test.Svc/Watch", .stream_open = watch_open, .stream_closed = watch_closed },
+	{ .path = "/test.Svc/Later", .deferred = defer, .call_closed = defer_closed },
 };
 
 static int setup(void **state)
@@ -95,8 +143,8 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
 	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->cond, NULL);
-	assert_int_equal(gs_server_start(f->path, methods, 2, f, &f->server), 0);
+	cond_init_monotonic(&f->cond);
+	assert_int_equal(gs_server_start(f->path, methods, ELEMENTSOF(methods), f, &f->server), 0);
 	assert_int_equal(gc_channel_open(f->path, &f->channel), 0);
 	*state = f;
 	return 0;
@@ -170,9 +218,7 @@ static void test_oversized_request(void **state)
 
 static void wait_count(struct fixture *f, unsigned *counter, unsigned want)
 {
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += 5;
+	struct timespec deadline = deadline_after_ms(5000);
 	pthread_mutex_lock(&f->lock);
 	while (*counter < want)
 		if (pthread_cond_timedwait(&f->cond, &f->lock, &deadline) == ETIMEDOUT)
@@ -190,6 +236,121 @@ static void expect_message(struct gc_stream *s, const char *want)
 	assert_int_equal(len, strlen(want));
 	assert_memory_equal(body, want, len);
 	free(body);
+}
+
+/* --- deferred calls ------------------------------------------------------ */
+
+static void later_start(struct fixture *f, struct cq_runner *runner, int64_t timeout_ms, struct async_call *a)
+{
+	assert_int_equal(async_call_start(a, f->channel, runner, "/test.Svc/Later", NULL, 0, timeout_ms), 0);
+}
+
+/* The call's status, once it ended (within 5 s). */
+static grpc_status_code later_end(struct async_call *a)
+{
+	assert_int_equal(async_call_end(a, 5000), 0);
+	return a->result.status;
+}
+
+/* Waits (5 s at most) for the deferred call. */
+static void await_deferred(struct fixture *f)
+{
+	struct timespec until = deadline_after_ms(5000);
+	pthread_mutex_lock(&f->lock);
+	while (!f->deferred && pthread_cond_timedwait(&f->cond, &f->lock, &until) != ETIMEDOUT) {
+	}
+	bool came = f->deferred != NULL;
+	pthread_mutex_unlock(&f->lock);
+	assert_true(came);
+}
+
+/* Answers the deferred call from the test's thread. */
+static void answer_deferred(struct fixture *f, const char *text)
+{
+	pthread_mutex_lock(&f->lock);
+	struct gs_call *call = f->deferred;
+	f->deferred = NULL;
+	pthread_mutex_unlock(&f->lock);
+	answer(call, text);
+}
+
+static void test_deferred_answered_later(void **state)
+{
+	struct fixture *f = *state;
+	struct cq_runner *runner;
+	struct async_call a;
+	assert_int_equal(cq_runner_start(&runner), 0);
+	later_start(f, runner, 5000, &a);
+	await_deferred(f);
+	/* The client's deadline, as time left when the call came (gRPC's
+	 * grpc-timeout header rounds it up a little). */
+	assert_true(f->deferred_timeout_ms > 0 && f->deferred_timeout_ms <= 5100);
+	/* Answered from this thread, not the server's. */
+	answer_deferred(f, "later");
+	assert_int_equal(later_end(&a), GRPC_STATUS_OK);
+	assert_int_equal(a.result.len, 5);
+	assert_memory_equal(a.result.body, "later", 5);
+	gc_result_clear(&a.result);
+	wait_count(f, &f->deferred_closed, 1);
+	assert_int_equal(f->deferred_cancelled, 0);
+
+	/* A client with no deadline; the server keeps serving meanwhile. */
+	later_start(f, runner, -1, &a);
+	await_deferred(f);
+	assert_true(f->deferred_timeout_ms == INT64_MAX);
+	struct gc_result res;
+	assert_int_equal(gc_unary(f->channel, "/test.Svc/Echo", (const uint8_t *)"x", 1, 5000, &res), 0);
+	assert_int_equal(res.status, GRPC_STATUS_OK);
+	gc_result_clear(&res);
+	answer_deferred(f, "done");
+	assert_int_equal(later_end(&a), GRPC_STATUS_OK);
+	gc_result_clear(&a.result);
+	cq_runner_stop(runner);
+}
+
+static void test_deferred_cancelled(void **state)
+{
+	struct fixture *f = *state;
+	struct cq_runner *runner;
+	struct async_call a;
+	assert_int_equal(cq_runner_start(&runner), 0);
+
+	/* The client cancels: heard before any answer. */
+	later_start(f, runner, -1, &a);
+	await_deferred(f);
+	gc_async_cancel(a.async);
+	wait_count(f, &f->deferred_cancelled, 1);
+	assert_int_equal(later_end(&a), GRPC_STATUS_CANCELLED);
+	/* The answer is still owed, and goes nowhere. */
+	answer_deferred(f, "nobody");
+
+	/* The client's deadline passes: the same. */
+	later_start(f, runner, 200, &a);
+	await_deferred(f);
+	wait_count(f, &f->deferred_cancelled, 2);
+	assert_int_equal(later_end(&a), GRPC_STATUS_DEADLINE_EXCEEDED);
+	answer_deferred(f, "nobody");
+	assert_int_equal(f->deferred_closed, 2);
+	cq_runner_stop(runner);
+}
+
+static void test_deferred_server_stops(void **state)
+{
+	struct fixture *f = *state;
+	struct cq_runner *runner;
+	struct async_call a;
+	assert_int_equal(cq_runner_start(&runner), 0);
+	f->answer_on_cancel = true;
+	later_start(f, runner, -1, &a);
+	await_deferred(f);
+	/* Stopping cancels the call and waits for its answer. */
+	gs_server_stop(f->server);
+	f->server = NULL;
+	assert_int_equal(f->deferred_closed, 1);
+	assert_int_equal(f->deferred_cancelled, 1);
+	assert_true(later_end(&a) != GRPC_STATUS_OK);
+	gc_result_clear(&a.result);
+	cq_runner_stop(runner);
 }
 
 static void test_stream_send_and_close(void **state)
@@ -265,7 +426,7 @@ static void test_stream_ends_when_server_stops(void **state)
 	/* Stopping unlinks the socket; a new server binds the same path. */
 	struct stat st;
 	assert_int_equal(stat(f->path, &st), -1);
-	assert_int_equal(gs_server_start(f->path, methods, 2, f, &f->server), 0);
+	assert_int_equal(gs_server_start(f->path, methods, ELEMENTSOF(methods), f, &f->server), 0);
 	struct gc_result res;
 	assert_int_equal(gc_unary(f->channel, "/test.Svc/Echo", (const uint8_t *)"again", 5, 5000, &res), 0);
 	assert_int_equal(res.status, GRPC_STATUS_OK);
@@ -518,6 +679,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unary_echo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unary_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_method_answers_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_answered_later, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_cancelled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_server_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_send_and_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_refused_and_finished, setup, teardown),

@@ -28,8 +28,10 @@
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
+#include "base/parse.h"
 #include "base/wait.h"
 #include "daemon/dra_kube.h"
 #include "daemon/kube_module.h"
@@ -63,6 +65,8 @@ static struct server {
 	pthread_cond_t cond;
 	enum fault fault;
 	bool releasing; /* FAULT_SLOW: let the held answers go */
+	unsigned throttles;      /* answer this many requests 429 first, */
+	const char *retry_after; /* with this Retry-After (NULL: none) */
 	const char *token;    /* the bearer token accepted; NULL: any */
 	char last_auth[256];  /* the last Authorization header seen */
 	unsigned requests, writes, conflicts_left;
@@ -89,14 +93,22 @@ struct upload {
 	size_t len;
 };
 
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *body)
+static enum MHD_Result answer_retry(struct MHD_Connection *conn, unsigned status, const char *body,
+				    const char *retry_after)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
 								 MHD_RESPMEM_MUST_COPY);
 	MHD_add_response_header(r, "Content-Type", "application/json");
+	if (retry_after)
+		MHD_add_response_header(r, "Retry-After", retry_after);
 	enum MHD_Result ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *body)
+{
+	return answer_retry(conn, status, body, NULL);
 }
 
 static enum MHD_Result answer_status(struct MHD_Connection *conn, unsigned status, const char *reason,
@@ -248,6 +260,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	pthread_mutex_lock(&srv.lock);
 	srv.requests++;
+	pthread_cond_broadcast(&srv.cond); /* also for an answer held below */
 	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	snprintf(srv.last_auth, sizeof(srv.last_auth), "%s", auth ? auth : "");
 	enum MHD_Result r;
@@ -255,6 +268,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	snprintf(want, sizeof(want), "Bearer %s", srv.token ? srv.token : "");
 	if (srv.token && strcmp(srv.last_auth, want) != 0) {
 		r = answer_status(conn, 401, "Unauthorized", "Unauthorized");
+	} else if (srv.throttles > 0) {
+		srv.throttles--;
+		r = answer_retry(conn, 429, "{\"kind\":\"Status\",\"message\":\"slow down\",\"code\":429}",
+				 srv.retry_after);
 	} else if (srv.fault == FAULT_GARBAGE) {
 		r = answer(conn, 200, "{\"kind\": \"ResourceSliceList\", \"items\": [ {{{ garbage");
 	} else if (srv.fault == FAULT_HUGE) {
@@ -585,8 +602,12 @@ static void test_faults(void **state)
 	set_fault(FAULT_SLOW);
 	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), -ETIMEDOUT);
 	assert_non_null(strstr(resp.cause, "within 500 ms"));
-	assert_int_equal(kube_client_request_timeout(c, "GET", "/x", NULL, 0, 150, &resp), -ETIMEDOUT);
-	assert_non_null(strstr(resp.cause, "within 150 ms"));
+	/* A deadline of the request's own. */
+	int64_t t0 = now_ms();
+	const struct kube_request_limits soon = { .deadline_ms = t0 + 150, .abort_fd = -1 };
+	assert_int_equal(kube_client_request_limited(c, "GET", "/x", NULL, 0, &soon, &resp), -ETIMEDOUT);
+	assert_true(now_ms() - t0 < 500);
+	assert_non_null(strstr(resp.cause, "no answer from https://127.0.0.1:"));
 	set_fault(FAULT_GARBAGE);
 	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), 0);
 	struct kube_slice_list list;
@@ -594,6 +615,112 @@ static void test_faults(void **state)
 	assert_int_equal(kube_parse_slice_list(resp.body, resp.len, &list, why, sizeof(why)), -EBADMSG);
 	kube_response_free(&resp);
 	set_fault(FAULT_NONE);
+	kube_client_free(c);
+}
+
+/* Writes fd once the server has had n requests: a caller giving up on one. */
+struct giver_up {
+	pthread_t thread;
+	unsigned requests;
+	int fd; /* an eventfd; -1: kube_client_abort of client instead */
+	struct kube_client *client;
+};
+
+static void *give_up(void *arg)
+{
+	struct giver_up *g = arg;
+	struct timespec until = deadline_after_ms(WAIT_MS);
+	pthread_mutex_lock(&srv.lock);
+	while (srv.requests < g->requests && pthread_cond_timedwait(&srv.cond, &srv.lock, &until) != ETIMEDOUT) {
+	}
+	pthread_mutex_unlock(&srv.lock);
+	uint64_t one = 1;
+	if (g->fd < 0)
+		kube_client_abort(g->client);
+	else if (write(g->fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	return NULL;
+}
+
+static unsigned requests_now(void)
+{
+	pthread_mutex_lock(&srv.lock);
+	unsigned n = srv.requests;
+	pthread_mutex_unlock(&srv.lock);
+	return n;
+}
+
+/* A 429 with Retry-After is sent again after the time asked, unless that
+ * is past the deadline; a request's abort fd, and kube_client_abort, end
+ * a transfer and a Retry-After's wait at once. */
+static void test_retry_after_and_abort(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 5000);
+	struct kube_response resp = { 0 };
+	pthread_mutex_lock(&srv.lock);
+	srv.throttles = 1;
+	srv.retry_after = "1";
+	pthread_mutex_unlock(&srv.lock);
+	unsigned before = requests_now();
+	int64_t t0 = now_ms();
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 200);
+	assert_true(now_ms() - t0 >= 1000);
+	assert_int_equal(requests_now(), before + 2);
+	kube_response_free(&resp);
+
+	/* Past the deadline (5 s): answered as it is, saying what was asked. */
+	pthread_mutex_lock(&srv.lock);
+	srv.throttles = 1;
+	srv.retry_after = "30";
+	pthread_mutex_unlock(&srv.lock);
+	t0 = now_ms();
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), 0);
+	assert_int_equal(resp.status, 429);
+	assert_int_equal(resp.retry_after_s, 30);
+	assert_true(now_ms() - t0 < 1000);
+	kube_response_free(&resp);
+
+	/* The request's abort fd: during a transfer, and during a wait. */
+	struct giver_up g = { .fd = eventfd(0, EFD_CLOEXEC), .client = c };
+	assert_true(g.fd >= 0);
+	const struct kube_request_limits limits = { .deadline_ms = now_ms() + 60000, .abort_fd = g.fd };
+	set_fault(FAULT_SLOW);
+	g.requests = requests_now() + 1;
+	assert_int_equal(pthread_create(&g.thread, NULL, give_up, &g), 0);
+	t0 = now_ms();
+	assert_int_equal(kube_client_request_limited(c, "GET", "/x", NULL, 0, &limits, &resp), -ECANCELED);
+	assert_true(now_ms() - t0 < 1000);
+	pthread_join(g.thread, NULL);
+	set_fault(FAULT_NONE);
+	uint64_t v;
+	assert_int_equal(read(g.fd, &v, sizeof(v)), sizeof(v));
+	pthread_mutex_lock(&srv.lock);
+	srv.throttles = 1;
+	srv.retry_after = "4";
+	pthread_mutex_unlock(&srv.lock);
+	g.requests = requests_now() + 1;
+	assert_int_equal(pthread_create(&g.thread, NULL, give_up, &g), 0);
+	t0 = now_ms();
+	assert_int_equal(kube_client_request_limited(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &limits, &resp),
+			 -ECANCELED);
+	assert_true(now_ms() - t0 < 1000);
+	pthread_join(g.thread, NULL);
+	close(g.fd);
+
+	/* The client aborted: the request under way, and every later one. */
+	set_fault(FAULT_SLOW);
+	g = (struct giver_up){ .fd = -1, .client = c, .requests = requests_now() + 1 };
+	assert_int_equal(pthread_create(&g.thread, NULL, give_up, &g), 0);
+	t0 = now_ms();
+	assert_int_equal(kube_client_request(c, "GET", "/x", NULL, 0, &resp), -ECANCELED);
+	assert_true(now_ms() - t0 < 1000);
+	pthread_join(g.thread, NULL);
+	set_fault(FAULT_NONE);
+	before = requests_now();
+	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), -ECANCELED);
+	assert_int_equal(requests_now(), before);
 	kube_client_free(c);
 }
 
@@ -1019,13 +1146,13 @@ static void test_module(void **state)
 		fail_msg("%s", why);
 	assert_string_equal(api->client_config(c)->server, url);
 	struct kube_response resp = { 0 };
-	assert_int_equal(api->client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, 0, &resp), 0);
+	assert_int_equal(api->client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, NULL, &resp), 0);
 	assert_int_equal(resp.status, 200);
 	struct kube_meta meta;
 	assert_int_equal(api->parse_meta(resp.body, resp.len, &meta, why, sizeof(why)), 0);
 	assert_string_equal(meta.uid, "node-a-uid");
 	api->response_free(&resp);
-	assert_int_equal(api->client_request(c, "GET", "/api/v1/nodes/node-b", NULL, 0, 0, &resp), 0);
+	assert_int_equal(api->client_request(c, "GET", "/api/v1/nodes/node-b", NULL, 0, NULL, &resp), 0);
 	char msg[64];
 	api->status_message(resp.body, resp.len, msg, sizeof(msg));
 	assert_string_equal(msg, "not found");
@@ -1077,7 +1204,8 @@ static int read_claim(struct dra_claim_reader reader, const char *ns, const char
 {
 	char *json = NULL;
 	size_t len = 0;
-	int r = reader.get(reader.ctx, ns, name, &json, &len, out, size);
+	const struct dra_read_limits limits = { .deadline_ms = 0, .abort_fd = -1 };
+	int r = reader.get(reader.ctx, ns, name, &limits, &json, &len, out, size);
 	if (r == 0)
 		snprintf(out, size, "%.*s", (int)len, json);
 	free(json);
@@ -1144,6 +1272,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_after_and_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ca_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),

@@ -74,7 +74,7 @@ static void test_refused(void **state)
 		const char *bad, *cause;
 	} tables[] = {
 		{ "none", "ascend_kube_module_v1() returned no table" },
-		{ "version", "table version 3, this daemon reads version 2" },
+		{ "version", "table version 4, this daemon reads version 3" },
 		{ "size", "bytes, this daemon reads" },
 		{ "layout", "built with another snapshot struct than this daemon" },
 		{ "build", "of version 0.0.1, this daemon is " ASCEND_VERSION },
