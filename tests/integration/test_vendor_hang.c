@@ -58,17 +58,23 @@ static bool allocate_ok(struct node *node, const char *id)
 	return ok;
 }
 
+/* A registered node whose chip 1 health call hangs for 30 s: the next poll
+ * asks chip 1 and gives up after the call's deadline. */
+static void start_hung(struct node *node)
+{
+	char line[128];
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	node_start_registered(node, (const char *[]){ "--health-interval", "1s", NULL });
+	write_hang(node, "health=0 hang=health:30");
+	assert_non_null(proc_expect(node->kubelet, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"), WAIT_MS));
+}
+
 static void test_hung_health_call(void **state)
 {
 	struct node *node = *state;
-	node_init(node, &(struct node_options){ .chips = CHIPS });
-	node_start_registered(node, (const char *[]){ "--health-interval", "1s", NULL });
+	start_hung(node);
 	struct proc *k = node->kubelet, *p = node->plugin;
 	char line[128];
-
-	write_hang(node, "health=0 hang=health:30");
-	/* The next poll asks chip 1 and gives up after the call's deadline. */
-	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"), WAIT_MS));
 	assert_non_null(proc_expect_err(
 		p, "npu-1 is Unhealthy: the vendor call dcmi_get_device_health did not return within 1000 ms", WAIT_MS));
 
@@ -107,13 +113,10 @@ static void test_hung_health_call(void **state)
 static void test_reload_during_hang(void **state)
 {
 	struct node *node = *state;
-	node_init(node, &(struct node_options){ .chips = CHIPS });
-	node_start_registered(node, (const char *[]){ "--health-interval", "1s", NULL });
+	start_hung(node);
 	struct proc *k = node->kubelet, *p = node->plugin;
 	char line[128];
 
-	write_hang(node, "health=0 hang=health:30");
-	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"), WAIT_MS));
 	proc_kill(p, SIGHUP);
 	assert_non_null(proc_expect_err(p, "SIGHUP: configuration", WAIT_MS));
 	/* Four health polls after the reload: every list the kubelet gets
