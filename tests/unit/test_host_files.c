@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "support/node_tree.h"
+#include "support/tmpdir.h"
 
 #include "base/macro.h"
 #include "npu/inventory.h"
@@ -39,8 +40,7 @@ static void drop(struct fixture *f, const char *relative)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	snprintf(f->root, sizeof(f->root), "/tmp/host-files-XXXXXX");
-	assert_non_null(mkdtemp(f->root));
+	assert_int_equal(tmpdir_make(f->root, sizeof(f->root), "host-files"), 0);
 	snprintf(f->dev, sizeof(f->dev), "%s/dev", f->root);
 	touch(f, "dev/davinci_manager");
 	touch(f, "dev/devmm_svm");
@@ -54,7 +54,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	node_tree_remove(f->root);
+	tmpdir_remove(f->root);
 	free(f);
 	return 0;
 }

@@ -36,6 +36,7 @@
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "kube/publisher.h"
+#include "support/tmpdir.h"
 
 #define FIXTURES TEST_SOURCE_DIR "/fixtures/kube"
 #define MAX_SLICES 16
@@ -619,8 +620,8 @@ static void set_token(const char *token)
 static void test_token_rotation(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/kube-token-XXXXXX", path[256];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], path[256];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "kube-token"), 0);
 	snprintf(path, sizeof(path), "%s/token", dir);
 	write_token(path, "first\n");
 	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", path, 5000);
@@ -657,8 +658,8 @@ static void test_token_rotation(void **state)
 static void test_ca_rotation(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/kube-ca-XXXXXX", path[256];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], path[256];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "kube-ca"), 0);
 	snprintf(path, sizeof(path), "%s/ca.crt", dir);
 	char *other = read_all(FIXTURES "/other-ca.crt"), *right = read_all(FIXTURES "/ca.crt");
 	write_token(path, other);
@@ -950,8 +951,8 @@ static void test_publisher_recheck(void **state)
 static void test_publisher_unauthorized(void **state)
 {
 	(void)state;
-	char tdir[] = "/tmp/kube-token-XXXXXX", path[256];
-	assert_non_null(mkdtemp(tdir));
+	char tdir[64], path[256];
+	assert_int_equal(tmpdir_make(tdir, sizeof(tdir), "kube-token"), 0);
 	snprintf(path, sizeof(path), "%s/token", tdir);
 	write_token(path, "expired");
 	set_token("fresh");
