@@ -78,6 +78,7 @@
 #include "grpc/client.h"
 #include "support/node_tree.h"
 #include "support/proc.h"
+#include "support/tmpdir.h"
 
 #define RESOURCE "ascend.com/npu"
 #define METHOD_ALLOCATE "/v1beta1.DevicePlugin/Allocate"
@@ -563,7 +564,7 @@ static int node_stop(struct node *n)
 static void node_destroy(struct node *n)
 {
 	node_stop(n);
-	node_tree_remove(n->root);
+	tmpdir_remove(n->root);
 }
 
 /* --- measurements ---------------------------------------------------------------- */
@@ -1917,7 +1918,7 @@ static int peer_down(struct peer *p, int r)
 	}
 	proc_free(p->sim);
 	if (p->root[0])
-		node_tree_remove(p->root);
+		tmpdir_remove(p->root);
 	*p = (struct peer){ 0 };
 	return r;
 }
@@ -2182,11 +2183,12 @@ int main(int argc, char **argv)
 	struct sigaction ignore = { .sa_handler = SIG_IGN };
 	sigaction(SIGPIPE, &ignore, NULL);
 
-	char own_dir[] = "/tmp/ascend-bench-XXXXXX";
+	char own_dir[64];
 	const char *work_dir = s.work_dir;
 	if (!work_dir) {
-		if (!mkdtemp(own_dir)) {
-			fprintf(stderr, "ascend-bench: mkdtemp: %s\n", strerror(errno));
+		int made = tmpdir_make(own_dir, sizeof(own_dir), "ascend-bench");
+		if (made < 0) {
+			fprintf(stderr, "ascend-bench: cannot make a directory under /tmp: %s\n", strerror(-made));
 			return 1;
 		}
 		/* Root-owned, not group/world-writable: DCMI's ownership check passes. */
@@ -2261,6 +2263,6 @@ int main(int argc, char **argv)
 	samples_free(&res.dra_fault_us);
 	samples_free(&res.peer_prepare_us);
 	if (!s.work_dir)
-		node_tree_remove(own_dir);
+		tmpdir_remove(own_dir);
 	return failed ? 1 : 0;
 }

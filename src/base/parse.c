@@ -92,13 +92,13 @@ int str_copy(char *dst, size_t size, const char *src)
 	return 0;
 }
 
-int why_invalid(char *why, size_t why_size, const char *fmt, ...)
+int why_fail(char *why, size_t why_size, int r, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(why, why_size, fmt, ap);
 	va_end(ap);
-	return -EINVAL;
+	return r;
 }
 
 int str_printf(char *dst, size_t size, const char *fmt, ...)

@@ -5,6 +5,7 @@
  * success, but socket_path_too_long, which only writes a message. */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,9 +27,12 @@ int str_copy(char *dst, size_t size, const char *src);
  * when the result does not fit, -EINVAL on a formatting error. */
 int str_printf(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Writes why (cut to why_size) and returns -EINVAL: a validator's "this is
- * wrong, and here is why" in one statement. */
-int why_invalid(char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Writes why (cut to why_size; nothing when why_size is 0, why may then be
+ * NULL) and returns r: a failure and its reason in one statement. */
+int why_fail(char *why, size_t why_size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* why_fail with -EINVAL: a validator's "this is wrong, and here is why". */
+#define why_invalid(why, why_size, ...) why_fail((why), (why_size), -EINVAL, __VA_ARGS__)
 
 /* dir + "/" + name with one slash between them, bounded like str_printf. */
 int path_join(char *dst, size_t size, const char *dir, const char *name);

@@ -4,24 +4,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/parse.h"
-
-/* Writes why (cut to why_size) and returns r. */
-static __attribute__((format(printf, 4, 5))) int failed(int r, char *why, size_t why_size, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, why_size, fmt, ap);
-	va_end(ap);
-	return r;
-}
 
 int kube_module_path(const char *path, char *out, size_t size)
 {
@@ -67,23 +55,23 @@ static const char *layout_mismatch(const struct kube_module_layout *theirs)
 static int check_table(const char *path, const struct kube_module_api *api, char *why, size_t why_size)
 {
 	if (!api)
-		return failed(-ELIBBAD, why, why_size, "%s: " KUBE_MODULE_SYMBOL "() returned no table", path);
+		return why_fail(why, why_size, -ELIBBAD, "%s: " KUBE_MODULE_SYMBOL "() returned no table", path);
 	if (api->version != KUBE_MODULE_API_VERSION)
-		return failed(-ELIBBAD, why, why_size, "%s: table version %u, this daemon reads version %u", path,
-			      api->version, KUBE_MODULE_API_VERSION);
+		return why_fail(why, why_size, -ELIBBAD, "%s: table version %u, this daemon reads version %u", path,
+				api->version, KUBE_MODULE_API_VERSION);
 	if (api->size < sizeof(*api))
-		return failed(-ELIBBAD, why, why_size, "%s: table of %u bytes, this daemon reads %zu", path,
-			      api->size, sizeof(*api));
+		return why_fail(why, why_size, -ELIBBAD, "%s: table of %u bytes, this daemon reads %zu", path,
+				api->size, sizeof(*api));
 	const char *struct_name = layout_mismatch(&api->layout);
 	if (struct_name)
-		return failed(-ELIBBAD, why, why_size, "%s: built with another %s struct than this daemon", path,
-			      struct_name);
+		return why_fail(why, why_size, -ELIBBAD, "%s: built with another %s struct than this daemon", path,
+				struct_name);
 	if (!api->build_version || strcmp(api->build_version, ASCEND_VERSION) != 0)
-		return failed(-ELIBBAD, why, why_size, "%s: of version %s, this daemon is %s", path,
-			      api->build_version ? api->build_version : "(none)", ASCEND_VERSION);
+		return why_fail(why, why_size, -ELIBBAD, "%s: of version %s, this daemon is %s", path,
+				api->build_version ? api->build_version : "(none)", ASCEND_VERSION);
 #define KUBE_REQUIRE_FN(fn)                                                                            \
 	if (!api->fn)                                                                                  \
-		return failed(-ELIBBAD, why, why_size, "%s: the table has no " #fn " function", path);
+		return why_fail(why, why_size, -ELIBBAD, "%s: the table has no " #fn " function", path);
 	KUBE_REQUIRE_FN(config_in_cluster)
 	KUBE_REQUIRE_FN(config_from_kubeconfig)
 	KUBE_REQUIRE_FN(config_free)
@@ -109,11 +97,11 @@ int kube_module_load(const char *path, const struct kube_module_api **ret_api, c
 	char where[PATH_MAX];
 	int r = kube_module_path(path, where, sizeof(where));
 	if (r < 0)
-		return failed(r, why, why_size, "cannot tell where " KUBE_MODULE_FILE " is: %s", strerror(-r));
+		return why_fail(why, why_size, r, "cannot tell where " KUBE_MODULE_FILE " is: %s", strerror(-r));
 	struct stat st;
 	if (stat(where, &st) < 0) {
 		r = -errno;
-		return failed(r, why, why_size, "%s: %s", where, strerror(-r));
+		return why_fail(why, why_size, r, "%s: %s", where, strerror(-r));
 	}
 
 	/* Debian's libcurl maps GnuTLS (librtmp and libldap need it) beside
@@ -129,12 +117,12 @@ int kube_module_load(const char *path, const struct kube_module_api **ret_api, c
 	void *handle = dlopen(where, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
 		const char *err = dlerror();
-		return failed(-ELIBBAD, why, why_size, "cannot load %s", err ? err : where);
+		return why_fail(why, why_size, -ELIBBAD, "cannot load %s", err ? err : where);
 	}
 	/* POSIX guarantees that dlsym's void * converts to a function pointer. */
 	kube_module_entry_fn entry = (kube_module_entry_fn)dlsym(handle, KUBE_MODULE_SYMBOL);
 	if (!entry) {
-		r = failed(-ELIBBAD, why, why_size, "%s has no symbol " KUBE_MODULE_SYMBOL, where);
+		r = why_fail(why, why_size, -ELIBBAD, "%s has no symbol " KUBE_MODULE_SYMBOL, where);
 		goto fail;
 	}
 	const struct kube_module_api *api = entry();

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "base/file.h"
+#include "base/parse.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_walk.h"
 
@@ -40,18 +40,6 @@ void kube_config_free(struct kube_config *config)
 	*config = (struct kube_config){ 0 };
 }
 
-static int fail(char *why, size_t why_size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t why_size, int r, const char *fmt, ...)
-{
-	if (why_size) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, why_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
-
 static int blob_dup(const char *s, size_t len, struct kube_blob *ret)
 {
 	char *d = malloc(len + 1);
@@ -71,7 +59,7 @@ static int blob_read(const char *path, const char *what, struct kube_blob *ret, 
 	char cause[128];
 	int r = file_read_bounded(path, KUBE_CONFIG_FILE_MAX, &buf, &len, cause, sizeof(cause));
 	if (r < 0)
-		return fail(why, why_size, r, "%s %s: %s", what, path, cause);
+		return why_fail(why, why_size, r, "%s %s: %s", what, path, cause);
 	*ret = (struct kube_blob){ .data = buf, .len = len };
 	return 0;
 }
@@ -89,11 +77,11 @@ int kube_token_check(const char *token, size_t *len, char *why, size_t why_size)
 	while (n && strchr(" \t\r\n", token[n - 1]))
 		n--;
 	if (n == 0)
-		return fail(why, why_size, -EINVAL, "empty");
+		return why_fail(why, why_size, -EINVAL, "empty");
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)token[i];
 		if (ch < 0x20 || ch == 0x7f)
-			return fail(why, why_size, -EINVAL,
+			return why_fail(why, why_size, -EINVAL,
 				    "control character 0x%02x at byte %zu: a token is one line of printable characters",
 				    ch, i + 1);
 	}
@@ -112,12 +100,12 @@ int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
 	if (!host || !*host || !port || !*port) {
-		r = fail(why, why_size, -ENOENT, "KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is not set "
-						 "(not running in a pod; use --kubeconfig)");
+		r = why_fail(why, why_size, -ENOENT, "KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is not set "
+						     "(not running in a pod; use --kubeconfig)");
 		goto fail;
 	}
 	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5) {
-		r = fail(why, why_size, -EINVAL, "KUBERNETES_SERVICE_PORT=%.16s is not a port", port);
+		r = why_fail(why, why_size, -EINVAL, "KUBERNETES_SERVICE_PORT=%.16s is not a port", port);
 		goto fail;
 	}
 	/* An IPv6 service address needs brackets in a URL. */
@@ -125,7 +113,7 @@ int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char
 	char url[320];
 	int n = snprintf(url, sizeof(url), "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port);
 	if (n < 0 || (size_t)n >= sizeof(url)) {
-		r = fail(why, why_size, -EINVAL, "KUBERNETES_SERVICE_HOST is too long");
+		r = why_fail(why, why_size, -EINVAL, "KUBERNETES_SERVICE_HOST is too long");
 		goto fail;
 	}
 	c.server = strdup(url);
@@ -133,7 +121,7 @@ int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char
 	snprintf(path, sizeof(path), "%s/token", dir);
 	c.token_file = strdup(path);
 	if (!c.server || !c.source || !c.token_file) {
-		r = fail(why, why_size, -ENOMEM, "out of memory");
+		r = why_fail(why, why_size, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	/* Read once now, so that a missing or broken token fails at start. */
@@ -143,7 +131,7 @@ int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char
 	}
 	char problem[128];
 	if ((r = kube_token_check(c.token.data, &c.token.len, problem, sizeof(problem))) < 0) {
-		fail(why, why_size, r, "service account token %s: %s", path, problem);
+		why_fail(why, why_size, r, "service account token %s: %s", path, problem);
 		goto fail;
 	}
 	c.token.data[c.token.len] = '\0';
@@ -154,7 +142,7 @@ int kube_config_in_cluster(const char *dir, struct kube_config *ret_config, char
 	/* The kube-root-ca.crt ConfigMap behind it changes when the cluster's
 	 * CA is rotated, and the kubelet updates the projected file. */
 	if (!(c.ca_file = strdup(path))) {
-		r = fail(why, why_size, -ENOMEM, "out of memory");
+		r = why_fail(why, why_size, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	snprintf(path, sizeof(path), "%s/namespace", dir);
@@ -477,9 +465,9 @@ int kube_config_parse_kubeconfig(const char *text, size_t len, const char *dir, 
 	const struct yaml_tree_limits limits = { .max_depth = 16, .max_nodes = 16384 };
 	int r = yaml_tree_parse(text, len, &limits, kc_document, &kw, why, why_size);
 	if (r == 0 && !kw.seen)
-		r = fail(why, why_size, -EINVAL, "empty kubeconfig");
+		r = why_fail(why, why_size, -EINVAL, "empty kubeconfig");
 	if (r == -ENOMEM)
-		fail(why, why_size, r, "out of memory");
+		why_fail(why, why_size, r, "out of memory");
 	if (r < 0) {
 		kube_config_free(&kw.c);
 		return r;
@@ -505,10 +493,10 @@ int kube_config_from_kubeconfig(const char *path, const char *context, struct ku
 					 sizeof(inner));
 	blob_free(&text);
 	if (r < 0)
-		return fail(why, why_size, r, "kubeconfig %s: %s", path, inner);
+		return why_fail(why, why_size, r, "kubeconfig %s: %s", path, inner);
 	if (!(c.source = strdup(path))) {
 		kube_config_free(&c);
-		return fail(why, why_size, -ENOMEM, "out of memory");
+		return why_fail(why, why_size, -ENOMEM, "out of memory");
 	}
 	*ret_config = c;
 	return 0;

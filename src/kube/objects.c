@@ -3,48 +3,37 @@
 #include "kube/objects.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-static int fail(char *why, size_t why_size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t why_size, int r, const char *fmt, ...)
-{
-	if (why_size) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, why_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
+#include "base/parse.h"
 
 int kube_json_parse(const char *body, size_t len, json_object **ret_object, char *why, size_t why_size)
 {
 	if (len > INT32_MAX)
-		return fail(why, why_size, -EBADMSG, "answer too long");
+		return why_fail(why, why_size, -EBADMSG, "answer too long");
 	json_tokener *tok = json_tokener_new_ex(KUBE_JSON_MAX_DEPTH);
 	if (!tok)
-		return fail(why, why_size, -ENOMEM, "out of memory");
+		return why_fail(why, why_size, -ENOMEM, "out of memory");
 	json_object *o = json_tokener_parse_ex(tok, body, (int)len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
 	if (!o || err != json_tokener_success) {
 		json_object_put(o);
-		return fail(why, why_size, -EBADMSG, "not JSON: %s",
-			    err == json_tokener_continue ? "cut short" : json_tokener_error_desc(err));
+		return why_fail(why, why_size, -EBADMSG, "not JSON: %s",
+				err == json_tokener_continue ? "cut short" : json_tokener_error_desc(err));
 	}
 	for (; end < len; end++) {
 		if (body[end] != ' ' && body[end] != '\n' && body[end] != '\r' && body[end] != '\t') {
 			json_object_put(o);
-			return fail(why, why_size, -EBADMSG, "not JSON: text after the object");
+			return why_fail(why, why_size, -EBADMSG, "not JSON: text after the object");
 		}
 	}
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		return fail(why, why_size, -EBADMSG, "not a JSON object");
+		return why_fail(why, why_size, -EBADMSG, "not a JSON object");
 	}
 	*ret_object = o;
 	return 0;
@@ -58,11 +47,11 @@ static int get_string(json_object *o, const char *key, char *out, size_t size, c
 	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
 		return -ENOENT;
 	if (!json_object_is_type(v, json_type_string))
-		return fail(why, why_size, -EBADMSG, "%s%s is not a string", where, key);
+		return why_fail(why, why_size, -EBADMSG, "%s%s is not a string", where, key);
 	size_t n = (size_t)json_object_get_string_len(v);
 	const char *s = json_object_get_string(v);
 	if (n + 1 > size || memchr(s, '\0', n))
-		return fail(why, why_size, -EBADMSG, "%s%s is too long or holds a NUL", where, key);
+		return why_fail(why, why_size, -EBADMSG, "%s%s is too long or holds a NUL", where, key);
 	memcpy(out, s, n + 1);
 	return 0;
 }
@@ -73,21 +62,21 @@ static int meta_of(json_object *o, struct kube_meta *m, char *why, size_t why_si
 	json_object *meta;
 	snprintf(at, sizeof(at), "%smetadata.", where);
 	if (!json_object_object_get_ex(o, "metadata", &meta) || !json_object_is_type(meta, json_type_object))
-		return fail(why, why_size, -EBADMSG, "%smetadata is missing or not an object", where);
+		return why_fail(why, why_size, -EBADMSG, "%smetadata is missing or not an object", where);
 	*m = (struct kube_meta){ 0 };
 	int r = get_string(meta, "name", m->name, sizeof(m->name), why, why_size, at);
 	if (r == -ENOENT)
-		r = fail(why, why_size, -EBADMSG, "%sname is missing", at);
+		r = why_fail(why, why_size, -EBADMSG, "%sname is missing", at);
 	if (r < 0)
 		return r;
 	r = get_string(meta, "uid", m->uid, sizeof(m->uid), why, why_size, at);
 	if (r == -ENOENT)
-		r = fail(why, why_size, -EBADMSG, "%suid is missing", at);
+		r = why_fail(why, why_size, -EBADMSG, "%suid is missing", at);
 	if (r < 0)
 		return r;
 	r = get_string(meta, "resourceVersion", m->resource_version, sizeof(m->resource_version), why, why_size, at);
 	if (r == -ENOENT)
-		r = fail(why, why_size, -EBADMSG, "%sresourceVersion is missing", at);
+		r = why_fail(why, why_size, -EBADMSG, "%sresourceVersion is missing", at);
 	return r;
 }
 
@@ -121,12 +110,12 @@ int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *
 		goto out;
 	}
 	if (!json_object_is_type(items, json_type_array)) {
-		r = fail(why, why_size, -EBADMSG, "items is not a list");
+		r = why_fail(why, why_size, -EBADMSG, "items is not a list");
 		goto out;
 	}
 	n = json_object_array_length(items);
 	if (n > KUBE_LIST_MAX_ITEMS) {
-		r = fail(why, why_size, -E2BIG, "%zu slices listed, more than %d", n, KUBE_LIST_MAX_ITEMS);
+		r = why_fail(why, why_size, -E2BIG, "%zu slices listed, more than %d", n, KUBE_LIST_MAX_ITEMS);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -134,7 +123,7 @@ int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *
 		char where[32];
 		snprintf(where, sizeof(where), "items[%zu].", i);
 		if (!json_object_is_type(item, json_type_object)) {
-			r = fail(why, why_size, -EBADMSG, "items[%zu] is not an object", i);
+			r = why_fail(why, why_size, -EBADMSG, "items[%zu] is not an object", i);
 			goto out;
 		}
 		r = meta_of(item, &tmp[i].meta, why, why_size, where);
@@ -143,7 +132,8 @@ int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *
 		if (!json_object_object_get_ex(item, "spec", &spec) || !json_object_is_type(spec, json_type_object) ||
 		    !json_object_object_get_ex(spec, "pool", &pool) || !json_object_is_type(pool, json_type_object) ||
 		    !json_object_object_get_ex(pool, "generation", &gen) || !json_object_is_type(gen, json_type_int)) {
-			r = fail(why, why_size, -EBADMSG, "%sspec.pool.generation is missing or not an integer", where);
+			r = why_fail(why, why_size, -EBADMSG, "%sspec.pool.generation is missing or not an integer",
+				     where);
 			goto out;
 		}
 		tmp[i].generation = json_object_get_int64(gen);

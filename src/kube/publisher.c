@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base/k8s_names.h"
+#include "base/parse.h"
 #include "base/wait.h"
 #include "kube/objects.h"
 #include "kube/slices.h"
@@ -51,13 +52,6 @@ struct kube_publisher {
 	size_t n_written;
 	size_t written_devices;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The outcome of a failed step: error, status and cause, for the report. */
 struct failure {

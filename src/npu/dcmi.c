@@ -375,10 +375,13 @@ static void clear_error(struct dcmi_lib *lib)
 	record_error(lib, NULL, 0);
 }
 
-static int vendor_failed(struct dcmi_lib *lib, const char *call, int code)
+/* The one mapping of a failed DCMI call: its name and code are recorded
+ * for dcmi_last_error(), and the caller gets if_unsupported when DCMI
+ * answered "not supported" (-8255), -EIO otherwise. */
+static int vendor_failed(struct dcmi_lib *lib, const char *call, int code, int if_unsupported)
 {
 	record_error(lib, call, code);
-	return -EIO;
+	return code == DCMI_ERR_NOT_SUPPORTED ? if_unsupported : -EIO;
 }
 
 /* DCMI fills fixed arrays and may use all 32 bytes without a terminator;
@@ -394,238 +397,10 @@ static void copy_vendor_name(char *dst, size_t size, const unsigned char *src, s
 	dst[n] = '\0';
 }
 
-static bool phy_seen(const struct npu_chip *chips, size_t count, uint32_t phy)
-{
-	for (size_t i = 0; i < count; i++)
-		if (chips[i].phy_id == phy)
-			return true;
-	return false;
-}
-
-/* Reads the identity of one chip. A failure is recorded and the chip skipped
- * by the caller: one broken chip must not hide the others. */
-static int read_chip(struct dcmi_lib *lib, int card, int device, struct npu_chip *ret_chip)
-{
-	int logic = -1;
-	int rc = lib->fn.dcmi_get_device_logic_id(&logic, card, device);
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_device_logic_id", rc);
-	if (logic < 0) {
-		/* Not a vendor code, but the closest description of the answer. */
-		return vendor_failed(lib, "dcmi_get_device_logic_id", DCMI_ERR_INVALID_DEVICE_ID);
-	}
-
-	unsigned int phy = 0;
-	rc = lib->fn.dcmi_get_device_phyid_from_logicid((unsigned int)logic, &phy);
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_device_phyid_from_logicid", rc);
-
-	struct dcmi_chip_info info;
-	memset(&info, 0, sizeof(info));
-	rc = lib->fn.dcmi_get_device_chip_info(card, device, &info);
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_device_chip_info", rc);
-
-	struct npu_chip chip = {
-		.phy_id = phy,
-		.logic_id = (uint32_t)logic,
-		.card_id = card,
-		.device_id = device,
-		.aicore_count = info.aicore_cnt,
-	};
-	copy_vendor_name(chip.name, sizeof(chip.name), info.chip_name, sizeof(info.chip_name));
-
-	/* Board info only sharpens the family (A3); older drivers lack it and
-	 * some chips answer "not supported", which is not worth reporting. */
-	if (lib->fn.dcmi_get_device_board_info) {
-		struct dcmi_board_info board;
-		memset(&board, 0, sizeof(board));
-		if (lib->fn.dcmi_get_device_board_info(card, device, &board) == DCMI_OK) {
-			chip.has_board_id = true;
-			chip.board_id = board.board_id;
-		}
-	}
-	chip.family = npu_family_detect(chip.name, chip.has_board_id, chip.board_id);
-	*ret_chip = chip;
-	return 0;
-}
-
-static int raw_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, size_t *ret_count)
-{
-	if (!lib || (!chips && max > 0) || !ret_count)
-		return -EINVAL;
-	clear_error(lib);
-
-	int cards[DCMI_MAX_CARDS];
-	memset(cards, 0, sizeof(cards));
-	int card_num = 0;
-	int rc = lib->fn.dcmi_get_card_list(&card_num, cards, DCMI_MAX_CARDS);
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_card_list", rc);
-	/* The count comes from the vendor: never trust it past our buffer. */
-	if (card_num < 0)
-		card_num = 0;
-	if (card_num > DCMI_MAX_CARDS)
-		card_num = DCMI_MAX_CARDS;
-
-	size_t count = 0;
-	for (int i = 0; i < card_num; i++) {
-		int device_num = 0;
-		rc = lib->fn.dcmi_get_device_num_in_card(cards[i], &device_num);
-		if (rc != DCMI_OK) {
-			record_error(lib, "dcmi_get_device_num_in_card", rc);
-			continue;
-		}
-		if (device_num < 1)
-			device_num = 1;
-		if (device_num > DCMI_MAX_DEVICES_PER_CARD)
-			device_num = DCMI_MAX_DEVICES_PER_CARD;
-
-		for (int device = 0; device < device_num; device++) {
-			struct npu_chip chip;
-			if (read_chip(lib, cards[i], device, &chip) < 0)
-				continue;
-			/* Two answers for one /dev/davinciN would give two devices
-			 * the same node: the first one wins. */
-			if (phy_seen(chips, count, chip.phy_id))
-				continue;
-			if (count >= max)
-				return -E2BIG;
-			chips[count++] = chip;
-		}
-	}
-
-	if (count > 1)
-		qsort(chips, count, sizeof(chips[0]), npu_chip_compare_phy);
-	*ret_count = count;
-	return 0;
-}
-
 /* Chips found by devfs have no DCMI address. */
 static bool addressable(const struct npu_chip *chip)
 {
 	return chip && chip->card_id >= 0 && chip->device_id >= 0;
-}
-
-static int raw_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_health)
-{
-	if (!lib || !addressable(chip) || !ret_health)
-		return -EINVAL;
-	clear_error(lib);
-
-	unsigned int health = 0;
-	int rc = lib->fn.dcmi_get_device_health(chip->card_id, chip->device_id, &health);
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_device_health", rc);
-	*ret_health = health;
-	return 0;
-}
-
-static int raw_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
-			  size_t *ret_count)
-{
-	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
-		return -EINVAL;
-	clear_error(lib);
-
-	if (!lib->fn.dcmi_get_device_errorcode_v2) {
-		*ret_count = 0;
-		return 0;
-	}
-	unsigned int buf[DCMI_MAX_ERROR_CODES];
-	memset(buf, 0, sizeof(buf));
-	int n = 0;
-	int rc = lib->fn.dcmi_get_device_errorcode_v2(chip->card_id, chip->device_id, &n, buf, DCMI_MAX_ERROR_CODES);
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_device_errorcode_v2", rc);
-
-	size_t count = n < 0 ? 0 : (size_t)n;
-	if (count > DCMI_MAX_ERROR_CODES)
-		count = DCMI_MAX_ERROR_CODES;
-	if (count > max)
-		count = max;
-	if (count > 0)
-		memcpy(codes, buf, count * sizeof(buf[0]));
-	*ret_count = count;
-	return 0;
-}
-
-static int raw_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address)
-{
-	if (!lib || !addressable(chip) || !ret_address)
-		return -EINVAL;
-	clear_error(lib);
-
-	if (!lib->fn.dcmi_get_device_pcie_info_v2)
-		return -EOPNOTSUPP;
-	struct dcmi_pcie_info_all info;
-	memset(&info, 0, sizeof(info));
-	int rc = lib->fn.dcmi_get_device_pcie_info_v2(chip->card_id, chip->device_id, &info);
-	if (rc == DCMI_ERR_NOT_SUPPORTED) {
-		record_error(lib, "dcmi_get_device_pcie_info_v2", rc);
-		return -EOPNOTSUPP;
-	}
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_device_pcie_info_v2", rc);
-	if (info.domain < 0 || (unsigned)info.domain > PCI_DOMAIN_MAX || info.bdf_busid > UINT8_MAX ||
-	    info.bdf_deviceid > PCI_DEVICE_MAX || info.bdf_funcid > PCI_FUNCTION_MAX)
-		return -ERANGE;
-	*ret_address = (struct pci_address){
-		.domain = (uint32_t)info.domain,
-		.bus = (uint8_t)info.bdf_busid,
-		.device = (uint8_t)info.bdf_deviceid,
-		.function = (uint8_t)info.bdf_funcid,
-	};
-	return 0;
-}
-
-static int raw_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_vnpu *vnpus, size_t max,
-		    size_t *ret_count)
-{
-	if (!lib || !addressable(chip) || (!vnpus && max > 0))
-		return -EINVAL;
-	clear_error(lib);
-
-	if (!lib->fn.dcmi_get_device_info)
-		return -EOPNOTSUPP;
-	/* Leading fields only (npu/dcmi_abi.h): a zeroed buffer larger than
-	 * any release's structure. */
-	static _Thread_local unsigned char buf[DCMI_VDEV_QUERY_BYTES];
-	unsigned int size = sizeof(buf), count, id;
-	memset(buf, 0, sizeof(buf));
-	int rc = lib->fn.dcmi_get_device_info(chip->card_id, chip->device_id, DCMI_MAIN_CMD_VDEV_MNG,
-					      DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE, buf, &size);
-	if (rc == DCMI_ERR_NOT_SUPPORTED) {
-		record_error(lib, "dcmi_get_device_info", rc);
-		return -EOPNOTSUPP;
-	}
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_device_info", rc);
-	memcpy(&count, buf, sizeof(count));
-	if (count > DCMI_VDEV_MAX_PER_CHIP)
-		count = DCMI_VDEV_MAX_PER_CHIP;
-	if (count > max)
-		count = (unsigned)max;
-	unsigned int ids[DCMI_VDEV_MAX_PER_CHIP];
-	memcpy(ids, buf + sizeof(count), count * sizeof(ids[0]));
-
-	for (unsigned i = 0; i < count; i++) {
-		struct npu_vnpu *v = &vnpus[i];
-		*v = (struct npu_vnpu){ .id = ids[i], .phy_id = chip->phy_id };
-		memset(buf, 0, sizeof(buf));
-		id = ids[i];
-		memcpy(buf, &id, sizeof(id));
-		size = sizeof(buf);
-		rc = lib->fn.dcmi_get_device_info(chip->card_id, chip->device_id, DCMI_MAIN_CMD_VDEV_MNG,
-						  DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE, buf, &size);
-		if (rc != DCMI_OK) {
-			record_error(lib, "dcmi_get_device_info", rc);
-			continue;
-		}
-		copy_vendor_name(v->template_name, sizeof(v->template_name), buf + sizeof(id), DCMI_VDEV_NAME_LEN);
-	}
-	*ret_count = count;
-	return 0;
 }
 
 /* The one fault subscriber. DCMI keeps calling the trampoline for as long
@@ -671,11 +446,7 @@ int dcmi_subscribe_faults(struct dcmi_lib *lib, dcmi_fault_fn fn, void *ctx)
 	if (rc == DCMI_OK)
 		return 0;
 	dcmi_unsubscribe_faults();
-	if (rc == DCMI_ERR_NOT_SUPPORTED) {
-		record_error(lib, "dcmi_subscribe_fault_event", rc);
-		return -EOPNOTSUPP;
-	}
-	return vendor_failed(lib, "dcmi_subscribe_fault_event", rc);
+	return vendor_failed(lib, "dcmi_subscribe_fault_event", rc, -EOPNOTSUPP);
 }
 
 void dcmi_unsubscribe_faults(void)
@@ -686,129 +457,84 @@ void dcmi_unsubscribe_faults(void)
 	pthread_mutex_unlock(&subscriber.lock);
 }
 
-static int raw_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
-{
-	if (!lib || !buf || size == 0)
-		return -EINVAL;
-	clear_error(lib);
-
-	if (!lib->fn.dcmi_get_dcmi_version)
-		return -EOPNOTSUPP;
-	char version[256];
-	memset(version, 0, sizeof(version));
-	int rc = lib->fn.dcmi_get_dcmi_version(version, (int)sizeof(version));
-	if (rc != DCMI_OK)
-		return vendor_failed(lib, "dcmi_get_dcmi_version", rc);
-	char clean[sizeof(version)];
-	copy_vendor_name(clean, sizeof(clean), (const unsigned char *)version, sizeof(version));
-	return str_copy(buf, size, clean);
-}
-
-/* --- telemetry ------------------------------------------------------------ */
-
-/* The common shape of the telemetry calls: -EOPNOTSUPP when the driver lacks
- * the call or answers -8255, -EIO with the code recorded otherwise. */
-static int telemetry_failed(struct dcmi_lib *lib, const char *call, int rc)
-{
-	if (rc == DCMI_ERR_NOT_SUPPORTED) {
-		record_error(lib, call, rc);
-		return -EOPNOTSUPP;
-	}
-	return vendor_failed(lib, call, rc);
-}
-
-static int raw_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_celsius)
-{
-	if (!lib || !addressable(chip) || !ret_celsius)
-		return -EINVAL;
-	clear_error(lib);
-	if (!lib->fn.dcmi_get_device_temperature)
-		return -EOPNOTSUPP;
-	int t = 0;
-	int rc = lib->fn.dcmi_get_device_temperature(chip->card_id, chip->device_id, &t);
-	if (rc != DCMI_OK)
-		return telemetry_failed(lib, "dcmi_get_device_temperature", rc);
-	*ret_celsius = t;
-	return 0;
-}
-
-static int raw_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts)
-{
-	if (!lib || !addressable(chip) || !ret_watts)
-		return -EINVAL;
-	clear_error(lib);
-	if (!lib->fn.dcmi_get_device_power_info)
-		return -EOPNOTSUPP;
-	int tenths = 0;
-	int rc = lib->fn.dcmi_get_device_power_info(chip->card_id, chip->device_id, &tenths);
-	if (rc != DCMI_OK)
-		return telemetry_failed(lib, "dcmi_get_device_power_info", rc);
-	if (tenths < 0)
-		return -ERANGE;
-	*ret_watts = tenths / 10.0;
-	return 0;
-}
-
-static int raw_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent)
-{
-	if (!lib || !addressable(chip) || !ret_percent)
-		return -EINVAL;
-	clear_error(lib);
-	if (!lib->fn.dcmi_get_device_utilization_rate)
-		return -EOPNOTSUPP;
-	unsigned int pct = 0;
-	int rc = lib->fn.dcmi_get_device_utilization_rate(chip->card_id, chip->device_id, DCMI_UTILIZATION_AICORE,
-							   &pct);
-	if (rc != DCMI_OK)
-		return telemetry_failed(lib, "dcmi_get_device_utilization_rate", rc);
-	if (pct > 100)
-		return -ERANGE;
-	*ret_percent = pct;
-	return 0;
-}
-
-static int raw_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb)
-{
-	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
-		return -EINVAL;
-	clear_error(lib);
-	if (!lib->fn.dcmi_get_device_hbm_info)
-		return -EOPNOTSUPP;
-	struct dcmi_hbm_info info;
-	memset(&info, 0, sizeof(info));
-	int rc = lib->fn.dcmi_get_device_hbm_info(chip->card_id, chip->device_id, &info);
-	if (rc != DCMI_OK)
-		return telemetry_failed(lib, "dcmi_get_device_hbm_info", rc);
-	if (info.memory_usage > info.memory_size)
-		return -ERANGE;
-	*ret_total_mb = info.memory_size;
-	*ret_used_mb = info.memory_usage;
-	return 0;
-}
-
 /* --- the calls, through the guard ------------------------------------------ */
 
+/* Every DCMI call made through the guard, one row each:
+ *   (op, symbol, type, n, missing, unsupported)
+ * op names the job that makes the call on the worker, job_<op>(), and its
+ * result in struct dcmi_call, out.<op>: n elements of type (a list holds at
+ * most n). symbol is the vendor call: its name goes to dcmi_last_error()
+ * and to the guard, and when the driver lacks it the caller gets missing
+ * (0 or -EOPNOTSUPP). A failure of the call is recorded and gives
+ * unsupported when DCMI answered "not supported" (-8255), -EIO otherwise.
+ * (A required symbol is never missing.) The deadline, the hand-over to
+ * the worker and the mapping of failures are run_call's and run_job's,
+ * the same for every row. */
+#define DCMI_CALLS(X)                                                                                     \
+	X(chips, dcmi_get_card_list, struct npu_chip, NPU_MAX_CHIPS, -EOPNOTSUPP, -EIO)                   \
+	X(health, dcmi_get_device_health, unsigned int, 1, -EOPNOTSUPP, -EIO)                             \
+	X(error_codes, dcmi_get_device_errorcode_v2, unsigned int, DCMI_MAX_ERROR_CODES, 0, -EIO)         \
+	X(pcie, dcmi_get_device_pcie_info_v2, struct dcmi_pcie_info_all, 1, -EOPNOTSUPP, -EOPNOTSUPP)     \
+	X(vnpus, dcmi_get_device_info, struct npu_vnpu, DCMI_VDEV_MAX_PER_CHIP, -EOPNOTSUPP, -EOPNOTSUPP) \
+	X(version, dcmi_get_dcmi_version, char, 256, -EOPNOTSUPP, -EIO)                                   \
+	X(temperature, dcmi_get_device_temperature, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                     \
+	X(power, dcmi_get_device_power_info, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                            \
+	X(utilization, dcmi_get_device_utilization_rate, unsigned int, 1, -EOPNOTSUPP, -EOPNOTSUPP)       \
+	X(hbm, dcmi_get_device_hbm_info, struct dcmi_hbm_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)
+
 /* One call's arguments and results, in the guard's own storage while the
- * call runs (npu/vendor_call.h): the raw_ functions write only here. */
+ * call runs (npu/vendor_call.h): the jobs write only here. run_call hands
+ * every job a zeroed result. */
 struct dcmi_call {
 	struct dcmi_lib *lib;
-	struct npu_chip chip;
-	size_t max, count;
+	const struct dcmi_op *op;
+	struct npu_chip chip; /* the chip asked about, if any */
+	size_t max;           /* a list's room: the caller's, at most n */
+	size_t count;         /* a list's length, as the job found it */
+	bool too_many;        /* chips: more than max were found */
 	union {
-		unsigned int health;
-		unsigned int codes[DCMI_MAX_ERROR_CODES];
-		struct pci_address address;
-		struct npu_vnpu vnpus[DCMI_VDEV_MAX_PER_CHIP];
-		struct npu_chip chips[NPU_MAX_CHIPS];
-		char version[256];
-		int celsius;
-		double watts;
-		unsigned int percent;
-		uint64_t hbm[2];
+#define DCMI_CALL_RESULT(op, symbol, type, n, missing, unsupported) type op[n];
+		DCMI_CALLS(DCMI_CALL_RESULT)
+#undef DCMI_CALL_RESULT
 	} out;
 };
 
 _Static_assert(sizeof(struct dcmi_call) <= VENDOR_CALL_ARG_MAX, "a DCMI call's arguments fit the guard");
+
+/* A row of DCMI_CALLS. */
+struct dcmi_op {
+	const char *call;                           /* the symbol's name */
+	int (*job)(struct dcmi_call *c);            /* on the worker: the call's DCMI code */
+	bool (*present)(const struct dcmi_fns *fn); /* whether the driver has the call */
+	/* The bytes of struct dcmi_call the guard copies in and out: up to
+	 * the end of this result, not the whole union (its chip list is
+	 * 20 KiB). */
+	size_t size;
+	size_t capacity, elem_size;
+	int if_missing, if_unsupported;
+};
+
+/* op_<op> for each row, with job_<op> declared (it is written below, with
+ * the public function it serves) and has_<op> telling whether the driver
+ * has the call. */
+#define DCMI_CALL_OP(op, symbol, type, n, missing, unsupported)               \
+	static int job_##op(struct dcmi_call *c);                              \
+	static bool has_##op(const struct dcmi_fns *fn)                        \
+	{                                                                      \
+		return fn->symbol != NULL;                                     \
+	}                                                                      \
+	static const struct dcmi_op op_##op = {                                \
+		.call = #symbol,                                               \
+		.job = job_##op,                                               \
+		.present = has_##op,                                           \
+		.size = offsetof(struct dcmi_call, out) + sizeof(type[n]),     \
+		.capacity = (n),                                               \
+		.elem_size = sizeof(type),                                     \
+		.if_missing = (missing),                                       \
+		.if_unsupported = (unsupported),                               \
+	};
+DCMI_CALLS(DCMI_CALL_OP)
+#undef DCMI_CALL_OP
 
 /* The library's call scratch, made at its first call. A library table
  * built by hand (unit tests: no guard, one thread) uses a static one. */
@@ -822,48 +548,159 @@ static struct dcmi_call *call_of(struct dcmi_lib *lib)
 	return lib->call;
 }
 
-/* The bytes of a call that one result needs: the guard copies only these
- * in and out, not the whole union (its chip list is 20 KiB). */
-#define CALL_SIZE(member) (offsetof(struct dcmi_call, out) + sizeof(((struct dcmi_call *)0)->out.member))
-
-/* Runs fn on the guard's worker on the first size bytes of *c; a call past
- * its deadline, or one not made because another is stuck, is recorded
- * under its own name with code 0. */
-static int guarded(struct dcmi_lib *lib, const char *name, long key, int (*fn)(void *), struct dcmi_call *c,
-		   size_t size)
+/* Runs on the worker: the op's job, when the driver has its call, and the
+ * mapping of what DCMI answered. */
+static int run_job(void *arg)
 {
-	/* Without a guard (a library table built by hand, as in unit tests)
-	 * the call runs here. */
-	if (!lib->guard)
-		return fn(c);
-	int r = vendor_call_run(lib->guard, name, key, fn, c, size);
-	if (r == -ETIMEDOUT || r == -EBUSY)
-		record_error(lib, name, 0);
-	return r;
+	struct dcmi_call *c = arg;
+	const struct dcmi_op *op = c->op;
+	clear_error(c->lib);
+	if (!op->present(&c->lib->fn))
+		return op->if_missing;
+	int rc = op->job(c);
+	if (rc != DCMI_OK)
+		return vendor_failed(c->lib, op->call, rc, op->if_unsupported);
+	return 0;
 }
 
-/* One call through the guard for chip (NULL: a call of no chip), with max
- * as the caller clamped it and size from CALL_SIZE; on 0 its results are
- * in **ret_call. */
-static int run_call(struct dcmi_lib *lib, const char *name, const struct npu_chip *chip, size_t max, size_t size,
-		    int (*fn)(void *), struct dcmi_call **ret_call)
+/* One call through the guard for chip (NULL: a call of no chip), with room
+ * for max list elements; on 0 its results are in **ret_call. A call past
+ * its deadline, or one not made because another is stuck, is recorded
+ * under its own name with code 0. */
+static int run_call(struct dcmi_lib *lib, const struct dcmi_op *op, const struct npu_chip *chip, size_t max,
+		    struct dcmi_call **ret_call)
 {
 	struct dcmi_call *c = call_of(lib);
 	if (!c)
 		return -ENOMEM;
-	*c = (struct dcmi_call){ .lib = lib, .max = max };
+	*c = (struct dcmi_call){ .lib = lib, .op = op, .max = max < op->capacity ? max : op->capacity };
 	if (chip)
 		c->chip = *chip;
-	int r = guarded(lib, name, chip ? (long)chip->phy_id : -1, fn, c, size);
+	int r;
+	if (lib->guard) {
+		r = vendor_call_run(lib->guard, op->call, chip ? (long)chip->phy_id : -1, run_job, c, op->size);
+		if (r == -ETIMEDOUT || r == -EBUSY)
+			record_error(lib, op->call, 0);
+	} else {
+		/* A library table built by hand, as in unit tests: no worker. */
+		r = run_job(c);
+	}
 	if (r == 0)
 		*ret_call = c;
 	return r;
 }
 
-static int do_enumerate(void *arg)
+/* Copies a list result out to its caller. */
+static void take_list(const struct dcmi_call *c, void *list, size_t *ret_count)
 {
-	struct dcmi_call *c = arg;
-	return raw_enumerate(c->lib, c->out.chips, c->max, &c->count);
+	if (c->count > 0)
+		memcpy(list, &c->out, c->count * c->op->elem_size);
+	*ret_count = c->count;
+}
+
+static bool phy_seen(const struct npu_chip *chips, size_t count, uint32_t phy)
+{
+	for (size_t i = 0; i < count; i++)
+		if (chips[i].phy_id == phy)
+			return true;
+	return false;
+}
+
+/* Reads the identity of one chip. A failure is recorded and the chip skipped
+ * by the caller: one broken chip must not hide the others. */
+static int read_chip(struct dcmi_lib *lib, int card, int device, struct npu_chip *ret_chip)
+{
+	int logic = -1;
+	int rc = lib->fn.dcmi_get_device_logic_id(&logic, card, device);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_logic_id", rc, -EIO);
+	if (logic < 0) {
+		/* Not a vendor code, but the closest description of the answer. */
+		return vendor_failed(lib, "dcmi_get_device_logic_id", DCMI_ERR_INVALID_DEVICE_ID, -EIO);
+	}
+
+	unsigned int phy = 0;
+	rc = lib->fn.dcmi_get_device_phyid_from_logicid((unsigned int)logic, &phy);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_phyid_from_logicid", rc, -EIO);
+
+	struct dcmi_chip_info info;
+	memset(&info, 0, sizeof(info));
+	rc = lib->fn.dcmi_get_device_chip_info(card, device, &info);
+	if (rc != DCMI_OK)
+		return vendor_failed(lib, "dcmi_get_device_chip_info", rc, -EIO);
+
+	struct npu_chip chip = {
+		.phy_id = phy,
+		.logic_id = (uint32_t)logic,
+		.card_id = card,
+		.device_id = device,
+		.aicore_count = info.aicore_cnt,
+	};
+	copy_vendor_name(chip.name, sizeof(chip.name), info.chip_name, sizeof(info.chip_name));
+
+	/* Board info only sharpens the family (A3); older drivers lack it and
+	 * some chips answer "not supported", which is not worth reporting. */
+	if (lib->fn.dcmi_get_device_board_info) {
+		struct dcmi_board_info board;
+		memset(&board, 0, sizeof(board));
+		if (lib->fn.dcmi_get_device_board_info(card, device, &board) == DCMI_OK) {
+			chip.has_board_id = true;
+			chip.board_id = board.board_id;
+		}
+	}
+	chip.family = npu_family_detect(chip.name, chip.has_board_id, chip.board_id);
+	*ret_chip = chip;
+	return 0;
+}
+
+static int job_chips(struct dcmi_call *c)
+{
+	struct dcmi_lib *lib = c->lib;
+	int cards[DCMI_MAX_CARDS];
+	memset(cards, 0, sizeof(cards));
+	int card_num = 0;
+	int rc = lib->fn.dcmi_get_card_list(&card_num, cards, DCMI_MAX_CARDS);
+	if (rc != DCMI_OK)
+		return rc;
+	/* The count comes from the vendor: never trust it past our buffer. */
+	if (card_num < 0)
+		card_num = 0;
+	if (card_num > DCMI_MAX_CARDS)
+		card_num = DCMI_MAX_CARDS;
+
+	for (int i = 0; i < card_num; i++) {
+		int device_num = 0;
+		rc = lib->fn.dcmi_get_device_num_in_card(cards[i], &device_num);
+		if (rc != DCMI_OK) {
+			record_error(lib, "dcmi_get_device_num_in_card", rc);
+			continue;
+		}
+		if (device_num < 1)
+			device_num = 1;
+		if (device_num > DCMI_MAX_DEVICES_PER_CARD)
+			device_num = DCMI_MAX_DEVICES_PER_CARD;
+
+		for (int device = 0; device < device_num; device++) {
+			struct npu_chip chip;
+			if (read_chip(lib, cards[i], device, &chip) < 0)
+				continue;
+			/* Two answers for one /dev/davinciN would give two devices
+			 * the same node: the first one wins. */
+			if (phy_seen(c->out.chips, c->count, chip.phy_id))
+				continue;
+			if (c->count >= c->max) {
+				/* The calls went well; dcmi_enumerate refuses the list. */
+				c->too_many = true;
+				return DCMI_OK;
+			}
+			c->out.chips[c->count++] = chip;
+		}
+	}
+
+	if (c->count > 1)
+		qsort(c->out.chips, c->count, sizeof(c->out.chips[0]), npu_chip_compare_phy);
+	return DCMI_OK;
 }
 
 int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, size_t *ret_count)
@@ -871,20 +708,18 @@ int dcmi_enumerate(struct dcmi_lib *lib, struct npu_chip *chips, size_t max, siz
 	if (!lib || (!chips && max > 0) || !ret_count)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	size_t n = max < NPU_MAX_CHIPS ? max : NPU_MAX_CHIPS;
-	int r = run_call(lib, "dcmi_get_card_list", NULL, n, CALL_SIZE(chips), do_enumerate, &c);
+	int r = run_call(lib, &op_chips, NULL, max, &c);
 	if (r < 0)
 		return r;
-	if (c->count)
-		memcpy(chips, c->out.chips, c->count * sizeof(chips[0]));
-	*ret_count = c->count;
+	if (c->too_many)
+		return -E2BIG;
+	take_list(c, chips, ret_count);
 	return 0;
 }
 
-static int do_health(void *arg)
+static int job_health(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_health(c->lib, &c->chip, &c->out.health);
+	return c->lib->fn.dcmi_get_device_health(c->chip.card_id, c->chip.device_id, c->out.health);
 }
 
 int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_health)
@@ -892,16 +727,22 @@ int dcmi_chip_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned
 	if (!lib || !addressable(chip) || !ret_health)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	int r = run_call(lib, "dcmi_get_device_health", chip, 0, CALL_SIZE(health), do_health, &c);
+	int r = run_call(lib, &op_health, chip, 0, &c);
 	if (r == 0)
-		*ret_health = c->out.health;
+		*ret_health = c->out.health[0];
 	return r;
 }
 
-static int do_error_codes(void *arg)
+static int job_error_codes(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_error_codes(c->lib, &c->chip, c->out.codes, c->max, &c->count);
+	int n = 0;
+	int rc = c->lib->fn.dcmi_get_device_errorcode_v2(c->chip.card_id, c->chip.device_id, &n, c->out.error_codes,
+							 (unsigned int)ELEMENTSOF(c->out.error_codes));
+	/* The count comes from the vendor: never past the list (max is at
+	 * most its length). */
+	size_t count = n < 0 ? 0 : (size_t)n;
+	c->count = count < c->max ? count : c->max;
+	return rc;
 }
 
 int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *codes, size_t max,
@@ -910,20 +751,16 @@ int dcmi_chip_error_codes(struct dcmi_lib *lib, const struct npu_chip *chip, uns
 	if (!lib || !addressable(chip) || (!codes && max > 0) || !ret_count)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	size_t n = max < DCMI_MAX_ERROR_CODES ? max : DCMI_MAX_ERROR_CODES;
-	int r = run_call(lib, "dcmi_get_device_errorcode_v2", chip, n, CALL_SIZE(codes), do_error_codes, &c);
+	int r = run_call(lib, &op_error_codes, chip, max, &c);
 	if (r < 0)
 		return r;
-	if (c->count)
-		memcpy(codes, c->out.codes, c->count * sizeof(codes[0]));
-	*ret_count = c->count;
+	take_list(c, codes, ret_count);
 	return 0;
 }
 
-static int do_pci_address(void *arg)
+static int job_pcie(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_pci_address(c->lib, &c->chip, &c->out.address);
+	return c->lib->fn.dcmi_get_device_pcie_info_v2(c->chip.card_id, c->chip.device_id, c->out.pcie);
 }
 
 int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct pci_address *ret_address)
@@ -931,16 +768,57 @@ int dcmi_chip_pci_address(struct dcmi_lib *lib, const struct npu_chip *chip, str
 	if (!lib || !addressable(chip) || !ret_address)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	int r = run_call(lib, "dcmi_get_device_pcie_info_v2", chip, 0, CALL_SIZE(address), do_pci_address, &c);
-	if (r == 0)
-		*ret_address = c->out.address;
-	return r;
+	int r = run_call(lib, &op_pcie, chip, 0, &c);
+	if (r < 0)
+		return r;
+	const struct dcmi_pcie_info_all *info = &c->out.pcie[0];
+	if (info->domain < 0 || (unsigned)info->domain > PCI_DOMAIN_MAX || info->bdf_busid > UINT8_MAX ||
+	    info->bdf_deviceid > PCI_DEVICE_MAX || info->bdf_funcid > PCI_FUNCTION_MAX)
+		return -ERANGE;
+	*ret_address = (struct pci_address){
+		.domain = (uint32_t)info->domain,
+		.bus = (uint8_t)info->bdf_busid,
+		.device = (uint8_t)info->bdf_deviceid,
+		.function = (uint8_t)info->bdf_funcid,
+	};
+	return 0;
 }
 
-static int do_vnpus(void *arg)
+static int job_vnpus(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_vnpus(c->lib, &c->chip, c->out.vnpus, c->max, &c->count);
+	const struct npu_chip *chip = &c->chip;
+	/* Leading fields only (npu/dcmi_abi.h): a zeroed buffer larger than
+	 * any release's structure. */
+	static _Thread_local unsigned char buf[DCMI_VDEV_QUERY_BYTES];
+	unsigned int size = sizeof(buf), count, id;
+	memset(buf, 0, sizeof(buf));
+	int rc = c->lib->fn.dcmi_get_device_info(chip->card_id, chip->device_id, DCMI_MAIN_CMD_VDEV_MNG,
+						 DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE, buf, &size);
+	if (rc != DCMI_OK)
+		return rc;
+	memcpy(&count, buf, sizeof(count));
+	if (count > c->max)
+		count = (unsigned)c->max;
+	unsigned int ids[DCMI_VDEV_MAX_PER_CHIP];
+	memcpy(ids, buf + sizeof(count), count * sizeof(ids[0]));
+
+	for (unsigned i = 0; i < count; i++) {
+		struct npu_vnpu *v = &c->out.vnpus[i];
+		*v = (struct npu_vnpu){ .id = ids[i], .phy_id = chip->phy_id };
+		memset(buf, 0, sizeof(buf));
+		id = ids[i];
+		memcpy(buf, &id, sizeof(id));
+		size = sizeof(buf);
+		rc = c->lib->fn.dcmi_get_device_info(chip->card_id, chip->device_id, DCMI_MAIN_CMD_VDEV_MNG,
+						     DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE, buf, &size);
+		if (rc != DCMI_OK) {
+			record_error(c->lib, "dcmi_get_device_info", rc);
+			continue;
+		}
+		copy_vendor_name(v->template_name, sizeof(v->template_name), buf + sizeof(id), DCMI_VDEV_NAME_LEN);
+	}
+	c->count = count;
+	return DCMI_OK;
 }
 
 int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_vnpu *vnpus, size_t max,
@@ -949,20 +827,16 @@ int dcmi_chip_vnpus(struct dcmi_lib *lib, const struct npu_chip *chip, struct np
 	if (!lib || !addressable(chip) || (!vnpus && max > 0) || !ret_count)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	size_t n = max < DCMI_VDEV_MAX_PER_CHIP ? max : DCMI_VDEV_MAX_PER_CHIP;
-	int r = run_call(lib, "dcmi_get_device_info", chip, n, CALL_SIZE(vnpus), do_vnpus, &c);
+	int r = run_call(lib, &op_vnpus, chip, max, &c);
 	if (r < 0)
 		return r;
-	if (c->count)
-		memcpy(vnpus, c->out.vnpus, c->count * sizeof(vnpus[0]));
-	*ret_count = c->count;
+	take_list(c, vnpus, ret_count);
 	return 0;
 }
 
-static int do_driver_version(void *arg)
+static int job_version(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_driver_version(c->lib, c->out.version, sizeof(c->out.version));
+	return c->lib->fn.dcmi_get_dcmi_version(c->out.version, (int)sizeof(c->out.version));
 }
 
 int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
@@ -970,14 +844,19 @@ int dcmi_driver_version(struct dcmi_lib *lib, char *buf, size_t size)
 	if (!lib || !buf || size == 0)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	int r = run_call(lib, "dcmi_get_dcmi_version", NULL, 0, CALL_SIZE(version), do_driver_version, &c);
-	return r < 0 ? r : str_copy(buf, size, c->out.version);
+	int r = run_call(lib, &op_version, NULL, 0, &c);
+	if (r < 0)
+		return r;
+	char clean[sizeof(c->out.version)];
+	copy_vendor_name(clean, sizeof(clean), (const unsigned char *)c->out.version, sizeof(c->out.version));
+	return str_copy(buf, size, clean);
 }
 
-static int do_temperature(void *arg)
+/* --- telemetry ------------------------------------------------------------ */
+
+static int job_temperature(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_temperature(c->lib, &c->chip, &c->out.celsius);
+	return c->lib->fn.dcmi_get_device_temperature(c->chip.card_id, c->chip.device_id, c->out.temperature);
 }
 
 int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_celsius)
@@ -985,16 +864,15 @@ int dcmi_chip_temperature(struct dcmi_lib *lib, const struct npu_chip *chip, int
 	if (!lib || !addressable(chip) || !ret_celsius)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	int r = run_call(lib, "dcmi_get_device_temperature", chip, 0, CALL_SIZE(celsius), do_temperature, &c);
+	int r = run_call(lib, &op_temperature, chip, 0, &c);
 	if (r == 0)
-		*ret_celsius = c->out.celsius;
+		*ret_celsius = c->out.temperature[0];
 	return r;
 }
 
-static int do_power(void *arg)
+static int job_power(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_power(c->lib, &c->chip, &c->out.watts);
+	return c->lib->fn.dcmi_get_device_power_info(c->chip.card_id, c->chip.device_id, c->out.power);
 }
 
 int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *ret_watts)
@@ -1002,16 +880,20 @@ int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *r
 	if (!lib || !addressable(chip) || !ret_watts)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	int r = run_call(lib, "dcmi_get_device_power_info", chip, 0, CALL_SIZE(watts), do_power, &c);
-	if (r == 0)
-		*ret_watts = c->out.watts;
-	return r;
+	int r = run_call(lib, &op_power, chip, 0, &c);
+	if (r < 0)
+		return r;
+	int tenths = c->out.power[0];
+	if (tenths < 0)
+		return -ERANGE;
+	*ret_watts = tenths / 10.0;
+	return 0;
 }
 
-static int do_aicore_utilization(void *arg)
+static int job_utilization(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_aicore_utilization(c->lib, &c->chip, &c->out.percent);
+	return c->lib->fn.dcmi_get_device_utilization_rate(c->chip.card_id, c->chip.device_id,
+							    DCMI_UTILIZATION_AICORE, c->out.utilization);
 }
 
 int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent)
@@ -1019,16 +901,18 @@ int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *ch
 	if (!lib || !addressable(chip) || !ret_percent)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	int r = run_call(lib, "dcmi_get_device_utilization_rate", chip, 0, CALL_SIZE(percent), do_aicore_utilization, &c);
-	if (r == 0)
-		*ret_percent = c->out.percent;
-	return r;
+	int r = run_call(lib, &op_utilization, chip, 0, &c);
+	if (r < 0)
+		return r;
+	if (c->out.utilization[0] > 100)
+		return -ERANGE;
+	*ret_percent = c->out.utilization[0];
+	return 0;
 }
 
-static int do_hbm(void *arg)
+static int job_hbm(struct dcmi_call *c)
 {
-	struct dcmi_call *c = arg;
-	return raw_chip_hbm(c->lib, &c->chip, &c->out.hbm[0], &c->out.hbm[1]);
+	return c->lib->fn.dcmi_get_device_hbm_info(c->chip.card_id, c->chip.device_id, c->out.hbm);
 }
 
 int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb)
@@ -1036,12 +920,15 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 	if (!lib || !addressable(chip) || !ret_total_mb || !ret_used_mb)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
-	int r = run_call(lib, "dcmi_get_device_hbm_info", chip, 0, CALL_SIZE(hbm), do_hbm, &c);
-	if (r == 0) {
-		*ret_total_mb = c->out.hbm[0];
-		*ret_used_mb = c->out.hbm[1];
-	}
-	return r;
+	int r = run_call(lib, &op_hbm, chip, 0, &c);
+	if (r < 0)
+		return r;
+	const struct dcmi_hbm_info *info = &c->out.hbm[0];
+	if (info->memory_usage > info->memory_size)
+		return -ERANGE;
+	*ret_total_mb = info->memory_size;
+	*ret_used_mb = info->memory_usage;
+	return 0;
 }
 
 /* --- chip reset, in the background ---------------------------------------- */

@@ -137,14 +137,11 @@ static void add_native(struct response_builder *b, const struct host_files *file
 			   arena_printf(b->arena, "/dev/davinci%u", number));
 	}
 	/* A node holds one family; should it hold several, each family's nodes are added once. */
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = devs[j]->chip.family == devs[i]->chip.family;
-		if (seen)
-			continue;
+	enum npu_family families[HOST_FILES_FAMILIES];
+	size_t n_families = host_files_families(devs, n, families);
+	for (size_t f = 0; f < n_families; f++) {
 		size_t count;
-		const struct host_node *nodes = host_files_nodes(files, devs[i]->chip.family, &count);
+		const struct host_node *nodes = host_files_nodes(files, families[f], &count);
 		for (size_t k = 0; k < count; k++)
 			add_device(b, nodes[k].host, nodes[k].container);
 	}

@@ -153,14 +153,11 @@ static void put_spec_edits(struct builder *b, json_object *root, const struct np
 	json_object *edits = json_object_new_object();
 	b->shared_nodes = json_object_new_array();
 	b->mounts = json_object_new_array();
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = devs[j]->chip.family == devs[i]->chip.family;
-		if (seen)
-			continue;
+	enum npu_family families[HOST_FILES_FAMILIES];
+	size_t n_families = host_files_families(devs, n, families);
+	for (size_t f = 0; f < n_families; f++) {
 		size_t count;
-		const struct host_node *nodes = host_files_nodes(files, devs[i]->chip.family, &count);
+		const struct host_node *nodes = host_files_nodes(files, families[f], &count);
 		for (size_t k = 0; k < count; k++) /* both "/dev/<name>" */
 			on_shared_node(b, nodes[k].host + strlen("/dev/"), nodes[k].container + strlen("/dev/"));
 	}

@@ -10,6 +10,7 @@
 #include "base/parse.h"
 #include "base/refcount.h"
 #include "base/strbuf.h"
+#include "npu/inventory.h"
 
 /* Driver paths a container needs read-only; "<driver>" is the driver path. */
 static const struct {
@@ -120,6 +121,23 @@ const struct host_node *host_files_nodes(const struct host_files *f, enum npu_fa
 	size_t k = (size_t)family < HOST_FILES_FAMILIES ? (size_t)family : NPU_FAMILY_UNKNOWN;
 	*ret_count = f->n_nodes[k];
 	return f->nodes[k];
+}
+
+size_t host_files_families(const struct npu_device *const *devs, size_t n,
+			   enum npu_family families[static HOST_FILES_FAMILIES])
+{
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		enum npu_family family = devs[i]->chip.family;
+		if ((size_t)family >= HOST_FILES_FAMILIES)
+			family = NPU_FAMILY_UNKNOWN;
+		bool seen = false;
+		for (size_t j = 0; j < count && !seen; j++)
+			seen = families[j] == family;
+		if (!seen)
+			families[count++] = family;
+	}
+	return count;
 }
 
 bool host_files_is_shared_node(const char *name)

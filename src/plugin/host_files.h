@@ -62,6 +62,14 @@ bool host_files_equal(const struct host_files *a, const struct host_files *b);
 /* The shared nodes of a family (any value out of range is UNKNOWN's). */
 const struct host_node *host_files_nodes(const struct host_files *files, enum npu_family family, size_t *ret_count);
 
+struct npu_device;
+
+/* The families of devs, each once, in the order they first appear (a value
+ * out of range as UNKNOWN, as host_files_nodes reads it): the families whose
+ * shared nodes a container given devs needs. Returns how many. */
+size_t host_files_families(const struct npu_device *const *devs, size_t n,
+			   enum npu_family families[static HOST_FILES_FAMILIES]);
+
 /* Describes what differs between two scans for a log line, e.g.
  * "/dev/dvpp_cmdlist appeared, /etc/ascend_install.info went"; returns 0 or
  * -ENOBUFS (buf holds what fitted). */

@@ -12,7 +12,6 @@
  * time-sliced chip are published and read back. Skipped (77) where the
  * cluster's binaries were not built. */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,50 +23,24 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "base/wait.h"
 #include "harness/apiserver.h"
 #include "kube/client.h"
 #include "kube/publisher.h"
 #include "support/carve.h"
+#include "support/publish_reports.h"
 
 #define WAIT_MS 60000
 
 static struct apiserver *const api = &the_apiserver;
 
-static struct reports {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct kube_publish_report all[64];
-	size_t n;
-} reps;
-
-static void on_report(void *ctx, const struct kube_publish_report *r)
-{
-	(void)ctx;
-	pthread_mutex_lock(&reps.lock);
-	if (reps.n < 64)
-		reps.all[reps.n++] = *r;
-	pthread_cond_broadcast(&reps.cond);
-	pthread_mutex_unlock(&reps.lock);
-}
+static struct publish_reports reps;
 
 static size_t wait_report(size_t after, enum kube_publish_event event)
 {
-	struct timespec deadline = deadline_after_ms(WAIT_MS);
-	pthread_mutex_lock(&reps.lock);
-	for (;;) {
-		for (size_t i = after; i < reps.n; i++) {
-			if (reps.all[i].event == event) {
-				pthread_mutex_unlock(&reps.lock);
-				return i;
-			}
-		}
-		if (pthread_cond_timedwait(&reps.cond, &reps.lock, &deadline) == ETIMEDOUT)
-			break;
-	}
-	pthread_mutex_unlock(&reps.lock);
-	fail_msg("no report of event %d after %zu", event, after);
-	return 0;
+	size_t i = 0;
+	if (publish_reports_wait(&reps, after, event, 0, WAIT_MS, &i) < 0)
+		fail_msg("no report of event %d after %zu", event, after);
+	return i;
 }
 
 static struct npu_snapshot *chips(int unhealthy)
@@ -168,8 +141,6 @@ static void test_publish_to_kube_apiserver(void **state)
 	json_object_put(node);
 
 	struct kube_client *client = client_of_kubeconfig();
-	pthread_mutex_init(&reps.lock, NULL);
-	cond_init_monotonic(&reps.cond);
 	const struct kube_publisher_options o = {
 		.client = client,
 		.node_name = "sim-node-1",
@@ -178,7 +149,8 @@ static void test_publish_to_kube_apiserver(void **state)
 		.backoff_initial_ms = 100,
 		.backoff_max_ms = 1000,
 		.resync_ms = 1000,
-		.report = on_report,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
 	};
 	struct kube_publisher *p = NULL;
 	assert_int_equal(kube_publisher_start(&o, &p), 0);
@@ -260,7 +232,8 @@ static void test_partitions_and_sharing(void **state)
 		.node_name = "sim-node-2",
 		.backoff_initial_ms = 100,
 		.backoff_max_ms = 1000,
-		.report = on_report,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
 	};
 	struct kube_publisher *p = NULL;
 	size_t before = reps.n;
@@ -314,5 +287,8 @@ int main(void)
 		cmocka_unit_test(test_publish_to_kube_apiserver),
 		cmocka_unit_test(test_partitions_and_sharing),
 	};
-	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);
+	publish_reports_init(&reps);
+	int failed = cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);
+	publish_reports_fini(&reps);
+	return failed;
 }

@@ -355,11 +355,10 @@ static void test_resource_added_while_dir_gone(void **state)
 	assert_int_equal(proc_wait(k, WAIT_MS), 0);
 	proc_free(k);
 	node->kubelet = NULL;
-	char gone[200], cmd[240];
+	char gone[200];
 	snprintf(gone, sizeof(gone), "%s.gone", node->socket_dir);
 	assert_int_equal(rename(node->socket_dir, gone), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", gone);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmpdir_remove(gone), 0);
 	assert_non_null(proc_expect_err(node->plugin, "was removed; waiting for it to come back", WAIT_MS));
 
 	write_config(node, CONFIG_310P);

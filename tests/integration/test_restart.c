@@ -123,12 +123,11 @@ static void test_socket_dir_removed_and_recreated(void **state)
 	proc_free(node.kubelet);
 	node.kubelet = NULL;
 	/* Renamed away first: the plugin may be binding its socket in there
-	 * right now, and a plain rm -rf would race with it. */
-	char gone[200], cmd[240];
+	 * right now, and removing it in place would race with it. */
+	char gone[200];
 	snprintf(gone, sizeof(gone), "%s.gone", node.socket_dir);
 	assert_int_equal(rename(node.socket_dir, gone), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", gone);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmpdir_remove(gone), 0);
 	assert_non_null(proc_expect_err(node.plugin, "was removed; waiting for it to come back", WAIT_MS));
 
 	struct proc *k = node_start_kubelet(&node);

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,21 +80,6 @@ int node_tree_build(const char *root, const struct node_tree_options *o)
 	if ((r = path_join(path, sizeof(path), root, NODE_TREE_DCMI_DIR "/libdcmi.so")) < 0)
 		return r;
 	return node_tree_install(o->dcmi_lib, path, 0755);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-void node_tree_remove(const char *path)
-{
-	if (path[0])
-		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int node_tree_list(const char *dir, char *buf, size_t size)

@@ -40,9 +40,6 @@ int node_tree_touch(const char *root, const char *relative);
  * running process has loaded must be replaced. */
 int node_tree_install(const char *from, const char *to, mode_t mode);
 
-/* rm -rf path; what cannot be removed stays. */
-void node_tree_remove(const char *path);
-
 /* The names in dir (without "." and ".."), sorted, comma separated, in buf;
  * -ENOBUFS when they do not fit. */
 int node_tree_list(const char *dir, char *buf, size_t size);

@@ -18,6 +18,7 @@
 #include "deviceplugin.pb-c.h"
 #include "plugin/allocate.h"
 #include "plugin/cdi.h"
+#include "support/tmpdir.h"
 
 static char root[64];
 static char dev[96];
@@ -25,17 +26,14 @@ static char dev[96];
 /* A new root with an empty dev under it. */
 static void make_tree(void)
 {
-	snprintf(root, sizeof(root), "/tmp/allocate-unit-XXXXXX");
-	assert_non_null(mkdtemp(root));
+	assert_int_equal(tmpdir_make(root, sizeof(root), "allocate-unit"), 0);
 	snprintf(dev, sizeof(dev), "%s/dev", root);
 	assert_int_equal(mkdir(dev, 0755), 0);
 }
 
 static void remove_tree(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmpdir_remove(root), 0);
 }
 
 static void touch(const char *name)

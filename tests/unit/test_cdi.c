@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "support/node_tree.h"
+#include "support/tmpdir.h"
 #include <json-c/json.h>
 
 #include "base/file.h"
@@ -71,8 +72,7 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
-	snprintf(f->root, sizeof(f->root), "/tmp/cdi-unit-XXXXXX");
-	assert_non_null(mkdtemp(f->root));
+	assert_int_equal(tmpdir_make(f->root, sizeof(f->root), "cdi-unit"), 0);
 	snprintf(f->dev, sizeof(f->dev), "%s/dev", f->root);
 	snprintf(f->cdi_dir, sizeof(f->cdi_dir), "%s/cdi", f->root);
 	assert_int_equal(mkdir(f->dev, 0755), 0);
@@ -86,7 +86,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	node_tree_remove(f->root);
+	tmpdir_remove(f->root);
 	free(f);
 	return 0;
 }

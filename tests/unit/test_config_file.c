@@ -17,9 +17,10 @@
 #include "config/config.h"
 #include "config/file.h"
 #include "daemon/serving.h"
+#include "support/tmpdir.h"
 
 static char why[1024];
-static char dir[] = "/tmp/test_config_file.XXXXXX";
+static char dir[64];
 static char path[256];
 
 static int parse(const char *text, struct config_file **ret)
@@ -49,7 +50,7 @@ static void write_file(const char *text)
 static int setup(void **state)
 {
 	(void)state;
-	if (!mkdtemp(dir))
+	if (tmpdir_make(dir, sizeof(dir), "test_config_file") < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/config.yaml", dir);
 	return 0;
@@ -58,9 +59,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(path);
-	rmdir(dir);
-	return 0;
+	return tmpdir_remove(dir) == 0 ? 0 : -1;
 }
 
 static void test_good_file(void **state)

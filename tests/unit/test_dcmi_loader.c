@@ -16,7 +16,6 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,6 +29,7 @@
 
 #include "integration/harness/wait.h"
 #include "support/skip.h"
+#include "support/tmpdir.h"
 
 #ifndef FAKE_DCMI_LIB
 #error "FAKE_DCMI_LIB must name the simulator's libdcmi.so"
@@ -116,22 +116,12 @@ static void write_state(const char *root, const char *text)
 	assert_int_equal(setenv(STATE_ENV, path, 1), 0);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	if (str_copy(f->root, sizeof(f->root), "/tmp/test_dcmi.XXXXXX") < 0 || !mkdtemp(f->root) ||
-	    chmod(f->root, 0755) < 0) {
+	if (tmpdir_make(f->root, sizeof(f->root), "test_dcmi") < 0 || chmod(f->root, 0755) < 0) {
 		free(f);
 		return -1;
 	}
@@ -142,7 +132,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	nftw(f->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir_remove(f->root);
 	free(f);
 	return 0;
 }

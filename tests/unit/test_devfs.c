@@ -19,6 +19,7 @@
 #include "base/macro.h"
 #include "base/parse.h"
 #include "npu/devfs.h"
+#include "support/tmpdir.h"
 
 struct fixture {
 	char dir[64];
@@ -33,29 +34,12 @@ static void touch(const char *dir, const char *name)
 	close(fd);
 }
 
-/* Removes the fixture's files; the tree is flat apart from one subdirectory. */
-static void remove_tree(const char *dir)
-{
-	static const char *const names[] = { "davinci0",	 "davinci3",  "davinci12", "davinci_manager",
-					     "vdavinci100", "davinciX", "davinci01", "davinci",
-					     "davinci65536", "davinci65535", "davinci-1", "davinci7x",
-					     "davinci1",	 "davinci2" };
-	char path[PATH_MAX];
-	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-		if (path_join(path, sizeof(path), dir, names[i]) == 0)
-			unlink(path);
-	}
-	if (path_join(path, sizeof(path), dir, "davinci9") == 0)
-		rmdir(path);
-	rmdir(dir);
-}
-
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	if (str_copy(f->dir, sizeof(f->dir), "/tmp/test_devfs.XXXXXX") < 0 || !mkdtemp(f->dir)) {
+	if (tmpdir_make(f->dir, sizeof(f->dir), "test_devfs") < 0) {
 		free(f);
 		return -1;
 	}
@@ -66,7 +50,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	remove_tree(f->dir);
+	tmpdir_remove(f->dir);
 	free(f);
 	return 0;
 }

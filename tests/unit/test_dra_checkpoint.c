@@ -19,6 +19,7 @@
 #include "base/file.h"
 #include "base/parse.h"
 #include "dra/checkpoint.h"
+#include "support/tmpdir.h"
 
 static struct dra_prepared *entry(const char *uid, size_t n)
 {
@@ -38,8 +39,8 @@ static struct dra_prepared *entry(const char *uid, size_t n)
 static void test_round_trip(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/dra-checkpoint-XXXXXX", path[128], why[256];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], path[128], why[256];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "dra-checkpoint"), 0);
 	snprintf(path, sizeof(path), "%s/checkpoint.json", dir);
 
 	struct dra_checkpoint cp = { 0 }, back = { 0 };

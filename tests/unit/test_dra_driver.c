@@ -34,6 +34,7 @@
 #include "base/parse.h"
 #include "dra/driver.h"
 #include "support/carve.h"
+#include "support/tmpdir.h"
 
 struct fixture {
 	char dir[64], cdi_dir[96], plugin_dir[96], dev_dir[96];
@@ -92,8 +93,7 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/dra-driver-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(tmpdir_make(f->dir, sizeof(f->dir), "dra-driver"), 0);
 	snprintf(f->cdi_dir, sizeof(f->cdi_dir), "%s/cdi", f->dir);
 	snprintf(f->plugin_dir, sizeof(f->plugin_dir), "%s/plugin", f->dir);
 	snprintf(f->dev_dir, sizeof(f->dev_dir), "%s/dev", f->dir);
@@ -124,9 +124,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	dra_driver_free(f->driver);
 	npu_snapshot_unref(f->snap);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	int r = system(cmd);
+	int r = tmpdir_remove(f->dir);
 	free(f);
 	return r == 0 ? 0 : -1;
 }

@@ -34,6 +34,7 @@
 
 #include "base/macro.h"
 #include "npu/dcmi_abi.h"
+#include "support/tmpdir.h"
 
 #define EVENT_WAIT_MS 2000
 #define MAX_EVENTS 64
@@ -250,8 +251,7 @@ static int group_setup(void **unused)
 	pthread_cond_init(&events_cond, &attr);
 	pthread_condattr_destroy(&attr);
 
-	snprintf(dir, sizeof(dir), "%s/fake-dcmi-test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir))
+	if (tmpdir_make(dir, sizeof(dir), "fake-dcmi-test") < 0)
 		return -1;
 	snprintf(state_path, sizeof(state_path), "%s/state.txt", dir);
 	setenv("ASCEND_FAKE_DCMI_STATE", state_path, 1);
@@ -279,12 +279,7 @@ static int group_teardown(void **unused)
 	 * the sanitizer build then checks that nothing leaked. */
 	if (lib)
 		dlclose(lib);
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/.state.tmp", dir);
-	unlink(path);
-	unlink(state_path);
-	rmdir(dir);
-	return 0;
+	return tmpdir_remove(dir) == 0 ? 0 : -1;
 }
 
 static int init_dcmi(void **unused)

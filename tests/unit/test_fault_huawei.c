@@ -20,13 +20,14 @@
 #include "base/file.h"
 #include "fault/huawei.h"
 #include "fault/policy.h"
+#include "support/tmpdir.h"
 
 #define FIXTURES TEST_SOURCE_DIR "/fixtures/huawei"
 #define SECOND 1000LL
 
 static struct fault_policy_config cfg, saved;
 static char why[1024];
-static char dir[] = "/tmp/test_fault_huawei.XXXXXX";
+static char dir[64];
 
 static int setup(void **state)
 {
@@ -39,15 +40,13 @@ static int setup(void **state)
 static int setup_group(void **state)
 {
 	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
+	return tmpdir_make(dir, sizeof(dir), "test_fault_huawei") == 0 ? 0 : -1;
 }
 
 static int teardown_group(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir) == 0 ? 0 : -1;
 }
 
 static void write_text(const char *path, const char *text)

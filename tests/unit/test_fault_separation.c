@@ -21,22 +21,21 @@
 #include "base/file.h"
 #include "base/parse.h"
 #include "fault/separation.h"
+#include "support/tmpdir.h"
 
-static char dir[] = "/tmp/test_fault_separation.XXXXXX";
+static char dir[64];
 static char why[512];
 
 static int setup_group(void **state)
 {
 	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
+	return tmpdir_make(dir, sizeof(dir), "test_fault_separation") == 0 ? 0 : -1;
 }
 
 static int teardown_group(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir) == 0 ? 0 : -1;
 }
 
 static struct fault_separations *new_set(void)

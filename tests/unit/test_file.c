@@ -24,6 +24,7 @@
 
 #include "base/file.h"
 #include "base/parse.h"
+#include "support/tmpdir.h"
 
 struct fixture {
 	char dir[64];
@@ -34,8 +35,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/base-file-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	if (tmpdir_make(f->dir, sizeof(f->dir), "base-file") < 0) {
 		free(f);
 		return -1;
 	}
@@ -46,9 +46,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	int r = system(cmd);
+	int r = tmpdir_remove(f->dir);
 	free(f);
 	return r == 0 ? 0 : -1;
 }

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "npu/firmware.h"
+#include "support/tmpdir.h"
 
 static char root[64], driver[160], info[192];
 
@@ -29,8 +30,7 @@ static void write_info(const char *text)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/ascend-fw-XXXXXX");
-	assert_non_null(mkdtemp(root));
+	assert_int_equal(tmpdir_make(root, sizeof(root), "ascend-fw"), 0);
 	char dir[96];
 	snprintf(dir, sizeof(dir), "%s/Ascend", root);
 	assert_int_equal(mkdir(dir, 0755), 0);
@@ -45,15 +45,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	char path[128];
-	unlink(info);
-	snprintf(path, sizeof(path), "%s/Ascend/firmware", root);
-	rmdir(path);
-	rmdir(driver);
-	snprintf(path, sizeof(path), "%s/Ascend", root);
-	rmdir(path);
-	rmdir(root);
-	return 0;
+	return tmpdir_remove(root) == 0 ? 0 : -1;
 }
 
 static void test_reads_version(void **state)

@@ -31,6 +31,7 @@
 #include "grpc/server.h"
 #include "grpc/wire.h"
 #include "support/async_call.h"
+#include "support/tmpdir.h"
 
 struct fixture {
 	char dir[64];
@@ -139,8 +140,7 @@ static const struct gs_method methods[] = {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/grpc-test-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(tmpdir_make(f->dir, sizeof(f->dir), "grpc-test"), 0);
 	snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
 	pthread_mutex_init(&f->lock, NULL);
 	cond_init_monotonic(&f->cond);

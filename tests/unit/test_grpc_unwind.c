@@ -24,6 +24,7 @@
 
 #include "grpc/cq.h"
 #include "grpc/server.h"
+#include "support/tmpdir.h"
 
 /* Which call fails next, and with what; one failure per arming. */
 enum fault { FAULT_NONE, FAULT_CHMOD, FAULT_LISTEN, FAULT_EVENTFD, FAULT_RUNNER, FAULT_THREAD };
@@ -131,8 +132,7 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	snprintf(f->dir, sizeof(f->dir), "/tmp/grpc-unwind-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(tmpdir_make(f->dir, sizeof(f->dir), "grpc-unwind"), 0);
 	snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
 	/* gRPC starts its own threads and descriptors on first use: a server
 	 * started and stopped once makes the descriptor counts comparable. */

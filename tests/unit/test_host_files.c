@@ -14,7 +14,10 @@
 #include <cmocka.h>
 
 #include "support/node_tree.h"
+#include "support/tmpdir.h"
 
+#include "base/macro.h"
+#include "npu/inventory.h"
 #include "plugin/host_files.h"
 
 struct fixture {
@@ -37,8 +40,7 @@ static void drop(struct fixture *f, const char *relative)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	snprintf(f->root, sizeof(f->root), "/tmp/host-files-XXXXXX");
-	assert_non_null(mkdtemp(f->root));
+	assert_int_equal(tmpdir_make(f->root, sizeof(f->root), "host-files"), 0);
 	snprintf(f->dev, sizeof(f->dev), "%s/dev", f->root);
 	touch(f, "dev/davinci_manager");
 	touch(f, "dev/devmm_svm");
@@ -52,7 +54,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	node_tree_remove(f->root);
+	tmpdir_remove(f->root);
 	free(f);
 	return 0;
 }
@@ -138,6 +140,27 @@ static void test_shared_node_names(void **state)
 	assert_false(host_files_is_shared_node("tty0"));
 }
 
+/* Each family once, in the order the devices give them; a value out of
+ * range counts as UNKNOWN, the family whose nodes it gets. */
+static void test_families(void **state)
+{
+	(void)state;
+	static const enum npu_family given[] = { NPU_FAMILY_910B, NPU_FAMILY_310P, NPU_FAMILY_910B,
+						 NPU_FAMILY_UNKNOWN, (enum npu_family)99, NPU_FAMILY_310P };
+	struct npu_device devices[ELEMENTSOF(given)];
+	const struct npu_device *devs[ELEMENTSOF(given)];
+	for (size_t i = 0; i < ELEMENTSOF(given); i++) {
+		devices[i] = (struct npu_device){ .chip = { .family = given[i] } };
+		devs[i] = &devices[i];
+	}
+	enum npu_family families[HOST_FILES_FAMILIES];
+	assert_int_equal(host_files_families(devs, ELEMENTSOF(devs), families), 3);
+	assert_int_equal(families[0], NPU_FAMILY_910B);
+	assert_int_equal(families[1], NPU_FAMILY_310P);
+	assert_int_equal(families[2], NPU_FAMILY_UNKNOWN);
+	assert_int_equal(host_files_families(devs, 0, families), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +168,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_310b_manager_docker, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_equal_and_change, setup, teardown),
 		cmocka_unit_test(test_shared_node_names),
+		cmocka_unit_test(test_families),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

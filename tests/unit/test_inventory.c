@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "npu/inventory.h"
+#include "support/tmpdir.h"
 
 struct tree {
 	char root[64];
@@ -44,8 +45,7 @@ static void dev_node(struct tree *t, const char *name)
 
 static void make_tree(struct tree *t)
 {
-	snprintf(t->root, sizeof(t->root), "/tmp/inventory-test-XXXXXX");
-	assert_non_null(mkdtemp(t->root));
+	assert_int_equal(tmpdir_make(t->root, sizeof(t->root), "inventory-test"), 0);
 	snprintf(t->dev, sizeof(t->dev), "%s/dev", t->root);
 	snprintf(t->state, sizeof(t->state), "%s/state", t->root);
 	assert_int_equal(mkdir(t->dev, 0755), 0);
@@ -63,9 +63,7 @@ static void install_library(struct tree *t)
 
 static void remove_tree(struct tree *t)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", t->root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmpdir_remove(t->root), 0);
 }
 
 /* The simulator's state text for t, and the library installed in t. */

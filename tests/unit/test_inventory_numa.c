@@ -27,6 +27,7 @@
 
 #include "base/file.h"
 #include "npu/inventory.h"
+#include "support/tmpdir.h"
 
 static struct {
 	char root[64];
@@ -102,8 +103,7 @@ static void file_node(unsigned phy)
 static int group_setup(void **state)
 {
 	(void)state;
-	snprintf(t.root, sizeof(t.root), "/tmp/inventory-numa-XXXXXX");
-	assert_non_null(mkdtemp(t.root));
+	assert_int_equal(tmpdir_make(t.root, sizeof(t.root), "inventory-numa"), 0);
 	path_of(t.dev, sizeof(t.dev), "dev");
 	path_of(t.lib, sizeof(t.lib), "libdcmi.so");
 	path_of(t.state, sizeof(t.state), "state");
@@ -119,9 +119,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t.root);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(t.root) == 0 ? 0 : -1;
 }
 
 static struct inventory *new_inventory(enum npu_backend_mode backend)

@@ -38,6 +38,8 @@
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "kube/publisher.h"
+#include "support/publish_reports.h"
+#include "support/tmpdir.h"
 
 #define FIXTURES TEST_SOURCE_DIR "/fixtures/kube"
 #define MAX_SLICES 16
@@ -489,20 +491,13 @@ static void set_fault(enum fault fault)
 	pthread_mutex_unlock(&srv.lock);
 }
 
-static struct reports {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct kube_publish_report all[64];
-	size_t n;
-} reps;
+static struct publish_reports reps;
 
 static int setup(void **state)
 {
 	(void)state;
 	memset(&srv, 0, sizeof(srv));
-	memset(&reps, 0, sizeof(reps));
-	pthread_mutex_init(&reps.lock, NULL);
-	cond_init_monotonic(&reps.cond);
+	publish_reports_init(&reps);
 	pthread_mutex_init(&srv.lock, NULL);
 	cond_init_monotonic(&srv.cond);
 	pthread_mutex_init(&front.lock, NULL);
@@ -523,8 +518,7 @@ static int teardown(void **state)
 	for (size_t i = 0; i < srv.n_slices; i++)
 		free(srv.slices[i].json);
 	SSL_CTX_free(front.ctx);
-	pthread_mutex_destroy(&reps.lock);
-	pthread_cond_destroy(&reps.cond);
+	publish_reports_fini(&reps);
 	return 0;
 }
 
@@ -746,8 +740,8 @@ static void set_token(const char *token)
 static void test_token_rotation(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/kube-token-XXXXXX", path[256];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], path[256];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "kube-token"), 0);
 	snprintf(path, sizeof(path), "%s/token", dir);
 	write_token(path, "first\n");
 	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", path, 5000);
@@ -793,8 +787,8 @@ static void test_token_rotation(void **state)
 static void test_ca_rotation(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/kube-ca-XXXXXX", path[256];
-	assert_non_null(mkdtemp(dir));
+	char dir[64], path[256];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "kube-ca"), 0);
 	snprintf(path, sizeof(path), "%s/ca.crt", dir);
 	char *other = read_all(FIXTURES "/other-ca.crt"), *right = read_all(FIXTURES "/ca.crt");
 	write_token(path, other);
@@ -825,43 +819,14 @@ static void test_ca_rotation(void **state)
 /* --- the publisher ---------------------------------------------------------------- */
 
 
-static void on_report(void *ctx, const struct kube_publish_report *r)
-{
-	(void)ctx;
-	pthread_mutex_lock(&reps.lock);
-	if (reps.n < 64)
-		reps.all[reps.n++] = *r;
-	pthread_cond_broadcast(&reps.cond);
-	pthread_mutex_unlock(&reps.lock);
-}
-
 /* Waits for a report after the first `after` of kind event (and error, when
  * not 0); returns its index. */
 static size_t wait_report(size_t after, enum kube_publish_event event, int error)
 {
-	struct timespec deadline = deadline_after_ms(WAIT_MS);
-	pthread_mutex_lock(&reps.lock);
-	for (;;) {
-		for (size_t i = after; i < reps.n; i++) {
-			if (reps.all[i].event == event && (!error || reps.all[i].error == error)) {
-				pthread_mutex_unlock(&reps.lock);
-				return i;
-			}
-		}
-		if (pthread_cond_timedwait(&reps.cond, &reps.lock, &deadline) == ETIMEDOUT)
-			break;
-	}
-	pthread_mutex_unlock(&reps.lock);
-	fail_msg("no report of event %d (error %d) after %zu", event, error, after);
-	return 0;
-}
-
-static size_t reports_now(void)
-{
-	pthread_mutex_lock(&reps.lock);
-	size_t n = reps.n;
-	pthread_mutex_unlock(&reps.lock);
-	return n;
+	size_t i = 0;
+	if (publish_reports_wait(&reps, after, event, error, WAIT_MS, &i) < 0)
+		fail_msg("no report of event %d (error %d) after %zu", event, error, after);
+	return i;
 }
 
 static struct npu_snapshot *chips(unsigned count, int unhealthy)
@@ -932,7 +897,8 @@ static void test_publisher(void **state)
 		.backoff_initial_ms = 20,
 		.backoff_max_ms = 100,
 		.resync_ms = 300,
-		.report = on_report,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
 	};
 	struct kube_publisher *p = NULL;
 	assert_int_equal(kube_publisher_start(&o, &p), 0);
@@ -1015,7 +981,7 @@ static void test_publisher(void **state)
 	json_object_put(obj);
 	pthread_mutex_unlock(&srv.lock);
 	s = chips(96, -1);
-	size_t before = reports_now();
+	size_t before = publish_reports_count(&reps);
 	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
 	npu_snapshot_unref(s);
 	i = wait_report(before, KUBE_PUBLISH_DONE, 0);
@@ -1054,7 +1020,8 @@ static void test_publisher_recheck(void **state)
 		.client = c,
 		.node_name = "node-a",
 		.resync_ms = 3600000, /* never within the test */
-		.report = on_report,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
 	};
 	struct kube_publisher *p = NULL;
 	assert_int_equal(kube_publisher_start(&o, &p), 0);
@@ -1086,8 +1053,8 @@ static void test_publisher_recheck(void **state)
 static void test_publisher_unauthorized(void **state)
 {
 	(void)state;
-	char tdir[] = "/tmp/kube-token-XXXXXX", path[256];
-	assert_non_null(mkdtemp(tdir));
+	char tdir[64], path[256];
+	assert_int_equal(tmpdir_make(tdir, sizeof(tdir), "kube-token"), 0);
 	snprintf(path, sizeof(path), "%s/token", tdir);
 	write_token(path, "expired");
 	set_token("fresh");
@@ -1097,7 +1064,8 @@ static void test_publisher_unauthorized(void **state)
 		.node_name = "node-a",
 		.backoff_initial_ms = 20,
 		.backoff_max_ms = 100,
-		.report = on_report,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
 	};
 	struct kube_publisher *p = NULL;
 	assert_int_equal(kube_publisher_start(&o, &p), 0);
@@ -1164,7 +1132,8 @@ static void test_module(void **state)
 		.node_name = "node-a",
 		.backoff_initial_ms = 20,
 		.backoff_max_ms = 100,
-		.report = on_report,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
 	};
 	struct kube_publisher *p = NULL;
 	assert_int_equal(api->publisher_start(&o, &p), 0);

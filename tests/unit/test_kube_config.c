@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kube/config.h"
+#include "support/tmpdir.h"
 
 /* "-----BEGIN CERTIFICATE-----\n" and "KEY" in base64. */
 #define CA_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
@@ -78,8 +79,8 @@ static void test_kubeconfig_inline(void **state)
 static void test_kubeconfig_files(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/kube-config-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "kube-config"), 0);
 	char path[256];
 	static const char *const files[][2] = { { "ca.crt", "CA PEM\n" }, { "admin.crt", "CERT\n" }, { "admin.key", "KEY\n" } };
 	for (size_t i = 0; i < 3; i++) {
@@ -208,8 +209,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 static void test_in_cluster(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/kube-sa-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "kube-sa"), 0);
 	struct kube_config c = { 0 };
 	char why[256] = "";
 	unsetenv("KUBERNETES_SERVICE_HOST");

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "support/tmpdir.h"
 #include "telemetry/nfd.h"
 
 /* Kubernetes' rule for a label value (apimachinery IsValidLabelValue). */
@@ -113,8 +114,8 @@ static void test_render(void **state)
 static void test_write_and_remove(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/nfd-test.XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[32];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "nfd-test"), 0);
 	char path[64], tmp[64];
 	snprintf(path, sizeof(path), "%s/ascend", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.ascend.tmp", dir);

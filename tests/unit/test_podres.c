@@ -22,6 +22,7 @@
 
 #include "base/parse.h"
 #include "podresources.pb-c.h"
+#include "support/tmpdir.h"
 #include "telemetry/podres.h"
 
 #define WAIT_MS 10000
@@ -208,8 +209,8 @@ static pid_t start_kubelet_sim(const char *dir, const char *socket, int *ret_out
 static void test_client(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/podres-test.XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[32];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "podres-test"), 0);
 	char socket[64], kubelet_dir[64];
 	snprintf(socket, sizeof(socket), "%s/pr.sock", dir);
 	snprintf(kubelet_dir, sizeof(kubelet_dir), "%s/kubelet", dir);
@@ -235,9 +236,7 @@ static void test_client(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	podres_free(c);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 int main(void)

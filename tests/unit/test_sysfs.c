@@ -25,6 +25,7 @@
 #include "base/file.h"
 #include "base/parse.h"
 #include "npu/sysfs.h"
+#include "support/tmpdir.h"
 
 struct tree {
 	char root[64];
@@ -57,8 +58,7 @@ static void link_at(const struct tree *t, const char *target, const char *relati
 static int setup(void **state)
 {
 	static struct tree t;
-	snprintf(t.root, sizeof(t.root), "/tmp/sysfs-test-XXXXXX");
-	assert_non_null(mkdtemp(t.root));
+	assert_int_equal(tmpdir_make(t.root, sizeof(t.root), "sysfs-test"), 0);
 	mkdirs(t.root, "dev");
 	*state = &t;
 	return 0;
@@ -67,9 +67,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	const struct tree *t = *state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(t->root) == 0 ? 0 : -1;
 }
 
 /* <root>/sys/bus/pci/devices/<name>/numa_node with content. */

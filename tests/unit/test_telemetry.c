@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "npu/inventory.h"
+#include "support/tmpdir.h"
 #include "telemetry/telemetry.h"
 
 struct tree {
@@ -36,8 +37,7 @@ static void put(const char *path, const char *text)
 
 static void make_tree(struct tree *t, const char *state)
 {
-	snprintf(t->root, sizeof(t->root), "/tmp/telemetry-test-XXXXXX");
-	assert_non_null(mkdtemp(t->root));
+	assert_int_equal(tmpdir_make(t->root, sizeof(t->root), "telemetry-test"), 0);
 	snprintf(t->dev, sizeof(t->dev), "%s/dev", t->root);
 	snprintf(t->state, sizeof(t->state), "%s/state", t->root);
 	snprintf(t->lib, sizeof(t->lib), "%s/libdcmi.so", t->root);
@@ -53,9 +53,7 @@ static void make_tree(struct tree *t, const char *state)
 
 static void remove_tree(struct tree *t)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", t->root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tmpdir_remove(t->root), 0);
 }
 
 static void test_readings_and_failures(void **state)

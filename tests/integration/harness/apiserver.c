@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "support/skip.h"
+#include "support/tmpdir.h"
 
 #define ROOT TEST_SOURCE_DIR "/.."
 
@@ -85,8 +86,7 @@ void apiserver_up(struct apiserver *a)
 		exit(test_skip("the cluster's etcd, kube-apiserver and kubectl are not built (make cluster-bins), or "
 			       "openssl, curl or setsid is missing"));
 	}
-	snprintf(a->dir, sizeof(a->dir), "/tmp/kube-apiserver-XXXXXX");
-	assert_non_null(mkdtemp(a->dir));
+	assert_int_equal(tmpdir_make(a->dir, sizeof(a->dir), "kube-apiserver"), 0);
 	snprintf(a->kubeconfig, sizeof(a->kubeconfig), "%s/kubeconfig", a->dir);
 	a->api_port = free_port();
 	a->etcd_port = free_port();
@@ -105,10 +105,9 @@ int apiserver_down(struct apiserver *a)
 		return 0;
 	if (apiserver_cluster(a, "_cl_stop kube-apiserver; _cl_stop etcd") != 0)
 		return -1;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", a->dir);
+	int r = tmpdir_remove(a->dir);
 	a->dir[0] = '\0';
-	return system(cmd) == 0 ? 0 : -1;
+	return r == 0 ? 0 : -1;
 }
 
 struct apiserver the_apiserver;

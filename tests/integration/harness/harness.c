@@ -46,7 +46,7 @@ static void clean_up_leftovers(void)
 	proc_reap_all();
 	for (size_t i = 0; i < MAX_LIVE; i++)
 		if (live_roots[i][0])
-			node_tree_remove(live_roots[i]);
+			tmpdir_remove(live_roots[i]);
 }
 
 static void register_cleanup(void)
@@ -161,8 +161,7 @@ void node_init(struct node *node, const struct node_options *o)
 	memset(node, 0, sizeof(*node));
 	node->chips = o->chips;
 	/* A fresh root-owned dir under the sticky /tmp passes DCMI's ownership check. */
-	snprintf(node->root, sizeof(node->root), "/tmp/ascend-it-XXXXXX");
-	assert_non_null(mkdtemp(node->root));
+	assert_int_equal(tmpdir_make(node->root, sizeof(node->root), "ascend-it"), 0);
 	chmod(node->root, 0755);
 	register_cleanup();
 	track_root(node->root);
@@ -196,7 +195,7 @@ int node_teardown(void **state)
 	if (node && node->root[0]) {
 		proc_free(node->plugin);
 		proc_free(node->kubelet);
-		node_tree_remove(node->root);
+		tmpdir_remove(node->root);
 		untrack_root(node->root);
 	}
 	free(node);
@@ -218,7 +217,7 @@ void node_fini(struct node *node)
 		proc_free(node->kubelet);
 		node->kubelet = NULL;
 	}
-	node_tree_remove(node->root);
+	tmpdir_remove(node->root);
 	untrack_root(node->root);
 	node->root[0] = '\0';
 	/* A sanitizer report or a crash at exit fails the test here. */

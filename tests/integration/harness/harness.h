@@ -17,6 +17,7 @@
 #include "grpc/client.h"
 #include "support/node_tree.h"
 #include "support/proc.h"
+#include "support/tmpdir.h"
 #include "wait.h" /* WAIT_MS */
 
 /* The process helpers are tests/support/proc.h's; these five fail the
