@@ -52,6 +52,7 @@ struct daemon {
 
 	struct loop_timer *health_timer;
 	struct loop_async *fault_async;
+	struct loop_async *reload_async; /* the --config file changed: a reload, after what runs now */
 	struct inventory *inventory;
 	struct fault_stage fault_stage; /* the fault policy's state per chip, and the judged snapshot */
 	struct separations separations; /* the record of separated chips, kept in step with the stage */
@@ -228,9 +229,10 @@ static void refresh(struct daemon *d, const char *reason)
 		socket_dir_back(d);
 	if (again.separations)
 		separations_reread(&d->separations); /* a change is judged at once, by the hold timer */
-	/* Last: the reload refreshes again. */
+	/* A reload refreshes too: an event of its own, handled after this
+	 * refresh, never a refresh inside it. */
 	if (again.config)
-		reload_config(d, false);
+		loop_async_send(d->reload_async);
 }
 
 static void on_health_timer(void *ctx)
@@ -313,6 +315,11 @@ static void reload_config(struct daemon *d, bool signalled)
 	refresh(d, signalled ? "SIGHUP" : "configuration changed");
 }
 
+static void on_reload_due(void *ctx)
+{
+	reload_config(ctx, false);
+}
+
 /* --- the file system's news ------------------------------------------ */
 
 /* The kubelet's directory is there again: whatever was in it, our socket is
@@ -352,9 +359,9 @@ static void on_inotify(void *ctx, uint32_t events)
 			tell_node(d, NODE_EV_KUBELET_STARTED, endpoint_kubelet_at(d->serving.kubelet_socket));
 		}
 	}
-	/* Last: a reload reorders the resources. */
+	/* A reload reorders the resources: after everything above. */
 	if (ch.config)
-		reload_config(d, false);
+		loop_async_send(d->reload_async);
 }
 
 /* --- signals ------------------------------------------------------------- */
@@ -432,6 +439,7 @@ static void daemon_fini(struct daemon *d)
 	if (d->fault_async)
 		fault_inbox_fini(&d->faults);
 	loop_async_free(d->fault_async);
+	loop_async_free(d->reload_async);
 	loop_timer_free(d->health_timer);
 	watch_fini(&d->watch);
 	if (d->signal_fd >= 0)
@@ -499,7 +507,8 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
 	    (r = fault_stage_init(&d->fault_stage, d->loop, on_hold_timer, d)) < 0 ||
 	    (r = fault_resets_init(&d->resets, d->loop, &d->config.fault_reset, on_reset, d)) < 0 ||
-	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0) {
+	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0 ||
+	    (r = loop_async_new(d->loop, on_reload_due, d, &d->reload_async)) < 0) {
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
 	}

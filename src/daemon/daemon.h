@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The device plugin daemon: wires the inventory, the DevicePlugin service,
- * its gRPC server and the registrar to one event loop, and decides when to
- * rediscover, publish, and re-register.
+/* The daemon: wires the inventory, the fault policy and the front ends
+ * (the device plugin's endpoints, the DRA driver and its API-server side)
+ * to one event loop, and decides when to rediscover, publish, and
+ * re-register.
  *
  * Triggers and what they do:
  *   health timer, DCMI fault event, dev-dir change -> refresh the inventory and
@@ -10,9 +11,10 @@
  *       stop the server fully, bind a new one, register again;
  *   SIGHUP -> read the configuration again (reload), apply what a running
  *       daemon can change (resources, time-slicing, health interval, log
- *       level), rediscover, then the same stop / bind / register;
- *   the --config file changed -> the same reload, acting only on what
- *       changed (resources added, removed or changed);
+ *       level) and rediscover, keeping the registrations that stand;
+ *   the --config file changed -> the same reload without the rediscovery,
+ *       acting only on what changed (resources added, removed or changed),
+ *       as an event of its own after whatever the loop was doing;
  *   SIGTERM, SIGINT -> stop serving, remove the socket, return. */
 #pragma once
 
