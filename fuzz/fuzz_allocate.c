@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "plugin/allocate.h"
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 
 static struct npu_snapshot *make_snapshot(void)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Keeps the CDI spec (the cdi device-list strategy, plugin/cdi.h) true to
+/* Keeps the CDI spec (the cdi device-list strategy, node/cdi.h) true to
  * the node while the daemon serves: written when its text would change
  * (chips appearing or going, a device node's numbers, a shared node or
  * driver path; never health alone, which is not in it), written again when
@@ -14,8 +14,8 @@
 
 #include "config/config.h"
 #include "npu/inventory.h"
-#include "plugin/cdi.h"
-#include "plugin/host_files.h"
+#include "node/cdi.h"
+#include "node/host_files.h"
 #include "plugin/resources.h"
 
 struct cdi_keeper {

@@ -17,7 +17,7 @@
 #include "npu/inventory.h"
 #include "plugin/allocate.h"
 #include "plugin/endpoint.h"
-#include "plugin/host_files.h"
+#include "node/host_files.h"
 #include "plugin/observe.h"
 #include "plugin/resources.h"
 #include "plugin/session.h"

@@ -14,7 +14,7 @@
 #include "base/k8s_names.h"
 #include "base/parse.h"
 #include "config/config.h"
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 #include "plugin/resources.h"
 
 struct serving {

@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "fault/separation.h"
-#include "plugin/host_files.h"
+#include "node/host_files.h"
 
 #define DIR_GONE (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
 

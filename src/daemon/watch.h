@@ -3,7 +3,7 @@
  * on its loop, turned into a struct of what changed:
  *
  *   the device directory      davinci*, vdavinci* and the shared nodes
- *                             (plugin/host_files.h) came or went;
+ *                             (node/host_files.h) came or went;
  *   the kubelet's directory   kubelet.sock created (a kubelet started), a
  *                             resource's socket deleted, the directory
  *                             removed; once removed, its parent is watched

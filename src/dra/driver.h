@@ -8,7 +8,7 @@
  * with one device for the claim, "<driver>/claim=<uid>", and records the
  * claim in the checkpoint (dra/checkpoint.h) before answering. The spec
  * gives a container what the device plugin's Allocate gives it
- * (plugin/cdi.h): a vNPU's /dev/vdavinci<id> as /dev/davinci<id>.
+ * (node/cdi.h): a vNPU's /dev/vdavinci<id> as /dev/davinci<id>.
  *
  * Idempotent: a claim already recorded is answered from the record (its CDI
  * spec written again if it went, e.g. with a tmpfs /var/run/cdi after a
@@ -31,8 +31,8 @@
 #include "dra/checkpoint.h"
 #include "dra/claim.h"
 #include "npu/inventory.h"
-#include "plugin/cdi.h"
-#include "plugin/host_files.h"
+#include "node/cdi.h"
+#include "node/host_files.h"
 
 #define DRA_DEFAULT_DRIVER_NAME "npu.ascend.com"
 #define DRA_CDI_CLASS "claim"

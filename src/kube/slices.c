@@ -12,7 +12,7 @@
 #include "base/k8s_names.h"
 #include "npu/family.h"
 #include "npu/vnpu.h"
-#include "plugin/topology.h"
+#include "node/topology.h"
 
 /* Whether the device goes into the slices: a chip not carved into vNPUs,
  * or a vNPU whose template says its size (see slices.h). */

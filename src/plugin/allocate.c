@@ -11,9 +11,9 @@
 #include "base/macro.h"
 #include "base/strbuf.h"
 #include "deviceplugin.pb-c.h"
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 #include "plugin/request.h"
-#include "plugin/visible.h"
+#include "node/visible.h"
 
 static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1__AllocateRequest *req,
 				 char *details, size_t size)
@@ -206,7 +206,7 @@ static void add_env(struct response_builder *b, const char *key, const char *val
 	b->out->envs[b->out->n_envs++] = env;
 }
 
-/* ASCEND_VISIBLE_DEVICES with the devices ascending (plugin/visible.h);
+/* ASCEND_VISIBLE_DEVICES with the devices ascending (node/visible.h);
  * ASCEND_RUNTIME_OPTIONS=VIRTUAL for vNPUs where the Ascend Docker Runtime
  * mounts them. */
 static void add_envs(struct response_builder *b, unsigned strategies, const struct npu_device **devs, size_t n)

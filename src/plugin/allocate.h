@@ -7,14 +7,14 @@
  *                   Docker Runtime is needed: DeviceSpecs for /dev/davinci<phy>
  *                   of each device and the family's shared nodes that exist,
  *                   read-only mounts of the driver paths that exist (as last
- *                   scanned, plugin/host_files.h), and ASCEND_VISIBLE_DEVICES;
+ *                   scanned, node/host_files.h), and ASCEND_VISIBLE_DEVICES;
  *   ascend-runtime  ASCEND_VISIBLE_DEVICES only: the Ascend Docker Runtime
  *                   mounts what it names;
  *   cdi             CDI device names <kind>=<phy> (cdi_devices, read by
  *                   runtimes from containerd 1.7.2 and CRI-O 1.28 on), the
  *                   same names in a cdi.k8s.io/ annotation (for older ones),
  *                   and ASCEND_VISIBLE_DEVICES, which the CDI spec cannot
- *                   carry (see plugin/cdi.h).
+ *                   carry (see node/cdi.h).
  *
  * Several strategies answer with the union of their parts, as NVIDIA's
  * device plugin does: each part reaches a different consumer, and the one
@@ -27,7 +27,7 @@
 #include <grpc/status.h>
 
 #include "npu/inventory.h"
-#include "plugin/host_files.h"
+#include "node/host_files.h"
 #include "plugin/replica.h"
 
 /* Bounds container requests in one AllocateRequest (the kubelet sends one). */

@@ -10,7 +10,7 @@
 #include "base/arena.h"
 #include "deviceplugin.pb-c.h"
 #include "plugin/request.h"
-#include "plugin/topology.h"
+#include "node/topology.h"
 
 /* Device IDs the kubelet sends are at most 63 characters; longer ones are
  * cut in messages so that a hostile request cannot fill the details. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Answers GetPreferredAllocation: unpacks and checks the kubelet's request
  * and, for each container request, names the devices topology_choose picks
- * (plugin/topology.h) from the current snapshot. The kubelet takes the
+ * (node/topology.h) from the current snapshot. The kubelet takes the
  * preferred IDs it can and fills up from its own list, so the answer is
  * advice; an error fails the pod's admission, which is why only requests
  * the kubelet would never send are refused. */

@@ -11,7 +11,7 @@
 #include "base/macro.h"
 #include "deviceplugin.pb-c.h"
 #include "deviceplugin_api.h"
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 #include "plugin/preferred.h"
 
 struct watcher {

@@ -6,9 +6,10 @@
 # - the include arrows between the folders of src/ run one way, from the
 #   composition root down to base (no folder includes one of its own rank or
 #   above); config/ holds settings as given and uses nothing of plugin/
-#   (what they imply together is daemon/serving.c's); dra/ (the DRA
-#   driver's node side) shares config/'s rank: it uses plugin/'s CDI writer,
-#   and neither of the two uses the other; fault/ (the fault
+#   (what they imply together is daemon/serving.c's); the two front ends,
+#   plugin/ (the device plugin) and dra/ (the DRA driver), are siblings of
+#   one rank over node/ (what a node's chips are, how they group and what a
+#   container needs to use them), and neither uses the other; fault/ (the fault
 #   policy and its readers) uses base/ and npu/ only, so that config/ can
 #   hold its settings and ascend-doctor may use it as well; the
 #   tools use nothing above telemetry/.
@@ -44,9 +45,9 @@ rank() {
 	case $1 in
 	base) echo 0 ;;
 	loop | grpc | npu | http) echo 1 ;;
-	telemetry | fault) echo 2 ;;
-	plugin) echo 3 ;;
-	config | dra) echo 4 ;;
+	telemetry | fault | node) echo 2 ;;
+	plugin | dra) echo 3 ;;
+	config) echo 4 ;;
 	kube) echo 5 ;;
 	daemon) echo 6 ;;
 	main.c) echo 7 ;;
@@ -71,7 +72,7 @@ arrows_up() {
 		sed -E 's/:#include "([a-z_]+)\/$/:\1/')
 }
 up=$(arrows_up "$root")
-[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault <- plugin <- config, dra <- kube <- daemon <- main.c" ||
+[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault, node <- plugin, dra <- config <- kube <- daemon <- main.c" ||
 	fail "includes against the arrows" "$(sed 's/^/    /' <<<"$up")"
 config_plugin=$(grep -rnE '^#include "plugin/' src/config --include='*.c' --include='*.h')
 [ -z "$config_plugin" ] && pass "src/config/ includes nothing from plugin/" ||
@@ -83,12 +84,15 @@ fault_up=$(grep -rnE '^#include "[a-z_]+/' src/fault --include='*.c' --include='
 tools_up=$(grep -rnE '^#include "(plugin|config|daemon)/' tools --include='*.c' --include='*.h')
 [ -z "$tools_up" ] && pass "tools/ include nothing from plugin/, config/ or daemon/" ||
 	fail "tools/ include the daemon's layers" "$(sed 's/^/    /' <<<"$tools_up")"
-# The check finds what it must: plugin/ including daemon/ in a scratch tree.
-mkdir -p "$tmp/tree/src/plugin"
+# The check finds what it must: plugin/ including daemon/, and the DRA
+# front end including its sibling, in a scratch tree.
+mkdir -p "$tmp/tree/src/plugin" "$tmp/tree/src/dra"
 printf '#include "daemon/daemon.h"\n#include "npu/inventory.h"\n' >"$tmp/tree/src/plugin/x.c"
-planted=$(arrows_up "$tmp/tree")
-[ "$planted" = "$tmp/tree/src/plugin/x.c: includes daemon/" ] &&
-	pass "the arrow check finds a planted plugin/ -> daemon/ include" ||
+printf '#include "plugin/allocate.h"\n#include "node/cdi.h"\n' >"$tmp/tree/src/dra/y.c"
+planted=$(arrows_up "$tmp/tree" | sort)
+[ "$planted" = "$tmp/tree/src/dra/y.c: includes plugin/
+$tmp/tree/src/plugin/x.c: includes daemon/" ] &&
+	pass "the arrow check finds a planted plugin/ -> daemon/ and dra/ -> plugin/ include" ||
 	fail "the arrow check" "found: $planted"
 
 finish

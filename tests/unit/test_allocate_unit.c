@@ -17,7 +17,7 @@
 
 #include "deviceplugin.pb-c.h"
 #include "plugin/allocate.h"
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 #include "support/tmpdir.h"
 
 static char root[64];

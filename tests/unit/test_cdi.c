@@ -26,7 +26,7 @@
 
 #include "base/file.h"
 #include "base/parse.h"
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 
 struct fixture {
 	char root[64];     /* also the host root */

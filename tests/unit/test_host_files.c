@@ -18,7 +18,7 @@
 
 #include "base/macro.h"
 #include "npu/inventory.h"
-#include "plugin/host_files.h"
+#include "node/host_files.h"
 
 struct fixture {
 	char root[64];

@@ -15,7 +15,7 @@
 
 #include "deviceplugin.pb-c.h"
 #include "plugin/allocate.h"
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 #include "plugin/preferred.h"
 #include "plugin/replica.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Topology-aware choice (plugin/topology.c) on hand-built snapshots: 910
+/* Topology-aware choice (node/topology.c) on hand-built snapshots: 910
  * rings with Volcano's ring preference, 910B full mesh and Box16 meshes, A3
  * die pairs (a whole free pair over two half-taken ones), 310P cards, lowest
  * phy ids elsewhere; NUMA nodes where those rules set no groups (the
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "base/macro.h"
-#include "plugin/topology.h"
+#include "node/topology.h"
 
 #define LIST_MAX (NPU_MAX_CHIPS + 8)
 

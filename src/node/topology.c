@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "plugin/topology.h"
+#include "node/topology.h"
 
 #include <errno.h>
 #include <limits.h>

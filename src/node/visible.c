@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "plugin/visible.h"
+#include "node/visible.h"
 
 #include <errno.h>
 

@@ -10,7 +10,7 @@
  *   devices[]: name "<phy>", deviceNodes /dev/davinci<phy>;
  *   containerEdits: deviceNodes of the family's shared nodes, and read-only
  *   bind mounts of the driver paths (the same as Allocate's native answer,
- *   see plugin/host_files.h).
+ *   see node/host_files.h).
  * Device nodes carry type "c", major, minor and fileMode from stat() of the
  * node under the dev dir; a node that is not a character device there gets
  * path and hostPath only, and the runtime looks it up when a container starts.
@@ -18,7 +18,7 @@
  * A spec can also hold one CDI device for a group of chips (a DRA claim's,
  * cdi_group_spec_render): that device carries all their nodes and
  * ASCEND_VISIBLE_DEVICES, which one device can list whole (and, for vNPUs,
- * ASCEND_RUNTIME_OPTIONS=VIRTUAL; plugin/visible.h).
+ * ASCEND_RUNTIME_OPTIONS=VIRTUAL; node/visible.h).
  *
  * ASCEND_VISIBLE_DEVICES is not in the node's spec: CDI applies each requested
  * device's env edits in turn, each replacing the variable, so a list of the
@@ -33,7 +33,7 @@
 
 #include "base/k8s_names.h"
 #include "npu/inventory.h"
-#include "plugin/host_files.h"
+#include "node/host_files.h"
 
 /* A vendor is a DNS subdomain and a class a name, as in a resource name. */
 #define CDI_KIND_MAX (K8S_DNS_SUBDOMAIN_MAX + 1 + K8S_NAME_MAX + 1)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "plugin/host_files.h"
+#include "node/host_files.h"
 
 #include <errno.h>
 #include <stdio.h>

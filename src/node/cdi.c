@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "plugin/cdi.h"
+#include "node/cdi.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -16,7 +16,7 @@
 #include "base/json_put.h"
 #include "base/macro.h"
 #include "base/parse.h"
-#include "plugin/visible.h"
+#include "node/visible.h"
 
 /* The kubelet's DeviceSpecs ask for "rw" too: no mknod inside. */
 #define NODE_PERMISSIONS "rw"
@@ -256,7 +256,7 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 }
 
 /* One CDI device for the whole group: every device's node, and the
- * environment Allocate gives (plugin/visible.h): ASCEND_VISIBLE_DEVICES
+ * environment Allocate gives (node/visible.h): ASCEND_VISIBLE_DEVICES
  * listing their numbers and, for vNPUs, ASCEND_RUNTIME_OPTIONS=VIRTUAL, as
  * a node with the Ascend Docker Runtime still runs it on the spec's env. */
 static void put_group_device(struct builder *b, json_object *devices, const void *what)
