@@ -505,18 +505,16 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	}
 
 	if ((r = loop_timer_new(d->loop, on_health_timer, d, &d->health_timer)) < 0 ||
-	    (r = fault_stage_init(&d->fault_stage, d->loop, on_hold_timer, d)) < 0 ||
-	    (r = fault_resets_init(&d->resets, d->loop, &d->config.fault_reset, on_reset, d)) < 0 ||
 	    (r = loop_async_new(d->loop, on_fault, d, &d->fault_async)) < 0 ||
 	    (r = loop_async_new(d->loop, on_reload_due, d, &d->reload_async)) < 0) {
 		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
 		return r;
 	}
 	fault_inbox_init(&d->faults, d->fault_async);
+	/* It keeps the stage's address only: the stage is made below, with
+	 * the separations as its restore hook. */
 	if ((r = separations_init(&d->separations, c->state_dir, &d->fault_stage, why, why_size)) < 0)
 		return r;
-	d->fault_stage.restore = separations_restore;
-	d->fault_stage.restore_ctx = &d->separations;
 	/* Without the lock (a read-only state directory) the daemon stops as a
 	 * lone one would: its shared files go with it. */
 	(void)peers_join(&d->peers, c->state_dir);
@@ -554,7 +552,27 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
 		return r;
 	}
-	d->fault_stage.observe = d->observe;
+	const struct fault_resets_options resets = {
+		.loop = d->loop,
+		.config = &d->config.fault_reset,
+		.inventory = d->inventory,
+		.observe = d->observe,
+		.refresh = on_reset,
+		.ctx = d,
+	};
+	const struct fault_stage_options stage = {
+		.loop = d->loop,
+		.due = on_hold_timer,
+		.ctx = d,
+		.observe = d->observe,
+		.restore = separations_restore,
+		.restore_ctx = &d->separations,
+		.resets = &d->resets,
+	};
+	if ((r = fault_resets_init(&d->resets, &resets)) < 0 || (r = fault_stage_init(&d->fault_stage, &stage)) < 0) {
+		snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
+		return r;
+	}
 	if (config_dra_on(c)) {
 		/* Empty until the first refresh splits a snapshot. */
 		d->views.dra = npu_snapshot_new(0);
@@ -577,9 +595,6 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		d->kube = kube;
 		d->dra_on = true;
 	}
-	d->resets.inventory = d->inventory;
-	d->resets.observe = d->observe;
-	d->fault_stage.resets = &d->resets;
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
 		.kubelet_socket = s->kubelet_socket,

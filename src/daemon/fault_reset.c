@@ -62,13 +62,17 @@ static void poll_in(struct fault_resets *r, int64_t now, int64_t delay_ms)
 	loop_timer_arm(r->poll, delay_ms, 0);
 }
 
-int fault_resets_init(struct fault_resets *r, struct loop *loop, const struct fault_reset_config *config,
-		      void (*refresh)(void *ctx), void *ctx)
+int fault_resets_init(struct fault_resets *r, const struct fault_resets_options *o)
 {
-	*r = (struct fault_resets){ .config = config, .calling = -1, .refresh = refresh, .ctx = ctx };
-	int rc = loop_timer_new(loop, on_poll, r, &r->poll);
+	*r = (struct fault_resets){ .config = o->config,
+				    .inventory = o->inventory,
+				    .observe = o->observe,
+				    .calling = -1,
+				    .refresh = o->refresh,
+				    .ctx = o->ctx };
+	int rc = loop_timer_new(o->loop, on_poll, r, &r->poll);
 	if (rc == 0)
-		rc = loop_async_new(loop, on_returned_async, r, &r->returned);
+		rc = loop_async_new(o->loop, on_returned_async, r, &r->returned);
 	return rc;
 }
 

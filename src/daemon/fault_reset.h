@@ -51,11 +51,20 @@ struct fault_resets {
 	char logged_cannot[160]; /* why resets cannot run, as last logged; "" when they can */
 };
 
-/* Sets up on loop: refresh(ctx) runs when a reset needs a look (it should
- * refresh the inventory and judge the chips). Returns 0 or a negative errno
- * (timer, eventfd). */
-int fault_resets_init(struct fault_resets *resets, struct loop *loop, const struct fault_reset_config *config,
-		      void (*refresh)(void *ctx), void *ctx);
+/* What the resets are made with, at init, never set after it. */
+struct fault_resets_options {
+	struct loop *loop;
+	const struct fault_reset_config *config; /* the running one */
+	struct inventory *inventory;
+	struct observe *observe; /* may be NULL */
+	/* Runs (with ctx) when a reset needs a look: it should refresh the
+	 * inventory and judge the chips. */
+	void (*refresh)(void *ctx);
+	void *ctx;
+};
+
+/* Sets up as o says. Returns 0 or a negative errno (timer, eventfd). */
+int fault_resets_init(struct fault_resets *resets, const struct fault_resets_options *o);
 
 /* One chip at one refresh, after the policy judged it (step and state; step
  * NULL when DCMI did not answer for it, state NULL when it was never

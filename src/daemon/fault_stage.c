@@ -242,10 +242,12 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 	return 0;
 }
 
-int fault_stage_init(struct fault_stage *st, struct loop *loop, void (*due)(void *ctx), void *ctx)
+int fault_stage_init(struct fault_stage *st, const struct fault_stage_options *o)
 {
-	*st = (struct fault_stage){ 0 };
-	return loop_timer_new(loop, due, ctx, &st->hold_timer);
+	*st = (struct fault_stage){
+		.observe = o->observe, .restore = o->restore, .restore_ctx = o->restore_ctx, .resets = o->resets
+	};
+	return loop_timer_new(o->loop, o->due, o->ctx, &st->hold_timer);
 }
 
 struct npu_snapshot *fault_stage_judge(struct fault_stage *st, const struct fault_policy_config *policy,

@@ -41,10 +41,22 @@ struct fault_stage {
 	struct fault_resets *resets;   /* hot resets of the chips that ask for one (may be NULL) */
 };
 
-/* Sets the stage up on loop: due (with ctx) runs when a chip the recovery
- * hold keeps out may be Healthy again, and should judge anew. Returns 0 or
- * a negative errno (the timer). */
-int fault_stage_init(struct fault_stage *stage, struct loop *loop, void (*due)(void *ctx), void *ctx);
+/* What the stage is made with: everything it calls, at init, never set
+ * after it. */
+struct fault_stage_options {
+	struct loop *loop;
+	/* Runs (with ctx) when a chip the recovery hold keeps out may be
+	 * Healthy again, and should judge anew. */
+	void (*due)(void *ctx);
+	void *ctx;
+	struct observe *observe; /* may be NULL */
+	void (*restore)(void *ctx, const struct npu_device *chip, struct fault_state *state, int64_t now_ms);
+	void *restore_ctx;
+	struct fault_resets *resets; /* may be NULL */
+};
+
+/* Sets the stage up as o says. Returns 0 or a negative errno (the timer). */
+int fault_stage_init(struct fault_stage *stage, const struct fault_stage_options *o);
 
 /* The inventory's snapshot raw as policy judges it now (a new reference,
  * also kept in stage->judged), which is what every resource publishes;
