@@ -353,6 +353,37 @@ static bool server_as_written(const struct kube_publisher *p, const struct kube_
 	return true;
 }
 
+/* Writes each slice of wanted (over the listed one of its name, if any)
+ * and deletes the listed slices not wanted. */
+static int write_slices(struct kube_publisher *p, const struct kube_slice_list *list, json_object *wanted,
+			struct failure *f)
+{
+	size_t n = json_object_array_length(wanted);
+	bool kept[KUBE_LIST_MAX_ITEMS] = { false };
+	int r;
+	for (size_t i = 0; i < n; i++) {
+		json_object *slice = json_object_array_get_idx(wanted, i);
+		const char *name = json_object_get_string(
+			json_object_object_get(json_object_object_get(slice, "metadata"), "name"));
+		const char *version = "";
+		for (size_t j = 0; j < list->count; j++) {
+			if (strcmp(list->items[j].meta.name, name) == 0) {
+				version = list->items[j].meta.resource_version;
+				kept[j] = true;
+			}
+		}
+		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
+			p->n_written = 0;
+			return r;
+		}
+	}
+	p->n_written = n;
+	for (size_t j = 0; j < list->count; j++)
+		if (!kept[j] && (r = delete_slice(p, list->items[j].meta.name, f)) < 0)
+			return r;
+	return 0;
+}
+
 /* One reconciliation. Returns 0 when slices were written (the report's DONE
  * fields filled), 1 when the content is unchanged and the server still
  * holds what was written last, or a negative errno with f said. */
@@ -410,40 +441,11 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		devices += listed ? json_object_array_length(listed) : 0;
 	}
 	int64_t theirs;
-	if (server_as_wanted(p, list, items, slices, &theirs)) {
-		p->written_devices = devices;
-		p->generation = theirs;
-		*done = (struct kube_publish_report){
-			.event = KUBE_PUBLISH_DONE,
-			.generation = theirs,
-			.slices = n,
-			.devices = devices,
-		};
-		r = 0;
+	if (server_as_wanted(p, list, items, slices, &theirs))
+		generation = theirs;
+	else if ((r = write_slices(p, list, slices, f)) < 0)
 		goto out;
-	}
-	bool wanted[KUBE_LIST_MAX_ITEMS] = { false };
-	for (size_t i = 0; i < n; i++) {
-		json_object *slice = json_object_array_get_idx(slices, i);
-		const char *name = json_object_get_string(
-			json_object_object_get(json_object_object_get(slice, "metadata"), "name"));
-		const char *version = "";
-		for (size_t j = 0; j < list->count; j++) {
-			if (strcmp(list->items[j].meta.name, name) == 0) {
-				version = list->items[j].meta.resource_version;
-				wanted[j] = true;
-			}
-		}
-		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
-			p->n_written = 0;
-			goto out;
-		}
-	}
-	p->n_written = n;
 	p->written_devices = devices;
-	for (size_t j = 0; j < list->count; j++)
-		if (!wanted[j] && (r = delete_slice(p, list->items[j].meta.name, f)) < 0)
-			goto out;
 	p->generation = generation;
 	*done = (struct kube_publish_report){
 		.event = KUBE_PUBLISH_DONE,
