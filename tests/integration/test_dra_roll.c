@@ -35,9 +35,12 @@ struct roll_node {
 	struct proc *kubelet;
 };
 
-static bool exists(const char *path)
+/* Whether dir/name exists. */
+static bool exists(const char *dir, const char *name)
 {
+	char path[256];
 	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return stat(path, &st) == 0;
 }
 
@@ -135,9 +138,9 @@ static unsigned reads(struct roll_node *d, const char *name)
 
 static bool spec_exists(struct roll_node *d, const char *name)
 {
-	char path[192];
-	snprintf(path, sizeof(path), "%s/npu.ascend.com-claim_uid-%s.json", d->cdi_dir, name);
-	return exists(path);
+	char file[128];
+	snprintf(file, sizeof(file), "npu.ascend.com-claim_uid-%s.json", name);
+	return exists(d->cdi_dir, file);
 }
 
 /* Whether the checkpoint file names the claim. */
@@ -159,14 +162,12 @@ static void test_claims_cross_instances(void **state)
 	(void)state;
 	struct roll_node d;
 	start(&d);
-	char path[192];
 	/* B, then A: A registers last, so the kubelet calls it first. */
 	struct proc *b = start_driver(&d, "bbbb2222-0000-1111-2222-333344445555", "npu.ascend.com-bbbb2222-reg.sock");
 	struct proc *a = start_driver(&d, "aaaa1111", "npu.ascend.com-aaaa1111-reg.sock");
-	snprintf(path, sizeof(path), "%s/dra-aaaa1111.sock", d.plugin_dir);
-	assert_true(exists(path));
-	snprintf(path, sizeof(path), "%s/dra.sock", d.plugin_dir);
-	assert_false(exists(path));
+	assert_true(exists(d.plugin_dir, "dra-aaaa1111.sock"));
+	assert_true(exists(d.plugin_dir, "checkpoint.lock"));
+	assert_false(exists(d.plugin_dir, "dra.sock"));
 
 	/* Prepared through A, while B runs with the checkpoint it read at its
 	 * start. */
@@ -182,8 +183,7 @@ static void test_claims_cross_instances(void **state)
 	assert_non_null(proc_expect(d.kubelet, "dra-deregistered socket=npu.ascend.com-aaaa1111-reg.sock", WAIT_MS));
 	assert_true(spec_exists(&d, "claim-1"));
 	assert_true(spec_exists(&d, "claim-2"));
-	snprintf(path, sizeof(path), "%s/dra-bbbb2222.sock", d.plugin_dir);
-	assert_true(exists(path));
+	assert_true(exists(d.plugin_dir, "dra-bbbb2222.sock"));
 
 	/* B unprepares A's claim: its spec and its record go. */
 	expect_unprepared(&d, "claim-1");
@@ -213,14 +213,10 @@ static void test_no_instance_keeps_names(void **state)
 	(void)state;
 	struct roll_node d;
 	start(&d);
-	char path[192];
 	struct proc *p = start_driver(&d, NULL, "npu.ascend.com-reg.sock");
-	snprintf(path, sizeof(path), "%s/dra.sock", d.plugin_dir);
-	assert_true(exists(path));
-	snprintf(path, sizeof(path), "%s/npu.ascend.com-reg.sock", d.registry);
-	assert_true(exists(path));
-	snprintf(path, sizeof(path), "%s/checkpoint.lock", d.plugin_dir);
-	assert_false(exists(path));
+	assert_true(exists(d.plugin_dir, "dra.sock"));
+	assert_true(exists(d.registry, "npu.ascend.com-reg.sock"));
+	assert_false(exists(d.plugin_dir, "checkpoint.lock"));
 	add_claim(&d, "claim-1", "npu-0");
 	expect_prepared(&d, "claim-1", "npu-0");
 	expect_unprepared(&d, "claim-1");
