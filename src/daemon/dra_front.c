@@ -50,7 +50,11 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		   size_t why_size)
 {
 	*f = (struct dra_front){ .loop = loop, .observe = observe, .inotify_fd = -1 };
-	char reg_name[K8S_DNS_SUBDOMAIN_MAX + 16];
+	char reg_name[K8S_DNS_SUBDOMAIN_MAX + CONFIG_INSTANCE_MAX + 16], dra_name[CONFIG_INSTANCE_MAX + 16];
+	/* With an instance (the pod's UID, a surge roll), both sockets carry
+	 * it, as the kubelet's DRA plugin helper names them for rolling
+	 * updates, so that two pods of one node register side by side. */
+	bool shared = c->instance[0] != '\0';
 	int r = find_node_name(c, f->node_name, sizeof(f->node_name), why, why_size);
 	if (r < 0)
 		return r;
@@ -58,8 +62,11 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 	    path_join(f->plugins_dir, sizeof(f->plugins_dir), c->kubelet_dir, "plugins") < 0 ||
 	    path_join(f->plugin_dir, sizeof(f->plugin_dir), f->plugins_dir, c->dra_driver_name) < 0 ||
 	    path_join(f->registry_dir, sizeof(f->registry_dir), c->kubelet_dir, "plugins_registry") < 0 ||
-	    path_join(f->dra_socket, sizeof(f->dra_socket), f->plugin_dir, "dra.sock") < 0 ||
-	    str_printf(reg_name, sizeof(reg_name), "%s-reg.sock", c->dra_driver_name) < 0 ||
+	    str_printf(dra_name, sizeof(dra_name), "dra%s%s.sock", shared ? "-" : "", c->instance) < 0 ||
+	    path_join(f->dra_socket, sizeof(f->dra_socket), f->plugin_dir, dra_name) < 0 ||
+	    str_printf(reg_name, sizeof(reg_name), "%s%s%s-reg.sock", c->dra_driver_name, shared ? "-" : "",
+		       c->instance) < 0 ||
+	    path_join(f->lock_path, sizeof(f->lock_path), f->plugin_dir, DRA_LOCK_FILE) < 0 ||
 	    path_join(f->reg_socket, sizeof(f->reg_socket), f->registry_dir, reg_name) < 0)
 		return why_invalid(why, why_size, "--kubelet-dir %s: the DRA sockets' paths would be over %d characters",
 				   c->kubelet_dir, SOCKET_PATH_MAX - 1);
@@ -82,6 +89,7 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		.node_name = f->node_name,
 		.plugin_dir = f->plugin_dir,
 		.cdi_dir = c->cdi_dir,
+		.lock_path = shared ? f->lock_path : NULL,
 		.paths = *paths,
 		.reader = reader,
 	};

@@ -11,7 +11,10 @@
  * through inotify, and checked again at every refresh), both servers are
  * stopped and started anew, so the watcher finds them again. Each refresh
  * hands the driver the latest snapshot; the kubelet's
- * NotifyRegistrationStatus is logged as it comes. Part of the top level: it
+ * NotifyRegistrationStatus is logged as it comes. With an instance
+ * (config.instance, a surge roll) the sockets are dra-<instance>.sock and
+ * <driver>-<instance>-reg.sock, and the driver shares its checkpoint with
+ * the other instance under a lock (dra/driver.h). Part of the top level: it
  * logs. */
 #pragma once
 
@@ -40,6 +43,7 @@ struct dra_front {
 	char registry_dir[PATH_MAX]; /* <kubelet dir>/plugins_registry */
 	char dra_socket[SOCKET_PATH_MAX];
 	char reg_socket[SOCKET_PATH_MAX];
+	char lock_path[PATH_MAX];    /* <plugin dir>/DRA_LOCK_FILE: the instances' lock */
 	struct dra_driver *driver;
 	struct dra_health *health;
 	struct dra_service *service; /* the dra.sock methods' context */

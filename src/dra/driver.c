@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -32,12 +34,99 @@ struct dra_driver {
 	 * devices after a restart. */
 	bool file_stale;
 
+	/* Shared with another instance (a surge roll): the lock file's fd,
+	 * flocked around every use of the checkpoint, else -1. The checkpoint
+	 * file as this instance last read or wrote it: memory holds what it
+	 * said, unless another instance replaced it since. */
+	int lock_fd;
+	struct stat known;
+	bool known_valid;
+
 	/* What the loop published last. */
 	pthread_mutex_t snapshot_lock;
 	struct npu_snapshot *snapshot;
 	struct host_files *files;
 	unsigned *shares; /* per device of snapshot: how many claims may hold it; NULL: one each */
 };
+
+/* The lock shared with another instance, when there is one. flock waits
+ * only for the other instance's file work (it never holds the lock across
+ * a claim read), so no deadline is needed. */
+static void lock_file(struct dra_driver *d)
+{
+	while (d->lock_fd >= 0 && flock(d->lock_fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+}
+
+static void unlock_file(struct dra_driver *d)
+{
+	if (d->lock_fd >= 0)
+		(void)flock(d->lock_fd, LOCK_UN);
+}
+
+/* Remembers the checkpoint file as it is now: what memory holds. */
+static void note_file(struct dra_driver *d)
+{
+	d->known_valid = stat(d->checkpoint_path, &d->known) == 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Another instance may have replaced the checkpoint since this one last
+ * read or wrote it (saves rename a new file in place): then the file is
+ * what holds, read again. A file that does not parse (not what a driver
+ * wrote) leaves memory as it is, to be written over at the next save, as a
+ * start sets such a file aside; one that cannot be read fails the call,
+ * since saving memory over it could drop the other instance's claims.
+ * Under op_lock and the file lock. */
+static int sync_file(struct dra_driver *d, char *why, size_t why_size)
+{
+	struct stat now;
+	char problem[256];
+	if (d->lock_fd < 0)
+		return 0;
+	bool exists = stat(d->checkpoint_path, &now) == 0;
+	if (exists ? d->known_valid && same_file(&now, &d->known) : !d->known_valid)
+		return 0;
+	struct dra_checkpoint *fresh = calloc(1, sizeof(*fresh));
+	int r = fresh ? dra_checkpoint_load(d->checkpoint_path, fresh, problem, sizeof(problem)) : -ENOMEM;
+	if (r == 0 || r == -ENOENT) {
+		dra_checkpoint_clear(&d->checkpoint);
+		d->checkpoint = *fresh;
+		d->file_stale = false;
+		d->known_valid = exists;
+		d->known = now;
+		r = 0;
+	} else if (r == -EINVAL || r == -E2BIG || r == -EFBIG) {
+		d->file_stale = true;
+		r = 0;
+	} else {
+		snprintf(why, why_size, "cannot read the checkpoint %s: %s", d->checkpoint_path,
+			 r == -ENOMEM ? "out of memory" : problem);
+	}
+	free(fresh);
+	return r;
+}
+
+/* Each use of the checkpoint: this process's lock, then the instances',
+ * and the file read again if it changed. Both locks are held whatever it
+ * returns (0, or a negative errno with why): leave() releases them. */
+static int enter(struct dra_driver *d, char *why, size_t why_size)
+{
+	pthread_mutex_lock(&d->op_lock);
+	lock_file(d);
+	return sync_file(d, why, why_size);
+}
+
+static void leave(struct dra_driver *d)
+{
+	unlock_file(d);
+	pthread_mutex_unlock(&d->op_lock);
+}
 
 int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_driver, char *set_aside,
 		   size_t set_aside_size, char *why, size_t why_size)
@@ -61,10 +150,19 @@ int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_d
 		goto fail;
 	d->paths = o->paths;
 	d->reader = o->reader;
+	d->lock_fd = -1;
+	if (o->lock_path && (d->lock_fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		r = -errno;
+		snprintf(why, why_size, "cannot open the lock file %s: %s", o->lock_path, strerror(-r));
+		goto fail;
+	}
 
 	char problem[512];
+	/* Under the lock: another instance may be replacing the file. */
+	lock_file(d);
 	r = dra_checkpoint_load(d->checkpoint_path, &d->checkpoint, problem, sizeof(problem));
 	if (r == -ENOMEM) {
+		unlock_file(d);
 		snprintf(why, why_size, "out of memory");
 		goto fail;
 	}
@@ -78,11 +176,15 @@ int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_d
 			 moved == 0 ? "moved to .bad, starting with no prepared claims"
 				    : "cannot move it aside, starting with no prepared claims");
 	}
+	note_file(d);
+	unlock_file(d);
 	pthread_mutex_init(&d->op_lock, NULL);
 	pthread_mutex_init(&d->snapshot_lock, NULL);
 	*ret_driver = d;
 	return 0;
 fail:
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
 	free(d);
 	return r;
 }
@@ -97,6 +199,8 @@ void dra_driver_free(struct dra_driver *d)
 	free(d->shares);
 	pthread_mutex_destroy(&d->op_lock);
 	pthread_mutex_destroy(&d->snapshot_lock);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
 	free(d);
 }
 
@@ -175,7 +279,10 @@ int dra_driver_sweep(struct dra_driver *d)
 		return -errno;
 	int removed = 0;
 	struct dirent *e;
-	pthread_mutex_lock(&d->op_lock);
+	char why[PATH_MAX + 300];
+	/* Without the record, no spec is known to be stale. */
+	if ((removed = enter(d, why, sizeof(why))) < 0)
+		goto out;
 	while ((e = readdir(dir))) {
 		size_t len = strlen(e->d_name), plen = strlen(prefix);
 		if (len <= plen + strlen(".json") || strncmp(e->d_name, prefix, plen) != 0 ||
@@ -187,7 +294,8 @@ int dra_driver_sweep(struct dra_driver *d)
 			continue;
 		removed += cdi_spec_remove(d->cdi_dir, e->d_name) == 0;
 	}
-	pthread_mutex_unlock(&d->op_lock);
+out:
+	leave(d);
 	closedir(dir);
 	return removed;
 }
@@ -294,7 +402,9 @@ int dra_driver_restore(struct dra_driver *d, size_t *ret_failed, char *why, size
 	int written = 0;
 	size_t failed = 0;
 	char reason[512];
-	pthread_mutex_lock(&d->op_lock);
+	/* A file that cannot be read now leaves the record read at the start,
+	 * a moment ago. */
+	(void)enter(d, reason, sizeof(reason));
 	for (size_t i = 0; i < d->checkpoint.count;) {
 		const struct dra_prepared *p = d->checkpoint.claims[i];
 		bool invalid = check_record(d, i, reason, sizeof(reason)) < 0;
@@ -311,7 +421,7 @@ int dra_driver_restore(struct dra_driver *d, size_t *ret_failed, char *why, size
 		else
 			i++;
 	}
-	pthread_mutex_unlock(&d->op_lock);
+	leave(d);
 	*ret_failed = failed;
 	return written;
 }
@@ -484,6 +594,7 @@ static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_
 		(void)dra_checkpoint_drop(&d->checkpoint, uid); /* frees p */
 	} else {
 		d->file_stale = false;
+		note_file(d);
 		return 0;
 	}
 	/* The claim failed: no runtime may inject it. */
@@ -532,10 +643,11 @@ int dra_driver_prepare_recorded(struct dra_driver *d, const char *ns, const char
 	if (r < 0)
 		return r;
 	/* Prepared before: the same answer, and the spec there again. */
-	pthread_mutex_lock(&d->op_lock);
-	const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
-	r = p ? answer_recorded(d, p, ret_prepared, why, why_size) : -ENODATA;
-	pthread_mutex_unlock(&d->op_lock);
+	if ((r = enter(d, why, why_size)) == 0) {
+		const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
+		r = p ? answer_recorded(d, p, ret_prepared, why, why_size) : -ENODATA;
+	}
+	leave(d);
 	if (r == -ENOMEM && !why[0])
 		snprintf(why, why_size, "out of memory");
 	return r;
@@ -552,9 +664,9 @@ int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, co
 	struct dra_claim *claim = NULL;
 	r = read_claim(d, ns, name, limits ? limits : &unlimited, &claim, why, why_size);
 	if (r == 0) {
-		pthread_mutex_lock(&d->op_lock);
-		r = prepare_read(d, ns, uid, name, claim, ret_prepared, why, why_size);
-		pthread_mutex_unlock(&d->op_lock);
+		if ((r = enter(d, why, why_size)) == 0)
+			r = prepare_read(d, ns, uid, name, claim, ret_prepared, why, why_size);
+		leave(d);
 	}
 	free(claim);
 	if (r == -ENOMEM && !why[0])
@@ -568,7 +680,8 @@ int dra_driver_unprepare(struct dra_driver *d, const char *uid, char *why, size_
 	int r = check_request("-", uid, "-", why, why_size);
 	if (r < 0)
 		return r;
-	pthread_mutex_lock(&d->op_lock);
+	if ((r = enter(d, why, why_size)) < 0)
+		goto out;
 	if ((r = spec_file_name(d, uid, file, sizeof(file))) < 0 || (r = cdi_spec_remove(d->cdi_dir, file)) < 0) {
 		snprintf(why, why_size, "cannot remove the CDI spec of claim %s: %s", uid, strerror(-r));
 		goto out;
@@ -576,12 +689,14 @@ int dra_driver_unprepare(struct dra_driver *d, const char *uid, char *why, size_
 	if (dra_checkpoint_drop(&d->checkpoint, uid) || d->file_stale) {
 		r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true);
 		d->file_stale = r < 0;
+		if (r == 0)
+			note_file(d);
 		/* Said, so that the kubelet calls again and the save is retried. */
 		if (r < 0)
 			snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path,
 				 strerror(-r));
 	}
 out:
-	pthread_mutex_unlock(&d->op_lock);
+	leave(d);
 	return r;
 }

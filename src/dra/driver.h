@@ -22,7 +22,15 @@
  * DRA service's gRPC thread and its claim readers, dra/service.h): the
  * checkpoint and the specs are under one lock, never held across a claim
  * read, so a read waiting on the API server holds up no other claim;
- * dra_driver_publish runs on the daemon's loop. */
+ * dra_driver_publish runs on the daemon's loop.
+ *
+ * Instances: during a surge roll two driver processes of one node share
+ * plugin_dir and the CDI directory, and the kubelet may prepare a claim
+ * through one and unprepare it through the other. With a lock_path, each
+ * use of the checkpoint also holds an exclusive flock on that file and
+ * first reads the checkpoint again when another instance replaced it since
+ * this one last read or wrote it (told by the file's inode, size and
+ * mtime, so a call that finds it as it left it reads nothing). */
 #pragma once
 
 #include <stddef.h>
@@ -37,6 +45,8 @@
 #define DRA_DEFAULT_DRIVER_NAME "npu.ascend.com"
 #define DRA_CDI_CLASS "claim"
 #define DRA_CHECKPOINT_FILE "checkpoint.json"
+/* In plugin_dir beside the checkpoint: what two instances flock. */
+#define DRA_LOCK_FILE "checkpoint.lock"
 /* "<driver>/claim=<uid>" */
 #define DRA_CDI_ID_MAX (CDI_KIND_MAX + 1 + DRA_UID_MAX)
 
@@ -63,6 +73,9 @@ struct dra_driver_options {
 	const char *node_name;   /* this node's pool */
 	const char *plugin_dir;  /* <kubelet dir>/plugins/<driver>: the checkpoint's directory */
 	const char *cdi_dir;     /* where the claims' CDI specs go */
+	/* A file flocked around every use of the checkpoint, for two instances
+	 * of the driver sharing plugin_dir (a surge roll); NULL: one instance. */
+	const char *lock_path;
 	struct host_paths paths; /* copied; the strings must outlive the driver */
 	struct dra_claim_reader reader;
 };

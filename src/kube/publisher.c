@@ -118,7 +118,11 @@ static int fetch_node_uid(struct kube_publisher *p, struct failure *f)
 	return r;
 }
 
-static int list_slices(struct kube_publisher *p, struct kube_slice_list *list, struct failure *f)
+/* The node's slices: their names, versions and generations in list, and
+ * the listed objects whole in *ret_items (an array the caller puts; NULL
+ * when the body cannot be parsed as a whole, which only costs a write). */
+static int list_slices(struct kube_publisher *p, struct kube_slice_list *list, json_object **ret_items,
+		       struct failure *f)
 {
 	char path[768], why[160];
 	struct kube_response resp = { 0 };
@@ -131,6 +135,11 @@ static int list_slices(struct kube_publisher *p, struct kube_slice_list *list, s
 		r = status_failure(f, "listing the node's ResourceSlices", &resp);
 	else if ((r = kube_parse_slice_list(resp.body, resp.len, list, why, sizeof(why))) < 0)
 		r = failed(f, r, 0, "listing the node's ResourceSlices: %s", why);
+	json_object *root = NULL, *items = NULL;
+	if (r == 0 && kube_json_parse(resp.body, resp.len, &root, why, sizeof(why)) == 0 &&
+	    json_object_object_get_ex(root, "items", &items) && json_object_is_type(items, json_type_array))
+		*ret_items = json_object_get(items);
+	json_object_put(root);
 	kube_response_free(&resp);
 	return r;
 }
@@ -254,6 +263,72 @@ static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const
 	return 0;
 }
 
+/* Whether the server's spec of a slice is ours: a copy of it with what the
+ * server adds taken out (the time it stamps on each taint, which this
+ * publisher never sets). */
+static bool same_spec(json_object *ours, json_object *theirs)
+{
+	json_object *copy = NULL, *devices;
+	if (!theirs || json_object_deep_copy(theirs, &copy, NULL) < 0)
+		return false;
+	if (json_object_object_get_ex(copy, "devices", &devices) && json_object_is_type(devices, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(devices); i++) {
+			json_object *taints = json_object_object_get(json_object_array_get_idx(devices, i), "taints");
+			for (size_t k = 0; json_object_is_type(taints, json_type_array) && k < json_object_array_length(taints);
+			     k++)
+				json_object_object_del(json_object_array_get_idx(taints, k), "timeAdded");
+		}
+	bool same = json_object_equal(ours, copy);
+	json_object_put(copy);
+	return same;
+}
+
+/* Whether the server holds slices as wanted, whoever wrote them: one of
+ * each name of wanted, nothing else, each with the same owners and spec
+ * but for the pool's generation, which is one for all. Another instance of
+ * the driver on this node (a surge roll) publishes the same content: then
+ * neither writes, and neither bumps the generation. On a match, the
+ * server's versions become what this publisher wrote, in written[]. */
+static bool server_as_wanted(struct kube_publisher *p, const struct kube_slice_list *list, json_object *items,
+			     json_object *wanted, int64_t *ret_generation)
+{
+	size_t n = json_object_array_length(wanted);
+	if (!items || n != list->count || n != json_object_array_length(items) || n == 0)
+		return false;
+	int64_t generation = list->items[0].generation;
+	bool same = true;
+	for (size_t i = 0; i < n && same; i++) {
+		json_object *ours = json_object_array_get_idx(wanted, i), *theirs = NULL, *spec, *pool, *gen;
+		const char *name = json_object_get_string(json_object_object_get(json_object_object_get(ours, "metadata"),
+										 "name"));
+		for (size_t k = 0; k < n && !theirs; k++)
+			if (strcmp(list->items[k].meta.name, name ? name : "") == 0 &&
+			    list->items[k].generation == generation)
+				theirs = json_object_array_get_idx(items, k);
+		if (!theirs)
+			return false;
+		/* The generation aside: ours is set to theirs for the comparison. */
+		spec = json_object_object_get(ours, "spec");
+		pool = json_object_object_get(spec, "pool");
+		gen = json_object_object_get(pool, "generation");
+		int64_t own = json_object_get_int64(gen);
+		if (!gen || json_object_set_int64(gen, generation) == 0)
+			return false;
+		same = same_spec(spec, json_object_object_get(theirs, "spec")) &&
+		       json_object_equal(json_object_object_get(json_object_object_get(ours, "metadata"), "ownerReferences"),
+					 json_object_object_get(json_object_object_get(theirs, "metadata"),
+								"ownerReferences"));
+		(void)json_object_set_int64(gen, own);
+	}
+	if (!same)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		p->written[i] = list->items[i].meta;
+	p->n_written = n;
+	*ret_generation = generation;
+	return true;
+}
+
 /* Whether the server lists exactly the slices this publisher last wrote,
  * untouched since. */
 static bool server_as_written(const struct kube_publisher *p, const struct kube_slice_list *list)
@@ -272,6 +347,37 @@ static bool server_as_written(const struct kube_publisher *p, const struct kube_
 	return true;
 }
 
+/* Writes each slice of wanted (over the listed one of its name, if any)
+ * and deletes the listed slices not wanted. */
+static int write_slices(struct kube_publisher *p, const struct kube_slice_list *list, json_object *wanted,
+			struct failure *f)
+{
+	size_t n = json_object_array_length(wanted);
+	bool kept[KUBE_LIST_MAX_ITEMS] = { false };
+	int r;
+	for (size_t i = 0; i < n; i++) {
+		json_object *slice = json_object_array_get_idx(wanted, i);
+		const char *name = json_object_get_string(
+			json_object_object_get(json_object_object_get(slice, "metadata"), "name"));
+		const char *version = "";
+		for (size_t j = 0; j < list->count; j++) {
+			if (strcmp(list->items[j].meta.name, name) == 0) {
+				version = list->items[j].meta.resource_version;
+				kept[j] = true;
+			}
+		}
+		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
+			p->n_written = 0;
+			return r;
+		}
+	}
+	p->n_written = n;
+	for (size_t j = 0; j < list->count; j++)
+		if (!kept[j] && (r = delete_slice(p, list->items[j].meta.name, f)) < 0)
+			return r;
+	return 0;
+}
+
 /* One reconciliation. Returns 0 when slices were written (the report's DONE
  * fields filled), 1 when the content is unchanged and the server still
  * holds what was written last, or a negative errno with f said. */
@@ -280,7 +386,7 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		     struct kube_publish_report *done, struct failure *f)
 {
 	struct kube_slice_list *list = malloc(sizeof(*list));
-	json_object *slices = NULL;
+	json_object *slices = NULL, *items = NULL;
 	int r;
 	if (!list)
 		return failed(f, -ENOMEM, 0, "out of memory");
@@ -291,7 +397,7 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	if ((r = fetch_node_uid(p, f)) < 0)
 		goto out;
 	changed |= strcmp(uid, p->node_uid) != 0;
-	if ((r = list_slices(p, list, f)) < 0)
+	if ((r = list_slices(p, list, &items, f)) < 0)
 		goto out;
 	if (!changed && server_as_written(p, list)) {
 		r = 1;
@@ -322,31 +428,18 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		r = failed(f, -E2BIG, 0, "%zu ResourceSlices wanted, more than %d", n, KUBE_LIST_MAX_ITEMS);
 		goto out;
 	}
-	bool wanted[KUBE_LIST_MAX_ITEMS] = { false };
+	/* A slice of counter sets has no devices. */
 	for (size_t i = 0; i < n; i++) {
-		json_object *slice = json_object_array_get_idx(slices, i);
-		const char *name = json_object_get_string(
-			json_object_object_get(json_object_object_get(slice, "metadata"), "name"));
-		const char *version = "";
-		for (size_t j = 0; j < list->count; j++) {
-			if (strcmp(list->items[j].meta.name, name) == 0) {
-				version = list->items[j].meta.resource_version;
-				wanted[j] = true;
-			}
-		}
-		/* A slice of counter sets has no devices. */
-		json_object *listed = json_object_object_get(json_object_object_get(slice, "spec"), "devices");
+		json_object *listed = json_object_object_get(
+			json_object_object_get(json_object_array_get_idx(slices, i), "spec"), "devices");
 		devices += listed ? json_object_array_length(listed) : 0;
-		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
-			p->n_written = 0;
-			goto out;
-		}
 	}
-	p->n_written = n;
+	int64_t theirs;
+	if (server_as_wanted(p, list, items, slices, &theirs))
+		generation = theirs;
+	else if ((r = write_slices(p, list, slices, f)) < 0)
+		goto out;
 	p->written_devices = devices;
-	for (size_t j = 0; j < list->count; j++)
-		if (!wanted[j] && (r = delete_slice(p, list->items[j].meta.name, f)) < 0)
-			goto out;
 	p->generation = generation;
 	*done = (struct kube_publish_report){
 		.event = KUBE_PUBLISH_DONE,
@@ -356,6 +449,7 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	};
 	r = 0;
 out:
+	json_object_put(items);
 	json_object_put(slices);
 	free(list);
 	return r;

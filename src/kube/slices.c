@@ -215,14 +215,19 @@ static void put_version(struct json_put *b, json_object *attrs, const char *name
 		put_attr(b, attrs, name, kube_is_semver(text) ? "version" : "string", json_object_new_string(text));
 }
 
-/* A quantity of bytes: whole MiB when it divides, so that it reads as
- * people write it. */
+/* A quantity of bytes as the API server writes it back (its canonical
+ * form): the largest binary suffix that divides it, so that a publisher
+ * can tell the slices another instance wrote from its own (an API server
+ * turns 65536Mi into 64Gi). */
 static void bytes_quantity(uint64_t bytes, char *buf, size_t size)
 {
-	if (bytes % (1024 * 1024) == 0)
-		snprintf(buf, size, "%" PRIu64 "Mi", bytes / (1024 * 1024));
-	else
-		snprintf(buf, size, "%" PRIu64, bytes);
+	static const char suffixes[][3] = { "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
+	size_t k = 0;
+	while (bytes && bytes % 1024 == 0 && k < sizeof(suffixes) / sizeof(suffixes[0])) {
+		bytes /= 1024;
+		k++;
+	}
+	snprintf(buf, size, "%" PRIu64 "%s", bytes, k ? suffixes[k - 1] : "");
 }
 
 /* capacity[name] = {value}; shared: the device is allocated to several

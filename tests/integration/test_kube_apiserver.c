@@ -9,7 +9,9 @@
  * Node; a chip fault taints the chip in a new generation; the API server is
  * stopped, a change made meanwhile, and once the server is back the
  * publisher puts the current truth there. vNPUs as partitions and a
- * time-sliced chip are published and read back. Skipped (77) where the
+ * time-sliced chip are published and read back. Two publishers of one
+ * pool (a surge roll of the DRA driver) write nothing the other wrote
+ * already. Skipped (77) where the
  * cluster's binaries were not built. */
 #include <errno.h>
 #include <setjmp.h>
@@ -281,11 +283,80 @@ static void test_partitions_and_sharing(void **state)
 	kube_client_free(client);
 }
 
+/* The generation and resourceVersion of sim-node-3's one slice. */
+static void slice_version(int64_t *ret_generation, char *rv, size_t size)
+{
+	json_object *list = apiserver_kubectl_json(api, "get resourceslices --field-selector spec.nodeName=sim-node-3");
+	assert_int_equal(json_object_array_length(json_at(list, "items")), 1);
+	*ret_generation = json_object_get_int64(json_at(list, "items.0.spec.pool.generation"));
+	snprintf(rv, size, "%s", json_str_at(list, "items.0.metadata.resourceVersion"));
+	json_object_put(list);
+}
+
+/* Two publishers of one node's pool, as the old and the new pod of a surge
+ * roll of the DRA driver run them: the one that finds the slices as it
+ * would write them writes nothing and takes the server's generation, and
+ * one stopping removes nothing. */
+static void test_two_instances_one_pool(void **state)
+{
+	(void)state;
+	static const char node_yaml[] = "apiVersion: v1\nkind: Node\nmetadata:\n  name: sim-node-3\n";
+	assert_int_equal(apiserver_kubectl(api, node_yaml, "apply -f -"), 0);
+	struct kube_client *client = client_of_kubeconfig();
+	const struct kube_publisher_options o = {
+		.client = client,
+		.node_name = "sim-node-3",
+		.backoff_initial_ms = 100,
+		.backoff_max_ms = 1000,
+		.report = on_report,
+	};
+	struct kube_publisher *old = NULL, *new = NULL;
+	int64_t generation, again;
+	char rv[64], rv_again[64];
+	size_t i = reps.n;
+	assert_int_equal(kube_publisher_start(&o, &old), 0);
+	offer(old, -1);
+	i = wait_report(i, KUBE_PUBLISH_DONE);
+	slice_version(&generation, rv, sizeof(rv));
+	assert_int_equal(reps.all[i].generation, generation);
+
+	/* The new one finds the same content: no write. */
+	assert_int_equal(kube_publisher_start(&o, &new), 0);
+	offer(new, -1);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[i].generation, generation);
+	assert_int_equal(reps.all[i].devices, 8);
+	slice_version(&again, rv_again, sizeof(rv_again));
+	assert_int_equal(again, generation);
+	assert_string_equal(rv_again, rv);
+
+	/* A fault the new one publishes first: the old one, told the same,
+	 * finds it there and writes nothing either. */
+	offer(new, 3);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[i].generation, generation + 1);
+	slice_version(&generation, rv, sizeof(rv));
+	offer(old, 3);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[i].generation, generation);
+	slice_version(&again, rv_again, sizeof(rv_again));
+	assert_int_equal(again, generation);
+	assert_string_equal(rv_again, rv);
+
+	/* The old one leaves; the slices stay. */
+	kube_publisher_stop(old);
+	slice_version(&again, rv_again, sizeof(rv_again));
+	assert_string_equal(rv_again, rv);
+	kube_publisher_stop(new);
+	kube_client_free(client);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_to_kube_apiserver),
 		cmocka_unit_test(test_partitions_and_sharing),
+		cmocka_unit_test(test_two_instances_one_pool),
 	};
 	publish_reports_init(&reps);
 	int failed = cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);

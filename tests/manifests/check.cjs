@@ -673,4 +673,20 @@ const deviceClasses = new Set(
 );
 checkExamples(examples, deviceClasses);
 
+// The DRA driver rolls as the device plugin does: the new pod beside the
+// old one, on sockets named by its UID, so that claims are prepared on the
+// node throughout a roll.
+check('deploy/dra: the driver DaemonSet rolls with a surge, each pod on sockets named by its UID', () => {
+	const ds = (objectsByFile['deploy/dra/ascend-dra-driver.yaml'] || []).find((o) => o.kind === 'DaemonSet');
+	assert(ds, 'no DaemonSet in deploy/dra/ascend-dra-driver.yaml');
+	const u = ds.spec.updateStrategy || {};
+	const r = u.rollingUpdate || {};
+	assert(u.type === 'RollingUpdate' && r.maxSurge === 1 && r.maxUnavailable === 0, `updateStrategy ${show(u)}`);
+	const env = ds.spec.template.spec.containers[0].env || [];
+	const inst = env.find((e) => e.name === 'ASCEND_PLUGIN_INSTANCE');
+	assert(inst && inst.valueFrom && inst.valueFrom.fieldRef && inst.valueFrom.fieldRef.fieldPath === 'metadata.uid',
+		`ASCEND_PLUGIN_INSTANCE ${show(inst)}: two pods of a node would serve the same sockets`);
+	assert(env[env.length - 1] === inst, 'ASCEND_PLUGIN_INSTANCE is not last: overlays patch env by index');
+});
+
 process.exit(failures ? 1 : 0);

@@ -116,7 +116,7 @@ static void test_one_chip(void **state)
 	assert_string_equal(str(attr(d, "firmwareVersion"), "version"), "7.5.0");
 	assert_string_equal(str(attr(d, "resource.kubernetes.io/pciBusID"), "string"), "0000:3b:00.0");
 	assert_int_equal(json_object_get_int64(get(attr(d, "resource.kubernetes.io/numaNode"), "int")), 1);
-	assert_string_equal(str(d, "capacity.memory.value"), "65536Mi");
+	assert_string_equal(str(d, "capacity.memory.value"), "64Gi");
 	assert_string_equal(str(d, "capacity.aiCores.value"), "20");
 	assert_null(get(d, "taints"));
 
@@ -325,7 +325,7 @@ static void test_vnpu_partitions(void **state)
 	assert_int_equal(json_object_array_length(get(slices, "1.spec.sharedCounters")), 1);
 	assert_string_equal(str(slices, "1.spec.sharedCounters.0.name"), "npu-0");
 	assert_string_equal(str(slices, "1.spec.sharedCounters.0.counters.aicores.value"), "20");
-	assert_string_equal(str(slices, "1.spec.sharedCounters.0.counters.memory.value"), "65536Mi");
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.counters.memory.value"), "64Gi");
 
 	json_object *v = find_device(slices, "vnpu-100");
 	assert_non_null(v);
@@ -341,15 +341,15 @@ static void test_vnpu_partitions(void **state)
 	assert_null(attr(v, "interconnectGroup"));
 	assert_null(attr(v, "logicID"));
 	assert_string_equal(str(v, "capacity.aiCores.value"), "10");
-	assert_string_equal(str(v, "capacity.memory.value"), "16384Mi");
+	assert_string_equal(str(v, "capacity.memory.value"), "16Gi");
 	assert_int_equal(json_object_array_length(get(v, "consumesCounters")), 1);
 	assert_string_equal(str(v, "consumesCounters.0.counterSet"), "npu-0");
 	assert_string_equal(str(v, "consumesCounters.0.counters.aicores.value"), "10");
-	assert_string_equal(str(v, "consumesCounters.0.counters.memory.value"), "16384Mi");
+	assert_string_equal(str(v, "consumesCounters.0.counters.memory.value"), "16Gi");
 	assert_null(get(v, "allowMultipleAllocations"));
 	v = find_device(slices, "vnpu-101");
 	assert_string_equal(str(v, "consumesCounters.0.counters.aicores.value"), "5");
-	assert_string_equal(str(v, "consumesCounters.0.counters.memory.value"), "8192Mi");
+	assert_string_equal(str(v, "consumesCounters.0.counters.memory.value"), "8Gi");
 	json_object_put(slices);
 
 	/* The chip's HBM unknown: no memory counter, and the vNPUs consume
@@ -360,7 +360,7 @@ static void test_vnpu_partitions(void **state)
 	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
 	assert_null(get(slices, "1.spec.sharedCounters.0.counters.memory"));
 	v = find_device(slices, "vnpu-100");
-	assert_string_equal(str(v, "capacity.memory.value"), "16384Mi");
+	assert_string_equal(str(v, "capacity.memory.value"), "16Gi");
 	assert_null(get(v, "consumesCounters.0.counters.memory"));
 	assert_string_equal(str(v, "consumesCounters.0.counters.aicores.value"), "10");
 	v = find_device(slices, "vnpu-101");
@@ -451,7 +451,7 @@ static void test_time_slicing(void **state)
 	assert_string_equal(str(d, "capacity.shares.requestPolicy.default"), "1");
 	assert_int_equal(json_object_array_length(get(d, "capacity.shares.requestPolicy.validValues")), 1);
 	assert_string_equal(str(d, "capacity.shares.requestPolicy.validValues.0"), "1");
-	assert_string_equal(str(d, "capacity.memory.value"), "65536Mi");
+	assert_string_equal(str(d, "capacity.memory.value"), "64Gi");
 	assert_string_equal(str(d, "capacity.memory.requestPolicy.default"), "0");
 	assert_string_equal(str(d, "capacity.memory.requestPolicy.validValues.0"), "0");
 	assert_string_equal(str(d, "capacity.aiCores.requestPolicy.default"), "0");

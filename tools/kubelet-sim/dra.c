@@ -36,7 +36,8 @@ static void notify(struct gc_channel *ch, bool ok, const char *error)
 }
 
 /* The kubelet's choice: the first service the plugin lists that it knows. */
-static bool choose(struct dra_sim *s, const Pluginregistration__PluginInfo *info, char *version, size_t size)
+static bool choose(struct dra_sim_plugin *s, const Pluginregistration__PluginInfo *info, char *version,
+		   size_t size)
 {
 	for (size_t i = 0; i < info->n_supported_versions; i++) {
 		const char *v = info->supported_versions[i];
@@ -49,6 +50,39 @@ static bool choose(struct dra_sim *s, const Pluginregistration__PluginInfo *info
 		}
 	}
 	return false;
+}
+
+static void drop_plugin(struct dra_sim *s, const char *socket)
+{
+	for (size_t i = 0; i < s->n_plugins; i++) {
+		if (strcmp(s->plugins[i].socket, socket) != 0)
+			continue;
+		memmove(&s->plugins[i], &s->plugins[i + 1], (s->n_plugins - i - 1) * sizeof(s->plugins[0]));
+		s->n_plugins--;
+		return;
+	}
+}
+
+/* A socket registered again replaces its registration. */
+static void add_plugin(struct dra_sim *s, const struct dra_sim_plugin *p)
+{
+	drop_plugin(s, p->socket);
+	if (s->n_plugins == DRA_SIM_PLUGINS_MAX)
+		drop_plugin(s, s->plugins[0].socket);
+	s->plugins[s->n_plugins++] = *p;
+}
+
+/* The kubelet's plugin watcher deregisters a plugin whose socket goes. */
+static void deregister_socket(struct dra_sim *s, const char *name)
+{
+	size_t before = s->n_plugins;
+	drop_plugin(s, name);
+	if (s->n_plugins == before)
+		return;
+	struct out_line line;
+	out_start(&line, "dra-deregistered");
+	out_kv(&line, "socket", name);
+	out_emit(&line);
 }
 
 static void register_socket(struct dra_sim *s, const char *name)
@@ -78,14 +112,16 @@ static void register_socket(struct dra_sim *s, const char *name)
 	}
 	Pluginregistration__PluginInfo *info = pluginregistration__plugin_info__unpack(NULL, res.len, res.body);
 	char version[64] = "", error[512] = "";
+	struct dra_sim_plugin plugin = { 0 };
 	if (!info)
 		snprintf(error, sizeof(error), "malformed PluginInfo");
 	else if (strcmp(info->type, PLUGINREG_TYPE_DRA) != 0)
 		snprintf(error, sizeof(error), "type %s is not %s", info->type, PLUGINREG_TYPE_DRA);
-	else if (!choose(s, info, version, sizeof(version)))
+	else if (!choose(&plugin, info, version, sizeof(version)))
 		snprintf(error, sizeof(error), "none of the services supported by the plugin is supported by the kubelet");
-	else if (str_copy(s->endpoint, sizeof(s->endpoint), info->endpoint) < 0 ||
-		 str_copy(s->driver, sizeof(s->driver), info->name) < 0)
+	else if (str_copy(plugin.endpoint, sizeof(plugin.endpoint), info->endpoint) < 0 ||
+		 str_copy(plugin.driver, sizeof(plugin.driver), info->name) < 0 ||
+		 str_copy(plugin.socket, sizeof(plugin.socket), name) < 0)
 		snprintf(error, sizeof(error), "endpoint or name too long");
 	notify(ch, !error[0], error);
 	out_start(&line, error[0] ? "dra-refused" : "dra-registered");
@@ -105,7 +141,8 @@ static void register_socket(struct dra_sim *s, const char *name)
 	else
 		out_kv(&line, "chosen", version);
 	out_emit(&line);
-	s->registered = s->registered || !error[0];
+	if (!error[0])
+		add_plugin(s, &plugin);
 	if (info)
 		pluginregistration__plugin_info__free_unpacked(info, NULL);
 out:
@@ -122,7 +159,7 @@ int dra_sim_start(struct dra_sim *s, const char *dir)
 		return r;
 	}
 	s->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (s->inotify_fd < 0 || inotify_add_watch(s->inotify_fd, dir, IN_CREATE | IN_MOVED_TO) < 0) {
+	if (s->inotify_fd < 0 || inotify_add_watch(s->inotify_fd, dir, IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) < 0) {
 		r = -errno;
 		log_error("cannot watch %s: %s", dir, strerror(-r));
 		return r;
@@ -152,7 +189,9 @@ void dra_sim_on_events(struct dra_sim *s)
 	while ((n = read(s->inotify_fd, buf, sizeof(buf))) > 0) {
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
-			if (ev->len && ev->name[0] != '.')
+			if (ev->len && ev->name[0] != '.' && (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+				deregister_socket(s, ev->name);
+			else if (ev->len && ev->name[0] != '.')
 				register_socket(s, ev->name);
 			p += sizeof(*ev) + ev->len;
 		}
@@ -229,10 +268,11 @@ static void print_unprepare(const uint8_t *body, size_t len)
 
 void dra_sim_call(struct dra_sim *s, bool prepare, char **args)
 {
-	if (!s->registered) {
+	if (!s->n_plugins) {
 		out_error("no DRA driver registered");
 		return;
 	}
+	const struct dra_sim_plugin *p = &s->plugins[s->n_plugins - 1];
 	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim claim, *claims[1] = { &claim };
 	k8s__io__kubelet__pkg__apis__dra__v1__claim__init(&claim);
 	claim.namespace_ = args[0];
@@ -247,12 +287,12 @@ void dra_sim_call(struct dra_sim *s, bool prepare, char **args)
 	uint8_t *buf = malloc(len ? len : 1);
 	struct gc_channel *ch = NULL;
 	struct gc_result res = { 0 };
-	if (!buf || gc_channel_open(s->endpoint, &ch) < 0) {
-		out_error("cannot call %s", s->endpoint);
+	if (!buf || gc_channel_open(p->endpoint, &ch) < 0) {
+		out_error("cannot call %s", p->endpoint);
 		goto out;
 	}
 	k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__pack(&req, buf);
-	int r = gc_unary(ch, prepare ? s->prepare_method : s->unprepare_method, buf, len, CALL_TIMEOUT_MS, &res);
+	int r = gc_unary(ch, prepare ? p->prepare_method : p->unprepare_method, buf, len, CALL_TIMEOUT_MS, &res);
 	if (r < 0 || res.status != GRPC_STATUS_OK) {
 		struct out_line line;
 		out_start(&line, "dra-call-failed");

@@ -8,7 +8,10 @@
  * `dra-refused`. The commands `dra-prepare NS NAME UID` and `dra-unprepare
  * NS NAME UID` call the last registered driver's NodePrepareResources /
  * NodeUnprepareResources with the chosen version's method path and print
- * each claim's answer. Main thread only. */
+ * each claim's answer. Like the kubelet (from v1.33), it keeps each
+ * registration of a driver (two pods of a surge roll register side by
+ * side), calls the newest, and drops one when its registration socket is
+ * removed (`dra-deregistered`). Main thread only. */
 #pragma once
 
 #include <limits.h>
@@ -20,13 +23,23 @@
 #define DRA_SIM_PENDING_MAX 8
 #define DRA_SIM_RETRY_MS 100
 
-struct dra_sim {
-	char dir[PATH_MAX];
-	int inotify_fd; /* -1 when the mode is off */
-	bool registered;
+#define DRA_SIM_PLUGINS_MAX 8
+
+/* One registration, as the kubelet's DRA plugin manager keeps it. */
+struct dra_sim_plugin {
+	char socket[256]; /* the registration socket's name in DIR */
 	char driver[256];
 	char endpoint[SOCKET_PATH_MAX];
 	const char *prepare_method, *unprepare_method; /* of the chosen version */
+};
+
+struct dra_sim {
+	char dir[PATH_MAX];
+	int inotify_fd; /* -1 when the mode is off */
+	/* Oldest first; the calls go to the last. A registration whose socket
+	 * is removed is dropped, and one past the bound drops the oldest. */
+	struct dra_sim_plugin plugins[DRA_SIM_PLUGINS_MAX];
+	size_t n_plugins;
 	/* Sockets that did not accept yet (seen between bind and listen):
 	 * tried again every DRA_SIM_RETRY_MS, as the kubelet's reconciler
 	 * tries its pending plugins every second. */
