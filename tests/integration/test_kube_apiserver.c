@@ -308,12 +308,13 @@ static void test_two_instances_one_pool(void **state)
 		.node_name = "sim-node-3",
 		.backoff_initial_ms = 100,
 		.backoff_max_ms = 1000,
-		.report = on_report,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
 	};
 	struct kube_publisher *old = NULL, *new = NULL;
 	int64_t generation, again;
 	char rv[64], rv_again[64];
-	size_t i = reps.n;
+	size_t i = publish_reports_count(&reps);
 	assert_int_equal(kube_publisher_start(&o, &old), 0);
 	offer(old, -1);
 	i = wait_report(i, KUBE_PUBLISH_DONE);
