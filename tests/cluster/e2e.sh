@@ -967,11 +967,12 @@ spec:
 EOF
 }
 
-# Five rolls of the DRA driver, each with pods whose claims are prepared
-# while it rolls: a prepare the kubelet cannot make while the driver is away
-# is retried (the pod waits), so none fails and every one runs.
+# Five surge rolls of the DRA driver, each with pods whose claims are
+# prepared while it rolls: the new pod registers on sockets of its own
+# beside the old one and shares its checkpoint, so the kubelet always has a
+# driver to prepare with: every pod runs, and no prepare fails.
 dra_rolls() {
-	local r i made created=0 failed=0 running=0 pods t0 ms
+	local r i made created=0 failed=0 running=0 pods t0 ms prep_failed
 	k apply -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
@@ -1002,8 +1003,12 @@ EOF
 	done
 	k delete resourceclaimtemplate dra-roll --ignore-not-found >/dev/null 2>&1
 	((failed == 0 && running == created && created > 0)) &&
-		pass "10r. 5 rolls of the DRA driver with $created claim pods created throughout: all ran, none failed" ||
+		pass "10r. 5 surge rolls of the DRA driver with $created claim pods created throughout: all ran, none failed" ||
 		fail "10r. claim pods during the driver's rolls" "$running of $created ran, $failed failed"
+	prep_failed=$(k get events -o json | jq '[.items[] | select(.reason == "FailedPrepareDynamicResources"
+		and (.involvedObject.name | startswith("dra-roll-")))] | length')
+	[ "$prep_failed" = 0 ] && pass "10r. no prepare failed during the rolls (no FailedPrepareDynamicResources event)" ||
+		fail "10r. prepares failed during the rolls" "$(k get events --field-selector reason=FailedPrepareDynamicResources | tail -n 5)"
 }
 
 step_dra() {
