@@ -74,7 +74,7 @@ fi
 # The check finds what it must: the same plugin with the module preloaded.
 # (Not under a sanitizer: its runtime must come first in the process.)
 if needed "$plugin" | grep -q 'lib[at]san'; then
-	skip "the maps check finds a preloaded libcurl" "a sanitizer build"
+	not_this_build "the maps check finds a preloaded libcurl" "a sanitizer build"
 elif run_plugin LD_PRELOAD="$module"; then
 	grep -qE "/[^ ]*libcurl" "/proc/$holder/maps" && pass "the maps check finds a preloaded libcurl" ||
 		fail "the maps check finds a preloaded libcurl" "not in /proc/$holder/maps"
