@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 
 int peers_join(struct peers *p, const char *state_dir)
@@ -18,8 +18,8 @@ int peers_join(struct peers *p, const char *state_dir)
 		return r;
 	/* The DaemonSet's hostPath makes it; a plugin started by hand may
 	 * come first. */
-	if (mkdir(state_dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
+	if ((r = mkdir_p(state_dir, 0755)) < 0)
+		return r;
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;

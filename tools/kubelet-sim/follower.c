@@ -157,10 +157,8 @@ static void report_end(struct follower *f, grpc_status_code status, const char *
 	/* A follower whose plugin has been replaced leaves the devices alone,
 	 * and so does one with another registration of its resource still
 	 * streaming. */
-	if (f->res->plugin == f->plugin && !sim_resource_stream_ended(f->res, f->plugin))
+	if (!sim_resource_stream_ended(f->res, f->plugin))
 		sim_resource_mark_unhealthy(f->res);
-	else if (f->res->plugin != f->plugin)
-		(void)sim_resource_stream_ended(f->res, f->plugin);
 	pthread_mutex_unlock(&f->sim->lock);
 }
 

@@ -136,9 +136,10 @@ void sim_resource_mark_unhealthy(struct sim_resource *res);
  * newest or an older one whose stream is open. */
 bool sim_resource_follows(const struct sim_resource *res, const struct sim_plugin *plugin);
 
-/* plugin's stream ended. When it was the newest registration and an older
- * one still streams, that one becomes the newest (its devices stand, as in
- * the kubelet) and true is returned; false when nothing streams any more. */
+/* plugin's stream ended. Returns true when the devices stand: plugin was
+ * replaced already, or it was the newest registration and an older one
+ * still streams (which becomes the newest, as in the kubelet); false when
+ * nothing streams any more. */
 bool sim_resource_stream_ended(struct sim_resource *res, const struct sim_plugin *plugin);
 
 /* Takes every older registration out of res into the arrays (at most
