@@ -62,6 +62,7 @@ static bool same_kubelet(struct session_kubelet a, struct session_kubelet b)
 static enum session_state register_anew(struct session *s)
 {
 	s->stream = 0;
+	s->answered = false;
 	s->tag++;
 	s->kubelet = (struct session_kubelet){ 0 };
 	s->ops->register_start(s->ctx, s->tag);
@@ -137,19 +138,33 @@ static int next_state(struct session *s, enum session_event ev, const struct ses
 	case SESSION_EV_REGISTERED:
 		if (!current)
 			return -1;
+		s->answered = true;
 		if (st == SESSION_REGISTERING)
 			return SESSION_REGISTERED;
 		/* The kubelet's stream can open before its answer arrives. */
 		return st == SESSION_WATCHED ? SESSION_WATCHED : -1;
 	case SESSION_EV_STREAM_OPENED:
-		if (!current || (st != SESSION_REGISTERING && st != SESSION_REGISTERED))
+		/* A later stream of the current registration supersedes the one
+		 * watched: the kubelet keeps only its newest, and the older one's
+		 * end is then no news. */
+		if (!current || !bound || (st == SESSION_WATCHED && data->stream == s->stream))
 			return -1;
 		s->stream = data->stream;
 		return SESSION_WATCHED;
 	case SESSION_EV_STREAM_ENDED:
-		/* The stream watched, and no other: the kubelet may open a second
-		 * one for the same registration, whose predecessor's end is no news. */
-		return st == SESSION_WATCHED && current && data->stream == s->stream ? (int)restart(s, ret_error) : -1;
+		if (st != SESSION_WATCHED || !current || data->stream != s->stream)
+			return -1;
+		/* Before the kubelet answered the Register call, the stream that
+		 * ended may have been an older registration's, taken for this one
+		 * (the kubelet dialled back while this call was already on its
+		 * way, and ended that stream on receiving it). The answer, and the
+		 * watchdog after it, decide; starting over now would cut the
+		 * stream the kubelet is about to open. */
+		if (!s->answered) {
+			s->stream = 0;
+			return SESSION_REGISTERING;
+		}
+		return (int)restart(s, ret_error);
 	case SESSION_EV_WATCHDOG:
 		return st == SESSION_REGISTERED ? (int)register_anew(s) : -1;
 	default:

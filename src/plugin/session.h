@@ -10,6 +10,8 @@
  *   UNBOUND --start/retry/dir back--> bind ok: REGISTERING, else UNBOUND (retry timer)
  *   REGISTERING --Register accepted--> REGISTERED (watchdog armed)
  *   REGISTERING, REGISTERED --kubelet's stream opened--> WATCHED
+ *   WATCHED --a newer stream of the same registration--> WATCHED (that one)
+ *   WATCHED --its stream ended before the Register answer--> REGISTERING
  *   REGISTERED --watchdog: no stream in time--> REGISTERING (register again)
  *   bound --socket deleted, new kubelet, stream ended--> restart:
  *       stop the server fully, bind anew, register (the kubelet never
@@ -28,8 +30,9 @@
  * Every registration gets a new tag. The service reports each of the
  * kubelet's streams opening and ending, in order, with the registration it
  * followed and its own number for the stream. The session decides what they
- * mean: a stream of the current registration that opens is the one it
- * watches; only that very stream ending starts over. A report of an older
+ * mean: the newest stream of the current registration is the one it
+ * watches; only that very stream ending, once the kubelet answered the
+ * Register call, starts over. A report of an older
  * registration (a Register call superseded while the kubelet was dialling
  * back) or of another stream of the same one changes nothing. */
 #pragma once
@@ -107,6 +110,7 @@ struct session {
 	enum session_state state;
 	uint64_t tag;                  /* the current registration */
 	uint64_t stream;               /* the kubelet's stream it watches (WATCHED), else 0 */
+	bool answered;                 /* the kubelet accepted the current registration */
 	struct session_kubelet kubelet; /* the kubelet.sock its latest attempt dialled */
 };
 

@@ -66,6 +66,24 @@ static void track(pid_t pid, bool add)
 	}
 }
 
+/* The processes alive now, for the picture a failed expectation prints:
+ * the line awaited from one of them often depends on what another did. */
+static struct proc *live_procs[MAX_LIVE];
+
+static void remember_live(struct proc *p, bool add)
+{
+	for (size_t i = 0; i < MAX_LIVE; i++) {
+		if (add && !live_procs[i]) {
+			live_procs[i] = p;
+			return;
+		}
+		if (!add && live_procs[i] == p) {
+			live_procs[i] = NULL;
+			return;
+		}
+	}
+}
+
 void proc_kill_all(void)
 {
 	for (size_t i = 0; i < MAX_LIVE; i++)
@@ -194,6 +212,7 @@ int proc_spawn(const struct proc_options *o, struct proc **ret_proc)
 		proc_free(p);
 		return -ENOMEM;
 	}
+	remember_live(p, true);
 	*ret_proc = p;
 	return 0;
 
@@ -355,6 +374,32 @@ static bool pump(struct proc *p, int timeout_ms)
 	return true;
 }
 
+/* Prints what a stream holds but nobody has read yet, leaving it there. */
+static void print_unread(const struct proc *p, const struct stream *s, const char *name)
+{
+	if (s->len == 0)
+		return;
+	fprintf(stderr, "--- %s %s, not read yet:\n%.*s%s", p->name, name, (int)s->len, s->buf,
+		s->buf[s->len - 1] == '\n' ? "" : "\n");
+}
+
+/* After a failed expectation on failed: every other live process's last
+ * lines and what its pipes hold, without taking a line from them (a test
+ * that tolerates the failure reads on). */
+static void dump_others(const struct proc *failed)
+{
+	for (size_t i = 0; i < MAX_LIVE; i++) {
+		struct proc *p = live_procs[i];
+		if (!p || p == failed)
+			continue;
+		for (int n = 0; n < 64 && pump(p, 0); n++)
+			;
+		proc_dump(p);
+		print_unread(p, &p->out, "stdout");
+		print_unread(p, &p->err, "stderr");
+	}
+}
+
 static const char *expect_on(struct proc *p, struct stream *want, const char *needle, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms;
@@ -372,6 +417,7 @@ static const char *expect_on(struct proc *p, struct stream *want, const char *ne
 			fprintf(stderr, "expected a line containing '%s' from %s within %dms\n", needle, p->name,
 				timeout_ms);
 			proc_dump(p);
+			dump_others(p);
 			return NULL;
 		}
 		pump(p, (int)left);
@@ -413,6 +459,7 @@ bool proc_expect_all(struct proc *p, const char *const needles[], size_t n, int 
 					fprintf(stderr, "expected a line containing '%s' from %s within %dms\n", needles[i],
 						p->name, timeout_ms);
 			proc_dump(p);
+			dump_others(p);
 			return false;
 		}
 		pump(p, (int)left);
@@ -581,6 +628,7 @@ int proc_free(struct proc *p)
 	stream_fini(&p->err);
 	if (p->err_filler > 0)
 		close(p->err_filler);
+	remember_live(p, false);
 	free(p);
 	return status;
 }

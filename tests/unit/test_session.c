@@ -93,6 +93,7 @@ static void put_in(struct session *s, struct owner *o, enum session_state state)
 	s->state = state;
 	s->tag = TAG;
 	s->stream = state == SESSION_WATCHED ? STREAM : 0;
+	s->answered = state == SESSION_REGISTERED || state == SESSION_WATCHED;
 	s->kubelet = kubelet;
 }
 
@@ -178,6 +179,7 @@ static const struct expect table[SESSION_STATE_COUNT][SESSION_EVENT_COUNT] = {
 		[SESSION_EV_DIR_BACK] = { SESSION_REGISTERING, "UBR" },
 		/* The stream may open before the Register answer arrives. */
 		[SESSION_EV_REGISTERED] = { SESSION_WATCHED, "" },
+		/* The very stream watched, told twice. */
 		[SESSION_EV_STREAM_OPENED] = { IGNORED, "" },
 		[SESSION_EV_STREAM_ENDED] = { SESSION_REGISTERING, "UBR" },
 		[SESSION_EV_WATCHDOG] = { IGNORED, "" },
@@ -271,6 +273,57 @@ static void test_only_the_watched_stream_counts(void **state)
 	assert_string_equal(o.did, "UBR");
 	/* A new registration watches no stream until the kubelet opens one. */
 	assert_int_equal(s.stream, 0);
+}
+
+/* The kubelet keeps only its newest stream: a later one of the current
+ * registration is watched instead, and the earlier one's end is no news. */
+static void test_newer_stream_supersedes(void **state)
+{
+	(void)state;
+	struct session s;
+	struct owner o;
+	put_in(&s, &o, SESSION_WATCHED);
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED,
+					&(struct session_event_data){ .tag = TAG, .stream = STREAM + 1 }),
+			 0);
+	assert_int_equal(s.state, SESSION_WATCHED);
+	assert_int_equal(s.stream, STREAM + 1);
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_ENDED,
+					&(struct session_event_data){ .tag = TAG, .stream = STREAM }),
+			 0);
+	assert_int_equal(s.state, SESSION_WATCHED);
+	assert_string_equal(o.did, "");
+}
+
+/* A stream that ends before the kubelet answered the Register call may have
+ * been an older registration's, taken for this one (the kubelet dialled back
+ * for the older call after this one was sent): the session waits for the
+ * answer and the stream after it instead of cutting them by starting over. */
+static void test_end_before_the_answer_waits(void **state)
+{
+	(void)state;
+	struct session s;
+	struct owner o;
+	put_in(&s, &o, SESSION_REGISTERING);
+	s.answered = false;
+	const struct session_event_data older = { .tag = TAG, .stream = STREAM };
+	const struct session_event_data newer = { .tag = TAG, .stream = STREAM + 1 };
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED, &older), 0);
+	assert_int_equal(s.state, SESSION_WATCHED);
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_ENDED, &older), 0);
+	assert_int_equal(s.state, SESSION_REGISTERING);
+	assert_int_equal(s.stream, 0);
+	assert_string_equal(o.did, "");
+	assert_int_equal(session_handle(&s, SESSION_EV_REGISTERED, &(struct session_event_data){ .tag = TAG }), 0);
+	assert_int_equal(s.state, SESSION_REGISTERED);
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_OPENED, &newer), 0);
+	assert_int_equal(s.state, SESSION_WATCHED);
+	assert_string_equal(o.did, "W+W-");
+	/* Once answered, the watched stream ending starts over. */
+	assert_int_equal(session_handle(&s, SESSION_EV_STREAM_ENDED, &newer), 0);
+	assert_int_equal(s.state, SESSION_REGISTERING);
+	assert_string_equal(o.did, "W+W-UBR");
+	assert_false(s.answered);
 }
 
 /* kubelet.sock created, but the attempt under way or the registration that
@@ -370,6 +423,8 @@ int main(void)
 		cmocka_unit_test(test_every_state_and_event),
 		cmocka_unit_test(test_stale_tags_are_ignored),
 		cmocka_unit_test(test_only_the_watched_stream_counts),
+		cmocka_unit_test(test_newer_stream_supersedes),
+		cmocka_unit_test(test_end_before_the_answer_waits),
 		cmocka_unit_test(test_same_kubelet_is_ignored),
 		cmocka_unit_test(test_bind_failure),
 		cmocka_unit_test(test_attempting_records_the_kubelet),
