@@ -38,6 +38,30 @@ struct npu_vnpu {
 	char template_name[NPU_VNPU_TEMPLATE_MAX]; /* empty when unknown (device files only) */
 };
 
+/* A chip's network identity, for jobs that span servers: HCCL reaches the
+ * chip over its RoCE port, so the rank table names the port's address
+ * (device_ip), and on an A3 super pod also the chip's id across the pod
+ * (SDID) and the pod it is in. Each part may be unknown: 310P and 310B have
+ * no RoCE port, older drivers lack the calls, and only A3 has super pods. */
+enum npu_link {
+	NPU_LINK_UNKNOWN, /* not read, not supported, or detection not started */
+	NPU_LINK_UP,
+	NPU_LINK_DOWN,
+};
+
+struct npu_net {
+	bool has_ip;
+	bool ipv6;          /* else IPv4, in the first four bytes */
+	uint8_t ip[16];     /* network byte order */
+	uint8_t prefix_len; /* from the port's mask */
+	enum npu_link link;
+	uint32_t link_code; /* DCMI's detection result behind link (DCMI_RDFX_DETECT_*) */
+	bool has_super_pod;
+	uint32_t super_pod_id;
+	uint32_t sdid;
+	uint32_t server_index;
+};
+
 /* The chip a vNPU id belongs to by the driver's numbering; -ERANGE below it. */
 static inline int npu_vnpu_chip(uint32_t vnpu_id, uint32_t *ret_phy)
 {

@@ -480,7 +480,10 @@ void dcmi_unsubscribe_faults(void)
 	X(temperature, dcmi_get_device_temperature, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                     \
 	X(power, dcmi_get_device_power_info, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                            \
 	X(utilization, dcmi_get_device_utilization_rate, unsigned int, 1, -EOPNOTSUPP, -EOPNOTSUPP)       \
-	X(hbm, dcmi_get_device_hbm_info, struct dcmi_hbm_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)
+	X(hbm, dcmi_get_device_hbm_info, struct dcmi_hbm_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)               \
+	X(roce_ip, dcmi_get_device_ip, struct dcmi_ip_addr, 2, -EOPNOTSUPP, -EOPNOTSUPP)                  \
+	X(link, dcmi_get_device_network_health, unsigned int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                \
+	X(super_pod, dcmi_get_device_info, struct dcmi_spod_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)
 
 /* One call's arguments and results, in the guard's own storage while the
  * call runs (npu/vendor_call.h): the jobs write only here. run_call hands
@@ -928,6 +931,119 @@ int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *r
 		return -ERANGE;
 	*ret_total_mb = info->memory_size;
 	*ret_used_mb = info->memory_usage;
+	return 0;
+}
+
+/* --- network identity ------------------------------------------------------ */
+
+static int job_roce_ip(struct dcmi_call *c)
+{
+	return c->lib->fn.dcmi_get_device_ip(c->chip.card_id, c->chip.device_id, DCMI_ROCE_PORT, 0, &c->out.roce_ip[0],
+					     &c->out.roce_ip[1]);
+}
+
+/* The length of the prefix a mask spells; -EPROTO when its ones are not
+ * all leading. */
+static int mask_prefix(const uint8_t *mask, size_t len)
+{
+	int n = 0;
+	size_t i = 0;
+	while (i < len && mask[i] == 0xff) {
+		n += 8;
+		i++;
+	}
+	if (i < len) {
+		uint8_t b = mask[i++];
+		while (b & 0x80) {
+			n++;
+			b = (uint8_t)(b << 1);
+		}
+		if (b)
+			return -EPROTO;
+	}
+	for (; i < len; i++)
+		if (mask[i])
+			return -EPROTO;
+	return n;
+}
+
+int dcmi_chip_roce_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_net *ret_net)
+{
+	if (!lib || !addressable(chip) || !ret_net)
+		return -EINVAL;
+	struct dcmi_call *c = NULL;
+	int r = run_call(lib, &op_roce_ip, chip, 0, &c);
+	if (r < 0)
+		return r;
+	const struct dcmi_ip_addr *ip = &c->out.roce_ip[0], *mask = &c->out.roce_ip[1];
+	if (ip->ip_type != DCMI_IPADDR_TYPE_V4 && ip->ip_type != DCMI_IPADDR_TYPE_V6)
+		return -EPROTO;
+	bool v6 = ip->ip_type == DCMI_IPADDR_TYPE_V6;
+	size_t len = v6 ? sizeof(ip->u_addr.ip6) : sizeof(ip->u_addr.ip4);
+	static const uint8_t zero[16];
+	int prefix = mask_prefix(mask->u_addr.ip6, len);
+	if (prefix < 0)
+		return prefix;
+	ret_net->has_ip = memcmp(ip->u_addr.ip6, zero, len) != 0;
+	ret_net->ipv6 = v6;
+	memset(ret_net->ip, 0, sizeof(ret_net->ip));
+	if (ret_net->has_ip)
+		memcpy(ret_net->ip, ip->u_addr.ip6, len);
+	ret_net->prefix_len = ret_net->has_ip ? (uint8_t)prefix : 0;
+	return 0;
+}
+
+static int job_link(struct dcmi_call *c)
+{
+	return c->lib->fn.dcmi_get_device_network_health(c->chip.card_id, c->chip.device_id, c->out.link);
+}
+
+int dcmi_chip_link(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_net *ret_net)
+{
+	if (!lib || !addressable(chip) || !ret_net)
+		return -EINVAL;
+	struct dcmi_call *c = NULL;
+	int r = run_call(lib, &op_link, chip, 0, &c);
+	if (r < 0)
+		return r;
+	unsigned int code = c->out.link[0];
+	/* Huawei's plugin, too, takes "not started" for no failure (it waits
+	 * for OK or INIT after a reset); it is no proof of a working link
+	 * either, so it is neither up nor down here. */
+	if (code == DCMI_RDFX_DETECT_OK)
+		ret_net->link = NPU_LINK_UP;
+	else if (code == DCMI_RDFX_DETECT_INIT || code == DCMI_RDFX_DETECT_IP_SET)
+		ret_net->link = NPU_LINK_UNKNOWN;
+	else
+		ret_net->link = NPU_LINK_DOWN;
+	ret_net->link_code = code;
+	return 0;
+}
+
+static int job_super_pod(struct dcmi_call *c)
+{
+	unsigned int size = sizeof(c->out.super_pod[0]);
+	int rc = c->lib->fn.dcmi_get_device_info(c->chip.card_id, c->chip.device_id, DCMI_MAIN_CMD_CHIP_INF,
+						 DCMI_CHIP_INF_SUB_CMD_SPOD_INFO, &c->out.super_pod[0], &size);
+	/* A driver answering with less than the structure has not said it all. */
+	if (rc == DCMI_OK && size < offsetof(struct dcmi_spod_info, chassis_id))
+		return DCMI_ERR_NOT_SUPPORTED;
+	return rc;
+}
+
+int dcmi_chip_super_pod(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_net *ret_net)
+{
+	if (!lib || !addressable(chip) || !ret_net)
+		return -EINVAL;
+	struct dcmi_call *c = NULL;
+	int r = run_call(lib, &op_super_pod, chip, 0, &c);
+	if (r < 0)
+		return r;
+	const struct dcmi_spod_info *info = &c->out.super_pod[0];
+	ret_net->has_super_pod = true;
+	ret_net->super_pod_id = info->super_pod_id;
+	ret_net->sdid = info->sdid;
+	ret_net->server_index = info->server_index;
 	return 0;
 }
 

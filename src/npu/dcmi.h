@@ -166,6 +166,30 @@ int dcmi_chip_power(struct dcmi_lib *lib, const struct npu_chip *chip, double *r
 int dcmi_chip_aicore_utilization(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int *ret_percent);
 int dcmi_chip_hbm(struct dcmi_lib *lib, const struct npu_chip *chip, uint64_t *ret_total_mb, uint64_t *ret_used_mb);
 
+/* --- Network identity ----------------------------------------------------------- */
+
+/* The address and mask of the chip's RoCE port (dcmi_get_device_ip, port
+ * type RoCE, port 0) into ret_net's has_ip, ipv6, ip and prefix_len. 0 with
+ * has_ip false when the port has no address (all zero, as the driver reports
+ * a port hccn_tool never configured); -EOPNOTSUPP when the library lacks the
+ * call or answers -8255 (310P and 310B have no RoCE port); -EPROTO for a mask
+ * that is not a prefix or an address type DCMI does not define; -EIO with
+ * the code recorded on other failures. */
+int dcmi_chip_roce_address(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_net *ret_net);
+
+/* The RoCE link as the driver's network detection sees it
+ * (dcmi_get_device_network_health) into ret_net's link and link_code: up for
+ * OK; unknown while detection has not started (no detection address
+ * configured, DCMI_RDFX_DETECT_INIT) or the address is being set; down for
+ * every failure it reports. Errors as dcmi_chip_roce_address. */
+int dcmi_chip_link(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_net *ret_net);
+
+/* The chip's place in an A3 super pod (dcmi_get_device_info, CHIP_INF,
+ * SPOD_INFO) into ret_net's has_super_pod, super_pod_id, sdid and
+ * server_index. -EOPNOTSUPP when the library or the chip does not answer
+ * (every family but A3). */
+int dcmi_chip_super_pod(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_net *ret_net);
+
 /* --- Chip reset --------------------------------------------------------------- */
 
 /* Whether the library has the reset calls (dcmi_set_device_pre_reset and

@@ -120,6 +120,7 @@ enum dcmi_reset_channel {
  *   sub 0 (GET_VDEV_RESOURCE):  unsigned int vdev_id (in); char name[16] (the template); ...
  * and hands DCMI a zeroed buffer larger than either. */
 enum dcmi_main_cmd {
+	DCMI_MAIN_CMD_CHIP_INF = 12,
 	DCMI_MAIN_CMD_VDEV_MNG = 52,
 };
 #define DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE 0u
@@ -127,6 +128,50 @@ enum dcmi_main_cmd {
 #define DCMI_VDEV_MAX_PER_CHIP 32
 #define DCMI_VDEV_NAME_LEN 16
 #define DCMI_VDEV_QUERY_BYTES 4096
+
+/* A chip's place in an A3 super pod (dcmi_get_device_info, main command 12
+ * CHIP_INF, sub-command 1 SPOD_INFO): SDID is the chip's id across the super
+ * pod, what HCCL's rank table calls super_device_id. The vendor header notes
+ * that the structure is 48 bytes. */
+#define DCMI_CHIP_INF_SUB_CMD_SPOD_INFO 1u
+struct dcmi_spod_info {
+	unsigned int sdid;
+	unsigned int super_pod_size;
+	unsigned int super_pod_id;
+	unsigned int server_index;
+	unsigned int chassis_id;
+	unsigned int super_pod_type;
+	unsigned int reserve[6];
+};
+_Static_assert(sizeof(struct dcmi_spod_info) == 48, "struct dcmi_spod_info is 48 bytes");
+
+/* A chip's network ports (dcmi_get_device_ip): the RoCE port is the one
+ * HCCL talks over between servers, its address the rank table's device_ip.
+ * The address is IPv4 in the first four bytes or IPv6 in all sixteen, as
+ * ip_type says (an enum in the vendor header, int-sized). */
+enum dcmi_port_type {
+	DCMI_VNIC_PORT = 0,
+	DCMI_ROCE_PORT = 1,
+};
+#define DCMI_IPADDR_TYPE_V4 0
+#define DCMI_IPADDR_TYPE_V6 1
+struct dcmi_ip_addr {
+	union {
+		unsigned char ip6[16];
+		unsigned char ip4[4];
+	} u_addr;
+	int ip_type;
+};
+_Static_assert(sizeof(struct dcmi_ip_addr) == 20, "struct dcmi_ip_addr is 20 bytes");
+
+/* What the driver's network detection found for the RoCE port
+ * (dcmi_get_device_network_health, enum dcmi_rdfx_detect_result): OK, a
+ * socket failure, a receive timeout, the detection address unreachable,
+ * time exceeded, a fault, detection not started (no detection address
+ * configured), a thread error, the address being set. */
+#define DCMI_RDFX_DETECT_OK 0u
+#define DCMI_RDFX_DETECT_INIT 6u
+#define DCMI_RDFX_DETECT_IP_SET 8u
 
 /* X-macro of every symbol the plugin resolves: (name, required, return, params).
  * A missing required symbol fails the load naming it; optional ones may be
@@ -161,7 +206,11 @@ enum dcmi_main_cmd {
 	X(dcmi_get_device_utilization_rate, 0, int,                                                  \
 	  (int card_id, int device_id, int input_type, unsigned int *utilization_rate))              \
 	X(dcmi_set_device_pre_reset, 0, int, (int card_id, int device_id))                          \
-	X(dcmi_set_device_reset, 0, int, (int card_id, int device_id, enum dcmi_reset_channel channel))
+	X(dcmi_set_device_reset, 0, int, (int card_id, int device_id, enum dcmi_reset_channel channel))  \
+	X(dcmi_get_device_ip, 0, int,                                                                \
+	  (int card_id, int device_id, enum dcmi_port_type input_type, int port_id,                 \
+	   struct dcmi_ip_addr *ip, struct dcmi_ip_addr *mask))                                     \
+	X(dcmi_get_device_network_health, 0, int, (int card_id, int device_id, unsigned int *result))
 
 /* Prototypes as the vendor header declares them (used by the simulator). */
 #define DCMI_DECLARE(name, required, ret, params) ret name params;

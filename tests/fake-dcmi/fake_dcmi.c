@@ -1054,6 +1054,27 @@ int dcmi_get_device_hbm_info(int card_id, int device_id, struct dcmi_hbm_info *h
 /* The vNPU queries of main command 52: the chip's vNPU ids (sub 1) and one
  * vNPU's template name (sub 0), laid out as the leading fields of DCMI's
  * structures (see npu/dcmi_abi.h). Other commands are not supported. */
+/* CHIP_INF/SPOD_INFO: the chip's place in its super pod, where the state
+ * gives one. */
+static int super_pod_info_locked(int card_id, int device_id, void *buf, unsigned int *size)
+{
+	const struct fake_chip *chip;
+	struct dcmi_spod_info info = { 0 };
+	if (!buf || !size || *size < sizeof(info))
+		return DCMI_ERR_INVALID_PARAMETER;
+	int r = lookup_call_locked(FAKE_CALL_INFO, card_id, device_id, false, &chip);
+	if (r != DCMI_OK)
+		return r;
+	if (!chip->has_spod)
+		return DCMI_ERR_NOT_SUPPORTED;
+	info.sdid = chip->sdid;
+	info.super_pod_id = chip->super_pod_id;
+	info.server_index = chip->server_index;
+	memcpy(buf, &info, sizeof(info));
+	*size = sizeof(info);
+	return DCMI_OK;
+}
+
 int dcmi_get_device_info(int card_id, int device_id, enum dcmi_main_cmd main_cmd, unsigned int sub_cmd, void *buf,
 			 unsigned int *size)
 {
@@ -1063,13 +1084,15 @@ int dcmi_get_device_info(int card_id, int device_id, enum dcmi_main_cmd main_cmd
 	const struct fake_chip *chip;
 	const size_t ids_bytes = sizeof(unsigned int) * (1 + DCMI_VDEV_MAX_PER_CHIP);
 	const size_t name_bytes = sizeof(unsigned int) + DCMI_VDEV_NAME_LEN;
-	if (main_cmd != DCMI_MAIN_CMD_VDEV_MNG ||
-	    (sub_cmd != DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE && sub_cmd != DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE)) {
+	if (main_cmd == DCMI_MAIN_CMD_CHIP_INF && sub_cmd == DCMI_CHIP_INF_SUB_CMD_SPOD_INFO) {
+		r = super_pod_info_locked(card_id, device_id, buf, size);
+	} else if (main_cmd != DCMI_MAIN_CMD_VDEV_MNG ||
+		   (sub_cmd != DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE && sub_cmd != DCMI_VMNG_SUB_CMD_GET_VDEV_RESOURCE)) {
 		r = DCMI_ERR_NOT_SUPPORTED;
 	} else if (!buf || !size ||
 		   *size < (sub_cmd == DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE ? ids_bytes : name_bytes)) {
 		r = DCMI_ERR_INVALID_PARAMETER;
-	} else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+	} else if ((r = lookup_call_locked(FAKE_CALL_INFO, card_id, device_id, false, &chip)) == DCMI_OK) {
 		const struct fake_state *st = sim.state;
 		if (sub_cmd == DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE) {
 			unsigned int ids[1 + DCMI_VDEV_MAX_PER_CHIP] = { 0 };
@@ -1188,6 +1211,46 @@ int dcmi_set_device_reset(int card_id, int device_id, enum dcmi_reset_channel ch
 		r = DCMI_ERR_INVALID_PARAMETER;
 	else if ((r = lookup_call_locked(FAKE_CALL_RESET, card_id, device_id, false, &chip)) == DCMI_OK)
 		start_reset_locked(fake_state_find_phy(sim.state, chip->phy));
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_ip(int card_id, int device_id, enum dcmi_port_type input_type, int port_id,
+		       struct dcmi_ip_addr *ip, struct dcmi_ip_addr *mask)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!ip || !mask || port_id != 0 || (input_type != DCMI_ROCE_PORT && input_type != DCMI_VNIC_PORT)) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_call_locked(FAKE_CALL_IP, card_id, device_id, false, &chip)) != DCMI_OK) {
+		;
+	} else if (!chip->has_ip || input_type != DCMI_ROCE_PORT) {
+		r = DCMI_ERR_NOT_SUPPORTED; /* only the RoCE port is simulated */
+	} else {
+		memset(ip, 0, sizeof(*ip));
+		memset(mask, 0, sizeof(*mask));
+		size_t len = chip->ipv6 ? 16 : 4;
+		memcpy(ip->u_addr.ip6, chip->ip, len);
+		ip->ip_type = mask->ip_type = chip->ipv6 ? DCMI_IPADDR_TYPE_V6 : DCMI_IPADDR_TYPE_V4;
+		for (unsigned bit = 0; bit < chip->prefix_len; bit++)
+			mask->u_addr.ip6[bit / 8] |= (unsigned char)(0x80u >> (bit % 8));
+	}
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_network_health(int card_id, int device_id, unsigned int *result)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!result)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_call_locked(FAKE_CALL_NETWORK_HEALTH, card_id, device_id, false, &chip)) == DCMI_OK)
+		r = chip->has_link ? (*result = chip->link, DCMI_OK) : DCMI_ERR_NOT_SUPPORTED;
 	api_leave();
 	return r;
 }

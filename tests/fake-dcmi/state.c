@@ -5,6 +5,7 @@
  * function and one table row. */
 #include "state.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -224,6 +225,9 @@ static const char *const call_names[FAKE_CALL_COUNT] = {
 	[FAKE_CALL_UTILIZATION] = "dcmi_get_device_utilization_rate",
 	[FAKE_CALL_PRE_RESET] = "dcmi_set_device_pre_reset",
 	[FAKE_CALL_RESET] = "dcmi_set_device_reset",
+	[FAKE_CALL_IP] = "dcmi_get_device_ip",
+	[FAKE_CALL_NETWORK_HEALTH] = "dcmi_get_device_network_health",
+	[FAKE_CALL_INFO] = "dcmi_get_device_info",
 };
 
 const char *fake_call_name(enum fake_call call)
@@ -324,6 +328,75 @@ static int key_pci(struct fake_chip *chip, const char *value)
 	return 0;
 }
 
+/* ip=ADDR/PREFIX: the RoCE port's address, IPv4 or IPv6, and its mask as a
+ * prefix length. */
+static int key_ip(struct fake_chip *chip, const char *value)
+{
+	char addr[INET6_ADDRSTRLEN];
+	const char *slash = strchr(value, '/');
+	size_t n = slash ? (size_t)(slash - value) : 0;
+	if (!slash || n == 0 || n >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, value, n);
+	addr[n] = '\0';
+	uint8_t ip[16] = { 0 };
+	bool v6 = strchr(addr, ':') != NULL;
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, ip) != 1)
+		return -EINVAL;
+	uint32_t prefix;
+	int r = parse_u32(slash + 1, 10, v6 ? 128 : 32, &prefix);
+	if (r < 0)
+		return r;
+	chip->has_ip = true;
+	chip->ipv6 = v6;
+	memcpy(chip->ip, ip, sizeof(ip));
+	chip->prefix_len = (uint8_t)prefix;
+	return 0;
+}
+
+/* link=up|down|init|N: what the driver's network detection reports (0 OK,
+ * 3 unreachable, 6 not started, or any result code 0-255). */
+static int key_link(struct fake_chip *chip, const char *value)
+{
+	static const struct {
+		const char *name;
+		uint32_t code;
+	} names[] = { { "up", 0 }, { "down", 3 }, { "init", 6 } };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(value, names[i].name) == 0) {
+			chip->has_link = true;
+			chip->link = names[i].code;
+			return 0;
+		}
+	int r = parse_u32(value, 10, 255, &chip->link);
+	if (r == 0)
+		chip->has_link = true;
+	return r;
+}
+
+static int key_spod(struct fake_chip *chip, uint32_t *field, const char *value)
+{
+	int r = parse_u32(value, 10, UINT32_MAX, field);
+	if (r == 0)
+		chip->has_spod = true;
+	return r;
+}
+
+static int key_super_pod(struct fake_chip *chip, const char *value)
+{
+	return key_spod(chip, &chip->super_pod_id, value);
+}
+
+static int key_sdid(struct fake_chip *chip, const char *value)
+{
+	return key_spod(chip, &chip->sdid, value);
+}
+
+static int key_server_index(struct fake_chip *chip, const char *value)
+{
+	return key_spod(chip, &chip->server_index, value);
+}
+
 /* reset=: how the chip comes back from dcmi_set_device_reset. */
 static int key_reset(struct fake_chip *chip, const char *value)
 {
@@ -365,12 +438,17 @@ static const struct chip_key {
 	{ "util", key_util, "a percentage 0-100" },
 	{ "hbm_used_mb", key_hbm_used_mb, "a number of megabytes" },
 	{ "fail", key_fail,
-	  "calls separated by commas, each health, errorcode_v2, hbm_info, temperature, power_info, "
-	  "utilization_rate, pre_reset or reset (or the full DCMI name), optionally :CODE (a negative DCMI code)" },
+	  "calls separated by commas, each a DCMI name with or without its dcmi_get_device_ or dcmi_set_device_ "
+	  "prefix (health, reset...), optionally :CODE" },
 	{ "pci", key_pci, "a PCI address such as 0000:3b:00.0" },
 	{ "hang", key_hang, "calls separated by commas, each as for fail= with :SECONDS (1-3600)" },
 	{ "reset", key_reset, "clean, faulty or never" },
 	{ "reset_ms", key_reset_ms, "milliseconds, 0-3600000" },
+	{ "ip", key_ip, "an IPv4 or IPv6 address with a prefix length such as 192.168.1.8/24" },
+	{ "link", key_link, "up, down, init or a detection result 0-255" },
+	{ "super_pod", key_super_pod, "a number" },
+	{ "sdid", key_sdid, "a number" },
+	{ "server_index", key_server_index, "a number" },
 };
 
 /* Duplicate keys are tracked in a bit mask. */

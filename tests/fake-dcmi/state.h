@@ -44,6 +44,9 @@ enum fake_call {
 	FAKE_CALL_UTILIZATION,
 	FAKE_CALL_PRE_RESET,
 	FAKE_CALL_RESET,
+	FAKE_CALL_IP,
+	FAKE_CALL_NETWORK_HEALTH,
+	FAKE_CALL_INFO,
 	FAKE_CALL_COUNT,
 };
 
@@ -92,6 +95,17 @@ struct fake_chip {
 	struct pci_address pci;
 	uint32_t error_count;
 	uint32_t errors[FAKE_STATE_MAX_ERRORS];
+	/* The RoCE port (ip=, link=): without them dcmi_get_device_ip and
+	 * dcmi_get_device_network_health answer -8255, as on a 310P. */
+	bool has_ip, ipv6;
+	uint8_t ip[16];
+	uint8_t prefix_len;
+	bool has_link;
+	uint32_t link; /* the detection result dcmi_get_device_network_health gives */
+	/* A3 super pod (super_pod=, sdid=, server_index=): given any of them,
+	 * dcmi_get_device_info answers CHIP_INF/SPOD_INFO, 0 for the others. */
+	bool has_spod;
+	uint32_t super_pod_id, sdid, server_index;
 	enum fake_reset_outcome reset; /* reset=: how it comes back from a reset */
 	uint32_t reset_ms;             /* reset_ms=: how long it is away meanwhile */
 };

@@ -462,6 +462,19 @@ static int mock_get_dcmi_version(char *buf, int len)
 	return 0;
 }
 
+static struct dcmi_ip_addr mock_ip, mock_mask;
+
+static int mock_get_device_ip(int card_id, int device_id, enum dcmi_port_type input_type, int port_id,
+			      struct dcmi_ip_addr *ip, struct dcmi_ip_addr *mask)
+{
+	(void)card_id, (void)device_id;
+	assert_int_equal(input_type, DCMI_ROCE_PORT);
+	assert_int_equal(port_id, 0);
+	*ip = mock_ip;
+	*mask = mock_mask;
+	return 0;
+}
+
 static struct dcmi_lib mock_lib(void)
 {
 	struct dcmi_lib lib = {
@@ -792,6 +805,52 @@ static void test_mock_subscribe(void **state)
 	lib.fn.dcmi_subscribe_fault_event = NULL;
 	assert_int_equal(dcmi_subscribe_faults(&lib, noop_handler, NULL), -EOPNOTSUPP);
 	assert_int_equal(mock.subscribe_calls, 4);
+}
+
+/* What DCMI gives for the RoCE port is checked before it is believed: a
+ * mask that is no prefix, or an address type the header does not define,
+ * is refused; an all-zero address is a port without one. */
+static void test_mock_roce_address(void **state)
+{
+	(void)state;
+	mock_set(NULL, 0, NULL, 0);
+	struct dcmi_lib lib = mock_lib();
+	struct npu_chip chip = { .card_id = 0, .device_id = 0 };
+	struct npu_net net = { .link = NPU_LINK_UP };
+
+	/* Without the symbol, as in older drivers. */
+	assert_int_equal(dcmi_chip_roce_address(&lib, &chip, &net), -EOPNOTSUPP);
+	lib.fn.dcmi_get_device_ip = mock_get_device_ip;
+
+	mock_ip = (struct dcmi_ip_addr){ .u_addr.ip4 = { 10, 0, 3, 7 }, .ip_type = DCMI_IPADDR_TYPE_V4 };
+	mock_mask = (struct dcmi_ip_addr){ .u_addr.ip4 = { 255, 255, 240, 0 }, .ip_type = DCMI_IPADDR_TYPE_V4 };
+	assert_int_equal(dcmi_chip_roce_address(&lib, &chip, &net), 0);
+	assert_true(net.has_ip);
+	assert_false(net.ipv6);
+	assert_memory_equal(net.ip, ((uint8_t[]){ 10, 0, 3, 7 }), 4);
+	assert_int_equal(net.prefix_len, 20);
+	assert_int_equal(net.link, NPU_LINK_UP); /* the other parts are left alone */
+
+	struct npu_net before = net;
+	mock_mask.u_addr.ip4[3] = 1; /* 255.255.240.1 */
+	assert_int_equal(dcmi_chip_roce_address(&lib, &chip, &net), -EPROTO);
+	assert_memory_equal(&net, &before, sizeof(net));
+	mock_mask.u_addr.ip4[3] = 0;
+	mock_ip.ip_type = 2; /* "any": not an address */
+	assert_int_equal(dcmi_chip_roce_address(&lib, &chip, &net), -EPROTO);
+
+	mock_ip = (struct dcmi_ip_addr){ .ip_type = DCMI_IPADDR_TYPE_V4 };
+	mock_mask = (struct dcmi_ip_addr){ .ip_type = DCMI_IPADDR_TYPE_V4 };
+	assert_int_equal(dcmi_chip_roce_address(&lib, &chip, &net), 0);
+	assert_false(net.has_ip);
+
+	mock_ip = (struct dcmi_ip_addr){ .u_addr.ip6 = { 0xfd, 0, [15] = 9 }, .ip_type = DCMI_IPADDR_TYPE_V6 };
+	mock_mask = (struct dcmi_ip_addr){ .u_addr.ip6 = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+					   .ip_type = DCMI_IPADDR_TYPE_V6 };
+	assert_int_equal(dcmi_chip_roce_address(&lib, &chip, &net), 0);
+	assert_true(net.has_ip && net.ipv6);
+	assert_int_equal(net.prefix_len, 64);
+	assert_int_equal(net.ip[15], 9);
 }
 
 static void test_mock_driver_version(void **state)
@@ -1296,6 +1355,66 @@ static void test_sim_health_and_errors(void **state)
 	dcmi_lib_close(lib);
 }
 
+/* A chip's network identity through the simulator: a 910B with an IPv4
+ * RoCE address and a link up, one with an IPv6 address whose link is down,
+ * an A3 chip in a super pod whose detection has not started, and a 310P
+ * without any of it; then a failing call. */
+static void test_sim_network(void **state)
+{
+	struct fixture *f = *state;
+	struct dcmi_lib *lib = open_simulator(
+		f, "chip phy=0 name=910B3 ip=192.168.1.8/24 link=up\n"
+		   "chip phy=1 name=910B3 ip=fd00::18/64 link=down\n"
+		   "chip phy=2 name=910B3 board=0xb1 ip=192.168.1.10/24 link=init super_pod=3 sdid=106 server_index=1\n"
+		   "chip phy=3 name=310P3\n"
+		   "chip phy=4 name=910B3 ip=192.168.1.12/24 link=up fail=ip:-8005,network_health\n");
+	struct npu_chip chips[8];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(lib, chips, 8, &count), 0);
+	assert_int_equal(count, 5);
+
+	struct npu_net net[5];
+	memset(net, 0, sizeof(net));
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(dcmi_chip_roce_address(lib, &chips[i], &net[i]), 0);
+		assert_int_equal(dcmi_chip_link(lib, &chips[i], &net[i]), 0);
+	}
+	assert_true(net[0].has_ip && !net[0].ipv6);
+	assert_memory_equal(net[0].ip, ((uint8_t[]){ 192, 168, 1, 8 }), 4);
+	assert_int_equal(net[0].prefix_len, 24);
+	assert_int_equal(net[0].link, NPU_LINK_UP);
+	assert_true(net[1].has_ip && net[1].ipv6);
+	assert_int_equal(net[1].ip[0], 0xfd);
+	assert_int_equal(net[1].ip[15], 0x18);
+	assert_int_equal(net[1].prefix_len, 64);
+	assert_int_equal(net[1].link, NPU_LINK_DOWN);
+	assert_int_equal(net[1].link_code, 3);
+	assert_int_equal(net[2].link, NPU_LINK_UNKNOWN);
+
+	assert_int_equal(dcmi_chip_super_pod(lib, &chips[2], &net[2]), 0);
+	assert_true(net[2].has_super_pod);
+	assert_int_equal(net[2].super_pod_id, 3);
+	assert_int_equal(net[2].sdid, 106);
+	assert_int_equal(net[2].server_index, 1);
+	assert_int_equal(dcmi_chip_super_pod(lib, &chips[0], &net[0]), -EOPNOTSUPP);
+	assert_false(net[0].has_super_pod);
+
+	/* A 310P has none of it: not supported, never invented. */
+	assert_int_equal(dcmi_chip_roce_address(lib, &chips[3], &net[3]), -EOPNOTSUPP);
+	assert_int_equal(dcmi_chip_link(lib, &chips[3], &net[3]), -EOPNOTSUPP);
+	assert_int_equal(dcmi_chip_super_pod(lib, &chips[3], &net[3]), -EOPNOTSUPP);
+	assert_false(net[3].has_ip);
+
+	/* A failing call is an error with its code, not an empty answer. */
+	assert_int_equal(dcmi_chip_roce_address(lib, &chips[4], &net[4]), -EIO);
+	assert_int_equal(dcmi_last_error(lib).code, DCMI_ERR_INNER);
+	assert_string_equal(dcmi_last_error(lib).call, "dcmi_get_device_ip");
+	assert_int_equal(dcmi_chip_link(lib, &chips[4], &net[4]), -EIO);
+	assert_string_equal(dcmi_last_error(lib).call, "dcmi_get_device_network_health");
+	assert_false(net[4].has_ip);
+	dcmi_lib_close(lib);
+}
+
 /* Polls health until it equals want; the simulator notices a replaced state
  * file asynchronously, so give it the suite's deadline. */
 static void wait_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int want)
@@ -1413,6 +1532,7 @@ static const struct CMUnitTest root_tests[] = {
 	FIXTURE_TEST(test_sim_health_and_errors),
 	FIXTURE_TEST(test_sim_state_change),
 	FIXTURE_TEST(test_sim_subscribe),
+	FIXTURE_TEST(test_sim_network),
 };
 
 static const struct CMUnitTest tests[] = {
@@ -1429,6 +1549,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_mock_error_codes),
 	cmocka_unit_test(test_mock_subscribe),
 	cmocka_unit_test(test_mock_driver_version),
+	cmocka_unit_test(test_mock_roce_address),
 	FIXTURE_TEST(test_loader_cache_not_found),
 };
 

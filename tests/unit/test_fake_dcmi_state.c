@@ -167,6 +167,37 @@ static void test_every_key(void **unused)
 	assert_int_equal(parse_text("chip phy=1 reset=never\n"), 0);
 	assert_int_equal(state.chips[0].reset, FAKE_RESET_NEVER);
 
+	/* The network identity: the RoCE port, its link, the super pod. */
+	assert_int_equal(parse_text("chip phy=2 ip=10.1.2.3/20 link=down super_pod=7 sdid=42 server_index=3 "
+				    "fail=ip,network_health:-8012,info\n"),
+			 0);
+	assert_int_equal(diags.count, 0);
+	c = &state.chips[0];
+	assert_true(c->has_ip);
+	assert_false(c->ipv6);
+	assert_memory_equal(c->ip, ((uint8_t[]){ 10, 1, 2, 3 }), 4);
+	assert_int_equal(c->prefix_len, 20);
+	assert_true(c->has_link);
+	assert_int_equal(c->link, 3);
+	assert_true(c->has_spod);
+	assert_int_equal(c->super_pod_id, 7);
+	assert_int_equal(c->sdid, 42);
+	assert_int_equal(c->server_index, 3);
+	assert_int_equal(c->fail_rc[FAKE_CALL_IP], -8005);
+	assert_int_equal(c->fail_rc[FAKE_CALL_NETWORK_HEALTH], -8012);
+	assert_int_equal(c->fail_rc[FAKE_CALL_INFO], -8005);
+	assert_int_equal(parse_text("chip phy=2 ip=fd00::1:2/128 link=init\nchip phy=3 link=8 sdid=0\n"), 0);
+	assert_int_equal(diags.count, 0);
+	assert_true(state.chips[0].ipv6);
+	assert_int_equal(state.chips[0].ip[13], 1);
+	assert_int_equal(state.chips[0].ip[15], 2);
+	assert_int_equal(state.chips[0].prefix_len, 128);
+	assert_int_equal(state.chips[0].link, 6);
+	assert_false(state.chips[0].has_spod);
+	assert_int_equal(state.chips[1].link, 8);
+	assert_true(state.chips[1].has_spod);
+	assert_false(state.chips[1].has_ip);
+
 	/* Keys come in any order; board takes hex with or without 0x. */
 	assert_int_equal(parse_text("chip board=d1 health=1 phy=3\n"), 0);
 	assert_int_equal(state.chips[0].board, 0xd1);
@@ -210,6 +241,10 @@ static void test_bad_values_drop_the_line(void **unused)
 		"phy=0 pci=",	     "phy=0 pci=3b:00.0",	    "phy=0 pci=0000:3b:00",  "phy=0 pci=0000:3b:20.0",
 		"phy=0 pci=0000:3b:00.8", "phy=0 pci=0000:3b:00.0,1", "phy=0 pci=80000000:00:00.0",
 		"phy=0 reset=dirty", "phy=0 reset=", "phy=0 reset_ms=3600001", "phy=0 reset_ms=-1",
+		"phy=0 ip=10.0.0.1", "phy=0 ip=10.0.0.1/33", "phy=0 ip=10.0.0.256/24", "phy=0 ip=/24",
+		"phy=0 ip=fd00::1/129", "phy=0 ip=fd00:::1/64", "phy=0 ip=10.0.0.1/", "phy=0 ip=10.0.0.1/-1",
+		"phy=0 link=sideways", "phy=0 link=256", "phy=0 link=", "phy=0 sdid=-1", "phy=0 super_pod=x",
+		"phy=0 server_index=4294967296", "phy=0 fail=ipv4",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		char line[128];
