@@ -90,6 +90,13 @@ const struct npu_device *npu_snapshot_find(const struct npu_snapshot *s, const c
 	return NULL;
 }
 
+static bool npu_net_same(const struct npu_net *a, const struct npu_net *b)
+{
+	return a->has_ip == b->has_ip && a->ipv6 == b->ipv6 && memcmp(a->ip, b->ip, sizeof(a->ip)) == 0 &&
+	       a->prefix_len == b->prefix_len && a->link == b->link && a->has_super_pod == b->has_super_pod &&
+	       a->super_pod_id == b->super_pod_id && a->sdid == b->sdid && a->server_index == b->server_index;
+}
+
 bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *b)
 {
 	if (a->count != b->count)
@@ -98,7 +105,7 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
 		const struct npu_device *x = &a->devices[i], *y = &b->devices[i];
 		if (strcmp(x->id, y->id) != 0 || x->healthy != y->healthy || x->has_numa != y->has_numa ||
 		    (x->has_numa && x->numa_node != y->numa_node) || x->vnpu_count != y->vnpu_count ||
-		    strcmp(x->vnpu.template_name, y->vnpu.template_name) != 0)
+		    strcmp(x->vnpu.template_name, y->vnpu.template_name) != 0 || !npu_net_same(&x->net, &y->net))
 			return false;
 	}
 	return true;
@@ -385,12 +392,52 @@ static bool placement_holds(const struct npu_device *before, const struct npu_de
 	       before->chip.card_id == d->chip.card_id && before->chip.device_id == d->chip.device_id;
 }
 
+/* The RoCE address and link of a chip DCMI answers for (see the top of
+ * inventory.h): a failed call keeps what the chip had. */
+static void read_network(struct inventory *inv, struct npu_device *d, const struct npu_device *before)
+{
+	if (before) {
+		d->net.has_ip = before->net.has_ip;
+		d->net.ipv6 = before->net.ipv6;
+		memcpy(d->net.ip, before->net.ip, sizeof(d->net.ip));
+		d->net.prefix_len = before->net.prefix_len;
+		d->net.link = before->net.link;
+		d->net.link_code = before->net.link_code;
+	}
+	if (inv->status.source != INVENTORY_SOURCE_DCMI || d->fault == NPU_FAULT_ABSENT ||
+	    d->fault == NPU_FAULT_VENDOR_TIMEOUT || d->fault == NPU_FAULT_NODE_MISSING)
+		return;
+	struct npu_net net = d->net;
+	int r = dcmi_chip_roce_address(inv->dcmi, &d->chip, &net);
+	if (r == -EOPNOTSUPP)
+		net.has_ip = false;
+	r = dcmi_chip_link(inv->dcmi, &d->chip, &net);
+	if (r == -EOPNOTSUPP)
+		net.link = NPU_LINK_UNKNOWN;
+	d->net = net;
+}
+
+/* An A3 chip's super pod place, read with its placement. */
+static void read_super_pod(struct inventory *inv, struct npu_device *d)
+{
+	struct npu_net net = d->net;
+	net.has_super_pod = false;
+	if (inv->status.source == INVENTORY_SOURCE_DCMI && dcmi_chip_super_pod(inv->dcmi, &d->chip, &net) < 0)
+		net.has_super_pod = false;
+	d->net = net;
+}
+
 static void place_device(struct inventory *inv, const struct npu_device *before, struct npu_device *d)
 {
 	if (!placement_holds(before, d)) {
 		locate_device(inv, d);
+		read_super_pod(inv, d);
 		return;
 	}
+	d->net.has_super_pod = before->net.has_super_pod;
+	d->net.super_pod_id = before->net.super_pod_id;
+	d->net.sdid = before->net.sdid;
+	d->net.server_index = before->net.server_index;
 	memcpy(d->pci_address, before->pci_address, sizeof(d->pci_address));
 	d->has_numa = before->has_numa;
 	d->numa_node = before->numa_node;
@@ -568,6 +615,7 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 		const struct npu_device *before =
 			j < prev_chips && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL;
 		judge_device(inv, d, st->driver_ready, before);
+		read_network(inv, d, before);
 		/* A rediscovery that listed the chips reads their placement anew. */
 		place_device(inv, asked_anew && !inv->rediscover ? NULL : before, d);
 		if (discovery_failed && d->healthy) {

@@ -26,7 +26,16 @@
  * list, after its device node (or davinci_manager) was missing, or when its
  * DCMI address changed (DCMI loaded after the device-file fallback). A chip
  * that stays listed keeps what was read, since a PCI device does not move
- * while the machine runs. */
+ * while the machine runs.
+ *
+ * Network identity: each chip's RoCE address and link are read from DCMI at
+ * every refresh (an administrator may set an address with hccn_tool while
+ * the node runs, and a link comes and goes), its super pod place with its
+ * placement. A call that fails or does not return keeps what was read
+ * before; a call the library or the family does not have leaves the field
+ * absent. The link never makes a chip Unhealthy here: a chip without a
+ * working RoCE link still serves a single-server pod (the fault policy may
+ * judge it otherwise). */
 #pragma once
 
 #include <stdatomic.h>
@@ -102,6 +111,9 @@ struct npu_device {
 	bool has_numa;
 	uint32_t numa_node;
 	int numa_error; /* without has_numa: why, a negative errno of the step that failed */
+	/* A chip's network identity (npu/chip.h), from DCMI: the RoCE address
+	 * and link at every refresh, the super pod with the placement. */
+	struct npu_net net;
 };
 
 struct npu_snapshot {

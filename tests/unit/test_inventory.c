@@ -171,6 +171,72 @@ static void test_dcmi_health_mapping(void **state)
 	remove_tree(&t);
 }
 
+/* Each chip's network identity rides in the snapshot: a link going down
+ * changes the snapshot but not the chip's health; a failing call keeps
+ * what was read; a chip DCMI has none for has none. */
+static void test_network_identity(void **state)
+{
+	(void)state;
+	struct tree t;
+	make_tree(&t);
+	dcmi_with_state(&t, "chip phy=0 ip=192.168.1.8/24 link=up\n"
+			    "chip phy=1 board=0xb1 ip=192.168.1.9/24 link=up super_pod=2 sdid=17 server_index=1\n"
+			    "chip phy=2 name=310P3\n");
+	dev_node(&t, "davinci0");
+	dev_node(&t, "davinci1");
+	dev_node(&t, "davinci2");
+	dev_node(&t, "davinci_manager");
+	struct inventory *inv = dcmi_inventory(&t, t.dev);
+	bool changed = false;
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	struct npu_snapshot *s = inventory_snapshot(inv);
+	const struct npu_net *n0 = &find(s, "npu-0")->net, *n1 = &find(s, "npu-1")->net, *n2 = &find(s, "npu-2")->net;
+	assert_true(n0->has_ip);
+	assert_memory_equal(n0->ip, ((uint8_t[]){ 192, 168, 1, 8 }), 4);
+	assert_int_equal(n0->prefix_len, 24);
+	assert_int_equal(n0->link, NPU_LINK_UP);
+	assert_false(n0->has_super_pod);
+	assert_true(n1->has_super_pod);
+	assert_int_equal(n1->sdid, 17);
+	assert_int_equal(n1->super_pod_id, 2);
+	assert_int_equal(n1->server_index, 1);
+	assert_false(n2->has_ip);
+	assert_int_equal(n2->link, NPU_LINK_UNKNOWN);
+	assert_false(n2->has_super_pod);
+	npu_snapshot_unref(s);
+
+	/* The link of chip 0 goes down; chip 1's address call starts failing. */
+	put(t.state, "chip phy=0 ip=192.168.1.8/24 link=down\n"
+		     "chip phy=1 board=0xb1 ip=192.168.1.9/24 link=up super_pod=2 sdid=17 server_index=1 fail=ip\n"
+		     "chip phy=2 name=310P3\n");
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	assert_true(changed);
+	s = inventory_snapshot(inv);
+	assert_int_equal(find(s, "npu-0")->net.link, NPU_LINK_DOWN);
+	assert_true(find(s, "npu-0")->healthy);
+	assert_int_equal(s->healthy, 3);
+	assert_true(find(s, "npu-1")->net.has_ip);
+	assert_int_equal(find(s, "npu-1")->net.ip[3], 9);
+	assert_true(find(s, "npu-1")->net.has_super_pod);
+	npu_snapshot_unref(s);
+
+	/* A new address is taken at the next refresh. */
+	put(t.state, "chip phy=0 ip=10.9.8.7/16 link=up\n"
+		     "chip phy=1 board=0xb1 ip=192.168.1.9/24 link=up super_pod=2 sdid=17 server_index=1\n"
+		     "chip phy=2 name=310P3\n");
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	assert_true(changed);
+	s = inventory_snapshot(inv);
+	assert_memory_equal(find(s, "npu-0")->net.ip, ((uint8_t[]){ 10, 9, 8, 7 }), 4);
+	assert_int_equal(find(s, "npu-0")->net.prefix_len, 16);
+	npu_snapshot_unref(s);
+	assert_int_equal(inventory_refresh(inv, &changed), 0);
+	assert_false(changed);
+
+	inventory_free(inv);
+	remove_tree(&t);
+}
+
 /* vNPUs: from DCMI with their template, from their node without; the chip
  * they come from counts them; their health is their chip's and their node's. */
 static void test_vnpus(void **state)
@@ -401,6 +467,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dcmi_health_mapping),
 		cmocka_unit_test(test_vnpus),
+		cmocka_unit_test(test_network_identity),
 		cmocka_unit_test(test_devfs_health_is_node_presence),
 		cmocka_unit_test(test_dcmi_mode_without_library),
 		cmocka_unit_test(test_unreadable_dev_dir_is_not_a_missing_manager),
