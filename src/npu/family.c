@@ -60,6 +60,11 @@ enum npu_family npu_family_detect(const char *chip_name, bool has_board_id, uint
 	return NPU_FAMILY_UNKNOWN;
 }
 
+bool npu_family_has_roce(enum npu_family family)
+{
+	return family == NPU_FAMILY_910 || family == NPU_FAMILY_910B || family == NPU_FAMILY_A3;
+}
+
 const char *npu_family_name(enum npu_family family)
 {
 	switch (family) {

@@ -27,6 +27,11 @@ enum npu_family {
  * digit is 910, and "I25" is 310P. board_id is ignored unless has_board_id. */
 enum npu_family npu_family_detect(const char *chip_name, bool has_board_id, uint32_t board_id);
 
+/* Whether chips of the family talk to other servers' chips over RoCE ports
+ * of their own (910, 910B and A3): then a multi-node job's rank table needs
+ * each chip's address. 310, 310P and 310B have no such port. */
+bool npu_family_has_roce(enum npu_family family);
+
 /* "910", "910B", "A3", "310", "310P", "310B" or "unknown". */
 const char *npu_family_name(enum npu_family family);
 

@@ -2,6 +2,7 @@
 /* The node checks; see node.h. */
 #include "node.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <dirent.h>
 #include <grp.h>
@@ -384,6 +385,92 @@ static int check_chips(struct report *report, struct dcmi_lib *lib, const struct
 		r = report_add(report, healthy == n ? VERDICT_OK : VERDICT_FAIL, "chips",
 			       "see the chip lines above; the plugin advertises a chip again once DCMI reports it healthy",
 			       "%zu of %zu healthy", healthy, n);
+	return r;
+}
+
+/* ---- network identity ----------------------------------------------------- */
+
+/* The address as text ("192.168.1.8/24"), or "" without one. */
+static void format_roce(const struct npu_net *net, char *buf, size_t size)
+{
+	char addr[INET6_ADDRSTRLEN] = "";
+	if (!net->has_ip || !inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, addr, sizeof(addr))) {
+		buf[0] = '\0';
+		return;
+	}
+	snprintf(buf, size, "%s/%u", addr, net->prefix_len);
+}
+
+/* Each chip's RoCE address and link, which multi-node jobs (HCCL's rank
+ * table) depend on: a chip of a family with RoCE ports but without an
+ * address, or with its link down, is a warning (it still serves single-node
+ * pods); two chips with one address is a failure (HCCL needs them unique). */
+static int check_network(struct report *report, struct dcmi_lib *lib, const struct npu_chip *chips, size_t n,
+			 const struct chip_state *states)
+{
+	struct npu_net *nets = calloc(n ? n : 1, sizeof(*nets));
+	if (!nets)
+		return -ENOMEM;
+	char summary[REPORT_TEXT_MAX];
+	struct strbuf ssb;
+	strbuf_init(&ssb, summary, sizeof(summary), "...");
+	size_t with_roce = 0, missing_call = 0;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		/* A chip that is absent or does not answer has its line above. */
+		if (!npu_family_has_roce(chips[i].family) || !states[i].has_health ||
+		    states[i].health == DCMI_HEALTH_ABSENT)
+			continue;
+		with_roce++;
+		struct npu_net *net = &nets[i];
+		char name[32], addr[INET6_ADDRSTRLEN + 8];
+		snprintf(name, sizeof(name), "network npu-%" PRIu32, chips[i].phy_id);
+		int ra = dcmi_chip_roce_address(lib, &chips[i], net);
+		int rl = dcmi_chip_link(lib, &chips[i], net);
+		(void)dcmi_chip_super_pod(lib, &chips[i], net);
+		if (ra == -EOPNOTSUPP && rl == -EOPNOTSUPP) {
+			missing_call++;
+			continue;
+		}
+		format_roce(net, addr, sizeof(addr));
+		strbuf_printf(&ssb, "%snpu-%" PRIu32 " %s link %s", ssb.len ? ", " : "", chips[i].phy_id,
+			      addr[0] ? addr : "no address",
+			      net->link == NPU_LINK_UP ? "up" : net->link == NPU_LINK_DOWN ? "down" : "unknown");
+		if (net->has_super_pod)
+			strbuf_printf(&ssb, " (super pod %" PRIu32 ", SDID %" PRIu32 ")", net->super_pod_id, net->sdid);
+		if (ra < 0 && ra != -EOPNOTSUPP)
+			r = report_add(report, VERDICT_WARN, name, "hccn_tool -i <phy> -ip -g shows what the driver has",
+				       "dcmi_get_device_ip failed with %d", dcmi_last_error(lib).code);
+		else if (!net->has_ip)
+			r = report_add(report, VERDICT_WARN, name,
+				       "give the chip its address: hccn_tool -i <phy> -ip -s address <ip> netmask <mask>",
+				       "%s chip without a RoCE address: multi-node jobs (HCCL rank tables) cannot use it",
+				       npu_family_name(chips[i].family));
+		else if (net->link == NPU_LINK_DOWN)
+			r = report_add(report, VERDICT_WARN, name,
+				       "check the port's cable and switch port; hccn_tool -i <phy> -net_health -g",
+				       "RoCE %s link down (detection result %" PRIu32
+				       "): multi-node jobs cannot use the chip",
+				       addr, net->link_code);
+	}
+	for (size_t i = 0; r == 0 && i < n; i++)
+		for (size_t j = i + 1; r == 0 && nets[i].has_ip && j < n; j++)
+			if (nets[j].has_ip && nets[j].ipv6 == nets[i].ipv6 &&
+			    memcmp(nets[i].ip, nets[j].ip, sizeof(nets[i].ip)) == 0) {
+				char addr[INET6_ADDRSTRLEN + 8];
+				format_roce(&nets[i], addr, sizeof(addr));
+				r = report_add(report, VERDICT_FAIL, "network",
+					       "give each chip its own address (hccn_tool -i <phy> -ip -s ...)",
+					       "npu-%" PRIu32 " and npu-%" PRIu32 " have the same RoCE address %s: HCCL "
+					       "needs each device_ip unique",
+					       chips[i].phy_id, chips[j].phy_id, addr);
+			}
+	if (r == 0 && with_roce > 0 && missing_call == with_roce)
+		r = report_add(report, VERDICT_OK, "network", NULL,
+			       "DCMI gives no RoCE address or link for these chips: their network identity is unknown");
+	else if (r == 0 && with_roce > 0)
+		r = report_add(report, VERDICT_OK, "network", NULL, "%s", summary);
+	free(nets);
 	return r;
 }
 
@@ -779,6 +866,8 @@ int node_run(const struct doctor_options *o, struct report *report)
 	r = check_device_files(o, report, chips, n, &user);
 	if (r == 0 && dcmi_ok)
 		r = check_chips(report, lib, chips, n, states);
+	if (r == 0 && dcmi_ok)
+		r = check_network(report, lib, chips, n, states);
 	/* What the plugin should advertise also needs the device nodes. */
 	char path[512];
 	bool manager = path_join(path, sizeof(path), o->dev_dir, "davinci_manager") == 0 && path_exists(path);
