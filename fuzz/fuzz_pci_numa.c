@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzzes the two parsers of what sysfs says about a chip: PCI addresses
  * (base/pci.c: the last component of a sysfs device link, the simulator's
- * pci=) and numa_node contents (npu/sysfs.c). The whole input goes to both.
+ * pci=), numa_node contents and the links that name a PCIe root complex
+ * (npu/sysfs.c). The whole input goes to each.
  * An address that parses must format back to a name that parses to the
  * same address; a node that parses must be within the bound. */
 #include <stdint.h>
@@ -26,6 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !pci_address_equal(&a, &again))
 			abort();
 	}
+
+	/* A root complex is what the name says: "pci", hex digits, ':'. */
+	char root[SYSFS_PCIE_ROOT_SIZE];
+	if (sysfs_pcie_root_parse(text, "0000:3b:00.0", root, sizeof(root)) == 0 &&
+	    (strncmp(root, "pci", 3) != 0 || !strchr(root, ':') || !strstr(text, root)))
+		abort();
 
 	uint32_t node;
 	if (sysfs_numa_node_parse(text, size, &node) == 0 && node > SYSFS_NUMA_NODE_MAX)

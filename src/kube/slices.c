@@ -2,6 +2,7 @@
 /* ResourceSlice objects from an inventory snapshot (see slices.h). */
 #include "kube/slices.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -315,6 +316,25 @@ static void put_vnpu_capacity(struct json_put *b, json_object *dev, const struct
 	}
 }
 
+/* A chip's network identity (see slices.h): roceLinkUp is always there, so
+ * that a selector asking for it never meets a missing attribute (a CEL
+ * error, not a mismatch). */
+static void put_network(struct json_put *b, json_object *attrs, const struct npu_net *net)
+{
+	static const char *const links[] = { [NPU_LINK_UNKNOWN] = "unknown", [NPU_LINK_UP] = "up",
+					      [NPU_LINK_DOWN] = "down" };
+	char ip[INET6_ADDRSTRLEN];
+	if (net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, ip, sizeof(ip)))
+		put_attr(b, attrs, "roceIP", "string", json_object_new_string(ip));
+	put_attr(b, attrs, "roceLink", "string", json_object_new_string(links[net->link]));
+	put_attr(b, attrs, "roceLinkUp", "bool", json_object_new_boolean(net->link == NPU_LINK_UP));
+	if (net->has_super_pod) {
+		put_attr(b, attrs, "superPodID", "int", json_object_new_int64(net->super_pod_id));
+		put_attr(b, attrs, "superDeviceID", "int", json_object_new_int64(net->sdid));
+		put_attr(b, attrs, "serverIndex", "int", json_object_new_int64(net->server_index));
+	}
+}
+
 static json_object *device_json(struct json_put *b, const struct npu_snapshot *snap, size_t index,
 				const struct kube_slice_params *p)
 {
@@ -354,6 +374,10 @@ static json_object *device_json(struct json_put *b, const struct npu_snapshot *s
 	put_version(b, attrs, "firmwareVersion", p->firmware_version);
 	if (d->pci_address[0])
 		put_attr(b, attrs, "resource.kubernetes.io/pciBusID", "string", json_object_new_string(d->pci_address));
+	if (d->pcie_root[0])
+		put_attr(b, attrs, "resource.kubernetes.io/pcieRoot", "string", json_object_new_string(d->pcie_root));
+	if (!vnpu)
+		put_network(b, attrs, &d->net);
 	if (d->has_numa)
 		put_attr(b, attrs, "resource.kubernetes.io/numaNode", "int", json_object_new_int64(d->numa_node));
 

@@ -17,6 +17,12 @@
  *   driverVersion, firmwareVersion   a DRA version when the text is semantic versioning, else a string
  *   resource.kubernetes.io/pciBusID  "0000:3b:00.0" (the standard name)
  *   resource.kubernetes.io/numaNode  int, only where the kernel knows the node
+ *   resource.kubernetes.io/pcieRoot  "pci0000:3a", the root complex (where sysfs shows it),
+ *                             so a RoCE NIC another driver publishes can be aligned with the chip
+ *   roceIP                    the RoCE port's address (HCCL's device_ip), where it has one
+ *   roceLink                  "up", "down" or "unknown" (no port, no detection address)
+ *   roceLinkUp                bool, on every chip: a multi-node claim selects roceLinkUp == true
+ *   superPodID, superDeviceID, serverIndex   ints, A3 chips in a super pod (SDID is superDeviceID)
  * Capacity: memory (HBM bytes, when known) and aiCores (when DCMI said).
  *
  * vNPUs (the static ones an administrator made with npu-smi) are partitions
@@ -27,7 +33,8 @@
  * counter the template or the chip leaves unknown is neither offered nor
  * consumed). A vNPU carries type, family, product, physicalID (its chip's),
  * vnpuID (the N of /dev/vdavinciN), template, card, chip, the versions,
- * pciBusID and numaNode of its chip, and capacity aiCores and memory of its
+ * pciBusID, pcieRoot and numaNode of its chip (no network identity: HCCL
+ * jobs across servers use whole chips), and capacity aiCores and memory of its
  * template. It carries no interconnect attributes: HCCS links join whole
  * chips, and a claim matching vNPUs on a ring would be promised nothing. A
  * vNPU whose template is unknown (found by its device node only) is not

@@ -368,6 +368,7 @@ static void locate_device(struct inventory *inv, struct npu_device *d)
 	int r = -EOPNOTSUPP;
 
 	d->pci_address[0] = '\0';
+	d->pcie_root[0] = '\0';
 	d->has_numa = false;
 	if (inv->dcmi && d->chip.card_id >= 0 && d->chip.device_id >= 0)
 		r = dcmi_chip_pci_address(inv->dcmi, &d->chip, &address);
@@ -378,6 +379,9 @@ static void locate_device(struct inventory *inv, struct npu_device *d)
 	}
 	if (r == 0)
 		r = pci_address_format(&address, d->pci_address, sizeof(d->pci_address));
+	/* The root complex is there on a real host; a test tree may lack it. */
+	if (r == 0 && sysfs_pci_pcie_root(inv->host_root, &address, d->pcie_root, sizeof(d->pcie_root)) < 0)
+		d->pcie_root[0] = '\0';
 	if (r == 0)
 		r = sysfs_pci_numa_node(inv->host_root, &address, &d->numa_node);
 	d->has_numa = r == 0;
@@ -439,6 +443,7 @@ static void place_device(struct inventory *inv, const struct npu_device *before,
 	d->net.sdid = before->net.sdid;
 	d->net.server_index = before->net.server_index;
 	memcpy(d->pci_address, before->pci_address, sizeof(d->pci_address));
+	memcpy(d->pcie_root, before->pcie_root, sizeof(d->pcie_root));
 	d->has_numa = before->has_numa;
 	d->numa_node = before->numa_node;
 	d->numa_error = before->numa_error;

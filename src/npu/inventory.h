@@ -46,6 +46,7 @@
 #include "base/pci.h"
 #include "npu/chip.h"
 #include "npu/dcmi.h"
+#include "npu/sysfs.h"
 
 enum npu_backend_mode {
 	NPU_BACKEND_AUTO,  /* DCMI when it loads, else device files; keeps trying DCMI */
@@ -108,6 +109,7 @@ struct npu_device {
 	uint32_t policy_code;  /* the code behind the level, 0 none */
 	/* Placement (see the top of this file). */
 	char pci_address[PCI_ADDRESS_SIZE]; /* "0000:3b:00.0"; empty when not found */
+	char pcie_root[SYSFS_PCIE_ROOT_SIZE]; /* "pci0000:3a" (npu/sysfs.h); empty when not found */
 	bool has_numa;
 	uint32_t numa_node;
 	int numa_error; /* without has_numa: why, a negative errno of the step that failed */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "npu/sysfs.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
@@ -62,6 +64,59 @@ int sysfs_pci_numa_node(const char *host_root, const struct pci_address *address
 out:
 	close(fd);
 	return r;
+}
+
+/* "pci" then a domain of 4 to 8 hex digits, ":" and a bus of 2. */
+static bool is_pcie_root(const char *s, size_t n)
+{
+	if (n < 10 || n > 14 || strncmp(s, "pci", 3) != 0 || s[n - 3] != ':')
+		return false;
+	for (size_t i = 3; i < n; i++)
+		if (i != n - 3 && !isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+int sysfs_pcie_root_parse(const char *target, const char *name, char *buf, size_t size)
+{
+	/* A relative target starts from sys/bus/pci/devices: three levels up
+	 * is sysfs' root. */
+	const char *p = target;
+	if (strncmp(p, "../../../", 9) == 0)
+		p += 9;
+	else if (strncmp(p, "/sys/", 5) == 0)
+		p += 5;
+	else
+		return -EINVAL;
+	if (strncmp(p, "devices/", 8) != 0)
+		return -EINVAL;
+	p += 8;
+	size_t root = strcspn(p, "/");
+	const char *last = strrchr(p, '/');
+	if (!is_pcie_root(p, root) || !last || strcmp(last + 1, name) != 0 || strstr(p, "/../") || strstr(p, "/./"))
+		return -EINVAL;
+	if (root >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, p, root);
+	buf[root] = '\0';
+	return 0;
+}
+
+int sysfs_pci_pcie_root(const char *host_root, const struct pci_address *address, char *buf, size_t size)
+{
+	char name[PCI_ADDRESS_SIZE], relative[64], path[PATH_MAX], target[PATH_MAX];
+	int r;
+	if ((r = pci_address_format(address, name, sizeof(name))) < 0 ||
+	    (r = str_printf(relative, sizeof(relative), "sys/bus/pci/devices/%s", name)) < 0 ||
+	    (r = path_join(path, sizeof(path), host_root ? host_root : "/", relative)) < 0)
+		return r;
+	ssize_t n = readlink(path, target, sizeof(target));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(target))
+		return -ENAMETOOLONG;
+	target[n] = '\0';
+	return sysfs_pcie_root_parse(target, name, buf, size);
 }
 
 int sysfs_char_device_pci_address(const char *host_root, const char *dev_node, struct pci_address *ret_address)

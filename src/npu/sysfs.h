@@ -30,6 +30,24 @@ int sysfs_numa_node_parse(const char *text, size_t len, uint32_t *ret_node);
  * (-ENOENT: no such device, or a kernel built without NUMA). */
 int sysfs_pci_numa_node(const char *host_root, const struct pci_address *address, uint32_t *ret_node);
 
+/* The PCIe root complex a PCI device hangs under, as Kubernetes' standard
+ * device attribute resource.kubernetes.io/pcieRoot names it ("pci0000:00"):
+ * the first component of the device's path under /sys/devices, which
+ * mirrors the hardware's hierarchy. */
+#define SYSFS_PCIE_ROOT_SIZE 24
+
+/* From the target of the link /sys/bus/pci/devices/<name> (relative to that
+ * directory, as the kernel writes it, or absolute from sysfs' root): the
+ * root into buf. Returns 0, -EINVAL when the target does not lead to
+ * devices/pci<domain>:<bus>/.../<name> (the device's own name last), or
+ * -ENAMETOOLONG for a root that does not fit size. Pure, for the fuzzer. */
+int sysfs_pcie_root_parse(const char *target, const char *name, char *buf, size_t size);
+
+/* Reads the link <host_root>/sys/bus/pci/devices/<address> and parses it.
+ * Returns what sysfs_pcie_root_parse returns, or the -errno of readlink
+ * (-ENOENT: no such device; -EINVAL: not a link, as in a test tree). */
+int sysfs_pci_pcie_root(const char *host_root, const struct pci_address *address, char *buf, size_t size);
+
 /* The PCI device behind the character device node dev_node (a path of the
  * plugin's own filesystem; symlinks are followed): its major and minor
  * numbers lead to <host_root>/sys/dev/char/<major>:<minor>/device, the link

@@ -206,6 +206,34 @@ static void test_dcmi_address_then_sysfs_link(void **state)
 	inventory_free(inv);
 }
 
+/* On a real host /sys/bus/pci/devices/<pci> links into /sys/devices under
+ * the root complex: the inventory reads that root (pcieRoot). */
+static void test_pcie_root(void **state)
+{
+	(void)state;
+	put("state", "chip phy=0 pci=0000:1a:00.0\nchip phy=1 pci=0000:2c:00.0\n");
+	file_node(0);
+	file_node(1);
+	mkdirs("sys/devices/pci0000:19/0000:19:00.0/0000:1a:00.0");
+	put("sys/devices/pci0000:19/0000:19:00.0/0000:1a:00.0/numa_node", "0\n");
+	char path[PATH_MAX];
+	mkdirs("sys/bus/pci/devices");
+	path_of(path, sizeof(path), "sys/bus/pci/devices/0000:1a:00.0");
+	unlink(path);
+	assert_int_equal(symlink("../../../devices/pci0000:19/0000:19:00.0/0000:1a:00.0", path), 0);
+	put_numa("0000:2c:00.0", "1\n"); /* a directory, as in the other tests: no root */
+
+	struct inventory *inv = new_inventory(NPU_BACKEND_DCMI);
+	struct npu_snapshot *s = refresh(inv, true);
+	assert_string_equal(find(s, "npu-0")->pcie_root, "pci0000:19");
+	assert_int_equal(find(s, "npu-0")->numa_node, 0);
+	assert_string_equal(find(s, "npu-1")->pcie_root, "");
+	assert_true(find(s, "npu-1")->has_numa);
+	npu_snapshot_unref(s);
+	inventory_free(inv);
+	assert_int_equal(unlink(path), 0);
+}
+
 static void test_read_once_while_listed(void **state)
 {
 	(void)state;
@@ -308,6 +336,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dcmi_address_then_sysfs_link),
+		cmocka_unit_test(test_pcie_root),
 		cmocka_unit_test(test_read_once_while_listed),
 		cmocka_unit_test(test_devfs_sysfs_link),
 		cmocka_unit_test(test_snapshot_same_compares_numa),

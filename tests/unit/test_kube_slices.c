@@ -130,6 +130,50 @@ static void test_one_chip(void **state)
 	npu_snapshot_unref(s);
 }
 
+/* The network identity: roceIP where there is one, roceLink and roceLinkUp
+ * on every chip, the super pod place on A3 chips, pcieRoot where sysfs said;
+ * nothing of it on a vNPU. */
+static void test_network_identity(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_A3, "910_9391", 3);
+	s->devices[0].net = (struct npu_net){ .has_ip = true, .ip = { 192, 168, 1, 8 }, .prefix_len = 24,
+					      .link = NPU_LINK_UP, .has_super_pod = true, .super_pod_id = 3,
+					      .sdid = 106, .server_index = 1 };
+	s->devices[1].net = (struct npu_net){ .has_ip = true, .ipv6 = true, .ip = { 0xfd, [15] = 0x18 },
+					      .prefix_len = 64, .link = NPU_LINK_DOWN };
+	snprintf(s->devices[0].pcie_root, sizeof(s->devices[0].pcie_root), "pci0000:3a");
+	const struct kube_slice_params p = { .node_name = "node-1", .node_uid = "u", .generation = 1 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	json_object *devices = get(json_object_array_get_idx(slices, 0), "spec.devices");
+
+	json_object *d = json_object_array_get_idx(devices, 0);
+	assert_string_equal(str(attr(d, "roceIP"), "string"), "192.168.1.8");
+	assert_string_equal(str(attr(d, "roceLink"), "string"), "up");
+	assert_true(json_object_get_boolean(get(attr(d, "roceLinkUp"), "bool")));
+	assert_int_equal(json_object_get_int64(get(attr(d, "superPodID"), "int")), 3);
+	assert_int_equal(json_object_get_int64(get(attr(d, "superDeviceID"), "int")), 106);
+	assert_int_equal(json_object_get_int64(get(attr(d, "serverIndex"), "int")), 1);
+	assert_string_equal(str(attr(d, "resource.kubernetes.io/pcieRoot"), "string"), "pci0000:3a");
+
+	d = json_object_array_get_idx(devices, 1);
+	assert_string_equal(str(attr(d, "roceIP"), "string"), "fd00::18");
+	assert_string_equal(str(attr(d, "roceLink"), "string"), "down");
+	assert_false(json_object_get_boolean(get(attr(d, "roceLinkUp"), "bool")));
+	assert_null(attr(d, "superPodID"));
+	assert_null(attr(d, "resource.kubernetes.io/pcieRoot"));
+
+	/* Nothing known: no address, but the link attributes all the same. */
+	d = json_object_array_get_idx(devices, 2);
+	assert_null(attr(d, "roceIP"));
+	assert_string_equal(str(attr(d, "roceLink"), "string"), "unknown");
+	assert_non_null(get(attr(d, "roceLinkUp"), "bool"));
+	assert_false(json_object_get_boolean(get(attr(d, "roceLinkUp"), "bool")));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
 static void test_interconnect_groups(void **state)
 {
 	(void)state;
@@ -530,6 +574,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_chip),
+		cmocka_unit_test(test_network_identity),
 		cmocka_unit_test(test_interconnect_groups),
 		cmocka_unit_test(test_interconnect_mixed_and_partial),
 		cmocka_unit_test(test_taint),

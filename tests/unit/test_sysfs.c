@@ -107,6 +107,46 @@ static void test_parse(void **state)
 	assert_int_equal(node, 77);
 }
 
+/* The root complex from the link /sys/bus/pci/devices/<name>, as the kernel
+ * writes it (relative) or absolute; anything that does not lead under
+ * devices/pci<domain>:<bus> to the device itself is refused. */
+static void test_pcie_root_parse(void **state)
+{
+	(void)state;
+	char root[SYSFS_PCIE_ROOT_SIZE] = "untouched";
+	assert_int_equal(sysfs_pcie_root_parse("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "0000:3b:00.0",
+					       root, sizeof(root)),
+			 0);
+	assert_string_equal(root, "pci0000:3a");
+	assert_int_equal(sysfs_pcie_root_parse("/sys/devices/pci10000:c0/10000:c0:02.0/10000:c1:00.0", "10000:c1:00.0",
+					       root, sizeof(root)),
+			 0);
+	assert_string_equal(root, "pci10000:c0");
+	assert_int_equal(sysfs_pcie_root_parse("../../../devices/pci0000:00/0000:00:1f.0", "0000:00:1f.0", root,
+					       sizeof(root)),
+			 0);
+	assert_string_equal(root, "pci0000:00");
+
+	static const char *const bad[] = {
+		"../../../devices/pci0000:3a/0000:3a:00.0/0000:3c:00.0", /* another device */
+		"../../../devices/platform/0000:3b:00.0",		 /* not under a root complex */
+		"../../devices/pci0000:3a/0000:3b:00.0",		 /* not from sys/bus/pci/devices */
+		"devices/pci0000:3a/0000:3b:00.0",
+		"../../../devices/pci0000:3a",				 /* the root itself */
+		"../../../devices/pcix000:3a/0000:3b:00.0",
+		"../../../devices/pci0000:3a/../../0000:3b:00.0",
+		"../../../devices/pci00:3a/0000:3b:00.0",
+		"",
+	};
+	strcpy(root, "untouched");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (sysfs_pcie_root_parse(bad[i], "0000:3b:00.0", root, sizeof(root)) != -EINVAL)
+			fail_msg("accepted %s", bad[i]);
+	assert_string_equal(root, "untouched");
+	assert_int_equal(sysfs_pcie_root_parse("../../../devices/pci0000:3a/0000:3b:00.0", "0000:3b:00.0", root, 10),
+			 -ENAMETOOLONG);
+}
+
 static void test_numa_node_files(void **state)
 {
 	const struct tree *t = *state;
@@ -184,6 +224,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_pcie_root_parse),
 		cmocka_unit_test(test_numa_node_files),
 		cmocka_unit_test(test_char_device_address),
 	};
