@@ -321,12 +321,10 @@ static void put_vnpu_capacity(struct json_put *b, json_object *dev, const struct
  * error, not a mismatch). */
 static void put_network(struct json_put *b, json_object *attrs, const struct npu_net *net)
 {
-	static const char *const links[] = { [NPU_LINK_UNKNOWN] = "unknown", [NPU_LINK_UP] = "up",
-					      [NPU_LINK_DOWN] = "down" };
 	char ip[INET6_ADDRSTRLEN];
 	if (net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, ip, sizeof(ip)))
 		put_attr(b, attrs, "roceIP", "string", json_object_new_string(ip));
-	put_attr(b, attrs, "roceLink", "string", json_object_new_string(links[net->link]));
+	put_attr(b, attrs, "roceLink", "string", json_object_new_string(npu_link_name(net->link)));
 	put_attr(b, attrs, "roceLinkUp", "bool", json_object_new_boolean(net->link == NPU_LINK_UP));
 	if (net->has_super_pod) {
 		put_attr(b, attrs, "superPodID", "int", json_object_new_int64(net->super_pod_id));

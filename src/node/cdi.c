@@ -258,7 +258,8 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 /* One CDI device for the whole group: every device's node, and the
  * environment Allocate gives (node/visible.h): ASCEND_VISIBLE_DEVICES
  * listing their numbers and, for vNPUs, ASCEND_RUNTIME_OPTIONS=VIRTUAL, as
- * a node with the Ascend Docker Runtime still runs it on the spec's env. */
+ * a node with the Ascend Docker Runtime still runs it on the spec's env;
+ * ASCEND_NPU_NETWORK where the chips have a network identity. */
 static void put_group_device(struct builder *b, json_object *devices, const void *what)
 {
 	const struct cdi_group *g = what;
@@ -276,6 +277,19 @@ static void put_group_device(struct builder *b, json_object *devices, const void
 	json_put_string(&b->json, env, NULL, visible);
 	if (visible_virtual(g->devices, g->n_devices))
 		json_put_string(&b->json, env, NULL, VISIBLE_OPTIONS_ENV "=" VISIBLE_OPTIONS_VIRTUAL);
+	char *network = NULL;
+	int r = visible_network(g->devices, g->n_devices, &network);
+	if (r == 0) {
+		char *kv = NULL;
+		if (asprintf(&kv, "%s=%s", VISIBLE_NETWORK_ENV, network) < 0)
+			b->json.failed = true;
+		else
+			json_put_string(&b->json, env, NULL, kv);
+		free(kv);
+	} else if (r != -ENODATA) {
+		b->json.failed = true;
+	}
+	free(network);
 }
 
 int cdi_group_spec_render(const struct cdi_names *names, const struct cdi_group *group,

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "node/visible.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
 
 #include "base/strbuf.h"
 
@@ -21,4 +26,65 @@ bool visible_virtual(const struct npu_device *const *devs, size_t n)
 		if (devs[i]->kind == NPU_DEVICE_VNPU)
 			return true;
 	return false;
+}
+
+/* Adds key: value to o; a failed add frees value and says so. */
+static bool put(struct json_object *o, const char *key, struct json_object *value)
+{
+	if (!value || json_object_object_add(o, key, value) < 0) {
+		json_object_put(value);
+		return false;
+	}
+	return true;
+}
+
+struct json_object *visible_network_entry(const struct npu_device *device)
+{
+	const struct npu_net *net = &device->net;
+	struct json_object *o = json_object_new_object();
+	bool ok = o && put(o, "device_id", json_object_new_int64(device->chip.phy_id));
+	char ip[INET6_ADDRSTRLEN];
+	if (ok && net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, ip, sizeof(ip)))
+		ok = put(o, "device_ip", json_object_new_string(ip)) &&
+		     put(o, "prefix_len", json_object_new_int64(net->prefix_len));
+	ok = ok && put(o, "link", json_object_new_string(npu_link_name(net->link)));
+	if (ok && net->has_super_pod)
+		ok = put(o, "super_device_id", json_object_new_int64(net->sdid)) &&
+		     put(o, "super_pod_id", json_object_new_int64(net->super_pod_id)) &&
+		     put(o, "server_index", json_object_new_int64(net->server_index));
+	if (!ok) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+int visible_network(const struct npu_device *const *devs, size_t n, char **ret_value)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= devs[i]->kind == NPU_DEVICE_CHIP && (devs[i]->net.has_ip || devs[i]->net.has_super_pod);
+	if (!any)
+		return -ENODATA;
+	struct json_object *list = json_object_new_array();
+	int r = list ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (devs[i]->kind != NPU_DEVICE_CHIP)
+			continue;
+		struct json_object *o = visible_network_entry(devs[i]);
+		if (!o || json_object_array_add(list, o) < 0) {
+			json_object_put(o);
+			r = -ENOMEM;
+		}
+	}
+	char *value = NULL;
+	if (r == 0) {
+		const char *text = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN);
+		value = text ? strdup(text) : NULL;
+		r = value ? 0 : -ENOMEM;
+	}
+	json_object_put(list);
+	if (r == 0)
+		*ret_value = value;
+	return r;
 }

@@ -4,7 +4,18 @@
  * lists their numbers (phy ids, vNPU ids: npu_device_number) comma
  * separated, which CANN and the Ascend Docker Runtime read; with a vNPU
  * among them, ASCEND_RUNTIME_OPTIONS=VIRTUAL makes that runtime, where it
- * runs, look for /dev/vdavinci<id> rather than /dev/davinci<id>. */
+ * runs, look for /dev/vdavinci<id> rather than /dev/davinci<id>.
+ *
+ * ASCEND_NPU_NETWORK gives the network identity of the chips among them
+ * (npu/chip.h), which a multi-node job needs for HCCL's rank table and which
+ * no tool inside the image can then be asked for: a JSON array in the
+ * devices' order, one object per chip,
+ *   {"device_id": 3, "device_ip": "192.168.1.11", "prefix_len": 24,
+ *    "link": "up", "super_device_id": 106, "super_pod_id": 3, "server_index": 1}
+ * device_id is the chip's phy id (HCCL's device_id); device_ip and prefix_len
+ * only where the RoCE port has an address; link "up", "down" or "unknown";
+ * the last three only on A3 chips in a super pod. The DRA driver writes the
+ * same objects into a claim's device status. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,6 +32,16 @@
 /* The value of ASCEND_VISIBLE_DEVICES for devs, in their order, into
  * buf[size] (n * VISIBLE_NUMBER_MAX + 1 always fits). Returns 0 or -ENOSPC. */
 int visible_devices(const struct npu_device *const *devs, size_t n, char *buf, size_t size);
+
+#define VISIBLE_NETWORK_ENV "ASCEND_NPU_NETWORK"
+
+/* One chip's object as above, new; NULL when out of memory. */
+struct json_object *visible_network_entry(const struct npu_device *device);
+
+/* The value of ASCEND_NPU_NETWORK for devs, malloc'd, in *ret_value.
+ * Returns 0, -ENODATA when no chip among them has an address or a super pod
+ * place (then the variable is left out: nothing to say), or -ENOMEM. */
+int visible_network(const struct npu_device *const *devs, size_t n, char **ret_value);
 
 /* Whether devs hold a vNPU: ASCEND_RUNTIME_OPTIONS=VIRTUAL is then due. */
 bool visible_virtual(const struct npu_device *const *devs, size_t n);

@@ -62,6 +62,13 @@ struct npu_net {
 	uint32_t server_index;
 };
 
+/* "up", "down" or "unknown": the link as every interface of this project
+ * names it (slice attributes, the container's environment, the doctor). */
+static inline const char *npu_link_name(enum npu_link link)
+{
+	return link == NPU_LINK_UP ? "up" : link == NPU_LINK_DOWN ? "down" : "unknown";
+}
+
 /* The chip a vNPU id belongs to by the driver's numbering; -ERANGE below it. */
 static inline int npu_vnpu_chip(uint32_t vnpu_id, uint32_t *ret_phy)
 {

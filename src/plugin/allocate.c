@@ -208,12 +208,12 @@ static void add_env(struct response_builder *b, const char *key, const char *val
 
 /* ASCEND_VISIBLE_DEVICES with the devices ascending (node/visible.h);
  * ASCEND_RUNTIME_OPTIONS=VIRTUAL for vNPUs where the Ascend Docker Runtime
- * mounts them. */
+ * mounts them; ASCEND_NPU_NETWORK where the chips have a network identity. */
 static void add_envs(struct response_builder *b, unsigned strategies, const struct npu_device **devs, size_t n)
 {
 	size_t cap = n * VISIBLE_NUMBER_MAX + 1;
 	char *visible = arena_alloc(b->arena, cap);
-	b->out->envs = arena_alloc(b->arena, 2 * sizeof(*b->out->envs));
+	b->out->envs = arena_alloc(b->arena, 3 * sizeof(*b->out->envs));
 	if (!visible || !b->out->envs) {
 		b->oom = true;
 		return;
@@ -222,6 +222,13 @@ static void add_envs(struct response_builder *b, unsigned strategies, const stru
 	add_env(b, VISIBLE_DEVICES_ENV, visible);
 	if ((strategies & ALLOCATE_STRATEGY_ASCEND_RUNTIME) && visible_virtual(devs, n))
 		add_env(b, VISIBLE_OPTIONS_ENV, VISIBLE_OPTIONS_VIRTUAL);
+	char *network = NULL;
+	int r = visible_network(devs, n, &network);
+	if (r == 0)
+		add_env(b, VISIBLE_NETWORK_ENV, network);
+	else if (r != -ENODATA)
+		b->oom = true;
+	free(network);
 }
 
 static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, const struct npu_snapshot *snap,

@@ -149,6 +149,9 @@ static void test_310b_nodes_and_docker_manager(void **state)
 
 /* Whether allocate_with asks for vNPUs 132 and 100 (of chips 2 and 0) instead. */
 static bool use_vnpus;
+/* Whether allocate_with's chips have a network identity: chip 0 an address
+ * and its link up, chip 2 an IPv6 address and its link down. */
+static bool use_network;
 
 /* One container asking for npu-2 and npu-0 (the answer sorts them). */
 static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1beta1__AllocateResponse **ret_resp)
@@ -171,6 +174,12 @@ static V1beta1__ContainerAllocateResponse *allocate_with(unsigned strategies, V1
 		} else {
 			snprintf(d->id, sizeof(d->id), "npu-%u", i);
 		}
+	}
+	if (use_network) {
+		snap->devices[0].net = (struct npu_net){ .has_ip = true, .ip = { 192, 168, 1, 10 }, .prefix_len = 24,
+							 .link = NPU_LINK_UP };
+		snap->devices[2].net = (struct npu_net){ .has_ip = true, .ipv6 = true, .ip = { 0xfd, [15] = 2 },
+							 .prefix_len = 64, .link = NPU_LINK_DOWN };
 	}
 	snap->healthy = 3;
 
@@ -330,6 +339,29 @@ static void test_vnpus(void **state)
 	use_vnpus = false;
 }
 
+/* The chips' network identity reaches the container in ASCEND_NPU_NETWORK,
+ * in the devices' order, whatever the strategy; chips without one leave the
+ * variable out (the tests above). */
+static void test_network_identity(void **state)
+{
+	(void)state;
+	use_network = true;
+	static const char want[] = "[{\"device_id\":0,\"device_ip\":\"192.168.1.10\",\"prefix_len\":24,\"link\":\"up\"},"
+				   "{\"device_id\":2,\"device_ip\":\"fd00::2\",\"prefix_len\":64,\"link\":\"down\"}]";
+	const unsigned strategies[] = { ALLOCATE_STRATEGY_NATIVE, ALLOCATE_STRATEGY_ASCEND_RUNTIME,
+					ALLOCATE_STRATEGY_CDI };
+	for (size_t k = 0; k < sizeof(strategies) / sizeof(strategies[0]); k++) {
+		V1beta1__AllocateResponse *resp;
+		const V1beta1__ContainerAllocateResponse *c = allocate_with(strategies[k], &resp);
+		assert_int_equal(c->n_envs, 2);
+		assert_string_equal(c->envs[0]->value, "0,2");
+		assert_string_equal(c->envs[1]->key, "ASCEND_NPU_NETWORK");
+		assert_string_equal(c->envs[1]->value, want);
+		v1beta1__allocate_response__free_unpacked(resp, NULL);
+	}
+	use_network = false;
+}
+
 /* A list answers with the union of its strategies' answers, the shared
  * variable once. */
 static void test_strategy_union(void **state)
@@ -365,6 +397,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_strategy_cdi, strategies_setup, strategies_teardown),
 		cmocka_unit_test_setup_teardown(test_vnpus, strategies_setup, strategies_teardown),
 		cmocka_unit_test_setup_teardown(test_strategy_union, strategies_setup, strategies_teardown),
+		cmocka_unit_test_setup_teardown(test_network_identity, strategies_setup, strategies_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
