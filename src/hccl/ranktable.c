@@ -122,13 +122,25 @@ static int member_compare(const void *pa, const void *pb)
 	return a->pod_index < b->pod_index ? -1 : a->pod_index > b->pod_index;
 }
 
-/* Whether s is printable ASCII without spaces, as node names are. */
-static bool server_id_printable(const char *s)
+/* Whether the first len bytes of s are printable ASCII without spaces, as
+ * node names are. */
+static bool printable(const char *s, size_t len)
 {
-	for (; *s; s++)
-		if (*s <= ' ' || *s > '~')
+	for (size_t i = 0; i < len; i++)
+		if (s[i] <= ' ' || s[i] > '~')
 			return false;
 	return true;
+}
+
+/* Text from the caller as a message may show it: at most size - 1 bytes,
+ * anything but printable ASCII as '?', so that a reason stays one line. */
+static const char *shown(const char *s, char *buf, size_t size)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < size; i++)
+		buf[i] = s[i] >= ' ' && s[i] <= '~' ? s[i] : '?';
+	buf[i] = '\0';
+	return buf;
 }
 
 /* Checks what one member says on its own. */
@@ -136,23 +148,26 @@ static int check_member(const struct hccl_member *m, char *why, size_t why_size)
 {
 	enum family family;
 	struct addr a;
+	char text[HCCL_SERVER_ID_MAX + 1];
+	int r;
 	if (!m->server_id || !m->server_id[0])
 		return why_invalid(why, why_size, "pod %" PRIu32 " has no server id", m->pod_index);
-	if (strnlen(m->server_id, HCCL_SERVER_ID_MAX + 1) > HCCL_SERVER_ID_MAX)
-		return why_fail(why, why_size, -E2BIG, "pod %" PRIu32 ": server id '%.64s...' is longer than %d characters",
-				m->pod_index, m->server_id, HCCL_SERVER_ID_MAX);
-	if (!server_id_printable(m->server_id))
-		return why_invalid(why, why_size, POD_FMT ": the server id is not printable ASCII without spaces",
-				   POD_ARGS(m));
+	size_t len = strnlen(m->server_id, HCCL_SERVER_ID_MAX + 1);
+	if (len > HCCL_SERVER_ID_MAX)
+		return why_fail(why, why_size, -E2BIG, "pod %" PRIu32 ": server id '%s...' is longer than %d characters",
+				m->pod_index, shown(m->server_id, text, sizeof(text)), HCCL_SERVER_ID_MAX);
+	if (!printable(m->server_id, len))
+		return why_invalid(why, why_size, "pod %" PRIu32 ": server id '%s' is not printable ASCII without spaces",
+				   m->pod_index, shown(m->server_id, text, sizeof(text)));
 	if (!m->family)
 		return why_invalid(why, why_size, POD_FMT ": no chip family", POD_ARGS(m));
 	if (family_parse(m->family, &family) < 0)
 		return why_fail(why, why_size, -EOPNOTSUPP,
-				POD_FMT ": family '%.16s' has no HCCL rank table (910, 910B and A3 have)", POD_ARGS(m),
-				m->family);
-	if (m->host_ip && addr_parse(m->host_ip, true, &a) < 0)
-		return why_invalid(why, why_size, POD_FMT ": host IP '%.45s' is not an IPv4 address", POD_ARGS(m),
-				   m->host_ip);
+				POD_FMT ": family '%s' has no HCCL rank table (910, 910B and A3 have)", POD_ARGS(m),
+				shown(m->family, text, 17));
+	if (m->host_ip && (r = addr_parse(m->host_ip, true, &a)) < 0)
+		return why_fail(why, why_size, r, POD_FMT ": host IP '%s' is not an IPv4 address", POD_ARGS(m),
+				shown(m->host_ip, text, HCCL_IP_TEXT_MAX + 1));
 	if (m->n_chips == 0 || !m->chips)
 		return why_invalid(why, why_size, POD_FMT " has no chips", POD_ARGS(m));
 	if (m->n_chips > HCCL_RANKTABLE_MAX_CHIPS)
@@ -163,9 +178,9 @@ static int check_member(const struct hccl_member *m, char *why, size_t why_size)
 		if (c->link != HCCL_LINK_UNKNOWN && c->link != HCCL_LINK_UP && c->link != HCCL_LINK_DOWN)
 			return why_invalid(why, why_size, POD_FMT " chip %" PRIu32 ": link state %d is none of the three",
 					   POD_ARGS(m), c->device_id, (int)c->link);
-		if (c->device_ip && addr_parse(c->device_ip, false, &a) < 0)
-			return why_invalid(why, why_size, POD_FMT " chip %" PRIu32 ": device IP '%.45s' is neither IPv4 nor IPv6",
-					   POD_ARGS(m), c->device_id, c->device_ip);
+		if (c->device_ip && (r = addr_parse(c->device_ip, false, &a)) < 0)
+			return why_fail(why, why_size, r, POD_FMT " chip %" PRIu32 ": device IP '%s' is neither IPv4 nor IPv6",
+					POD_ARGS(m), c->device_id, shown(c->device_ip, text, HCCL_IP_TEXT_MAX + 1));
 		if (c->has_super_pod && family != FAMILY_A3)
 			return why_invalid(why, why_size, POD_FMT " chip %" PRIu32 ": super pod information on a %s chip",
 					   POD_ARGS(m), c->device_id, m->family);

@@ -41,6 +41,6 @@ struct ranktable_facts {
 
 /* Checks json as a table for family ("910", "910B" or "A3"). Returns 0 with
  * *ret_facts set (ret_facts may be NULL), or -EINVAL with the first broken
- * rule in why. */
+ * rule in why (-ENOMEM when memory is short). */
 int ranktable_check(const char *json, const char *family, struct ranktable_facts *ret_facts, char *why,
 		    size_t why_size);

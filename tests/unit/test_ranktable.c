@@ -397,8 +397,17 @@ static void test_refusals(void **state)
 	name[HCCL_SERVER_ID_MAX] = '\0'; /* 64 characters: HCCL's limit, taken */
 	json_object_put(build(g, "910B", NULL));
 	g->members[1].server_id = "node b";
-	refused(g, -EINVAL, "pod 1 (node b): the server id is not printable ASCII without spaces");
+	refused(g, -EINVAL, "pod 1: server id 'node b' is not printable ASCII without spaces");
+	/* What the caller gave is shown on one line whatever it holds. */
+	g->members[1].server_id = "node\nb";
+	refused(g, -EINVAL, "pod 1: server id 'node?b' is not printable");
 	g->members[1].server_id = "node-b";
+	g->members[1].family = "910\nB";
+	refused(g, -EOPNOTSUPP, "pod 1 (node-b): family '910?B' has no HCCL rank table");
+	g->members[1].family = "910B";
+	g->chips[1][2].device_ip = "1111:2222:3333:4444:5555:6666:7777:8888:9999:0";
+	refused(g, -E2BIG, "pod 1 (node-b) chip 2: device IP '1111:2222:3333:4444:5555:6666:7777:8888:9999:' is");
+	g->chips[1][2].device_ip = g->ips[1][2];
 
 	g->members[1].n_chips = HCCL_RANKTABLE_MAX_CHIPS + 1;
 	refused(g, -E2BIG, "pod 1 (node-b) has 17 chips, more than 16");
