@@ -11,7 +11,9 @@
 #   one rank over node/ (what a node's chips are, how they group and what a
 #   container needs to use them), and neither uses the other; fault/ (the fault
 #   policy and its readers) uses base/ and npu/ only, so that config/ can
-#   hold its settings and ascend-doctor may use it as well; the
+#   hold its settings and ascend-doctor may use it as well; hccl/ (what
+#   HCCL must be told: the rank table) is a pure core over base/ and json-c,
+#   so that whatever gathers a job's members can use it; the
 #   tools use nothing above telemetry/.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,7 +46,7 @@ planted=$(grep -rnE "\\b($banned)[[:space:]]*\\(" "$tmp/src" | wc -l)
 rank() {
 	case $1 in
 	base) echo 0 ;;
-	loop | grpc | npu | http) echo 1 ;;
+	loop | grpc | npu | http | hccl) echo 1 ;;
 	telemetry | fault | node) echo 2 ;;
 	plugin | dra) echo 3 ;;
 	config) echo 4 ;;
@@ -72,7 +74,7 @@ arrows_up() {
 		sed -E 's/:#include "([a-z_]+)\/$/:\1/')
 }
 up=$(arrows_up "$root")
-[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http <- telemetry, fault, node <- plugin, dra <- config <- kube <- daemon <- main.c" ||
+[ -z "$up" ] && pass "src/: base <- loop, grpc, npu, http, hccl <- telemetry, fault, node <- plugin, dra <- config <- kube <- daemon <- main.c" ||
 	fail "includes against the arrows" "$(sed 's/^/    /' <<<"$up")"
 config_plugin=$(grep -rnE '^#include "plugin/' src/config --include='*.c' --include='*.h')
 [ -z "$config_plugin" ] && pass "src/config/ includes nothing from plugin/" ||
@@ -81,6 +83,10 @@ fault_up=$(grep -rnE '^#include "[a-z_]+/' src/fault --include='*.c' --include='
 	grep -vE ':#include "(base|npu|fault)/')
 [ -z "$fault_up" ] && pass "src/fault/ includes only base/, npu/ and fault/" ||
 	fail "fault/ includes more than base/ and npu/" "$(sed 's/^/    /' <<<"$fault_up")"
+hccl_up=$(grep -rnE '^#include "[a-z_]+/' src/hccl --include='*.c' --include='*.h' |
+	grep -vE ':#include "(base|hccl)/')
+[ -z "$hccl_up" ] && pass "src/hccl/ includes only base/ and hccl/" ||
+	fail "hccl/ includes more than base/" "$(sed 's/^/    /' <<<"$hccl_up")"
 tools_up=$(grep -rnE '^#include "(plugin|config|daemon)/' tools --include='*.c' --include='*.h')
 [ -z "$tools_up" ] && pass "tools/ include nothing from plugin/, config/ or daemon/" ||
 	fail "tools/ include the daemon's layers" "$(sed 's/^/    /' <<<"$tools_up")"
