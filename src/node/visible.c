@@ -42,7 +42,8 @@ struct json_object *visible_network_entry(const struct npu_device *device)
 {
 	const struct npu_net *net = &device->net;
 	struct json_object *o = json_object_new_object();
-	bool ok = o && put(o, "device_id", json_object_new_int64(device->chip.phy_id));
+	bool ok = o && put(o, "device_id", json_object_new_int64(device->chip.phy_id)) &&
+		  put(o, "family", json_object_new_string(npu_family_name(device->chip.family)));
 	char ip[INET6_ADDRSTRLEN];
 	if (ok && net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, ip, sizeof(ip)))
 		ok = put(o, "device_ip", json_object_new_string(ip)) &&

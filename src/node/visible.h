@@ -10,9 +10,10 @@
  * (npu/chip.h), which a multi-node job needs for HCCL's rank table and which
  * no tool inside the image can then be asked for: a JSON array in the
  * devices' order, one object per chip,
- *   {"device_id": 3, "device_ip": "192.168.1.11", "prefix_len": 24,
+ *   {"device_id": 3, "family": "910B", "device_ip": "192.168.1.11", "prefix_len": 24,
  *    "link": "up", "super_device_id": 106, "super_pod_id": 3, "server_index": 1}
- * device_id is the chip's phy id (HCCL's device_id); device_ip and prefix_len
+ * device_id is the chip's phy id (HCCL's device_id); family as
+ * npu_family_name names it ("910", "910B", "A3"...); device_ip and prefix_len
  * only where the RoCE port has an address; link "up", "down" or "unknown";
  * the last three only on A3 chips in a super pod. The DRA driver writes the
  * same objects into a claim's device status. */

@@ -346,8 +346,8 @@ static void test_network_identity(void **state)
 {
 	(void)state;
 	use_network = true;
-	static const char want[] = "[{\"device_id\":0,\"device_ip\":\"192.168.1.10\",\"prefix_len\":24,\"link\":\"up\"},"
-				   "{\"device_id\":2,\"device_ip\":\"fd00::2\",\"prefix_len\":64,\"link\":\"down\"}]";
+	static const char want[] = "[{\"device_id\":0,\"family\":\"910B\",\"device_ip\":\"192.168.1.10\",\"prefix_len\":24,\"link\":\"up\"},"
+				   "{\"device_id\":2,\"family\":\"910B\",\"device_ip\":\"fd00::2\",\"prefix_len\":64,\"link\":\"down\"}]";
 	const unsigned strategies[] = { ALLOCATE_STRATEGY_NATIVE, ALLOCATE_STRATEGY_ASCEND_RUNTIME,
 					ALLOCATE_STRATEGY_CDI };
 	for (size_t k = 0; k < sizeof(strategies) / sizeof(strategies[0]); k++) {

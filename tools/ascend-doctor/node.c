@@ -435,7 +435,7 @@ static int check_network(struct report *report, struct dcmi_lib *lib, const stru
 		format_roce(net, addr, sizeof(addr));
 		strbuf_printf(&ssb, "%snpu-%" PRIu32 " %s link %s", ssb.len ? ", " : "", chips[i].phy_id,
 			      addr[0] ? addr : "no address",
-			      net->link == NPU_LINK_UP ? "up" : net->link == NPU_LINK_DOWN ? "down" : "unknown");
+			      npu_link_name(net->link));
 		if (net->has_super_pod)
 			strbuf_printf(&ssb, " (super pod %" PRIu32 ", SDID %" PRIu32 ")", net->super_pod_id, net->sdid);
 		if (ra < 0 && ra != -EOPNOTSUPP)
