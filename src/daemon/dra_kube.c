@@ -107,15 +107,25 @@ static int read_claim(void *ctx, const char *ns, const char *name, const struct 
 	return r;
 }
 
+/* A claim reader thread: queued, never waited for. */
+static void claim_prepared(void *ctx, const char *ns, const char *name, const char *status_body)
+{
+	struct dra_kube *k = ctx;
+	status_writer_put(&k->status, ns, name, status_body);
+}
+
 struct dra_claim_reader dra_kube_reader(struct dra_kube *k)
 {
-	return (struct dra_claim_reader){ .get = read_claim, .ctx = k };
+	return (struct dra_claim_reader){ .get = read_claim, .prepared = claim_prepared, .ctx = k };
 }
 
 void dra_kube_set_node(struct dra_kube *k, const char *node_name, const char *driver)
 {
 	k->node_name = node_name;
 	k->driver = driver;
+	int r = status_writer_start(&k->status, k->api, k->client, driver);
+	if (r < 0)
+		log_error("cannot start writing the claims' status: %s; claims are prepared without it", strerror(-r));
 }
 
 /* The publisher's thread: reports come once per cause already. */
@@ -191,4 +201,5 @@ void dra_kube_stop(struct dra_kube *k)
 	if (k->api && k->publisher)
 		k->api->publisher_stop(k->publisher);
 	k->publisher = NULL;
+	status_writer_stop(&k->status);
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "daemon/status_writer.h"
 #include "dra/driver.h"
 #include "kube/module.h"
 #include "npu/inventory.h"
@@ -22,6 +23,7 @@
 struct dra_kube {
 	const struct kube_module_api *api;
 	struct kube_client *client;
+	struct status_writer status; /* the claims' status, from dra_kube_set_node on */
 	struct kube_publisher *publisher; /* NULL until the first offer */
 	const char *node_name, *driver;   /* borrowed from the DRA front end and the config */
 	int start_error;                  /* why the publisher could not start, logged once */
@@ -44,14 +46,16 @@ int dra_kube_open(const struct config *config, struct dra_kube *kube, enum dra_k
 void dra_kube_close(struct dra_kube *kube);
 
 /* How the DRA driver reads claims: GET of the ResourceClaim within the
- * read's limits (the client's 10 s timeout without a deadline). */
+ * read's limits (the client's 10 s timeout without a deadline); and how
+ * it tells their status, through the status writer (daemon/status_writer.h). */
 struct dra_claim_reader dra_kube_reader(struct dra_kube *kube);
 
 /* Longer than the kubelet's own delay before it deletes the slices of a
  * driver that went away (30 s in 1.37's DRA plugin manager). */
 #define DRA_KUBE_RECHECK_MS 40000
 
-/* Names what the publisher publishes; both strings must outlive it. */
+/* Names what the publisher publishes and the status writer's field manager
+ * (both strings must outlive them), and starts the status writer. */
 void dra_kube_set_node(struct dra_kube *kube, const char *node_name, const char *driver);
 
 /* Hands the publisher the judged snapshot with its chips' HBM sizes as

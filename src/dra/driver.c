@@ -15,6 +15,7 @@
 
 #include "base/file.h"
 #include "base/parse.h"
+#include "dra/claim_status.h"
 
 struct dra_driver {
 	char driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];
@@ -603,6 +604,24 @@ static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_
 	return r;
 }
 
+/* The apply of p's status (dra/claim_status.h) into *ret_status, or nothing
+ * when its chips have no network identity or memory runs out: the status is
+ * news for the job's pods, never a condition of the prepare. */
+static void status_of(struct dra_driver *d, const struct dra_prepared *p, char **ret_status)
+{
+	struct npu_snapshot *snap;
+	struct host_files *files;
+	const struct npu_device *devs[DRA_CLAIM_RESULTS_MAX];
+	size_t n = 0;
+	char why[256];
+	current(d, &snap, &files);
+	if (resolve(d, p, snap, false, devs, &n, why, sizeof(why)) == 0)
+		(void)dra_claim_status_body(d->driver_name, d->node_name, p->namespace, p->name, p->uid, devs, n,
+					    ret_status);
+	npu_snapshot_unref(snap);
+	host_files_unref(files);
+}
+
 /* The answer: a copy of the record p. */
 static int answer(const struct dra_prepared *p, struct dra_prepared **ret)
 {
@@ -625,7 +644,8 @@ static int answer_recorded(struct dra_driver *d, const struct dra_prepared *p, s
  * now, its spec written, recorded, answered. A call for the same claim that
  * recorded it meanwhile has made the answer. */
 static int prepare_read(struct dra_driver *d, const char *ns, const char *uid, const char *name,
-			const struct dra_claim *claim, struct dra_prepared **ret, char *why, size_t why_size)
+			const struct dra_claim *claim, struct dra_prepared **ret, char **ret_status, char *why,
+			size_t why_size)
 {
 	struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
 	if (p)
@@ -633,7 +653,10 @@ static int prepare_read(struct dra_driver *d, const char *ns, const char *uid, c
 	int r = take_claim(d, ns, uid, name, claim, &p, why, why_size);
 	if (r < 0 || (r = record(d, p, why, why_size)) < 0)
 		return r;
-	return answer(dra_checkpoint_find(&d->checkpoint, uid), ret);
+	p = dra_checkpoint_find(&d->checkpoint, uid);
+	if (d->reader.prepared)
+		status_of(d, p, ret_status);
+	return answer(p, ret);
 }
 
 int dra_driver_prepare_recorded(struct dra_driver *d, const char *ns, const char *uid, const char *name,
@@ -662,12 +685,17 @@ int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, co
 	if (r != -ENODATA)
 		return r;
 	struct dra_claim *claim = NULL;
+	char *status = NULL;
 	r = read_claim(d, ns, name, limits ? limits : &unlimited, &claim, why, why_size);
 	if (r == 0) {
 		if ((r = enter(d, why, why_size)) == 0)
-			r = prepare_read(d, ns, uid, name, claim, ret_prepared, why, why_size);
+			r = prepare_read(d, ns, uid, name, claim, ret_prepared, &status, why, why_size);
 		leave(d);
 	}
+	/* Outside the lock: the sink queues, but takes a lock of its own. */
+	if (r == 0 && status)
+		d->reader.prepared(d->reader.ctx, ns, name, status);
+	free(status);
 	free(claim);
 	if (r == -ENOMEM && !why[0])
 		snprintf(why, why_size, "out of memory");

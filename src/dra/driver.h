@@ -65,6 +65,12 @@ struct dra_read_limits {
 struct dra_claim_reader {
 	int (*get)(void *ctx, const char *ns, const char *name, const struct dra_read_limits *limits,
 		   char **ret_json, size_t *ret_len, char *why, size_t why_size);
+	/* After a claim was prepared anew (not answered from its record) and
+	 * its chips have a network identity: the server-side apply of its
+	 * status (dra/claim_status.h), valid only during the call. Must not
+	 * block: the kubelet's call waits for nothing the API server does. May
+	 * be NULL. */
+	void (*prepared)(void *ctx, const char *ns, const char *name, const char *status_body);
 	void *ctx;
 };
 

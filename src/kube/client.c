@@ -265,7 +265,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 
 static bool method_known(const char *m)
 {
-	static const char *const known[] = { "GET", "POST", "PUT", "PATCH", "DELETE" };
+	static const char *const known[] = { "GET", "POST", "PUT", "PATCH", "APPLY", "DELETE" };
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (strcmp(m, known[i]) == 0)
 			return true;
@@ -416,8 +416,9 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 		headers = h;
 	}
 	if (body) {
-		h = curl_slist_append(headers, strcmp(method, "PATCH") == 0 ? "Content-Type: application/merge-patch+json"
-									    : "Content-Type: application/json");
+		h = curl_slist_append(headers, strcmp(method, "PATCH") == 0   ? "Content-Type: application/merge-patch+json"
+					       : strcmp(method, "APPLY") == 0 ? "Content-Type: application/apply-patch+yaml"
+									      : "Content-Type: application/json");
 		if (!h)
 			goto nomem;
 		headers = h;
@@ -436,7 +437,7 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 	} while (0)
 	SET(CURLOPT_URL, url);
 	SET(CURLOPT_SHARE, c->share);
-	SET(CURLOPT_CUSTOMREQUEST, method);
+	SET(CURLOPT_CUSTOMREQUEST, strcmp(method, "APPLY") == 0 ? "PATCH" : method);
 	SET(CURLOPT_HTTPHEADER, headers);
 	SET(CURLOPT_WRITEFUNCTION, on_data);
 	SET(CURLOPT_WRITEDATA, s);

@@ -80,9 +80,11 @@ struct kube_response {
 /* Frees the body; the struct may be reused. */
 void kube_response_free(struct kube_response *response);
 
-/* One request: method ("GET", "POST", "PUT", "PATCH", "DELETE"), path below
- * the server ("/api/v1/nodes/n1", with its query), and an optional JSON body
- * (Content-Type application/json; for PATCH application/merge-patch+json).
+/* One request: method ("GET", "POST", "PUT", "PATCH", "APPLY", "DELETE"),
+ * path below the server ("/api/v1/nodes/n1", with its query), and an
+ * optional JSON body (Content-Type application/json; for PATCH
+ * application/merge-patch+json; APPLY is a PATCH of a server-side apply,
+ * application/apply-patch+yaml, whose YAML a JSON body is).
  * Any HTTP status is a success: the caller judges it (4xx and 5xx included).
  * A 401 is retried once after the token file was read again, a 429 or 503
  * as its Retry-After says (see KUBE_RETRY_AFTER_TRIES). The deadline is

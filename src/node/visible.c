@@ -80,7 +80,7 @@ int visible_network(const struct npu_device *const *devs, size_t n, char **ret_v
 	}
 	char *value = NULL;
 	if (r == 0) {
-		const char *text = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN);
+		const char *text = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		value = text ? strdup(text) : NULL;
 		r = value ? 0 : -ENOMEM;
 	}

@@ -399,11 +399,89 @@ static void test_vnpus_and_time_slicing(void **state)
 	node_fini(&d.node);
 }
 
+/* Waits (kubectl's watch) until claim's status names device. */
+static void await_status(const char *claim, const char *device)
+{
+	assert_int_equal(apiserver_kubectl(api, NULL,
+					   "-n default wait resourceclaim/%s --timeout=%ds "
+					   "'--for=jsonpath={.status.devices[0].device}=%s'",
+					   claim, WAIT_MS / 1000, device),
+			 0);
+}
+
+/* Multi-node jobs: each chip's network identity in the slices, and in the
+ * claim's status.devices once it is prepared (written by the driver after
+ * the prepare answered: awaited here), as the API server stores them. */
+static void test_network_identity(void **state)
+{
+	(void)state;
+	static const char dcmi_state[] =
+		"driver 24.1.rc1\n"
+		"chip phy=0 card=0 name=910B3 aicore=20 hbm_mb=65536 ip=192.168.1.10/24 link=up\n"
+		"chip phy=1 card=1 name=910B3 aicore=20 hbm_mb=65536 ip=192.168.1.11/24 link=down\n"
+		"chip phy=2 card=2 name=910B3 aicore=20 hbm_mb=65536 ip=192.168.1.12/24 link=up\n"
+		"chip phy=3 card=3 name=910B3 aicore=20 hbm_mb=65536\n";
+	struct dra_node d;
+	start(&d, NULL, dcmi_state, NULL);
+
+	json_object *list = NULL, *dev = NULL;
+	for (int i = 0; i < 8 && !(dev && json_at(dev, "attributes.roceIP")); i++) {
+		json_object_put(list);
+		list = NULL;
+		assert_non_null(proc_expect_err(d.plugin, "published the ResourceSlices of node " NODE_NAME, WAIT_MS));
+		dev = slice_device(&list, "npu-1");
+	}
+	assert_non_null(dev);
+	assert_string_equal(json_str_at(dev, "attributes.roceIP.string"), "192.168.1.11");
+	assert_string_equal(json_str_at(dev, "attributes.roceLink.string"), "down");
+	assert_false(json_object_get_boolean(json_at(dev, "attributes.roceLinkUp.bool")));
+	json_object_put(list);
+	dev = slice_device(&list, "npu-3");
+	assert_null(json_at(dev, "attributes.roceIP"));
+	assert_false(json_object_get_boolean(json_at(dev, "attributes.roceLinkUp.bool")));
+	json_object_put(list);
+
+	/* npu-2's claim: its status tells the chip's identity. */
+	char uid[64];
+	make_claim("n1", "npu-2", uid, sizeof(uid));
+	prepare(&d, "n1", uid, "npu-2");
+	await_status("n1", "npu-2");
+	json_object *claim = apiserver_kubectl_json(api, "-n default get resourceclaim n1");
+	json_object *st = json_at(claim, "status.devices.0");
+	assert_non_null(st);
+	assert_string_equal(json_str_at(st, "driver"), "npu.ascend.com");
+	assert_string_equal(json_str_at(st, "pool"), NODE_NAME);
+	assert_string_equal(json_str_at(st, "device"), "npu-2");
+	assert_int_equal(json_object_get_int64(json_at(st, "data.device_id")), 2);
+	assert_string_equal(json_str_at(st, "data.device_ip"), "192.168.1.12");
+	assert_string_equal(json_str_at(st, "data.link"), "up");
+	assert_string_equal(json_str_at(st, "data.family"), "910B");
+	assert_string_equal(json_str_at(st, "networkData.ips.0"), "192.168.1.12/24");
+	assert_null(json_at(claim, "status.devices.1"));
+	json_object_put(claim);
+
+	/* npu-3 has no identity: its claim's status stays empty (nothing is
+	 * sent), which the next apply of another claim orders after. */
+	make_claim("n2", "npu-3", uid, sizeof(uid));
+	prepare(&d, "n2", uid, "npu-3");
+	make_claim("n3", "npu-0", uid, sizeof(uid));
+	prepare(&d, "n3", uid, "npu-0");
+	await_status("n3", "npu-0");
+	claim = apiserver_kubectl_json(api, "-n default get resourceclaim n3");
+	assert_string_equal(json_str_at(claim, "status.devices.0.data.device_ip"), "192.168.1.10");
+	json_object_put(claim);
+	claim = apiserver_kubectl_json(api, "-n default get resourceclaim n2");
+	assert_null(json_at(claim, "status.devices"));
+	json_object_put(claim);
+	node_fini(&d.node);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dra_against_kube_apiserver),
 		cmocka_unit_test(test_vnpus_and_time_slicing),
+		cmocka_unit_test(test_network_identity),
 	};
 	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);
 }

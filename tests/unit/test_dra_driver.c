@@ -48,7 +48,19 @@ struct fixture {
 	const char *slow_json;
 	struct npu_snapshot *snap;
 	struct dra_driver *driver;
+	char *status; /* the last status apply the driver handed out */
+	int statuses;
 };
+
+static void status_out(void *ctx, const char *ns, const char *name, const char *body)
+{
+	struct fixture *f = ctx;
+	assert_string_equal(ns, "ns");
+	assert_string_equal(name, "c");
+	free(f->status);
+	f->status = strdup(body);
+	f->statuses++;
+}
 
 static int read_claim(void *ctx, const char *ns, const char *name, const struct dra_read_limits *limits,
 		      char **ret_json, size_t *ret_len, char *why, size_t why_size)
@@ -82,7 +94,7 @@ static void start_driver(struct fixture *f, char *set_aside, size_t size)
 		.plugin_dir = f->plugin_dir,
 		.cdi_dir = f->cdi_dir,
 		.paths = { .dev_dir = f->dev_dir, .host_root = "/", .driver_path = "/nonexistent" },
-		.reader = { .get = read_claim, .ctx = f },
+		.reader = { .get = read_claim, .prepared = status_out, .ctx = f },
 	};
 	char why[256];
 	assert_int_equal(dra_driver_new(&o, &f->driver, set_aside, size, why, sizeof(why)), 0);
@@ -124,6 +136,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	dra_driver_free(f->driver);
 	npu_snapshot_unref(f->snap);
+	free(f->status);
 	int r = tmpdir_remove(f->dir);
 	free(f);
 	return r == 0 ? 0 : -1;
@@ -228,6 +241,39 @@ static void expect_failure(struct fixture *f, const char *uid, const char *json,
 	if (!strstr(why, reason))
 		fail_msg("'%s' does not say '%s'", why, reason);
 	assert_null(spec_of(f, uid));
+}
+
+/* A claim whose chips have a network identity: once prepared anew, the
+ * apply of its status is handed out (only the chips with an identity, the
+ * claim's uid as precondition); answered from its record, nothing is; a
+ * claim of chips without any identity hands out nothing. */
+static void test_status(void **state)
+{
+	struct fixture *f = *state;
+	f->snap->devices[1].net = (struct npu_net){ .has_ip = true, .ip = { 10, 0, 0, 11 }, .prefix_len = 16,
+						    .link = NPU_LINK_UP };
+	dra_driver_publish(f->driver, f->snap, NULL, NULL);
+	f->claim_json = CLAIM("uid-s", RESULT("node-1", "npu-1") "," RESULT("node-1", "npu-3"));
+	struct dra_prepared *p = NULL;
+	char why[256] = "";
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-s", "c", NULL, &p, why, sizeof(why)), 0);
+	free(p);
+	assert_int_equal(f->statuses, 1);
+	assert_string_equal(f->status,
+			    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c\","
+			    "\"namespace\":\"ns\",\"uid\":\"uid-s\"},\"status\":{\"devices\":[{\"driver\":\"npu.ascend.com\","
+			    "\"pool\":\"node-1\",\"device\":\"npu-1\",\"data\":{\"device_id\":1,\"family\":\"910B\","
+			    "\"device_ip\":\"10.0.0.11\",\"prefix_len\":16,\"link\":\"up\"},\"networkData\":{\"ips\":"
+			    "[\"10.0.0.11/16\"]}}]}}");
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-s", "c", NULL, &p, why, sizeof(why)), 0);
+	free(p);
+	assert_int_equal(f->statuses, 1);
+	assert_int_equal(dra_driver_unprepare(f->driver, "uid-s", why, sizeof(why)), 0);
+
+	f->claim_json = CLAIM("uid-t", RESULT("node-1", "npu-3"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-t", "c", NULL, &p, why, sizeof(why)), 0);
+	free(p);
+	assert_int_equal(f->statuses, 1);
 }
 
 static void test_refused(void **state)
@@ -540,6 +586,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vnpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_sliced, setup, teardown),
