@@ -41,9 +41,16 @@ done
 ((${#asked[@]})) || for s in "${ORDER[@]}"; do asked[$s]=1; done
 
 # needs STEP PREREQ...: called by each step file as it is sourced; the
-# prerequisites of an asked step are run before it.
+# prerequisites of an asked step are run before it, so each must come
+# earlier in ORDER (its file sourced already).
 declare -A prereqs=()
-needs() { prereqs[$1]="${*:2}"; }
+needs() {
+	local p
+	for p in "${@:2}"; do
+		declare -F "step_$p" >/dev/null || { echo "e2e.sh: steps/$1.sh needs '$p', not a step before it" >&2; exit 2; }
+	done
+	prereqs[$1]="${*:2}"
+}
 for s in "${ORDER[@]}"; do
 	# shellcheck source=/dev/null
 	. "$here/steps/$s.sh" || exit 2
