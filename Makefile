@@ -90,10 +90,13 @@ cluster-bins:
 
 E2E_RUN = tests/cluster/e2e.sh $(BUILD)
 
+# STEP=dra,metrics runs those steps of tests/cluster/steps/ (and the steps
+# they need) on a fresh cluster; without it, every step.
+STEP ?=
 e2e: image cluster-bins
 	@scripts/deps.sh e2e cluster metrics
 	@echo "== e2e: the guide on a real Kubernetes (3 simulated NPU nodes)"
-	@$(E2E_RUN)
+	@$(E2E_RUN) $(STEP)
 
 # The same cluster, left running for a person: prints the KUBECONFIG to export.
 cluster: image cluster-bins
