@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "telemetry/metrics.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -399,6 +400,7 @@ enum chip_metric {
 	CM_HBM_TOTAL,
 	CM_HBM_USED,
 	CM_TIMESTAMP,
+	CM_ROCE_LINK,
 	CM_COUNT,
 };
 
@@ -423,6 +425,9 @@ static const struct {
 	[CM_HBM_USED] = { "ascend_npu_hbm_used_bytes", "High-bandwidth memory in use on the chip." },
 	[CM_TIMESTAMP] = { "ascend_npu_telemetry_timestamp_seconds",
 			   "Unix time of the last successful telemetry reading of the chip." },
+	[CM_ROCE_LINK] = { "ascend_npu_roce_link_up",
+			   "1 when the driver's network detection finds the chip's RoCE link up, 0 when it reports a "
+			   "failure; left out while unknown (no RoCE port, no detection address)." },
 };
 
 /* The value of a chip metric, false when it is left out. */
@@ -466,10 +471,15 @@ static bool chip_value(enum chip_metric which, const struct npu_device *dev, con
 	case CM_TIMESTAMP:
 		*ret = r ? r->timestamp_seconds : 0;
 		return r && r->has_timestamp;
+	case CM_ROCE_LINK:
+		*ret = dev->net.link == NPU_LINK_UP;
+		return dev->net.link != NPU_LINK_UNKNOWN;
 	default:
 		return false;
 	}
 }
+
+static void network_series(struct text *t, const struct view *v);
 
 static void render_chips(struct text *t, const struct view *v)
 {
@@ -486,6 +496,35 @@ static void render_chips(struct text *t, const struct view *v)
 			any = true;
 			chip_series(t, v, dev, chip_metrics[which].name, value);
 		}
+	}
+	network_series(t, v);
+}
+
+/* Each chip's network identity as an info series (value 1): its RoCE
+ * address and link, and on A3 its super pod and SDID; chips with neither
+ * address nor super pod are left out. Chip labels only: the identity does
+ * not change with the pods. */
+static void network_series(struct text *t, const struct view *v)
+{
+	bool any = false;
+	for (size_t i = 0; i < v->n_chips; i++) {
+		const struct npu_device *dev = v->chips[i];
+		const struct npu_net *net = &dev->net;
+		if (!net->has_ip && !net->has_super_pod)
+			continue;
+		if (!any)
+			header(t, "ascend_npu_network_info", "gauge",
+			       "A chip's network identity for multi-node jobs: its RoCE address (HCCL's device_ip), "
+			       "link, and on A3 super pod and SDID; the value is always 1.");
+		any = true;
+		char ip[INET6_ADDRSTRLEN + 8] = "", addr[INET6_ADDRSTRLEN];
+		if (net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, addr, sizeof(addr)))
+			snprintf(ip, sizeof(ip), "%s/%u", addr, net->prefix_len);
+		put(t, "ascend_npu_network_info{id=\"%s\",phy=\"%u\",ip=\"%s\",link=\"%s\"", dev->id, dev->chip.phy_id,
+		    ip, npu_link_name(net->link));
+		if (net->has_super_pod)
+			put(t, ",super_pod_id=\"%u\",sdid=\"%u\"", net->super_pod_id, net->sdid);
+		put(t, "} 1\n");
 	}
 }
 

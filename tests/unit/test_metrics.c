@@ -122,6 +122,30 @@ static void test_chip_series(void **state)
 	metrics_free(m);
 }
 
+/* The network identity: the link where it is known, the info series where
+ * the chip has an address or a super pod place. */
+static void test_network(void **state)
+{
+	(void)state;
+	struct metrics *m;
+	assert_int_equal(metrics_new("1.2.3", &m), 0);
+	struct npu_snapshot *s = node();
+	s->devices[0].net = (struct npu_net){ .has_ip = true, .ip = { 192, 168, 1, 10 }, .prefix_len = 24,
+					      .link = NPU_LINK_UP, .has_super_pod = true, .super_pod_id = 2, .sdid = 9 };
+	s->devices[1].net = (struct npu_net){ .link = NPU_LINK_DOWN };
+	metrics_publish_chips(m, s);
+	npu_snapshot_unref(s);
+	char *text = render(m);
+	check_format(text);
+	assert_non_null(strstr(text, "ascend_npu_roce_link_up{id=\"npu-0\",phy=\"0\",chip=\"910B3\"} 1\n"));
+	assert_non_null(strstr(text, "ascend_npu_roce_link_up{id=\"npu-1\",phy=\"1\",chip=\"910B3\"} 0\n"));
+	assert_non_null(strstr(text, "ascend_npu_network_info{id=\"npu-0\",phy=\"0\",ip=\"192.168.1.10/24\","
+				     "link=\"up\",super_pod_id=\"2\",sdid=\"9\"} 1\n"));
+	assert_null(strstr(text, "ascend_npu_network_info{id=\"npu-1\""));
+	free(text);
+	metrics_free(m);
+}
+
 static void test_holders(void **state)
 {
 	(void)state;
@@ -326,7 +350,8 @@ static void test_resource_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_chip_series),   cmocka_unit_test(test_holders),
+		cmocka_unit_test(test_chip_series),
+		cmocka_unit_test(test_network),   cmocka_unit_test(test_holders),
 		cmocka_unit_test(test_resource_counters), cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_resource_bound),  cmocka_unit_test(test_fault_counters), cmocka_unit_test(test_resets_and_separation),
 	};
