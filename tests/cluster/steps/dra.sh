@@ -177,9 +177,17 @@ step_dra() {
 		{ grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. kubectl --as the driver with node-name $ND for a slice of $N1: $out" || fail "10c. impersonated" "$out"; }
 	# What the ServiceAccount may do beyond what every authenticated user may.
 	out=$(k auth can-i --as=system:serviceaccount:kube-system:ascend-dra-driver --list 2>&1 |
-		awk '$1 ~ /^(resourceslices|resourceclaims|nodes|pods|secrets)/ { v = $0; sub(/^[^[]*\[\][ ]+\[\][ ]+/, "", v); print $1, v }' | sort)
+		awk '$1 ~ /^(resourceslices|resourceclaims|nodes|pods|secrets)/ {
+			# The last two [...] columns: resource names and verbs.
+			n = 0; v = $0
+			while (match(v, /\[[^]]*\]/)) { g[++n] = substr(v, RSTART, RLENGTH); v = substr(v, RSTART + RLENGTH) }
+			print $1, (g[n - 1] == "[]" ? "" : g[n - 1] " ") g[n] }' | sort)
+	# The claims' device status: patch of the status subresource, and the
+	# per-driver check for this driver's entries only (its resource name).
 	if [ "$out" = "nodes [get]
 resourceclaims.resource.k8s.io [get]
+resourceclaims.resource.k8s.io/driver [npu.ascend.com] [associated-node:patch]
+resourceclaims.resource.k8s.io/status [patch]
 resourceslices.resource.k8s.io [get list create update delete]" ]; then
 		pass "10c. kubectl auth can-i --list as the driver: exactly $(tr '\n' ';' <<<"$out")"
 	else
