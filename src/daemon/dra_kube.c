@@ -136,7 +136,7 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 }
 
 void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *driver_version,
-		    const char *firmware_version, const struct observe *observe,
+		    const char *firmware_version, const struct telemetry_cache *telemetry,
 		    const struct resource_set *resources)
 {
 	if (!k->publisher) {
@@ -163,7 +163,7 @@ void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *d
 	uint64_t *hbm = snap->count ? calloc(snap->count, sizeof(*hbm)) : NULL;
 	struct kube_device_facts *facts = snap->count ? calloc(snap->count, sizeof(*facts)) : NULL;
 	if (hbm && facts) {
-		observe_hbm_bytes(observe, snap, hbm);
+		telemetry_cache_hbm_bytes(telemetry, snap, hbm);
 		for (size_t i = 0; i < snap->count; i++) {
 			facts[i].hbm_bytes = hbm[i];
 			facts[i].shares = resource_set_shares(resources, &snap->devices[i]);

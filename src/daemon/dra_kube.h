@@ -16,7 +16,7 @@
 #include "dra/driver.h"
 #include "kube/module.h"
 #include "npu/inventory.h"
-#include "plugin/observe.h"
+#include "daemon/telemetry_cache.h"
 #include "plugin/resources.h"
 
 struct dra_kube {
@@ -55,11 +55,11 @@ struct dra_claim_reader dra_kube_reader(struct dra_kube *kube);
 void dra_kube_set_node(struct dra_kube *kube, const char *node_name, const char *driver);
 
 /* Hands the publisher the judged snapshot with its chips' HBM sizes as
- * observe's telemetry last read them and the chips' time-slicing shares
+ * the telemetry cache last read them and the chips' time-slicing shares
  * as resources say, starting it at the first call (when the driver's
  * version is known). Never waits on the server. Loop thread. */
 void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const char *driver_version,
-		    const char *firmware_version, const struct observe *observe,
+		    const char *firmware_version, const struct telemetry_cache *telemetry,
 		    const struct resource_set *resources);
 
 /* The kubelet registered the driver: it may have deleted the node's
