@@ -20,6 +20,7 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
+#include "daemon/consumers.h"
 #include "daemon/dra_front.h"
 #include "daemon/dra_kube.h"
 #include "daemon/endpoints.h"
@@ -75,6 +76,8 @@ struct daemon {
 	struct telemetry_cache telemetry;
 	struct nfd_keeper nfd;
 	struct status_http *status;
+	/* Who hears each refresh's judged snapshot, registered at init. */
+	struct snapshot_consumers consumers;
 
 	struct fault_inbox faults; /* DCMI's fault events, for the loop */
 
@@ -160,10 +163,13 @@ static void socket_dir_back(struct daemon *d);
 
 /* What containers get besides their chips, looked at anew at each refresh.
  * Returns true when it changed, with what changed in change (said once the
- * new files are published, so that an Allocate after the line gets them). */
-static bool scan_host_files(struct daemon *d, char *change, size_t change_size)
+ * new files are published, so that an Allocate after the line gets them);
+ * *ret_new is true when the files are not those of the last scan, the
+ * first scan too. */
+static bool scan_host_files(struct daemon *d, char *change, size_t change_size, bool *ret_new)
 {
 	struct host_files *files;
+	*ret_new = false;
 	if (host_files_scan(&d->paths, &files) < 0) {
 		log_error("cannot look for the shared device nodes and driver paths: out of memory");
 		return false;
@@ -178,7 +184,7 @@ static bool scan_host_files(struct daemon *d, char *change, size_t change_size)
 		(void)host_files_describe_change(d->files, files, change, change_size); /* cut with ",..." */
 	host_files_unref(d->files);
 	d->files = files;
-	d->endpoints.publish_due = true;
+	*ret_new = true;
 	return changed;
 }
 
@@ -195,7 +201,8 @@ static void refresh(struct daemon *d, const char *reason)
 	}
 	report_status(&d->report, inventory_status(d->inventory), &d->config);
 	char files_change[1024];
-	bool files_changed = scan_host_files(d, files_change, sizeof(files_change));
+	bool files_new;
+	bool files_changed = scan_host_files(d, files_change, sizeof(files_change), &files_new);
 	struct npu_snapshot *raw = inventory_snapshot(d->inventory);
 	struct npu_snapshot *snap = fault_stage_judge(&d->fault_stage, &d->config.fault_policy, raw, &changed);
 	npu_snapshot_unref(raw);
@@ -216,24 +223,17 @@ static void refresh(struct daemon *d, const char *reason)
 	} else {
 		d->logged_endpoint_error[0] = '\0';
 	}
-	/* Views are built only when there is news for them; each endpoint also
-	 * drops a view equal to what it sent last. */
-	/* The metrics first: whoever hears the new list from the kubelet then
-	 * finds them saying the same; the telemetry cache before the features
-	 * file, whose labels take new chips' HBM from it. */
-	metrics_publish_chips(d->metrics, snap);
-	telemetry_cache_node(&d->telemetry, snap);
-	nfd_keeper_node(&d->nfd, snap);
-	if (changed || !d->refreshed_once || d->endpoints.publish_due)
-		endpoint_set_publish(&d->endpoints, device_plugin_view(d, snap), d->files);
-	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
-	if (d->dra_on)
-		dra_front_refresh(&d->dra, dra_view(d, snap), d->files, d->config.health_interval_ms,
-				  &d->serving.resources);
-	if (d->slices_on)
-		dra_kube_offer(d->kube, dra_view(d, snap), inventory_status(d->inventory)->driver_version,
-			       d->firmware_version[0] ? d->firmware_version : NULL, &d->telemetry,
-			       &d->serving.resources);
+	/* Every consumer registered at init hears it, in the order
+	 * register_consumers gives (and says why). */
+	const struct snapshot_news news = {
+		.all = snap,
+		.device_plugin = device_plugin_view(d, snap),
+		.dra = d->dra_on ? dra_view(d, snap) : NULL,
+		.files = d->files,
+		.changed = changed || !d->refreshed_once,
+		.files_changed = files_new,
+	};
+	snapshot_consumers_hand(&d->consumers, &news);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -497,6 +497,66 @@ static void on_telemetry_tick(void *ctx)
 	status_http_serve(d->status);
 }
 
+static void consume_metrics(void *ctx, const struct snapshot_news *news)
+{
+	metrics_publish_chips(ctx, news->all);
+}
+
+static void consume_telemetry(void *ctx, const struct snapshot_news *news)
+{
+	telemetry_cache_node(ctx, news->all);
+}
+
+static void consume_nfd(void *ctx, const struct snapshot_news *news)
+{
+	nfd_keeper_node(ctx, news->all);
+}
+
+static void consume_cdi(void *ctx, const struct snapshot_news *news)
+{
+	struct daemon *d = ctx;
+	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, news->device_plugin, &d->paths, news->files);
+}
+
+static void consume_dra(void *ctx, const struct snapshot_news *news)
+{
+	struct daemon *d = ctx;
+	dra_front_refresh(&d->dra, news->dra, news->files, d->config.health_interval_ms, &d->serving.resources);
+}
+
+/* From the first telemetry read on (daemon_run): the slices carry HBM. */
+static void consume_slices(void *ctx, const struct snapshot_news *news)
+{
+	struct daemon *d = ctx;
+	if (d->slices_on)
+		dra_kube_offer(d->kube, news->dra, inventory_status(d->inventory)->driver_version,
+			       d->firmware_version[0] ? d->firmware_version : NULL, &d->telemetry,
+			       &d->serving.resources);
+}
+
+/* Who hears each refresh, in this order: the metrics first, so that
+ * whoever hears the new list from the kubelet then finds them saying the
+ * same; the telemetry cache before the features file, whose labels take
+ * new chips' HBM from it; the DRA driver before the slices, so that a
+ * claim on a device the slices offer finds it known to the driver. The
+ * device plugin's endpoints and the CDI keeper keep the order refresh()
+ * always had. */
+static int register_consumers(struct daemon *d)
+{
+	struct snapshot_consumers *c = &d->consumers;
+	int r;
+	if ((r = snapshot_consumers_add(c, consume_metrics, d->metrics)) < 0 ||
+	    (r = snapshot_consumers_add(c, consume_telemetry, &d->telemetry)) < 0 ||
+	    (r = snapshot_consumers_add(c, consume_nfd, &d->nfd)) < 0 ||
+	    (r = snapshot_consumers_add(c, endpoint_set_consume, &d->endpoints)) < 0 ||
+	    (r = snapshot_consumers_add(c, consume_cdi, d)) < 0)
+		return r;
+	if (d->dra_on && ((r = snapshot_consumers_add(c, consume_dra, d)) < 0 ||
+			  (r = snapshot_consumers_add(c, consume_slices, d)) < 0))
+		return r;
+	return 0;
+}
+
 /* What the daemon shows without an API server (daemon_fini frees it). */
 static int observers_init(struct daemon *d)
 {
@@ -701,7 +761,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		snprintf(why, why_size, "cannot start the registration thread (gRPC completion queue): %s", strerror(-r));
 		return r;
 	}
-	return 0;
+	return register_consumers(d);
 }
 
 /* gRPC's own messages are internals (our errors are reported where they

@@ -95,6 +95,15 @@ void endpoint_set_publish(struct endpoint_set *set, const struct npu_snapshot *a
 	set->publish_due = false;
 }
 
+void endpoint_set_consume(void *ctx, const struct snapshot_news *news)
+{
+	struct endpoint_set *set = ctx;
+	/* Views are built only when there is news for them; each endpoint also
+	 * drops a view equal to what it sent last. */
+	if (news->changed || news->files_changed || set->publish_due)
+		endpoint_set_publish(set, news->device_plugin, news->files);
+}
+
 void endpoint_set_broadcast(struct endpoint_set *set, enum session_event event, const struct session_event_data *data)
 {
 	for (size_t i = 0; i < set->resources.count; i++)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "daemon/consumers.h"
 #include "grpc/cq.h"
 #include "daemon/node.h"
 #include "loop/loop.h"
@@ -60,6 +61,11 @@ int endpoint_set_start(struct endpoint_set *set, const struct npu_snapshot *all,
 
 /* Sends each endpoint its view of all and the host files. */
 void endpoint_set_publish(struct endpoint_set *set, const struct npu_snapshot *all, struct host_files *files);
+
+/* A snapshot consumer (daemon/consumers.h; ctx: the set): publishes the
+ * device plugin's view when there is news for the endpoints (the devices,
+ * the files, an endpoint built or the resources changed). */
+void endpoint_set_consume(void *set, const struct snapshot_news *news);
 
 /* Feeds an event to every endpoint. */
 void endpoint_set_broadcast(struct endpoint_set *set, enum session_event event, const struct session_event_data *data);
