@@ -210,8 +210,10 @@ static void refresh(struct daemon *d, const char *reason)
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
-		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, device_plugin_view(d, snap), d->serving.vnpu_base,
+		struct resource_set grown = d->endpoints.resources;
+		vnpu_resources_add(&d->vnpus, &grown, device_plugin_view(d, snap), d->serving.vnpu_base,
 				   d->config.socket_dir, d->config.instance);
+		endpoint_set_grow(&d->endpoints, &grown);
 	}
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */

@@ -124,6 +124,12 @@ void endpoint_set_sockets_deleted(struct endpoint_set *set, const bool gone[RESO
 			endpoint_socket_deleted(set->endpoints[i]);
 }
 
+void endpoint_set_grow(struct endpoint_set *set, const struct resource_set *grown)
+{
+	if (grown->count > set->resources.count)
+		set->resources = *grown;
+}
+
 void endpoint_set_replace(struct endpoint_set *set, const struct resource_set *next, const char *what)
 {
 	struct resource_set old = set->resources;

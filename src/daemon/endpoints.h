@@ -74,6 +74,11 @@ void endpoint_set_broadcast(struct endpoint_set *set, enum session_event event, 
  * file is still missing were deleted by someone else. */
 void endpoint_set_sockets_deleted(struct endpoint_set *set, const bool gone[RESOURCES_MAX]);
 
+/* Takes grown, the set's resources with more appended (a vNPU template's),
+ * as what is advertised: the new ones are built at the next
+ * endpoint_set_ensure. */
+void endpoint_set_grow(struct endpoint_set *set, const struct resource_set *grown);
+
 /* Takes next as what is advertised: endpoints of resources that stay as
  * they were are kept, the others stop (what names the reason in logs). */
 void endpoint_set_replace(struct endpoint_set *set, const struct resource_set *next, const char *what);
