@@ -530,10 +530,17 @@ static void consume_dra(void *ctx, const struct snapshot_news *news)
 static void consume_slices(void *ctx, const struct snapshot_news *news)
 {
 	struct daemon *d = ctx;
-	if (d->slices_on)
-		dra_kube_offer(d->kube, news->dra, inventory_status(d->inventory)->driver_version,
-			       d->firmware_version[0] ? d->firmware_version : NULL, &d->telemetry,
-			       &d->serving.resources);
+	if (!d->slices_on)
+		return;
+	const struct dra_kube_offer offer = {
+		.node_name = d->dra.node_name,
+		.driver = d->config.dra_driver_name,
+		.driver_version = inventory_status(d->inventory)->driver_version,
+		.firmware_version = d->firmware_version[0] ? d->firmware_version : NULL,
+		.telemetry = &d->telemetry,
+		.resources = &d->serving.resources,
+	};
+	dra_kube_offer(d->kube, news->dra, &offer);
 }
 
 /* Who hears each refresh, in this order: the metrics first, so that
@@ -743,7 +750,6 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		};
 		if ((r = dra_front_init(&d->dra, &dra, why, why_size)) < 0)
 			return r;
-		dra_kube_set_node(kube, d->dra.node_name, c->dra_driver_name);
 		/* Read once: a firmware upgrade takes a reboot, and so a restart. */
 		char fw_why[512];
 		if (npu_firmware_version(c->driver_path, d->firmware_version, sizeof(d->firmware_version), fw_why,
@@ -817,9 +823,7 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 	 * the chips' HBM, rather than a generation without it. */
 	if (d.dra_on) {
 		d.slices_on = true;
-		dra_kube_offer(d.kube, dra_view(&d, d.fault_stage.judged), inventory_status(d.inventory)->driver_version,
-			       d.firmware_version[0] ? d.firmware_version : NULL, &d.telemetry,
-			       &d.serving.resources);
+		consume_slices(&d, &(struct snapshot_news){ .dra = dra_view(&d, d.fault_stage.judged) });
 	}
 
 	r = loop_run(d.loop);
