@@ -20,11 +20,14 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
+#include "daemon/consumers.h"
 #include "daemon/dra_front.h"
 #include "daemon/dra_kube.h"
 #include "daemon/endpoints.h"
 #include "daemon/fault_inbox.h"
 #include "daemon/fault_stage.h"
+#include "daemon/holders.h"
+#include "daemon/nfd_keeper.h"
 #include "daemon/node.h"
 #include "daemon/peers.h"
 #include "daemon/prepare.h"
@@ -32,13 +35,15 @@
 #include "daemon/report.h"
 #include "daemon/separations.h"
 #include "daemon/serving.h"
+#include "daemon/status_http.h"
+#include "daemon/telemetry_cache.h"
 #include "daemon/vnpu_resources.h"
 #include "daemon/watch.h"
 #include "loop/loop.h"
 #include "npu/firmware.h"
 #include "npu/inventory.h"
-#include "plugin/observe.h"
 #include "plugin/endpoint.h"
+#include "plugin/observe.h"
 #include "plugin/resources.h"
 
 struct daemon {
@@ -62,7 +67,17 @@ struct daemon {
 
 	struct node_session node;      /* what every resource shares: serving, the directory, the kubelet */
 	struct endpoint_set endpoints; /* what is advertised, and how it is served */
-	struct observe *observe;       /* metrics, /healthz, pod labels, NFD labels */
+	/* What the daemon shows without an API server: the metrics, who holds
+	 * each chip, what each resource reports, the telemetry cache, the NFD
+	 * features file, and /metrics and /healthz. */
+	struct metrics *metrics;
+	struct holders *holders;
+	struct observe *observe;
+	struct telemetry_cache telemetry;
+	struct nfd_keeper nfd;
+	struct status_http *status;
+	/* Who hears each refresh's judged snapshot, registered at init. */
+	struct snapshot_consumers consumers;
 
 	struct fault_inbox faults; /* DCMI's fault events, for the loop */
 
@@ -148,10 +163,13 @@ static void socket_dir_back(struct daemon *d);
 
 /* What containers get besides their chips, looked at anew at each refresh.
  * Returns true when it changed, with what changed in change (said once the
- * new files are published, so that an Allocate after the line gets them). */
-static bool scan_host_files(struct daemon *d, char *change, size_t change_size)
+ * new files are published, so that an Allocate after the line gets them);
+ * *ret_new is true when the files are not those of the last scan, the
+ * first scan too. */
+static bool scan_host_files(struct daemon *d, char *change, size_t change_size, bool *ret_new)
 {
 	struct host_files *files;
+	*ret_new = false;
 	if (host_files_scan(&d->paths, &files) < 0) {
 		log_error("cannot look for the shared device nodes and driver paths: out of memory");
 		return false;
@@ -166,7 +184,7 @@ static bool scan_host_files(struct daemon *d, char *change, size_t change_size)
 		(void)host_files_describe_change(d->files, files, change, change_size); /* cut with ",..." */
 	host_files_unref(d->files);
 	d->files = files;
-	d->endpoints.publish_due = true;
+	*ret_new = true;
 	return changed;
 }
 
@@ -183,7 +201,8 @@ static void refresh(struct daemon *d, const char *reason)
 	}
 	report_status(&d->report, inventory_status(d->inventory), &d->config);
 	char files_change[1024];
-	bool files_changed = scan_host_files(d, files_change, sizeof(files_change));
+	bool files_new;
+	bool files_changed = scan_host_files(d, files_change, sizeof(files_change), &files_new);
 	struct npu_snapshot *raw = inventory_snapshot(d->inventory);
 	struct npu_snapshot *snap = fault_stage_judge(&d->fault_stage, &d->config.fault_policy, raw, &changed);
 	npu_snapshot_unref(raw);
@@ -191,8 +210,10 @@ static void refresh(struct daemon *d, const char *reason)
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);
-		vnpu_resources_add(&d->vnpus, &d->endpoints.resources, device_plugin_view(d, snap), d->serving.vnpu_base,
+		struct resource_set grown = d->endpoints.resources;
+		vnpu_resources_add(&d->vnpus, &grown, device_plugin_view(d, snap), d->serving.vnpu_base,
 				   d->config.socket_dir, d->config.instance);
+		endpoint_set_grow(&d->endpoints, &grown);
 	}
 	/* Before the daemon serves, daemon_run reports what cannot be built;
 	 * later, each new reason is said once. */
@@ -204,21 +225,17 @@ static void refresh(struct daemon *d, const char *reason)
 	} else {
 		d->logged_endpoint_error[0] = '\0';
 	}
-	/* Views are built only when there is news for them; each endpoint also
-	 * drops a view equal to what it sent last. */
-	/* The metrics first: whoever hears the new list from the kubelet then
-	 * finds them saying the same. */
-	observe_node(d->observe, snap);
-	if (changed || !d->refreshed_once || d->endpoints.publish_due)
-		endpoint_set_publish(&d->endpoints, device_plugin_view(d, snap), d->files);
-	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, device_plugin_view(d, snap), &d->paths, d->files);
-	if (d->dra_on)
-		dra_front_refresh(&d->dra, dra_view(d, snap), d->files, d->config.health_interval_ms,
-				  &d->serving.resources);
-	if (d->slices_on)
-		dra_kube_offer(d->kube, dra_view(d, snap), inventory_status(d->inventory)->driver_version,
-			       d->firmware_version[0] ? d->firmware_version : NULL, d->observe,
-			       &d->serving.resources);
+	/* Every consumer registered at init hears it, in the order
+	 * register_consumers gives (and says why). */
+	const struct snapshot_news news = {
+		.all = snap,
+		.device_plugin = device_plugin_view(d, snap),
+		.dra = d->dra_on ? dra_view(d, snap) : NULL,
+		.files = d->files,
+		.changed = changed || !d->refreshed_once,
+		.files_changed = files_new,
+	};
+	snapshot_consumers_hand(&d->consumers, &news);
 	if (files_changed)
 		log_info("files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
@@ -355,7 +372,7 @@ static void on_inotify(void *ctx, uint32_t events)
 		if (ch.kubelet_started) {
 			if (!ch.overflow)
 				log_info("kubelet.sock created: the kubelet (re)started");
-			observe_kubelet_restarted(d->observe);
+			metrics_count_kubelet_restart(d->metrics);
 			tell_node(d, NODE_EV_KUBELET_STARTED, endpoint_kubelet_at(d->serving.kubelet_socket));
 		}
 	}
@@ -432,8 +449,14 @@ static void daemon_fini(struct daemon *d)
 	fault_resets_fini(&d->resets);
 	fault_stage_fini(&d->fault_stage);
 	endpoint_set_fini(&d->endpoints);
-	/* After the endpoints: their gRPC threads count Allocate calls in it. */
-	observe_free(d->observe, alone);
+	/* After the endpoints: their gRPC threads count Allocate calls in
+	 * these. The HTTP thread first: it reads everything below. */
+	status_http_free(d->status);
+	holders_free(d->holders);
+	nfd_keeper_stop(&d->nfd, alone);
+	telemetry_cache_fini(&d->telemetry);
+	observe_free(d->observe);
+	metrics_free(d->metrics);
 	report_fini(&d->report);
 	host_files_unref(d->files);
 	if (d->fault_async)
@@ -448,22 +471,164 @@ static void daemon_fini(struct daemon *d)
 	peers_leave(&d->peers);
 }
 
-/* Builds everything the daemon needs before it serves; on failure why says
- * what could not be had and why, and daemon_fini undoes the part built. */
+/* --- wiring: what each module hears from the others --------------------- */
+
 /* A kubelet that registers the driver may have wiped the node's slices. */
 static void on_dra_registered(void *ctx)
 {
 	dra_kube_recheck(ctx);
 }
 
+/* The pod map counts the devices of every resource the plugin served. */
+static size_t served_names(void *ctx, const char *names[], size_t max)
+{
+	return observe_resource_names(((struct daemon *)ctx)->observe, names, max);
+}
+
+/* A successful Allocate (a gRPC thread): the pod map is due. */
+static void on_allocated(void *ctx)
+{
+	holders_allocated(((struct daemon *)ctx)->holders);
+}
+
+/* The telemetry interval's chores besides the read. */
+static void on_telemetry_tick(void *ctx)
+{
+	struct daemon *d = ctx;
+	nfd_keeper_sync(&d->nfd);
+	status_http_serve(d->status);
+}
+
+static void consume_metrics(void *ctx, const struct snapshot_news *news)
+{
+	metrics_publish_chips(ctx, news->all);
+}
+
+static void consume_telemetry(void *ctx, const struct snapshot_news *news)
+{
+	telemetry_cache_node(ctx, news->all);
+}
+
+static void consume_nfd(void *ctx, const struct snapshot_news *news)
+{
+	nfd_keeper_node(ctx, news->all);
+}
+
+static void consume_cdi(void *ctx, const struct snapshot_news *news)
+{
+	struct daemon *d = ctx;
+	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, news->device_plugin, &d->paths, news->files);
+}
+
+static void consume_dra(void *ctx, const struct snapshot_news *news)
+{
+	struct daemon *d = ctx;
+	dra_front_refresh(&d->dra, news->dra, news->files, d->config.health_interval_ms, &d->serving.resources);
+}
+
+/* From the first telemetry read on (daemon_run): the slices carry HBM. */
+static void consume_slices(void *ctx, const struct snapshot_news *news)
+{
+	struct daemon *d = ctx;
+	if (!d->slices_on)
+		return;
+	const struct dra_kube_offer offer = {
+		.node_name = d->dra.node_name,
+		.driver = d->config.dra_driver_name,
+		.driver_version = inventory_status(d->inventory)->driver_version,
+		.firmware_version = d->firmware_version[0] ? d->firmware_version : NULL,
+		.telemetry = &d->telemetry,
+		.resources = &d->serving.resources,
+	};
+	dra_kube_offer(d->kube, news->dra, &offer);
+}
+
+/* Who hears each refresh, in this order: the metrics first, so that
+ * whoever hears the new list from the kubelet then finds them saying the
+ * same; the telemetry cache before the features file, whose labels take
+ * new chips' HBM from it; the DRA driver before the slices, so that a
+ * claim on a device the slices offer finds it known to the driver. The
+ * device plugin's endpoints and the CDI keeper keep the order refresh()
+ * always had. */
+static int register_consumers(struct daemon *d)
+{
+	struct snapshot_consumers *c = &d->consumers;
+	int r;
+	if ((r = snapshot_consumers_add(c, consume_metrics, d->metrics)) < 0 ||
+	    (r = snapshot_consumers_add(c, consume_telemetry, &d->telemetry)) < 0 ||
+	    (r = snapshot_consumers_add(c, consume_nfd, &d->nfd)) < 0 ||
+	    (r = snapshot_consumers_add(c, endpoint_set_consume, &d->endpoints)) < 0 ||
+	    (r = snapshot_consumers_add(c, consume_cdi, d)) < 0)
+		return r;
+	if (d->dra_on && ((r = snapshot_consumers_add(c, consume_dra, d)) < 0 ||
+			  (r = snapshot_consumers_add(c, consume_slices, d)) < 0))
+		return r;
+	return 0;
+}
+
+/* What the daemon shows without an API server (daemon_fini frees it). */
+static int observers_init(struct daemon *d)
+{
+	const struct config *c = &d->config;
+	/* First: everything below is made with it. */
+	int r = metrics_new(ASCEND_VERSION, &d->metrics);
+	if (r < 0)
+		return r;
+	const struct holders_options pods = {
+		.loop = d->loop,
+		.socket = c->pod_resources_socket,
+		.metrics = d->metrics,
+		.resources = served_names,
+		.resources_ctx = d,
+	};
+	const struct observe_options obs = {
+		.loop = d->loop,
+		.metrics = d->metrics,
+		.allocated = on_allocated,
+		.allocated_ctx = d,
+	};
+	const struct telemetry_cache_options tel = {
+		.loop = d->loop,
+		.interval_ms = c->telemetry_interval_ms,
+		.inventory = d->inventory,
+		.metrics = d->metrics,
+		.tick = on_telemetry_tick,
+		.ctx = d,
+	};
+	const struct nfd_keeper_options nfd = {
+		.file = c->nfd_features_file,
+		.replicas = serving_default(&d->serving)->sharing.replicas,
+		.inventory = d->inventory,
+		.telemetry = &d->telemetry,
+	};
+	if ((r = holders_new(&pods, &d->holders)) < 0 || (r = observe_new(&obs, &d->observe)) < 0 ||
+	    (r = telemetry_cache_init(&d->telemetry, &tel)) < 0 || (r = nfd_keeper_init(&d->nfd, &nfd)) < 0)
+		return r;
+	const struct status_http_options http = {
+		.addr = c->metrics_addr,
+		.retry_ms = c->telemetry_interval_ms,
+		.kubelet_socket = d->serving.kubelet_socket,
+		.metrics = d->metrics,
+		.observe = d->observe,
+		.holders = d->holders,
+	};
+	return status_http_new(&http, &d->status);
+}
+
+/* --- lifecycle, continued ------------------------------------------------- */
+
+/* Builds everything the daemon needs before it serves; on failure why says
+ * what could not be had and why, and daemon_fini undoes the part built. */
 static int daemon_init(struct daemon *d, const struct config *config, const struct serving *serving,
-		       struct dra_kube *kube, char *why, size_t why_size)
+		       struct dra_kube *kube, daemon_reload_fn reload, void *reload_ctx, char *why, size_t why_size)
 {
 	sigset_t set;
 	int r;
 
 	*d = (struct daemon){ .config = *config,
 			      .serving = *serving,
+			      .reload = reload,
+			      .reload_ctx = reload_ctx,
 			      .signal_fd = -1,
 			      .watch = { .fd = -1 },
 			      .peers = { .fd = -1 } };
@@ -539,16 +704,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 
 	d->paths = (struct host_paths){ .dev_dir = c->dev_dir, .host_root = c->host_root, .driver_path = c->driver_path };
 
-	const struct observe_options obs = {
-		.loop = d->loop,
-		.metrics_addr = c->metrics_addr,
-		.telemetry_interval_ms = c->telemetry_interval_ms,
-		.pod_resources_socket = c->pod_resources_socket,
-		.nfd_file = c->nfd_features_file,
-		.kubelet_socket = s->kubelet_socket,
-		.replicas = serving_default(s)->sharing.replicas,
-	};
-	if ((r = observe_new(&obs, &d->observe)) < 0) {
+	if ((r = observers_init(d)) < 0) {
 		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
 		return r;
 	}
@@ -556,7 +712,8 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		.loop = d->loop,
 		.config = &d->config.fault_reset,
 		.inventory = d->inventory,
-		.observe = d->observe,
+		.metrics = d->metrics,
+		.holders = d->holders,
 		.refresh = on_reset,
 		.ctx = d,
 	};
@@ -564,7 +721,8 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		.loop = d->loop,
 		.due = on_hold_timer,
 		.ctx = d,
-		.observe = d->observe,
+		.metrics = d->metrics,
+		.holders = d->holders,
 		.restore = separations_restore,
 		.restore_ctx = &d->separations,
 		.resets = &d->resets,
@@ -581,17 +739,22 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			snprintf(why, why_size, "out of memory");
 			return -ENOMEM;
 		}
-		if ((r = dra_front_init(&d->dra, c, dra_kube_reader(kube), &d->paths, d->loop, d->observe, why,
-					  why_size)) < 0)
+		const struct dra_front_options dra = {
+			.config = c,
+			.reader = dra_kube_reader(kube),
+			.paths = &d->paths,
+			.loop = d->loop,
+			.status = d->status,
+			.registered = on_dra_registered,
+			.registered_ctx = kube,
+		};
+		if ((r = dra_front_init(&d->dra, &dra, why, why_size)) < 0)
 			return r;
-		dra_kube_set_node(kube, d->dra.node_name, c->dra_driver_name);
 		/* Read once: a firmware upgrade takes a reboot, and so a restart. */
 		char fw_why[512];
 		if (npu_firmware_version(c->driver_path, d->firmware_version, sizeof(d->firmware_version), fw_why,
 					 sizeof(fw_why)) < 0)
 			log_info("firmware version unknown, the slices carry none: %s", fw_why);
-		d->dra.registered = on_dra_registered;
-		d->dra.registered_ctx = kube;
 		d->kube = kube;
 		d->dra_on = true;
 	}
@@ -606,7 +769,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		snprintf(why, why_size, "cannot start the registration thread (gRPC completion queue): %s", strerror(-r));
 		return r;
 	}
-	return 0;
+	return register_consumers(d);
 }
 
 /* gRPC's own messages are internals (our errors are reported where they
@@ -628,10 +791,8 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 	 * loaded node delayed the exit after SIGTERM by as much. The kernel
 	 * reclaims everything at exit anyway. */
 	grpc_init();
-	int r = daemon_init(&d, config, serving, kube, why, sizeof(why));
+	int r = daemon_init(&d, config, serving, kube, reload, reload_ctx, why, sizeof(why));
 	const struct config *c = &d.config;
-	d.reload = reload;
-	d.reload_ctx = reload_ctx;
 	if (r < 0)
 		goto out;
 
@@ -655,14 +816,14 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 		if ((r = dra_front_start(&d.dra, why, sizeof(why))) < 0)
 			goto out;
 	}
-	observe_start(d.observe, d.inventory);
+	telemetry_cache_start(&d.telemetry);
+	nfd_keeper_start(&d.nfd);
+	status_http_serve(d.status);
 	/* Only now, with the first telemetry read in: the first slices have
 	 * the chips' HBM, rather than a generation without it. */
 	if (d.dra_on) {
 		d.slices_on = true;
-		dra_kube_offer(d.kube, dra_view(&d, d.fault_stage.judged), inventory_status(d.inventory)->driver_version,
-			       d.firmware_version[0] ? d.firmware_version : NULL, d.observe,
-			       &d.serving.resources);
+		consume_slices(&d, &(struct snapshot_news){ .dra = dra_view(&d, d.fault_stage.judged) });
 	}
 
 	r = loop_run(d.loop);

@@ -45,11 +45,14 @@ static void on_notified(void *ctx)
 	report_registration(ctx);
 }
 
-int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim_reader reader,
-		   const struct host_paths *paths, struct loop *loop, struct observe *observe, char *why,
-		   size_t why_size)
+int dra_front_init(struct dra_front *f, const struct dra_front_options *opt, char *why, size_t why_size)
 {
-	*f = (struct dra_front){ .loop = loop, .observe = observe, .inotify_fd = -1 };
+	const struct config *c = opt->config;
+	*f = (struct dra_front){ .loop = opt->loop,
+				 .status = opt->status,
+				 .registered = opt->registered,
+				 .registered_ctx = opt->registered_ctx,
+				 .inotify_fd = -1 };
 	char reg_name[K8S_DNS_SUBDOMAIN_MAX + CONFIG_INSTANCE_MAX + 16], dra_name[CONFIG_INSTANCE_MAX + 16];
 	/* With an instance (the pod's UID, a surge roll), both sockets carry
 	 * it, as the kubelet's DRA plugin helper names them for rolling
@@ -74,7 +77,7 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		snprintf(why, why_size, "cannot make the DRA plugin directory %s: %s", f->plugin_dir, strerror(-r));
 		return r;
 	}
-	if ((r = loop_async_new(loop, on_notified, f, &f->notified)) < 0) {
+	if ((r = loop_async_new(opt->loop, on_notified, f, &f->notified)) < 0) {
 		snprintf(why, why_size, "cannot create a wakeup (eventfd): %s", strerror(-r));
 		return r;
 	}
@@ -90,8 +93,8 @@ int dra_front_init(struct dra_front *f, const struct config *c, struct dra_claim
 		.plugin_dir = f->plugin_dir,
 		.cdi_dir = c->cdi_dir,
 		.lock_path = shared ? f->lock_path : NULL,
-		.paths = *paths,
-		.reader = reader,
+		.paths = *opt->paths,
+		.reader = opt->reader,
 	};
 	char set_aside[PATH_MAX + 600];
 	if ((r = dra_driver_new(&o, &f->driver, set_aside, sizeof(set_aside), why, why_size)) < 0)
@@ -232,7 +235,7 @@ static void report_registration(struct dra_front *f)
 {
 	struct dra_registration_status st;
 	dra_registration_status(&f->registration, &st);
-	observe_dra(f->observe, f->registration.driver_name, st.notifications > 0, st.registered, st.error);
+	status_http_dra(f->status, f->registration.driver_name, st.notifications > 0, st.registered, st.error);
 	if (st.notifications == f->notifications_seen)
 		return;
 	f->notifications_seen = st.notifications;

@@ -30,12 +30,12 @@
 #include "dra/registration.h"
 #include "grpc/server.h"
 #include "loop/loop.h"
-#include "plugin/observe.h"
+#include "daemon/status_http.h"
 #include "plugin/resources.h"
 
 struct dra_front {
 	struct loop *loop;
-	struct observe *observe;
+	struct status_http *status;
 	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];
 	char kubelet_dir[PATH_MAX];
 	char plugins_dir[PATH_MAX]; /* <kubelet dir>/plugins */
@@ -53,22 +53,30 @@ struct dra_front {
 	struct gs_server *dra_server, *reg_server;
 	int inotify_fd; /* on the directories of the sockets' paths; -1 before start */
 	struct loop_async *notified; /* a NotifyRegistrationStatus came */
-	/* Called on the loop when the kubelet registered the driver (may be NULL). */
-	void (*registered)(void *ctx);
+	void (*registered)(void *ctx); /* the options' hook */
 	void *registered_ctx;
 	/* What was logged last, so each change is said once. */
 	uint64_t notifications_seen;
 	int serve_error;
 };
 
-/* Builds the driver (loading its checkpoint) for config; nothing is served
- * yet. reader is how claims are read (its get may be NULL: every prepare
- * then fails saying there is no API-server client); observe (may be NULL)
- * hears the registration for /healthz. Returns 0, or a negative errno with
- * why. */
-int dra_front_init(struct dra_front *front, const struct config *config, struct dra_claim_reader reader,
-		   const struct host_paths *paths, struct loop *loop, struct observe *observe, char *why,
-		   size_t why_size);
+/* What the front end is made with, at init, never set after it. */
+struct dra_front_options {
+	const struct config *config;
+	/* How claims are read (its get may be NULL: every prepare then fails
+	 * saying there is no API-server client). */
+	struct dra_claim_reader reader;
+	const struct host_paths *paths;
+	struct loop *loop;
+	struct status_http *status; /* hears the registration for /healthz (may be NULL) */
+	/* Called on the loop when the kubelet registered the driver (may be NULL). */
+	void (*registered)(void *ctx);
+	void *registered_ctx;
+};
+
+/* Builds the driver (loading its checkpoint) as options say; nothing is
+ * served yet. Returns 0, or a negative errno with why. */
+int dra_front_init(struct dra_front *front, const struct dra_front_options *options, char *why, size_t why_size);
 
 /* Serves both sockets and starts watching their directories. Returns 0,
  * or a negative errno with why. */

@@ -44,11 +44,19 @@ int dra_kube_open(const struct config *c, struct dra_kube *k, enum dra_kube_fail
 		return r;
 	}
 	k->api = api;
+	r = status_writer_start(&k->status, api, k->client, c->dra_driver_name);
+	if (r < 0)
+		log_error("cannot start writing the claims' status: %s; claims are prepared without it", strerror(-r));
 	return 0;
 }
 
 void dra_kube_close(struct dra_kube *k)
 {
+	/* A daemon that never started has not stopped the writer. */
+	if (k->api && k->client && k->status.running) {
+		k->api->client_abort(k->client);
+		status_writer_stop(&k->status);
+	}
 	if (k->api && k->client)
 		k->api->client_free(k->client);
 	k->client = NULL;
@@ -119,15 +127,6 @@ struct dra_claim_reader dra_kube_reader(struct dra_kube *k)
 	return (struct dra_claim_reader){ .get = read_claim, .prepared = claim_prepared, .ctx = k };
 }
 
-void dra_kube_set_node(struct dra_kube *k, const char *node_name, const char *driver)
-{
-	k->node_name = node_name;
-	k->driver = driver;
-	int r = status_writer_start(&k->status, k->api, k->client, driver);
-	if (r < 0)
-		log_error("cannot start writing the claims' status: %s; claims are prepared without it", strerror(-r));
-}
-
 /* The publisher's thread: reports come once per cause already. */
 static void on_report(void *ctx, const struct kube_publish_report *rep)
 {
@@ -145,17 +144,18 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 			 k->node_name, (long long)rep->generation, rep->slices, rep->devices);
 }
 
-void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *driver_version,
-		    const char *firmware_version, const struct observe *observe,
-		    const struct resource_set *resources)
+void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const struct dra_kube_offer *offer)
 {
 	if (!k->publisher) {
+		/* Before the publisher's thread starts: its reports name the node. */
+		k->node_name = offer->node_name;
+		k->driver = offer->driver;
 		const struct kube_publisher_options o = {
 			.client = k->client,
 			.driver = k->driver,
 			.node_name = k->node_name,
-			.driver_version = driver_version,
-			.firmware_version = firmware_version,
+			.driver_version = offer->driver_version,
+			.firmware_version = offer->firmware_version,
 			.report = on_report,
 			.report_ctx = k,
 		};
@@ -173,10 +173,10 @@ void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const char *d
 	uint64_t *hbm = snap->count ? calloc(snap->count, sizeof(*hbm)) : NULL;
 	struct kube_device_facts *facts = snap->count ? calloc(snap->count, sizeof(*facts)) : NULL;
 	if (hbm && facts) {
-		observe_hbm_bytes(observe, snap, hbm);
+		telemetry_cache_hbm_bytes(offer->telemetry, snap, hbm);
 		for (size_t i = 0; i < snap->count; i++) {
 			facts[i].hbm_bytes = hbm[i];
-			facts[i].shares = resource_set_shares(resources, &snap->devices[i]);
+			facts[i].shares = resource_set_shares(offer->resources, &snap->devices[i]);
 		}
 	}
 	if ((snap->count && (!hbm || !facts)) || k->api->publisher_offer(k->publisher, snap, facts) < 0)

@@ -17,15 +17,15 @@
 #include "dra/driver.h"
 #include "kube/module.h"
 #include "npu/inventory.h"
-#include "plugin/observe.h"
+#include "daemon/telemetry_cache.h"
 #include "plugin/resources.h"
 
 struct dra_kube {
 	const struct kube_module_api *api;
 	struct kube_client *client;
-	struct status_writer status; /* the claims' status, from dra_kube_set_node on */
+	struct status_writer status; /* the claims' status, from dra_kube_open on */
 	struct kube_publisher *publisher; /* NULL until the first offer */
-	const char *node_name, *driver;   /* borrowed from the DRA front end and the config */
+	const char *node_name, *driver;   /* the first offer's: the slices' node and driver */
 	int start_error;                  /* why the publisher could not start, logged once */
 };
 
@@ -54,17 +54,23 @@ struct dra_claim_reader dra_kube_reader(struct dra_kube *kube);
  * driver that went away (30 s in 1.37's DRA plugin manager). */
 #define DRA_KUBE_RECHECK_MS 40000
 
-/* Names what the publisher publishes and the status writer's field manager
- * (both strings must outlive them), and starts the status writer. */
-void dra_kube_set_node(struct dra_kube *kube, const char *node_name, const char *driver);
+/* What a snapshot is offered with. */
+struct dra_kube_offer {
+	/* Whose slices they are: taken by the first offer, which starts the
+	 * publisher (when the driver's version is known); both strings must
+	 * outlive the kube. */
+	const char *node_name, *driver;
+	const char *driver_version;
+	const char *firmware_version;            /* NULL when unknown */
+	const struct telemetry_cache *telemetry; /* the chips' HBM sizes */
+	const struct resource_set *resources;    /* the chips' time-slicing shares */
+};
 
 /* Hands the publisher the judged snapshot with its chips' HBM sizes as
- * observe's telemetry last read them and the chips' time-slicing shares
- * as resources say, starting it at the first call (when the driver's
- * version is known). Never waits on the server. Loop thread. */
-void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const char *driver_version,
-		    const char *firmware_version, const struct observe *observe,
-		    const struct resource_set *resources);
+ * the telemetry cache last read them and the chips' time-slicing shares
+ * as resources say, starting it at the first call. Never waits on the
+ * server. Loop thread. */
+void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const struct dra_kube_offer *offer);
 
 /* The kubelet registered the driver: it may have deleted the node's
  * slices when it started (or 30 s after the driver went away), and may do

@@ -95,6 +95,15 @@ void endpoint_set_publish(struct endpoint_set *set, const struct npu_snapshot *a
 	set->publish_due = false;
 }
 
+void endpoint_set_consume(void *ctx, const struct snapshot_news *news)
+{
+	struct endpoint_set *set = ctx;
+	/* Views are built only when there is news for them; each endpoint also
+	 * drops a view equal to what it sent last. */
+	if (news->changed || news->files_changed || set->publish_due)
+		endpoint_set_publish(set, news->device_plugin, news->files);
+}
+
 void endpoint_set_broadcast(struct endpoint_set *set, enum session_event event, const struct session_event_data *data)
 {
 	for (size_t i = 0; i < set->resources.count; i++)
@@ -113,6 +122,12 @@ void endpoint_set_sockets_deleted(struct endpoint_set *set, const bool gone[RESO
 	for (size_t i = 0; i < set->resources.count; i++)
 		if (gone[i] && set->endpoints[i] && !path_exists(set->resources.defs[i].socket_path))
 			endpoint_socket_deleted(set->endpoints[i]);
+}
+
+void endpoint_set_grow(struct endpoint_set *set, const struct resource_set *grown)
+{
+	if (grown->count > set->resources.count)
+		set->resources = *grown;
 }
 
 void endpoint_set_replace(struct endpoint_set *set, const struct resource_set *next, const char *what)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "daemon/consumers.h"
 #include "grpc/cq.h"
 #include "daemon/node.h"
 #include "loop/loop.h"
@@ -61,12 +62,22 @@ int endpoint_set_start(struct endpoint_set *set, const struct npu_snapshot *all,
 /* Sends each endpoint its view of all and the host files. */
 void endpoint_set_publish(struct endpoint_set *set, const struct npu_snapshot *all, struct host_files *files);
 
+/* A snapshot consumer (daemon/consumers.h; ctx: the set): publishes the
+ * device plugin's view when there is news for the endpoints (the devices,
+ * the files, an endpoint built or the resources changed). */
+void endpoint_set_consume(void *set, const struct snapshot_news *news);
+
 /* Feeds an event to every endpoint. */
 void endpoint_set_broadcast(struct endpoint_set *set, enum session_event event, const struct session_event_data *data);
 
 /* The socket file of each resource marked in gone was deleted: those whose
  * file is still missing were deleted by someone else. */
 void endpoint_set_sockets_deleted(struct endpoint_set *set, const bool gone[RESOURCES_MAX]);
+
+/* Takes grown, the set's resources with more appended (a vNPU template's),
+ * as what is advertised: the new ones are built at the next
+ * endpoint_set_ensure. */
+void endpoint_set_grow(struct endpoint_set *set, const struct resource_set *grown);
 
 /* Takes next as what is advertised: endpoints of resources that stay as
  * they were are kept, the others stop (what names the reason in logs). */

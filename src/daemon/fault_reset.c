@@ -66,7 +66,8 @@ int fault_resets_init(struct fault_resets *r, const struct fault_resets_options 
 {
 	*r = (struct fault_resets){ .config = o->config,
 				    .inventory = o->inventory,
-				    .observe = o->observe,
+				    .metrics = o->metrics,
+				    .holders = o->holders,
 				    .calling = -1,
 				    .refresh = o->refresh,
 				    .ctx = o->ctx };
@@ -133,7 +134,7 @@ static void start(struct fault_resets *r, struct dcmi_lib *lib, struct reset_chi
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
 	const struct log_fields f = { .device = chip->id };
-	observe_reset(r->observe, c->phy, METRICS_RESET_ATTEMPTED);
+	metrics_count_reset(r->metrics, c->phy, METRICS_RESET_ATTEMPTED);
 	log_msg_fields(LOG_LEVEL_WARN, &f,
 		       "%s: resetting the chip (%s): no container holds it; reset %u of at most %u within %llds; it stays "
 		       "Unhealthy until it is back, and is separated if it is not back within %llds",
@@ -168,21 +169,21 @@ static void take_return(struct fault_resets *r, struct reset_chip *c, const stru
 	else
 		(void)str_printf(cause, sizeof(cause), "it could not be started: %s", strerror(-c->outcome.result));
 	const struct log_fields f = { .device = chip->id };
-	observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
+	metrics_count_reset(r->metrics, c->phy, METRICS_RESET_FAILED);
 	log_msg_fields(LOG_LEVEL_ERROR, &f, "%s: reset %u (%s) failed: %s; separated (ManuallySeparateNPU) until released",
 		       chip->id, s.attempt, what, cause);
 	separate(state, &s, now, ret_separated);
 }
 
 /* Who holds the chip, for the guard; names them in holders. */
-static enum fault_reset_holders holders_of(struct fault_resets *r, const struct npu_device *chip,
+static enum fault_reset_holders who_holds(struct fault_resets *r, const struct npu_device *chip,
 					   const struct reset_chip *c, int64_t now, char *holders, size_t size)
 {
 	/* One reset at a time: the library runs one call. */
 	if (r->calling >= 0 && (uint32_t)r->calling != c->phy)
 		return FAULT_RESET_LISTING;
 	int64_t since = c->state.asks_since_ms >= 0 ? c->state.asks_since_ms : now;
-	int rc = observe_holders_since(r->observe, chip->id, since, holders, size);
+	int rc = holders_since(r->holders, chip->id, since, holders, size);
 	return rc == 0 ? FAULT_RESET_FREE : rc == 1 ? FAULT_RESET_HELD : rc == -EAGAIN ? FAULT_RESET_LISTING
 											: FAULT_RESET_UNAVAILABLE;
 }
@@ -196,9 +197,9 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 	about(what, sizeof(what), s->level, s->code);
 	/* Counted before the line is said: whoever reads the line may scrape. */
 	if (s->action == FAULT_RESET_SUCCEEDED)
-		observe_reset(r->observe, c->phy, METRICS_RESET_SUCCEEDED);
+		metrics_count_reset(r->metrics, c->phy, METRICS_RESET_SUCCEEDED);
 	else if (s->action == FAULT_RESET_BACK_FAULTY || s->action == FAULT_RESET_TIMED_OUT)
-		observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
+		metrics_count_reset(r->metrics, c->phy, METRICS_RESET_FAILED);
 	switch (s->action) {
 	case FAULT_RESET_WAIT_HOLDERS:
 		log_msg_fields(LOG_LEVEL_WARN, &f,
@@ -274,7 +275,7 @@ bool fault_resets_chip(struct fault_resets *r, const struct npu_device *chip, co
 	};
 	char holders[512] = "";
 	if (in.answered && in.asks && !in.separated && !fault_reset_busy(&c->state))
-		in.holders = holders_of(r, chip, c, now, holders, sizeof(holders));
+		in.holders = who_holds(r, chip, c, now, holders, sizeof(holders));
 	struct fault_reset_step s;
 	if (fault_reset_step(r->config, &c->state, &in, now, &s) < 0)
 		return fault_reset_busy(&c->state);

@@ -7,7 +7,7 @@
  * chip's return, or its deadline, is seen. The chip stays Unhealthy and is
  * never offered meanwhile. A reset that fails, times out, or is spent
  * separates the chip (fault_policy_separate). Who holds a chip comes from
- * the kubelet's pod resources list (plugin/observe.h), taken since the
+ * the kubelet's pod resources list (daemon/holders.h), taken since the
  * chip asked. Each decision is logged once, naming the chip, the code, the
  * level and what happens next. Part of the top level: it logs. */
 #pragma once
@@ -20,7 +20,8 @@
 #include "fault/reset.h"
 #include "loop/loop.h"
 #include "npu/inventory.h"
-#include "plugin/observe.h"
+#include "daemon/holders.h"
+#include "telemetry/metrics.h"
 
 /* How often the loop looks at a reset under way (the chip's return, its
  * deadline) and at a chip waiting for a recent list of holders. */
@@ -39,7 +40,8 @@ struct reset_chip {
 struct fault_resets {
 	const struct fault_reset_config *config; /* the running one: a reload changes it in place */
 	struct inventory *inventory;             /* its DCMI library runs the resets */
-	struct observe *observe;                 /* holders and counters (may be NULL) */
+	struct metrics *metrics;                 /* resets are counted here (may be NULL) */
+	struct holders *holders;                 /* who holds a chip (may be NULL) */
 	struct reset_chip *chips;                /* one per chip seen, at most NPU_MAX_CHIPS */
 	size_t n_chips;
 	long calling; /* the phy id whose DCMI reset runs, -1 for none: one at a time */
@@ -56,7 +58,8 @@ struct fault_resets_options {
 	struct loop *loop;
 	const struct fault_reset_config *config; /* the running one */
 	struct inventory *inventory;
-	struct observe *observe; /* may be NULL */
+	struct metrics *metrics; /* may be NULL */
+	struct holders *holders; /* may be NULL */
 	/* Runs (with ctx) when a reset needs a look: it should refresh the
 	 * inventory and judge the chips. */
 	void (*refresh)(void *ctx);

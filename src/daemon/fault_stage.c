@@ -48,12 +48,12 @@ static void describe(char *buf, size_t size, enum fault_level level, uint32_t co
 		(void)str_printf(buf, size, "%s (%s)", fault_level_name(level), fault_rule_name(rule));
 }
 
-static void log_decisions(struct observe *observe, const struct npu_device *chip, const struct fault_step *step)
+static void log_decisions(struct holders *who, const struct npu_device *chip, const struct fault_step *step)
 {
 	const struct log_fields about = { .device = chip->id };
 	/* Who an operator must act on, as pod resources last said. */
 	char holders[512] = "", on[540] = "";
-	if (observe_holders(observe, chip->id, holders, sizeof(holders)) == 0)
+	if (holders_of(who, chip->id, holders, sizeof(holders)) == 0)
 		(void)str_printf(on, sizeof(on), " (held by %s)", holders);
 	for (size_t i = 0; i < step->n_decisions; i++) {
 		const struct fault_decision *dec = &step->decisions[i];
@@ -212,14 +212,14 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		if (separated)
 			judge_again(policy, state, &input, now_ms, &step);
 		if (step.n_decisions)
-			log_decisions(st->observe, chip, &step);
+			log_decisions(st->holders, chip, &step);
 		for (size_t k = 0; k < step.n_onsets; k++)
-			observe_fault(st->observe, step.onsets[k], false);
+			metrics_count_fault(st->metrics, step.onsets[k], false);
 		for (size_t k = 0; k < step.n_decisions; k++) {
 			const struct fault_decision *dec = &step.decisions[k];
 			bool window = dec->rule == FAULT_RULE_FREQUENCY || dec->rule == FAULT_RULE_DURATION;
 			if (window && (dec->kind == FAULT_DECISION_ESCALATED || dec->kind == FAULT_DECISION_SEPARATED))
-				observe_fault(st->observe, dec->code, true);
+				metrics_count_fault(st->metrics, dec->code, true);
 		}
 		if (step.holding && state->lower_since_ms >= 0) {
 			int64_t at = state->lower_since_ms + policy->recovery_hold_ms;
@@ -244,9 +244,11 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 
 int fault_stage_init(struct fault_stage *st, const struct fault_stage_options *o)
 {
-	*st = (struct fault_stage){
-		.observe = o->observe, .restore = o->restore, .restore_ctx = o->restore_ctx, .resets = o->resets
-	};
+	*st = (struct fault_stage){ .metrics = o->metrics,
+				    .holders = o->holders,
+				    .restore = o->restore,
+				    .restore_ctx = o->restore_ctx,
+				    .resets = o->resets };
 	return loop_timer_new(o->loop, o->due, o->ctx, &st->hold_timer);
 }
 

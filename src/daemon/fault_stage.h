@@ -21,7 +21,8 @@
 #include "loop/loop.h"
 #include "npu/chip.h"
 #include "npu/inventory.h"
-#include "plugin/observe.h"
+#include "daemon/holders.h"
+#include "telemetry/metrics.h"
 
 struct fault_chip {
 	uint32_t phy;
@@ -33,7 +34,8 @@ struct fault_stage {
 	size_t n_chips;
 	struct npu_snapshot *judged;   /* the last snapshot as the policy judged it, NULL before */
 	struct loop_timer *hold_timer; /* fires when a held chip may be Healthy again */
-	struct observe *observe;       /* faults and escalations are counted here (may be NULL) */
+	struct metrics *metrics;       /* faults and escalations are counted here (may be NULL) */
+	struct holders *holders;       /* who holds a chip, named in its fault lines (may be NULL) */
 	/* Called for a chip about to be judged the first time (may be NULL):
 	 * restores a separation recorded before a restart (daemon/separations.h). */
 	void (*restore)(void *ctx, const struct npu_device *chip, struct fault_state *state, int64_t now_ms);
@@ -49,7 +51,8 @@ struct fault_stage_options {
 	 * Healthy again, and should judge anew. */
 	void (*due)(void *ctx);
 	void *ctx;
-	struct observe *observe; /* may be NULL */
+	struct metrics *metrics; /* may be NULL */
+	struct holders *holders; /* may be NULL */
 	void (*restore)(void *ctx, const struct npu_device *chip, struct fault_state *state, int64_t now_ms);
 	void *restore_ctx;
 	struct fault_resets *resets; /* may be NULL */

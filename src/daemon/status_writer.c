@@ -189,7 +189,9 @@ static void *run(void *arg)
 int status_writer_start(struct status_writer *w, const struct kube_module_api *api, struct kube_client *client,
 			const char *driver)
 {
-	*w = (struct status_writer){ .api = api, .client = client, .driver = driver };
+	*w = (struct status_writer){ .api = api, .client = client };
+	if (str_copy(w->driver, sizeof(w->driver), driver) < 0)
+		return -EINVAL;
 	pthread_condattr_t attr;
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

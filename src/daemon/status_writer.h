@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/k8s_names.h"
 #include "kube/module.h"
 
 /* Applies waiting at once; one more drops the oldest (logged, counted). */
@@ -29,7 +30,7 @@ struct status_apply;
 struct status_writer {
 	const struct kube_module_api *api;
 	struct kube_client *client;
-	const char *driver; /* the field manager; borrowed */
+	char driver[K8S_DNS_SUBDOMAIN_MAX + 1]; /* the field manager */
 	pthread_t thread;
 	bool running;
 	pthread_mutex_t lock;

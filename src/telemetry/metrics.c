@@ -198,6 +198,8 @@ void metrics_count_kubelet_restart(struct metrics *m)
 
 void metrics_count_fault(struct metrics *m, uint32_t code, bool escalated)
 {
+	if (!m)
+		return;
 	pthread_mutex_lock(&m->lock);
 	size_t i = 0;
 	while (i < m->n_faults && m->faults[i].code != code)
@@ -215,6 +217,8 @@ void metrics_count_fault(struct metrics *m, uint32_t code, bool escalated)
 
 void metrics_count_reset(struct metrics *m, uint32_t phy, enum metrics_reset what)
 {
+	if (!m)
+		return;
 	pthread_mutex_lock(&m->lock);
 	size_t i = 0;
 	while (i < m->n_resets && m->resets[i].phy != phy)

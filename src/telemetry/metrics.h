@@ -69,7 +69,7 @@ void metrics_count_kubelet_restart(struct metrics *metrics);
 #define METRICS_MAX_FAULT_CODES 64
 
 /* A fault code began on a chip (escalated: a fault policy window fired for
- * it instead). Loop thread. */
+ * it instead). Loop thread; a NULL metrics counts nothing. */
 void metrics_count_fault(struct metrics *metrics, uint32_t code, bool escalated);
 
 /* What ascend_npu_resets_total counts, per chip. */
@@ -79,7 +79,8 @@ enum metrics_reset {
 	METRICS_RESET_FAILED,
 	METRICS_RESET_COUNT
 };
-/* A reset of chip phy was attempted, or ended so. Loop thread. */
+/* A reset of chip phy was attempted, or ended so. Loop thread; a NULL
+ * metrics counts nothing. */
 void metrics_count_reset(struct metrics *metrics, uint32_t phy, enum metrics_reset what);
 void metrics_streams_changed(struct metrics_resource *resource, int delta);
 void metrics_observe_allocate(struct metrics_resource *resource, int grpc_code, double seconds);
