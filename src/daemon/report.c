@@ -16,36 +16,47 @@ void report_status(struct report *rep, const struct inventory_status *st, const 
 
 	if (first || st->source != old->source || strcmp(st->dcmi_why, old->dcmi_why) != 0) {
 		if (st->source == INVENTORY_SOURCE_DCMI)
-			log_info("using DCMI from %s (driver %s)", st->dcmi_path,
-				 st->driver_version[0] ? st->driver_version : "version unknown");
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_DCMI_LOADED,
+				  &(struct log_fields){ .more = { LOG_STR("path", st->dcmi_path),
+								  LOG_STR("driver", st->driver_version) } },
+				  "using DCMI from %s (driver %s)", st->dcmi_path,
+				  st->driver_version[0] ? st->driver_version : "version unknown");
 		else if (st->source == INVENTORY_SOURCE_DEVFS && c->backend == NPU_BACKEND_AUTO)
-			log_warn("DCMI unavailable (%s); using device files under %s, health = node present; "
-				 "retrying DCMI every %lldms",
-				 st->dcmi_why, c->dev_dir, (long long)c->health_interval_ms);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_DCMI_UNAVAILABLE,
+				  &(struct log_fields){ .more = { LOG_STR("reason", st->dcmi_why),
+								  LOG_STR("fallback", "devfs") } },
+				  "DCMI unavailable (%s); using device files under %s, health = node present; "
+				  "retrying DCMI every %lldms",
+				  st->dcmi_why, c->dev_dir, (long long)c->health_interval_ms);
 		else if (st->source == INVENTORY_SOURCE_DEVFS)
-			log_info("using device files under %s", c->dev_dir);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_DEVFS_USED, &(struct log_fields){ .more = { LOG_STR("path", c->dev_dir) } },
+				  "using device files under %s", c->dev_dir);
 		else
-			log_warn("DCMI unavailable (%s); no devices until it loads, retrying every %lldms",
-				 st->dcmi_why, (long long)c->health_interval_ms);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_DCMI_UNAVAILABLE,
+				  &(struct log_fields){ .more = { LOG_STR("reason", st->dcmi_why), LOG_STR("fallback", "none") } },
+				  "DCMI unavailable (%s); no devices until it loads, retrying every %lldms", st->dcmi_why,
+				  (long long)c->health_interval_ms);
 	}
 	if (st->source == INVENTORY_SOURCE_DCMI &&
 	    (first || old->source != INVENTORY_SOURCE_DCMI || st->events != old->events)) {
 		if (st->events)
-			log_info("subscribed to DCMI fault events");
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_DCMI_EVENTS_SUBSCRIBED, NULL, "subscribed to DCMI fault events");
 		else
-			log_warn("DCMI fault events unavailable (%s); polling health every %lldms",
-				 strerror(-st->events_error), (long long)c->health_interval_ms);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_DCMI_EVENTS_UNAVAILABLE, NULL,
+				  "DCMI fault events unavailable (%s); polling health every %lldms",
+				  strerror(-st->events_error), (long long)c->health_interval_ms);
 	}
 	if ((first && !st->driver_ready) ||
 	    (!first && (st->driver_ready != old->driver_ready || st->devfs_error != old->devfs_error))) {
 		if (st->driver_ready)
-			log_info("driver ready: %s/davinci_manager is present", c->dev_dir);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_DRIVER_READY, NULL, "driver ready: %s/davinci_manager is present",
+				  c->dev_dir);
 		else if (st->devfs_error)
 			log_warn("cannot check %s/davinci_manager: %s; every device is Unhealthy", c->dev_dir,
 				 strerror(-st->devfs_error));
 		else
-			log_warn("driver not ready: %s/davinci_manager is missing; every device is Unhealthy",
-				 c->dev_dir);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_DRIVER_NOT_READY, NULL,
+				  "driver not ready: %s/davinci_manager is missing; every device is Unhealthy", c->dev_dir);
 	}
 	if (st->discovery_error.code != old->discovery_error.code ||
 	    (st->discovery_error.call != old->discovery_error.call && st->discovery_error.code)) {
@@ -84,9 +95,11 @@ static void report_numa(const struct npu_snapshot *snap, size_t chips)
 	if (known == 0)
 		log_info("NUMA node unknown for every chip, none advertised (%s)", why);
 	else if (known < chips)
-		log_info("NUMA node of each chip: %s (%s)", nodes, why);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_CHIPS_NUMA, &(struct log_fields){ .more = { LOG_STR("numa", nodes) } },
+			  "NUMA node of each chip: %s (%s)", nodes, why);
 	else
-		log_info("NUMA node of each chip: %s", nodes);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_CHIPS_NUMA, &(struct log_fields){ .more = { LOG_STR("numa", nodes) } },
+			  "NUMA node of each chip: %s", nodes);
 }
 
 void report_devices(struct report *rep, const struct npu_snapshot *snap, const struct resource_set *resources,
@@ -102,8 +115,8 @@ void report_devices(struct report *rep, const struct npu_snapshot *snap, const s
 		chips++;
 	if (!same_ids) {
 		if (chips == 0) {
-			log_warn("no NPU chips found; advertising 0 devices and retrying every %lldms",
-				 (long long)retry_ms);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_CHIPS_NONE, NULL,
+				  "no NPU chips found; advertising 0 devices and retrying every %lldms", (long long)retry_ms);
 		} else {
 			char ids[1024];
 			struct strbuf sb;
@@ -112,9 +125,10 @@ void report_devices(struct report *rep, const struct npu_snapshot *snap, const s
 				if (strbuf_printf(&sb, "%s%s", i ? "," : "", snap->devices[i].id) < 0)
 					break;
 			/* A mixed node names each chip name and family once. */
-			char kinds[256];
-			struct strbuf kb;
+			char kinds[256], families[128];
+			struct strbuf kb, fb;
 			strbuf_init(&kb, kinds, sizeof(kinds), ",...");
+			strbuf_init(&fb, families, sizeof(families), ",...");
 			for (size_t i = 0; i < chips; i++) {
 				const struct npu_chip *chip = &snap->devices[i].chip;
 				bool seen = false;
@@ -124,8 +138,16 @@ void report_devices(struct report *rep, const struct npu_snapshot *snap, const s
 				if (!seen)
 					strbuf_printf(&kb, "%s%s%s, family %s", i ? "; " : "", chip->name[0] ? "chip " : "",
 						      chip->name[0] ? chip->name : "name unknown", npu_family_name(chip->family));
+				bool family_seen = false;
+				for (size_t j = 0; j < i && !family_seen; j++)
+					family_seen = snap->devices[j].chip.family == chip->family;
+				if (!family_seen)
+					strbuf_printf(&fb, "%s%s", i ? "," : "", npu_family_name(chip->family));
 			}
-			log_info("found %zu NPU chips (%s): %s", chips, kinds, ids);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_CHIPS_FOUND,
+				  &(struct log_fields){ .more = { LOG_NUM("count", chips), LOG_STR("families", families),
+								  LOG_STR("devices", ids) } },
+				  "found %zu NPU chips (%s): %s", chips, kinds, ids);
 			report_numa(snap, chips);
 		}
 		if (chips < snap->count) {
@@ -155,9 +177,18 @@ void report_devices(struct report *rep, const struct npu_snapshot *snap, const s
 		const struct log_fields about = { .resource = resource, .device = dev->id };
 		if (!dev->healthy && (was_healthy || !before || before->fault != dev->fault)) {
 			npu_device_describe(dev, why, sizeof(why));
-			log_msg_fields(LOG_LEVEL_WARN, &about, "%s is Unhealthy: %s", dev->id, why);
+			char code[16] = "";
+			if (dev->n_fault_codes)
+				(void)snprintf(code, sizeof(code), "%08X", dev->fault_codes[0]);
+			const struct log_fields unhealthy = {
+				.resource = resource,
+				.device = dev->id,
+				.more = { LOG_STR("fault", npu_fault_name(dev->fault)), LOG_NUM("health", dev->dcmi_health),
+					  LOG_STR("code", code), LOG_STR("reason", why) },
+			};
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_DEVICE_UNHEALTHY, &unhealthy, "%s is Unhealthy: %s", dev->id, why);
 		} else if (dev->healthy && !was_healthy) {
-			log_msg_fields(LOG_LEVEL_INFO, &about, "%s recovered: Healthy", dev->id);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_DEVICE_HEALTHY, &about, "%s recovered: Healthy", dev->id);
 		}
 	}
 	npu_snapshot_unref(rep->devices);
@@ -190,7 +221,8 @@ void report_front_ends(struct report *rep, const struct npu_snapshot *dra, const
 	}
 	if (strcmp(now, rep->front_ends) == 0)
 		return;
-	log_info("front ends: the DRA driver: %s", now);
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_FRONT_ENDS, &(struct log_fields){ .more = { LOG_STR("split", now) } },
+		  "front ends: the DRA driver: %s", now);
 	memcpy(rep->front_ends, now, sizeof(now));
 }
 

@@ -190,7 +190,10 @@ static void http_try_start(struct observe *o)
 		return;
 	int r = http_server_start(o->metrics_addr, routes, sizeof(routes) / sizeof(routes[0]), o, &o->http);
 	if (r == 0) {
-		log_info("serving /metrics and /healthz on %s (port %u)", o->metrics_addr, http_server_port(o->http));
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_METRICS_SERVING,
+			  &(struct log_fields){ .more = { LOG_STR("addr", o->metrics_addr),
+							  LOG_NUM("port", http_server_port(o->http)) } },
+			  "serving /metrics and /healthz on %s (port %u)", o->metrics_addr, http_server_port(o->http));
 		o->http_error = 0;
 	} else if (r != o->http_error) {
 		log_error("cannot serve metrics on %s: %s; retrying every %llds", o->metrics_addr, strerror(-r),
@@ -207,7 +210,9 @@ static void pods_report(struct observe *o, const char *problem)
 	pthread_mutex_lock(&o->pods_lock);
 	if (strcmp(problem, o->pods_problem) != 0) {
 		if (problem[0])
-			log_warn("pod resources: %s; metrics are served without pod labels", problem);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_POD_RESOURCES_UNAVAILABLE,
+				  &(struct log_fields){ .more = { LOG_STR("reason", problem) } },
+				  "pod resources: %s; metrics are served without pod labels", problem);
 		else
 			log_info("pod resources: listing %s works; metrics carry pod labels", o->pod_socket);
 		snprintf(o->pods_problem, sizeof(o->pods_problem), "%s", problem);
@@ -235,7 +240,9 @@ static void on_pods_listed(void *ctx, int r, grpc_status_code status, const char
 		pthread_mutex_unlock(&o->pods_lock);
 	}
 	if (map)
-		log_debug("pod resources: %zu containers hold chips", map->count);
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_POD_RESOURCES_READ,
+			  &(struct log_fields){ .more = { LOG_NUM("containers", map->count) } },
+			  "pod resources: %zu containers hold chips", map->count);
 	pod_map_unref(map);
 	pods_report(o, problem);
 	atomic_store(&o->pods_running, false);
@@ -401,9 +408,15 @@ static void nfd_sync(struct observe *o)
 		return;
 	}
 	if (!o->nfd_written || o->nfd_error)
-		log_info("wrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count, info.healthy);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_NFD_WRITTEN,
+			  &(struct log_fields){ .more = { LOG_STR("path", o->nfd_file), LOG_NUM("chips", info.count),
+							  LOG_NUM("healthy", info.healthy) } },
+			  "wrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count, info.healthy);
 	else
-		log_debug("rewrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count,
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_NFD_REWRITTEN,
+			  &(struct log_fields){ .more = { LOG_STR("path", o->nfd_file), LOG_NUM("chips", info.count),
+							  LOG_NUM("healthy", info.healthy) } },
+			  "rewrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count,
 			  info.healthy);
 	o->nfd_error = 0;
 	free(o->nfd_written);
@@ -440,7 +453,9 @@ static void refresh_telemetry(struct observe *o)
 		metrics_publish_telemetry(o->metrics, t);
 		telemetry_snapshot_unref(o->telemetry);
 		o->telemetry = t;
-		log_debug("telemetry: read %zu chips", t->count);
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_TELEMETRY_READ,
+			  &(struct log_fields){ .more = { LOG_NUM("chips", t->count) } }, "telemetry: read %zu chips",
+			  t->count);
 	}
 	npu_snapshot_unref(snap);
 }
