@@ -126,16 +126,40 @@ sub format_re {
 	return qr/^$re$/;
 }
 my %formats;
+sub add_format {
+	my ($level, $lits) = @_;
+	my $fmt = join '', ($lits =~ /"((?:[^"\\]|\\.)*)"/g);
+	$fmt =~ s/\\(["\\])/$1/g;
+	my $re = format_re($fmt);
+	push @{ $formats{$level} }, $re if $re;
+}
 for my $c (split /\n/, `find "$root/src" -name '*.c'`) {
 	my $src = slurp($c);
-	# log_msg_fields(LOG_LEVEL_WARN, &fields, "...") is a warn line too, and
-	# so is the logger's own format_linef(line, LOG_LEVEL_WARN, "...").
-	while ($src =~ /\b(?:log_(?:msg_fields\(\s*LOG_LEVEL_)?|format_linef\(\s*\w+\s*,\s*LOG_LEVEL_)(error|warn|info|debug|ERROR|WARN|INFO|DEBUG)(?:\(|\s*,\s*[^,]+,|\s*,)\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
-		my ($level, $lits) = (lc $1, $2);
-		my $fmt = join '', ($lits =~ /"((?:[^"\\]|\\.)*)"/g);
-		$fmt =~ s/\\(["\\])/$1/g;
-		my $re = format_re($fmt);
-		push @{ $formats{$level} }, $re if $re;
+	# log_msg_fields(LOG_LEVEL_WARN, &fields, "...") is a warn line too.
+	while ($src =~ /\blog_(?:msg_fields\(\s*LOG_LEVEL_)?(error|warn|info|debug|ERROR|WARN|INFO|DEBUG)(?:\(|\s*,\s*[^,]+,)\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
+		add_format(lc $1, $2);
+	}
+	# So are log_event(LOG_LEVEL_WARN, LOG_EVENT_X, fields, "...") and the
+	# logger's own format_linef(line, LOG_LEVEL_WARN, event, fields, "..."),
+	# whose fields may be a compound literal with strings and commas: the
+	# format is the first argument at the call's own depth that is a string.
+	while ($src =~ /\b(?:log_event|format_linef)\((?=[^;]*?LOG_LEVEL_(ERROR|WARN|INFO|DEBUG))/g) {
+		my ($level, $at) = (lc $1, pos($src));
+		my ($depth, $start, $lits) = (0, 1, undef);
+		while ($at < length $src) {
+			my $rest = substr($src, $at);
+			if ($rest =~ /^\s+/) { $at += $+[0]; next; }
+			if ($rest =~ /^((?:"(?:[^"\\]|\\.)*"\s*)+)/) {
+				if ($depth == 0 && $start) { $lits = $1; last; }
+				$at += $+[0]; $start = 0; next;
+			}
+			my $c = substr($src, $at++, 1);
+			if ($c =~ /[({]/) { $depth++; }
+			elsif ($c =~ /[)}]/) { last if --$depth < 0; }
+			elsif ($c eq ',' && $depth == 0) { $start = 1; next; }
+			$start = 0;
+		}
+		add_format($level, $lits) if defined $lits;
 	}
 }
 
