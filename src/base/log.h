@@ -67,7 +67,7 @@ struct log_field {
 };
 #define LOG_STR(k, v) { .key = (k), .str = (v) }
 #define LOG_NUM(k, v) { .key = (k), .num = (long long)(v), .is_num = true }
-#define LOG_FIELDS_MORE_MAX 4
+#define LOG_FIELDS_MORE_MAX 6
 
 /* What a line is about, for the JSON format (text lines say it in the
  * message). NULL or empty members are left out. */

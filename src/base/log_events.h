@@ -30,10 +30,12 @@
 	X(FAULT_ESCALATION_ENDED, "fault.escalation-ended")             \
 	X(FAULT_RELEASED, "fault.released")                             \
 	X(FAULT_POLICY_CHANGED, "fault.policy-changed")                 \
+	X(RESET_POLICY_CHANGED, "reset.policy-changed")                 \
 	X(RESET_STARTED, "reset.started")                               \
 	X(RESET_RETURNED, "reset.returned")                             \
 	X(RESET_DONE, "reset.done")                                     \
 	X(RESET_FAILED, "reset.failed")                                 \
+	X(RESET_BACK_FAULTY, "reset.back-faulty")                       \
 	X(RESET_TIMED_OUT, "reset.timed-out")                           \
 	X(RESET_HELD, "reset.held")                                     \
 	X(RESET_HOLDERS_UNKNOWN, "reset.holders-unknown")               \

@@ -144,7 +144,10 @@ static void start(struct fault_resets *r, struct dcmi_lib *lib, struct reset_chi
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
 	char code[16];
-	const struct log_fields f = step_fields(chip, s, code);
+	struct log_fields f = step_fields(chip, s, code);
+	f.more[3] = (struct log_field)LOG_NUM("max_resets", cfg->max_resets);
+	f.more[4] = (struct log_field)LOG_NUM("window_s", cfg->window_ms / 1000);
+	f.more[5] = (struct log_field)LOG_NUM("timeout_s", cfg->timeout_ms / 1000);
 	observe_reset(r->observe, c->phy, METRICS_RESET_ATTEMPTED);
 	log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_STARTED, &f,
 		       "%s: resetting the chip (%s): no container holds it; reset %u of at most %u within %llds; it stays "
@@ -183,7 +186,11 @@ static void take_return(struct fault_resets *r, struct reset_chip *c, const stru
 	else
 		(void)str_printf(cause, sizeof(cause), "it could not be started: %s", strerror(-c->outcome.result));
 	char code[16];
-	const struct log_fields f = step_fields(chip, &s, code);
+	struct log_fields f = step_fields(chip, &s, code);
+	if (c->outcome.result == -EIO) {
+		f.more[3] = (struct log_field)LOG_STR("call", c->outcome.error.call);
+		f.more[4] = (struct log_field)LOG_NUM("dcmi_error", c->outcome.error.code);
+	}
 	observe_reset(r->observe, c->phy, METRICS_RESET_FAILED);
 	log_event(LOG_LEVEL_ERROR, LOG_EVENT_RESET_FAILED, &f,
 		  "%s: reset %u (%s) failed: %s; separated (ManuallySeparateNPU) until released", chip->id, s.attempt,
@@ -209,7 +216,11 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 {
 	const struct fault_reset_config *cfg = r->config;
 	char code[16];
-	const struct log_fields f = step_fields(chip, s, code);
+	struct log_fields f = step_fields(chip, s, code);
+	if (s->action == FAULT_RESET_SUCCEEDED || s->action == FAULT_RESET_BACK_FAULTY)
+		f.more[3] = (struct log_field)LOG_NUM("elapsed_ms", s->elapsed_ms);
+	if (s->action == FAULT_RESET_WAIT_HOLDERS)
+		f.more[3] = (struct log_field)LOG_STR("holders", holders);
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
 	/* Counted before the line is said: whoever reads the line may scrape. */
@@ -241,7 +252,7 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 			  chip->id, s->attempt, (long long)s->elapsed_ms, what);
 		break;
 	case FAULT_RESET_BACK_FAULTY:
-		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_FAILED, &f,
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_BACK_FAULTY, &f,
 			  "%s: reset %u failed: back after %lldms, still %s; reset again while resets remain, else "
 			  "separated",
 			  chip->id, s->attempt, (long long)s->elapsed_ms, what);

@@ -82,12 +82,17 @@ int reload_take(struct config *c, struct serving *s, const struct config *next, 
 	}
 	if (!fault_reset_config_same(&c->fault_reset, &next->fault_reset)) {
 		const struct fault_reset_config *rc = &next->fault_reset;
+		const struct log_fields f = { .more = { LOG_STR("trigger", what), LOG_NUM("enabled", rc->enabled),
+							LOG_NUM("max_resets", rc->max_resets),
+							LOG_NUM("window_s", rc->window_ms / 1000),
+							LOG_NUM("timeout_s", rc->timeout_ms / 1000) } };
 		if (rc->enabled)
-			log_info("%s: chip resets enabled: at most %u per chip within %llds, each back within %llds or the "
-				 "chip is separated",
-				 what, rc->max_resets, (long long)(rc->window_ms / 1000), (long long)(rc->timeout_ms / 1000));
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_RESET_POLICY_CHANGED, &f,
+				  "%s: chip resets enabled: at most %u per chip within %llds, each back within %llds or the "
+				  "chip is separated",
+				  what, rc->max_resets, (long long)(rc->window_ms / 1000), (long long)(rc->timeout_ms / 1000));
 		else
-			log_info("%s: chip resets disabled", what);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_RESET_POLICY_CHANGED, &f, "%s: chip resets disabled", what);
 	}
 	config_take_reloadable(c, next);
 	/* What the reloadable --resource-name and the file's resources imply. */

@@ -183,7 +183,9 @@ void report_devices(struct report *rep, const struct npu_snapshot *snap, const s
 			const struct log_fields unhealthy = {
 				.resource = resource,
 				.device = dev->id,
-				.more = { LOG_STR("fault", npu_fault_name(dev->fault)), LOG_NUM("health", dev->dcmi_health),
+				.more = { LOG_STR("fault", npu_fault_name(dev->fault)),
+					  LOG_NUM(dev->fault == NPU_FAULT_HEALTH_LEVEL ? "health" : NULL, dev->dcmi_health),
+					  LOG_NUM(dev->fault == NPU_FAULT_HEALTH_CALL ? "dcmi_error" : NULL, dev->dcmi_code),
 					  LOG_STR("code", code), LOG_STR("reason", why) },
 			};
 			log_event(LOG_LEVEL_WARN, LOG_EVENT_DEVICE_UNHEALTHY, &unhealthy, "%s is Unhealthy: %s", dev->id, why);

@@ -374,7 +374,7 @@ const char *expect_event_v(struct proc *p, int timeout_ms, const char *event, ..
 	const struct proc_match pm = log_match_proc(&m);
 	const char *line = proc_expect_err_match(p, &pm, timeout_ms);
 	if (!line)
-		fail_msg("no %s within %dms", m.what, timeout_ms);
+		fail_msg("%s did not come within %dms", m.what, timeout_ms);
 	return line;
 }
 
