@@ -24,7 +24,7 @@ void report_status(struct report *rep, const struct inventory_status *st, const 
 		else if (st->source == INVENTORY_SOURCE_DEVFS && c->backend == NPU_BACKEND_AUTO)
 			log_event(LOG_LEVEL_WARN, LOG_EVENT_DCMI_UNAVAILABLE,
 				  &(struct log_fields){ .more = { LOG_STR("reason", st->dcmi_why),
-								  LOG_STR("fallback", "devfs") } },
+								  LOG_STR("fallback", "devfs"), LOG_STR("path", c->dev_dir) } },
 				  "DCMI unavailable (%s); using device files under %s, health = node present; "
 				  "retrying DCMI every %lldms",
 				  st->dcmi_why, c->dev_dir, (long long)c->health_interval_ms);

@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "base/parse.h"
 #include "base/strbuf.h"
 
 int log_match_init(struct log_match *m, const char *event, const char *const pairs[], unsigned n)
@@ -56,4 +57,15 @@ bool log_match_line(const char *line, const void *arg)
 struct proc_match log_match_proc(const struct log_match *m)
 {
 	return (struct proc_match){ .match = log_match_line, .arg = m, .what = m->what };
+}
+
+int log_line_field(const char *line, const char *key, char *buf, size_t size)
+{
+	json_object *o = line[0] == '{' ? json_tokener_parse(line) : NULL;
+	json_object *v = NULL;
+	int r = -ENOENT;
+	if (o && json_object_get_type(o) == json_type_object && json_object_object_get_ex(o, key, &v) && v)
+		r = str_copy(buf, size, json_object_get_string(v)) < 0 ? -ENOBUFS : 0;
+	json_object_put(o);
+	return r;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "support/proc.h"
 
@@ -29,3 +30,8 @@ bool log_match_line(const char *line, const void *m);
 
 /* The proc_match of m (which must outlive it). */
 struct proc_match log_match_proc(const struct log_match *m);
+
+/* The text of field key of a JSON log line (a number by its digits) into
+ * buf. Returns 0, -ENOENT when the line has no such field or is no JSON
+ * object, or -ENOBUFS when the value does not fit. */
+int log_line_field(const char *line, const char *key, char *buf, size_t size);

@@ -388,3 +388,10 @@ unsigned count_events_v(struct proc *p, const char *event, ...)
 	const struct proc_match pm = log_match_proc(&m);
 	return proc_count_err_match(p, &pm);
 }
+
+const char *event_field(const char *line, const char *key, char *buf, size_t size)
+{
+	if (log_line_field(line, key, buf, size) < 0)
+		fail_msg("no field %s (or too long) in %s", key, line);
+	return buf;
+}

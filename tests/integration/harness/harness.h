@@ -142,3 +142,7 @@ const char *line_value(const char *line, const char *key, char *buf, size_t size
 const char *expect_event_v(struct proc *p, int timeout_ms, const char *event, ...);
 const char *wait_event_v(struct proc *p, int timeout_ms, const char *event, ...);
 unsigned count_events_v(struct proc *p, const char *event, ...);
+
+/* The text of field key of an event's line (expect_event's), for a test
+ * that looks into a value; fails the test when the line has no such field. */
+const char *event_field(const char *line, const char *key, char *buf, size_t size);
