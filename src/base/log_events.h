@@ -67,6 +67,7 @@
 	X(RESOURCE_GONE, "resource.gone")                               \
 	X(VNPU_TEMPLATE_FOUND, "vnpu.template-found")                   \
 	X(VNPU_RESOURCE_REFUSED, "vnpu.resource-refused")               \
+	X(VNPU_UNADVERTISED, "vnpu.unadvertised")                       \
 	X(CDI_WRITTEN, "cdi.written")                                   \
 	X(CDI_REMOVED, "cdi.removed")                                   \
 	X(HOST_FILES_CHANGED, "host-files.changed")                     \

@@ -301,7 +301,8 @@ static void reload_config(struct daemon *d, bool signalled)
 		snprintf(why, sizeof(why), "out of memory");
 	if (r < 0) {
 		log_event(LOG_LEVEL_ERROR, LOG_EVENT_CONFIG_REJECTED,
-			  &(struct log_fields){ .more = { LOG_STR("trigger", signalled ? "SIGHUP" : "reload") } },
+			  &(struct log_fields){ .more = { LOG_STR("trigger", signalled ? "SIGHUP" : "reload"),
+							  LOG_STR("reason", why) } },
 			  "%s: keeping the running configuration: %s", signalled ? "SIGHUP" : "reload", why);
 	} else if (apply_config(d, signalled ? "SIGHUP" : "reload", &next->config, &next->serving) == 0) {
 		char names[1024];

@@ -69,6 +69,8 @@ void vnpu_resources_add(struct vnpu_resources *d, struct resource_set *set, cons
 			  "vNPU template %s found: advertising %s", def->vnpu_template, def->name);
 	}
 	if (unnamed != d->logged_unnamed && unnamed)
-		log_warn("%zu vNPUs are not advertised (%s)", unnamed, first_why);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_VNPU_UNADVERTISED,
+			  &(struct log_fields){ .more = { LOG_NUM("count", unnamed), LOG_STR("first", first_why) } },
+			  "%zu vNPUs are not advertised (%s)", unnamed, first_why);
 	d->logged_unnamed = unnamed;
 }

@@ -135,7 +135,11 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 	 * ones are retried, and said once. */
 	if (error < 0 && (ev != SESSION_EV_START || e->retry_start)) {
 		if (!e->bind_failed)
-			log_event(LOG_LEVEL_ERROR, LOG_EVENT_PLUGIN_SERVE_FAILED, &about,
+			log_event(LOG_LEVEL_ERROR, LOG_EVENT_PLUGIN_SERVE_FAILED,
+				  &(struct log_fields){ .resource = e->def.name,
+							.more = { LOG_STR("path", e->def.socket_path),
+								  LOG_STR("error", strerror(-error)),
+								  LOG_NUM("retry_ms", REBIND_RETRY_MS) } },
 				  "cannot serve on %s: %s; retrying every %dms", e->def.socket_path, strerror(-error),
 				  REBIND_RETRY_MS);
 		e->bind_failed = true;
