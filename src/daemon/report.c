@@ -95,7 +95,8 @@ static void report_numa(const struct npu_snapshot *snap, size_t chips)
 	if (known == 0)
 		log_info("NUMA node unknown for every chip, none advertised (%s)", why);
 	else if (known < chips)
-		log_event(LOG_LEVEL_INFO, LOG_EVENT_CHIPS_NUMA, &(struct log_fields){ .more = { LOG_STR("numa", nodes) } },
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_CHIPS_NUMA,
+			  &(struct log_fields){ .more = { LOG_STR("numa", nodes), LOG_STR("unknown", why) } },
 			  "NUMA node of each chip: %s (%s)", nodes, why);
 	else
 		log_event(LOG_LEVEL_INFO, LOG_EVENT_CHIPS_NUMA, &(struct log_fields){ .more = { LOG_STR("numa", nodes) } },
