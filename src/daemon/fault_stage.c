@@ -65,7 +65,8 @@ static void log_decisions(struct observe *observe, const struct npu_device *chip
 			(void)str_printf(code, sizeof(code), "%08X", dec->code);
 		const struct log_fields f = { .device = chip->id,
 					      .more = { LOG_STR("fault_level", fault_level_name(dec->level)),
-							LOG_STR("rule", fault_rule_name(dec->rule)), LOG_STR("code", code) } };
+							LOG_STR("rule", fault_rule_name(dec->rule)), LOG_STR("code", code),
+							LOG_STR("held_by", holders) } };
 		switch (dec->kind) {
 		case FAULT_DECISION_LEVEL:
 			if (fault_level_unhealthy(dec->level))
