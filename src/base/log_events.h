@@ -42,6 +42,7 @@
 	X(RESET_EXHAUSTED, "reset.exhausted")                           \
 	X(SEPARATIONS_LOADED, "separations.loaded")                     \
 	X(SEPARATIONS_UNREADABLE, "separations.unreadable")             \
+	X(SEPARATIONS_UNWRITABLE, "separations.unwritable")             \
 	X(SEPARATION_ADDED, "separation.added")                         \
 	X(SEPARATION_REMOVED, "separation.removed")                     \
 	X(PLUGIN_SERVING, "plugin.serving")                             \
@@ -65,6 +66,7 @@
 	X(CONFIG_INOTIFY_OVERFLOW, "config.inotify-overflow")           \
 	X(RESOURCE_CHANGED, "resource.changed")                         \
 	X(RESOURCE_GONE, "resource.gone")                               \
+	X(TIME_SLICING, "time-slicing")                                 \
 	X(VNPU_TEMPLATE_FOUND, "vnpu.template-found")                   \
 	X(VNPU_RESOURCE_REFUSED, "vnpu.resource-refused")               \
 	X(VNPU_UNADVERTISED, "vnpu.unadvertised")                       \

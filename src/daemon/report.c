@@ -187,7 +187,8 @@ void report_devices(struct report *rep, const struct npu_snapshot *snap, const s
 				.more = { LOG_STR("fault", npu_fault_name(dev->fault)),
 					  LOG_NUM(dev->fault == NPU_FAULT_HEALTH_LEVEL ? "health" : NULL, dev->dcmi_health),
 					  LOG_NUM(dev->fault == NPU_FAULT_HEALTH_CALL ? "dcmi_error" : NULL, dev->dcmi_code),
-					  LOG_STR("code", code), LOG_STR("reason", why) },
+					  LOG_STR("code", code), LOG_STR("reason", why),
+					  LOG_STR(dev->fault == NPU_FAULT_VENDOR_TIMEOUT ? "call" : NULL, dev->overdue_call) },
 			};
 			log_event(LOG_LEVEL_WARN, LOG_EVENT_DEVICE_UNHEALTHY, &unhealthy, "%s is Unhealthy: %s", dev->id, why);
 		} else if (dev->healthy && !was_healthy) {
@@ -242,9 +243,14 @@ void report_start(const struct config *c, const struct serving *s, const char *c
 		 ASCEND_VERSION, def->name, def->socket_path, npu_backend_mode_name(c->backend),
 		 (long long)c->health_interval_ms);
 	if (replica_sharing(&def->sharing))
-		log_info("time-slicing: each chip is advertised %u times (no memory or compute isolation)%s",
-			 def->sharing.replicas,
-			 def->sharing.fail_requests_greater_than_one ? ", a container may ask for one" : "");
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_TIME_SLICING,
+			  &(struct log_fields){ .resource = def->name,
+						.more = { LOG_NUM("replicas", def->sharing.replicas),
+							  LOG_NUM("one_per_container",
+								  def->sharing.fail_requests_greater_than_one) } },
+			  "time-slicing: each chip is advertised %u times (no memory or compute isolation)%s",
+			  def->sharing.replicas,
+			  def->sharing.fail_requests_greater_than_one ? ", a container may ask for one" : "");
 	if (c->device_list_strategies != CONFIG_STRATEGY_NATIVE) {
 		char strategies[64];
 		(void)config_strategies_format(c->device_list_strategies, strategies, sizeof(strategies)); /* fits */

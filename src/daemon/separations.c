@@ -23,13 +23,15 @@ static const struct npu_device *chip_in(const struct npu_snapshot *snap, uint32_
 	return NULL;
 }
 
-/* Says a problem once, until it changes or goes away. */
-static void say_once(struct separations *s, const char *problem)
+/* Says a problem once, until it changes or goes away: event, with the
+ * record's path and reason as its fields. */
+static void say_once(struct separations *s, enum log_event event, const char *reason, const char *problem)
 {
 	if (strcmp(problem, s->logged) == 0)
 		return;
 	(void)str_copy(s->logged, sizeof(s->logged), problem); /* cut: only compared */
-	log_error("%s", problem);
+	log_event(LOG_LEVEL_ERROR, event,
+		  &(struct log_fields){ .more = { LOG_STR("path", s->path), LOG_STR("reason", reason) } }, "%s", problem);
 }
 
 static void describe(const struct fault_separation_record *rec, char *buf, size_t size)
@@ -165,7 +167,7 @@ static void cannot_record(struct separations *s, int r)
 		 "cannot record separated chips in %s: %s; retrying at every refresh (until then a restart would hand "
 		 "them out again)",
 		 s->path, strerror(-r));
-	say_once(s, problem);
+	say_once(s, LOG_EVENT_SEPARATIONS_UNWRITABLE, strerror(-r), problem);
 }
 
 void separations_sync(struct separations *s, const struct npu_snapshot *snap)
@@ -226,7 +228,7 @@ bool separations_reread(struct separations *s)
 	if (fault_separations_read(s->path, disk, why, sizeof(why)) < 0) {
 		snprintf(problem, sizeof(problem), "%s cannot be read: %s; the chips stay as they are until it can",
 			 s->path, why);
-		say_once(s, problem);
+		say_once(s, LOG_EVENT_SEPARATIONS_UNREADABLE, why, problem);
 	} else if (disk->count != s->known.count ||
 		   memcmp(disk->records, s->known.records, disk->count * sizeof(disk->records[0])) != 0) {
 		changed = adopt(s, disk);
