@@ -130,7 +130,8 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 		return;
 	}
 	const struct log_fields f = { .more = { LOG_STR("node", k->node_name), LOG_NUM("generation", rep->generation),
-						LOG_NUM("slices", rep->slices), LOG_NUM("devices", rep->devices) } };
+						LOG_NUM("slices", rep->slices), LOG_NUM("devices", rep->devices),
+						LOG_NUM("recovered", rep->recovered) } };
 	if (rep->recovered)
 		log_event(LOG_LEVEL_INFO, LOG_EVENT_SLICES_PUBLISHED, &f,
 			  "publishing ResourceSlices works again: node %s, generation %lld, %zu slices, %zu devices",

@@ -212,10 +212,14 @@ static void put_ids(struct strbuf *sb, const struct npu_snapshot *snap)
 void report_front_ends(struct report *rep, const struct npu_snapshot *dra, const struct npu_snapshot *device_plugin,
 		       bool device_plugin_on)
 {
-	char now[sizeof(rep->front_ends)];
-	struct strbuf sb;
+	char now[sizeof(rep->front_ends)], dra_ids[sizeof(now)], other_ids[sizeof(now)];
+	struct strbuf sb, dra_sb, other_sb;
 	strbuf_init(&sb, now, sizeof(now), ",...");
+	strbuf_init(&dra_sb, dra_ids, sizeof(dra_ids), ",...");
+	strbuf_init(&other_sb, other_ids, sizeof(other_ids), ",...");
 	put_ids(&sb, dra);
+	put_ids(&dra_sb, dra);
+	put_ids(&other_sb, device_plugin);
 	if (device_plugin_on) {
 		(void)strbuf_printf(&sb, "; the device plugin: ");
 		put_ids(&sb, device_plugin);
@@ -225,8 +229,12 @@ void report_front_ends(struct report *rep, const struct npu_snapshot *dra, const
 	}
 	if (strcmp(now, rep->front_ends) == 0)
 		return;
-	log_event(LOG_LEVEL_INFO, LOG_EVENT_FRONT_ENDS, &(struct log_fields){ .more = { LOG_STR("split", now) } },
-		  "front ends: the DRA driver: %s", now);
+	/* The chips neither serves are the device plugin's share while it is off. */
+	const struct log_fields f = { .more = { LOG_STR("dra", dra_ids),
+						LOG_STR(device_plugin_on ? "device_plugin" : NULL, other_ids),
+						LOG_STR(!device_plugin_on && device_plugin->count ? "neither" : NULL,
+							other_ids) } };
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_FRONT_ENDS, &f, "front ends: the DRA driver: %s", now);
 	memcpy(rep->front_ends, now, sizeof(now));
 }
 
