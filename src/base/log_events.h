@@ -9,7 +9,7 @@
  * the enum and the names come from the one X-macro below. */
 #pragma once
 
-/* X(ID, "name"): LOG_EVENT_ID says "name". */
+/* X(ID, name): LOG_EVENT_ID says the string name. */
 #define LOG_EVENTS(X)                                                   \
 	X(DCMI_LOADED, "dcmi.loaded")                                   \
 	X(DCMI_UNAVAILABLE, "dcmi.unavailable")                         \

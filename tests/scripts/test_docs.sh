@@ -14,6 +14,8 @@
 #   the timestamp and level column as the logger writes them, and the
 #   message matched in full against a format string of the log calls in
 #   src/ (literal text exactly, each conversion by what it can print);
+# - the table of log events in metrics.md, English and Chinese, has a row
+#   for each name of src/base/log_events.h and for no other;
 # - paths into the repository (deploy/..., examples/...) exist, the label
 #   selector and image tag are the manifests', the resource figures are the
 #   manifest's, and the "your own overlay" example of configuration.md and
@@ -69,6 +71,17 @@ for page in "${pages[@]}"; do
 	check "docs/$page.md and docs/zh-CN/$page.md have the same code blocks" same_code_blocks "docs/$page.md" "docs/zh-CN/$page.md"
 done
 check "README.md and README.zh-CN.md have the same code blocks" same_code_blocks README.md README.zh-CN.md
+
+# same_events PAGE: the first column of PAGE's table of events ("| `name` |"
+# rows under "| `event` |") is the list of src/base/log_events.h, in any order.
+same_events() {
+	diff -u <(grep -oE '^[[:space:]]*X\([A-Z_0-9]+, "[^"]+"\)' "$root/src/base/log_events.h" |
+		sed -E 's/.*"([^"]+)".*/\1/' | sort) \
+		<(awk '/^\| `event` \|/ { on = 1; next } on && !/^\|/ { on = 0 } on' "$root/$1" |
+			sed -nE 's/^\| `([^`]+)` \|.*/\1/p' | sort)
+}
+check "docs/metrics.md lists every log event and no other" same_events docs/metrics.md
+check "docs/zh-CN/metrics.md lists every log event and no other" same_events docs/zh-CN/metrics.md
 check "README.md and README.zh-CN.md link to each other" linked_both_ways README.md README.zh-CN.md README.zh-CN.md README.md
 
 "$plugin" --help >"$tmp/plugin-help"
