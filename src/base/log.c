@@ -276,11 +276,6 @@ static size_t format_line_fields(char *buf, enum log_level level, enum log_event
 	return used;
 }
 
-static size_t format_line(char *buf, enum log_level level, const char *fmt, va_list ap)
-{
-	return format_line_fields(buf, level, LOG_EVENT_NONE, NULL, fmt, ap);
-}
-
 static void write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
@@ -413,43 +408,42 @@ static void *writer_main(void *arg)
 
 static void emit(const char *line, size_t n);
 
+/* The line of every log call: formatted on the caller's stack, then out. */
+static void say(enum log_level level, enum log_event event, const struct log_fields *fields, const char *fmt,
+		va_list ap)
+{
+	char line[LOG_LINE_MAX];
+	emit(line, format_line_fields(line, level, event, fields, fmt, ap));
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	if (!log_enabled(level))
 		return;
-
-	char line[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	size_t n = format_line(line, level, fmt, ap);
+	say(level, LOG_EVENT_NONE, NULL, fmt, ap);
 	va_end(ap);
-	emit(line, n);
 }
 
 void log_msg_fields(enum log_level level, const struct log_fields *fields, const char *fmt, ...)
 {
 	if (!log_enabled(level))
 		return;
-
-	char line[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	size_t n = format_line_fields(line, level, LOG_EVENT_NONE, fields, fmt, ap);
+	say(level, LOG_EVENT_NONE, fields, fmt, ap);
 	va_end(ap);
-	emit(line, n);
 }
 
 void log_event(enum log_level level, enum log_event event, const struct log_fields *fields, const char *fmt, ...)
 {
 	if (!log_enabled(level))
 		return;
-
-	char line[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	size_t n = format_line_fields(line, level, event, fields, fmt, ap);
+	say(level, event, fields, fmt, ap);
 	va_end(ap);
-	emit(line, n);
 }
 
 static void emit(const char *line, size_t n)

@@ -353,15 +353,22 @@ static void match_from(struct log_match *m, const char *event, va_list ap)
 		fail_msg("the event %s: a key without a value to match", event);
 }
 
+/* Waits for the event of m, filled from event and ap. */
+static const char *await_event(struct proc *p, int timeout_ms, struct log_match *m, const char *event, va_list ap)
+{
+	match_from(m, event, ap);
+	const struct proc_match pm = log_match_proc(m);
+	return proc_expect_err_match(p, &pm, timeout_ms);
+}
+
 const char *wait_event_v(struct proc *p, int timeout_ms, const char *event, ...)
 {
 	struct log_match m;
 	va_list ap;
 	va_start(ap, event);
-	match_from(&m, event, ap);
+	const char *line = await_event(p, timeout_ms, &m, event, ap);
 	va_end(ap);
-	const struct proc_match pm = log_match_proc(&m);
-	return proc_expect_err_match(p, &pm, timeout_ms);
+	return line;
 }
 
 const char *expect_event_v(struct proc *p, int timeout_ms, const char *event, ...)
@@ -369,10 +376,8 @@ const char *expect_event_v(struct proc *p, int timeout_ms, const char *event, ..
 	struct log_match m;
 	va_list ap;
 	va_start(ap, event);
-	match_from(&m, event, ap);
+	const char *line = await_event(p, timeout_ms, &m, event, ap);
 	va_end(ap);
-	const struct proc_match pm = log_match_proc(&m);
-	const char *line = proc_expect_err_match(p, &pm, timeout_ms);
 	if (!line)
 		fail_msg("%s did not come within %dms", m.what, timeout_ms);
 	return line;
