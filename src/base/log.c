@@ -131,39 +131,60 @@ static size_t json_escape(char *buf, size_t used, size_t room, const char *s, bo
 	return used;
 }
 
-/* One JSON object: {"time":...,"level":...,"msg":...[,"resource":...][,"device":...]}.
+/* Appends ,"key":"value" (or ,"key":number) to tail[used..room); leaves
+ * tail as it was and returns used when the field does not fit whole: a field
+ * too long for a log line is left out. */
+static size_t put_field(char *tail, size_t used, size_t room, const struct log_field *f)
+{
+	int n = f->is_num ? snprintf(tail + used, room - used, ",\"%s\":%lld", f->key, f->num)
+			  : snprintf(tail + used, room - used, ",\"%s\":\"", f->key);
+	if (n < 0 || (size_t)n >= room - used)
+		return used;
+	size_t end = used + (size_t)n;
+	if (f->is_num)
+		return end;
+	bool whole;
+	end = json_escape(tail, end, room - 1, f->str, &whole);
+	if (!whole)
+		return used;
+	tail[end++] = '"';
+	return end;
+}
+
+/* One JSON object: {"time":...,"level":...[,"event":...],"msg":...[,"resource":...][,"device":...][,more...]}.
  * A message that does not fit is cut and ends in "...", the object stays whole. */
-static size_t format_json(char *buf, const char *stamp, enum log_level level, const char *msg,
+static size_t format_json(char *buf, const char *stamp, enum log_level level, enum log_event event, const char *msg,
 			  const struct log_fields *fields)
 {
 	/* Room for the closing of the object, the fields and the newline. */
-	char tail[512];
+	char tail[1024];
+	const size_t tail_room = sizeof(tail) - 2; /* the closing brace and the newline */
 	size_t tail_len = 0;
-	static const char close_msg[] = "\"";
-	memcpy(tail, close_msg, sizeof(close_msg) - 1);
-	tail_len = sizeof(close_msg) - 1;
-	const char *names[2] = { "resource", "device" };
-	const char *values[2] = { fields ? fields->resource : NULL, fields ? fields->device : NULL };
-	for (int i = 0; i < 2; i++) {
-		if (!values[i] || !values[i][0])
-			continue;
-		int n = snprintf(tail + tail_len, sizeof(tail) - tail_len, ",\"%s\":\"", names[i]);
-		if (n < 0 || (size_t)n >= sizeof(tail) - tail_len)
-			break;
-		size_t at = tail_len + (size_t)n;
-		bool whole;
-		size_t end = json_escape(tail, at, sizeof(tail) - 3, values[i], &whole);
-		if (!whole)
-			break; /* a field too long for a log line is left out */
-		tail[end++] = '"';
-		tail_len = end;
+	tail[tail_len++] = '"';
+	if (fields) {
+		const struct log_field named[] = { LOG_STR("resource", fields->resource),
+						   LOG_STR("device", fields->device) };
+		for (size_t i = 0; i < ELEMENTSOF(named); i++)
+			if (named[i].str && named[i].str[0])
+				tail_len = put_field(tail, tail_len, tail_room, &named[i]);
+		for (size_t i = 0; i < LOG_FIELDS_MORE_MAX; i++) {
+			const struct log_field *f = &fields->more[i];
+			if (f->key && (f->is_num || (f->str && f->str[0])))
+				tail_len = put_field(tail, tail_len, tail_room, f);
+		}
 	}
 	tail[tail_len++] = '}';
 	tail[tail_len++] = '\n';
 
-	int n = snprintf(buf, LOG_LINE_MAX, "{\"time\":\"%s\",\"level\":\"%s\",\"msg\":\"", stamp,
-			 level_names[level]);
+	int n = snprintf(buf, LOG_LINE_MAX, "{\"time\":\"%s\",\"level\":\"%s\",", stamp, level_names[level]);
 	size_t used = n > 0 ? (size_t)n : 0;
+	const char *name = log_event_name(event);
+	if (name) {
+		n = snprintf(buf + used, LOG_LINE_MAX - used, "\"event\":\"%s\",", name);
+		used += n > 0 ? (size_t)n : 0;
+	}
+	memcpy(buf + used, "\"msg\":\"", 7);
+	used += 7;
 	bool whole;
 	size_t room = LOG_LINE_MAX - tail_len - 3;
 	used = json_escape(buf, used, room, msg, &whole);
@@ -173,6 +194,16 @@ static size_t format_json(char *buf, const char *stamp, enum log_level level, co
 	}
 	memcpy(buf + used, tail, tail_len);
 	return used + tail_len;
+}
+
+const char *log_event_name(enum log_event event)
+{
+	static const char *const names[] = {
+#define LOG_EVENT_NAME(id, name) [LOG_EVENT_##id] = name,
+		LOG_EVENTS(LOG_EVENT_NAME)
+#undef LOG_EVENT_NAME
+	};
+	return (size_t)event < ELEMENTSOF(names) ? names[event] : NULL;
 }
 
 size_t log_text_escape(char *buf, size_t used, size_t room, const char *s, bool *cut)
@@ -207,8 +238,8 @@ size_t log_text_escape(char *buf, size_t used, size_t room, const char *s, bool 
 /* "<UTC time> <level> <message>\n" (or the JSON object) into
  * buf[LOG_LINE_MAX]; returns the length. A cut line ends in "...\n" so
  * that a reader sees it was cut. */
-static size_t format_line_fields(char *buf, enum log_level level, const struct log_fields *fields, const char *fmt,
-				 va_list ap)
+static size_t format_line_fields(char *buf, enum log_level level, enum log_event event,
+				 const struct log_fields *fields, const char *fmt, va_list ap)
 {
 	struct timespec now;
 	struct tm tm;
@@ -222,7 +253,7 @@ static size_t format_line_fields(char *buf, enum log_level level, const struct l
 		char msg[LOG_LINE_MAX];
 		if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
 			msg[0] = '\0';
-		return format_json(buf, stamp, level, msg, fields);
+		return format_json(buf, stamp, level, event, msg, fields);
 	}
 
 	/* One byte is kept for the newline, one for a terminator. */
@@ -243,11 +274,6 @@ static size_t format_line_fields(char *buf, enum log_level level, const struct l
 	}
 	buf[used++] = '\n';
 	return used;
-}
-
-static size_t format_line(char *buf, enum log_level level, const char *fmt, va_list ap)
-{
-	return format_line_fields(buf, level, NULL, fmt, ap);
 }
 
 static void write_all(int fd, const char *p, size_t n)
@@ -297,13 +323,14 @@ static void drop_locked(void)
 	q.dropped_unsaid++;
 }
 
-static size_t format_linef(char *buf, enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static size_t format_linef(char *buf, enum log_level level, const char *fmt, ...)
+static size_t format_linef(char *buf, enum log_level level, enum log_event event, const struct log_fields *fields,
+			   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static size_t format_linef(char *buf, enum log_level level, enum log_event event, const struct log_fields *fields,
+			   const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	size_t n = format_line(buf, level, fmt, ap);
+	size_t n = format_line_fields(buf, level, event, fields, fmt, ap);
 	va_end(ap);
 	return n;
 }
@@ -315,8 +342,9 @@ static bool say_dropped_locked(void)
 	if (q.dropped_unsaid == 0)
 		return true;
 	char line[LOG_LINE_MAX];
-	size_t n = format_linef(line, LOG_LEVEL_WARN, "log: %llu lines dropped: stderr was not being read",
-				(unsigned long long)q.dropped_unsaid);
+	const struct log_fields f = { .more = { LOG_NUM("lines", q.dropped_unsaid) } };
+	size_t n = format_linef(line, LOG_LEVEL_WARN, LOG_EVENT_LOG_DROPPED, &f,
+				"log: %llu lines dropped: stderr was not being read", (unsigned long long)q.dropped_unsaid);
 	if (!push_locked(line, n))
 		return false;
 	q.dropped_unsaid = 0;
@@ -380,30 +408,42 @@ static void *writer_main(void *arg)
 
 static void emit(const char *line, size_t n);
 
+/* The line of every log call: formatted on the caller's stack, then out. */
+static void say(enum log_level level, enum log_event event, const struct log_fields *fields, const char *fmt,
+		va_list ap)
+{
+	char line[LOG_LINE_MAX];
+	emit(line, format_line_fields(line, level, event, fields, fmt, ap));
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	if (!log_enabled(level))
 		return;
-
-	char line[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	size_t n = format_line(line, level, fmt, ap);
+	say(level, LOG_EVENT_NONE, NULL, fmt, ap);
 	va_end(ap);
-	emit(line, n);
 }
 
 void log_msg_fields(enum log_level level, const struct log_fields *fields, const char *fmt, ...)
 {
 	if (!log_enabled(level))
 		return;
-
-	char line[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	size_t n = format_line_fields(line, level, fields, fmt, ap);
+	say(level, LOG_EVENT_NONE, fields, fmt, ap);
 	va_end(ap);
-	emit(line, n);
+}
+
+void log_event(enum log_level level, enum log_event event, const struct log_fields *fields, const char *fmt, ...)
+{
+	if (!log_enabled(level))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	say(level, event, fields, fmt, ap);
+	va_end(ap);
 }
 
 static void emit(const char *line, size_t n)

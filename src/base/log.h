@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/log_events.h"
+
 enum log_level {
 	LOG_LEVEL_ERROR,
 	LOG_LEVEL_WARN,
@@ -43,7 +45,8 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
 
 /* --log-format: text (the default) is "<time> <level> <message>"; json is
  * one object per line, {"time":"...","level":"...","msg":"..."} plus
- * "resource" and "device" when the line is about one. */
+ * "event" for a named event, "resource" and "device" when the line is about
+ * one, and the event's own fields. */
 enum log_format {
 	LOG_FORMAT_TEXT,
 	LOG_FORMAT_JSON,
@@ -53,15 +56,40 @@ enum log_format {
 int log_format_parse(const char *s, enum log_format *ret_format);
 void log_set_format(enum log_format format);
 
+/* One more value of a line for the JSON format: a string, or a number
+ * (LOG_NUM). A member with no key, or a string one whose value is NULL or
+ * empty, is left out. */
+struct log_field {
+	const char *key;
+	const char *str;
+	long long num;
+	bool is_num;
+};
+#define LOG_STR(k, v) { .key = (k), .str = (v) }
+#define LOG_NUM(k, v) { .key = (k), .num = (long long)(v), .is_num = true }
+#define LOG_FIELDS_MORE_MAX 6
+
 /* What a line is about, for the JSON format (text lines say it in the
  * message). NULL or empty members are left out. */
 struct log_fields {
 	const char *resource;
 	const char *device;
+	struct log_field more[LOG_FIELDS_MORE_MAX];
 };
 
 void log_msg_fields(enum log_level level, const struct log_fields *fields, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A line that says one of the events of base/log_events.h: the text format
+ * is the message alone, as log_msg_fields writes it; the JSON format adds
+ * "event":"<name>" after the level, so that a reader (an alert, a test)
+ * matches the name and the fields rather than the sentence, which may be
+ * reworded. fields may be NULL. */
+void log_event(enum log_level level, enum log_event event, const struct log_fields *fields, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The event's name ("plugin.registered"), or NULL for LOG_EVENT_NONE. */
+const char *log_event_name(enum log_event event);
 
 /* Appends s to buf[used..room) with every control character escaped (\n,
  * \r, \t, else \xHH), so that a value from a file, a flag or a peer can

@@ -34,7 +34,8 @@ void cdi_keeper_sync(struct cdi_keeper *d, const struct resource_set *resources,
 		if (r < 0 && r != d->error)
 			log_error("cannot remove the CDI spec %s: %s", d->path, strerror(-r));
 		else if (r == 0 && d->written)
-			log_info("removed the CDI spec %s: no chips", d->path);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_CDI_REMOVED, &(struct log_fields){ .more = { LOG_STR("path", d->path) } },
+				  "removed the CDI spec %s: no chips", d->path);
 		d->error = r;
 		if (r == 0) {
 			free(d->written);
@@ -66,7 +67,10 @@ void cdi_keeper_sync(struct cdi_keeper *d, const struct resource_set *resources,
 		if (strbuf_printf(&sb, "%s%s%u", i ? "," : "", snap->devices[i].kind == NPU_DEVICE_VNPU ? "vnpu-" : "",
 				  npu_device_number(&snap->devices[i])) < 0)
 			break;
-	log_info("wrote the CDI spec %s: kind %s, %zu devices %s", d->path, d->names->kind, snap->count, names);
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_CDI_WRITTEN,
+		  &(struct log_fields){ .more = { LOG_STR("path", d->path), LOG_STR("kind", d->names->kind),
+						  LOG_NUM("count", snap->count), LOG_STR("devices", names) } },
+		  "wrote the CDI spec %s: kind %s, %zu devices %s", d->path, d->names->kind, snap->count, names);
 	d->error = 0;
 	free(d->written);
 	d->written = json;
@@ -91,7 +95,8 @@ void cdi_keeper_stop(struct cdi_keeper *d, bool remove)
 	if (r < 0)
 		log_warn("cannot remove the CDI spec %s: %s", d->path, strerror(-r));
 	else if (remove)
-		log_info("removed the CDI spec %s", d->path);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_CDI_REMOVED, &(struct log_fields){ .more = { LOG_STR("path", d->path) } },
+			  "removed the CDI spec %s", d->path);
 	d->active = false;
 	free(d->written);
 	d->written = NULL;

@@ -237,7 +237,9 @@ static void refresh(struct daemon *d, const char *reason)
 	};
 	snapshot_consumers_hand(&d->consumers, &news);
 	if (files_changed)
-		log_info("files for containers besides their chips: %s", files_change);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_HOST_FILES_CHANGED,
+			  &(struct log_fields){ .more = { LOG_STR("change", files_change) } },
+			  "files for containers besides their chips: %s", files_change);
 	d->refreshed_once = true;
 	npu_snapshot_unref(snap);
 	struct watch_changes again;
@@ -306,14 +308,19 @@ static int apply_config(struct daemon *d, const char *what, struct config *next,
 static void reload_config(struct daemon *d, bool signalled)
 {
 	if (!signalled)
-		log_info("%s changed; reading the configuration again", d->config.config_file);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_CONFIG_CHANGED,
+			  &(struct log_fields){ .more = { LOG_STR("path", d->config.config_file) } },
+			  "%s changed; reading the configuration again", d->config.config_file);
 	struct reload_next *next = malloc(sizeof(*next));
 	char why[CONFIG_PATH_MAX + 512];
 	int r = next ? reload_read(d->reload, d->reload_ctx, next, why, sizeof(why)) : -ENOMEM;
 	if (r == -ENOMEM && !next)
 		snprintf(why, sizeof(why), "out of memory");
 	if (r < 0) {
-		log_error("%s: keeping the running configuration: %s", signalled ? "SIGHUP" : "reload", why);
+		log_event(LOG_LEVEL_ERROR, LOG_EVENT_CONFIG_REJECTED,
+			  &(struct log_fields){ .more = { LOG_STR("trigger", signalled ? "SIGHUP" : "reload"),
+							  LOG_STR("reason", why) } },
+			  "%s: keeping the running configuration: %s", signalled ? "SIGHUP" : "reload", why);
 	} else if (apply_config(d, signalled ? "SIGHUP" : "reload", &next->config, &next->serving) == 0) {
 		char names[1024];
 		struct strbuf sb;
@@ -321,8 +328,11 @@ static void reload_config(struct daemon *d, bool signalled)
 		for (size_t i = 0; i < d->endpoints.resources.count; i++)
 			if (strbuf_printf(&sb, "%s%s", i ? ", " : "", d->endpoints.resources.defs[i].name) < 0)
 				break;
-		log_info("%s: configuration %s applied: resources %s", signalled ? "SIGHUP" : "reload",
-			 d->config.config_file[0] ? d->config.config_file : "(flags only)", names);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_CONFIG_APPLIED,
+			  &(struct log_fields){ .more = { LOG_STR("trigger", signalled ? "SIGHUP" : "reload"),
+							  LOG_STR("resources", names) } },
+			  "%s: configuration %s applied: resources %s", signalled ? "SIGHUP" : "reload",
+			  d->config.config_file[0] ? d->config.config_file : "(flags only)", names);
 	}
 	free(next);
 	if (signalled) {
@@ -343,7 +353,7 @@ static void on_reload_due(void *ctx)
  * gone. */
 static void socket_dir_back(struct daemon *d)
 {
-	log_info("%s is back; serving anew", d->config.socket_dir);
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_KUBELET_DIR_BACK, NULL, "%s is back; serving anew", d->config.socket_dir);
 	tell_node(d, NODE_EV_DIR_BACK, (struct session_kubelet){ 0 });
 }
 
@@ -354,14 +364,16 @@ static void on_inotify(void *ctx, uint32_t events)
 	struct watch_changes ch;
 	watch_read(&d->watch, &d->endpoints.resources, &ch);
 	if (ch.overflow)
-		log_warn("the inotify queue overflowed; checking devices, sockets and the configuration anew");
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_CONFIG_INOTIFY_OVERFLOW, NULL,
+			  "the inotify queue overflowed; checking devices, sockets and the configuration anew");
 
 	if (ch.separations)
 		separations_reread(&d->separations); /* a change is judged at once, by the hold timer */
 	if (ch.devices)
 		refresh(d, "device nodes changed");
 	if (ch.socket_dir_gone) {
-		log_warn("%s was removed; waiting for it to come back", d->config.socket_dir);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_KUBELET_DIR_REMOVED, NULL, "%s was removed; waiting for it to come back",
+			  d->config.socket_dir);
 		tell_node(d, NODE_EV_DIR_GONE, (struct session_kubelet){ 0 });
 		if (ch.socket_dir_back)
 			socket_dir_back(d);
@@ -398,7 +410,8 @@ static void on_signal(void *ctx, uint32_t events)
 			loop_quit(d->loop);
 			return;
 		case SIGHUP:
-			log_info("received SIGHUP; reading the configuration, rediscovering and registering again");
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_CONFIG_SIGHUP, NULL,
+				  "received SIGHUP; reading the configuration, rediscovering and registering again");
 			reload_config(d, true);
 			break;
 		default:
@@ -436,7 +449,8 @@ static void daemon_fini(struct daemon *d)
 	 * surge roll, still serving, keeps them. */
 	bool alone = peers_alone(&d->peers);
 	if (!alone)
-		log_info("another plugin process of this node serves on; leaving the CDI spec and the NFD file to it");
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_INSTANCE_STANDBY, NULL,
+			  "another plugin process of this node serves on; leaving the CDI spec and the NFD file to it");
 	cdi_keeper_stop(&d->cdi, alone);
 	if (d->kube)
 		dra_kube_stop(d->kube);
@@ -832,7 +846,8 @@ int daemon_run(const struct config *config, const struct serving *serving, struc
 out:
 	daemon_fini(&d);
 	if (r < 0)
-		log_error("cannot start: %s", why);
+		log_event(LOG_LEVEL_ERROR, LOG_EVENT_START_FAILED,
+			  &(struct log_fields){ .more = { LOG_STR("reason", why) } }, "cannot start: %s", why);
 	else
 		log_info("stopped");
 	return r;

@@ -111,8 +111,9 @@ int dra_front_init(struct dra_front *f, const struct dra_front_options *opt, cha
 	 * kubelet never prepares its claims again: the pods' containers find
 	 * their chips through these specs until the kubelet's next start. */
 	if (set_aside[0]) {
-		log_warn("DRA checkpoint %s; the CDI specs in %s are kept until the kubelet prepares their claims again",
-			 set_aside, c->cdi_dir);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_DRA_CHECKPOINT_KEPT, NULL,
+			  "DRA checkpoint %s; the CDI specs in %s are kept until the kubelet prepares their claims again",
+			  set_aside, c->cdi_dir);
 		return 0;
 	}
 	int swept = dra_driver_sweep(f->driver);
@@ -191,7 +192,8 @@ static void check_sockets(struct dra_front *f)
 		return;
 	}
 	f->serve_error = 0;
-	log_info("DRA sockets were gone; serving %s and %s anew", f->dra_socket, f->reg_socket);
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_DRA_SOCKETS_RESTORED, NULL, "DRA sockets were gone; serving %s and %s anew",
+		  f->dra_socket, f->reg_socket);
 }
 
 static void on_inotify(void *ctx, uint32_t events)
@@ -217,16 +219,22 @@ int dra_front_start(struct dra_front *f, char *why, size_t why_size)
 	size_t failed = 0;
 	int restored = dra_driver_restore(f->driver, &failed, failure, sizeof(failure));
 	if (restored > 0)
-		log_info("wrote the CDI specs of %d prepared claims from the DRA checkpoint", restored);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_DRA_CHECKPOINT_RESTORED,
+			  &(struct log_fields){ .more = { LOG_NUM("claims", restored) } },
+			  "wrote the CDI specs of %d prepared claims from the DRA checkpoint", restored);
 	if (failed > 0)
 		log_error("cannot write the CDI specs of %zu prepared claims from the DRA checkpoint; the first: %s",
 			  failed, failure);
 	if ((r = serve(f, why, why_size)) < 0)
 		return r;
 	f->started = true;
-	log_info("DRA driver %s serving %s (registration %s), node %s, %zu prepared claims from the checkpoint",
-		 f->registration.driver_name, f->dra_socket, f->reg_socket, f->node_name,
-		 dra_driver_prepared_count(f->driver));
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_DRA_SERVING,
+		  &(struct log_fields){ .more = { LOG_STR("driver", f->registration.driver_name),
+						  LOG_STR("node", f->node_name),
+						  LOG_NUM("claims", dra_driver_prepared_count(f->driver)) } },
+		  "DRA driver %s serving %s (registration %s), node %s, %zu prepared claims from the checkpoint",
+		  f->registration.driver_name, f->dra_socket, f->reg_socket, f->node_name,
+		  dra_driver_prepared_count(f->driver));
 	return 0;
 }
 
@@ -240,7 +248,9 @@ static void report_registration(struct dra_front *f)
 		return;
 	f->notifications_seen = st.notifications;
 	if (st.registered) {
-		log_info("the kubelet registered DRA driver %s", f->registration.driver_name);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_DRA_REGISTERED,
+			  &(struct log_fields){ .more = { LOG_STR("driver", f->registration.driver_name) } },
+			  "the kubelet registered DRA driver %s", f->registration.driver_name);
 		if (f->registered)
 			f->registered(f->registered_ctx);
 	} else

@@ -132,16 +132,23 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 {
 	struct dra_kube *k = ctx;
 	if (rep->event == KUBE_PUBLISH_FAILED) {
-		log_error("cannot publish the ResourceSlices of node %s: %s; retrying with backoff", k->node_name,
+		log_event(LOG_LEVEL_ERROR, LOG_EVENT_SLICES_PUBLISH_FAILED,
+			  &(struct log_fields){ .more = { LOG_STR("node", k->node_name) } },
+			  "cannot publish the ResourceSlices of node %s: %s; retrying with backoff", k->node_name,
 			  rep->cause);
 		return;
 	}
+	const struct log_fields f = { .more = { LOG_STR("node", k->node_name), LOG_NUM("generation", rep->generation),
+						LOG_NUM("slices", rep->slices), LOG_NUM("devices", rep->devices),
+						LOG_NUM("recovered", rep->recovered) } };
 	if (rep->recovered)
-		log_info("publishing ResourceSlices works again: node %s, generation %lld, %zu slices, %zu devices",
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_SLICES_PUBLISHED, &f,
+			  "publishing ResourceSlices works again: node %s, generation %lld, %zu slices, %zu devices",
 			 k->node_name, (long long)rep->generation, rep->slices, rep->devices);
 	else
-		log_info("published the ResourceSlices of node %s: generation %lld, %zu slices, %zu devices",
-			 k->node_name, (long long)rep->generation, rep->slices, rep->devices);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_SLICES_PUBLISHED, &f,
+			  "published the ResourceSlices of node %s: generation %lld, %zu slices, %zu devices",
+			  k->node_name, (long long)rep->generation, rep->slices, rep->devices);
 }
 
 void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const struct dra_kube_offer *offer)

@@ -146,8 +146,9 @@ void endpoint_set_replace(struct endpoint_set *set, const struct resource_set *n
 			continue;
 		}
 		if (old_endpoints[i])
-			log_info("%s: %s %s; no longer serving it", what, old.defs[i].name,
-				 j >= 0 ? "changed" : "is gone from the configuration");
+			log_event(LOG_LEVEL_INFO, j >= 0 ? LOG_EVENT_RESOURCE_CHANGED : LOG_EVENT_RESOURCE_GONE,
+				  &(struct log_fields){ .resource = old.defs[i].name }, "%s: %s %s; no longer serving it", what,
+				  old.defs[i].name, j >= 0 ? "changed" : "is gone from the configuration");
 		endpoint_free(old_endpoints[i]);
 	}
 }

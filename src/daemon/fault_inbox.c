@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "daemon/fault_inbox.h"
 
+#include <stdio.h>
+
 #include "base/log.h"
 
 void fault_inbox_init(struct fault_inbox *inbox, struct loop_async *wake)
@@ -47,7 +49,14 @@ void fault_inbox_report(struct fault_inbox *inbox)
 	struct dcmi_dms_fault_event ev = inbox->last;
 	inbox->count = 0;
 	pthread_mutex_unlock(&inbox->lock);
-	if (count)
-		log_info("DCMI fault event: chip logic id %u %s, severity %u, event 0x%08X%s", ev.deviceid,
-			 assertion_word(ev.assertion), ev.severity, ev.event_id, count > 1 ? " (and more)" : "");
+	if (count) {
+		char id[16];
+		(void)snprintf(id, sizeof(id), "%08X", ev.event_id);
+		const struct log_fields f = { .more = { LOG_NUM("logic_id", ev.deviceid),
+							LOG_STR("assertion", assertion_word(ev.assertion)),
+							LOG_NUM("severity", ev.severity), LOG_STR("event_id", id) } };
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_DCMI_EVENT, &f,
+			  "DCMI fault event: chip logic id %u %s, severity %u, event 0x%08X%s", ev.deviceid,
+			  assertion_word(ev.assertion), ev.severity, ev.event_id, count > 1 ? " (and more)" : "");
+	}
 }

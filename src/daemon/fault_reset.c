@@ -119,6 +119,17 @@ static void about(char *buf, size_t size, enum fault_level level, uint32_t code)
 		(void)str_printf(buf, size, "%s, DCMI health without a code", fault_level_name(level));
 }
 
+/* The JSON fields of a line about a reset step; code[16] holds the code. */
+static struct log_fields step_fields(const struct npu_device *chip, const struct fault_reset_step *s, char *code)
+{
+	code[0] = '\0';
+	if (s->code)
+		(void)str_printf(code, 16, "%08X", s->code);
+	return (struct log_fields){ .device = chip->id,
+				    .more = { LOG_STR("fault_level", fault_level_name(s->level)), LOG_STR("code", code),
+					      LOG_NUM("attempt", s->attempt) } };
+}
+
 static void separate(struct fault_state *state, const struct fault_reset_step *s, int64_t now, bool *ret_separated)
 {
 	if (state && fault_policy_separate(state, s->code, now) == 0)
@@ -133,9 +144,13 @@ static void start(struct fault_resets *r, struct dcmi_lib *lib, struct reset_chi
 	const struct fault_reset_config *cfg = r->config;
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
-	const struct log_fields f = { .device = chip->id };
+	char code[16];
+	struct log_fields f = step_fields(chip, s, code);
+	f.more[3] = (struct log_field)LOG_NUM("max_resets", cfg->max_resets);
+	f.more[4] = (struct log_field)LOG_NUM("window_s", cfg->window_ms / 1000);
+	f.more[5] = (struct log_field)LOG_NUM("timeout_s", cfg->timeout_ms / 1000);
 	metrics_count_reset(r->metrics, c->phy, METRICS_RESET_ATTEMPTED);
-	log_msg_fields(LOG_LEVEL_WARN, &f,
+	log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_STARTED, &f,
 		       "%s: resetting the chip (%s): no container holds it; reset %u of at most %u within %llds; it stays "
 		       "Unhealthy until it is back, and is separated if it is not back within %llds",
 		       chip->id, what, s->attempt, cfg->max_resets, (long long)(cfg->window_ms / 1000),
@@ -158,7 +173,10 @@ static void take_return(struct fault_resets *r, struct reset_chip *c, const stru
 	if (fault_reset_called(&c->state, c->outcome.result == 0, now, &s) < 0)
 		return;
 	if (s.action != FAULT_RESET_FAILED) {
-		log_debug("%s: reset %u: DCMI's reset calls returned after %lldms; waiting for the chip", chip->id,
+		char returned_code[16];
+		const struct log_fields returned = step_fields(chip, &s, returned_code);
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_RESET_RETURNED, &returned,
+			  "%s: reset %u: DCMI's reset calls returned after %lldms; waiting for the chip", chip->id,
 			  s.attempt, (long long)s.elapsed_ms);
 		return;
 	}
@@ -168,10 +186,16 @@ static void take_return(struct fault_resets *r, struct reset_chip *c, const stru
 		(void)str_printf(cause, sizeof(cause), "%s returned %d", c->outcome.error.call, c->outcome.error.code);
 	else
 		(void)str_printf(cause, sizeof(cause), "it could not be started: %s", strerror(-c->outcome.result));
-	const struct log_fields f = { .device = chip->id };
+	char code[16];
+	struct log_fields f = step_fields(chip, &s, code);
+	if (c->outcome.result == -EIO) {
+		f.more[3] = (struct log_field)LOG_STR("call", c->outcome.error.call);
+		f.more[4] = (struct log_field)LOG_NUM("dcmi_error", c->outcome.error.code);
+	}
 	metrics_count_reset(r->metrics, c->phy, METRICS_RESET_FAILED);
-	log_msg_fields(LOG_LEVEL_ERROR, &f, "%s: reset %u (%s) failed: %s; separated (ManuallySeparateNPU) until released",
-		       chip->id, s.attempt, what, cause);
+	log_event(LOG_LEVEL_ERROR, LOG_EVENT_RESET_FAILED, &f,
+		  "%s: reset %u (%s) failed: %s; separated (ManuallySeparateNPU) until released", chip->id, s.attempt,
+		  what, cause);
 	separate(state, &s, now, ret_separated);
 }
 
@@ -192,7 +216,12 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 		   const struct fault_reset_step *s, const char *holders)
 {
 	const struct fault_reset_config *cfg = r->config;
-	const struct log_fields f = { .device = chip->id };
+	char code[16];
+	struct log_fields f = step_fields(chip, s, code);
+	if (s->action == FAULT_RESET_SUCCEEDED || s->action == FAULT_RESET_BACK_FAULTY)
+		f.more[3] = (struct log_field)LOG_NUM("elapsed_ms", s->elapsed_ms);
+	if (s->action == FAULT_RESET_WAIT_HOLDERS)
+		f.more[3] = (struct log_field)LOG_STR("holders", holders);
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
 	/* Counted before the line is said: whoever reads the line may scrape. */
@@ -202,38 +231,38 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 		metrics_count_reset(r->metrics, c->phy, METRICS_RESET_FAILED);
 	switch (s->action) {
 	case FAULT_RESET_WAIT_HOLDERS:
-		log_msg_fields(LOG_LEVEL_WARN, &f,
-			       "%s: %s asks for a reset, but %s hold the chip; it is reset once they are gone", chip->id,
-			       what, holders);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_HELD, &f,
+			  "%s: %s asks for a reset, but %s hold the chip; it is reset once they are gone", chip->id,
+			  what, holders);
 		break;
 	case FAULT_RESET_NO_LIST:
-		log_msg_fields(LOG_LEVEL_WARN, &f,
-			       "%s: %s asks for a reset, but who holds the chip is unknown (pod resources: %s); it is not "
-			       "reset",
-			       chip->id, what, holders);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_HOLDERS_UNKNOWN, &f,
+			  "%s: %s asks for a reset, but who holds the chip is unknown (pod resources: %s); it is not "
+			  "reset",
+			  chip->id, what, holders);
 		break;
 	case FAULT_RESET_SEPARATE:
-		log_msg_fields(LOG_LEVEL_WARN, &f,
-			       "%s: still %s after %u resets within %llds; separated (ManuallySeparateNPU) until released",
-			       chip->id, what, s->attempt, (long long)(cfg->window_ms / 1000));
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_EXHAUSTED, &f,
+			  "%s: still %s after %u resets within %llds; separated (ManuallySeparateNPU) until released",
+			  chip->id, what, s->attempt, (long long)(cfg->window_ms / 1000));
 		break;
 	case FAULT_RESET_SUCCEEDED:
-		log_msg_fields(LOG_LEVEL_INFO, &f,
-			       "%s: reset %u done: back after %lldms without its fault (%s); Healthy again once the "
-			       "recovery hold has passed",
-			       chip->id, s->attempt, (long long)s->elapsed_ms, what);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_RESET_DONE, &f,
+			  "%s: reset %u done: back after %lldms without its fault (%s); Healthy again once the "
+			  "recovery hold has passed",
+			  chip->id, s->attempt, (long long)s->elapsed_ms, what);
 		break;
 	case FAULT_RESET_BACK_FAULTY:
-		log_msg_fields(LOG_LEVEL_WARN, &f,
-			       "%s: reset %u failed: back after %lldms, still %s; reset again while resets remain, else "
-			       "separated",
-			       chip->id, s->attempt, (long long)s->elapsed_ms, what);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_BACK_FAULTY, &f,
+			  "%s: reset %u failed: back after %lldms, still %s; reset again while resets remain, else "
+			  "separated",
+			  chip->id, s->attempt, (long long)s->elapsed_ms, what);
 		break;
 	case FAULT_RESET_TIMED_OUT:
-		log_msg_fields(LOG_LEVEL_ERROR, &f,
-			       "%s: reset %u (%s) timed out: not back within %llds; separated (ManuallySeparateNPU) until "
-			       "released",
-			       chip->id, s->attempt, what, (long long)(cfg->timeout_ms / 1000));
+		log_event(LOG_LEVEL_ERROR, LOG_EVENT_RESET_TIMED_OUT, &f,
+			  "%s: reset %u (%s) timed out: not back within %llds; separated (ManuallySeparateNPU) until "
+			  "released",
+			  chip->id, s->attempt, what, (long long)(cfg->timeout_ms / 1000));
 		break;
 	case FAULT_RESET_IDLE:
 	case FAULT_RESET_WAIT_LIST:

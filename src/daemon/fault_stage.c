@@ -60,24 +60,37 @@ static void log_decisions(struct holders *who, const struct npu_device *chip, co
 		char note[NPU_POLICY_NOTE_MAX];
 		describe(note, sizeof(note), dec->level, dec->code, dec->rule);
 		const char *hint = dec->hint ? dec->hint : "";
+		char code[16] = "";
+		if (dec->code)
+			(void)str_printf(code, sizeof(code), "%08X", dec->code);
+		const struct log_fields f = { .device = chip->id,
+					      .more = { LOG_STR("fault_level", fault_level_name(dec->level)),
+							LOG_STR("rule", fault_rule_name(dec->rule)), LOG_STR("code", code),
+							LOG_STR("held_by", holders) } };
 		switch (dec->kind) {
 		case FAULT_DECISION_LEVEL:
 			if (fault_level_unhealthy(dec->level))
-				log_msg_fields(LOG_LEVEL_WARN, &about, "%s: fault level %s: %s%s", chip->id, note, hint, on);
+				log_event(LOG_LEVEL_WARN, LOG_EVENT_FAULT_LEVEL, &f, "%s: fault level %s: %s%s", chip->id,
+					  note, hint, on);
 			else
-				log_msg_fields(LOG_LEVEL_INFO, &about, "%s: fault level %s: %s", chip->id, note, hint);
+				log_event(LOG_LEVEL_INFO, LOG_EVENT_FAULT_LEVEL, &f, "%s: fault level %s: %s", chip->id,
+					  note, hint);
 			break;
 		case FAULT_DECISION_ESCALATED:
-			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: escalated to %s: %s%s", chip->id, note, hint, on);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_FAULT_ESCALATED, &f, "%s: escalated to %s: %s%s", chip->id,
+				  note, hint, on);
 			break;
 		case FAULT_DECISION_SEPARATED:
-			log_msg_fields(LOG_LEVEL_WARN, &about, "%s: separated, %s: %s%s", chip->id, note, hint, on);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_FAULT_SEPARATED, &f, "%s: separated, %s: %s%s", chip->id, note,
+				  hint, on);
 			break;
 		case FAULT_DECISION_ESCALATION_ENDED:
-			log_msg_fields(LOG_LEVEL_INFO, &about, "%s: escalation ended, fault level %s: %s", chip->id, note, hint);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_FAULT_ESCALATION_ENDED, &f,
+				  "%s: escalation ended, fault level %s: %s", chip->id, note, hint);
 			break;
 		case FAULT_DECISION_RELEASED:
-			log_msg_fields(LOG_LEVEL_INFO, &about, "%s: released, fault level %s: %s", chip->id, note, hint);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_FAULT_RELEASED, &f, "%s: released, fault level %s: %s",
+				  chip->id, note, hint);
 			break;
 		}
 	}

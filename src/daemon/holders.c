@@ -48,7 +48,9 @@ static void pods_report(struct holders *o, const char *problem)
 	pthread_mutex_lock(&o->pods_lock);
 	if (strcmp(problem, o->pods_problem) != 0) {
 		if (problem[0])
-			log_warn("pod resources: %s; metrics are served without pod labels", problem);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_POD_RESOURCES_UNAVAILABLE,
+				  &(struct log_fields){ .more = { LOG_STR("reason", problem) } },
+				  "pod resources: %s; metrics are served without pod labels", problem);
 		else
 			log_info("pod resources: listing %s works; metrics carry pod labels", o->pod_socket);
 		snprintf(o->pods_problem, sizeof(o->pods_problem), "%s", problem);
@@ -76,7 +78,9 @@ static void on_pods_listed(void *ctx, int r, grpc_status_code status, const char
 		pthread_mutex_unlock(&o->pods_lock);
 	}
 	if (map)
-		log_debug("pod resources: %zu containers hold chips", map->count);
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_POD_RESOURCES_READ,
+			  &(struct log_fields){ .more = { LOG_NUM("containers", map->count) } },
+			  "pod resources: %zu containers hold chips", map->count);
 	pod_map_unref(map);
 	pods_report(o, problem);
 	atomic_store(&o->pods_running, false);

@@ -94,9 +94,15 @@ void nfd_keeper_sync(struct nfd_keeper *o)
 		return;
 	}
 	if (!o->nfd_written || o->nfd_error)
-		log_info("wrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count, info.healthy);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_NFD_WRITTEN,
+			  &(struct log_fields){ .more = { LOG_STR("path", o->nfd_file), LOG_NUM("chips", info.count),
+							  LOG_NUM("healthy", info.healthy) } },
+			  "wrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count, info.healthy);
 	else
-		log_debug("rewrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count,
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_NFD_REWRITTEN,
+			  &(struct log_fields){ .more = { LOG_STR("path", o->nfd_file), LOG_NUM("chips", info.count),
+							  LOG_NUM("healthy", info.healthy) } },
+			  "rewrote the NFD features file %s: %zu chips, %zu healthy", o->nfd_file, info.count,
 			  info.healthy);
 	o->nfd_error = 0;
 	free(o->nfd_written);

@@ -55,8 +55,10 @@ int reload_take(struct config *c, struct serving *s, const struct config *next, 
 			continue;
 		}
 		if (i == 0) {
-			log_error("%s: keeping the running configuration: the socket path of %s under %s is too long",
-				  what, name, c->socket_dir);
+			log_event(LOG_LEVEL_ERROR, LOG_EVENT_CONFIG_REJECTED,
+				  &(struct log_fields){ .more = { LOG_STR("trigger", what) } },
+				  "%s: keeping the running configuration: the socket path of %s under %s is too long", what,
+				  name, c->socket_dir);
 			return -ENAMETOOLONG;
 		}
 		log_warn("%s: %s: its socket path under %s is too long; not serving it", what, name, c->socket_dir);
@@ -68,19 +70,29 @@ int reload_take(struct config *c, struct serving *s, const struct config *next, 
 	 * them from the next refresh on. */
 	if (!fault_policy_config_same(&c->fault_policy, &next->fault_policy)) {
 		const struct fault_policy_config *p = &next->fault_policy;
-		log_info("%s: fault policy changed: recovery hold %lldms, default level %s, %zu codes of its own%s, %zu "
-			 "frequency and %zu duration windows",
-			 what, (long long)p->recovery_hold_ms, fault_level_name(p->default_level), p->n_codes,
-			 p->builtin_codes ? " over the built-in table" : "", p->n_frequency, p->n_duration);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_FAULT_POLICY_CHANGED,
+			  &(struct log_fields){ .more = { LOG_STR("trigger", what),
+							  LOG_NUM("recovery_hold_ms", p->recovery_hold_ms),
+							  LOG_STR("default_level", fault_level_name(p->default_level)),
+							  LOG_NUM("codes", p->n_codes) } },
+			  "%s: fault policy changed: recovery hold %lldms, default level %s, %zu codes of its own%s, %zu "
+			  "frequency and %zu duration windows",
+			  what, (long long)p->recovery_hold_ms, fault_level_name(p->default_level), p->n_codes,
+			  p->builtin_codes ? " over the built-in table" : "", p->n_frequency, p->n_duration);
 	}
 	if (!fault_reset_config_same(&c->fault_reset, &next->fault_reset)) {
 		const struct fault_reset_config *rc = &next->fault_reset;
+		const struct log_fields f = { .more = { LOG_STR("trigger", what), LOG_NUM("enabled", rc->enabled),
+							LOG_NUM("max_resets", rc->max_resets),
+							LOG_NUM("window_s", rc->window_ms / 1000),
+							LOG_NUM("timeout_s", rc->timeout_ms / 1000) } };
 		if (rc->enabled)
-			log_info("%s: chip resets enabled: at most %u per chip within %llds, each back within %llds or the "
-				 "chip is separated",
-				 what, rc->max_resets, (long long)(rc->window_ms / 1000), (long long)(rc->timeout_ms / 1000));
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_RESET_POLICY_CHANGED, &f,
+				  "%s: chip resets enabled: at most %u per chip within %llds, each back within %llds or the "
+				  "chip is separated",
+				  what, rc->max_resets, (long long)(rc->window_ms / 1000), (long long)(rc->timeout_ms / 1000));
 		else
-			log_info("%s: chip resets disabled", what);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_RESET_POLICY_CHANGED, &f, "%s: chip resets disabled", what);
 	}
 	config_take_reloadable(c, next);
 	/* What the reloadable --resource-name and the file's resources imply. */

@@ -23,13 +23,15 @@ static const struct npu_device *chip_in(const struct npu_snapshot *snap, uint32_
 	return NULL;
 }
 
-/* Says a problem once, until it changes or goes away. */
-static void say_once(struct separations *s, const char *problem)
+/* Says a problem once, until it changes or goes away: event, with the
+ * record's path and reason as its fields. */
+static void say_once(struct separations *s, enum log_event event, const char *reason, const char *problem)
 {
 	if (strcmp(problem, s->logged) == 0)
 		return;
 	(void)str_copy(s->logged, sizeof(s->logged), problem); /* cut: only compared */
-	log_error("%s", problem);
+	log_event(LOG_LEVEL_ERROR, event,
+		  &(struct log_fields){ .more = { LOG_STR("path", s->path), LOG_STR("reason", reason) } }, "%s", problem);
 }
 
 static void describe(const struct fault_separation_record *rec, char *buf, size_t size)
@@ -74,8 +76,11 @@ int separations_init(struct separations *s, const char *dir, struct fault_stage 
 		if (strbuf_printf(&sb, "%s%s", i ? ", " : "", one) < 0)
 			break;
 	}
-	log_info("%s: %zu separated chips stay out until released (ascend-doctor release npu-<phy>): %s", s->path,
-		 s->known.count, list);
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_SEPARATIONS_LOADED,
+		  &(struct log_fields){ .more = { LOG_STR("path", s->path), LOG_NUM("count", s->known.count),
+						  LOG_STR("chips", list) } },
+		  "%s: %zu separated chips stay out until released (ascend-doctor release npu-<phy>): %s", s->path,
+		  s->known.count, list);
 	return 0;
 }
 
@@ -102,11 +107,15 @@ static bool adopt(struct separations *s, const struct fault_separations *disk)
 			continue;
 		int was = fault_separations_find(&s->known, c->phy, pci), is = fault_separations_find(disk, c->phy, pci);
 		if (was >= 0 && is < 0 && c->state.separation.active) {
-			log_info("npu-%u: its record was removed from %s; releasing it", c->phy, s->path);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_SEPARATION_REMOVED,
+				  &(struct log_fields){ .more = { LOG_NUM("phy", c->phy), LOG_STR("path", s->path) } },
+				  "npu-%u: its record was removed from %s; releasing it", c->phy, s->path);
 			(void)fault_policy_release(&c->state, now);
 			changed = true;
 		} else if (was < 0 && is >= 0 && !c->state.separation.active) {
-			log_info("npu-%u: a record added to %s separates it", c->phy, s->path);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_SEPARATION_ADDED,
+				  &(struct log_fields){ .more = { LOG_NUM("phy", c->phy), LOG_STR("path", s->path) } },
+				  "npu-%u: a record added to %s separates it", c->phy, s->path);
 			(void)fault_policy_separate(&c->state, disk->records[is].code, now);
 			changed = true;
 		}
@@ -158,7 +167,7 @@ static void cannot_record(struct separations *s, int r)
 		 "cannot record separated chips in %s: %s; retrying at every refresh (until then a restart would hand "
 		 "them out again)",
 		 s->path, strerror(-r));
-	say_once(s, problem);
+	say_once(s, LOG_EVENT_SEPARATIONS_UNWRITABLE, strerror(-r), problem);
 }
 
 void separations_sync(struct separations *s, const struct npu_snapshot *snap)
@@ -187,7 +196,10 @@ void separations_sync(struct separations *s, const struct npu_snapshot *snap)
 		char aside[sizeof(s->path) + 16];
 		snprintf(aside, sizeof(aside), "%s.corrupt", s->path);
 		if (rename(s->path, aside) == 0)
-			log_warn("%s cannot be read: %s; kept as %s, the plugin writes its own record", s->path, why, aside);
+			log_event(LOG_LEVEL_WARN, LOG_EVENT_SEPARATIONS_UNREADABLE,
+				  &(struct log_fields){ .more = { LOG_STR("path", s->path), LOG_STR("reason", why),
+								  LOG_STR("kept_as", aside) } },
+				  "%s cannot be read: %s; kept as %s, the plugin writes its own record", s->path, why, aside);
 		*disk = s->known;
 	} else {
 		adopt(s, disk);
@@ -216,7 +228,7 @@ bool separations_reread(struct separations *s)
 	if (fault_separations_read(s->path, disk, why, sizeof(why)) < 0) {
 		snprintf(problem, sizeof(problem), "%s cannot be read: %s; the chips stay as they are until it can",
 			 s->path, why);
-		say_once(s, problem);
+		say_once(s, LOG_EVENT_SEPARATIONS_UNREADABLE, why, problem);
 	} else if (disk->count != s->known.count ||
 		   memcmp(disk->records, s->known.records, disk->count * sizeof(disk->records[0])) != 0) {
 		changed = adopt(s, disk);

@@ -101,7 +101,10 @@ void status_http_serve(struct status_http *o)
 		return;
 	int r = http_server_start(o->metrics_addr, routes, sizeof(routes) / sizeof(routes[0]), o, &o->http);
 	if (r == 0) {
-		log_info("serving /metrics and /healthz on %s (port %u)", o->metrics_addr, http_server_port(o->http));
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_METRICS_SERVING,
+			  &(struct log_fields){ .more = { LOG_STR("addr", o->metrics_addr),
+							  LOG_NUM("port", http_server_port(o->http)) } },
+			  "serving /metrics and /healthz on %s (port %u)", o->metrics_addr, http_server_port(o->http));
 		o->http_error = 0;
 	} else if (r != o->http_error) {
 		log_error("cannot serve metrics on %s: %s; retrying every %llds", o->metrics_addr, strerror(-r),

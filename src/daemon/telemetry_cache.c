@@ -23,7 +23,9 @@ static void refresh_telemetry(struct telemetry_cache *o)
 		metrics_publish_telemetry(o->options.metrics, t);
 		telemetry_snapshot_unref(o->telemetry);
 		o->telemetry = t;
-		log_debug("telemetry: read %zu chips", t->count);
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_TELEMETRY_READ,
+			  &(struct log_fields){ .more = { LOG_NUM("chips", t->count) } }, "telemetry: read %zu chips",
+			  t->count);
 	}
 	npu_snapshot_unref(snap);
 }

@@ -43,7 +43,9 @@ void vnpu_resources_add(struct vnpu_resources *d, struct resource_set *set, cons
 		}
 		if (set->count == RESOURCES_MAX) {
 			if (!d->logged_full)
-				log_warn("%s: cannot advertise %s: already %d resources", dev->id, name, RESOURCES_MAX);
+				log_event(LOG_LEVEL_WARN, LOG_EVENT_VNPU_RESOURCE_REFUSED,
+					  &(struct log_fields){ .resource = name, .device = dev->id },
+					  "%s: cannot advertise %s: already %d resources", dev->id, name, RESOURCES_MAX);
 			d->logged_full = true;
 			continue;
 		}
@@ -62,9 +64,13 @@ void vnpu_resources_add(struct vnpu_resources *d, struct resource_set *set, cons
 			continue;
 		}
 		set->count++;
-		log_info("vNPU template %s found: advertising %s", def->vnpu_template, def->name);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_VNPU_TEMPLATE_FOUND,
+			  &(struct log_fields){ .resource = def->name, .more = { LOG_STR("template", def->vnpu_template) } },
+			  "vNPU template %s found: advertising %s", def->vnpu_template, def->name);
 	}
 	if (unnamed != d->logged_unnamed && unnamed)
-		log_warn("%zu vNPUs are not advertised (%s)", unnamed, first_why);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_VNPU_UNADVERTISED,
+			  &(struct log_fields){ .more = { LOG_NUM("count", unnamed), LOG_STR("first", first_why) } },
+			  "%zu vNPUs are not advertised (%s)", unnamed, first_why);
 	d->logged_unnamed = unnamed;
 }

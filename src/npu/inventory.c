@@ -166,6 +166,22 @@ void npu_device_describe(const struct npu_device *d, char *buf, size_t size)
 		strbuf_printf(&sb, "; fault policy: %s", d->policy_note);
 }
 
+const char *npu_fault_name(enum npu_fault fault)
+{
+	static const char *const names[] = {
+		[NPU_FAULT_NONE] = "none",
+		[NPU_FAULT_DRIVER_NOT_READY] = "driver-not-ready",
+		[NPU_FAULT_NODE_MISSING] = "node-missing",
+		[NPU_FAULT_ABSENT] = "absent",
+		[NPU_FAULT_HEALTH_CALL] = "health-call",
+		[NPU_FAULT_HEALTH_LEVEL] = "health-level",
+		[NPU_FAULT_DISCOVERY] = "discovery",
+		[NPU_FAULT_VENDOR_TIMEOUT] = "vendor-timeout",
+		[NPU_FAULT_POLICY] = "policy",
+	};
+	return (size_t)fault < ELEMENTSOF(names) && names[fault] ? names[fault] : "unknown";
+}
+
 void npu_device_describe_numa(const struct npu_device *d, char *buf, size_t size)
 {
 	struct strbuf sb;

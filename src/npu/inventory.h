@@ -155,6 +155,10 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
  * error codes 80E01801". */
 void npu_device_describe(const struct npu_device *device, char *buf, size_t size);
 
+/* The fault's name for the log's JSON fields, e.g. "health-level" or
+ * "absent": a name that stays when npu_device_describe's words change. */
+const char *npu_fault_name(enum npu_fault fault);
+
 /* Where the chip sits, e.g. "NUMA node 1 (PCI 0000:3b:00.0)", or why its
  * NUMA node is unknown, e.g. "numa_node of PCI 0000:3b:00.0 is -1, the
  * kernel knows no node for it". */

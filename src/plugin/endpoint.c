@@ -93,28 +93,38 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 	 * line below, which says the state is reached. */
 	if (handled && (to == SESSION_WATCHED) != (from == SESSION_WATCHED))
 		observe_kubelet_stream(e->observe, to == SESSION_WATCHED);
-	log_debug("%ssession: %s + %s -> %s%s", e->who, session_state_name(from), session_event_name(ev),
-		  session_state_name(to), handled ? "" : " (ignored)");
+	const struct log_fields about = { .resource = e->def.name };
+	const struct log_fields step = { .resource = e->def.name,
+					 .more = { LOG_STR("from", session_state_name(from)),
+						   LOG_STR("on", session_event_name(ev)), LOG_STR("to", session_state_name(to)),
+						   LOG_NUM("handled", handled) } };
+	log_event(LOG_LEVEL_DEBUG, LOG_EVENT_PLUGIN_SESSION, &step, "%ssession: %s + %s -> %s%s", e->who,
+		  session_state_name(from), session_event_name(ev), session_state_name(to), handled ? "" : " (ignored)");
 	if (!handled)
 		return;
 	switch (ev) {
 	case SESSION_EV_SOCKET_DELETED:
-		log_info("%s was removed; serving anew", e->def.socket_path);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_SOCKET_REMOVED, &about, "%s was removed; serving anew",
+			  e->def.socket_path);
 		break;
 	case SESSION_EV_STREAM_ENDED:
-		log_info("%sthe kubelet's ListAndWatch stream ended; serving anew and registering again", e->who);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_STREAM_ENDED, &about,
+			  "%sthe kubelet's ListAndWatch stream ended; serving anew and registering again", e->who);
 		break;
 	case SESSION_EV_WATCHDOG:
-		log_warn("%sthe kubelet accepted the registration but opened no ListAndWatch stream within %dms; "
-			 "registering again",
-			 e->who, SESSION_WATCHDOG_MS);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_PLUGIN_NO_STREAM, &about,
+			  "%sthe kubelet accepted the registration but opened no ListAndWatch stream within %dms; "
+			  "registering again",
+			  e->who, SESSION_WATCHDOG_MS);
 		break;
 	case SESSION_EV_REGISTERED: {
 		long long took = (long long)(now_ms() - e->register_started_ms);
 		if (!e->registered_once)
-			log_info("registered %s with the kubelet (endpoint %s)", e->def.name, e->def.endpoint);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_REGISTERED, &about,
+				  "registered %s with the kubelet (endpoint %s)", e->def.name, e->def.endpoint);
 		else
-			log_info("%sregistered again with the kubelet in %lldms", e->who, took);
+			log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_REREGISTERED, &about,
+				  "%sregistered again with the kubelet in %lldms", e->who, took);
 		e->registered_once = true;
 		break;
 	}
@@ -125,15 +135,21 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 	 * ones are retried, and said once. */
 	if (error < 0 && (ev != SESSION_EV_START || e->retry_start)) {
 		if (!e->bind_failed)
-			log_error("cannot serve on %s: %s; retrying every %dms", e->def.socket_path, strerror(-error),
+			log_event(LOG_LEVEL_ERROR, LOG_EVENT_PLUGIN_SERVE_FAILED,
+				  &(struct log_fields){ .resource = e->def.name,
+							.more = { LOG_STR("path", e->def.socket_path),
+								  LOG_STR("error", strerror(-error)),
+								  LOG_NUM("retry_ms", REBIND_RETRY_MS) } },
+				  "cannot serve on %s: %s; retrying every %dms", e->def.socket_path, strerror(-error),
 				  REBIND_RETRY_MS);
 		e->bind_failed = true;
 	} else if (session_serving(to) && e->bind_failed) {
-		log_info("serving on %s", e->def.socket_path);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_SERVING, &about, "serving on %s", e->def.socket_path);
 		e->bind_failed = false;
 	}
 	if (to == SESSION_REGISTERING && from != SESSION_REGISTERING)
-		log_debug("serving on %s; registering", e->def.socket_path);
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_PLUGIN_REGISTERING, &about, "serving on %s; registering",
+			  e->def.socket_path);
 }
 
 static const struct session_ops session_ops = {
@@ -196,12 +212,16 @@ static void on_register_failed(void *ctx, uint64_t tag, const char *why, unsigne
 	service_register_ended(e->service, tag, false);
 	observe_register_failed(e->observe, why);
 	/* While the kubelet restarts, a failed attempt or two is expected. */
+	const struct log_fields about = { .resource = e->def.name, .more = { LOG_NUM("attempt", failures) } };
 	if (failures == 1 && !e->registered_once)
-		log_warn("%sregistration with the kubelet failed (%s); retrying with backoff", e->who, why);
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_PLUGIN_REGISTER_FAILED, &about,
+			  "%sregistration with the kubelet failed (%s); retrying with backoff", e->who, why);
 	else if (failures == 1)
-		log_info("%sthe kubelet does not answer yet (%s); retrying with backoff", e->who, why);
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_KUBELET_NOT_READY, &about,
+			  "%sthe kubelet does not answer yet (%s); retrying with backoff", e->who, why);
 	else
-		log_debug("%sregistration attempt %u failed (%s)", e->who, failures, why);
+		log_event(LOG_LEVEL_DEBUG, LOG_EVENT_PLUGIN_REGISTER_RETRY, &about,
+			  "%sregistration attempt %u failed (%s)", e->who, failures, why);
 }
 
 /* The service's reports, in the order they happened, each to the session

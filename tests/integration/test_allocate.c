@@ -261,7 +261,7 @@ static void expect_first_two(struct proc *k, struct block *b)
 static void expect_dvpp_handed_out(struct node *node, const char *request, const char *chip_dev, struct block *b)
 {
 	node_touch(node, "dev/dvpp_cmdlist");
-	assert_non_null(proc_expect_err(node->plugin, "besides their chips: /dev/dvpp_cmdlist appeared", WAIT_MS));
+	expect_event(node->plugin, "host-files.changed", "change", "/dev/dvpp_cmdlist appeared");
 	sim_allocate(node->kubelet, request, b);
 	expect_device(b, chip_dev);
 	expect_device(b, "/dev/dvpp_cmdlist");
@@ -368,10 +368,10 @@ static void test_paths_are_checked_at_each_refresh(void **state)
 			       "/usr/local/Ascend/driver/include appeared" };
 	bool found[3] = { false };
 	while (!found[0] || !found[1] || !found[2]) {
-		const char *line = proc_expect_err(node.plugin, "files for containers besides their chips:", WAIT_MS);
-		assert_non_null(line);
+		char change[512];
+		event_field(expect_event(node.plugin, "host-files.changed"), "change", change, sizeof(change));
 		for (size_t i = 0; i < 3; i++)
-			found[i] |= strstr(line, seen[i]) != NULL;
+			found[i] |= strstr(change, seen[i]) != NULL;
 	}
 	sim_allocate(k, "allocate-ids npu-0", &b);
 	expect_no_mention(&b, "ascend_install.info");
@@ -382,7 +382,7 @@ static void test_paths_are_checked_at_each_refresh(void **state)
 
 	/* A shared node that disappears is not handed out either. */
 	node_remove(&node, "dev/hisi_hdc");
-	assert_non_null(proc_expect_err(node.plugin, "besides their chips: /dev/hisi_hdc went", WAIT_MS));
+	expect_event(node.plugin, "host-files.changed", "change", "/dev/hisi_hdc went");
 	sim_allocate(k, "allocate-ids npu-1", &b);
 	expect_device(&b, "/dev/davinci1");
 	expect_no_mention(&b, "hisi_hdc");
@@ -603,7 +603,7 @@ static void test_no_allocate_fails_across_sighup(void **state)
 	 * them. */
 	for (int i = 0; i < 20; i++) {
 		proc_kill(node.plugin, SIGHUP);
-		assert_non_null(proc_expect_err(node.plugin, "SIGHUP: configuration", WAIT_MS));
+		expect_event(node.plugin, "config.applied", "trigger", "SIGHUP");
 	}
 	/* Then a storm, each SIGHUP before the last one's reload is through:
 	 * the reloads rewrite the running configuration while the Allocates
@@ -611,9 +611,9 @@ static void test_no_allocate_fails_across_sighup(void **state)
 	 * reload's registration shows the plugin came through. */
 	for (int i = 0; i < 200; i++)
 		proc_kill(node.plugin, SIGHUP);
-	while (proc_expect_err(node.plugin, "SIGHUP: configuration", 2000))
+	while (wait_event(node.plugin, 2000, "config.applied", "trigger", "SIGHUP"))
 		;
-	assert_int_equal(proc_count_err(node.plugin, "registered again"), 0);
+	assert_int_equal(count_events(node.plugin, "plugin.reregistered"), 0);
 	expect_still_serves(node.kubelet, "npu-0");
 	atomic_store(&a.stop, true);
 	assert_int_equal(pthread_join(t, NULL), 0);
@@ -638,7 +638,7 @@ static void test_310p_shared_nodes(void **state)
 	struct node node;
 	start_node(&node, &(struct node_options){ .chips = 2, .chip_name = "310P3" });
 	struct proc *k = node.kubelet;
-	assert_non_null(proc_expect_err(node.plugin, "family 310P", WAIT_MS));
+	expect_event(node.plugin, "chips.found", "families", "310P");
 
 	struct block b;
 	expect_first_two(k, &b);

@@ -114,14 +114,17 @@ static void sim_allocate(struct proc *k, const char *command, char lines[][512],
 	*ret_n = n;
 }
 
-static void expect_written(struct node *node, const char *devices)
+/* The next write of the spec is of kind ascend.com/npu with count devices,
+ * numbered as devices ("0,1"). */
+static void expect_written(struct node *node, const char *count, const char *devices)
 {
-	char want[96];
-	snprintf(want, sizeof(want), "kind ascend.com/npu, %s", devices);
-	const char *line = proc_expect_err(node->plugin, "wrote the CDI spec", WAIT_MS);
-	assert_non_null(line);
-	if (!strstr(line, want))
-		fail_msg("the next write was '%s', not one of '%s'", line, want);
+	char kind[64], got_count[16], got_devices[256];
+	const char *line = expect_event(node->plugin, "cdi.written");
+	event_field(line, "kind", kind, sizeof(kind));
+	event_field(line, "count", got_count, sizeof(got_count));
+	event_field(line, "devices", got_devices, sizeof(got_devices));
+	if (strcmp(kind, "ascend.com/npu") != 0 || strcmp(got_count, count) != 0 || strcmp(got_devices, devices) != 0)
+		fail_msg("the next write was '%s', not one of kind ascend.com/npu, %s devices %s", line, count, devices);
 }
 
 static void test_spec_follows_the_chips(void **state)
@@ -135,7 +138,7 @@ static void test_spec_follows_the_chips(void **state)
 	/* The directory does not exist yet: the plugin makes it. */
 	const char *flags[] = { "--device-list-strategy=cdi", "--cdi-dir", s.dir, "--health-interval=200ms", NULL };
 	node_start_registered(node, flags);
-	expect_written(node, "4 devices 0,1,2,3");
+	expect_written(node, "4", "0,1,2,3");
 	assert_string_equal(spec_devices(&s, buf, sizeof(buf)), "0,1,2,3");
 	assert_string_equal(listing(&s, buf, sizeof(buf)), SPEC_NAME); /* no temp file */
 	struct stat st;
@@ -162,7 +165,7 @@ static void test_spec_follows_the_chips(void **state)
 
 	/* Chip 3 goes from DCMI's list: the spec loses it. */
 	node_write_chips(node, 3, NULL);
-	expect_written(node, "3 devices 0,1,2");
+	expect_written(node, "3", "0,1,2");
 	assert_string_equal(spec_devices(&s, buf, sizeof(buf)), "0,1,2");
 	assert_string_equal(listing(&s, buf, sizeof(buf)), SPEC_NAME);
 
@@ -173,13 +176,13 @@ static void test_spec_follows_the_chips(void **state)
 	assert_non_null(proc_expect(node->kubelet, devices_line(line, sizeof(line), 3, 2, "npu-1"), WAIT_MS));
 	const char *const attrs[4] = { NULL, "health=3" };
 	node_write_chip_state(node, &(struct chip_state){ .chips = 4, .attrs = attrs });
-	expect_written(node, "4 devices 0,1,2,3");
+	expect_written(node, "4", "0,1,2,3");
 	assert_string_equal(spec_devices(&s, buf, sizeof(buf)), "0,1,2,3");
 
 	/* A clean stop removes the spec. */
 	proc_kill(node->plugin, SIGTERM);
 	assert_int_equal(proc_wait(node->plugin, EXIT_WAIT_MS), 0);
-	assert_int_equal(proc_count_err(node->plugin, "removed the CDI spec"), 1);
+	assert_int_equal(count_events(node->plugin, "cdi.removed"), 1);
 	assert_string_equal(listing(&s, buf, sizeof(buf)), "");
 	node_fini(node);
 }
@@ -195,7 +198,7 @@ static void test_second_plugin_leaves_the_spec(void **state)
 	spec_dir_init(&s, node);
 	const char *flags[] = { "--device-list-strategy=native,cdi", "--cdi-dir", s.dir, NULL };
 	node_start_registered(node, flags);
-	expect_written(node, "2 devices 0,1");
+	expect_written(node, "2", "0,1");
 	struct stat st_before;
 	assert_int_equal(stat(s.path, &st_before), 0);
 	snprintf(before, sizeof(before), "%s", spec_devices(&s, buf, sizeof(buf)));
@@ -204,11 +207,12 @@ static void test_second_plugin_leaves_the_spec(void **state)
 	snprintf(state_env, sizeof(state_env), "ASCEND_FAKE_DCMI_STATE=%s", node->state_file);
 	const char *env[] = { state_env, NULL };
 	const char *argv[] = { PLUGIN_BIN, "--socket-dir", node->socket_dir, "--dev-dir", node->dev_dir, "--host-root",
-			       node->root, "--device-list-strategy=cdi", "--cdi-dir", s.dir, NULL };
+			       node->root, "--device-list-strategy=cdi", "--cdi-dir", s.dir, "--log-format", "json", NULL };
 	struct proc *second = proc_start(argv, env);
-	assert_non_null(proc_expect_err(second, "cannot start", WAIT_MS));
+	expect_event(second, "start.failed");
 	assert_int_equal(proc_wait(second, EXIT_WAIT_MS), 1);
-	assert_int_equal(proc_count_err(second, "CDI spec"), 1); /* its start line only */
+	assert_int_equal(count_events(second, "cdi.written"), 0);
+	assert_int_equal(count_events(second, "cdi.removed"), 0);
 	proc_free(second);
 
 	struct stat st_after;

@@ -68,9 +68,7 @@ static const char *expect_dcmi_unavailable(struct node *node)
 {
 	char line[128];
 	assert_non_null(proc_expect(node->kubelet, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
-	const char *warning = proc_expect_err(node->plugin, "DCMI unavailable", WAIT_MS);
-	assert_non_null(warning);
-	return warning;
+	return expect_event(node->plugin, "dcmi.unavailable");
 }
 
 /* Once the cause is gone: the chips, all Healthy, in the kubelet's next
@@ -78,8 +76,8 @@ static const char *expect_dcmi_unavailable(struct node *node)
 static void expect_dcmi_taken_up(struct node *node, unsigned chips)
 {
 	expect_next_devices(node, chips, chips, "-");
-	assert_non_null(proc_expect_err(node->plugin, "using DCMI from", WAIT_MS));
-	assert_int_equal(proc_count_err(node->plugin, "DCMI unavailable"), 1);
+	expect_event(node->plugin, "dcmi.loaded");
+	assert_int_equal(count_events(node->plugin, "dcmi.unavailable"), 1);
 }
 
 /* auto without a loadable DCMI: the device files, one warning saying why,
@@ -94,10 +92,9 @@ static void test_auto_falls_back_to_devfs_then_switches(void **state)
 	struct proc *p = start_plugin(node, "auto", NULL);
 	char line[128];
 
-	const char *warning = proc_expect_err(p, "DCMI unavailable", WAIT_MS);
-	assert_non_null(warning);
-	assert_non_null(strstr(warning, "libdcmi.so not found"));
-	assert_non_null(strstr(warning, node->dev_dir));
+	char reason[512];
+	const char *warning = expect_event(p, "dcmi.unavailable", "fallback", "devfs", "path", node->dev_dir);
+	assert_non_null(strstr(event_field(warning, "reason", reason, sizeof(reason)), "libdcmi.so not found"));
 	/* Health from the device files: every node is there. */
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	proc_send(k, "list");
@@ -107,15 +104,15 @@ static void test_auto_falls_back_to_devfs_then_switches(void **state)
 		assert_non_null(proc_expect(k, want, WAIT_MS));
 	}
 	let_retries_run(node);
-	assert_int_equal(proc_count_err(p, "using DCMI from"), 0);
+	assert_int_equal(count_events(p, "dcmi.loaded"), 0);
 
 	node_install_dcmi(node, true);
-	const char *using = proc_expect_err(p, "using DCMI from", WAIT_MS);
-	assert_non_null(using);
-	assert_non_null(strstr(using, node->dcmi_dir));
+	char path[512];
+	const char *using = expect_event(p, "dcmi.loaded");
+	assert_non_null(strstr(event_field(using, "path", path, sizeof(path)), node->dcmi_dir));
 	/* Only DCMI knows chip 3 is faulty. */
 	expect_next_devices(node, 8, 7, "npu-3");
-	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	assert_int_equal(count_events(p, "dcmi.unavailable"), 1);
 	node_fini(node);
 }
 
@@ -129,8 +126,10 @@ static void test_dcmi_backend_waits_for_library(void **state)
 	struct proc *p = start_plugin(node, "dcmi", NULL);
 
 	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
-	assert_non_null(strstr(expect_dcmi_unavailable(node), "libdcmi.so not found"));
-	assert_non_null(proc_expect_err(p, "registered ascend.com/npu with the kubelet", WAIT_MS));
+	char reason[512];
+	assert_non_null(
+		strstr(event_field(expect_dcmi_unavailable(node), "reason", reason, sizeof(reason)), "libdcmi.so not found"));
+	expect_event(p, "plugin.registered", "resource", "ascend.com/npu");
 	let_retries_run(node);
 
 	node_install_dcmi(node, true);
@@ -196,14 +195,15 @@ static void test_dcmi_init_fails_until_driver_loads(void **state)
 	node_start_kubelet(node);
 	struct proc *p = start_plugin(node, "dcmi", NULL);
 
-	const char *warning = expect_dcmi_unavailable(node);
-	assert_non_null(strstr(warning, "dcmi_init"));
-	assert_non_null(strstr(warning, "-8005"));
+	char reason[512];
+	event_field(expect_dcmi_unavailable(node), "reason", reason, sizeof(reason));
+	assert_non_null(strstr(reason, "dcmi_init"));
+	assert_non_null(strstr(reason, "-8005"));
 	/* Here each retry is seen: the simulator's dcmi_init says why it
 	 * fails every time it is called. Two more retries, silent ones. */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) /* the simulator's own line, not the plugin's log */
 		assert_non_null(proc_expect_err(p, "fake-dcmi: directory of ASCEND_FAKE_DCMI_STATE", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "DCMI unavailable"), 1);
+	assert_int_equal(count_events(p, "dcmi.unavailable"), 1);
 
 	assert_int_equal(mkdir(dir, 0755), 0);
 	write_state(node, 4, NULL);
@@ -225,16 +225,15 @@ static void test_untrusted_directory_refused(void **state)
 	/* Loading it would have shown 4 chips. */
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
 	snprintf(want, sizeof(want), "%s: directory is group or other writable", node->dcmi_dir);
-	const char *warning = proc_expect_err(p, want, WAIT_MS);
-	assert_non_null(warning);
-	assert_non_null(strstr(warning, "DCMI unavailable"));
+	char reason[512];
+	assert_non_null(strstr(event_field(expect_event(p, "dcmi.unavailable"), "reason", reason, sizeof(reason)), want));
 	let_retries_run(node);
-	assert_int_equal(proc_count_err(p, "using DCMI from"), 0);
+	assert_int_equal(count_events(p, "dcmi.loaded"), 0);
 
 	assert_int_equal(chmod(node->dcmi_dir, 0755), 0);
 	expect_next_devices(node, 4, 4, "-");
-	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "group or other writable"), 1);
+	expect_event(p, "dcmi.loaded");
+	assert_int_equal(count_events(p, "dcmi.unavailable"), 1);
 	node_fini(node);
 }
 
@@ -252,11 +251,11 @@ static void test_untrusted_library_auto_falls_back(void **state)
 	char line[128];
 
 	snprintf(want, sizeof(want), "%s: file is group or other writable", lib);
-	const char *warning = proc_expect_err(p, want, WAIT_MS);
-	assert_non_null(warning);
-	assert_non_null(strstr(warning, "DCMI unavailable"));
+	char reason[512];
+	const char *warning = expect_event(p, "dcmi.unavailable", "fallback", "devfs");
+	assert_non_null(strstr(event_field(warning, "reason", reason, sizeof(reason)), want));
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 2, "-"), WAIT_MS));
-	assert_int_equal(proc_count_err(p, "using DCMI from"), 0);
+	assert_int_equal(count_events(p, "dcmi.loaded"), 0);
 	node_fini(node);
 }
 
@@ -271,15 +270,15 @@ static void test_zero_chips_then_chips_appear(void **state)
 	struct proc *p = start_plugin(node, "auto", NULL);
 	char line[128];
 
-	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
-	assert_non_null(proc_expect_err(p, "no NPU chips found", WAIT_MS));
+	expect_event(p, "dcmi.loaded");
+	expect_event(p, "chips.none");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 0, 0, "-"), WAIT_MS));
 	let_retries_run(node);
 
 	write_state(node, 8, NULL);
 	expect_next_devices(node, 8, 8, "-");
-	assert_non_null(proc_expect_err(p, "found 8 NPU chips", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "no NPU chips found"), 1);
+	expect_event(p, "chips.found", "count", "8");
+	assert_int_equal(count_events(p, "chips.none"), 1);
 	/* The same process throughout. */
 	assert_int_equal(proc_wait(p, 0), -1);
 	node_fini(node);
@@ -302,7 +301,7 @@ static void test_devfs_backend_names_devices_by_node(void **state)
 	struct proc *p = start_plugin(node, "devfs", NULL);
 	char line[128];
 
-	assert_non_null(proc_expect_err(p, "using device files under", WAIT_MS));
+	expect_event(p, "devfs.used", "path", node->dev_dir);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 3, 3, "-"), WAIT_MS));
 	proc_send(k, "list");
 	assert_non_null(proc_expect(k, "device id=npu-0 health=Healthy", WAIT_MS));
@@ -315,6 +314,7 @@ static void test_devfs_backend_names_devices_by_node(void **state)
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 3, 3, "-"), WAIT_MS));
 	node_touch(node, "dev/davinci5");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 4, 4, "-"), WAIT_MS));
+	/* No line at all speaks of DCMI, which no list of events can say. */
 	assert_int_equal(proc_count_err(p, "DCMI"), 0);
 	node_fini(node);
 }
@@ -330,8 +330,8 @@ static void check_large_node(struct node *node, unsigned n)
 
 	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), n, n, "-"), WAIT_MS));
-	snprintf(want, sizeof(want), "found %u NPU chips", n);
-	assert_non_null(proc_expect_err(p, want, WAIT_MS));
+	snprintf(want, sizeof(want), "%u", n);
+	expect_event(p, "chips.found", "count", want);
 	proc_send(k, "list");
 	assert_non_null(proc_expect(k, "device id=npu-0 health=Healthy", WAIT_MS));
 	snprintf(want, sizeof(want), "device id=npu-%u health=Healthy", n - 1);

@@ -149,10 +149,10 @@ static void test_registers_and_answers(void **state)
 	/* The chips are DRA's, and the device plugin, which would have served
 	 * its socket before the driver's, does not serve at all: the kubelet
 	 * gets no ascend.com/npu, not even an empty one. */
-	assert_non_null(proc_expect_err(d.plugin, "front ends: the DRA driver: npu-0,npu-1,npu-2,npu-3", WAIT_MS));
+	expect_event(d.plugin, "front-ends", "dra", "npu-0,npu-1,npu-2,npu-3");
 	assert_int_equal(access(d.node.plugin_socket, F_OK), -1);
 	uint16_t port = http_plugin_port(d.plugin); /* logged before any refresh of the loop */
-	assert_non_null(proc_expect_err(d.plugin, "the kubelet registered DRA driver npu.ascend.com", WAIT_MS));
+	expect_event(d.plugin, "dra.registered", "driver", "npu.ascend.com");
 	struct http_response health;
 	http_call(port, "GET", "/healthz", &health);
 	assert_int_equal(health.status, 200);
@@ -206,7 +206,7 @@ static void test_served_anew(void **state)
 	 * at once (inotify; the refresh is an hour away), and the watcher
 	 * registers it again. */
 	assert_int_equal(unlink(d.reg_socket), 0);
-	assert_non_null(proc_expect_err(d.plugin, "DRA sockets were gone; serving", WAIT_MS));
+	expect_event(d.plugin, "dra.sockets-restored");
 	expect_registered(&d);
 
 	/* The DRA socket's directory taken away (moved, so that the daemon
@@ -216,7 +216,7 @@ static void test_served_anew(void **state)
 	snprintf(dir, sizeof(dir), "%s/plugins/npu.ascend.com", d.kubelet_dir);
 	snprintf(away, sizeof(away), "%s/plugins-away", d.node.root);
 	assert_int_equal(rename(dir, away), 0);
-	assert_non_null(proc_expect_err(d.plugin, "DRA sockets were gone; serving", WAIT_MS));
+	expect_event(d.plugin, "dra.sockets-restored");
 	expect_registered(&d);
 	proc_send(d.kubelet, "dra-prepare default claim-1 uid-4");
 	assert_non_null(proc_expect(d.kubelet, "dra-prepare-error uid=uid-4", WAIT_MS));
@@ -312,9 +312,8 @@ static void test_both_front_ends(void **state)
 	start_as(&d, "both", "0,3");
 	/* Both register (in either order). */
 	assert_non_null(proc_expect(d.kubelet, "devices resource=ascend.com/npu capacity=2 allocatable=2", WAIT_MS));
-	assert_non_null(proc_expect_err(d.plugin, "front ends: the DRA driver: npu-0,npu-3; the device plugin: npu-1,npu-2",
-					WAIT_MS));
-	assert_non_null(proc_expect_err(d.plugin, "the kubelet registered DRA driver npu.ascend.com", WAIT_MS));
+	expect_event(d.plugin, "front-ends", "dra", "npu-0,npu-3", "device_plugin", "npu-1,npu-2");
+	expect_event(d.plugin, "dra.registered", "driver", "npu.ascend.com");
 	char ids[128];
 	device_plugin_list(&d, ids, sizeof(ids));
 	assert_string_equal(ids, "npu-1,npu-2");
@@ -682,7 +681,7 @@ static void test_address_space_limit(void **state)
 	assert_non_null(proc_expect(d.kubelet, "devices resource=ascend.com/npu capacity=2 allocatable=2", WAIT_MS));
 	struct load l = { .d = &d, .lock = PTHREAD_MUTEX_INITIALIZER };
 	l.port = http_plugin_port(d.plugin);
-	assert_non_null(proc_expect_err(d.plugin, "the kubelet registered DRA driver npu.ascend.com", WAIT_MS));
+	expect_event(d.plugin, "dra.registered", "driver", "npu.ascend.com");
 
 	pthread_t threads[LOAD_CLIENTS];
 	struct load_client clients[LOAD_CLIENTS];

@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "base/parse.h"
 #include "harness/apiserver.h"
 #include "harness/harness.h"
 
@@ -132,15 +133,12 @@ static bool slices_are(int64_t generation, int tainted, const char *reason, char
  * again" one, when again). */
 static int64_t expect_published(struct dra_node *d, bool again)
 {
-	const char *line = proc_expect_err(d->plugin,
-					    again ? "publishing ResourceSlices works again: node " NODE_NAME
-						  : "published the ResourceSlices of node " NODE_NAME,
-					    WAIT_MS);
-	assert_non_null(line);
-	const char *g = strstr(line, "generation ");
-	assert_non_null(g);
-	assert_non_null(strstr(line, "1 slices, 8 devices"));
-	return strtoll(g + strlen("generation "), NULL, 10);
+	const char *line = expect_event(d->plugin, "slices.published", "node", NODE_NAME, "recovered", again ? "1" : "0",
+					"slices", "1", "devices", "8");
+	char g[32];
+	uint64_t gen;
+	assert_int_equal(parse_u64(event_field(line, "generation", g, sizeof(g)), 10, INT64_MAX, &gen), 0);
+	return (int64_t)gen;
 }
 
 /* Waits for publications above *gen until the slices are as said (a fault
@@ -261,13 +259,13 @@ static void test_dra_against_kube_apiserver(void **state)
 	apiserver_stop(api);
 	prepare(&d, "c1", uid, "npu-2");
 	node_write_health(&d.node, 8, 6, 3);
-	assert_non_null(proc_expect_err(d.plugin, "cannot publish the ResourceSlices of node " NODE_NAME, WAIT_MS));
+	expect_event(d.plugin, "slices.publish-failed", "node", NODE_NAME);
 	prepare(&d, "c1", uid, "npu-2");
 	apiserver_start(api);
 	await_slices(&d, true, &gen, 6, "health-critical");
 	/* Each cause once however many retries (a starting server may add one
 	 * of its own, such as a 503). */
-	assert_true(proc_count_err(d.plugin, "cannot publish the ResourceSlices") <= 2);
+	assert_true(count_events(d.plugin, "slices.publish-failed") <= 2);
 
 	/* (e) The driver restarted, its prepared claim's spec gone meanwhile
 	 * (a running kubelet would not prepare the claim again): the spec is
@@ -275,8 +273,7 @@ static void test_dra_against_kube_apiserver(void **state)
 	stop_plugin(&d);
 	assert_int_equal(unlink(path), 0);
 	start_plugin(&d);
-	assert_non_null(proc_expect_err(d.plugin, "wrote the CDI specs of 1 prepared claims from the DRA checkpoint",
-					WAIT_MS));
+	expect_event(d.plugin, "dra.checkpoint-restored", "claims", "1");
 	spec = read_spec(path);
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=2\""));
 	free(spec);
@@ -292,7 +289,7 @@ static void test_dra_against_kube_apiserver(void **state)
 	fputs("{\"version\":1,\"cla", cf);
 	assert_int_equal(fclose(cf), 0);
 	start_plugin(&d);
-	assert_non_null(proc_expect_err(d.plugin, "are kept until the kubelet prepares their claims again", WAIT_MS));
+	expect_event(d.plugin, "dra.checkpoint-kept");
 	assert_int_equal(access(path, F_OK), 0);
 
 	snprintf(cmd, sizeof(cmd), "dra-unprepare default c1 %s", uid);
@@ -359,7 +356,7 @@ static void test_vnpus_and_time_slicing(void **state)
 	for (int i = 0; i < 8 && !(dev && json_at(dev, "consumesCounters")); i++) {
 		json_object_put(list);
 		list = NULL;
-		assert_non_null(proc_expect_err(d.plugin, "published the ResourceSlices of node " NODE_NAME, WAIT_MS));
+		expect_event(d.plugin, "slices.published", "node", NODE_NAME);
 		dev = slice_device(&list, "vnpu-100");
 	}
 	assert_non_null(dev);

@@ -81,7 +81,7 @@ static void start(struct hang_node *d, bool hold_publisher)
 				      "--cdi-dir", d->cdi_dir, "--kubeconfig", d->kubeconfig, "--health-interval",
 				      "1h", NULL };
 	d->plugin = node_start_plugin(&d->node, flags);
-	assert_non_null(proc_expect_err(d->plugin, "DRA driver npu.ascend.com serving", WAIT_MS));
+	expect_event(d->plugin, "dra.serving", "driver", "npu.ascend.com");
 	assert_int_equal(gc_channel_open(d->dra_socket, &d->ch), 0);
 	assert_int_equal(cq_runner_start(&d->runner), 0);
 }

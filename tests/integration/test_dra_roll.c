@@ -74,7 +74,7 @@ static struct proc *start_driver(struct roll_node *d, const char *instance, cons
 	char env[96];
 	snprintf(env, sizeof(env), "ASCEND_PLUGIN_INSTANCE=%s", instance ? instance : "");
 	struct proc *p = node_start_plugin_env(&d->node, flags, (const char *[]){ env, NULL });
-	assert_non_null(proc_expect_err(p, "DRA driver npu.ascend.com serving", WAIT_MS));
+	expect_event(p, "dra.serving", "driver", "npu.ascend.com");
 	char want[192];
 	snprintf(want, sizeof(want), "dra-registered socket=%s ", reg_socket);
 	assert_non_null(proc_expect(d->kubelet, want, WAIT_MS));

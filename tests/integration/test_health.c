@@ -41,11 +41,11 @@ static void start(struct node *node, const char *interval, bool subscribed, unsi
 {
 	struct proc *k = node_start_kubelet(node);
 	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", interval, NULL });
-	assert_non_null(proc_expect_err(p, "using DCMI from", WAIT_MS));
+	expect_event(p, "dcmi.loaded");
 	if (subscribed)
-		assert_non_null(proc_expect_err(p, "subscribed to DCMI fault events", WAIT_MS));
+		expect_event(p, "dcmi.events-subscribed");
 	else
-		assert_non_null(proc_expect_err(p, "DCMI fault events unavailable", WAIT_MS));
+		expect_event(p, "dcmi.events-unavailable");
 	char line[128];
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), chips, chips, "-"), WAIT_MS));
 }
@@ -64,19 +64,19 @@ static void test_fault_and_recovery_by_event(void **state)
 	write_state(node, NULL, CHIPS, faulty);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-3"), WAIT_MS));
 	/* The handler ran (logic id 3 = phy 3 here), then the chip was judged. */
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 3 fault", WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-3 is Unhealthy: DCMI health 2 (major), error codes 80E01801", WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "3", "assertion", "fault");
+	expect_event(p, "device.unhealthy", "device", "npu-3", "fault", "health-level", "health", "2", "code", "80E01801");
 
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 3 recovered", WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-3 recovered: Healthy", WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "3", "assertion", "recovered");
+	expect_event(p, "device.healthy", "device", "npu-3");
 
 	/* A critical fault on another chip takes the same path. */
 	const char *critical[CHIPS] = { [6] = "health=3" };
 	write_state(node, NULL, CHIPS, critical);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-6"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-6 is Unhealthy: DCMI health 3 (critical)", WAIT_MS));
+	expect_event(p, "device.unhealthy", "device", "npu-6", "fault", "health-level", "health", "3");
 	node_fini(node);
 }
 
@@ -96,16 +96,18 @@ static void test_flapping_chip_is_damped(void **state)
 	for (int i = 0; i < 4; i++) {
 		/* Each state is seen: the plugin reports each event before the next write. */
 		write_state(node, NULL, CHIPS, faulty);
-		assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 2 fault", WAIT_MS));
+		expect_event(p, "dcmi.event", "logic_id", "2", "assertion", "fault");
 		write_state(node, NULL, CHIPS, NULL);
-		assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 2 recovered", WAIT_MS));
+		expect_event(p, "dcmi.event", "logic_id", "2", "assertion", "recovered");
 	}
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-2"), WAIT_MS));
 	/* The next list the kubelet gets is the recovery: none came in between. */
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(healthy, sizeof(healthy), 8, 8, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-2 recovered: Healthy", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "npu-2 recovered: Healthy"), 1);
-	assert_int_equal(proc_count_err(p, "npu-2: fault level RestartBusiness (code table, code 80E01801)"), 1);
+	expect_event(p, "device.healthy", "device", "npu-2");
+	assert_int_equal(count_events(p, "device.healthy", "device", "npu-2"), 1);
+	assert_int_equal(count_events(p, "fault.level", "device", "npu-2", "fault_level", "RestartBusiness", "rule",
+				      "code table", "code", "80E01801"),
+			 1);
 	node_fini(node);
 }
 
@@ -147,12 +149,13 @@ static void test_repeated_fault_separates_the_chip(void **state)
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 
 	write_state(node, NULL, CHIPS, faulty);
-	assert_non_null(proc_expect_err(p, "npu-5: separated, ManuallySeparateNPU (frequency, code 80E01801)", WAIT_MS));
+	expect_event(p, "fault.separated", "device", "npu-5", "fault_level", "ManuallySeparateNPU", "rule", "frequency",
+		     "code", "80E01801");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
 	/* The fault clears; the chip stays out. Another chip's fault is the
 	 * sentinel: the next list the kubelet gets still has npu-5 Unhealthy. */
 	write_state(node, NULL, CHIPS, NULL);
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 5 recovered", WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "5", "assertion", "recovered");
 	const char *other[CHIPS] = { [1] = "health=3" };
 	write_state(node, NULL, CHIPS, other);
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 6, "npu-1,npu-5"), WAIT_MS));
@@ -163,15 +166,14 @@ static void test_repeated_fault_separates_the_chip(void **state)
 	assert_non_null(f);
 	fputs("version: v1\nfaultPolicy:\n  recoveryHold: 2s\n", f);
 	assert_int_equal(fclose(f), 0);
-	assert_non_null(proc_expect_err(p, "reload: fault policy changed: recovery hold 2000ms, default level SeparateNPU, "
-					   "0 codes of its own over the built-in table, 0 frequency and 0 duration windows",
-					WAIT_MS));
-	assert_non_null(proc_expect_err(p, "reload: configuration", WAIT_MS));
+	expect_event(p, "fault.policy-changed", "trigger", "reload", "recovery_hold_ms", "2000", "default_level",
+		     "SeparateNPU", "codes", "0");
+	expect_event(p, "config.applied", "trigger", "reload");
 	/* npu-1 recovers after the reload: the list that follows still has
 	 * npu-5 out (it recovered once, before it was separated). */
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
-	assert_int_equal(proc_count_err(p, "npu-5 recovered"), 1);
+	assert_int_equal(count_events(p, "device.healthy", "device", "npu-5"), 1);
 	node_fini(node);
 }
 
@@ -196,17 +198,19 @@ static void test_long_fault_escalates(void **state)
 	const char *faulty[CHIPS] = { [4] = "health=2 errors=80E01801" };
 	write_state(node, NULL, CHIPS, faulty);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-4"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-4: fault level RestartBusiness (code table, code 80E01801)", WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-4: escalated to PreSeparateNPU (duration, code 80E01801)", WAIT_MS));
+	expect_event(p, "fault.level", "device", "npu-4", "fault_level", "RestartBusiness", "rule", "code table", "code",
+		     "80E01801");
+	expect_event(p, "fault.escalated", "device", "npu-4", "fault_level", "PreSeparateNPU", "rule", "duration", "code",
+		     "80E01801");
 
 	/* The fault clears and the chip stays out; another chip's fault is the
 	 * sentinel that a list was sent after the recovery was seen. */
 	write_state(node, NULL, CHIPS, NULL);
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 4 recovered", WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "4", "assertion", "recovered");
 	const char *other[CHIPS] = { [0] = "health=3" };
 	write_state(node, NULL, CHIPS, other);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 6, "npu-0,npu-4"), WAIT_MS));
-	assert_int_equal(proc_count_err(p, "npu-4 recovered"), 0);
+	assert_int_equal(count_events(p, "device.healthy", "device", "npu-4"), 0);
 	node_fini(node);
 }
 
@@ -223,14 +227,14 @@ static void test_absent_chip_stays_listed(void **state)
 	const char *absent[CHIPS] = { [3] = "health=absent" };
 	write_state(node, NULL, CHIPS, absent);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-3"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-3 is Unhealthy: DCMI reports the chip absent", WAIT_MS));
+	expect_event(p, "device.unhealthy", "device", "npu-3", "fault", "absent");
 	/* Still there for the kubelet, as Unhealthy. */
 	proc_send(k, "list");
 	assert_non_null(proc_expect(k, "device id=npu-3 health=Unhealthy", WAIT_MS));
 
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-3 recovered: Healthy", WAIT_MS));
+	expect_event(p, "device.healthy", "device", "npu-3");
 	node_fini(node);
 }
 
@@ -271,7 +275,7 @@ static void test_warning_is_healthy_and_quiet(void **state)
 	let_polls_run(node);
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
-	assert_int_equal(proc_count_err(p, "npu-3 is Unhealthy"), 0);
+	assert_int_equal(count_events(p, "device.unhealthy", "device", "npu-3"), 0);
 	node_fini(node);
 }
 
@@ -288,12 +292,12 @@ static void test_fault_by_polling_without_events(void **state)
 	const char *faulty[CHIPS] = { [4] = "health=2 errors=80E18005" };
 	write_state(node, "subscribe off\n", CHIPS, faulty);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-4"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-4 is Unhealthy: DCMI health 2 (major), error codes 80E18005", WAIT_MS));
+	expect_event(p, "device.unhealthy", "device", "npu-4", "fault", "health-level", "health", "2", "code", "80E18005");
 
 	write_state(node, "subscribe off\n", CHIPS, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-4 recovered: Healthy", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "DCMI fault event:"), 0);
+	expect_event(p, "device.healthy", "device", "npu-4");
+	assert_int_equal(count_events(p, "dcmi.event"), 0);
 	node_fini(node);
 }
 
@@ -311,11 +315,11 @@ static void test_failing_health_call(void **state)
 	const char *dropped[CHIPS] = { [6] = "health=0 health_rc=-8012" };
 	write_state(node, NULL, CHIPS, dropped);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-6"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-6 is Unhealthy: dcmi_get_device_health failed with -8012", WAIT_MS));
+	expect_event(p, "device.unhealthy", "device", "npu-6", "fault", "health-call", "dcmi_error", "-8012");
 
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-6 recovered: Healthy", WAIT_MS));
+	expect_event(p, "device.healthy", "device", "npu-6");
 	node_fini(node);
 }
 
@@ -332,11 +336,11 @@ static void test_subscribes_when_events_become_available(void **state)
 	char line[128];
 
 	write_state(node, "subscribe on\n", CHIPS, NULL);
-	assert_non_null(proc_expect_err(p, "subscribed to DCMI fault events", WAIT_MS));
+	expect_event(p, "dcmi.events-subscribed");
 	const char *faulty[CHIPS] = { [7] = "health=2" };
 	write_state(node, NULL, CHIPS, faulty);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-7"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 7 fault", WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "7", "assertion", "fault");
 	node_fini(node);
 }
 
@@ -358,8 +362,8 @@ static void test_fault_after_subscription_lost(void **state)
 	write_state(node, NULL, CHIPS, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	/* The log line may trail the update the kubelet saw: wait for it. */
-	assert_non_null(proc_expect_err(p, "chip logic id 1 recovered", WAIT_MS));
-	unsigned events = proc_count_err(p, "DCMI fault event:");
+	expect_event(p, "dcmi.event", "logic_id", "1", "assertion", "recovered");
+	unsigned events = count_events(p, "dcmi.event");
 	assert_true(events >= 2);
 
 	/* DCMI drops every subscription, then chip 2 fails: no event is sent. */
@@ -371,7 +375,7 @@ static void test_fault_after_subscription_lost(void **state)
 	write_state(node, "subscribe off\n", CHIPS, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	/* Polls delivered both. */
-	assert_int_equal(proc_count_err(p, "DCMI fault event:"), events);
+	assert_int_equal(count_events(p, "dcmi.event"), events);
 	node_fini(node);
 }
 
@@ -387,13 +391,13 @@ static void test_device_node_disappears(void **state)
 
 	node_remove(node, "dev/davinci2");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-2"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-2 is Unhealthy: device node davinci2 missing", WAIT_MS));
+	expect_event(p, "device.unhealthy", "device", "npu-2", "fault", "node-missing");
 	proc_send(k, "list");
 	assert_non_null(proc_expect(k, "device id=npu-2 health=Unhealthy", WAIT_MS));
 
 	node_touch(node, "dev/davinci2");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-2 recovered: Healthy", WAIT_MS));
+	expect_event(p, "device.healthy", "device", "npu-2");
 	node_fini(node);
 }
 
@@ -429,7 +433,7 @@ static void test_driver_not_ready(void **state)
 
 	node_remove(node, "dev/davinci_manager");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 0, all_ids(ids, sizeof(ids), 8)), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "davinci_manager is missing", WAIT_MS));
+	expect_event(p, "driver.not-ready");
 
 	/* Three more chips, one per state change, each found by a poll. */
 	for (unsigned n = 9; n <= 11; n++) {
@@ -437,13 +441,13 @@ static void test_driver_not_ready(void **state)
 		assert_non_null(
 			proc_expect(k, devices_line(line, sizeof(line), n, 0, all_ids(ids, sizeof(ids), n)), WAIT_MS));
 	}
-	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
-	assert_int_equal(proc_count_err(p, "npu-10 is Unhealthy: driver not ready"), 1);
+	assert_int_equal(count_events(p, "driver.not-ready"), 1);
+	assert_int_equal(count_events(p, "device.unhealthy", "device", "npu-10", "fault", "driver-not-ready"), 1);
 
 	node_touch(node, "dev/davinci_manager");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 11, 11, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "driver ready:", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
+	expect_event(p, "driver.ready");
+	assert_int_equal(count_events(p, "driver.not-ready"), 1);
 	node_fini(node);
 }
 
@@ -458,11 +462,11 @@ static void test_driver_not_ready_at_start(void **state)
 	char line[128];
 
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 0, "npu-0,npu-1"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "davinci_manager is missing", WAIT_MS));
+	expect_event(p, "driver.not-ready");
 	node_touch(node, "dev/davinci_manager");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 2, 2, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "driver ready:", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "davinci_manager is missing"), 1);
+	expect_event(p, "driver.ready");
+	assert_int_equal(count_events(p, "driver.not-ready"), 1);
 	node_fini(node);
 }
 

@@ -30,7 +30,7 @@ static void start(struct node *node)
 {
 	node_init(node, &(struct node_options){ .chips = CHIPS });
 	node_start_registered(node, (const char *[]){ "--health-interval", NO_POLLING, NULL });
-	assert_non_null(proc_expect_err(node->plugin, "subscribed to DCMI fault events", WAIT_MS));
+	expect_event(node->plugin, "dcmi.events-subscribed");
 }
 
 static void inject_fault(struct node *node, unsigned phy)
@@ -76,9 +76,9 @@ static void test_lines_come_out_once_stderr_drains(void **state)
 	inject_fault(node, 1);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"), WAIT_MS));
 	proc_unblock_stderr(p);
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 1 fault", WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-1 is Unhealthy: DCMI health 2 (major), error codes 80E01801", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "lines dropped"), 0);
+	expect_event(p, "dcmi.event", "logic_id", "1", "assertion", "fault");
+	expect_event(p, "device.unhealthy", "device", "npu-1", "fault", "health-level", "health", "2", "code", "80E01801");
+	assert_int_equal(count_events(p, "log.dropped"), 0);
 	node_fini(node);
 }
 

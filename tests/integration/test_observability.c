@@ -68,7 +68,7 @@ static void next_telemetry(struct node *node)
 	/* A read logged earlier, and not yet consumed, may predate the state
 	 * the test just wrote: only a read logged from now on counts. */
 	proc_discard(node->plugin);
-	assert_non_null(proc_expect_err(node->plugin, "telemetry: read", WAIT_MS));
+	expect_event(node->plugin, "telemetry.read");
 }
 
 /* promtool check metrics on the text: clean, no lint warning. Skipped
@@ -143,7 +143,7 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	assert_non_null(proc_expect(k, devices_line(want, sizeof(want), CHIPS, CHIPS, "-"), WAIT_MS));
 	/* The stream can open before the plugin has the Register answer, which
 	 * the registrations counter counts: scrape once it has. */
-	assert_non_null(proc_expect_err(node->plugin, "registered ascend.com/npu with the kubelet", WAIT_MS));
+	expect_event(node->plugin, "plugin.registered", "resource", "ascend.com/npu");
 
 	/* Every chip metric, with DCMI's values in base units. */
 	char *m = scrape(port);
@@ -213,7 +213,7 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	assert_non_null(line);
 	char ids[64];
 	line_value(line, "ids", ids, sizeof(ids));
-	assert_non_null(proc_expect_err(node->plugin, "pod resources: 1 containers hold chips", WAIT_MS));
+	expect_event(node->plugin, "pod-resources.read", "containers", "1");
 	m = scrape(port);
 	char series[256];
 	snprintf(series, sizeof(series),
@@ -230,15 +230,12 @@ static void test_metrics_fault_recovery_and_pods(void **state)
 	free(m);
 
 	/* The chip it holds fails: the decision names the container to act on. */
-	char want_line[160];
-	snprintf(want_line, sizeof(want_line), "%s: fault level RestartBusiness (code table, code 80E01801)", ids);
 	if (ids[4] == '0')
 		write_state(node, "health=2 errors=80E01801 " TELEMETRY, "health=0 " TELEMETRY);
 	else
 		write_state(node, "health=0 " TELEMETRY, "health=2 errors=80E01801 " TELEMETRY);
-	line = proc_expect_err(node->plugin, want_line, WAIT_MS);
-	assert_non_null(line);
-	assert_non_null(strstr(line, "(held by default/kubelet-sim-pod-1/container-1)"));
+	expect_event(node->plugin, "fault.level", "device", ids, "fault_level", "RestartBusiness", "rule", "code table", "code",
+		     "80E01801", "held_by", "default/kubelet-sim-pod-1/container-1");
 	node_fini(node);
 }
 
@@ -253,14 +250,14 @@ static void test_metrics_without_pod_resources(void **state)
 	char *m = scrape(port);
 	assert_non_null(strstr(m, "ascend_npu_healthy{id=\"npu-0\",phy=\"0\",chip=\"910B3\"} 1\n"));
 	free(m);
-	assert_non_null(proc_expect_err(node->plugin, "/nonexistent/kubelet.sock does not exist", WAIT_MS));
+	expect_event(node->plugin, "pod-resources.unavailable", "reason", "/nonexistent/kubelet.sock does not exist");
 	/* More scrapes ask for more lists (at most one a second): one warning. */
 	m = scrape(port);
 	free(m);
-	assert_non_null(proc_expect_err(node->plugin, "telemetry: read", WAIT_MS * 2));
+	expect_event_v(node->plugin, WAIT_MS * 2, "telemetry.read", (const char *)NULL);
 	m = scrape(port);
 	free(m);
-	assert_int_equal(proc_count_err(node->plugin, "does not exist; metrics are served without pod labels"), 1);
+	assert_int_equal(count_events(node->plugin, "pod-resources.unavailable"), 1);
 	node_fini(node);
 }
 
@@ -280,10 +277,10 @@ static void wait_registered_and_watched(struct proc *plugin)
 {
 	bool registered = false, opened = false;
 	while (!registered || !opened) {
-		const char *line = proc_expect_err(plugin, "session: ", WAIT_MS);
-		assert_non_null(line);
-		registered |= strstr(line, " + registered -> ") != NULL;
-		opened |= strstr(line, " + stream-opened -> ") != NULL;
+		char on[32];
+		event_field(expect_event(plugin, "plugin.session", "handled", "1"), "on", on, sizeof(on));
+		registered |= strcmp(on, "registered") == 0;
+		opened |= strcmp(on, "stream-opened") == 0;
 	}
 }
 
@@ -293,7 +290,7 @@ static void test_healthz_across_kubelet_death(void **state)
 	node_init(node, &(struct node_options){ .chips = CHIPS });
 	node_start_plugin(node, (const char *[]){ "--metrics-addr=127.0.0.1:0", NULL });
 	uint16_t port = http_plugin_port(node->plugin);
-	assert_non_null(proc_expect_err(node->plugin, "registration with the kubelet failed", WAIT_MS));
+	expect_event(node->plugin, "plugin.register-failed");
 	/* No kubelet at all: a legitimate wait. */
 	expect_healthz(port, 200, "waiting for the kubelet");
 
@@ -307,7 +304,7 @@ static void test_healthz_across_kubelet_death(void **state)
 	proc_wait(k, WAIT_MS);
 	proc_free(k);
 	node->kubelet = NULL;
-	assert_non_null(proc_expect_err(node->plugin, "the kubelet does not answer yet", WAIT_MS));
+	expect_event(node->plugin, "plugin.kubelet-not-ready");
 	expect_healthz(port, 503, "registration failing");
 
 	/* It comes back: healthy again. */
@@ -709,7 +706,7 @@ static void test_nfd_file(void **state)
 	snprintf(file, sizeof(file), "%s/ascend", dir);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	node_start_registered(node, (const char *[]){ "--nfd-features-file", file, NULL });
-	assert_non_null(proc_expect_err(node->plugin, "wrote the NFD features file", WAIT_MS));
+	expect_event(node->plugin, "nfd.written", "path", file);
 	char *text = read_file(file);
 	assert_non_null(text);
 	const char *want[] = {
@@ -729,7 +726,7 @@ static void test_nfd_file(void **state)
 
 	/* A chip fails: the file says so. */
 	node_write_health(node, CHIPS, 1, 3);
-	assert_non_null(proc_expect_err(node->plugin, "rewrote the NFD features file", WAIT_MS));
+	expect_event(node->plugin, "nfd.rewritten", "path", file, "healthy", "1");
 	text = read_file(file);
 	assert_non_null(strstr(text, "ascend.com/npu.healthy=1\n"));
 	free(text);
@@ -739,8 +736,8 @@ static void test_nfd_file(void **state)
 	 * recovery hold has passed, and counted for the scheduler. */
 	node_write_chip_state(node, &(struct chip_state){ .chips = CHIPS,
 							   .attrs = (const char *const[]){ [1] = "health=1 errors=80E18405" } });
-	assert_non_null(proc_expect_err(node->plugin, "npu-1: fault level SubHealthFault (recovery hold)", WAIT_MS));
-	assert_non_null(proc_expect_err(node->plugin, "rewrote the NFD features file", WAIT_MS));
+	expect_event(node->plugin, "fault.level", "device", "npu-1", "fault_level", "SubHealthFault", "rule", "recovery hold");
+	expect_event(node->plugin, "nfd.rewritten", "path", file);
 	text = read_file(file);
 	assert_non_null(strstr(text, "ascend.com/npu.healthy=2\nascend.com/npu.subhealth=1\n"));
 	free(text);
@@ -770,8 +767,7 @@ static void test_json_logs(void **state)
 	struct node *node = *state;
 	node_init(node, &(struct node_options){ .chips = CHIPS });
 	node_start_registered(node, (const char *[]){ "--log-format", "json", NULL });
-	const char *line = proc_expect_err(node->plugin, "found 2 NPU chips", WAIT_MS);
-	assert_non_null(line);
+	const char *line = expect_event(node->plugin, "chips.found", "count", "2");
 	json_object *o = json_line(line);
 	json_object *v;
 	assert_true(json_object_object_get_ex(o, "level", &v));
@@ -779,8 +775,7 @@ static void test_json_logs(void **state)
 	json_object_put(o);
 
 	node_write_health(node, CHIPS, 1, 2);
-	line = proc_expect_err(node->plugin, "npu-1 is Unhealthy", WAIT_MS);
-	assert_non_null(line);
+	line = expect_event(node->plugin, "device.unhealthy", "device", "npu-1");
 	o = json_line(line);
 	assert_true(json_object_object_get_ex(o, "device", &v));
 	assert_string_equal(json_object_get_string(v), "npu-1");

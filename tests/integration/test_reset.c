@@ -125,18 +125,15 @@ static void test_reset_that_works(void **state)
 	write_chip(node, 2, FAULT " reset=clean reset_ms=300");
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-2"),
 					 WAIT_MS));
-	assert_non_null(proc_expect_err(p,
-					"npu-2: resetting the chip (RestartNPU, code 80E18005): no container holds it; "
-					"reset 1 of at most 2 within 86400s; it stays Unhealthy until it is back, and is "
-					"separated if it is not back within 10s",
-					WAIT_MS));
+	expect_event(p, "reset.started", "device", "npu-2", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1",
+		     "max_resets", "2", "window_s", "86400", "timeout_s", "10");
 	/* The driver's event of a reset that finished is no fault. It may come
 	 * before or after the refresh that finds the chip back. */
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 2 one-off event, severity 0, event 0x8C2FA009",
-					WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "2", "assertion", "one-off event", "severity", "0", "event_id",
+		     "8C2FA009");
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
-	assert_int_equal(proc_count_err(p, "npu-2: reset 1 done: back after"), 1);
-	assert_int_equal(proc_count_err(p, "DCMI fault event: chip logic id 2 fault, severity 0"), 0);
+	assert_int_equal(count_events(p, "reset.done", "device", "npu-2", "attempt", "1"), 1);
+	assert_int_equal(count_events(p, "dcmi.event", "logic_id", "2", "assertion", "fault", "severity", "0"), 0);
 	assert_true(resets("npu-2", "attempted") == 1);
 	assert_true(resets("npu-2", "succeeded") == 1);
 	assert_true(resets("npu-2", "failed") == 0);
@@ -159,20 +156,15 @@ static void test_reset_back_faulty_until_separated(void **state)
 	write_chip(node, 1, FAULT " reset=faulty reset_ms=200");
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"),
 					 WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-1: resetting the chip (RestartNPU, code 80E18005): no container holds "
-					   "it; reset 1 of at most 2",
-					WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-1: reset 1 failed: back after", WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-1: resetting the chip (RestartNPU, code 80E18005): no container holds "
-					   "it; reset 2 of at most 2",
-					WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-1: reset 2 failed: back after", WAIT_MS));
-	assert_non_null(proc_expect_err(p,
-					"npu-1: still RestartNPU, code 80E18005 after 2 resets within 86400s; separated "
-					"(ManuallySeparateNPU) until released",
-					WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-1: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
-					WAIT_MS));
+	expect_event(p, "reset.started", "device", "npu-1", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1",
+		     "max_resets", "2");
+	expect_event(p, "reset.back-faulty", "device", "npu-1", "attempt", "1");
+	expect_event(p, "reset.started", "device", "npu-1", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "2",
+		     "max_resets", "2");
+	expect_event(p, "reset.back-faulty", "device", "npu-1", "attempt", "2");
+	expect_event(p, "reset.exhausted", "device", "npu-1", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "2");
+	expect_event(p, "fault.level", "device", "npu-1", "fault_level", "ManuallySeparateNPU", "rule", "manual separation",
+		     "code", "80E18005");
 	assert_true(resets("npu-1", "attempted") == 2);
 	assert_true(resets("npu-1", "failed") == 2);
 
@@ -180,11 +172,11 @@ static void test_reset_back_faulty_until_separated(void **state)
 	 * sentinel for the next list (and the metrics of the refreshes before
 	 * it are published by then). */
 	write_chip(node, 1, NULL);
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 1 recovered", WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "1", "assertion", "recovered");
 	write_chip(node, 3, "health=3");
 	assert_non_null(proc_expect_next(k, "devices ",
 					 devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-1,npu-3"), WAIT_MS));
-	assert_int_equal(proc_count_err(p, "npu-1: resetting the chip"), 2);
+	assert_int_equal(count_events(p, "reset.started", "device", "npu-1"), 2);
 	assert_true(separated("npu-1") == 1);
 	node_fini(node);
 }
@@ -201,18 +193,15 @@ static void test_reset_never_back(void **state)
 	write_chip(node, 0, FAULT " reset=never");
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-0"),
 					 WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-0: resetting the chip", WAIT_MS));
-	assert_non_null(proc_expect_err(p,
-					"npu-0: reset 1 (RestartNPU, code 80E18005) timed out: not back within 2s; "
-					"separated (ManuallySeparateNPU) until released",
-					WAIT_MS));
+	expect_event(p, "reset.started", "device", "npu-0");
+	expect_event(p, "reset.timed-out", "device", "npu-0", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1");
 	assert_true(resets("npu-0", "attempted") == 1);
 	assert_true(resets("npu-0", "failed") == 1);
-	assert_int_equal(proc_count_err(p, "npu-0: resetting the chip"), 1);
+	assert_int_equal(count_events(p, "reset.started", "device", "npu-0"), 1);
 	/* The chip comes back later (the state file takes over): separated. */
 	write_chip(node, 0, NULL);
-	assert_non_null(proc_expect_err(p, "npu-0: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
-					WAIT_MS));
+	expect_event(p, "fault.level", "device", "npu-0", "fault_level", "ManuallySeparateNPU", "rule", "manual separation",
+		     "code", "80E18005");
 	write_chip(node, 3, "health=3");
 	assert_non_null(proc_expect_next(k, "devices ",
 					 devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-0,npu-3"), WAIT_MS));
@@ -229,16 +218,13 @@ static void test_reset_chip_leaves_the_list(void **state)
 	struct proc *p = node->plugin;
 
 	write_chip(node, 0, FAULT " reset=never");
-	assert_non_null(proc_expect_err(p, "npu-0: reset 1: DCMI's reset calls returned", WAIT_MS));
+	expect_event(p, "reset.returned", "device", "npu-0", "attempt", "1");
 	node_write_state(node, "driver 24.1.rc1\nchip phy=1\nchip phy=2\nchip phy=3\n");
-	assert_non_null(proc_expect_err(p,
-					"npu-0: reset 1 (RestartNPU, code 80E18005) timed out: not back within 2s; "
-					"separated (ManuallySeparateNPU) until released",
-					WAIT_MS));
+	expect_event(p, "reset.timed-out", "device", "npu-0", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1");
 	/* Back in the list (a fault on another chip makes the plugin look). */
 	write_chip(node, 3, "health=3");
-	assert_non_null(proc_expect_err(p, "npu-0: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
-					WAIT_MS));
+	expect_event(p, "fault.level", "device", "npu-0", "fault_level", "ManuallySeparateNPU", "rule", "manual separation",
+		     "code", "80E18005");
 	node_fini(node);
 }
 
@@ -251,12 +237,10 @@ static void test_reset_call_fails(void **state)
 	struct proc *p = node->plugin;
 
 	write_chip(node, 3, FAULT " fail=reset:-8015");
-	assert_non_null(proc_expect_err(p,
-					"npu-3: reset 1 (RestartNPU, code 80E18005) failed: dcmi_set_device_reset "
-					"returned -8015; separated (ManuallySeparateNPU) until released",
-					WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-3: fault level ManuallySeparateNPU (manual separation, code 80E18005)",
-					WAIT_MS));
+	expect_event(p, "reset.failed", "device", "npu-3", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1",
+		     "call", "dcmi_set_device_reset", "dcmi_error", "-8015");
+	expect_event(p, "fault.level", "device", "npu-3", "fault_level", "ManuallySeparateNPU", "rule", "manual separation",
+		     "code", "80E18005");
 	assert_true(resets("npu-3", "attempted") == 1);
 	assert_true(resets("npu-3", "failed") == 1);
 	/* A sentinel: once the kubelet has the next list, the separation's
@@ -283,32 +267,29 @@ static void test_no_reset_while_held(void **state)
 	assert_non_null(ok);
 	char id[32];
 	line_value(ok, "ids", id, sizeof(id));
-	assert_non_null(proc_expect_err(p, "pod resources: 1 containers hold chips", WAIT_MS));
+	expect_event(p, "pod-resources.read", "containers", "1");
 	unsigned phy = (unsigned)(id[4] - '0');
 
 	write_chip(node, phy, FAULT " reset=clean reset_ms=200");
-	snprintf(line, sizeof(line),
-		 "%s: RestartNPU, code 80E18005 asks for a reset, but default/kubelet-sim-pod-1/container-1 hold the "
-		 "chip; it is reset once they are gone",
-		 id);
-	assert_non_null(proc_expect_err(p, line, WAIT_MS));
+	expect_event(p, "reset.held", "device", id, "fault_level", "RestartNPU", "code", "80E18005", "holders",
+		     "default/kubelet-sim-pod-1/container-1");
 	/* More lists come (the plugin asks for them); still no reset, said once.
 	 * Another chip's fault and its decision are the sentinel. */
 	unsigned other = phy == 3 ? 2 : 3;
 	write_chips(node, phy, FAULT " reset=clean reset_ms=200", other, "health=3");
-	assert_non_null(proc_expect_err(p, "is Unhealthy: DCMI health 3 (critical)", WAIT_MS));
-	assert_int_equal(proc_count_err(p, "resetting the chip"), 0);
-	assert_int_equal(proc_count_err(p, "asks for a reset, but"), 1);
+	char other_id[16];
+	snprintf(other_id, sizeof(other_id), "npu-%u", other);
+	expect_event(p, "device.unhealthy", "device", other_id, "fault", "health-level", "health", "3");
+	assert_int_equal(count_events(p, "reset.started"), 0);
+	assert_int_equal(count_events(p, "reset.held"), 1);
 	assert_true(resets(id, "attempted") == -1);
 
 	/* The pod is gone: the chip is reset at the next look. */
 	snprintf(line, sizeof(line), "release %s", id);
 	proc_send(k, line);
 	assert_non_null(proc_expect(k, "released ids=", WAIT_MS));
-	snprintf(line, sizeof(line), "%s: resetting the chip (RestartNPU, code 80E18005): no container holds it", id);
-	assert_non_null(proc_expect_err(p, line, WAIT_MS));
-	snprintf(line, sizeof(line), "%s: reset 1 done", id);
-	assert_non_null(proc_expect_err(p, line, WAIT_MS));
+	expect_event(p, "reset.started", "device", id, "fault_level", "RestartNPU", "code", "80E18005");
+	expect_event(p, "reset.done", "device", id, "attempt", "1");
 	node_fini(node);
 }
 
@@ -322,19 +303,18 @@ static void test_off_by_default_and_reloaded(void **state)
 	struct proc *k = node->kubelet, *p = node->plugin;
 	char line[128];
 	write_chip(node, 2, FAULT " reset=clean reset_ms=100");
-	assert_non_null(proc_expect_err(p, "npu-2: fault level RestartNPU (code table, code 80E18005)", WAIT_MS));
+	expect_event(p, "fault.level", "device", "npu-2", "fault_level", "RestartNPU", "rule", "code table", "code",
+		     "80E18005");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-2"), WAIT_MS));
-	assert_int_equal(proc_count_err(p, "resetting"), 0);
+	assert_int_equal(count_events(p, "reset.started"), 0);
 
 	char config[128];
 	snprintf(config, sizeof(config), "%s/config.yaml", node->root);
 	write_config(node, config, "10s");
-	assert_non_null(proc_expect_err(p,
-					"reload: chip resets enabled: at most 2 per chip within 86400s, each back within "
-					"10s or the chip is separated",
-					WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-2: resetting the chip (RestartNPU, code 80E18005)", WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-2: reset 1 done", WAIT_MS));
+	expect_event(p, "reset.policy-changed", "trigger", "reload", "enabled", "1", "max_resets", "2", "window_s", "86400",
+		     "timeout_s", "10");
+	expect_event(p, "reset.started", "device", "npu-2", "fault_level", "RestartNPU", "code", "80E18005");
+	expect_event(p, "reset.done", "device", "npu-2", "attempt", "1");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
 	node_fini(node);
 }

@@ -8,6 +8,7 @@
  * and SIGHUP re-reading the --config file (valid and invalid), which a
  * change of the file also does, also in a directory removed and made again
  * and through a ConfigMap's ..data swap. */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -147,7 +148,7 @@ static void test_per_family_names(void **state)
 	assert_non_null(proc_expect(k, "kubelet restarted", WAIT_MS));
 	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu ", "register resource=ascend.com/npu-310p ",
 					     NULL });
-	assert_non_null(proc_expect_err(node->plugin, "ascend.com/npu-310p: registered again with the kubelet", WAIT_MS));
+	expect_event(node->plugin, "plugin.reregistered", "resource", "ascend.com/npu-310p");
 	node_fini(node);
 }
 
@@ -198,8 +199,7 @@ static void test_vnpus(void **state)
 	expect_all(k, (const char *const[]){ "devices resource=ascend.com/npu capacity=2 allocatable=2 unhealthy=-",
 					     "devices resource=ascend.com/npu-vir04-3c capacity=2 allocatable=2 unhealthy=-",
 					     "devices resource=ascend.com/npu-vir02 capacity=1 allocatable=1 unhealthy=-", NULL });
-	assert_non_null(proc_expect_err(node->plugin, "vNPU template vir04_3c found: advertising ascend.com/npu-vir04-3c",
-					WAIT_MS));
+	expect_event(node->plugin, "vnpu.template-found", "template", "vir04_3c", "resource", "ascend.com/npu-vir04-3c");
 	/* The chips that carry vNPUs are not handed out whole. */
 	expect_list(k, "ascend.com/npu", (const char *const[]){ "device id=npu-2 ", "device id=npu-3 ", NULL });
 	expect_list(k, "ascend.com/npu-vir04-3c",
@@ -239,9 +239,8 @@ static void test_vnpus(void **state)
 	/* A vNPU node DCMI does not know: its chip is withheld, it is not advertised. */
 	node_touch(node, "dev/vdavinci148");
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=0 allocatable=0 unhealthy=-", WAIT_MS));
-	assert_non_null(proc_expect_err(
-		node->plugin, "1 vNPUs are not advertised (vnpu-148: its template is unknown: only its device file was found)",
-		WAIT_MS));
+	expect_event(node->plugin, "vnpu.unadvertised", "count", "1", "first",
+		     "vnpu-148: its template is unknown: only its device file was found");
 	node_fini(node);
 }
 
@@ -269,7 +268,7 @@ static void test_sighup_reload(void **state)
 			   "- family: 310P\n"
 			   "  name: ascend.com/npu-310p\n");
 	proc_kill(node->plugin, SIGHUP);
-	assert_non_null(proc_expect_err(node->plugin, "SIGHUP: configuration", WAIT_MS));
+	expect_event(node->plugin, "config.applied", "trigger", "SIGHUP");
 	expect_all(k, (const char *const[]){ "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
 					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
 	char sock[200];
@@ -279,16 +278,16 @@ static void test_sighup_reload(void **state)
 	/* An invalid one: everything stays as it is. */
 	write_config(node, "version: v1\nresources:\n- family: 310X\n  name: ascend.com/npu-310p\n");
 	proc_kill(node->plugin, SIGHUP);
-	const char *err = proc_expect_err(node->plugin, "SIGHUP: keeping the running configuration", WAIT_MS);
-	assert_non_null(err);
-	assert_non_null(strstr(err, "line 3"));
+	const char *err = expect_event(node->plugin, "config.rejected", "trigger", "SIGHUP");
+	char reason[512];
+	assert_non_null(strstr(event_field(err, "reason", reason, sizeof(reason)), "line 3"));
 	assert_int_equal(access(sock, F_OK), 0);
-	assert_int_equal(proc_count_err(node->plugin, "registered again"), 0);
+	assert_int_equal(count_events(node->plugin, "plugin.reregistered"), 0);
 
 	/* The name removed again: its socket goes, the kubelet sees its devices go. */
 	write_config(node, "version: v1\n");
 	proc_kill(node->plugin, SIGHUP);
-	assert_non_null(proc_expect_err(node->plugin, "ascend.com/npu-310p is gone from the configuration", WAIT_MS));
+	expect_event(node->plugin, "resource.gone", "resource", "ascend.com/npu-310p");
 	expect_all(k, (const char *const[]){ "devices resource=ascend.com/npu-310p capacity=2 allocatable=0 unhealthy=",
 					     "devices resource=ascend.com/npu capacity=6 allocatable=6 unhealthy=-", NULL });
 	assert_int_equal(access(sock, F_OK), -1);
@@ -303,7 +302,7 @@ static void test_config_file_change(void **state)
 	struct proc *k = start_mixed(node, NULL);
 
 	write_config(node, CONFIG_310P);
-	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	expect_event(node->plugin, "config.changed");
 	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu-310p ",
 					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
 					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
@@ -312,7 +311,7 @@ static void test_config_file_change(void **state)
 
 	/* A broken edit changes nothing. */
 	write_config(node, "version: v1\nresources: [\n");
-	assert_non_null(proc_expect_err(node->plugin, "reload: keeping the running configuration", WAIT_MS));
+	expect_event(node->plugin, "config.rejected", "trigger", "reload");
 	assert_false(proc_sees_within(k, "devices resource=", 300));
 	node_fini(node);
 }
@@ -332,11 +331,12 @@ static void test_added_resource_bind_retried(void **state)
 	assert_non_null(f);
 	assert_int_equal(fclose(f), 0);
 	write_config(node, CONFIG_310P);
-	assert_non_null(proc_expect_err(node->plugin, "ascend-npu-310p.sock: File exists; retrying every 1000ms", WAIT_MS));
+	expect_event(node->plugin, "plugin.serve-failed", "resource", "ascend.com/npu-310p", "error", strerror(EEXIST),
+		     "retry_ms", "1000");
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-", WAIT_MS));
 
 	assert_int_equal(unlink(blocker), 0);
-	assert_non_null(proc_expect_err(node->plugin, "serving on", WAIT_MS));
+	expect_event(node->plugin, "plugin.serving", "resource", "ascend.com/npu-310p");
 	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu-310p ",
 					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
 	node_fini(node);
@@ -359,17 +359,17 @@ static void test_resource_added_while_dir_gone(void **state)
 	snprintf(gone, sizeof(gone), "%s.gone", node->socket_dir);
 	assert_int_equal(rename(node->socket_dir, gone), 0);
 	assert_int_equal(tmpdir_remove(gone), 0);
-	assert_non_null(proc_expect_err(node->plugin, "was removed; waiting for it to come back", WAIT_MS));
+	expect_event(node->plugin, "kubelet.dir-removed");
 
 	write_config(node, CONFIG_310P);
-	assert_non_null(proc_expect_err(node->plugin, "applied: resources ascend.com/npu, ascend.com/npu-310p", WAIT_MS));
+	expect_event(node->plugin, "config.applied", "resources", "ascend.com/npu, ascend.com/npu-310p");
 	/* The kubelet makes the directory again: by then the new resource, had
 	 * it tried to bind, would have said so (at once, and every second
 	 * after). The default resource may have tried once: the kubelet's
 	 * stream can end before the directory's removal is seen. */
 	k = node_start_kubelet(node);
-	assert_non_null(proc_expect_err(node->plugin, "is back; serving anew", WAIT_MS));
-	assert_int_equal(proc_count_err(node->plugin, "ascend-npu-310p.sock: No such file"), 0);
+	expect_event(node->plugin, "kubelet.dir-back");
+	assert_int_equal(count_events(node->plugin, "plugin.serve-failed", "resource", "ascend.com/npu-310p"), 0);
 	expect_all(k, (const char *const[]){ "register resource=ascend.com/npu ", "register resource=ascend.com/npu-310p ",
 					     "devices resource=ascend.com/npu capacity=4 allocatable=4 unhealthy=-",
 					     "devices resource=ascend.com/npu-310p capacity=2 allocatable=2 unhealthy=-", NULL });
@@ -381,7 +381,7 @@ static void test_resource_added_while_dir_gone(void **state)
 static void expect_reread_after(struct node *node, const char *cmd)
 {
 	assert_int_equal(system(cmd), 0);
-	assert_non_null(proc_expect_err(node->plugin, "config.yaml changed; reading the configuration again", WAIT_MS));
+	expect_event(node->plugin, "config.changed");
 }
 
 /* The config directory removed and made again, the file renamed into it
@@ -453,7 +453,7 @@ static void test_many_resources(void **state)
 			   "- {family: A3, name: a.com/fa3}\n- {family: 310, name: a.com/f310}\n"
 			   "- {family: 310P, name: a.com/f310p}\n- {family: 310B, name: a.com/f310b}\n");
 	struct proc *k = start(node, NULL);
-	assert_non_null(proc_expect_err(node->plugin, "cannot advertise ascend.com/npu-t17: already 24 resources", WAIT_MS));
+	expect_event(node->plugin, "vnpu.resource-refused", "resource", "ascend.com/npu-t17");
 	/* Each of the 24 registers, then sends its devices. */
 	unsigned registered = 0, lists = 0;
 	while (registered < 24 || lists < 24) {
@@ -466,7 +466,7 @@ static void test_many_resources(void **state)
 	/* The last template's vNPU is left out; the others are served. */
 	expect_list(k, "ascend.com/npu-t16", (const char *const[]){ "device id=vnpu-116 health=Healthy", NULL });
 	expect_list(k, "a.com/f310p", (const char *const[]){ "device id=npu-2 ", NULL });
-	assert_int_equal(proc_count_err(node->plugin, "cannot start"), 0);
+	assert_int_equal(count_events(node->plugin, "start.failed"), 0);
 	node_fini(node);
 }
 
@@ -490,13 +490,13 @@ static void test_overflow_and_partial_config(void **state)
 	}
 	node_remove(node, "dev/davinci2");
 	proc_kill(node->plugin, SIGCONT);
-	assert_non_null(proc_expect_err(node->plugin, "the inotify queue overflowed", WAIT_MS));
+	expect_event(node->plugin, "config.inotify-overflow");
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=6 allocatable=5 unhealthy=npu-2", WAIT_MS));
-	assert_non_null(proc_expect_err(node->plugin, "reload: configuration", WAIT_MS));
+	expect_event(node->plugin, "config.applied", "trigger", "reload");
 
 	/* A new file written in two steps: nothing until it is closed. (The
 	 * overflow had the file read again too.) */
-	unsigned reads = proc_count_err(node->plugin, "config.yaml changed");
+	unsigned reads = count_events(node->plugin, "config.changed");
 	snprintf(path, sizeof(path), "%s/config.yaml", node->root);
 	assert_int_equal(unlink(path), 0);
 	FILE *f = fopen(path, "we");
@@ -504,12 +504,12 @@ static void test_overflow_and_partial_config(void **state)
 	assert_true(fputs("version: v1\n", f) >= 0);
 	assert_int_equal(fflush(f), 0);
 	assert_false(proc_sees_within(k, "devices resource=", 500));
-	assert_int_equal(proc_count_err(node->plugin, "config.yaml changed"), reads);
+	assert_int_equal(count_events(node->plugin, "config.changed"), reads);
 	assert_true(fputs("resources:\n- family: 310P\n  name: ascend.com/npu-310p\n", f) >= 0);
 	assert_int_equal(fclose(f), 0);
-	assert_non_null(proc_expect_err(node->plugin, "reload: configuration", WAIT_MS));
+	expect_event(node->plugin, "config.applied", "trigger", "reload");
 	assert_non_null(proc_expect(k, "register resource=ascend.com/npu-310p ", WAIT_MS));
-	assert_int_equal(proc_count_err(node->plugin, "is gone from the configuration"), 0);
+	assert_int_equal(count_events(node->plugin, "resource.gone"), 0);
 	node_fini(node);
 }
 

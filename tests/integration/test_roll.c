@@ -70,7 +70,7 @@ static void test_surge_roll(void **state)
 								       NULL });
 	assert_non_null(proc_expect(k, "register resource=ascend.com/npu endpoint=ascend-npu@0a1b2c3d.sock", WAIT_MS));
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(old, "wrote the NFD features file", WAIT_MS));
+	expect_event(old, "nfd.written");
 	assert_true(exists(spec));
 
 	/* The new pod: its own socket, registered beside the old one. */
@@ -88,7 +88,7 @@ static void test_surge_roll(void **state)
 	 * chip allocatable through the new one. */
 	proc_kill(old, SIGTERM);
 	assert_int_equal(proc_wait(old, WAIT_MS), 0);
-	assert_int_equal(proc_count_err(old, "another plugin process of this node serves on"), 1);
+	assert_int_equal(count_events(old, "instance.standby"), 1);
 	assert_non_null(proc_expect(k, "stream-ended resource=ascend.com/npu", WAIT_MS));
 	/* The next devices line, if any, comes after this barrier's: none says
 	 * allocatable 0. */
@@ -135,7 +135,7 @@ static void test_sighup_storm_admits(void **state)
 		admitted++;
 	}
 	/* Every reload is through before the barrier's answer. */
-	while (proc_expect_err(p, "SIGHUP: configuration", 1000))
+	while (wait_event(p, 1000, "config.applied", "trigger", "SIGHUP"))
 		;
 	proc_send(k, "list");
 	const char *line;
@@ -144,7 +144,7 @@ static void test_sighup_storm_admits(void **state)
 		    strstr(line, "allocatable=0"))
 			fail_msg("a SIGHUP reached the kubelet: %s", line);
 	assert_non_null(line);
-	assert_int_equal(proc_count_err(p, "registered again"), 0);
+	assert_int_equal(count_events(p, "plugin.reregistered"), 0);
 	node_fini(node);
 }
 

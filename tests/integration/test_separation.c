@@ -61,10 +61,11 @@ static void separate_npu5(struct node *node)
 	write_state(node, NULL);
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	write_state(node, faulty);
-	assert_non_null(proc_expect_err(p, "npu-5: separated, ManuallySeparateNPU (frequency, code 80E01801)", WAIT_MS));
+	expect_event(p, "fault.separated", "device", "npu-5", "fault_level", "ManuallySeparateNPU", "rule", "frequency",
+		     "code", "80E01801");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
 	write_state(node, NULL);
-	assert_non_null(proc_expect_err(p, "DCMI fault event: chip logic id 5 recovered", WAIT_MS));
+	expect_event(p, "dcmi.event", "logic_id", "5", "assertion", "recovered");
 }
 
 static struct proc *run_doctor(struct node *node, const char *chip)
@@ -97,9 +98,9 @@ static void test_separation_survives_restart_until_released(void **state)
 	assert_int_equal(proc_wait(node->plugin, EXIT_WAIT_MS), 0);
 	proc_free(node->plugin);
 	struct proc *p = node_start_plugin(node, flags);
-	assert_non_null(proc_expect_err(p, "1 separated chips stay out until released (ascend-doctor release npu-<phy>): "
-					   "npu-5 (code 80E01801, frequency, since 20",
-					WAIT_MS));
+	char chips[256];
+	event_field(expect_event(p, "separations.loaded", "count", "1"), "chips", chips, sizeof(chips));
+	assert_non_null(strstr(chips, "npu-5 (code 80E01801, frequency, since 20"));
 	assert_non_null(proc_expect(k, "register resource=ascend.com/npu", WAIT_MS));
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 7, "npu-5"), WAIT_MS));
 
@@ -109,9 +110,9 @@ static void test_separation_survives_restart_until_released(void **state)
 	assert_non_null(proc_expect(doctor, "OK release: npu-5 released (was ManuallySeparateNPU since 20", WAIT_MS));
 	assert_int_equal(proc_wait(doctor, EXIT_WAIT_MS), 0);
 	proc_free(doctor);
-	assert_non_null(proc_expect_err(p, "npu-5: its record was removed from", WAIT_MS));
+	expect_event(p, "separation.removed", "phy", "5");
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
-	assert_non_null(proc_expect_err(p, "npu-5: released", WAIT_MS));
+	expect_event(p, "fault.released", "device", "npu-5");
 	text = record(node);
 	assert_null(strstr(text, "npu-5"));
 	free(text);
@@ -126,7 +127,7 @@ static void test_separation_survives_restart_until_released(void **state)
 	snprintf(path, sizeof(path), "%s/separated-chips", node->state_dir);
 	const char *hand = "npu-2 level=ManuallySeparateNPU code=none rule=manual-separation since=2026-12-02T14:40:00Z\n";
 	assert_int_equal(file_write_atomic(path, hand, strlen(hand), 0644, 0), 0);
-	assert_non_null(proc_expect_err(p, "npu-2: a record added to", WAIT_MS));
+	expect_event(p, "separation.added", "phy", "2");
 	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), 8, 7, "npu-2"), WAIT_MS));
 	node_fini(node);
 }
@@ -147,7 +148,8 @@ static void test_release_window(void **state)
 	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", "100ms", flag, NULL });
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
 	separate_npu5(node);
-	assert_non_null(proc_expect_err(p, "npu-5: released, fault level none (release window, code 80E01801)", WAIT_MS));
+	expect_event(p, "fault.released", "device", "npu-5", "fault_level", "none", "rule", "release window", "code",
+		     "80E01801");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 8, "-"), WAIT_MS));
 	char *text = record(node);
 	assert_null(strstr(text, "npu-5"));
@@ -175,11 +177,13 @@ static void test_record_damaged_while_running(void **state)
 	snprintf(path, sizeof(path), "%s/separated-chips", node->state_dir);
 	const char *bad = "npu-5 level=ManuallySeparateNPU code=80E01801 rule=frequency since=soon\n";
 	assert_int_equal(file_write_atomic(path, bad, strlen(bad), 0644, 0), 0);
-	assert_non_null(proc_expect_err(p, "cannot be read: line 1: since 'soon' is not a UTC time", WAIT_MS));
+	expect_event(p, "separations.unreadable", "reason",
+		     "line 1: since 'soon' is not a UTC time such as 2026-12-02T14:40:00Z");
 	/* npu-2's code separates it by its level: both are in the new record. */
 	const char *faulty[CHIPS] = { [2] = "health=2 errors=80E18402" };
 	write_state(node, faulty);
-	assert_non_null(proc_expect_err(p, "npu-2: separated, ManuallySeparateNPU (code table, code 80E18402)", WAIT_MS));
+	expect_event(p, "fault.separated", "device", "npu-2", "fault_level", "ManuallySeparateNPU", "rule", "code table",
+		     "code", "80E18402");
 	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), 8, 6, "npu-2,npu-5"), WAIT_MS));
 	snprintf(aside, sizeof(aside), "%s.corrupt", path);
 	assert_true(path_exists(aside));
@@ -202,11 +206,13 @@ static void test_unreadable_record_stops_the_start(void **state)
 	const char *bad = "# edited by hand\nnpu-5 level=ManuallySeparateNPU code=80E0180G rule=frequency\n";
 	assert_int_equal(file_write_atomic(path, bad, strlen(bad), 0644, 0), 0);
 	struct proc *p = node_start_plugin(node, NULL);
-	assert_non_null(proc_expect_err(p, "cannot start: the record of separated chips", WAIT_MS));
+	char reason[1024];
+	event_field(expect_event(p, "start.failed"), "reason", reason, sizeof(reason));
 	assert_int_equal(proc_wait(p, EXIT_WAIT_MS), 1);
 	char want[256];
 	snprintf(want, sizeof(want), "%s cannot be read: line 2: code '80E0180G' is not a fault code (hex) or none", path);
-	assert_int_equal(proc_count_err(p, want), 1);
+	assert_non_null(strstr(reason, want));
+	assert_int_equal(count_events(p, "start.failed"), 1);
 	proc_free(p);
 	node->plugin = NULL;
 	node_fini(node);

@@ -64,8 +64,7 @@ static void test_replicas_listed_allocated_and_failed(void **state)
 			       "ascend.com/npu");
 	assert_non_null(proc_expect(k, "devices resource=ascend.com/npu capacity=12 allocatable=12 unhealthy=-",
 				    WAIT_MS));
-	assert_non_null(proc_expect_err(
-		node->plugin, "time-slicing: each chip is advertised 3 times (no memory or compute isolation)", WAIT_MS));
+	expect_event(node->plugin, "time-slicing", "resource", "ascend.com/npu", "replicas", "3", "one_per_container", "0");
 
 	/* Two replicas: two distinct chips, the least used first. */
 	proc_send(k, "allocate 2");

@@ -14,6 +14,8 @@
 #   the timestamp and level column as the logger writes them, and the
 #   message matched in full against a format string of the log calls in
 #   src/ (literal text exactly, each conversion by what it can print);
+# - the table of log events in metrics.md, English and Chinese, has a row
+#   for each name of src/base/log_events.h and for no other;
 # - paths into the repository (deploy/..., examples/...) exist, the label
 #   selector and image tag are the manifests', the resource figures are the
 #   manifest's, and the "your own overlay" example of configuration.md and
@@ -69,6 +71,17 @@ for page in "${pages[@]}"; do
 	check "docs/$page.md and docs/zh-CN/$page.md have the same code blocks" same_code_blocks "docs/$page.md" "docs/zh-CN/$page.md"
 done
 check "README.md and README.zh-CN.md have the same code blocks" same_code_blocks README.md README.zh-CN.md
+
+# same_events PAGE: the first column of PAGE's table of events ("| `name` |"
+# rows under "| `event` |") is the list of src/base/log_events.h, in any order.
+same_events() {
+	diff -u <(grep -oE '^[[:space:]]*X\([A-Z_0-9]+, "[^"]+"\)' "$root/src/base/log_events.h" |
+		sed -E 's/.*"([^"]+)".*/\1/' | sort) \
+		<(awk '/^\| `event` \|/ { on = 1; next } on && !/^\|/ { on = 0 } on' "$root/$1" |
+			sed -nE 's/^\| `([^`]+)` \|.*/\1/p' | sort)
+}
+check "docs/metrics.md lists every log event and no other" same_events docs/metrics.md
+check "docs/zh-CN/metrics.md lists every log event and no other" same_events docs/zh-CN/metrics.md
 check "README.md and README.zh-CN.md link to each other" linked_both_ways README.md README.zh-CN.md README.zh-CN.md README.md
 
 "$plugin" --help >"$tmp/plugin-help"
@@ -126,16 +139,40 @@ sub format_re {
 	return qr/^$re$/;
 }
 my %formats;
+sub add_format {
+	my ($level, $lits) = @_;
+	my $fmt = join '', ($lits =~ /"((?:[^"\\]|\\.)*)"/g);
+	$fmt =~ s/\\(["\\])/$1/g;
+	my $re = format_re($fmt);
+	push @{ $formats{$level} }, $re if $re;
+}
 for my $c (split /\n/, `find "$root/src" -name '*.c'`) {
 	my $src = slurp($c);
-	# log_msg_fields(LOG_LEVEL_WARN, &fields, "...") is a warn line too, and
-	# so is the logger's own format_linef(line, LOG_LEVEL_WARN, "...").
-	while ($src =~ /\b(?:log_(?:msg_fields\(\s*LOG_LEVEL_)?|format_linef\(\s*\w+\s*,\s*LOG_LEVEL_)(error|warn|info|debug|ERROR|WARN|INFO|DEBUG)(?:\(|\s*,\s*[^,]+,|\s*,)\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
-		my ($level, $lits) = (lc $1, $2);
-		my $fmt = join '', ($lits =~ /"((?:[^"\\]|\\.)*)"/g);
-		$fmt =~ s/\\(["\\])/$1/g;
-		my $re = format_re($fmt);
-		push @{ $formats{$level} }, $re if $re;
+	# log_msg_fields(LOG_LEVEL_WARN, &fields, "...") is a warn line too.
+	while ($src =~ /\blog_(?:msg_fields\(\s*LOG_LEVEL_)?(error|warn|info|debug|ERROR|WARN|INFO|DEBUG)(?:\(|\s*,\s*[^,]+,)\s*((?:"(?:[^"\\]|\\.)*"\s*)+)/g) {
+		add_format(lc $1, $2);
+	}
+	# So are log_event(LOG_LEVEL_WARN, LOG_EVENT_X, fields, "...") and the
+	# logger's own format_linef(line, LOG_LEVEL_WARN, event, fields, "..."),
+	# whose fields may be a compound literal with strings and commas: the
+	# format is the first argument at the call's own depth that is a string.
+	while ($src =~ /\b(?:log_event|format_linef)\((?=[^;]*?LOG_LEVEL_(ERROR|WARN|INFO|DEBUG))/g) {
+		my ($level, $at) = (lc $1, pos($src));
+		my ($depth, $start, $lits) = (0, 1, undef);
+		while ($at < length $src) {
+			my $rest = substr($src, $at);
+			if ($rest =~ /^\s+/) { $at += $+[0]; next; }
+			if ($rest =~ /^((?:"(?:[^"\\]|\\.)*"\s*)+)/) {
+				if ($depth == 0 && $start) { $lits = $1; last; }
+				$at += $+[0]; $start = 0; next;
+			}
+			my $c = substr($src, $at++, 1);
+			if ($c =~ /[({]/) { $depth++; }
+			elsif ($c =~ /[)}]/) { last if --$depth < 0; }
+			elsif ($c eq ',' && $depth == 0) { $start = 1; next; }
+			$start = 0;
+		}
+		add_format($level, $lits) if defined $lits;
 	}
 }
 

@@ -21,7 +21,9 @@
 extern char **environ;
 
 #define HISTORY_LINES 64
-#define HISTORY_LINE_MAX 256
+/* Long enough for a whole line of the daemon's JSON log with its fields, so
+ * that proc_count_err_match reads lines whole. */
+#define HISTORY_LINE_MAX 2048
 /* Children alive at once; more are run but not killed by proc_kill_all. */
 #define MAX_LIVE 32
 
@@ -400,7 +402,12 @@ static void dump_others(const struct proc *failed)
 	}
 }
 
-static const char *expect_on(struct proc *p, struct stream *want, const char *needle, int timeout_ms)
+static bool has_needle(const char *line, const void *needle)
+{
+	return strstr(line, needle) != NULL;
+}
+
+static const char *expect_on(struct proc *p, struct stream *want, const struct proc_match *m, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	for (;;) {
@@ -410,12 +417,11 @@ static const char *expect_on(struct proc *p, struct stream *want, const char *ne
 			if (other == &p->err && want == &p->out)
 				fprintf(stderr, "    [%s] %s\n", p->name, other->line);
 		while (take_line(want))
-			if (strstr(want->line, needle))
+			if (m->match(want->line, m->arg))
 				return want->line;
 		int64_t left = deadline - now_ms();
 		if (left <= 0 || (want->eof && want->len == 0)) {
-			fprintf(stderr, "expected a line containing '%s' from %s within %dms\n", needle, p->name,
-				timeout_ms);
+			fprintf(stderr, "expected %s from %s within %dms\n", m->what, p->name, timeout_ms);
 			proc_dump(p);
 			dump_others(p);
 			return NULL;
@@ -424,14 +430,30 @@ static const char *expect_on(struct proc *p, struct stream *want, const char *ne
 	}
 }
 
+/* A matcher for a line containing needle; what names it in buf. */
+static struct proc_match needle_match(const char *needle, char *buf, size_t size)
+{
+	snprintf(buf, size, "a line containing '%s'", needle);
+	return (struct proc_match){ .match = has_needle, .arg = needle, .what = buf };
+}
+
 const char *proc_expect(struct proc *p, const char *needle, int timeout_ms)
 {
-	return expect_on(p, &p->out, needle, timeout_ms);
+	char what[PROC_LINE_MAX];
+	const struct proc_match m = needle_match(needle, what, sizeof(what));
+	return expect_on(p, &p->out, &m, timeout_ms);
 }
 
 const char *proc_expect_err(struct proc *p, const char *needle, int timeout_ms)
 {
-	return expect_on(p, &p->err, needle, timeout_ms);
+	char what[PROC_LINE_MAX];
+	const struct proc_match m = needle_match(needle, what, sizeof(what));
+	return expect_on(p, &p->err, &m, timeout_ms);
+}
+
+const char *proc_expect_err_match(struct proc *p, const struct proc_match *m, int timeout_ms)
+{
+	return expect_on(p, &p->err, m, timeout_ms);
 }
 
 bool proc_expect_all(struct proc *p, const char *const needles[], size_t n, int timeout_ms)
@@ -494,7 +516,7 @@ bool proc_sees_within(struct proc *p, const char *needle, int window_ms)
 	}
 }
 
-unsigned proc_count_err(struct proc *p, const char *needle)
+unsigned proc_count_err_match(struct proc *p, const struct proc_match *m)
 {
 	/* Stdout lines stay in the buffer for the next expectation. */
 	do
@@ -504,8 +526,15 @@ unsigned proc_count_err(struct proc *p, const char *needle)
 	unsigned count = 0;
 	unsigned first = p->err.n_history > HISTORY_LINES ? p->err.n_history - HISTORY_LINES : 0;
 	for (unsigned i = first; i < p->err.n_history; i++)
-		count += strstr(p->err.history[i % HISTORY_LINES], needle) != NULL;
+		count += m->match(p->err.history[i % HISTORY_LINES], m->arg);
 	return count;
+}
+
+unsigned proc_count_err(struct proc *p, const char *needle)
+{
+	char what[PROC_LINE_MAX];
+	const struct proc_match m = needle_match(needle, what, sizeof(what));
+	return proc_count_err_match(p, &m);
 }
 
 void proc_discard(struct proc *p)

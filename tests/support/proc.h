@@ -43,6 +43,20 @@ int proc_spawn(const struct proc_options *options, struct proc **ret_proc);
 const char *proc_expect(struct proc *p, const char *needle, int timeout_ms);
 const char *proc_expect_err(struct proc *p, const char *needle, int timeout_ms);
 
+/* A test of a line other than "contains a needle": match says whether line
+ * is the one awaited (arg is its own), what says which line that is, for
+ * the message of a failed expectation ("the event plugin.registered with
+ * resource=ascend.com/npu"). */
+struct proc_match {
+	bool (*match)(const char *line, const void *arg);
+	const void *arg;
+	const char *what;
+};
+
+/* proc_expect_err and proc_count_err with a matcher. */
+const char *proc_expect_err_match(struct proc *p, const struct proc_match *m, int timeout_ms);
+unsigned proc_count_err_match(struct proc *p, const struct proc_match *m);
+
 /* Waits until each of the n needles (at most PROC_EXPECT_ALL_MAX) has
  * appeared in a stdout line, in any order, consuming the lines read: for
  * events of two threads of the process that may come either way round.

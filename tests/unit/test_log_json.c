@@ -121,6 +121,69 @@ static void test_json_long_message_is_cut_but_valid(void **state)
 	json_object_put(o);
 }
 
+/* An event line: the name beside the message and the fields, strings
+ * escaped and numbers as numbers, with members left out as log.h says; in
+ * the text format the same call writes the message alone. */
+static void test_event_name_and_fields(void **state)
+{
+	(void)state;
+	log_set_format(LOG_FORMAT_JSON);
+	const struct log_fields f = { .device = "npu-2",
+				      .more = { LOG_STR("fault_level", "Restart\"NPU\""), LOG_NUM("attempt", -3),
+						LOG_STR("empty", ""), LOG_STR("none", NULL) } };
+	log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_STARTED, &f, "npu-2: resetting the chip (%s)", "RestartNPU");
+	json_object *o = parse(read_line());
+	assert_string_equal(field(o, "event"), "reset.started");
+	assert_string_equal(field(o, "msg"), "npu-2: resetting the chip (RestartNPU)");
+	assert_string_equal(field(o, "device"), "npu-2");
+	assert_string_equal(field(o, "fault_level"), "Restart\"NPU\"");
+	json_object *v;
+	assert_true(json_object_object_get_ex(o, "attempt", &v));
+	assert_int_equal(json_object_get_type(v), json_type_int);
+	assert_int_equal(json_object_get_int(v), -3);
+	assert_null(field(o, "empty"));
+	assert_null(field(o, "none"));
+	assert_null(field(o, "resource"));
+	json_object_put(o);
+
+	log_event(LOG_LEVEL_INFO, LOG_EVENT_CONFIG_SIGHUP, NULL, "received SIGHUP");
+	o = parse(read_line());
+	assert_string_equal(field(o, "event"), "config.sighup");
+	json_object_put(o);
+
+	/* A line that says no event has no "event" key. */
+	log_msg(LOG_LEVEL_INFO, "plain");
+	o = parse(read_line());
+	assert_null(field(o, "event"));
+	json_object_put(o);
+
+	log_set_format(LOG_FORMAT_TEXT);
+	log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_STARTED, &f, "npu-2: resetting the chip (%s)", "RestartNPU");
+	const char *line = read_line();
+	assert_non_null(strstr(line, "Z warn  npu-2: resetting the chip (RestartNPU)\n"));
+	assert_null(strstr(line, "reset.started"));
+}
+
+/* Every event has a name, each name once: the list is an interface. */
+static void test_event_names(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+#define NAME(id, name) name,
+		LOG_EVENTS(NAME)
+#undef NAME
+	};
+	assert_null(log_event_name(LOG_EVENT_NONE));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_string_equal(log_event_name((enum log_event)(i + 1)), names[i]);
+		for (const char *c = names[i]; *c; c++)
+			assert_true((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' || *c == '-');
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(names[i], names[j]);
+	}
+	assert_null(log_event_name((enum log_event)(sizeof(names) / sizeof(names[0]) + 1)));
+}
+
 static void test_format_parse(void **state)
 {
 	(void)state;
@@ -139,6 +202,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_is_the_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_fields_and_escapes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_long_message_is_cut_but_valid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_name_and_fields, setup, teardown),
+		cmocka_unit_test(test_event_names),
 		cmocka_unit_test(test_format_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

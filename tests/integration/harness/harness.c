@@ -238,10 +238,13 @@ static struct proc *start_plugin(struct node *node, const char *const prefix[], 
 
 	/* No metrics port, NFD file or pod resources socket unless a test asks
 	 * (later flags win): tests run in parallel and must not share a port
-	 * or write to the host's /etc or /var/lib. */
+	 * or write to the host's /etc or /var/lib. The log is JSON, so that
+	 * tests wait on events by name (expect_event); a test of the text
+	 * format asks for it. */
 	const char *const own[] = {
 		PLUGIN_BIN, "--socket-dir", node->socket_dir, "--dev-dir", node->dev_dir, "--host-root", node->root,
-		"--driver-path", node->driver_path, "--log-level", "debug", "--metrics-addr=", "--nfd-features-file=",
+		"--driver-path", node->driver_path, "--log-level", "debug", "--log-format", "json", "--metrics-addr=",
+		"--nfd-features-file=",
 		"--pod-resources-socket=", "--state-dir", node->state_dir,
 	};
 	const char *argv[56];
@@ -331,5 +334,69 @@ const char *line_value(const char *line, const char *key, char *buf, size_t size
 		n = size - 1;
 	memcpy(buf, p, n);
 	buf[n] = '\0';
+	return buf;
+}
+
+/* --- the daemon's events -------------------------------------------------- */
+
+/* The event and the NULL-terminated "key", "value" strings of ap into m. */
+static void match_from(struct log_match *m, const char *event, va_list ap)
+{
+	const char *pairs[2 * LOG_MATCH_PAIRS_MAX + 1];
+	unsigned n = 0;
+	for (const char *s; (s = va_arg(ap, const char *));) {
+		if (n == ELEMENTSOF(pairs))
+			fail_msg("the event %s: more than %d fields to match", event, LOG_MATCH_PAIRS_MAX);
+		pairs[n++] = s;
+	}
+	if (log_match_init(m, event, pairs, n) < 0)
+		fail_msg("the event %s: a key without a value to match", event);
+}
+
+/* Waits for the event of m, filled from event and ap. */
+static const char *await_event(struct proc *p, int timeout_ms, struct log_match *m, const char *event, va_list ap)
+{
+	match_from(m, event, ap);
+	const struct proc_match pm = log_match_proc(m);
+	return proc_expect_err_match(p, &pm, timeout_ms);
+}
+
+const char *wait_event_v(struct proc *p, int timeout_ms, const char *event, ...)
+{
+	struct log_match m;
+	va_list ap;
+	va_start(ap, event);
+	const char *line = await_event(p, timeout_ms, &m, event, ap);
+	va_end(ap);
+	return line;
+}
+
+const char *expect_event_v(struct proc *p, int timeout_ms, const char *event, ...)
+{
+	struct log_match m;
+	va_list ap;
+	va_start(ap, event);
+	const char *line = await_event(p, timeout_ms, &m, event, ap);
+	va_end(ap);
+	if (!line)
+		fail_msg("%s did not come within %dms", m.what, timeout_ms);
+	return line;
+}
+
+unsigned count_events_v(struct proc *p, const char *event, ...)
+{
+	struct log_match m;
+	va_list ap;
+	va_start(ap, event);
+	match_from(&m, event, ap);
+	va_end(ap);
+	const struct proc_match pm = log_match_proc(&m);
+	return proc_count_err_match(p, &pm);
+}
+
+const char *event_field(const char *line, const char *key, char *buf, size_t size)
+{
+	if (log_line_field(line, key, buf, size) < 0)
+		fail_msg("no field %s (or too long) in %s", key, line);
 	return buf;
 }

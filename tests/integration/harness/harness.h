@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "grpc/client.h"
+#include "support/log_match.h"
 #include "support/node_tree.h"
 #include "support/proc.h"
 #include "support/tmpdir.h"
@@ -123,3 +124,25 @@ struct gc_channel *node_plugin_channel(struct node *node);
 
 /* The value of key=VALUE in a kubelet-sim line (until the next space), or "" */
 const char *line_value(const char *line, const char *key, char *buf, size_t size);
+
+/* The daemon's events, matched by name and fields (tests/support/log_match.h)
+ * on its stderr, which the harness has it write as JSON. The arguments
+ * after the event are "key", "value" pairs (the macros end them with NULL);
+ * a value matches a field's text exactly, a number's by its digits. */
+
+/* Waits WAIT_MS for the event; fails the test, after saying which event it
+ * awaited and showing the last lines, when none comes. Returns the line. */
+#define expect_event(p, ...) expect_event_v(p, WAIT_MS, __VA_ARGS__, (const char *)NULL)
+/* The same within timeout_ms, returning NULL (having said what it awaited)
+ * instead of failing: for a test that waits for the events to stop. */
+#define wait_event(p, timeout_ms, ...) wait_event_v(p, timeout_ms, __VA_ARGS__, (const char *)NULL)
+/* How many of the stderr lines kept (proc_count_err's) say the event. */
+#define count_events(p, ...) count_events_v(p, __VA_ARGS__, (const char *)NULL)
+
+const char *expect_event_v(struct proc *p, int timeout_ms, const char *event, ...);
+const char *wait_event_v(struct proc *p, int timeout_ms, const char *event, ...);
+unsigned count_events_v(struct proc *p, const char *event, ...);
+
+/* The text of field key of an event's line (expect_event's), for a test
+ * that looks into a value; fails the test when the line has no such field. */
+const char *event_field(const char *line, const char *key, char *buf, size_t size);

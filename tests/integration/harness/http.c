@@ -131,11 +131,11 @@ void http_response_clear(struct http_response *resp)
 
 uint16_t http_plugin_port(struct proc *plugin)
 {
-	const char *line = proc_expect_err(plugin, "serving /metrics and /healthz on", WAIT_MS);
-	assert_non_null(line);
-	const char *p = strstr(line, "(port ");
-	assert_non_null(p);
-	return (uint16_t)strtoul(p + 6, NULL, 10);
+	char port[8];
+	event_field(expect_event(plugin, "metrics.serving"), "port", port, sizeof(port));
+	uint64_t n;
+	assert_int_equal(parse_u64(port, 10, UINT16_MAX, &n), 0);
+	return (uint16_t)n;
 }
 
 double http_metric(const char *text, const char *series)
