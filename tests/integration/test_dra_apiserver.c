@@ -425,7 +425,7 @@ static void test_network_identity(void **state)
 	for (int i = 0; i < 8 && !(dev && json_at(dev, "attributes.roceIP")); i++) {
 		json_object_put(list);
 		list = NULL;
-		assert_non_null(proc_expect_err(d.plugin, "published the ResourceSlices of node " NODE_NAME, WAIT_MS));
+		assert_non_null(expect_event(d.plugin, "slices.published", "node", NODE_NAME));
 		dev = slice_device(&list, "npu-1");
 	}
 	assert_non_null(dev);
