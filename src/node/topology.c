@@ -12,6 +12,7 @@ enum slot {
 	SLOT_NONE,     /* not offered */
 	SLOT_OFFERED,  /* offered but Unhealthy in the snapshot: counted, never chosen */
 	SLOT_FREE,     /* offered and Healthy: may be chosen */
+	SLOT_SPARE,    /* offered, Healthy, its RoCE link down: chosen only when nothing better is left */
 	SLOT_CHOSEN,   /* part of the answer (must_include devices start here) */
 };
 
@@ -47,6 +48,7 @@ struct chooser {
 	size_t n_groups;
 	size_t n_must;
 	size_t n_chosen;
+	size_t n_spare;
 };
 
 /* The family every chip shares; a mixed node gets no topology rules, nor
@@ -354,7 +356,11 @@ int topology_choose(const struct npu_snapshot *snap, const char *const available
 		if ((r = find_index(snap, available[i], &index)) < 0)
 			return r;
 		if (c.slot[index] == SLOT_NONE) {
-			c.slot[index] = snap->devices[index].healthy ? SLOT_FREE : SLOT_OFFERED;
+			const struct npu_device *d = &snap->devices[index];
+			c.slot[index] = !d->healthy			 ? SLOT_OFFERED
+					: d->net.link == NPU_LINK_DOWN ? SLOT_SPARE
+								       : SLOT_FREE;
+			c.n_spare += c.slot[index] == SLOT_SPARE;
 			offered++;
 		}
 	}
@@ -378,6 +384,14 @@ int topology_choose(const struct npu_snapshot *snap, const char *const available
 			place_fewest_groups(&c, size);
 	}
 
+	/* Chips whose RoCE link is down serve a single-node pod as well as
+	 * any, but a multi-node job cannot use them: they fill up only what
+	 * the others could not, lowest phy first. */
+	for (size_t i = 0; i < snap->count && c.n_spare && c.n_chosen < size; i++)
+		if (c.slot[i] == SLOT_SPARE) {
+			c.slot[i] = SLOT_CHOSEN;
+			c.n_chosen++;
+		}
 	size_t n = 0;
 	for (size_t i = 0; i < snap->count; i++)
 		if (c.slot[i] == SLOT_CHOSEN)

@@ -40,7 +40,12 @@
  * holding a must_include device first, then, while chips are missing, the
  * group that holds the rest with the fewest free chips to spare, else the
  * group with the most free chips. That touches as few groups as possible.
- * Ties go to the lower group, and inside a group to the lower phy ids. */
+ * Ties go to the lower group, and inside a group to the lower phy ids.
+ *
+ * A chip whose RoCE link is down (npu_device.net) is chosen only to fill up
+ * what the chips with a working or unknown link could not: it serves a
+ * single-node pod as well as any, but a multi-node job's rank table cannot
+ * use it. */
 #pragma once
 
 #include <stddef.h>

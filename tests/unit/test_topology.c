@@ -253,6 +253,26 @@ static void test_910b_full_mesh_lowest_ids(void **state)
 	free(s);
 }
 
+/* Chips whose RoCE link is down come last: only to fill up what the others
+ * cannot; a link merely unknown counts as any other. */
+static void test_link_down_last(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, 8);
+	s->devices[0].net.link = NPU_LINK_DOWN;
+	s->devices[2].net.link = NPU_LINK_DOWN;
+	s->devices[1].net.link = NPU_LINK_UP;
+	static const struct choice cases[] = {
+		{ "0-7", "", 4, "1,3,4,5" },
+		{ "0-7", "", 7, "0,1,3,4,5,6,7" },
+		{ "0-3", "", 3, "0,1,3" },
+		{ "0-3", "2", 2, "1,2" },
+		{ "0,2", "", 2, "0,2" },
+	};
+	expect_choices(s, cases, ELEMENTSOF(cases));
+	free(s);
+}
+
 static void test_910b_box16_meshes(void **state)
 {
 	(void)state;
@@ -586,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_910_invalid_sizes_get_best_effort),
 		cmocka_unit_test(test_910_must_include),
 		cmocka_unit_test(test_910b_full_mesh_lowest_ids),
+		cmocka_unit_test(test_link_down_last),
 		cmocka_unit_test(test_910b_box16_meshes),
 		cmocka_unit_test(test_a3_whole_pairs),
 		cmocka_unit_test(test_a3_invalid_sizes_get_best_effort),
