@@ -216,7 +216,7 @@ int rt_group_of(json_object *pod, const char *label_key, struct rt_group *ret_gr
 		g.kind = RT_GROUP_LWS;
 		r = select_one(&g, LWS_GROUP_KEY, v, why, why_size);
 		const char *size = meta_str(pod, "annotations", LWS_SIZE);
-		if (r == 0 && size && parse_u32(size, 10, RT_GROUP_MAX, &g.size) < 0)
+		if (r == 0 && size && (parse_u32(size, 10, RT_GROUP_MAX, &g.size) < 0 || g.size == 0))
 			r = why_invalid(why, why_size, "annotation %s: \"%.32s\" is no size in 1-%d", LWS_SIZE, size,
 					RT_GROUP_MAX);
 	} else if ((r = read_controller(pod, g.owner_uid, sizeof(g.owner_uid), g.owner_name, sizeof(g.owner_name),
