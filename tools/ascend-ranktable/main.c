@@ -107,6 +107,10 @@ int main(int argc, char **argv)
 		rt_options_usage(stdout);
 		return 0;
 	}
+	if (o.version) {
+		printf("%s %s\n", PROGRAM, ASCEND_VERSION);
+		return 0;
+	}
 	struct kube_client *c = NULL;
 	json_object *self_json = NULL;
 	struct rt_found *found = NULL;

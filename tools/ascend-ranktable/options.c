@@ -14,7 +14,7 @@ void rt_options_usage(FILE *out)
 	fputs("Usage: ascend-ranktable [--pod NAME] [--namespace NS] [--group-label KEY] [--size N]\n"
 	      "                        [--mode auto|dra|device-plugin] [--driver NAME] [--timeout D]\n"
 	      "                        [--output FILE] [--env-file FILE] [--kubeconfig FILE]\n"
-	      "       ascend-ranktable --help\n"
+	      "       ascend-ranktable --help | --version\n"
 	      "\n"
 	      "Run as an init container of every pod of a group (docs/ranktable.md): waits until every\n"
 	      "member's NPUs are known, writes the same HCCL rank table in every pod, and exits 0.\n"
@@ -61,7 +61,8 @@ int rt_options_parse(int argc, char **argv, struct rt_options *ret, char *why, s
 		{ "mode", required_argument, NULL, 'm' },	 { "driver", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' },	 { "output", required_argument, NULL, 'o' },
 		{ "env-file", required_argument, NULL, 'e' },	 { "kubeconfig", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },		 { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },		 { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct rt_options o = {
 		.pod_name = getenv("POD_NAME"),
@@ -128,6 +129,9 @@ int rt_options_parse(int argc, char **argv, struct rt_options *ret, char *why, s
 		case 'h':
 			o.help = true;
 			break;
+		case 'V':
+			o.version = true;
+			break;
 		case ':':
 			return why_invalid(why, why_size, "%s: needs a value", argv[optind - 1]);
 		default:
@@ -138,7 +142,7 @@ int rt_options_parse(int argc, char **argv, struct rt_options *ret, char *why, s
 		return why_invalid(why, why_size, "'%.64s': no arguments are taken, only flags", argv[optind]);
 	if (!o.env_file[0] && (r = env_beside(&o, why, why_size)) < 0)
 		return r;
-	if (!o.help) {
+	if (!o.help && !o.version) {
 		if (!o.pod_name || k8s_dns_subdomain_check(o.pod_name, strlen(o.pod_name)) < 0)
 			return why_invalid(why, why_size, "--pod (or POD_NAME): %s", o.pod_name ? "not a pod name" : "not given");
 		if (o.namespace_ && k8s_dns_subdomain_check(o.namespace_, strlen(o.namespace_)) < 0)

@@ -34,7 +34,7 @@ struct rt_options {
 	int64_t timeout_ms;
 	int watch_s;
 	enum rt_mode mode;
-	bool help;
+	bool help, version;
 };
 
 /* Parses argv (and the environment) into *ret. Returns 0, or -EINVAL with
