@@ -14,6 +14,11 @@
  *   - DRA mode, an Indexed Job's pods (size from the Job): the table waits
  *     for the claim not prepared yet, names it, and is written once it is;
  *   - a member replaced while the program waits: the table has the new pod;
+ *   - least privilege: with the service account token of
+ *     deploy/ranktable's Role for each mode, a group through the device
+ *     plugin and one through DRA are written; the DRA mode's Role, which
+ *     cannot patch pods, does not do for the device plugin's; the examples
+ *     pass the API server's validation;
  *   - refusals, each one line and exit 1 with no table: two chips with one
  *     address, a link down across nodes, mixed families, a member without
  *     addresses, a group larger than its pods (at the deadline, naming the
@@ -372,12 +377,104 @@ static void test_refusals(void **state)
 	assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+#define REPO TEST_SOURCE_DIR "/.."
+
+/* A kubeconfig at path that reaches the API server as the service account
+ * ascend-ranktable of ns, after deploy/ranktable/<rbac> was applied there. */
+static void service_account_kubeconfig(const char *ns, const char *rbac, const char *path)
+{
+	assert_int_equal(apiserver_kubectl(api, NULL, "-n %s apply -f " REPO "/deploy/ranktable/%s", ns, rbac), 0);
+	char args[128];
+	snprintf(args, sizeof(args), "-n %s create token ascend-ranktable", ns);
+	json_object *request = apiserver_kubectl_json(api, args);
+	const char *token = json_str_at(request, "status.token");
+	assert_non_null(token);
+	char *admin = read_text(api->kubeconfig), cmd[4096];
+	assert_int_equal(file_write_atomic(path, admin, strlen(admin), 0600, 0), 0);
+	free(admin);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/kubectl config --kubeconfig %s set-credentials ranktable --token=%s >/dev/null && "
+		 "%s/kubectl config --kubeconfig %s set-context --current --user=ranktable >/dev/null",
+		 api->bin_dir, path, token, api->bin_dir, path);
+	assert_int_equal(system(cmd), 0);
+	json_object_put(request);
+}
+
+static void test_least_privilege(void **state)
+{
+	(void)state;
+	char dir[64], net0[2048], net1[2048], kc_dp[128], kc_dra[128];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "ranktable"), 0);
+	snprintf(kc_dp, sizeof(kc_dp), "%s/kubeconfig-dp", dir);
+	snprintf(kc_dra, sizeof(kc_dra), "%s/kubeconfig-dra", dir);
+	make_namespace("lp");
+	service_account_kubeconfig("lp", "rbac-device-plugin.yaml", kc_dp);
+	make_namespace("lpdra");
+	service_account_kubeconfig("lpdra", "rbac-dra.yaml", kc_dra);
+
+	/* The device plugin's Role: publish, list, watch. */
+	network(net0, sizeof(net0), "910B", 1, 2, -1);
+	network(net1, sizeof(net1), "910B", 2, 2, -1);
+	for (int i = 0; i < 2; i++) {
+		char name[16], labels[128], node[16], ip[16];
+		snprintf(name, sizeof(name), "lp-%d", i);
+		snprintf(labels, sizeof(labels), "    ascend.com/hccl-group: lp\n    ascend.com/hccl-index: \"%d\"\n", i);
+		snprintf(node, sizeof(node), "node-%c", 'a' + i);
+		snprintf(ip, sizeof(ip), "10.0.0.%d", 1 + i);
+		make_pod("lp", name, labels, node, ip, NULL, NULL, NULL);
+	}
+	const char *const as_dp[] = { "--kubeconfig", kc_dp, "--size", "2", NULL };
+	struct proc *p0 = run(dir, "lp", "lp-0", net0, as_dp), *p1 = run(dir, "lp", "lp-1", net1, as_dp);
+	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
+	assert_int_equal(proc_wait(p1, WAIT_MS), 0);
+	assert_int_equal(proc_free(p0), 0);
+	assert_int_equal(proc_free(p1), 0);
+	free(same_tables(dir, "lp-0", "lp-1", "910B", 2, 4));
+
+	/* The DRA Role reads pods and claims, and writes nothing. */
+	for (int i = 0; i < 2; i++) {
+		char name[16], claim[16], labels[128], node[16], ip[16];
+		snprintf(name, sizeof(name), "lq-%d", i);
+		snprintf(claim, sizeof(claim), "lq-claim-%d", i);
+		snprintf(labels, sizeof(labels), "    ascend.com/hccl-group: lq\n    ascend.com/hccl-index: \"%d\"\n", i);
+		snprintf(node, sizeof(node), "node-%c", 'a' + i);
+		snprintf(ip, sizeof(ip), "10.0.0.%d", 1 + i);
+		make_claim("lpdra", claim, node, 1 + i, false);
+		make_claim("lpdra", claim, node, 1 + i, true);
+		make_pod("lpdra", name, labels, node, ip, NULL, claim, NULL);
+	}
+	const char *const as_dra[] = { "--kubeconfig", kc_dra, "--size", "2", NULL };
+	p0 = run(dir, "lpdra", "lq-0", NULL, as_dra);
+	p1 = run(dir, "lpdra", "lq-1", NULL, as_dra);
+	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
+	assert_int_equal(proc_wait(p1, WAIT_MS), 0);
+	assert_int_equal(proc_free(p0), 0);
+	assert_int_equal(proc_free(p1), 0);
+	free(same_tables(dir, "lq-0", "lq-1", "910B", 2, 4));
+	/* ...so it cannot publish a pod's chips. */
+	make_pod("lpdra", "lr-0", "    ascend.com/hccl-group: lr\n    ascend.com/hccl-index: \"0\"\n", "node-a",
+		 "10.0.0.1", NULL, NULL, NULL);
+	refused(run(dir, "lpdra", "lr-0", net0, (const char *const[]){ "--kubeconfig", kc_dra, "--size", "1", NULL }),
+		dir, "lr-0", "PATCH /api/v1/namespaces/lpdra/pods/lr-0: HTTP 403");
+
+	/* The examples are what the API server takes. */
+	assert_int_equal(apiserver_kubectl(api, NULL,
+					   "-n lp apply --dry-run=server -f " REPO
+					   "/examples/ranktable/indexed-job-device-plugin.yaml"),
+			 0);
+	assert_int_equal(apiserver_kubectl(api, NULL,
+					   "-n lpdra apply --dry-run=server -f " REPO "/examples/ranktable/indexed-job-dra.yaml"),
+			 0);
+	assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_plugin_group),
 		cmocka_unit_test(test_dra_indexed_job),
 		cmocka_unit_test(test_member_replaced),
+		cmocka_unit_test(test_least_privilege),
 		cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);
