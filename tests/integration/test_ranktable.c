@@ -64,6 +64,29 @@ static void make_pod(const char *ns, const char *name, const char *labels, const
 			 0);
 }
 
+/* Pod <group>-<index> (or name) of a label group on node-<node>, whose
+ * hostIP is 10.0.0.<1 + node - 'a'>. */
+static void group_pod(const char *ns, const char *group, int index, const char *name, char node,
+		      const char *network, const char *claim)
+{
+	char labels[160], own[64], node_name[16], ip[16];
+	snprintf(labels, sizeof(labels), "    ascend.com/hccl-group: %s\n    ascend.com/hccl-index: \"%d\"\n", group,
+		 index);
+	snprintf(own, sizeof(own), "%s-%d", group, index);
+	snprintf(node_name, sizeof(node_name), "node-%c", node);
+	snprintf(ip, sizeof(ip), "10.0.0.%d", 1 + node - 'a');
+	make_pod(ns, name ? name : own, labels, node_name, ip, network, claim, NULL);
+}
+
+/* Both programs write their table. */
+static void both_succeed(struct proc *p0, struct proc *p1)
+{
+	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
+	assert_int_equal(proc_wait(p1, WAIT_MS), 0);
+	assert_int_equal(proc_free(p0), 0);
+	assert_int_equal(proc_free(p1), 0);
+}
+
 static void make_namespace(const char *ns)
 {
 	/* No controller makes the namespace's default service account: the
@@ -182,8 +205,7 @@ static void test_device_plugin_group(void **state)
 	make_namespace("dp");
 	network(net0, sizeof(net0), "910B", 1, 4, -1);
 	network(net1, sizeof(net1), "910B", 2, 4, -1);
-	make_pod("dp", "g-0", "    ascend.com/hccl-group: g\n    ascend.com/hccl-index: \"0\"\n", "node-a", "10.0.0.1",
-		 NULL, NULL, NULL);
+	group_pod("dp", "g", 0, NULL, 'a', NULL, NULL);
 	struct proc *p0 = run(dir, "dp", "g-0", net0, (const char *const[]){ "--size", "2", NULL });
 	/* It publishes its chips, then waits for the pod not made yet. */
 	assert_non_null(proc_expect_err(p0, "label ascend.com/hccl-group=g of 2 pods, device-plugin mode", WAIT_MS));
@@ -193,14 +215,10 @@ static void test_device_plugin_group(void **state)
 	assert_true(json_object_object_get_ex(json_at(pod, "metadata.annotations"), "ascend.com/npu-network", &published));
 	assert_string_equal(json_object_get_string(published), net0);
 	json_object_put(pod);
-	make_pod("dp", "g-1", "    ascend.com/hccl-group: g\n    ascend.com/hccl-index: \"1\"\n", "node-b", "10.0.0.2",
-		 NULL, NULL, NULL);
+	group_pod("dp", "g", 1, NULL, 'b', NULL, NULL);
 	struct proc *p1 = run(dir, "dp", "g-1", net1, (const char *const[]){ "--size", "2", NULL });
 	assert_non_null(proc_expect(p0, "\"server_id\": \"node-b\"", WAIT_MS)); /* printed too */
-	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
-	assert_int_equal(proc_wait(p1, WAIT_MS), 0);
-	assert_int_equal(proc_free(p0), 0);
-	assert_int_equal(proc_free(p1), 0);
+	both_succeed(p0, p1);
 	char *table = same_tables(dir, "g-0", "g-1", "910B", 2, 8);
 	/* Pod 0's chips are ranks 0-3, pod 1's 4-7. */
 	assert_rank(table, "192.168.1.13", "3");
@@ -285,10 +303,7 @@ static void test_dra_indexed_job(void **state)
 	assert_non_null(proc_expect_err(
 		p0, "pod 1 (infer-1): claim claim-1 device npu-0 of pool node-b has no data yet (not prepared)", WAIT_MS));
 	make_claim("dra", "claim-1", "node-b", 2, true);
-	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
-	assert_int_equal(proc_wait(p1, WAIT_MS), 0);
-	assert_int_equal(proc_free(p0), 0);
-	assert_int_equal(proc_free(p1), 0);
+	both_succeed(p0, p1);
 	char *table = same_tables(dir, "infer-0", "infer-1", "910B", 2, 4);
 	assert_non_null(strstr(table, "\"server_id\": \"node-b\""));
 	assert_rank(table, "192.168.2.11", "3");
@@ -305,17 +320,14 @@ static void test_member_replaced(void **state)
 	make_namespace("rep");
 	network(net0, sizeof(net0), "910B", 1, 2, -1);
 	network(net1, sizeof(net1), "910B", 3, 2, -1);
-	make_pod("rep", "r-0", "    ascend.com/hccl-group: r\n    ascend.com/hccl-index: \"0\"\n", "node-a", "10.0.0.1",
-		 NULL, NULL, NULL);
-	make_pod("rep", "r-1", "    ascend.com/hccl-group: r\n    ascend.com/hccl-index: \"1\"\n", "node-b", "10.0.0.2",
-		 NULL, NULL, NULL);
+	group_pod("rep", "r", 0, NULL, 'a', NULL, NULL);
+	group_pod("rep", "r", 1, NULL, 'b', NULL, NULL);
 	struct proc *p0 = run(dir, "rep", "r-0", net0, (const char *const[]){ "--size", "2", NULL });
 	assert_non_null(proc_expect_err(p0, "pod 1 (r-1): has not published its chips yet", WAIT_MS));
 	/* r-1 goes; its replacement lands on node-c and publishes. */
 	assert_int_equal(apiserver_kubectl(api, NULL, "-n rep delete pod r-1 --grace-period=0 --force"), 0);
 	assert_non_null(proc_expect_err(p0, "waiting for 1 of 2 members: index 1: no pod yet", WAIT_MS));
-	make_pod("rep", "r-1b", "    ascend.com/hccl-group: r\n    ascend.com/hccl-index: \"1\"\n", "node-c",
-		 "10.0.0.3", net1, NULL, NULL);
+	group_pod("rep", "r", 1, "r-1b", 'c', net1, NULL);
 	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
 	assert_int_equal(proc_free(p0), 0);
 	char path[128];
@@ -335,16 +347,12 @@ static void test_member_replaced(void **state)
 static void refused_case(const char *dir, const char *g, const char *net0, const char *net1, const char *size,
 			 const char *timeout, const char *what)
 {
-	char labels[2][160], name[2][64];
-	for (int i = 0; i < 2; i++) {
-		snprintf(labels[i], sizeof(labels[i]), "    ascend.com/hccl-group: %s\n    ascend.com/hccl-index: \"%d\"\n",
-			 g, i);
-		snprintf(name[i], sizeof(name[i]), "%s-%d", g, i);
-	}
-	make_pod("bad", name[0], labels[0], "node-a", "10.0.0.1", NULL, NULL, NULL);
-	make_pod("bad", name[1], labels[1], "node-b", "10.0.0.2", net1, NULL, NULL);
-	refused(run(dir, "bad", name[0], net0, (const char *const[]){ "--size", size, "--timeout", timeout, NULL }), dir,
-		name[0], what);
+	char name[64];
+	snprintf(name, sizeof(name), "%s-0", g);
+	group_pod("bad", g, 0, NULL, 'a', NULL, NULL);
+	group_pod("bad", g, 1, NULL, 'b', net1, NULL);
+	refused(run(dir, "bad", name, net0, (const char *const[]){ "--size", size, "--timeout", timeout, NULL }), dir,
+		name, what);
 }
 
 static void test_refusals(void **state)
@@ -365,8 +373,7 @@ static void test_refusals(void **state)
 		     "chip 0 has no device IP");
 	refused_case(dir, "short", good, other, "3", "3s", "index 2: no pod yet");
 	/* Without the device plugin's variable there is nothing to publish. */
-	make_pod("bad", "none-0", "    ascend.com/hccl-group: none\n    ascend.com/hccl-index: \"0\"\n", "node-a",
-		 "10.0.0.1", NULL, NULL, NULL);
+	group_pod("bad", "none", 0, NULL, 'a', NULL, NULL);
 	refused(run(dir, "bad", "none-0", NULL, (const char *const[]){ "--size", "1", NULL }), dir, "none-0",
 		"no ASCEND_NPU_NETWORK in this container");
 	/* A bad flag: one line, exit 2. */
@@ -415,45 +422,28 @@ static void test_least_privilege(void **state)
 	/* The device plugin's Role: publish, list, watch. */
 	network(net0, sizeof(net0), "910B", 1, 2, -1);
 	network(net1, sizeof(net1), "910B", 2, 2, -1);
-	for (int i = 0; i < 2; i++) {
-		char name[16], labels[128], node[16], ip[16];
-		snprintf(name, sizeof(name), "lp-%d", i);
-		snprintf(labels, sizeof(labels), "    ascend.com/hccl-group: lp\n    ascend.com/hccl-index: \"%d\"\n", i);
-		snprintf(node, sizeof(node), "node-%c", 'a' + i);
-		snprintf(ip, sizeof(ip), "10.0.0.%d", 1 + i);
-		make_pod("lp", name, labels, node, ip, NULL, NULL, NULL);
-	}
+	group_pod("lp", "lp", 0, NULL, 'a', NULL, NULL);
+	group_pod("lp", "lp", 1, NULL, 'b', NULL, NULL);
 	const char *const as_dp[] = { "--kubeconfig", kc_dp, "--size", "2", NULL };
 	struct proc *p0 = run(dir, "lp", "lp-0", net0, as_dp), *p1 = run(dir, "lp", "lp-1", net1, as_dp);
-	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
-	assert_int_equal(proc_wait(p1, WAIT_MS), 0);
-	assert_int_equal(proc_free(p0), 0);
-	assert_int_equal(proc_free(p1), 0);
+	both_succeed(p0, p1);
 	free(same_tables(dir, "lp-0", "lp-1", "910B", 2, 4));
 
 	/* The DRA Role reads pods and claims, and writes nothing. */
 	for (int i = 0; i < 2; i++) {
-		char name[16], claim[16], labels[128], node[16], ip[16];
-		snprintf(name, sizeof(name), "lq-%d", i);
+		char claim[16];
 		snprintf(claim, sizeof(claim), "lq-claim-%d", i);
-		snprintf(labels, sizeof(labels), "    ascend.com/hccl-group: lq\n    ascend.com/hccl-index: \"%d\"\n", i);
-		snprintf(node, sizeof(node), "node-%c", 'a' + i);
-		snprintf(ip, sizeof(ip), "10.0.0.%d", 1 + i);
-		make_claim("lpdra", claim, node, 1 + i, false);
-		make_claim("lpdra", claim, node, 1 + i, true);
-		make_pod("lpdra", name, labels, node, ip, NULL, claim, NULL);
+		make_claim("lpdra", claim, i ? "node-b" : "node-a", 1 + i, false);
+		make_claim("lpdra", claim, i ? "node-b" : "node-a", 1 + i, true);
+		group_pod("lpdra", "lq", i, NULL, (char)('a' + i), NULL, claim);
 	}
 	const char *const as_dra[] = { "--kubeconfig", kc_dra, "--size", "2", NULL };
 	p0 = run(dir, "lpdra", "lq-0", NULL, as_dra);
 	p1 = run(dir, "lpdra", "lq-1", NULL, as_dra);
-	assert_int_equal(proc_wait(p0, WAIT_MS), 0);
-	assert_int_equal(proc_wait(p1, WAIT_MS), 0);
-	assert_int_equal(proc_free(p0), 0);
-	assert_int_equal(proc_free(p1), 0);
+	both_succeed(p0, p1);
 	free(same_tables(dir, "lq-0", "lq-1", "910B", 2, 4));
 	/* ...so it cannot publish a pod's chips. */
-	make_pod("lpdra", "lr-0", "    ascend.com/hccl-group: lr\n    ascend.com/hccl-index: \"0\"\n", "node-a",
-		 "10.0.0.1", NULL, NULL, NULL);
+	group_pod("lpdra", "lr", 0, NULL, 'a', NULL, NULL);
 	refused(run(dir, "lpdra", "lr-0", net0, (const char *const[]){ "--kubeconfig", kc_dra, "--size", "1", NULL }),
 		dir, "lr-0", "PATCH /api/v1/namespaces/lpdra/pods/lr-0: HTTP 403");
 
