@@ -13,6 +13,8 @@
  *     both write the same table, which passes HCCL's rules, and the env file;
  *   - DRA mode, an Indexed Job's pods (size from the Job): the table waits
  *     for the claim not prepared yet, names it, and is written once it is;
+ *   - a StatefulSet's pods (size from the set), a pod with the same labels
+ *     but another controller left out;
  *   - a member replaced while the program waits: the table has the new pod;
  *   - least privilege: with the service account token of
  *     deploy/ranktable's Role for each mode, a group through the device
@@ -312,6 +314,47 @@ static void test_dra_indexed_job(void **state)
 	assert_int_equal(tmpdir_remove(dir), 0);
 }
 
+static void test_statefulset(void **state)
+{
+	(void)state;
+	char dir[64], net[2][2048], owner[512], labels[256];
+	assert_int_equal(tmpdir_make(dir, sizeof(dir), "ranktable"), 0);
+	make_namespace("sts");
+	assert_int_equal(apiserver_kubectl(api,
+					   "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: serve\n  namespace: sts\n"
+					   "spec:\n  replicas: 2\n  serviceName: serve\n  selector:\n    matchLabels:\n"
+					   "      app: serve\n  template:\n    metadata:\n      labels:\n        app: serve\n"
+					   "    spec:\n      containers:\n      - name: main\n        image: busybox\n",
+					   "apply -f -"),
+			 0);
+	json_object *set = apiserver_kubectl_json(api, "-n sts get statefulset serve");
+	snprintf(owner, sizeof(owner),
+		 "  ownerReferences:\n  - apiVersion: apps/v1\n    kind: StatefulSet\n    name: serve\n    uid: %s\n"
+		 "    controller: true\n",
+		 json_str_at(set, "metadata.uid"));
+	json_object_put(set);
+	for (int i = 0; i < 2; i++) {
+		char name[16], node[16], ip[16];
+		network(net[i], sizeof(net[i]), "910B", 1 + i, 2, -1);
+		snprintf(name, sizeof(name), "serve-%d", i);
+		snprintf(node, sizeof(node), "node-%c", 'a' + i);
+		snprintf(ip, sizeof(ip), "10.0.0.%d", 1 + i);
+		snprintf(labels, sizeof(labels),
+			 "    app: serve\n    apps.kubernetes.io/pod-index: \"%d\"\n    controller-revision-hash: serve-%d\n"
+			 "    statefulset.kubernetes.io/pod-name: %s\n",
+			 i, i, name);
+		make_pod("sts", name, labels, node, ip, NULL, NULL, owner);
+	}
+	/* The same labels, no controller: not a member, though it published. */
+	make_pod("sts", "stray", "    app: serve\n    apps.kubernetes.io/pod-index: \"1\"\n", "node-c", "10.0.0.3",
+		 net[0], NULL, NULL);
+	struct proc *p0 = run(dir, "sts", "serve-0", net[0], NULL), *p1 = run(dir, "sts", "serve-1", net[1], NULL);
+	assert_non_null(proc_expect_err(p0, "StatefulSet serve of 2 pods, device-plugin mode", WAIT_MS));
+	both_succeed(p0, p1);
+	free(same_tables(dir, "serve-0", "serve-1", "910B", 2, 4));
+	assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 static void test_member_replaced(void **state)
 {
 	(void)state;
@@ -463,6 +506,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_plugin_group),
 		cmocka_unit_test(test_dra_indexed_job),
+		cmocka_unit_test(test_statefulset),
 		cmocka_unit_test(test_member_replaced),
 		cmocka_unit_test(test_least_privilege),
 		cmocka_unit_test(test_refusals),
