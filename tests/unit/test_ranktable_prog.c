@@ -66,11 +66,16 @@ static void test_network(void **state)
 		  -EINVAL },
 		{ "[{\"device_id\":1,\"family\":\"910B\"}] x", "not one JSON array", -EINVAL },
 		{ "[[[[[[[[[[1]]]]]]]]]]", "not one JSON array", -EINVAL },
+		/* What is quoted stays on one line. */
+		{ "[{\"device_id\":1,\"family\":\"910B\",\"device_ip\":\"\\n1.2.3.4\"}]",
+		  "device_ip \"\\n1.2.3.4\" is no IPv4", -EINVAL },
+		{ "[{\"device_id\":1,\"family\":\"910B\",\"link\":\"u\\rp\"}]", "link: \"u\\rp\"", -EINVAL },
+		{ "[{\"device_id\":1,\"family\":\"910B\\n\"}]", "family is not a name", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
 		int r = network(bad[i].text, &c, why);
-		if (r != bad[i].r || !strstr(why, bad[i].why))
+		if (r != bad[i].r || !strstr(why, bad[i].why) || strpbrk(why, "\n\r"))
 			fail_msg("%s: %d '%s', not %d '%s'", bad[i].text, r, why, bad[i].r, bad[i].why);
 	}
 	/* 17 chips: over the bound. */

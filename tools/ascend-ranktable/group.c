@@ -70,9 +70,10 @@ static int read_index(json_object *pod, struct rt_pod *p, char *why, size_t why_
 			v = meta_str(pod, "annotations", JOB_INDEX); /* before the label (Kubernetes 1.28) */
 		if (!v)
 			continue;
+		char text[40];
 		if (parse_u32(v, 10, RT_GROUP_MAX - 1, &p->index) < 0)
-			return why_invalid(why, why_size, "%s: \"%.32s\" is no index in 0-%d", index_labels[i], v,
-					   RT_GROUP_MAX - 1);
+			return why_invalid(why, why_size, "%s: \"%s\" is no index in 0-%d", index_labels[i],
+					   rt_printable(v, text, sizeof(text)), RT_GROUP_MAX - 1);
 		p->has_index = true;
 		return 0;
 	}
@@ -216,9 +217,10 @@ int rt_group_of(json_object *pod, const char *label_key, struct rt_group *ret_gr
 		g.kind = RT_GROUP_LWS;
 		r = select_one(&g, LWS_GROUP_KEY, v, why, why_size);
 		const char *size = meta_str(pod, "annotations", LWS_SIZE);
+		char text[40];
 		if (r == 0 && size && (parse_u32(size, 10, RT_GROUP_MAX, &g.size) < 0 || g.size == 0))
-			r = why_invalid(why, why_size, "annotation %s: \"%.32s\" is no size in 1-%d", LWS_SIZE, size,
-					RT_GROUP_MAX);
+			r = why_invalid(why, why_size, "annotation %s: \"%s\" is no size in 1-%d", LWS_SIZE,
+					rt_printable(size, text, sizeof(text)), RT_GROUP_MAX);
 	} else if ((r = read_controller(pod, g.owner_uid, sizeof(g.owner_uid), g.owner_name, sizeof(g.owner_name),
 				       &kind, why, why_size)) < 0) {
 		return r;

@@ -7,11 +7,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/parse.h"
 #include "kube/objects.h"
 
 /* The chip objects are flat; a claim is about 8 deep. */
 #define NETWORK_MAX_DEPTH 8
+
+const char *rt_printable(const char *s, char *buf, size_t size)
+{
+	bool cut = false;
+	buf[log_text_escape(buf, 0, size - 1, s, &cut)] = '\0';
+	return buf;
+}
 
 /* An integer field in [0, max]; absent: -ENOENT. */
 static int get_u32(json_object *o, const char *key, uint32_t max, uint32_t *ret, char *why, size_t why_size)
@@ -46,6 +54,7 @@ static int get_str(json_object *o, const char *key, size_t max, const char **ret
 static int read_link(json_object *o, enum hccl_link *ret, char *why, size_t why_size)
 {
 	const char *s;
+	char text[72];
 	int r = get_str(o, "link", 16, &s, why, why_size);
 	if (r < 0)
 		return r;
@@ -56,7 +65,8 @@ static int read_link(json_object *o, enum hccl_link *ret, char *why, size_t why_
 	else if (strcmp(s, "down") == 0)
 		*ret = HCCL_LINK_DOWN;
 	else
-		return why_invalid(why, why_size, "link: \"%s\" is none of up, down, unknown", s);
+		return why_invalid(why, why_size, "link: \"%s\" is none of up, down, unknown",
+				   rt_printable(s, text, sizeof(text)));
 	return 0;
 }
 
@@ -96,6 +106,10 @@ int rt_chip_add(json_object *o, struct rt_chips *chips, char *why, size_t why_si
 		return r;
 	if (!family || !family[0])
 		return why_invalid(why, why_size, "chip %u: no family", c.device_id);
+	/* A name ("910B", "910_93"): what follows quotes it. */
+	if (strspn(family, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != strlen(family))
+		return why_invalid(why, why_size, "chip %u: family is not a name of letters, digits and _",
+				   c.device_id);
 	if (chips->n > 0 && strcmp(family, chips->family) != 0)
 		return why_invalid(why, why_size, "chip %u: family %s among chips of family %s", c.device_id, family,
 				   chips->family);
@@ -103,10 +117,11 @@ int rt_chip_add(json_object *o, struct rt_chips *chips, char *why, size_t why_si
 		/* Checked here as well as by the table's builder, so that a bad
 		 * annotation is refused where it is read, naming its pod. */
 		unsigned char addr[16];
+		char text[4 * HCCL_IP_TEXT_MAX + 1];
 		uint32_t prefix;
 		if (inet_pton(AF_INET, ip, addr) != 1 && inet_pton(AF_INET6, ip, addr) != 1)
 			return why_invalid(why, why_size, "chip %u: device_ip \"%s\" is no IPv4 or IPv6 address",
-					   c.device_id, ip);
+					   c.device_id, rt_printable(ip, text, sizeof(text)));
 		r = get_u32(o, "prefix_len", 128, &prefix, why, why_size);
 		if (r < 0 && r != -ENOENT)
 			return r;
@@ -223,15 +238,18 @@ int rt_claim_chips(const char *body, size_t len, const char *driver, struct rt_c
 		if (!json_object_is_type(res, json_type_object) || strcmp(str_or_empty(res, "driver"), driver) != 0)
 			continue;
 		const char *pool = str_or_empty(res, "pool"), *device = str_or_empty(res, "device");
+		char pool_text[72], device_text[72];
+		rt_printable(pool, pool_text, sizeof(pool_text));
+		rt_printable(device, device_text, sizeof(device_text));
 		json_object *st = device_status(claim, driver, pool, device), *data = NULL;
 		if (!st || !json_object_object_get_ex(st, "data", &data) || json_object_is_type(data, json_type_null)) {
-			r = why_fail(why, why_size, -EAGAIN, "device %.64s of pool %.64s has no data yet (not prepared)",
-				     device, pool);
+			r = why_fail(why, why_size, -EAGAIN, "device %s of pool %s has no data yet (not prepared)",
+				     device_text, pool_text);
 			goto out;
 		}
 		char cause[192];
 		if ((r = rt_chip_add(data, &more, cause, sizeof(cause))) < 0) {
-			why_fail(why, why_size, r, "device %.64s: %s", device, cause);
+			why_fail(why, why_size, r, "device %s: %s", device_text, cause);
 			goto out;
 		}
 		found++;

@@ -32,6 +32,10 @@ struct rt_chips {
 	char family[RT_FAMILY_MAX]; /* every chip's, the same */
 };
 
+/* s as it may go into a one-line reason: control characters escaped
+ * (base/log.h's log_text_escape), cut to fit buf[size]. Returns buf. */
+const char *rt_printable(const char *s, char *buf, size_t size);
+
 /* Adds one chip's object (node/visible.h's fields: device_id and family
  * required; device_ip with prefix_len, link, and the three super pod
  * fields all or none, optional) to *chips. Returns 0, or -EINVAL (a field
