@@ -30,6 +30,25 @@ static int put_escaped(struct strbuf *sb, const char *s)
 	return 0;
 }
 
+/* What a refusal of the API server means here: 410 is a watch's version
+ * gone (list again), 409 a uid precondition that failed. */
+static int status_errno(long status)
+{
+	switch (status) {
+	case 404:
+		return -ENOENT;
+	case 401:
+	case 403:
+		return -EACCES;
+	case 409:
+		return -ESTALE;
+	case 410:
+		return -EAGAIN;
+	default:
+		return -EREMOTEIO;
+	}
+}
+
 /* A request whose answer must be 200 (or, with ok_404, may be 404:
  * -ENOENT). Returns 0 with *res to free, or a negative errno with why. */
 static int request(struct kube_client *c, const char *method, const char *path, const char *body,
@@ -44,10 +63,7 @@ static int request(struct kube_client *c, const char *method, const char *path, 
 		return 0;
 	char message[256];
 	kube_status_message(res->body, res->len, message, sizeof(message));
-	r = res->status == 404 ? -ENOENT : res->status == 401 || res->status == 403 ? -EACCES
-		: res->status == 409					       ? -ESTALE
-		: res->status == 410					       ? -EAGAIN
-									       : -EREMOTEIO;
+	r = status_errno(res->status);
 	if (!(ok_404 && r == -ENOENT))
 		why_fail(why, why_size, r, "%s %.200s: HTTP %ld%s%s", method, path, res->status, message[0] ? ": " : "",
 			 message);
