@@ -489,6 +489,9 @@ static void test_least_privilege(void **state)
 	group_pod("lpdra", "lr", 0, NULL, 'a', NULL, NULL);
 	refused(run(dir, "lpdra", "lr-0", net0, (const char *const[]){ "--kubeconfig", kc_dra, "--size", "1", NULL }),
 		dir, "lr-0", "PATCH /api/v1/namespaces/lpdra/pods/lr-0: HTTP 403");
+	/* A label group's size is given or unknown. */
+	refused(run(dir, "lpdra", "lr-0", net0, (const char *const[]){ "--kubeconfig", kc_dra, NULL }), dir, "lr-0",
+		"the size of label ascend.com/hccl-group=lr is unknown: give --size or ASCEND_HCCL_GROUP_SIZE");
 
 	/* The examples are what the API server takes. */
 	assert_int_equal(apiserver_kubectl(api, NULL,
