@@ -25,11 +25,12 @@ WORKDIR /src
 COPY scripts/deps.sh scripts/deps.sh
 RUN scripts/deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-# Only the daemon, ascend-doctor (the troubleshooting tool shipped beside it)
-# and the API-server module the DRA front end loads; tests, fuzzers and the
+# Only the daemon, ascend-doctor (the troubleshooting tool shipped beside it),
+# ascend-ranktable (the rank-table init container of multi-node jobs) and the
+# API-server module the DRA front end loads; tests, fuzzers and the
 # other tools are not built.
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF -DSTATIC_GRPC=ON \
-    && cmake --build /build --target ascend-device-plugin ascend-doctor ascend-kube -j "$(nproc)" \
+    && cmake --build /build --target ascend-device-plugin ascend-doctor ascend-ranktable ascend-kube -j "$(nproc)" \
     && scripts/image.sh rootfs /build/src/ascend-device-plugin /rootfs
 
 # ---- runtime -----------------------------------------------------------------
@@ -54,6 +55,7 @@ COPY --from=build /rootfs/ /
 # shell in the image).
 RUN ["/usr/local/bin/ascend-device-plugin", "--version"]
 RUN ["/usr/local/bin/ascend-doctor", "--version"]
+RUN ["/usr/local/bin/ascend-ranktable", "--version"]
 # The image runs as root, because the plugin must: it creates its socket in
 # the kubelet's device-plugins directory and dials kubelet.sock, both owned by
 # root and writable only by root. The manifests take away what root does not

@@ -48,7 +48,7 @@ build-arm64:
 	@scripts/deps.sh arm64
 	@cmake -S . -B $(ARM64_BUILD) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/aarch64-linux-gnu.cmake \
 	 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF $(CMAKE_ARGS) >/dev/null
-	@cmake --build $(ARM64_BUILD) -j $(JOBS) --target ascend-device-plugin ascend-doctor ascend-kube fake_dcmi kubelet-sim
+	@cmake --build $(ARM64_BUILD) -j $(JOBS) --target ascend-device-plugin ascend-doctor ascend-ranktable ascend-kube fake_dcmi kubelet-sim
 
 asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DWERROR=ON -DSANITIZE=ON $(CMAKE_ARGS) >/dev/null

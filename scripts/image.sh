@@ -17,8 +17,9 @@
 #   scripts/image.sh rootfs BINARY DIR
 #       Only the image's file set, into DIR: the stripped plugin and
 #       ascend-doctor (the troubleshooting tool, from the same build tree:
-#       <tree>/tools/ascend-doctor/ascend-doctor beside <tree>/src/BINARY) at
-#       /usr/local/bin, the API-server module that the DRA front end loads
+#       <tree>/tools/ascend-doctor/ascend-doctor beside <tree>/src/BINARY) and
+#       ascend-ranktable (the rank-table init container of multi-node jobs,
+#       <tree>/tools/ascend-ranktable/ascend-ranktable) at /usr/local/bin, the API-server module that the DRA front end loads
 #       (<tree>/src/libascend-kube.so) at /usr/local/lib/ascend-k8s, their
 #       dynamic loader and the libraries of scripts/image-libs.txt. The Dockerfile uses this too, so that both
 #       images hold the same files.
@@ -33,6 +34,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 name=ascend-device-plugin
 entrypoint=/usr/local/bin/$name
 doctor=ascend-doctor
+ranktable=ascend-ranktable
 libs_list=$root/scripts/image-libs.txt
 module=libascend-kube.so
 # Where the daemon looks for it: lib/ascend-k8s/ beside its bin/
@@ -74,15 +76,23 @@ doctor_of() {
 	echo "$(cd "$(dirname "$1")/.." && pwd)/tools/ascend-doctor/$doctor"
 }
 
+# ranktable_of BINARY: the ascend-ranktable built in the plugin's tree.
+ranktable_of() {
+	echo "$(cd "$(dirname "$1")/.." && pwd)/tools/ascend-ranktable/$ranktable"
+}
+
 cmd_rootfs() { # BINARY DIR
-	local bin=$1 dir=$2 arch triplet interp strip_prog so src doc mod
+	local bin=$1 dir=$2 arch triplet interp strip_prog so src doc mod rt
 	[ -f "$bin" ] || die "$bin: no such file (run make build first)"
 	doc=$(doctor_of "$bin")
 	[ -f "$doc" ] || die "$doc: no such file (build the ascend-doctor target of the plugin's tree)"
+	rt=$(ranktable_of "$bin")
+	[ -f "$rt" ] || die "$rt: no such file (build the ascend-ranktable target of the plugin's tree)"
 	mod=$(dirname "$bin")/$module
 	[ -f "$mod" ] || die "$mod: no such file (build the ascend-kube target of the plugin's tree)"
 	read -r arch triplet < <(arch_of "$bin")
 	[ "$(arch_of "$doc")" = "$arch $triplet" ] || die "$doc is not built for $arch"
+	[ "$(arch_of "$rt")" = "$arch $triplet" ] || die "$rt is not built for $arch"
 	[ "$(arch_of "$mod")" = "$arch $triplet" ] || die "$mod is not built for $arch"
 	interp=$(LC_ALL=C readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
 	[ -n "$interp" ] || die "$bin: no program interpreter (a static binary?)"
@@ -96,8 +106,8 @@ cmd_rootfs() { # BINARY DIR
 	for so in $(needed "$bin") $(needed "$doc"); do
 		[[ $shipped == *" $so "* ]] || missing+=("$so (needed by $bin or $doc)")
 	done
-	for so in $(needed "$mod"); do
-		[[ $shipped == *" $so "* ]] || missing+=("$so (needed by $mod)")
+	for so in $(needed "$mod") $(needed "$rt"); do
+		[[ $shipped == *" $so "* ]] || missing+=("$so (needed by $mod or $rt)")
 	done
 	for so in "${libs[@]}"; do
 		src=$(find_lib "$triplet" "$so")
@@ -112,7 +122,8 @@ cmd_rootfs() { # BINARY DIR
 	mkdir -p "$dir${entrypoint%/*}" "$dir${interp%/*}" "$dir/lib/$triplet" "$dir$module_dir"
 	"$strip_prog" -o "$dir$entrypoint" "$bin"
 	"$strip_prog" -o "$dir${entrypoint%/*}/$doctor" "$doc"
-	chmod 0755 "$dir$entrypoint" "$dir${entrypoint%/*}/$doctor"
+	"$strip_prog" -o "$dir${entrypoint%/*}/$ranktable" "$rt"
+	chmod 0755 "$dir$entrypoint" "$dir${entrypoint%/*}/$doctor" "$dir${entrypoint%/*}/$ranktable"
 	"$strip_prog" -o "$dir$module_dir/$module" "$mod"
 	chmod 0644 "$dir$module_dir/$module"
 	# The loader: the path the binary names, from this machine's libc6 for

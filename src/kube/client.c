@@ -235,6 +235,7 @@ struct sink {
 	char *buf;
 	size_t len, cap;
 	bool too_big, no_memory;
+	bool until_line, got_line; /* kube_request_limits.until_first_line */
 };
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
@@ -260,6 +261,13 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 	memcpy(s->buf + s->len, data, n);
 	s->len += n;
 	s->buf[s->len] = '\0';
+	if (s->until_line && memchr(data, '\n', n)) {
+		/* Whatever follows the last newline is an event cut short. */
+		s->len = (size_t)((char *)memrchr(s->buf, '\n', s->len) - s->buf) + 1;
+		s->buf[s->len] = '\0';
+		s->got_line = true;
+		return 0; /* ends the transfer: transfer() takes it as done */
+	}
 	return n;
 }
 
@@ -482,6 +490,8 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 		goto out;
 	if (code == CURLE_FILESIZE_EXCEEDED)
 		s->too_big = true;
+	if (code == CURLE_WRITE_ERROR && s->got_line)
+		code = CURLE_OK;
 	if (code != CURLE_OK) {
 		r = map_curl_error(code, s, st->budget_ms, c->config.server, cause, cause_size, errbuf);
 		goto out;
@@ -621,7 +631,7 @@ int kube_client_request_limited(struct kube_client *client, const char *method, 
 		if (r < 0)
 			goto out;
 		free(s.buf);
-		s = (struct sink){ 0 };
+		s = (struct sink){ .until_line = limits && limits->until_first_line };
 		r = transfer(client, method, url, body, body_len, auth, &ca, &st, &s, &status, &retry_after_s, cause,
 			     sizeof(cause));
 		if (r < 0)

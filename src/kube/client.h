@@ -115,6 +115,11 @@ struct kube_request_limits {
 	/* An fd that turns readable when the request is no longer wanted: it
 	 * then fails at once with -ECANCELED. -1: none. */
 	int abort_fd;
+	/* For a watch (?watch=1): the answer ends, as a success, with the
+	 * first whole line the server sends (its first event; every whole
+	 * line of that chunk is kept), so that the caller wakes on the event
+	 * rather than when the watch times out. */
+	bool until_first_line;
 };
 
 /* The same within limits (NULL: the client's timeout, no abort fd), e.g.

@@ -3,7 +3,7 @@
 # The container image (scripts/image.sh, `make image`): two builds give the
 # same digest, two checkouts in two directories too, and another
 # SOURCE_DATE_EPOCH a different one; the image holds
-# exactly the stripped plugin, ascend-doctor and the API-server module, their
+# exactly the stripped plugin, ascend-doctor, ascend-ranktable and the API-server module, their
 # loader and scripts/image-libs.txt (no shell); labels, entrypoint and tag are right;
 # the Dockerfile builds the same file set; and, where podman can run
 # containers, the loaded image runs the plugin and ascend-doctor. Skips in
@@ -106,11 +106,12 @@ interp=$(LC_ALL=C readelf -l "$plugin" | sed -n 's/.*Requesting program interpre
 	done
 	echo "f 755 0:0 ./usr/local/bin/ascend-device-plugin"
 	echo "f 755 0:0 ./usr/local/bin/ascend-doctor"
+	echo "f 755 0:0 ./usr/local/bin/ascend-ranktable"
 	echo "f 644 0:0 ./usr/local/lib/ascend-k8s/libascend-kube.so"
 	echo "f 755 0:0 .$interp"
 	grep -v '^#' "$root/scripts/image-libs.txt" | grep -v '^$' | sed "s|^|f 644 0:0 ./lib/$triplet/|"
 } | sort -u >"$tmp/want"
-check "file list: the plugin, ascend-doctor, the module, their loader and scripts/image-libs.txt" \
+check "file list: the plugin, ascend-doctor, ascend-ranktable, the module, their loader and scripts/image-libs.txt" \
 	diff -u "$tmp/want" "$tmp/files"
 no_shell() { ! grep -E '/(sh|bash|busybox|apt|apt-get|dpkg)$|/etc/' "$tmp/files"; }
 check "no shell, no package manager" no_shell
@@ -118,6 +119,9 @@ strip -o "$tmp/stripped" "$plugin"
 check "the plugin is the stripped release binary" cmp "$tmp/stripped" "$tmp/layer/usr/local/bin/ascend-device-plugin"
 strip -o "$tmp/stripped-doctor" "$doctor"
 check "ascend-doctor is the stripped release binary" cmp "$tmp/stripped-doctor" "$tmp/layer/usr/local/bin/ascend-doctor"
+strip -o "$tmp/stripped-ranktable" "$(dirname "$plugin")/../tools/ascend-ranktable/ascend-ranktable"
+check "ascend-ranktable is the stripped release binary" cmp "$tmp/stripped-ranktable" \
+	"$tmp/layer/usr/local/bin/ascend-ranktable"
 strip -o "$tmp/stripped-module" "$(dirname "$plugin")/libascend-kube.so"
 check "the module is the stripped release module" cmp "$tmp/stripped-module" \
 	"$tmp/layer/usr/local/lib/ascend-k8s/libascend-kube.so"
@@ -170,7 +174,7 @@ else
 	checkout() {
 		git clone -q --shared --no-checkout "$root" "$1" && git -C "$1" checkout -q --detach "$rev" &&
 			cmake -S "$1" -B "$1/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON -DBUILD_TESTING=OFF >/dev/null &&
-			cmake --build "$1/build" -j "$(nproc)" --target ascend-device-plugin ascend-doctor ascend-kube >/dev/null &&
+			cmake --build "$1/build" -j "$(nproc)" --target ascend-device-plugin ascend-doctor ascend-ranktable ascend-kube >/dev/null &&
 			env -u SOURCE_DATE_EPOCH "$1/scripts/image.sh" build --out "$1/image" "$1/build/src/ascend-device-plugin" >/dev/null
 	}
 	short=$tmp/r/a long=$tmp/r/another-checkout-with-a-much-longer-path
@@ -181,7 +185,8 @@ else
 	echo "# digests from two directories: $ds $dl"
 	check "another directory gives a sha256" grep -Eq '^sha256:[0-9a-f]{64}$' <<<"$dl"
 	# Each binary by itself first, so that a failure says which one.
-	for f in src/ascend-device-plugin tools/ascend-doctor/ascend-doctor src/libascend-kube.so; do
+	for f in src/ascend-device-plugin tools/ascend-doctor/ascend-doctor tools/ascend-ranktable/ascend-ranktable \
+		src/libascend-kube.so; do
 		strip -o "$tmp/short-bin" "$short/build/$f" && strip -o "$tmp/long-bin" "$long/build/$f"
 		check "${f##*/}: the same stripped binary from another directory" cmp "$tmp/short-bin" "$tmp/long-bin"
 	done
