@@ -301,16 +301,25 @@ _cl_control_plane() {
 # The chips of each node, as DCMI simulator state.
 _cl_node_state() { # K
 	case $1 in
-	1) cat "$_cl_root/tests/fake-dcmi/example-910b.state" ;;
+	1)
+		# The example node, each chip with its RoCE address 192.168.1.1<phy>
+		# (hccn_tool's, on a real server) and its link up.
+		awk '/^chip phy=/ { sub(/^chip phy=/, ""); phy = $1 + 0; print "chip phy=" $0 " ip=192.168.1.1" phy "/24 link=up"; next } { print }' \
+			"$_cl_root/tests/fake-dcmi/example-910b.state"
+		;;
 	2)
 		# Eight 910B3 on cards that are not numbered 0-7 (a server whose card
-		# slots skip numbers): ids are physical ids, never card ids.
-		echo "# npu-node-2: eight 910B3, card ids 0-3 and 8-11."
+		# slots skip numbers): ids are physical ids, never card ids. RoCE
+		# addresses 192.168.2.1<phy>; chip 7's link is down (the multinode
+		# step keeps it out of every rank table).
+		echo "# npu-node-2: eight 910B3, card ids 0-3 and 8-11, npu-7's RoCE link down."
 		echo "driver 24.1.rc1"
 		echo "subscribe on"
-		local i cards=(0 1 2 3 8 9 10 11)
+		local i link cards=(0 1 2 3 8 9 10 11)
 		for i in 0 1 2 3 4 5 6 7; do
-			echo "chip phy=$i card=${cards[$i]} logic=$i name=910B3 health=0 aicore=20 hbm_mb=65536 hbm_used_mb=3072 temp=41 power=96.5 util=0"
+			link=up
+			[ "$i" = 7 ] && link=down
+			echo "chip phy=$i card=${cards[$i]} logic=$i name=910B3 health=0 aicore=20 hbm_mb=65536 hbm_used_mb=3072 temp=41 power=96.5 util=0 ip=192.168.2.1$i/24 link=$link"
 		done
 		;;
 	3)
