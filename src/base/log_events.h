@@ -30,6 +30,7 @@
 	X(FAULT_ESCALATION_ENDED, "fault.escalation-ended")             \
 	X(FAULT_RELEASED, "fault.released")                             \
 	X(FAULT_POLICY_CHANGED, "fault.policy-changed")                 \
+	X(FAULT_NETWORK, "fault.network")                               \
 	X(RESET_POLICY_CHANGED, "reset.policy-changed")                 \
 	X(RESET_STARTED, "reset.started")                               \
 	X(RESET_RETURNED, "reset.returned")                             \

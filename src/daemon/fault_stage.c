@@ -2,6 +2,7 @@
 #include "daemon/fault_stage.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,52 @@ static void follow_unlisted(struct fault_stage *st, const struct npu_snapshot *o
 	}
 }
 
+/* The chip's codes for its own level into codes (those no network list
+ * names), and the most severe network level among the others with its
+ * code. */
+static void split_network(const struct fault_policy_config *policy, const struct npu_device *chip, uint32_t *codes,
+			  size_t *ret_n, enum fault_level *ret_level, uint32_t *ret_code)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < chip->n_fault_codes && k < NPU_FAULT_CODES_KEPT; k++) {
+		enum fault_level level = fault_policy_network_level(policy, chip->fault_codes[k]);
+		if (level == FAULT_LEVEL_NONE) {
+			codes[n++] = chip->fault_codes[k];
+		} else if (level > *ret_level) {
+			*ret_level = level;
+			*ret_code = chip->fault_codes[k];
+		} else if (!*ret_code) {
+			*ret_code = chip->fault_codes[k];
+		}
+	}
+	*ret_n = n;
+}
+
+/* A network fault at PreSeparateNPU or above: the chip's RoCE link counts as
+ * down (multi-node jobs are kept off it; it still serves single-node pods).
+ * Said when that starts and when it ends. */
+static void judge_network(struct npu_device *chip, struct fault_state *state, enum fault_level level, uint32_t code)
+{
+	bool down = fault_level_network_down(level);
+	if (down)
+		chip->net.link = NPU_LINK_DOWN;
+	if (down == state->network_down)
+		return;
+	state->network_down = down;
+	char hex[16];
+	(void)str_printf(hex, sizeof(hex), "%08" PRIX32, code);
+	if (down)
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_FAULT_NETWORK,
+			  &(struct log_fields){ .device = chip->id,
+						.more = { LOG_STR("code", hex), LOG_STR("level", fault_level_name(level)) } },
+			  "%s: network fault %s (%s): its RoCE link counts as down; multi-node jobs are kept off it",
+			  chip->id, hex, fault_level_name(level));
+	else
+		log_event(LOG_LEVEL_INFO, LOG_EVENT_FAULT_NETWORK,
+			  &(struct log_fields){ .device = chip->id, .more = { LOG_STR("code", ""), LOG_STR("level", "none") } },
+			  "%s: no network fault any more: its RoCE link is as DCMI reports it", chip->id);
+}
+
 int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *policy,
 		      const struct npu_snapshot *in, int64_t now_ms, struct npu_snapshot **ret_out,
 		      int64_t *ret_due_ms)
@@ -216,9 +263,17 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		}
 		if (!state->started && st->restore)
 			st->restore(st->restore_ctx, chip, state, now_ms);
-		const struct fault_input input = { .codes = chip->fault_codes,
-						   .n_codes = chip->n_fault_codes,
-						   .dcmi_health = chip->dcmi_health };
+		uint32_t codes[NPU_FAULT_CODES_KEPT];
+		size_t n_codes = 0;
+		enum fault_level network = FAULT_LEVEL_NONE;
+		uint32_t network_code = 0;
+		split_network(policy, chip, codes, &n_codes, &network, &network_code);
+		/* A chip whose every code is a network fault is not a sick chip:
+		 * its health is a warning at most for its own level. */
+		unsigned health = n_codes == 0 && network_code ? (chip->dcmi_health > 1 ? 1 : chip->dcmi_health)
+							       : chip->dcmi_health;
+		const struct fault_input input = { .codes = codes, .n_codes = n_codes, .dcmi_health = health };
+		judge_network(chip, state, network, network_code);
 		if (fault_policy_step(policy, state, &input, now_ms, &step) < 0)
 			continue;
 		bool resetting = fault_resets_chip(st->resets, chip, &step, state, now_ms, &separated);

@@ -341,14 +341,19 @@ static const struct {
 	{ "SeparateNPUCodes", FAULT_LEVEL_SEPARATE_NPU },
 };
 
-static const char *const network_lists[] = {
-	"NotHandleFaultNetworkCodes",
-	"PreSeparateNPUNetworkCodes",
-	"SeparateNPUNetworkCodes",
-	"SubHealthFaultNetworkCodes",
+/* Faults of a chip's RoCE link, which Huawei's plugin reports apart from
+ * the chip's health (fault/policy.h, network_codes). */
+static const struct {
+	const char *key;
+	enum fault_level level;
+} network_lists[] = {
+	{ "NotHandleFaultNetworkCodes", FAULT_LEVEL_NOT_HANDLE },
+	{ "SubHealthFaultNetworkCodes", FAULT_LEVEL_SUB_HEALTH },
+	{ "PreSeparateNPUNetworkCodes", FAULT_LEVEL_PRE_SEPARATE_NPU },
+	{ "SeparateNPUNetworkCodes", FAULT_LEVEL_SEPARATE_NPU },
 };
 
-static int read_code_list(struct reader *r, struct json_object *list, enum fault_level level,
+static int read_code_list(struct reader *r, struct json_object *list, enum fault_level level, bool network,
 			  struct fault_policy_config *c)
 {
 	if (!json_object_is_type(list, json_type_array))
@@ -359,7 +364,11 @@ static int read_code_list(struct reader *r, struct json_object *list, enum fault
 		uint32_t code;
 		int err = get_code(r, json_object_array_get_idx(list, i), true, &code);
 		/* The most severe level of the lists holding the code. */
-		if (err == 0 && fault_policy_code_level(c, code, NULL) < level) {
+		if (err == 0 && network) {
+			err = fault_policy_config_set_network_code(c, code, level);
+			if (err == -E2BIG)
+				err = fail(r, err, "more than %d network codes", FAULT_POLICY_MAX_NETWORK_CODES);
+		} else if (err == 0 && fault_policy_code_level(c, code, NULL) < level) {
 			err = fault_policy_config_set_code(c, code, level);
 			if (err == -E2BIG)
 				err = fail(r, err, "more than %d codes", FAULT_POLICY_MAX_CODES);
@@ -378,6 +387,7 @@ static int read_codes(struct reader *r, struct json_object *root, struct fault_p
 	 * must not see the built-in table or earlier codes). */
 	c->builtin_codes = false;
 	c->n_codes = 0;
+	c->n_network_codes = 0;
 	enum fault_level saved_default = c->default_level;
 	c->default_level = FAULT_LEVEL_NONE;
 	int err = 0;
@@ -387,26 +397,24 @@ static int read_codes(struct reader *r, struct json_object *root, struct fault_p
 		size_t i = 0;
 		while (i < ELEMENTSOF(code_lists) && strcmp(key, code_lists[i].key) != 0)
 			i++;
+		size_t n = 0;
+		while (n < ELEMENTSOF(network_lists) && strcmp(key, network_lists[n].key) != 0)
+			n++;
 		if (i < ELEMENTSOF(code_lists)) {
-			err = read_code_list(r, value, code_lists[i].level, c);
+			err = read_code_list(r, value, code_lists[i].level, false, c);
+		} else if (n < ELEMENTSOF(network_lists)) {
+			err = read_code_list(r, value, network_lists[n].level, true, c);
 		} else {
-			bool network = false;
+			const char *keys[ELEMENTSOF(code_lists) + ELEMENTSOF(network_lists)];
+			for (size_t j = 0; j < ELEMENTSOF(code_lists); j++)
+				keys[j] = code_lists[j].key;
 			for (size_t j = 0; j < ELEMENTSOF(network_lists); j++)
-				network |= strcmp(key, network_lists[j]) == 0;
-			if (network) {
-				err = fail(r, -EINVAL,
-					   "network fault levels are not supported: Huawei's plugin reports a chip's RoCE "
-					   "link faults apart from its health, and this plugin judges the chip only; "
-					   "move the codes to the chip's lists or leave them out");
-			} else {
-				const char *keys[ELEMENTSOF(code_lists)];
-				for (size_t j = 0; j < ELEMENTSOF(code_lists); j++)
-					keys[j] = code_lists[j].key;
-				err = unknown_key(r, key, keys, ELEMENTSOF(keys),
-						  "faultCode.json takes NotHandleFaultCodes, SubHealthFaultCodes, "
-						  "RestartRequestCodes, RestartBusinessCodes, RecoverRestartBusinessCodes, "
-						  "FreeRestartNPUCodes, RestartNPUCodes, PreSeparateNPUCodes, SeparateNPUCodes");
-			}
+				keys[ELEMENTSOF(code_lists) + j] = network_lists[j].key;
+			err = unknown_key(r, key, keys, ELEMENTSOF(keys),
+					  "faultCode.json takes NotHandleFaultCodes, SubHealthFaultCodes, "
+					  "RestartRequestCodes, RestartBusinessCodes, RecoverRestartBusinessCodes, "
+					  "FreeRestartNPUCodes, RestartNPUCodes, PreSeparateNPUCodes, SeparateNPUCodes and "
+					  "the four *NetworkCodes lists");
 		}
 		if (err < 0)
 			break;

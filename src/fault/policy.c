@@ -260,8 +260,12 @@ bool fault_policy_config_same(const struct fault_policy_config *a, const struct 
 	if (a->recovery_hold_ms != b->recovery_hold_ms || a->default_level != b->default_level ||
 	    a->release_window_ms != b->release_window_ms || a->builtin_codes != b->builtin_codes ||
 	    a->n_codes != b->n_codes || a->n_frequency != b->n_frequency || a->n_duration != b->n_duration ||
-	    a->n_rule_codes != b->n_rule_codes)
+	    a->n_rule_codes != b->n_rule_codes || a->n_network_codes != b->n_network_codes)
 		return false;
+	for (size_t i = 0; i < a->n_network_codes; i++)
+		if (a->network_codes[i].code != b->network_codes[i].code ||
+		    a->network_codes[i].level != b->network_codes[i].level)
+			return false;
 	for (size_t i = 0; i < a->n_codes; i++)
 		if (a->codes[i].code != b->codes[i].code || a->codes[i].level != b->codes[i].level)
 			return false;
@@ -305,6 +309,36 @@ int fault_policy_config_set_code(struct fault_policy_config *config, uint32_t co
 	config->codes[i] = (struct fault_code_level){ .code = code, .level = level };
 	config->n_codes++;
 	return 0;
+}
+
+int fault_policy_config_set_network_code(struct fault_policy_config *config, uint32_t code, enum fault_level level)
+{
+	if (!config || code == 0 || !level_valid(level))
+		return -EINVAL;
+	size_t i = code_lower_bound(config->network_codes, config->n_network_codes, code);
+	if (i < config->n_network_codes && config->network_codes[i].code == code) {
+		if (level > config->network_codes[i].level)
+			config->network_codes[i].level = level;
+		return 0;
+	}
+	if (config->n_network_codes == FAULT_POLICY_MAX_NETWORK_CODES)
+		return -E2BIG;
+	memmove(&config->network_codes[i + 1], &config->network_codes[i],
+		(config->n_network_codes - i) * sizeof(config->network_codes[0]));
+	config->network_codes[i] = (struct fault_code_level){ .code = code, .level = level };
+	config->n_network_codes++;
+	return 0;
+}
+
+enum fault_level fault_policy_network_level(const struct fault_policy_config *config, uint32_t code)
+{
+	const struct fault_code_level *e = code_find(config->network_codes, config->n_network_codes, code);
+	return e ? e->level : FAULT_LEVEL_NONE;
+}
+
+bool fault_level_network_down(enum fault_level level)
+{
+	return level >= FAULT_LEVEL_PRE_SEPARATE_NPU;
 }
 
 static int compare_u32(const void *a, const void *b)
@@ -389,10 +423,13 @@ int fault_policy_config_merge(struct fault_policy_config *into, const struct fau
 {
 	if (!into || !from)
 		return -EINVAL;
-	size_t added = 0;
+	size_t added = 0, added_network = 0;
 	for (size_t i = 0; i < from->n_codes; i++)
 		added += !code_find(into->codes, into->n_codes, from->codes[i].code);
+	for (size_t i = 0; i < from->n_network_codes; i++)
+		added_network += !code_find(into->network_codes, into->n_network_codes, from->network_codes[i].code);
 	if (into->n_codes + added > FAULT_POLICY_MAX_CODES ||
+	    into->n_network_codes + added_network > FAULT_POLICY_MAX_NETWORK_CODES ||
 	    into->n_frequency + from->n_frequency > FAULT_POLICY_MAX_RULES ||
 	    into->n_duration + from->n_duration > FAULT_POLICY_MAX_RULES ||
 	    into->n_rule_codes + from->n_rule_codes > FAULT_POLICY_MAX_RULE_CODES)
@@ -400,6 +437,9 @@ int fault_policy_config_merge(struct fault_policy_config *into, const struct fau
 	/* Cannot fail now: every code fits, and from's codes and levels are valid. */
 	for (size_t i = 0; i < from->n_codes; i++)
 		(void)fault_policy_config_set_code(into, from->codes[i].code, from->codes[i].level);
+	for (size_t i = 0; i < from->n_network_codes; i++)
+		(void)fault_policy_config_set_network_code(into, from->network_codes[i].code,
+							   from->network_codes[i].level);
 	size_t offset = into->n_rule_codes;
 	memcpy(&into->rule_codes[offset], from->rule_codes, from->n_rule_codes * sizeof(from->rule_codes[0]));
 	into->n_rule_codes += from->n_rule_codes;

@@ -110,6 +110,7 @@ int fault_code_parse(const char *text, uint32_t *ret_code);
 /* --- Configuration: a value type (copied whole, no pointers) --- */
 
 #define FAULT_POLICY_MAX_CODES 4096     /* codes the operator's table holds */
+#define FAULT_POLICY_MAX_NETWORK_CODES 1024 /* codes of the network lists */
 #define FAULT_POLICY_MAX_RULES 64       /* frequency rules; as many duration rules */
 #define FAULT_POLICY_MAX_RULE_CODES 2048 /* codes named by all the rules together */
 #define FAULT_ONSETS_KEPT 32            /* onsets remembered per code and chip */
@@ -156,6 +157,14 @@ struct fault_policy_config {
 	bool builtin_codes;             /* codes not in codes[] are looked up in the built-in table */
 	size_t n_codes;
 	struct fault_code_level codes[FAULT_POLICY_MAX_CODES]; /* by code, each once */
+	/* Network codes (faultCode.json's *NetworkCodes lists): faults of the
+	 * chip's RoCE link, judged apart from its health, as Huawei's plugin
+	 * does. A chip reporting one at PreSeparateNPU or above counts as
+	 * having its link down (multi-node jobs are kept off it; it still
+	 * serves single-node pods); the code never counts for the chip's own
+	 * level. By code, each once. */
+	size_t n_network_codes;
+	struct fault_code_level network_codes[FAULT_POLICY_MAX_NETWORK_CODES];
 	size_t n_frequency;
 	struct fault_window frequency[FAULT_POLICY_MAX_RULES];
 	size_t n_duration;
@@ -178,6 +187,19 @@ void fault_policy_config_init(struct fault_policy_config *config);
  * such code; the policy uses it for "no code") or FAULT_LEVEL_NONE,
  * -E2BIG when the table holds FAULT_POLICY_MAX_CODES others already. */
 int fault_policy_config_set_code(struct fault_policy_config *config, uint32_t code, enum fault_level level);
+
+/* Sets the level of a network code (see network_codes), the most severe
+ * level winning when it is set twice. -EINVAL for code 0 or an invalid
+ * level, -E2BIG past FAULT_POLICY_MAX_NETWORK_CODES. */
+int fault_policy_config_set_network_code(struct fault_policy_config *config, uint32_t code, enum fault_level level);
+
+/* The level of a network code, FAULT_LEVEL_NONE for a code no network list
+ * names. */
+enum fault_level fault_policy_network_level(const struct fault_policy_config *config, uint32_t code);
+
+/* Whether a network level takes the chip's RoCE link out (PreSeparateNPU
+ * and above). */
+bool fault_level_network_down(enum fault_level level);
 
 /* Adds a frequency window: count (1..FAULT_POLICY_MAX_COUNT) onsets of one
  * of codes (or of any code with all_codes) within window_ms
@@ -263,6 +285,9 @@ struct fault_state {
 	struct fault_separation separation;
 	struct fault_track tracks[FAULT_STATE_MAX_CODES];
 	struct fault_escalation escalations[FAULT_STATE_MAX_ESCALATIONS];
+	/* Kept by the caller that judges network codes (network_codes): the
+	 * chip's RoCE link counts as down for one of them. */
+	bool network_down;
 };
 
 void fault_state_init(struct fault_state *state);

@@ -124,6 +124,45 @@ static void write_config(struct node *node, const char *text, char *path, size_t
 	snprintf(flag, flag_size, "--config=%s", path);
 }
 
+/* Huawei's network lists: a chip reporting a code of SeparateNPUNetworkCodes
+ * keeps its health (the kubelet still has 8 chips) but its RoCE link counts
+ * as down, which the container's ASCEND_NPU_NETWORK says; the code gone,
+ * the link is as DCMI reports it again (polled: DCMI raises no event
+ * between health 1 and 0). */
+static void test_network_fault_code(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = CHIPS });
+	char codes[160], text[256], path[128], flag[160];
+	snprintf(codes, sizeof(codes), "%s/faultCode.json", node->root);
+	FILE *f = fopen(codes, "we");
+	assert_non_null(f);
+	fputs("{\"SeparateNPUNetworkCodes\": [\"81078603\"]}\n", f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(text, sizeof(text), "version: v1\nfaultPolicy:\n  recoveryHold: 0\n  huaweiFiles: %s\n", codes);
+	write_config(node, text, path, sizeof(path), flag, sizeof(flag));
+	const char *faulty[CHIPS] = { [2] = "ip=192.168.1.12/24 link=up health=1 errors=81078603",
+				      [3] = "ip=192.168.1.13/24 link=up" };
+	write_state(node, NULL, CHIPS, faulty);
+	struct proc *k = node_start_kubelet(node);
+	struct proc *p = node_start_plugin(node, (const char *[]){ "--health-interval", "100ms", flag, NULL });
+	expect_event(p, "fault.network", "device", "npu-2", "code", "81078603", "level", "SeparateNPU");
+	char line[128];
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+	proc_send(k, "allocate-ids npu-2,npu-3");
+	const char *env = proc_expect(k, "allocate env name=ASCEND_NPU_NETWORK", WAIT_MS);
+	assert_non_null(env);
+	assert_non_null(strstr(env, "\\\"device_id\\\":2,\\\"family\\\":\\\"910B\\\",\\\"device_ip\\\":\\\"192.168.1.12\\\","
+				    "\\\"prefix_len\\\":24,\\\"link\\\":\\\"down\\\""));
+	assert_non_null(strstr(env, "\\\"device_ip\\\":\\\"192.168.1.13\\\",\\\"prefix_len\\\":24,\\\"link\\\":\\\"up\\\""));
+
+	/* The code clears: the link is DCMI's again. */
+	const char *clean[CHIPS] = { [2] = "ip=192.168.1.12/24 link=up", [3] = "ip=192.168.1.13/24 link=up" };
+	write_state(node, NULL, CHIPS, clean);
+	expect_event(p, "fault.network", "device", "npu-2", "level", "none");
+	node_fini(node);
+}
+
 /* A frequency window from the --config file: the second onset of a code
  * within the window separates the chip, which then stays Unhealthy after
  * its fault cleared; the recovery hold is off, so each single fault
@@ -486,6 +525,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_node_disappears, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_driver_not_ready, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_driver_not_ready_at_start, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_network_fault_code, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

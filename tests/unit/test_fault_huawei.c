@@ -159,6 +159,29 @@ static void test_older_format(void **state)
 	assert_int_equal(cfg.duration[0].window_ms, 30 * SECOND);
 }
 
+/* The network lists: codes of the chip's RoCE link, judged apart from the
+ * chip's level (the most severe network list wins); not in the chip's
+ * table. */
+static void test_network_lists(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"SeparateNPUCodes\": [\"80E01801\"],\n"
+				   " \"NotHandleFaultNetworkCodes\": [\"81078603\", \"8107A603\"],\n"
+				   " \"PreSeparateNPUNetworkCodes\": [\"8107A603\"],\n"
+				   " \"SeparateNPUNetworkCodes\": [2164753923]}";
+	assert_int_equal(fault_huawei_codes_parse(text, strlen(text), &cfg, why, sizeof(why)), 0);
+	assert_int_equal(cfg.n_network_codes, 2);
+	assert_int_equal(fault_policy_network_level(&cfg, 0x81078603), FAULT_LEVEL_SEPARATE_NPU);
+	assert_int_equal(fault_policy_network_level(&cfg, 0x8107A603), FAULT_LEVEL_PRE_SEPARATE_NPU);
+	assert_int_equal(fault_policy_network_level(&cfg, 0x80E01801), FAULT_LEVEL_NONE);
+	assert_true(fault_level_network_down(FAULT_LEVEL_PRE_SEPARATE_NPU));
+	assert_false(fault_level_network_down(FAULT_LEVEL_SUB_HEALTH));
+	assert_int_equal(level_of(0x80E01801), FAULT_LEVEL_SEPARATE_NPU);
+	/* A file without them clears them: the file is the whole table. */
+	assert_int_equal(fault_huawei_codes_parse("{}", 2, &cfg, why, sizeof(why)), 0);
+	assert_int_equal(cfg.n_network_codes, 0);
+}
+
 /* A directory, as a mounted ConfigMap: its keys are links into ..data. */
 static void test_directory(void **state)
 {
@@ -246,11 +269,10 @@ static void test_refusals(void **state)
 	refused(true, "{\n\n\"ManuallySeparateNPUCodes\": []\n}", -EINVAL,
 		"line 3: ManuallySeparateNPUCodes: unknown key (faultCode.json takes NotHandleFaultCodes, "
 		"SubHealthFaultCodes, RestartRequestCodes, RestartBusinessCodes, RecoverRestartBusinessCodes, "
-		"FreeRestartNPUCodes, RestartNPUCodes, PreSeparateNPUCodes, SeparateNPUCodes)");
-	refused(true, "{\"SeparateNPUNetworkCodes\": [\"81078603\"]}", -EINVAL,
-		"line 1: SeparateNPUNetworkCodes: network fault levels are not supported: Huawei's plugin reports a "
-		"chip's RoCE link faults apart from its health, and this plugin judges the chip only; move the codes "
-		"to the chip's lists or leave them out");
+		"FreeRestartNPUCodes, RestartNPUCodes, PreSeparateNPUCodes, SeparateNPUCodes and the four "
+		"*NetworkCodes lists)");
+	refused(true, "{\"SeparateNPUNetworkCodes\": [\"0\"]}", -EINVAL,
+		"line 1: SeparateNPUNetworkCodes[0]: '0' is not a fault code (up to 8 hex digits such as 80E01801)");
 
 	/* faultCustomization.json: rules. */
 	refused(false, "{\n  \"FaultFrequency\": [\n    {\n      \"EventId\": [\"80E01801\"],\n      \"TimeWindow\": 86400,\n"
@@ -381,6 +403,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_current_format, setup),
 		cmocka_unit_test_setup(test_older_format, setup),
+		cmocka_unit_test_setup(test_network_lists, setup),
 		cmocka_unit_test_setup(test_directory, setup),
 		cmocka_unit_test_setup(test_refusals, setup),
 		cmocka_unit_test_setup(test_limits, setup),
