@@ -379,16 +379,20 @@ struct node {
  * that the simulator acts on. */
 static int node_write_state(struct node *n, unsigned faulty_health, int64_t *ret_written_us)
 {
-	char (*attrs)[96] = calloc(n->chips, sizeof(*attrs));
+	char (*attrs)[128] = calloc(n->chips, sizeof(*attrs));
 	const char **attr_ptrs = calloc(n->chips, sizeof(*attr_ptrs));
 	int r = -ENOMEM;
 	if (!attrs || !attr_ptrs)
 		goto out;
 	for (unsigned i = 0; i < n->chips; i++) {
 		unsigned health = i == FAULTY_CHIP ? faulty_health : 0;
-		snprintf(attrs[i], sizeof(attrs[i]), "health=%u%s%s%s%s", health, health ? " errors=80E01801" : "",
-			 n->a3 ? " board=0xb0" : "", i == FAULTY_CHIP && n->hang ? " hang=" : "",
-			 i == FAULTY_CHIP && n->hang ? n->hang : "");
+		/* Each chip with a RoCE address and its link up, as on a real
+		 * training or inference server: Allocate and the DRA prepare
+		 * then carry the chips' network identity. */
+		snprintf(attrs[i], sizeof(attrs[i]), "health=%u%s%s%s%s ip=10.0.%u.%u/16 link=up", health,
+			 health ? " errors=80E01801" : "", n->a3 ? " board=0xb0" : "",
+			 i == FAULTY_CHIP && n->hang ? " hang=" : "", i == FAULTY_CHIP && n->hang ? n->hang : "", i / 250,
+			 i % 250 + 1);
 		attr_ptrs[i] = attrs[i];
 	}
 	/* At most 64 cards, as real DCMI reports: big nodes put several chips on a card. */
@@ -947,6 +951,7 @@ struct results {
 	long long dra_rss_kib, dra_anon_kib, dra_file_kib; /* the DRA front end on, publishing */
 	long long both_rss_kib, both_anon_kib, both_file_kib; /* both front ends, 16 chips */
 	struct samples dra_prepare_us; /* NodePrepareResources, the claim read from the API server */
+	struct samples dra_status_us;  /* prepare sent -> the claim's status.devices stored (first round) */
 	struct samples dra_fault_us;   /* fault -> the device tainted in the ResourceSlice */
 	struct slices_start dra_start, peer_start; /* ours, upstream's DRA test driver */
 	long long peer_rss_kib;
@@ -1557,12 +1562,34 @@ static int dra_call(struct proc *sim, const char *cmd, const char *uid, const ch
 	return 0;
 }
 
+/* Reads the watch of the claims (one line per event: the claim's name and
+ * its status.devices' devices, or <none>) until the claim's line names a
+ * device: a sample, in microseconds, from t0 (just before the prepare was
+ * sent) to that line's arrival. */
+static int await_claim_status(struct proc *watch, const char *name, int64_t t0, struct samples *out)
+{
+	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
+	for (;;) {
+		int64_t left_ms = (deadline - mono_us()) / 1000;
+		const char *line = left_ms > 0 ? proc_expect(watch, name, (int)left_ms) : NULL;
+		if (!line) {
+			fprintf(stderr, "ascend-bench: the status of claim %s did not come within %d ms\n", name, WAIT_MS);
+			return -ETIMEDOUT;
+		}
+		if (strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == ' ' && strstr(line, " npu-")) {
+			samples_add(out, mono_us() - t0);
+			return 0;
+		}
+	}
+}
+
 /* NodePrepareResources, then NodeUnprepareResources, for each claim of the
  * file of "NAME UID" lines (scripts/bench.sh made and allocated them), the
  * whole file rounds times: the driver reads each claim from the API server
  * in every prepare, as an unprepared claim is new to it. More rounds than
  * claims keep one slow call from being the p99 on its own. */
-static int measure_dra_prepare(struct proc *sim, const char *claims_path, uint32_t rounds, struct samples *out)
+static int measure_dra_prepare(struct proc *sim, const char *claims_path, uint32_t rounds, struct samples *out,
+			       struct proc *status_watch, struct samples *status_out)
 {
 	FILE *f = fopen(claims_path, "re");
 	if (!f) {
@@ -1576,11 +1603,15 @@ static int measure_dra_prepare(struct proc *sim, const char *claims_path, uint32
 		while (r == 0 && fgets(line, sizeof(line), f)) {
 			if (sscanf(line, "%127s %63s", name, uid) != 2)
 				continue;
-			int64_t us, unused;
+			int64_t us, unused, t0 = mono_us();
 			snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
 			r = dra_call(sim, cmd, uid, "dra-prepared", &us);
 			if (r == 0)
 				samples_add(out, us);
+			/* The first round writes each claim's status; later rounds
+			 * apply the same, which the server stores as no change. */
+			if (r == 0 && status_watch && round == 0)
+				r = await_claim_status(status_watch, name, t0, status_out);
 			snprintf(cmd, sizeof(cmd), "dra-unprepare default %s %s", name, uid);
 			if (r == 0)
 				r = dra_call(sim, cmd, uid, "dra-unprepared", &unused);
@@ -1791,7 +1822,22 @@ static int scenario_dra(const struct settings *s, const char *work_dir, struct r
 	if (s->dra_claims) {
 		progress("8 chips, DRA: NodePrepareResources/NodeUnprepareResources for the claims of %s",
 			 s->dra_claims);
-		r = measure_dra_prepare(n.sim, s->dra_claims, s->dra_rounds, &res->dra_prepare_us);
+		struct proc *watch = NULL;
+		if (s->kubectl) {
+			char log[PATH_BYTES + 24];
+			const char *const argv[] = { s->kubectl, "--kubeconfig", s->kubeconfig, "-n", "default", "get",
+						     "resourceclaims", "--watch", "--no-headers", "-o",
+						     "custom-columns=NAME:.metadata.name,DEVICES:.status.devices[*].device",
+						     NULL };
+			if (str_printf(log, sizeof(log), "%s/kubectl-claims.log", n.root) < 0)
+				r = -ENAMETOOLONG;
+			else
+				r = start_child(argv, NULL, log, false, &watch);
+		}
+		if (r == 0)
+			r = measure_dra_prepare(n.sim, s->dra_claims, s->dra_rounds, &res->dra_prepare_us, watch,
+						&res->dra_status_us);
+		proc_free(watch);
 	}
 	if (r == 0 && s->kubectl) {
 		progress("8 chips, DRA: %d fault/recovery cycles seen in the ResourceSlice", DRA_FAULT_CYCLES);
@@ -1956,7 +2002,7 @@ static int scenario_peer(const struct settings *s, const char *work_dir, struct 
 	if (r == 0)
 		res->peer_rss_kib = proc_status_kib(proc_pid(p.driver), "VmRSS");
 	if (r == 0 && s->peer_claims)
-		r = measure_dra_prepare(p.sim, s->peer_claims, s->dra_rounds, &res->peer_prepare_us);
+		r = measure_dra_prepare(p.sim, s->peer_claims, s->dra_rounds, &res->peer_prepare_us, NULL, NULL);
 	proc_free(watch);
 	return peer_down(&p, r);
 }
@@ -2145,6 +2191,12 @@ static unsigned print_table(const struct settings *s, struct results *res)
 				row("  peer: Kubernetes' DRA test driver, p99", pct(&res->peer_prepare_us, 99, 1000), "ms", 0,
 				    NULL, &misses);
 		}
+		if (s->kubectl && s->dra_claims) {
+			row("prepare -> claim status stored p50 (its chips' network identity)",
+			    pct(&res->dra_status_us, 50, 1000), "ms", 0, NULL, &misses);
+			row("prepare -> claim status stored p99", pct(&res->dra_status_us, 99, 1000), "ms", 1000, NULL,
+			    &misses);
+		}
 		if (s->kubectl) {
 			row("fault -> ResourceSlice updated p50", pct(&res->dra_fault_us, 50, 1000), "ms", 0, NULL, &misses);
 			row("fault -> ResourceSlice updated p99", pct(&res->dra_fault_us, 99, 1000), "ms", 1000, NULL,
@@ -2219,6 +2271,7 @@ int main(int argc, char **argv)
 	    samples_init(&res.preferred_512_ns, s.allocate_calls) < 0 ||
 	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0 ||
 	    samples_init(&res.scrape_us, SCRAPES) < 0 || samples_init(&res.dra_prepare_us, DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0 ||
+	    samples_init(&res.dra_status_us, DRA_CLAIMS_MAX) < 0 ||
 	    samples_init(&res.dra_fault_us, DRA_FAULT_CYCLES) < 0 || samples_init(&res.peer_prepare_us, DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0) {
 		fprintf(stderr, "ascend-bench: out of memory\n");
 		return 1;
@@ -2260,6 +2313,7 @@ int main(int argc, char **argv)
 	samples_free(&res.update_1024_us);
 	samples_free(&res.scrape_us);
 	samples_free(&res.dra_prepare_us);
+	samples_free(&res.dra_status_us);
 	samples_free(&res.dra_fault_us);
 	samples_free(&res.peer_prepare_us);
 	if (!s.work_dir)

@@ -13,10 +13,43 @@
 
 #define BACKOFF_FIRST_MS 1000
 
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* Under the lock: whether the writer stored this very apply. */
+static bool stored(const struct status_writer *w, uint64_t what, uint64_t body)
+{
+	for (size_t i = 0; i < w->n_sent; i++)
+		if (w->sent[i].what == what && w->sent[i].body == body)
+			return true;
+	return false;
+}
+
+/* Under the lock: remembers a stored apply, replacing the claim's older one. */
+static void remember(struct status_writer *w, uint64_t what, uint64_t body)
+{
+	for (size_t i = 0; i < w->n_sent; i++)
+		if (w->sent[i].what == what) {
+			w->sent[i].body = body;
+			return;
+		}
+	w->sent[w->next_sent].what = what;
+	w->sent[w->next_sent].body = body;
+	w->next_sent = (w->next_sent + 1) % STATUS_WRITER_SENT_KEPT;
+	if (w->n_sent < STATUS_WRITER_SENT_KEPT)
+		w->n_sent++;
+}
+
 struct status_apply {
 	char path[2 * K8S_DNS_SUBDOMAIN_MAX + 160];
 	char what[2 * K8S_DNS_SUBDOMAIN_MAX + 2]; /* "ns/name" */
 	char *body;
+	uint64_t what_hash, body_hash;
 	unsigned tries;
 	int64_t due_ms;
 };
@@ -53,8 +86,16 @@ void status_writer_put(struct status_writer *w, const char *ns, const char *name
 		return;
 	}
 	a->due_ms = now_ms();
+	a->what_hash = fnv1a(a->what);
+	a->body_hash = fnv1a(a->body);
 	struct status_apply *dropped = NULL;
 	pthread_mutex_lock(&w->lock);
+	if (stored(w, a->what_hash, a->body_hash)) {
+		w->skipped++;
+		pthread_mutex_unlock(&w->lock);
+		apply_free(a);
+		return;
+	}
 	for (size_t i = 0; i < w->count; i++)
 		if (strcmp(w->queue[i]->what, a->what) == 0) {
 			apply_free(take(w, i));
@@ -171,6 +212,8 @@ static void *run(void *arg)
 			break;
 		}
 		report(w, a, r, cause);
+		if (r == 0)
+			remember(w, a->what_hash, a->body_hash);
 		bool again = r == -EAGAIN && a->tries < STATUS_WRITER_TRIES && w->count < STATUS_WRITER_MAX;
 		bool newer = false;
 		for (size_t k = 0; k < w->count && !newer; k++)

@@ -7,8 +7,10 @@
  * the server fails or does not answer. A claim gone (404) or made anew (the
  * apply's uid differs, 409) is dropped quietly; a refusal (401, 403) is the
  * RBAC's to fix. Each cause of failure is logged once, and the first success
- * after it. A claim queued again replaces its older apply. Part of the top
- * level: it logs. */
+ * after it. A claim queued again replaces its older apply; an apply this
+ * writer stored already (the same claim and body: a claim prepared again
+ * after an unprepare, which leaves the status) is not sent again, of the
+ * last STATUS_WRITER_SENT_KEPT stored. Part of the top level: it logs. */
 #pragma once
 
 #include <pthread.h>
@@ -24,6 +26,8 @@
 #define STATUS_WRITER_TRIES 5
 /* Each send, connection included. */
 #define STATUS_WRITER_TIMEOUT_MS 10000
+/* Applies remembered as stored, by claim and a hash of the body. */
+#define STATUS_WRITER_SENT_KEPT 256
 
 struct status_apply;
 
@@ -38,7 +42,11 @@ struct status_writer {
 	bool stopping;
 	struct status_apply *queue[STATUS_WRITER_MAX]; /* oldest first */
 	size_t count;
-	uint64_t written, dropped, failed;
+	uint64_t written, dropped, failed, skipped;
+	struct {
+		uint64_t what, body; /* FNV-1a hashes of "ns/name" and the body */
+	} sent[STATUS_WRITER_SENT_KEPT];
+	size_t n_sent, next_sent; /* a ring, oldest overwritten */
 	char last_cause[256]; /* what was logged last; empty after a success */
 };
 
