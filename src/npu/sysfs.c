@@ -102,26 +102,36 @@ int sysfs_pcie_root_parse(const char *target, const char *name, char *buf, size_
 	return 0;
 }
 
+/* The target of the link <host_root>/<relative> into target[PATH_MAX]. */
+static int read_link(const char *host_root, const char *relative, char *target)
+{
+	char path[PATH_MAX];
+	int r = path_join(path, sizeof(path), host_root ? host_root : "/", relative);
+	if (r < 0)
+		return r;
+	ssize_t n = readlink(path, target, PATH_MAX);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	target[n] = '\0';
+	return 0;
+}
+
 int sysfs_pci_pcie_root(const char *host_root, const struct pci_address *address, char *buf, size_t size)
 {
-	char name[PCI_ADDRESS_SIZE], relative[64], path[PATH_MAX], target[PATH_MAX];
+	char name[PCI_ADDRESS_SIZE], relative[64], target[PATH_MAX];
 	int r;
 	if ((r = pci_address_format(address, name, sizeof(name))) < 0 ||
 	    (r = str_printf(relative, sizeof(relative), "sys/bus/pci/devices/%s", name)) < 0 ||
-	    (r = path_join(path, sizeof(path), host_root ? host_root : "/", relative)) < 0)
+	    (r = read_link(host_root, relative, target)) < 0)
 		return r;
-	ssize_t n = readlink(path, target, sizeof(target));
-	if (n < 0)
-		return -errno;
-	if ((size_t)n >= sizeof(target))
-		return -ENAMETOOLONG;
-	target[n] = '\0';
 	return sysfs_pcie_root_parse(target, name, buf, size);
 }
 
 int sysfs_char_device_pci_address(const char *host_root, const char *dev_node, struct pci_address *ret_address)
 {
-	char relative[64], path[PATH_MAX], target[PATH_MAX];
+	char relative[64], target[PATH_MAX];
 	struct stat st;
 	int r;
 
@@ -129,19 +139,12 @@ int sysfs_char_device_pci_address(const char *host_root, const char *dev_node, s
 		return -errno;
 	if (!S_ISCHR(st.st_mode))
 		return -ENODEV;
-	if ((r = str_printf(relative, sizeof(relative), "sys/dev/char/%u:%u/device", major(st.st_rdev),
-			    minor(st.st_rdev))) < 0 ||
-	    (r = path_join(path, sizeof(path), host_root ? host_root : "/", relative)) < 0)
-		return r;
-
 	/* The link is relative ("../../../0000:3b:00.0"): its last component
 	 * names the parent whatever host_root is, so it is never followed. */
-	ssize_t n = readlink(path, target, sizeof(target));
-	if (n < 0)
-		return -errno;
-	if ((size_t)n >= sizeof(target))
-		return -ENAMETOOLONG;
-	target[n] = '\0';
+	if ((r = str_printf(relative, sizeof(relative), "sys/dev/char/%u:%u/device", major(st.st_rdev),
+			    minor(st.st_rdev))) < 0 ||
+	    (r = read_link(host_root, relative, target)) < 0)
+		return r;
 	const char *slash = strrchr(target, '/');
 	struct pci_address address;
 	r = pci_address_parse(slash ? slash + 1 : target, &address);
