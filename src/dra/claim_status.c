@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "dra/claim_status.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,9 +29,8 @@ static void put_device(struct json_put *b, json_object *devices, const char *dri
 	if (!data)
 		b->failed = true;
 	json_put(b, o, "data", data);
-	char ip[INET6_ADDRSTRLEN], cidr[INET6_ADDRSTRLEN + 8];
-	if (d->net.has_ip && inet_ntop(d->net.ipv6 ? AF_INET6 : AF_INET, d->net.ip, ip, sizeof(ip))) {
-		snprintf(cidr, sizeof(cidr), "%s/%u", ip, d->net.prefix_len);
+	char cidr[NPU_NET_ADDRESS_MAX];
+	if (npu_net_address(&d->net, true, cidr)) {
 		json_object *network = json_put(b, o, "networkData", json_object_new_object());
 		json_object *ips = json_put(b, network, "ips", json_object_new_array());
 		json_put_string(b, ips, NULL, cidr);

@@ -2,7 +2,6 @@
 /* ResourceSlice objects from an inventory snapshot (see slices.h). */
 #include "kube/slices.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -321,8 +320,8 @@ static void put_vnpu_capacity(struct json_put *b, json_object *dev, const struct
  * error, not a mismatch). */
 static void put_network(struct json_put *b, json_object *attrs, const struct npu_net *net)
 {
-	char ip[INET6_ADDRSTRLEN];
-	if (net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, ip, sizeof(ip)))
+	char ip[NPU_NET_ADDRESS_MAX];
+	if (npu_net_address(net, false, ip))
 		put_attr(b, attrs, "roceIP", "string", json_object_new_string(ip));
 	put_attr(b, attrs, "roceLink", "string", json_object_new_string(npu_link_name(net->link)));
 	put_attr(b, attrs, "roceLinkUp", "bool", json_object_new_boolean(net->link == NPU_LINK_UP));

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "node/visible.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +43,8 @@ struct json_object *visible_network_entry(const struct npu_device *device)
 	struct json_object *o = json_object_new_object();
 	bool ok = o && put(o, "device_id", json_object_new_int64(device->chip.phy_id)) &&
 		  put(o, "family", json_object_new_string(npu_family_name(device->chip.family)));
-	char ip[INET6_ADDRSTRLEN];
-	if (ok && net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, ip, sizeof(ip)))
+	char ip[NPU_NET_ADDRESS_MAX];
+	if (ok && npu_net_address(net, false, ip))
 		ok = put(o, "device_ip", json_object_new_string(ip)) &&
 		     put(o, "prefix_len", json_object_new_int64(net->prefix_len));
 	ok = ok && put(o, "link", json_object_new_string(npu_link_name(net->link)));

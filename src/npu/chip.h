@@ -2,9 +2,11 @@
 /* What the plugin knows about one NPU chip, whichever backend found it. */
 #pragma once
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "npu/family.h"
 
@@ -67,6 +69,32 @@ struct npu_net {
 static inline const char *npu_link_name(enum npu_link link)
 {
 	return link == NPU_LINK_UP ? "up" : link == NPU_LINK_DOWN ? "down" : "unknown";
+}
+
+/* Room for an address and its "/prefix". */
+#define NPU_NET_ADDRESS_MAX (INET6_ADDRSTRLEN + 4)
+
+/* The RoCE address as text into buf[NPU_NET_ADDRESS_MAX], with "/<prefix>"
+ * when with_prefix ("192.168.1.8/24"); false, buf empty, without one. */
+static inline bool npu_net_address(const struct npu_net *net, bool with_prefix, char *buf)
+{
+	buf[0] = '\0';
+	if (!net->has_ip || !inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, buf, INET6_ADDRSTRLEN)) {
+		buf[0] = '\0';
+		return false;
+	}
+	if (with_prefix) {
+		size_t n = strlen(buf);
+		buf[n++] = '/';
+		unsigned p = net->prefix_len;
+		if (p >= 100)
+			buf[n++] = (char)('0' + p / 100);
+		if (p >= 10)
+			buf[n++] = (char)('0' + p / 10 % 10);
+		buf[n++] = (char)('0' + p % 10);
+		buf[n] = '\0';
+	}
+	return true;
 }
 
 /* The chip a vNPU id belongs to by the driver's numbering; -ERANGE below it. */

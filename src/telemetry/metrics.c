@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "telemetry/metrics.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -521,9 +520,8 @@ static void network_series(struct text *t, const struct view *v)
 			       "A chip's network identity for multi-node jobs: its RoCE address (HCCL's device_ip), "
 			       "link, and on A3 super pod and SDID; the value is always 1.");
 		any = true;
-		char ip[INET6_ADDRSTRLEN + 8] = "", addr[INET6_ADDRSTRLEN];
-		if (net->has_ip && inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, addr, sizeof(addr)))
-			snprintf(ip, sizeof(ip), "%s/%u", addr, net->prefix_len);
+		char ip[NPU_NET_ADDRESS_MAX];
+		(void)npu_net_address(net, true, ip);
 		put(t, "ascend_npu_network_info{id=\"%s\",phy=\"%u\",ip=\"%s\",link=\"%s\"", dev->id, dev->chip.phy_id,
 		    ip, npu_link_name(net->link));
 		if (net->has_super_pod)

@@ -2,7 +2,6 @@
 /* The node checks; see node.h. */
 #include "node.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <dirent.h>
 #include <grp.h>
@@ -390,17 +389,6 @@ static int check_chips(struct report *report, struct dcmi_lib *lib, const struct
 
 /* ---- network identity ----------------------------------------------------- */
 
-/* The address as text ("192.168.1.8/24"), or "" without one. */
-static void format_roce(const struct npu_net *net, char *buf, size_t size)
-{
-	char addr[INET6_ADDRSTRLEN] = "";
-	if (!net->has_ip || !inet_ntop(net->ipv6 ? AF_INET6 : AF_INET, net->ip, addr, sizeof(addr))) {
-		buf[0] = '\0';
-		return;
-	}
-	snprintf(buf, size, "%s/%u", addr, net->prefix_len);
-}
-
 /* Each chip's RoCE address and link, which multi-node jobs (HCCL's rank
  * table) depend on: a chip of a family with RoCE ports but without an
  * address, or with its link down, is a warning (it still serves single-node
@@ -423,7 +411,7 @@ static int check_network(struct report *report, struct dcmi_lib *lib, const stru
 			continue;
 		with_roce++;
 		struct npu_net *net = &nets[i];
-		char name[32], addr[INET6_ADDRSTRLEN + 8];
+		char name[32], addr[NPU_NET_ADDRESS_MAX];
 		snprintf(name, sizeof(name), "network npu-%" PRIu32, chips[i].phy_id);
 		int ra = dcmi_chip_roce_address(lib, &chips[i], net);
 		int rl = dcmi_chip_link(lib, &chips[i], net);
@@ -432,7 +420,7 @@ static int check_network(struct report *report, struct dcmi_lib *lib, const stru
 			missing_call++;
 			continue;
 		}
-		format_roce(net, addr, sizeof(addr));
+		(void)npu_net_address(net, true, addr);
 		strbuf_printf(&ssb, "%snpu-%" PRIu32 " %s link %s", ssb.len ? ", " : "", chips[i].phy_id,
 			      addr[0] ? addr : "no address",
 			      npu_link_name(net->link));
@@ -457,8 +445,8 @@ static int check_network(struct report *report, struct dcmi_lib *lib, const stru
 		for (size_t j = i + 1; r == 0 && nets[i].has_ip && j < n; j++)
 			if (nets[j].has_ip && nets[j].ipv6 == nets[i].ipv6 &&
 			    memcmp(nets[i].ip, nets[j].ip, sizeof(nets[i].ip)) == 0) {
-				char addr[INET6_ADDRSTRLEN + 8];
-				format_roce(&nets[i], addr, sizeof(addr));
+				char addr[NPU_NET_ADDRESS_MAX];
+				(void)npu_net_address(&nets[i], true, addr);
 				r = report_add(report, VERDICT_FAIL, "network",
 					       "give each chip its own address (hccn_tool -i <phy> -ip -s ...)",
 					       "npu-%" PRIu32 " and npu-%" PRIu32 " have the same RoCE address %s: HCCL "
