@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "base/parse.h"
@@ -35,7 +36,54 @@ struct endpoint {
 	bool retry_start; /* a failed first bind is retried by the session, not the caller's to handle */
 	bool registered_once;
 	int64_t register_started_ms;
+	uint64_t attempts;           /* Register calls named so far */
+	char alias[SOCKET_PATH_MAX]; /* the link the latest call named, "" when none */
+	char named[SOCKET_PATH_MAX]; /* the file name the latest call gave */
 };
+
+/* --- the name each Register call gives --------------------------------------- */
+
+static void drop_alias(struct endpoint *e)
+{
+	if (e->alias[0])
+		(void)unlink(e->alias); /* gone already when the kubelet restarted */
+	e->alias[0] = '\0';
+}
+
+/* The kubelet (v1.36 on) keeps a device plugin's client under its socket path
+ * and refuses a Register naming a path it still holds ("device plugin already
+ * connected"). Worse, the refusal drops that path's live client without the
+ * path: the kubelet then never lets go of it and, once another registration
+ * of the resource ends, may pick it as the resource's endpoint, so every
+ * allocation dials a socket that is gone (pkg/kubelet/cm/devicemanager,
+ * PluginConnected and PluginDisconnected). The kubelet lets go of a path some
+ * time after the stream ends, and the plugin cannot see when. So each call
+ * after the endpoint's first names a fresh hard link of the served socket
+ * ("ascend-npu~2.sock"), a path the kubelet cannot hold yet; the previous
+ * link goes, which leaves connections made through it alone. A hard link,
+ * unlike a symbolic one, is a socket file the kubelet's cleanup removes. */
+static int name_attempt(void *ctx, uint64_t tag, char *endpoint, size_t size)
+{
+	(void)tag;
+	struct endpoint *e = ctx;
+	const char *base = e->def.endpoint;
+	size_t stem = strlen(base) - (strlen(base) > 5 ? 5 : 0); /* without ".sock" */
+	char name[RESOURCE_ENDPOINT_MAX + 24], path[SOCKET_PATH_MAX], dir[SOCKET_PATH_MAX];
+	drop_alias(e);
+	if (e->attempts++ == 0)
+		return str_copy(endpoint, size, base);
+	/* The socket's directory: its path less the file name. */
+	size_t dir_len = strlen(e->def.socket_path) - strlen(base);
+	if (str_printf(name, sizeof(name), "%.*s~%llu.sock", (int)stem, base, (unsigned long long)e->attempts) < 0 ||
+	    str_printf(dir, sizeof(dir), "%.*s", (int)dir_len, e->def.socket_path) < 0 ||
+	    path_join(path, sizeof(path), dir, name) < 0 || str_copy(endpoint, size, name) < 0)
+		return str_copy(endpoint, size, base); /* no room for a link's name: as before */
+	(void)unlink(path); /* a leftover of a process that had this instance name */
+	if (link(e->def.socket_path, path) < 0)
+		return str_copy(endpoint, size, base);
+	memcpy(e->alias, path, sizeof(path));
+	return 0;
+}
 
 /* --- the session's operations -------------------------------------------- */
 
@@ -43,6 +91,7 @@ static void op_unbind(void *ctx)
 {
 	struct endpoint *e = ctx;
 	registrar_cancel(e->registrar);
+	drop_alias(e);
 	service_forget_kubelet_stream(e->service);
 	/* The old server must be gone before a new one binds: stopping it
 	 * unlinks the socket path. */
@@ -121,10 +170,10 @@ static void op_transition(void *ctx, enum session_state from, enum session_event
 		long long took = (long long)(now_ms() - e->register_started_ms);
 		if (!e->registered_once)
 			log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_REGISTERED, &about,
-				  "registered %s with the kubelet (endpoint %s)", e->def.name, e->def.endpoint);
+				  "registered %s with the kubelet (endpoint %s)", e->def.name, e->named);
 		else
 			log_event(LOG_LEVEL_INFO, LOG_EVENT_PLUGIN_REREGISTERED, &about,
-				  "%sregistered again with the kubelet in %lldms", e->who, took);
+				  "%sregistered again with the kubelet in %lldms (endpoint %s)", e->who, took, e->named);
 		e->registered_once = true;
 		break;
 	}
@@ -183,11 +232,15 @@ struct session_kubelet endpoint_kubelet_at(const char *kubelet_socket)
 
 /* --- the registrar's and the service's reports ------------------------------ */
 
-static void on_register_attempt(void *ctx, uint64_t tag)
+static int on_register_attempt(void *ctx, uint64_t tag, char *endpoint, size_t endpoint_size)
 {
 	struct endpoint *e = ctx;
 	session_attempting(&e->session, endpoint_kubelet_at(e->kubelet_socket));
 	service_register_started(e->service, tag);
+	int r = name_attempt(e, tag, endpoint, endpoint_size);
+	if (r == 0)
+		(void)str_copy(e->named, sizeof(e->named), endpoint); /* same bound */
+	return r;
 }
 
 static void on_registered(void *ctx, uint64_t tag, unsigned failures)
@@ -281,7 +334,6 @@ int endpoint_new(const struct endpoint_options *o, struct endpoint **ret_endpoin
 		.loop = o->loop,
 		.runner = o->registrar_runner,
 		.kubelet_socket = e->kubelet_socket,
-		.endpoint = e->def.endpoint,
 		.resource_name = e->def.name,
 		.preferred_allocation = true, /* served by plugin/preferred.c */
 		.attempting = on_register_attempt,

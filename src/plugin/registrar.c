@@ -31,8 +31,6 @@ struct attempt {
 struct registrar {
 	struct registrar_options o;
 	char kubelet_socket[SOCKET_PATH_MAX];
-	uint8_t *request;
-	size_t request_len;
 
 	struct loop_async *completed_async;
 	struct loop_timer *backoff;
@@ -84,32 +82,68 @@ static void on_done(void *ctx, struct gc_result *result)
 	gc_async_unref(async);
 }
 
+/* The RegisterRequest naming endpoint, packed into a new buffer. */
+static int pack_request(const struct registrar *r, const char *endpoint, uint8_t **ret_buf, size_t *ret_len)
+{
+	V1beta1__DevicePluginOptions options;
+	V1beta1__RegisterRequest req;
+	static char version[] = DP_API_VERSION;
+
+	/* The init functions, unlike the INIT macros, do not cast away const. */
+	v1beta1__device_plugin_options__init(&options);
+	v1beta1__register_request__init(&req);
+
+	options.pre_start_required = 0;
+	options.get_preferred_allocation_available = r->o.preferred_allocation;
+	req.version = version;
+	req.endpoint = (char *)(uintptr_t)endpoint;
+	req.resource_name = (char *)(uintptr_t)r->o.resource_name;
+	req.options = &options;
+
+	size_t len = v1beta1__register_request__get_packed_size(&req);
+	uint8_t *buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	v1beta1__register_request__pack(&req, buf);
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
 static int start_attempt(struct registrar *r)
 {
-	struct attempt *a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
+	char endpoint[SOCKET_PATH_MAX];
+	uint8_t *request = NULL;
+	size_t request_len = 0;
+	struct attempt *a = NULL;
+	int ret = r->o.attempting(r->o.ctx, r->tag, endpoint, sizeof(endpoint));
+	if (ret < 0)
+		return ret;
+	if ((ret = pack_request(r, endpoint, &request, &request_len)) < 0)
+		return ret;
+	if (!(a = calloc(1, sizeof(*a)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	a->registrar = r;
 	a->generation = r->generation;
-	if (r->o.attempting)
-		r->o.attempting(r->o.ctx, r->tag);
-
-	int ret = gc_channel_open(r->kubelet_socket, &a->channel);
-	if (ret < 0) {
+	if ((ret = gc_channel_open(r->kubelet_socket, &a->channel)) < 0) {
 		free(a);
-		return ret;
+		goto out;
 	}
 	/* Publish the attempt before the call can complete. */
 	pthread_mutex_lock(&r->lock);
 	a->next = r->pending;
 	r->pending = a;
-	ret = gc_unary_start(a->channel, r->o.runner, DP_METHOD_REGISTER, r->request, r->request_len, REGISTER_TIMEOUT_MS,
+	ret = gc_unary_start(a->channel, r->o.runner, DP_METHOD_REGISTER, request, request_len, REGISTER_TIMEOUT_MS,
 			     on_done, a, &a->async);
 	if (ret < 0)
 		r->pending = a->next;
 	pthread_mutex_unlock(&r->lock);
 	if (ret < 0)
 		attempt_free(a);
+out:
+	free(request);
 	return ret;
 }
 
@@ -194,31 +228,6 @@ void registrar_cancel(struct registrar *r)
 		cancel_pending(r);
 }
 
-static int pack_request(struct registrar *r)
-{
-	V1beta1__DevicePluginOptions options;
-	V1beta1__RegisterRequest req;
-	static char version[] = DP_API_VERSION;
-
-	/* The init functions, unlike the INIT macros, do not cast away const. */
-	v1beta1__device_plugin_options__init(&options);
-	v1beta1__register_request__init(&req);
-
-	options.pre_start_required = 0;
-	options.get_preferred_allocation_available = r->o.preferred_allocation;
-	req.version = version;
-	req.endpoint = (char *)(uintptr_t)r->o.endpoint;
-	req.resource_name = (char *)(uintptr_t)r->o.resource_name;
-	req.options = &options;
-
-	r->request_len = v1beta1__register_request__get_packed_size(&req);
-	r->request = malloc(r->request_len);
-	if (!r->request)
-		return -ENOMEM;
-	v1beta1__register_request__pack(&req, r->request);
-	return 0;
-}
-
 int registrar_new(const struct registrar_options *options, struct registrar **ret_registrar)
 {
 	struct registrar *r = calloc(1, sizeof(*r));
@@ -230,9 +239,6 @@ int registrar_new(const struct registrar_options *options, struct registrar **re
 	pthread_cond_init(&r->drained, NULL);
 
 	int ret = str_copy(r->kubelet_socket, sizeof(r->kubelet_socket), options->kubelet_socket);
-	if (ret < 0)
-		goto fail;
-	ret = pack_request(r);
 	if (ret < 0)
 		goto fail;
 	ret = loop_async_new(options->loop, on_completed, r, &r->completed_async);
@@ -270,7 +276,6 @@ void registrar_free(struct registrar *r)
 	}
 	loop_timer_free(r->backoff);
 	loop_async_free(r->completed_async);
-	free(r->request);
 	pthread_cond_destroy(&r->drained);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -20,15 +20,16 @@ struct registrar_options {
 	struct loop *loop;
 	struct cq_runner *runner;   /* where the calls complete; shared, outlives the registrar */
 	const char *kubelet_socket; /* <socket-dir>/kubelet.sock */
-	const char *endpoint;       /* our socket's file name */
 	const char *resource_name;
 	bool preferred_allocation;  /* advertise GetPreferredAllocation */
 
 	/* Called on the loop thread with the tag given to registrar_register.
 	 * attempting: a Register call is about to start (also from inside
-	 * registrar_register); it must not call back into the registrar.
+	 * registrar_register); it writes the socket file name this call
+	 * names (each call may name another) and must not call back into
+	 * the registrar; an error fails the attempt like a refused call.
 	 * failures counts consecutive failed attempts. */
-	void (*attempting)(void *ctx, uint64_t tag);
+	int (*attempting)(void *ctx, uint64_t tag, char *endpoint, size_t endpoint_size);
 	void (*registered)(void *ctx, uint64_t tag, unsigned failures);
 	void (*failed)(void *ctx, uint64_t tag, const char *why, unsigned failures);
 	/* Every Register the kubelet accepted, also one a later

@@ -157,6 +157,50 @@ static void test_stream_cancelled_at_once(void **state)
 	node_fini(&node);
 }
 
+/* The kubelet lets go of a plugin's socket path only a while after the
+ * stream through it ended, refuses a Register naming a path it still holds,
+ * and after such a refusal holds that path for good (then may send a later
+ * pod's allocation to it). However late it lets go, no registration of the
+ * plugin is refused: each after the first names a path of its own, a link
+ * of the served socket, which the next one removes. */
+static void test_registers_again_under_a_fresh_path(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 2 });
+	struct proc *k = node_start_kubelet_with(&node, (const char *const[]){ "--let-go-ms", "60000", NULL });
+	node_start_plugin(&node, NULL);
+	const char *line = proc_expect(k, "register resource=ascend.com/npu", WAIT_MS);
+	assert_non_null(line);
+	assert_non_null(strstr(line, "endpoint=ascend-npu.sock "));
+	assert_non_null(proc_expect(k, "capacity=2 allocatable=2", WAIT_MS));
+
+	char previous[SOCKET_PATH_MAX] = "ascend-npu.sock";
+	for (int i = 0; i < 3; i++) {
+		proc_send(k, "end-stream");
+		line = proc_expect_next(k, "register", "register resource=ascend.com/npu endpoint=ascend-npu~", WAIT_MS);
+		assert_non_null(line);
+		const char *at = strstr(line, "endpoint=") + strlen("endpoint=");
+		char name[SOCKET_PATH_MAX];
+		assert_int_equal(sscanf(at, "%107s", name), 1);
+		assert_string_not_equal(name, previous);
+		assert_non_null(proc_expect(k, "capacity=2 allocatable=2", WAIT_MS));
+		/* The link serves (the kubelet-sim dialled through it) and the
+		 * one before it is gone. */
+		char path[SOCKET_PATH_MAX];
+		struct stat st;
+		assert_int_equal(path_join(path, sizeof(path), node.socket_dir, name), 0);
+		assert_int_equal(stat(path, &st), 0);
+		assert_true(S_ISSOCK(st.st_mode));
+		if (i > 0) {
+			assert_int_equal(path_join(path, sizeof(path), node.socket_dir, previous), 0);
+			assert_int_equal(access(path, F_OK), -1);
+		}
+		memcpy(previous, name, sizeof(name));
+	}
+	node_fini(&node);
+}
+
 /* A kubelet stand-in that accepts Register and never dials back or watches. */
 struct mute_kubelet {
 	pthread_mutex_t lock;
@@ -214,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_custom_resource_name),
 		cmocka_unit_test(test_options_and_probe),
 		cmocka_unit_test(test_stream_cancelled_at_once),
+		cmocka_unit_test(test_registers_again_under_a_fresh_path),
 		cmocka_unit_test(test_watchdog_registers_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,6 +154,7 @@ static void report_end(struct follower *f, grpc_status_code status, const char *
 	out_kv_u64(&line, "status", (unsigned long long)status);
 	out_kv_quoted(&line, "details", details);
 	out_emit(&line);
+	sim_resource_hold(f->sim, f->res, f->plugin->endpoint);
 	/* A follower whose plugin has been replaced leaves the devices alone,
 	 * and so does one with another registration of its resource still
 	 * streaming. */

@@ -31,12 +31,13 @@ struct options {
 	enum log_level log_level;
 	const char *pod_resources_socket;
 	const char *dra_registry;
+	uint32_t let_go_ms;
 };
 
 static void usage(FILE *f)
 {
 	fputs("Usage: kubelet-sim --dir DIR [--pod-resources-socket PATH] [--dra-registry DIR]\n"
-	      "                   [--timestamps] [--log-level LEVEL] [--help]\n"
+	      "                   [--let-go-ms MS] [--timestamps] [--log-level LEVEL] [--help]\n"
 	      "\n"
 	      "Simulates the kubelet's device manager for device plugin tests: serves\n"
 	      "Registration on DIR/kubelet.sock, follows registered plugins, and reads\n"
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 	      "  --dra-registry DIR register the DRA drivers whose sockets appear in DIR (the\n"
 	      "                     kubelet's plugins_registry); commands dra-prepare and\n"
 	      "                     dra-unprepare NAMESPACE NAME UID call the last one\n"
+	      "  --let-go-ms MS     hold a plugin's socket path for MS after its stream ended\n"
+	      "                     (the kubelet lets go of it a while later); a Register\n"
+	      "                     naming a held path is refused, as the kubelet does\n"
 	      "  --timestamps       prefix every stdout line with ts=<CLOCK_MONOTONIC us>\n"
 	      "  --log-level LEVEL  stderr logging: error, warn, info (default), debug\n"
 	      "  --help             show this text\n",
@@ -81,6 +85,11 @@ static int set_value(struct options *o, const char *name, const char *value)
 			return bad_usage("bad --log-level '%s' (error, warn, info or debug)", value);
 		return 0;
 	}
+	if (strcmp(name, "--let-go-ms") == 0) {
+		if (parse_u32(value, 10, 600000, &o->let_go_ms) < 0)
+			return bad_usage("bad --let-go-ms '%s' (milliseconds, at most 600000)", value);
+		return 0;
+	}
 	/* --dir, --pod-resources-socket */
 	if (value[0] == '\0')
 		return bad_usage("option %s needs a non-empty value", name);
@@ -106,7 +115,8 @@ static int set_value(struct options *o, const char *name, const char *value)
 /* Returns 0, 1 for --help, or -EINVAL after printing why and the hint to --help. */
 static int parse_options(int argc, char **argv, struct options *ret_options)
 {
-	static const char *const valued[] = { "--dir", "--log-level", "--pod-resources-socket", "--dra-registry" };
+	static const char *const valued[] = { "--dir", "--log-level", "--pod-resources-socket", "--dra-registry",
+					      "--let-go-ms" };
 	struct options o = { .log_level = LOG_LEVEL_INFO };
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -241,6 +251,7 @@ int main(int argc, char **argv)
 	r = sim_init(&sim, opts.dir);
 	if (r < 0)
 		return 1;
+	sim.let_go_ms = opts.let_go_ms;
 	out_init(opts.timestamps);
 
 	/* Blocked before any thread starts, so every thread inherits the mask

@@ -134,7 +134,8 @@ fail:
 
 /* Makes plugin the resource's newest registration. One on another socket
  * is followed beside the registrations already there, as the kubelet from
- * v1.36 on does (sim.h); one on the same socket replaces its follower. Older
+ * v1.36 on does (sim.h); one on a socket the resource still holds is
+ * refused; one on the same socket, let go of, replaces its follower. Older
  * ones whose streams ended, and the oldest when there are too many, are let
  * go. Takes over plugin. */
 static int install(struct sim *sim, struct sim_plugin *plugin, char *reason, size_t reason_size)
@@ -145,6 +146,15 @@ static int install(struct sim *sim, struct sim_plugin *plugin, char *reason, siz
 	size_t n_stop = 0;
 	pthread_mutex_lock(&sim->lock);
 	int r = sim_resource_get(sim, plugin->resource, true, &res);
+	/* The kubelet from v1.36 on keys its clients by socket path and refuses
+	 * a second one on a path it holds; it lets go of a path only after the
+	 * stream through it ended (pkg/kubelet/cm/devicemanager). */
+	if (r == 0 && sim_resource_holds(res, plugin->endpoint)) {
+		pthread_mutex_unlock(&sim->lock);
+		snprintf(reason, reason_size, "device plugin already connected: %s/%s", sim->dir, plugin->endpoint);
+		sim_plugin_unref(plugin);
+		return -EEXIST;
+	}
 	if (r == 0) {
 		size_t kept = 0;
 		for (size_t i = 0; i < res->n_older; i++) {
@@ -370,6 +380,8 @@ void kubelet_stop(struct sim *sim, const char *reason)
 			plugins[n++] = sim->resources[i].plugin;
 		sim->resources[i].plugin = NULL;
 		sim->resources[i].streaming = false;
+		/* A kubelet that starts holds no path. */
+		memset(sim->resources[i].held, 0, sizeof(sim->resources[i].held));
 	}
 	pthread_mutex_unlock(&sim->lock);
 	for (size_t i = 0; i < n; i++)

@@ -158,6 +158,29 @@ bool sim_resource_follows(const struct sim_resource *res, const struct sim_plugi
 	return false;
 }
 
+bool sim_resource_holds(const struct sim_resource *res, const char *endpoint)
+{
+	if (res->plugin && res->streaming && strcmp(res->plugin->endpoint, endpoint) == 0)
+		return true;
+	for (size_t i = 0; i < res->n_older; i++)
+		if (res->older[i].streaming && strcmp(res->older[i].plugin->endpoint, endpoint) == 0)
+			return true;
+	int64_t now = now_ms();
+	for (size_t i = 0; i < SIM_MAX_HELD; i++)
+		if (res->held[i].until_ms > now && strcmp(res->held[i].endpoint, endpoint) == 0)
+			return true;
+	return false;
+}
+
+void sim_resource_hold(struct sim *sim, struct sim_resource *res, const char *endpoint)
+{
+	if (sim->let_go_ms <= 0)
+		return;
+	struct sim_held *h = &res->held[res->next_held++ % SIM_MAX_HELD];
+	if (str_copy(h->endpoint, sizeof(h->endpoint), endpoint) == 0)
+		h->until_ms = now_ms() + sim->let_go_ms;
+}
+
 bool sim_resource_stream_ended(struct sim_resource *res, const struct sim_plugin *plugin)
 {
 	if (res->plugin != plugin) {

@@ -76,8 +76,17 @@ struct sim_older {
 	bool streaming;            /* its stream is still open */
 };
 
+/* A socket path the kubelet still holds after its stream ended. */
+struct sim_held {
+	char endpoint[SOCKET_PATH_MAX];
+	int64_t until_ms;
+};
+#define SIM_MAX_HELD 8
+
 struct sim_resource {
 	char name[RESOURCE_NAME_MAX];
+	struct sim_held held[SIM_MAX_HELD]; /* a ring: the oldest is overwritten */
+	size_t next_held;
 	struct sim_plugin *plugin;     /* the newest registration; NULL when none */
 	struct follower *follower;     /* NULL when none is running or waiting to be joined */
 	bool streaming;                /* plugin's stream is open */
@@ -98,6 +107,7 @@ struct sim {
 	size_t n_resources;
 	struct sim_resource *current; /* most recently registered; commands act on it */
 	unsigned long next_serial;
+	int64_t let_go_ms; /* --let-go-ms */
 
 	/* The kubelet.sock server; started and stopped by the main thread only. */
 	struct gs_server *server;
@@ -135,6 +145,12 @@ void sim_resource_mark_unhealthy(struct sim_resource *res);
 /* Whether plugin is one of the resource's followed registrations, the
  * newest or an older one whose stream is open. */
 bool sim_resource_follows(const struct sim_resource *res, const struct sim_plugin *plugin);
+
+/* Whether a Register naming endpoint is refused: a registration of that path
+ * streams, or its stream ended less than let_go_ms ago. */
+bool sim_resource_holds(const struct sim_resource *res, const char *endpoint);
+/* Records that endpoint's stream ended now. */
+void sim_resource_hold(struct sim *sim, struct sim_resource *res, const char *endpoint);
 
 /* plugin's stream ended. Returns true when the devices stand: plugin was
  * replaced already, or it was the newest registration and an older one
