@@ -142,3 +142,19 @@ for s in "${ORDER[@]}"; do
 	"step_$s"
 	figure "$s" "step took $(($(now_ms) - t0)) ms"
 done
+
+# Every registration the kubelets saw named a path they did not hold: a
+# refused one ("device plugin already connected") leaves the kubelet holding
+# that path for good, and later allocations can be sent to it.
+refused=$(grep -c 'device plugin already connected' "$CLUSTER_DIR"/logs/kubelet-n*.log | awk -F: '{ n += $2 } END { print n + 0 }')
+expect "no kubelet refused a registration of ours as already connected" "the kubelets' logs" 0 "$refused"
+# A run that failed leaves what explains it: the kubelets' device plugin
+# lines (the plugins' own logs are printed by dump).
+if [ "$failed" -gt 0 ]; then
+	for f in "$CLUSTER_DIR"/logs/kubelet-n*.log; do
+		echo "---- $(basename "$f"): device plugin lines (last 40)"
+		grep -E 'device plugin|Device plugin|Registered client|Deregistered client|ListAndWatch|GetPreferredAllocation' "$f" |
+			tail -n 40 | cut -c1-300 | sed 's/^/    /'
+	done
+	dump
+fi

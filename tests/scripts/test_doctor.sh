@@ -316,6 +316,14 @@ if wait_for "devices resource=ascend.com/npu capacity=8 allocatable=8"; then
 	else
 		fail "node-live-separated" "the plugin did not separate npu-6:" "$(cat "$tmp/sim.out" "$tmp/plugin.err")"
 	fi
+	# Registered again, the plugin names a link of its socket
+	# (ascend-npu~2.sock): the doctor checks the plugin once, as before.
+	echo "end-stream" >&7
+	if wait_for "endpoint=ascend-npu~" && wait_for "unhealthy=npu-3"; then
+		expect node-live-reregistered 2 "${cmd[@]}"
+	else
+		fail "node-live-reregistered" "the plugin did not register again:" "$(cat "$tmp/sim.out" "$tmp/plugin.err")"
+	fi
 else
 	fail "plugin registration" "kubelet-sim saw no devices:" "$(cat "$tmp/sim.out" "$tmp/plugin.err")"
 fi

@@ -593,7 +593,9 @@ static int plugin_sockets(const struct doctor_options *o, char (*names)[128], si
 		size_t len = strlen(e->d_name);
 		char path[SOCKET_PATH_MAX + 256];
 		struct stat st;
-		if (len >= 128 || strcmp(e->d_name, "kubelet.sock") == 0 ||
+		/* "ascend-npu~3.sock" is a link the plugin made of one of its
+		 * sockets for one registration (no resource name holds a '~'). */
+		if (len >= 128 || strcmp(e->d_name, "kubelet.sock") == 0 || strchr(e->d_name, '~') ||
 		    (o->resource_name_given && !is_endpoint(e->d_name, endpoint)) ||
 		    path_join(path, sizeof(path), o->socket_dir, e->d_name) < 0 || stat(path, &st) < 0 ||
 		    !S_ISSOCK(st.st_mode))
