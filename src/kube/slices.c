@@ -6,23 +6,15 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/json_put.h"
 #include "base/k8s_names.h"
 #include "npu/family.h"
 #include "npu/vnpu.h"
+#include "node/partitions.h"
 #include "node/topology.h"
-
-/* Whether the device goes into the slices: a chip not carved into vNPUs,
- * or a vNPU whose template says its size (see slices.h). */
-static bool publishes(const struct npu_device *d)
-{
-	struct npu_vnpu_size size;
-	if (d->kind == NPU_DEVICE_CHIP)
-		return d->vnpu_count == 0;
-	return npu_vnpu_template_size(d->vnpu.template_name, &size) == 0;
-}
 
 static uint64_t hbm_of(const struct kube_slice_params *p, size_t index)
 {
@@ -38,6 +30,47 @@ static bool chip_index(const struct npu_snapshot *snap, uint32_t phy, size_t *re
 			return true;
 		}
 	return false;
+}
+
+/* Whether vNPU id is one the driver created for a claim. */
+static bool created_by_driver(const struct kube_slice_params *p, uint32_t id)
+{
+	for (size_t i = 0; i < p->n_dynamic_ids; i++)
+		if (p->dynamic_ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Whether chip index is carved on demand (see slices.h): listed, with
+ * placements, and no vNPU on it but the driver's. */
+static bool dynamic_chip(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
+{
+	const struct npu_device *c = &snap->devices[index];
+	struct partition one;
+	if (!p->dynamic || c->kind != NPU_DEVICE_CHIP || !npu_chip_select_has(p->dynamic, &c->chip) ||
+	    partitions_of_chip(&c->chip, hbm_of(p, index), &one, 1) == 0)
+		return false;
+	for (size_t i = index + 1; i < snap->count; i++) {
+		const struct npu_device *v = &snap->devices[i];
+		if (v->kind == NPU_DEVICE_VNPU && v->vnpu.phy_id == c->chip.phy_id && !created_by_driver(p, v->vnpu.id))
+			return false;
+	}
+	return true;
+}
+
+/* Whether device index goes into the slices: a chip not carved into vNPUs
+ * or carved on demand, or a static vNPU whose template says its size (see
+ * slices.h). */
+static bool publishes(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
+{
+	const struct npu_device *d = &snap->devices[index];
+	struct npu_vnpu_size size;
+	size_t chip;
+	if (d->kind == NPU_DEVICE_CHIP)
+		return d->vnpu_count == 0 || dynamic_chip(snap, index, p);
+	if (chip_index(snap, d->vnpu.phy_id, &chip) && dynamic_chip(snap, chip, p))
+		return false;
+	return npu_vnpu_template_size(d->vnpu.template_name, &size) == 0;
 }
 
 /* What a vNPU takes of its chip's counters: each of AI cores and HBM that
@@ -66,6 +99,8 @@ static bool vnpu_consumes(const struct npu_snapshot *snap, size_t index, const s
 static bool has_counter_set(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
 {
 	const struct npu_device *c = &snap->devices[index];
+	if (dynamic_chip(snap, index, p))
+		return true;
 	if (c->kind != NPU_DEVICE_CHIP || c->vnpu_count == 0)
 		return false;
 	for (size_t i = index + 1; i < snap->count; i++) {
@@ -284,6 +319,25 @@ static void put_chip_capacity(struct json_put *b, json_object *dev, const struct
 	}
 }
 
+/* consumesCounters: cores and memory (each when not 0) of chip phy's set. */
+static void put_consumes(struct json_put *b, json_object *dev, uint32_t phy, uint32_t cores, uint64_t memory)
+{
+	char set[24], q[32];
+	snprintf(set, sizeof(set), "npu-%" PRIu32, phy);
+	json_object *consumes = json_put(b, dev, "consumesCounters", json_object_new_array());
+	json_object *c = json_put(b, consumes, NULL, json_object_new_object());
+	json_put_string(b, c, "counterSet", set);
+	json_object *counters = json_put(b, c, "counters", json_object_new_object());
+	if (cores) {
+		snprintf(q, sizeof(q), "%" PRIu32, cores);
+		put_counter(b, counters, "aicores", q);
+	}
+	if (memory) {
+		bytes_quantity(memory, q, sizeof(q));
+		put_counter(b, counters, "memory", q);
+	}
+}
+
 /* A vNPU's capacity: its template's; and what it takes of its chip's
  * counter set. */
 static void put_vnpu_capacity(struct json_put *b, json_object *dev, const struct npu_snapshot *snap, size_t index,
@@ -297,22 +351,8 @@ static void put_vnpu_capacity(struct json_put *b, json_object *dev, const struct
 	put_memory_and_cores(b, cap, size.memory_bytes, size.aicores, NULL);
 	uint32_t cores;
 	uint64_t memory;
-	if (!vnpu_consumes(snap, index, p, &cores, &memory))
-		return;
-	char set[24], q[32];
-	snprintf(set, sizeof(set), "npu-%" PRIu32, d->vnpu.phy_id);
-	json_object *consumes = json_put(b, dev, "consumesCounters", json_object_new_array());
-	json_object *c = json_put(b, consumes, NULL, json_object_new_object());
-	json_put_string(b, c, "counterSet", set);
-	json_object *counters = json_put(b, c, "counters", json_object_new_object());
-	if (cores) {
-		snprintf(q, sizeof(q), "%" PRIu32, cores);
-		put_counter(b, counters, "aicores", q);
-	}
-	if (memory) {
-		bytes_quantity(memory, q, sizeof(q));
-		put_counter(b, counters, "memory", q);
-	}
+	if (vnpu_consumes(snap, index, p, &cores, &memory))
+		put_consumes(b, dev, d->vnpu.phy_id, cores, memory);
 }
 
 /* A chip's network identity (see slices.h): roceLinkUp is always there, so
@@ -332,32 +372,35 @@ static void put_network(struct json_put *b, json_object *attrs, const struct npu
 	}
 }
 
-static json_object *device_json(struct json_put *b, const struct npu_snapshot *snap, size_t index,
-				const struct kube_slice_params *p)
+/* The taint of a device of an Unhealthy chip. */
+static void put_taint(struct json_put *b, json_object *dev, const struct npu_device *d)
 {
-	const struct npu_device *d = &snap->devices[index];
-	bool vnpu = d->kind == NPU_DEVICE_VNPU;
-	json_object *dev = json_object_new_object();
-	json_put_string(b, dev, "name", d->id);
-	json_object *attrs = json_put(b, dev, "attributes", json_object_new_object());
-	put_attr(b, attrs, "type", "string", json_object_new_string(vnpu ? "vnpu" : "chip"));
+	if (d->healthy)
+		return;
+	json_object *taints = json_put(b, dev, "taints", json_object_new_array());
+	json_object *t = json_put(b, taints, NULL, json_object_new_object());
+	json_put_string(b, t, "key", KUBE_TAINT_UNHEALTHY_KEY);
+	json_put_string(b, t, "value", fault_value(d->fault));
+	json_put_string(b, t, "effect", "NoSchedule");
+}
+
+/* What a device says of its chip: family, product, physicalID, card and
+ * chip; the interconnect when with_interconnect; the versions, PCI and NUMA
+ * placement. */
+static void put_chip_identity(struct json_put *b, json_object *attrs, const struct npu_device *d,
+			      const struct kube_slice_params *p, bool with_interconnect)
+{
 	if (d->chip.family != NPU_FAMILY_UNKNOWN)
 		put_attr(b, attrs, "family", "string", json_object_new_string(npu_family_name(d->chip.family)));
 	if (d->chip.name[0])
 		put_attr(b, attrs, "product", "string", json_object_new_string(d->chip.name));
 	put_attr(b, attrs, "physicalID", "int", json_object_new_int64(d->chip.phy_id));
-	if (vnpu) {
-		put_attr(b, attrs, "vnpuID", "int", json_object_new_int64(d->vnpu.id));
-		put_attr(b, attrs, "template", "string", json_object_new_string(d->vnpu.template_name));
-	} else {
-		put_attr(b, attrs, "logicID", "int", json_object_new_int64(d->chip.logic_id));
-	}
 	if (d->chip.card_id >= 0)
 		put_attr(b, attrs, "card", "int", json_object_new_int64(d->chip.card_id));
 	if (d->chip.device_id >= 0)
 		put_attr(b, attrs, "chip", "int", json_object_new_int64(d->chip.device_id));
 	struct topology_group g;
-	if (vnpu) {
+	if (!with_interconnect) {
 		/* No interconnect: see slices.h. */
 	} else if (topology_interconnect(d, &g) == 0) {
 		char group[64];
@@ -373,22 +416,55 @@ static json_object *device_json(struct json_put *b, const struct npu_snapshot *s
 		put_attr(b, attrs, "resource.kubernetes.io/pciBusID", "string", json_object_new_string(d->pci_address));
 	if (d->pcie_root[0])
 		put_attr(b, attrs, "resource.kubernetes.io/pcieRoot", "string", json_object_new_string(d->pcie_root));
-	if (!vnpu)
-		put_network(b, attrs, &d->net);
 	if (d->has_numa)
 		put_attr(b, attrs, "resource.kubernetes.io/numaNode", "int", json_object_new_int64(d->numa_node));
+}
 
-	if (vnpu)
-		put_vnpu_capacity(b, dev, snap, index, p);
-	else
-		put_chip_capacity(b, dev, d, p, index);
-	if (!d->healthy) {
-		json_object *taints = json_put(b, dev, "taints", json_object_new_array());
-		json_object *t = json_put(b, taints, NULL, json_object_new_object());
-		json_put_string(b, t, "key", KUBE_TAINT_UNHEALTHY_KEY);
-		json_put_string(b, t, "value", fault_value(d->fault));
-		json_put_string(b, t, "effect", "NoSchedule");
+static json_object *device_json(struct json_put *b, const struct npu_snapshot *snap, size_t index,
+				const struct kube_slice_params *p)
+{
+	const struct npu_device *d = &snap->devices[index];
+	bool vnpu = d->kind == NPU_DEVICE_VNPU;
+	json_object *dev = json_object_new_object();
+	json_put_string(b, dev, "name", d->id);
+	json_object *attrs = json_put(b, dev, "attributes", json_object_new_object());
+	put_attr(b, attrs, "type", "string", json_object_new_string(vnpu ? "vnpu" : "chip"));
+	if (vnpu) {
+		put_attr(b, attrs, "vnpuID", "int", json_object_new_int64(d->vnpu.id));
+		put_attr(b, attrs, "template", "string", json_object_new_string(d->vnpu.template_name));
+		put_attr(b, attrs, "dynamic", "bool", json_object_new_boolean(0));
+	} else {
+		put_attr(b, attrs, "logicID", "int", json_object_new_int64(d->chip.logic_id));
+		put_network(b, attrs, &d->net);
 	}
+	put_chip_identity(b, attrs, d, p, !vnpu);
+	if (vnpu) {
+		put_vnpu_capacity(b, dev, snap, index, p);
+	} else {
+		put_chip_capacity(b, dev, d, p, index);
+		if (dynamic_chip(snap, index, p))
+			put_consumes(b, dev, d->chip.phy_id, d->chip.aicore_count, hbm_of(p, index));
+	}
+	put_taint(b, dev, d);
+	return dev;
+}
+
+/* A placement of a chip carved on demand (see slices.h). */
+static json_object *partition_json(struct json_put *b, const struct npu_snapshot *snap, size_t chip,
+				   const struct kube_slice_params *p, const struct partition *part)
+{
+	const struct npu_device *d = &snap->devices[chip];
+	json_object *dev = json_object_new_object();
+	json_put_string(b, dev, "name", part->name);
+	json_object *attrs = json_put(b, dev, "attributes", json_object_new_object());
+	put_attr(b, attrs, "type", "string", json_object_new_string("vnpu"));
+	put_attr(b, attrs, "template", "string", json_object_new_string(part->template_name));
+	put_attr(b, attrs, "dynamic", "bool", json_object_new_boolean(1));
+	put_chip_identity(b, attrs, d, p, true);
+	json_object *cap = json_put(b, dev, "capacity", json_object_new_object());
+	put_memory_and_cores(b, cap, part->size.memory_bytes, part->size.aicores, NULL);
+	put_consumes(b, dev, d->chip.phy_id, part->size.aicores, hbm_of(p, chip) ? part->size.memory_bytes : 0);
+	put_taint(b, dev, d);
 	return dev;
 }
 
@@ -480,15 +556,23 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
 		return -EINVAL;
 	size_t n = 0, sets = 0;
 	bool advanced = false;
+	struct partition *parts = calloc(PARTITIONS_MAX, sizeof(*parts));
+	if (!parts)
+		return -ENOMEM;
 	for (size_t i = 0; i < snapshot->count; i++) {
 		const struct npu_device *d = &snapshot->devices[i];
 		sets += has_counter_set(snapshot, i, params);
-		if (!publishes(d))
+		if (!publishes(snapshot, i, params))
 			continue;
 		n++;
 		uint32_t cores;
 		uint64_t memory;
 		advanced |= !d->healthy || vnpu_consumes(snapshot, i, params, &cores, &memory);
+		if (dynamic_chip(snapshot, i, params)) {
+			size_t k = partitions_of_chip(&d->chip, hbm_of(params, i), parts, PARTITIONS_MAX);
+			n += k < PARTITIONS_MAX ? k : PARTITIONS_MAX;
+			advanced = true;
+		}
 	}
 	/* One limit for the whole pool: the split then does not move devices
 	 * between slices when a chip's health changes, unless a taint first
@@ -499,9 +583,17 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
 	struct json_put b = { 0 };
 	json_object *slices = json_object_new_array();
 	struct filler f = { .slices = slices, .per_slice = per_slice, .count = count, .list_key = "devices" };
-	for (size_t i = 0; i < snapshot->count && !b.failed; i++)
-		if (publishes(&snapshot->devices[i]))
-			fill(&b, &f, params, driver, device_json(&b, snapshot, i, params));
+	for (size_t i = 0; i < snapshot->count && !b.failed; i++) {
+		if (!publishes(snapshot, i, params))
+			continue;
+		fill(&b, &f, params, driver, device_json(&b, snapshot, i, params));
+		if (!dynamic_chip(snapshot, i, params))
+			continue;
+		size_t k = partitions_of_chip(&snapshot->devices[i].chip, hbm_of(params, i), parts, PARTITIONS_MAX);
+		for (size_t j = 0; j < k && j < PARTITIONS_MAX && !b.failed; j++)
+			fill(&b, &f, params, driver, partition_json(&b, snapshot, i, params, &parts[j]));
+	}
+	free(parts);
 	f = (struct filler){ .slices = slices,
 			     .per_slice = KUBE_SLICE_MAX_COUNTER_SETS,
 			     .next_index = device_slices,

@@ -32,7 +32,7 @@
  * that consumes its template's AI cores and HBM from it (npu/vnpu.h; a
  * counter the template or the chip leaves unknown is neither offered nor
  * consumed). A vNPU carries type, family, product, physicalID (its chip's),
- * vnpuID (the N of /dev/vdavinciN), template, card, chip, the versions,
+ * vnpuID (the N of /dev/vdavinciN), template, dynamic (false), card, chip, the versions,
  * pciBusID, pcieRoot and numaNode of its chip (no network identity: HCCL
  * jobs across servers use whole chips), and capacity aiCores and memory of its
  * template. It carries no interconnect attributes: HCCS links join whole
@@ -58,6 +58,16 @@
  * that names no amount would take them whole, and a claim asking for a
  * part of them would be promised a split that time-slicing does not make.
  *
+ * Dynamic vNPUs (the chips of params.dynamic): such a chip is published
+ * whole and as every placement of its family's templates (node/partitions.h),
+ * "npu-<phy>-<template>-<k>", each a vNPU device (type "vnpu", dynamic
+ * true, template, the chip's identity, interconnect and versions, capacity
+ * of its template). Its counter set "npu-<phy>" holds the chip's AI cores
+ * and HBM; the whole chip consumes all of them and each placement its
+ * template's share, so a chip is allocated either whole or in partitions
+ * that fit, never both. The vNPUs created for claims are not devices of
+ * their own: the published set does not change when one is made.
+ *
  * Slices: the devices first, then the counter sets in slices of their own
  * (in 1.37 a slice holds devices or sharedCounters, never both; a device
  * may consume from a counter set in any slice of its pool), at most
@@ -69,6 +79,7 @@
 
 #include <json-c/json.h>
 
+#include "npu/chip_select.h"
 #include "npu/inventory.h"
 
 #define KUBE_DRIVER_DEFAULT "npu.ascend.com"
@@ -111,6 +122,14 @@ struct kube_slice_params {
 	/* What the snapshot does not say, per device by index in it; NULL:
 	 * nothing known. */
 	const struct kube_device_facts *facts;
+	/* Dynamic vNPUs (node/partitions.h): the chips carved on demand (NULL:
+	 * none) and the ids of the vNPUs the driver created on them, which are
+	 * its placements at work, not devices of their own. A chip of the list
+	 * that carries any other vNPU (an administrator's) is served as
+	 * before, with its static vNPUs: the two are never mixed on a chip. */
+	const struct npu_chip_select *dynamic;
+	const uint32_t *dynamic_ids;
+	size_t n_dynamic_ids;
 };
 
 /* Builds the slices: *ret_slices is a json array of ResourceSlice objects,

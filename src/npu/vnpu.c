@@ -47,3 +47,42 @@ int npu_vnpu_template_size(const char *name, struct npu_vnpu_size *ret_size)
 	*ret_size = size;
 	return 0;
 }
+
+size_t npu_vnpu_templates(enum npu_family family, const char *product, const char *const **ret_names)
+{
+	static const char *const t910[] = { "vir02", "vir04", "vir08", "vir16" };
+	static const char *const t310p[] = { "vir01",	 "vir02",	   "vir04",	    "vir02_1c",
+					     "vir04_3c", "vir04_3c_ndvpp", "vir04_4c_dvpp" };
+	static const char *const t910b_train[] = { "vir06_1c_16g", "vir12_3c_32g" };
+	static const char *const t910b_infer[] = { "vir05_1c_8g",    "vir10_3c_16g", "vir10_3c_16g_nm",
+						   "vir10_4c_16g_m", "vir10_3c_32g", "vir05_1c_16g" };
+	static const char *const ta3[] = { "vir06_1c_16g", "vir12_3c_32g", "vir05_1c_16g", "vir10_3c_32g" };
+#define TEMPLATES(a) (*ret_names = (a), sizeof(a) / sizeof((a)[0]))
+	switch (family) {
+	case NPU_FAMILY_910:
+		return TEMPLATES(t910);
+	case NPU_FAMILY_310P:
+		return TEMPLATES(t310p);
+	case NPU_FAMILY_910B:
+		if (product && (strncmp(product, "910B3", 5) == 0 || strncmp(product, "910B4", 5) == 0))
+			return TEMPLATES(t910b_infer);
+		return TEMPLATES(t910b_train);
+	case NPU_FAMILY_A3:
+		return TEMPLATES(ta3);
+	default:
+		break;
+	}
+#undef TEMPLATES
+	*ret_names = NULL;
+	return 0;
+}
+
+int npu_vnpu_template_label(const char *template_name, char *buf, size_t size)
+{
+	size_t n = strlen(template_name);
+	if (n >= size)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i <= n; i++)
+		buf[i] = template_name[i] == '_' ? '-' : template_name[i];
+	return 0;
+}

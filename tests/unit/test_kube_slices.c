@@ -431,6 +431,112 @@ static void test_vnpu_partitions(void **state)
 	npu_snapshot_unref(s);
 }
 
+/* Chips carved on demand (--dra-dynamic-vnpus): chip 0 of a 910B3 (20 AI
+ * cores, 64 GiB) is published whole and as every placement of the
+ * inference templates, all consuming its counter set; chip 1, not listed,
+ * stays a plain chip. */
+static void test_dynamic_partitions(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 2);
+	struct kube_device_facts facts[2] = { { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30 } };
+	struct npu_chip_select chip0;
+	char why[128];
+	assert_int_equal(npu_chip_select_parse("0", &chip0, why, sizeof(why)), 0);
+	struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts, .dynamic = &chip0 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	/* 2 chips + 4 + 2 + 2 + 2 + 2 + 4 placements = 18 devices, one slice
+	 * of them, one of the counter set. */
+	assert_int_equal(json_object_array_length(slices), 2);
+	assert_int_equal(devices_in(slices, 0), 18);
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.name"), "npu-0");
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.counters.aicores.value"), "20");
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.counters.memory.value"), "64Gi");
+	json_object *whole = find_device(slices, "npu-0");
+	assert_non_null(whole);
+	assert_string_equal(str(whole, "consumesCounters.0.counterSet"), "npu-0");
+	assert_string_equal(str(whole, "consumesCounters.0.counters.aicores.value"), "20");
+	assert_string_equal(str(whole, "consumesCounters.0.counters.memory.value"), "64Gi");
+	assert_null(get(find_device(slices, "npu-1"), "consumesCounters"));
+
+	json_object *v = find_device(slices, "npu-0-vir05-1c-8g-3");
+	assert_non_null(v);
+	assert_null(find_device(slices, "npu-0-vir05-1c-8g-4")); /* 20 / 5 = 4 */
+	assert_string_equal(str(attr(v, "type"), "string"), "vnpu");
+	assert_true(json_object_get_boolean(get(attr(v, "dynamic"), "bool")));
+	assert_string_equal(str(attr(v, "template"), "string"), "vir05_1c_8g");
+	assert_int_equal(json_object_get_int64(get(attr(v, "physicalID"), "int")), 0);
+	assert_string_equal(str(attr(v, "interconnectGroup"), "string"), str(attr(whole, "interconnectGroup"), "string"));
+	assert_string_equal(str(v, "capacity.aiCores.value"), "5");
+	assert_string_equal(str(v, "consumesCounters.0.counters.aicores.value"), "5");
+	assert_string_equal(str(v, "consumesCounters.0.counters.memory.value"), "8Gi");
+	/* 32 GiB twice in 64 GiB, 10 cores twice in 20. */
+	assert_non_null(find_device(slices, "npu-0-vir10-3c-32g-1"));
+	assert_null(find_device(slices, "npu-0-vir10-3c-32g-2"));
+	json_object_put(slices);
+
+	/* A vNPU the driver created (id 100) leaves the published set as it
+	 * was; one it did not (an administrator's) makes the chip static. */
+	struct npu_snapshot *carved = carve_snapshot(s, 1, 1, "vir05_1c_8g");
+	assert_non_null(carved);
+	uint32_t ours = carved->devices[2].vnpu.id;
+	p.dynamic_ids = &ours;
+	p.n_dynamic_ids = 1;
+	assert_int_equal(kube_slices_build(carved, &p, &slices), 0);
+	assert_int_equal(devices_in(slices, 0), 18);
+	assert_non_null(find_device(slices, "npu-0"));
+	assert_null(find_device(slices, "vnpu-100"));
+	json_object_put(slices);
+	p.n_dynamic_ids = 0;
+	assert_int_equal(kube_slices_build(carved, &p, &slices), 0);
+	assert_null(find_device(slices, "npu-0"));
+	assert_null(find_device(slices, "npu-0-vir05-1c-8g-0"));
+	assert_false(json_object_get_boolean(get(attr(find_device(slices, "vnpu-100"), "dynamic"), "bool")));
+	json_object_put(slices);
+	npu_snapshot_unref(carved);
+
+	/* An Unhealthy chip's placements carry its taint; a chip whose AI
+	 * cores are unknown cannot be accounted, and is served whole. */
+	s->devices[0].healthy = false;
+	s->devices[0].fault = NPU_FAULT_HEALTH_LEVEL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_string_equal(str(find_device(slices, "npu-0-vir10-3c-16g-0"), "taints.0.key"), KUBE_TAINT_UNHEALTHY_KEY);
+	json_object_put(slices);
+	s->devices[0].chip.aicore_count = 0;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 1);
+	assert_null(find_device(slices, "npu-0-vir10-3c-16g-0"));
+	assert_null(get(find_device(slices, "npu-0"), "consumesCounters"));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+/* Sixteen 910B3 chips with every template: within the API's limits. */
+static void test_dynamic_sixteen_chips(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 16);
+	struct kube_device_facts facts[16];
+	for (size_t i = 0; i < 16; i++)
+		facts[i] = (struct kube_device_facts){ .hbm_bytes = 64ull << 30 };
+	struct npu_chip_select all = { .all = true };
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts, .dynamic = &all };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	/* 16 x 17 = 272 devices at 64 a slice: 5 slices; 16 counter sets at
+	 * 8 a slice: 2 more. */
+	assert_int_equal(json_object_array_length(slices), 7);
+	size_t devices = 0;
+	for (size_t i = 0; i < 5; i++) {
+		assert_true(devices_in(slices, i) <= KUBE_SLICE_MAX_DEVICES_TAINTED);
+		devices += devices_in(slices, i);
+	}
+	assert_int_equal(devices, 272);
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
 static void test_vnpu_health(void **state)
 {
 	(void)state;
@@ -580,6 +686,8 @@ int main(void)
 		cmocka_unit_test(test_taint),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_vnpu_partitions),
+		cmocka_unit_test(test_dynamic_partitions),
+		cmocka_unit_test(test_dynamic_sixteen_chips),
 		cmocka_unit_test(test_vnpu_health),
 		cmocka_unit_test(test_vnpu_split),
 		cmocka_unit_test(test_time_slicing),

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "base/macro.h"
+#include "node/partitions.h"
 #include "npu/vnpu.h"
 
 static void test_templates(void **state)
@@ -59,11 +60,58 @@ static void test_not_templates(void **state)
 	assert_int_equal(v.aicores, 7); /* untouched on failure */
 }
 
+/* Placements on demand: as many of each template as the chip's AI cores
+ * and HBM hold, named so that the chip and template read back. */
+static void test_partitions(void **state)
+{
+	(void)state;
+	const char *const *names;
+	assert_int_equal(npu_vnpu_templates(NPU_FAMILY_910B, "910B3", &names), 6);
+	assert_string_equal(names[0], "vir05_1c_8g");
+	assert_int_equal(npu_vnpu_templates(NPU_FAMILY_910B, "910B2", &names), 2);
+	assert_int_equal(npu_vnpu_templates(NPU_FAMILY_910B, NULL, &names), 2);
+	assert_int_equal(npu_vnpu_templates(NPU_FAMILY_A3, "910_9391", &names), 4);
+	assert_int_equal(npu_vnpu_templates(NPU_FAMILY_310P, "310P3", &names), 7);
+	assert_int_equal(npu_vnpu_templates(NPU_FAMILY_910, "910B", &names), 4);
+	assert_int_equal(npu_vnpu_templates(NPU_FAMILY_310B, "310B1", &names), 0);
+
+	struct npu_chip chip = { .phy_id = 7, .family = NPU_FAMILY_910B, .name = "910B4", .aicore_count = 20 };
+	struct partition parts[PARTITIONS_MAX];
+	/* 910B4, 32 GiB: 4 x vir05_1c_8g, 2 x vir10_3c_16g (and _nm, _m),
+	 * 1 x vir10_3c_32g, 2 x vir05_1c_16g. */
+	size_t n = partitions_of_chip(&chip, 32ull << 30, parts, PARTITIONS_MAX);
+	assert_int_equal(n, 4 + 2 + 2 + 2 + 1 + 2);
+	assert_string_equal(parts[0].name, "npu-7-vir05-1c-8g-0");
+	assert_string_equal(parts[10].name, "npu-7-vir10-3c-32g-0");
+	for (size_t i = 0; i < n; i++) {
+		uint32_t phy = 0;
+		const char *t = NULL;
+		assert_int_equal(partition_parse(parts[i].name, &phy, &t), 0);
+		assert_int_equal(phy, 7);
+		assert_string_equal(t, parts[i].template_name);
+	}
+	/* HBM unknown: AI cores alone decide; at most max written. */
+	assert_int_equal(partitions_of_chip(&chip, 0, parts, 3), 4 + 2 + 2 + 2 + 2 + 4);
+	chip.aicore_count = 0;
+	assert_int_equal(partitions_of_chip(&chip, 32ull << 30, parts, PARTITIONS_MAX), 0);
+
+	static const char *const bad[] = { "npu-7", "npu-7-vir05-1c-8g", "npu-07-vir05-1c-8g-0", "npu-7-vir05-1c-8g-01",
+					   "npu-7-vir99-0", "npu--vir02-0", "vnpu-100", "npu-7-vir05_1c_8g-0", "" };
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		uint32_t phy = 99;
+		const char *t = NULL;
+		if (partition_parse(bad[i], &phy, &t) != -EINVAL)
+			fail_msg("'%s' read as a placement", bad[i]);
+		assert_int_equal(phy, 99);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_templates),
 		cmocka_unit_test(test_not_templates),
+		cmocka_unit_test(test_partitions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
