@@ -1071,10 +1071,16 @@ static bool background_failed(struct background_call *c, const char *call, int r
 	return true;
 }
 
-/* Hands c to the worker as call (its name, the chip's physical id the key). */
-static int background_start(struct dcmi_lib *lib, const struct npu_chip *chip, const char *call,
-			    int (*fn)(void *arg), struct background_call *c, void (*done)(void *ctx), void *ctx)
+/* Hands c to the worker as call (its name, the chip's physical id the
+ * key), if the library can make it. */
+static int background_start(struct dcmi_lib *lib, const struct npu_chip *chip, bool (*can)(const struct dcmi_lib *lib),
+			    const char *call, int (*fn)(void *arg), struct background_call *c, void (*done)(void *ctx),
+			    void *ctx)
 {
+	if (!lib || !addressable(chip))
+		return -EINVAL;
+	if (!can(lib))
+		return -EOPNOTSUPP;
 	if (!lib->guard)
 		return -EINVAL;
 	c->fn = &lib->fn;
@@ -1083,12 +1089,17 @@ static int background_start(struct dcmi_lib *lib, const struct npu_chip *chip, c
 	return vendor_call_start(lib->guard, call, (long)chip->phy_id, fn, c, sizeof(*c), done, ctx);
 }
 
-static int background_take(struct dcmi_lib *lib, bool give_up, struct background_call *ret_call)
+/* The outcome of the background call started last (see vendor_call_take). */
+static int background_take(struct dcmi_lib *lib, bool give_up, struct dcmi_carve_outcome *ret_outcome)
 {
-	if (!lib || !lib->guard)
+	if (!lib || !lib->guard || !ret_outcome)
 		return -EINVAL;
+	struct background_call c;
 	int result;
-	return vendor_call_take(lib->guard, give_up, ret_call, sizeof(*ret_call), &result);
+	int r = vendor_call_take(lib->guard, give_up, &c, sizeof(c), &result);
+	if (r == 0)
+		*ret_outcome = c.outcome;
+	return r;
 }
 
 bool dcmi_can_reset(const struct dcmi_lib *lib)
@@ -1107,22 +1118,16 @@ static int do_reset(void *arg)
 
 int dcmi_chip_reset_start(struct dcmi_lib *lib, const struct npu_chip *chip, void (*done)(void *ctx), void *ctx)
 {
-	if (!lib || !addressable(chip))
-		return -EINVAL;
-	if (!dcmi_can_reset(lib))
-		return -EOPNOTSUPP;
 	struct background_call c = { 0 };
-	return background_start(lib, chip, "dcmi_set_device_reset", do_reset, &c, done, ctx);
+	return background_start(lib, chip, dcmi_can_reset, "dcmi_set_device_reset", do_reset, &c, done, ctx);
 }
 
 int dcmi_chip_reset_take(struct dcmi_lib *lib, bool give_up, struct dcmi_reset_outcome *ret_outcome)
 {
-	if (!ret_outcome)
-		return -EINVAL;
-	struct background_call c;
-	int r = background_take(lib, give_up, &c);
+	struct dcmi_carve_outcome out;
+	int r = background_take(lib, give_up, ret_outcome ? &out : NULL);
 	if (r == 0)
-		*ret_outcome = (struct dcmi_reset_outcome){ .result = c.outcome.result, .error = c.outcome.error };
+		*ret_outcome = (struct dcmi_reset_outcome){ .result = out.result, .error = out.error };
 	return r;
 }
 
@@ -1159,32 +1164,19 @@ int dcmi_vnpu_create_start(struct dcmi_lib *lib, const struct npu_chip *chip, co
 			   uint32_t vnpu_id, void (*done)(void *ctx), void *ctx)
 {
 	struct background_call c = { .vnpu_id = vnpu_id };
-	if (!lib || !addressable(chip) || !template_name || !template_name[0] ||
-	    str_copy(c.template_name, sizeof(c.template_name), template_name) < 0)
+	if (!template_name || !template_name[0] || str_copy(c.template_name, sizeof(c.template_name), template_name) < 0)
 		return -EINVAL;
-	if (!dcmi_can_carve(lib))
-		return -EOPNOTSUPP;
-	return background_start(lib, chip, "dcmi_create_vdevice", do_create, &c, done, ctx);
+	return background_start(lib, chip, dcmi_can_carve, "dcmi_create_vdevice", do_create, &c, done, ctx);
 }
 
 int dcmi_vnpu_destroy_start(struct dcmi_lib *lib, const struct npu_chip *chip, uint32_t vnpu_id,
 			    void (*done)(void *ctx), void *ctx)
 {
-	if (!lib || !addressable(chip))
-		return -EINVAL;
-	if (!dcmi_can_carve(lib))
-		return -EOPNOTSUPP;
 	struct background_call c = { .vnpu_id = vnpu_id };
-	return background_start(lib, chip, "dcmi_set_destroy_vdevice", do_destroy, &c, done, ctx);
+	return background_start(lib, chip, dcmi_can_carve, "dcmi_set_destroy_vdevice", do_destroy, &c, done, ctx);
 }
 
 int dcmi_vnpu_take(struct dcmi_lib *lib, bool give_up, struct dcmi_carve_outcome *ret_outcome)
 {
-	if (!ret_outcome)
-		return -EINVAL;
-	struct background_call c;
-	int r = background_take(lib, give_up, &c);
-	if (r == 0)
-		*ret_outcome = c.outcome;
-	return r;
+	return background_take(lib, give_up, ret_outcome);
 }
