@@ -1047,15 +1047,60 @@ int dcmi_chip_super_pod(struct dcmi_lib *lib, const struct npu_chip *chip, struc
 	return 0;
 }
 
-/* --- chip reset, in the background ---------------------------------------- */
+/* --- calls in the background: chip reset, vNPU carving -------------------- */
 
-/* A reset's arguments and outcome: the worker writes only here, never the
- * library's last error, which the loop's own calls use meanwhile. */
-struct reset_call {
+/* A background call's arguments and outcome: the worker writes only here,
+ * never the library's last error, which the loop's own calls use
+ * meanwhile. One structure for every background call, so the start and the
+ * take are the same for each. */
+struct background_call {
 	const struct dcmi_fns *fn;
 	int card_id, device_id;
-	struct dcmi_reset_outcome outcome;
+	char template_name[NPU_VNPU_TEMPLATE_MAX]; /* create: the template */
+	uint32_t vnpu_id;                          /* create: the id asked for; destroy: the id */
+	struct dcmi_carve_outcome outcome;         /* its result and error serve a reset too */
 };
+
+/* Records a failed vendor call in the outcome; true when it failed. */
+static bool background_failed(struct background_call *c, const char *call, int rc)
+{
+	if (rc == DCMI_OK)
+		return false;
+	c->outcome.result = -EIO;
+	c->outcome.error = (struct dcmi_error){ .code = rc, .call = call };
+	return true;
+}
+
+/* Hands c to the worker as call (its name, the chip's physical id the
+ * key), if the library can make it. */
+static int background_start(struct dcmi_lib *lib, const struct npu_chip *chip, bool (*can)(const struct dcmi_lib *lib),
+			    const char *call, int (*fn)(void *arg), struct background_call *c, void (*done)(void *ctx),
+			    void *ctx)
+{
+	if (!lib || !addressable(chip))
+		return -EINVAL;
+	if (!can(lib))
+		return -EOPNOTSUPP;
+	if (!lib->guard)
+		return -EINVAL;
+	c->fn = &lib->fn;
+	c->card_id = chip->card_id;
+	c->device_id = chip->device_id;
+	return vendor_call_start(lib->guard, call, (long)chip->phy_id, fn, c, sizeof(*c), done, ctx);
+}
+
+/* The outcome of the background call started last (see vendor_call_take). */
+static int background_take(struct dcmi_lib *lib, bool give_up, struct dcmi_carve_outcome *ret_outcome)
+{
+	if (!lib || !lib->guard || !ret_outcome)
+		return -EINVAL;
+	struct background_call c;
+	int result;
+	int r = vendor_call_take(lib->guard, give_up, &c, sizeof(c), &result);
+	if (r == 0)
+		*ret_outcome = c.outcome;
+	return r;
+}
 
 bool dcmi_can_reset(const struct dcmi_lib *lib)
 {
@@ -1064,37 +1109,74 @@ bool dcmi_can_reset(const struct dcmi_lib *lib)
 
 static int do_reset(void *arg)
 {
-	struct reset_call *c = arg;
-	int rc = c->fn->dcmi_set_device_pre_reset(c->card_id, c->device_id);
-	const char *call = "dcmi_set_device_pre_reset";
-	if (rc == DCMI_OK) {
-		rc = c->fn->dcmi_set_device_reset(c->card_id, c->device_id, INBAND_CHANNEL);
-		call = "dcmi_set_device_reset";
-	}
-	if (rc != DCMI_OK)
-		c->outcome = (struct dcmi_reset_outcome){ .result = -EIO, .error = { .code = rc, .call = call } };
+	struct background_call *c = arg;
+	if (!background_failed(c, "dcmi_set_device_pre_reset", c->fn->dcmi_set_device_pre_reset(c->card_id, c->device_id)))
+		background_failed(c, "dcmi_set_device_reset",
+				  c->fn->dcmi_set_device_reset(c->card_id, c->device_id, INBAND_CHANNEL));
 	return 0;
 }
 
 int dcmi_chip_reset_start(struct dcmi_lib *lib, const struct npu_chip *chip, void (*done)(void *ctx), void *ctx)
 {
-	if (!lib || !addressable(chip) || !lib->guard)
-		return -EINVAL;
-	if (!dcmi_can_reset(lib))
-		return -EOPNOTSUPP;
-	const struct reset_call c = { .fn = &lib->fn, .card_id = chip->card_id, .device_id = chip->device_id };
-	return vendor_call_start(lib->guard, "dcmi_set_device_reset", (long)chip->phy_id, do_reset, &c, sizeof(c), done,
-				 ctx);
+	struct background_call c = { 0 };
+	return background_start(lib, chip, dcmi_can_reset, "dcmi_set_device_reset", do_reset, &c, done, ctx);
 }
 
 int dcmi_chip_reset_take(struct dcmi_lib *lib, bool give_up, struct dcmi_reset_outcome *ret_outcome)
 {
-	if (!lib || !lib->guard || !ret_outcome)
-		return -EINVAL;
-	struct reset_call c;
-	int result;
-	int r = vendor_call_take(lib->guard, give_up, &c, sizeof(c), &result);
+	struct dcmi_carve_outcome out;
+	int r = background_take(lib, give_up, ret_outcome ? &out : NULL);
 	if (r == 0)
-		*ret_outcome = c.outcome;
+		*ret_outcome = (struct dcmi_reset_outcome){ .result = out.result, .error = out.error };
 	return r;
+}
+
+bool dcmi_can_carve(const struct dcmi_lib *lib)
+{
+	return lib && lib->fn.dcmi_create_vdevice && lib->fn.dcmi_set_destroy_vdevice;
+}
+
+static int do_create(void *arg)
+{
+	struct background_call *c = arg;
+	struct dcmi_create_vdev_res_stru in;
+	struct dcmi_create_vdev_out out;
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	in.vdev_id = c->vnpu_id;
+	in.vfg_id = DCMI_VDEV_ID_ANY;
+	memcpy(in.template_name, c->template_name, sizeof(c->template_name));
+	if (!background_failed(c, "dcmi_create_vdevice", c->fn->dcmi_create_vdevice(c->card_id, c->device_id, &in, &out)))
+		c->outcome.vnpu_id = out.vdev_id;
+	return 0;
+}
+
+static int do_destroy(void *arg)
+{
+	struct background_call *c = arg;
+	c->outcome.vnpu_id = c->vnpu_id;
+	background_failed(c, "dcmi_set_destroy_vdevice",
+			  c->fn->dcmi_set_destroy_vdevice(c->card_id, c->device_id, c->vnpu_id));
+	return 0;
+}
+
+int dcmi_vnpu_create_start(struct dcmi_lib *lib, const struct npu_chip *chip, const char *template_name,
+			   uint32_t vnpu_id, void (*done)(void *ctx), void *ctx)
+{
+	struct background_call c = { .vnpu_id = vnpu_id };
+	if (!template_name || !template_name[0] || str_copy(c.template_name, sizeof(c.template_name), template_name) < 0)
+		return -EINVAL;
+	return background_start(lib, chip, dcmi_can_carve, "dcmi_create_vdevice", do_create, &c, done, ctx);
+}
+
+int dcmi_vnpu_destroy_start(struct dcmi_lib *lib, const struct npu_chip *chip, uint32_t vnpu_id,
+			    void (*done)(void *ctx), void *ctx)
+{
+	struct background_call c = { .vnpu_id = vnpu_id };
+	return background_start(lib, chip, dcmi_can_carve, "dcmi_set_destroy_vdevice", do_destroy, &c, done, ctx);
+}
+
+int dcmi_vnpu_take(struct dcmi_lib *lib, bool give_up, struct dcmi_carve_outcome *ret_outcome)
+{
+	return background_take(lib, give_up, ret_outcome);
 }

@@ -219,3 +219,44 @@ int dcmi_chip_reset_start(struct dcmi_lib *lib, const struct npu_chip *chip, voi
  * same chip give -ETIMEDOUT, others -EBUSY, as for any overdue call).
  * -ENOENT when no reset was started. */
 int dcmi_chip_reset_take(struct dcmi_lib *lib, bool give_up, struct dcmi_reset_outcome *ret_outcome);
+
+/* --- vNPUs carved at run time ------------------------------------------- */
+
+/* Whether the library has the calls that carve and destroy vNPUs
+ * (dcmi_create_vdevice and dcmi_set_destroy_vdevice; older drivers lack
+ * them). */
+bool dcmi_can_carve(const struct dcmi_lib *lib);
+
+/* The vNPU id that lets the driver choose (the lowest free one of the chip). */
+#define DCMI_VNPU_ID_ANY 0xFFFFFFFFu
+
+/* What a carve or a destruction came to. */
+struct dcmi_carve_outcome {
+	int result;              /* 0, or -EIO */
+	struct dcmi_error error; /* -EIO: the call that failed and its code (-8001 bad template or id,
+				  * -8002 the chip is in use, -8020 no room left on it) */
+	uint32_t vnpu_id;        /* the vNPU made (its /dev/vdavinci<id>), or the one destroyed */
+};
+
+/* Carves a vNPU of template_name (e.g. "vir10_3c_32g") from the chip in
+ * the background (dcmi_create_vdevice), with vnpu_id, or the id the driver
+ * chooses with DCMI_VNPU_ID_ANY; destroys one (dcmi_set_destroy_vdevice).
+ * The contract is dcmi_chip_reset_start's: done(ctx) runs on the worker
+ * thread when the call returned, only to wake the caller, which takes the
+ * outcome with dcmi_vnpu_take; meanwhile every other call of lib gives
+ * -EBUSY. Returns 0, -EOPNOTSUPP when the library lacks the calls, -EBUSY
+ * when it is busy or stuck, -EINVAL for a chip without a DCMI address or
+ * a template name that is empty or longer than NPU_VNPU_TEMPLATE_MAX - 1
+ * (what DCMI's vNPU query can give back). */
+int dcmi_vnpu_create_start(struct dcmi_lib *lib, const struct npu_chip *chip, const char *template_name,
+			   uint32_t vnpu_id, void (*done)(void *ctx), void *ctx);
+int dcmi_vnpu_destroy_start(struct dcmi_lib *lib, const struct npu_chip *chip, uint32_t vnpu_id,
+			    void (*done)(void *ctx), void *ctx);
+
+/* The outcome of the carve or destruction started last, as
+ * dcmi_chip_reset_take gives a reset's: 0 with *ret_outcome, -EINPROGRESS
+ * while it runs, -ETIMEDOUT with give_up (abandoned: the library stays stuck
+ * in it until it returns), -ENOENT when none was started. The library runs
+ * one background call at a time, so this takes whichever was started:
+ * take a reset with dcmi_chip_reset_take. */
+int dcmi_vnpu_take(struct dcmi_lib *lib, bool give_up, struct dcmi_carve_outcome *ret_outcome);

@@ -173,6 +173,37 @@ _Static_assert(sizeof(struct dcmi_ip_addr) == 20, "struct dcmi_ip_addr is 20 byt
 #define DCMI_RDFX_DETECT_INIT 6u
 #define DCMI_RDFX_DETECT_IP_SET 8u
 
+/* Carving a vNPU at run time (dcmi_create_vdevice) and destroying it
+ * (dcmi_set_destroy_vdevice), as Huawei's DCMI API reference describes them
+ * (hiascend.com, "dcmi_create_vdevice" in the DCMI API reference of the
+ * Atlas 200I A2 and later products). vdev_id and vfg_id 0xFFFFFFFF let the
+ * driver choose; a vdev_id asks for that id, in the chip's range
+ * [phy*16+100, phy*16+115]. Of the output only vdev_id is filled; the PCIe
+ * fields and vfg_id are reserved. The reference lists the codes an
+ * operation refused answers: -8001 (invalid parameter), -8002 (not
+ * permitted: the chip is used whole, or in another vNPU mode) and -8020
+ * (resource occupied, which is what a chip without room for the template
+ * answers here). */
+#define DCMI_VDEV_ID_ANY 0xFFFFFFFFu
+#define DCMI_VDEV_TEMPLATE_NAME_LEN 32
+struct dcmi_create_vdev_res_stru {
+	unsigned int vdev_id;
+	unsigned int vfg_id;
+	char template_name[DCMI_VDEV_TEMPLATE_NAME_LEN];
+	unsigned char reserved[64];
+};
+_Static_assert(sizeof(struct dcmi_create_vdev_res_stru) == 104, "struct dcmi_create_vdev_res_stru is 104 bytes");
+
+struct dcmi_create_vdev_out {
+	unsigned int vdev_id;
+	unsigned int pcie_bus;
+	unsigned int pcie_device;
+	unsigned int pcie_func;
+	unsigned int vfg_id;
+	unsigned char reserved[32];
+};
+_Static_assert(sizeof(struct dcmi_create_vdev_out) == 52, "struct dcmi_create_vdev_out is 52 bytes");
+
 /* X-macro of every symbol the plugin resolves: (name, required, return, params).
  * A missing required symbol fails the load naming it; optional ones may be
  * absent on older drivers. */
@@ -210,7 +241,11 @@ _Static_assert(sizeof(struct dcmi_ip_addr) == 20, "struct dcmi_ip_addr is 20 byt
 	X(dcmi_get_device_ip, 0, int,                                                                \
 	  (int card_id, int device_id, enum dcmi_port_type input_type, int port_id,                 \
 	   struct dcmi_ip_addr *ip, struct dcmi_ip_addr *mask))                                     \
-	X(dcmi_get_device_network_health, 0, int, (int card_id, int device_id, unsigned int *result))
+	X(dcmi_get_device_network_health, 0, int, (int card_id, int device_id, unsigned int *result))     \
+	X(dcmi_create_vdevice, 0, int,                                                               \
+	  (int card_id, int device_id, struct dcmi_create_vdev_res_stru *vdev,                      \
+	   struct dcmi_create_vdev_out *out))                                                        \
+	X(dcmi_set_destroy_vdevice, 0, int, (int card_id, int device_id, unsigned int vdevid))
 
 /* Prototypes as the vendor header declares them (used by the simulator). */
 #define DCMI_DECLARE(name, required, ret, params) ret name params;

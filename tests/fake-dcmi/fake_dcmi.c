@@ -24,13 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 #include "state.h"
+#include "vdev.h"
 
 #pragma GCC visibility push(default)
 #include "npu/dcmi_abi.h"
@@ -95,6 +98,7 @@ static struct {
 	bool log_events;
 	char path[PATH_MAX]; /* absolute path of the state file */
 	const char *base;    /* its last component, inside path */
+	char dev_dir[PATH_MAX]; /* where vNPU nodes are made (ASCEND_FAKE_DCMI_DEV_DIR); empty: nowhere */
 	struct fake_state *state;
 	int inotify_fd;
 	int wake_fd;
@@ -653,6 +657,11 @@ static int start_locked(void)
 	}
 	const char *log = getenv("ASCEND_FAKE_DCMI_LOG");
 	sim.log_events = log && strcmp(log, "1") == 0;
+	const char *dev_dir = getenv("ASCEND_FAKE_DCMI_DEV_DIR");
+	if (str_copy(sim.dev_dir, sizeof(sim.dev_dir), dev_dir ? dev_dir : "") < 0) {
+		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_DEV_DIR is too long\n");
+		return DCMI_ERR_INNER;
+	}
 
 	char dir[PATH_MAX];
 	if (resolve_state_path(origin, env, dir, sizeof(dir)) < 0)
@@ -772,10 +781,11 @@ static int lookup_call_locked(enum fake_call call, int card_id, int device_id, b
 	int r = lookup_locked(card_id, device_id, allow_absent, &chip);
 	if (r != DCMI_OK)
 		return r;
-	if (chip->hang_s[call] != 0) {
+	if (chip->hang_ms[call] != 0) {
 		/* Stuck in this call: the rest of the library (the watcher, the
 		 * event handlers) goes on. The state may change meanwhile. */
-		struct timespec left = { .tv_sec = chip->hang_s[call] };
+		struct timespec left = { .tv_sec = chip->hang_ms[call] / 1000,
+					 .tv_nsec = (long)(chip->hang_ms[call] % 1000) * 1000000 };
 		pthread_mutex_unlock(&sim.lock);
 		while (nanosleep(&left, &left) < 0 && errno == EINTR) {
 		}
@@ -1251,6 +1261,172 @@ int dcmi_get_device_network_health(int card_id, int device_id, unsigned int *res
 		r = DCMI_ERR_INVALID_PARAMETER;
 	else if ((r = lookup_call_locked(FAKE_CALL_NETWORK_HEALTH, card_id, device_id, false, &chip)) == DCMI_OK)
 		r = chip->has_link ? (*result = chip->link, DCMI_OK) : DCMI_ERR_NOT_SUPPORTED;
+	api_leave();
+	return r;
+}
+
+/* ---- vNPUs carved at run time ---- */
+
+/* The state file's text, read and parsed under an exclusive lock of its
+ * directory: simulators of other processes write the file too, and each
+ * edits the text it read last. */
+struct state_text {
+	int dir_fd; /* holds the lock */
+	char *buf;
+	size_t len;
+	mode_t mode;
+	struct fake_state *parsed; /* buf, parsed: its vNPUs' lines are buf's */
+};
+
+static void state_text_close(struct state_text *t)
+{
+	if (t->dir_fd >= 0)
+		close(t->dir_fd); /* releases the lock */
+	free(t->buf);
+	free(t->parsed);
+	*t = (struct state_text){ .dir_fd = -1 };
+}
+
+static int state_text_open_locked(struct state_text *t)
+{
+	*t = (struct state_text){ .dir_fd = -1, .mode = 0644 };
+	char dir[PATH_MAX];
+	struct stat st;
+	int r = str_printf(dir, sizeof(dir), "%.*s", (int)(sim.base - sim.path), sim.path);
+	if (r == 0 && ((t->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || flock(t->dir_fd, LOCK_EX) < 0))
+		r = -errno;
+	/* What another process wrote before it let go of the lock is seen. */
+	take_changes_locked();
+	if (r == 0)
+		r = read_state_file(sim.path, &t->buf, &t->len);
+	if (r == 0 && stat(sim.path, &st) == 0)
+		t->mode = st.st_mode & 07777;
+	if (r == 0 && !(t->parsed = malloc(sizeof(*t->parsed))))
+		r = -ENOMEM;
+	if (r == 0 && fake_state_parse(t->parsed, t->buf, t->len, NULL, NULL) < 0)
+		r = -EFBIG;
+	if (r < 0) {
+		fprintf(stderr, "fake-dcmi: cannot edit %s: %s\n", sim.path, strerror(-r));
+		state_text_close(t);
+		return DCMI_ERR_INNER;
+	}
+	return DCMI_OK;
+}
+
+/* Writes the text with [from, to) replaced by insert, atomically, and
+ * takes the new state in. */
+static int state_text_replace_locked(struct state_text *t, size_t from, size_t to, const char *insert)
+{
+	size_t n = strlen(insert);
+	char *next = malloc(t->len - (to - from) + n + 1);
+	if (!next)
+		return DCMI_ERR_MEMORY;
+	memcpy(next, t->buf, from);
+	memcpy(next + from, insert, n);
+	memcpy(next + from + n, t->buf + to, t->len - to);
+	int r = file_write_atomic(sim.path, next, t->len - (to - from) + n, t->mode, 0);
+	free(next);
+	if (r < 0) {
+		fprintf(stderr, "fake-dcmi: cannot write %s: %s\n", sim.path, strerror(-r));
+		return DCMI_ERR_INNER;
+	}
+	take_changes_locked();
+	return DCMI_OK;
+}
+
+/* The device node of vNPU id, <dev dir>/vdavinci<id>; 0 without a dev dir. */
+static int node_path(uint32_t id, char *buf, size_t size)
+{
+	if (!sim.dev_dir[0])
+		return 0;
+	return str_printf(buf, size, "%s/vdavinci%u", sim.dev_dir, id) < 0 ? -ENAMETOOLONG : 1;
+}
+
+int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_stru *vdev,
+			struct dcmi_create_vdev_out *out)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	struct state_text t = { .dir_fd = -1 };
+	struct fake_vnpu v;
+	char name[DCMI_VDEV_TEMPLATE_NAME_LEN], node[PATH_MAX], line[128];
+	int has_node = 0;
+	if ((r = lookup_call_locked(FAKE_CALL_CREATE_VDEVICE, card_id, device_id, false, &chip)) != DCMI_OK)
+		goto out;
+	if (!vdev || !out || !memchr(vdev->template_name, '\0', sizeof(vdev->template_name))) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+		goto out;
+	}
+	memcpy(name, vdev->template_name, sizeof(name));
+	uint32_t phy = chip->phy;
+	if ((r = state_text_open_locked(&t)) != DCMI_OK)
+		goto out;
+	/* The chip as the file has it now, which another process may have
+	 * changed since the call began. */
+	if (!(chip = fake_state_find_phy(t.parsed, phy))) {
+		r = DCMI_ERR_DEVICE_NOT_EXIST;
+		goto out;
+	}
+	if ((r = fake_vdev_plan(t.parsed, chip, name, vdev->vdev_id, &v)) != DCMI_OK)
+		goto out;
+	has_node = node_path(v.id, node, sizeof(node));
+	int fd = has_node > 0 ? open(node, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666) : 0;
+	if (has_node < 0 || fd < 0) {
+		fprintf(stderr, "fake-dcmi: cannot make the node of vNPU %u in %s: %s\n", v.id, sim.dev_dir,
+			strerror(has_node < 0 ? -has_node : errno));
+		has_node = 0;
+		r = DCMI_ERR_INNER;
+		goto out;
+	}
+	if (fd > 0)
+		close(fd);
+	bool needs_newline = t.len > 0 && t.buf[t.len - 1] != '\n';
+	snprintf(line, sizeof(line), "%svnpu id=%u phy=%u template=%s\n", needs_newline ? "\n" : "", v.id, v.phy,
+		 v.template_name);
+	if ((r = state_text_replace_locked(&t, t.len, t.len, line)) != DCMI_OK)
+		goto out;
+	memset(out, 0, sizeof(*out));
+	out->vdev_id = v.id;
+	has_node = 0;
+	if (sim.log_events)
+		fprintf(stderr, "fake-dcmi: phy %u: vNPU %u (%s) created\n", v.phy, v.id, v.template_name);
+out:
+	if (has_node > 0)
+		unlink(node);
+	state_text_close(&t);
+	api_leave();
+	return r;
+}
+
+int dcmi_set_destroy_vdevice(int card_id, int device_id, unsigned int vdevid)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	const struct fake_vnpu *v;
+	struct state_text t = { .dir_fd = -1 };
+	size_t start, end;
+	char node[PATH_MAX];
+	if ((r = lookup_call_locked(FAKE_CALL_DESTROY_VDEVICE, card_id, device_id, false, &chip)) != DCMI_OK)
+		goto out;
+	uint32_t phy = chip->phy;
+	if ((r = state_text_open_locked(&t)) != DCMI_OK)
+		goto out;
+	if (!(v = fake_vdev_find(t.parsed, phy, vdevid)) || fake_state_line_span(t.buf, t.len, v->line, &start, &end) < 0) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+		goto out;
+	}
+	if ((r = state_text_replace_locked(&t, start, end, "")) != DCMI_OK)
+		goto out;
+	if (node_path(vdevid, node, sizeof(node)) > 0 && unlink(node) < 0 && errno != ENOENT)
+		fprintf(stderr, "fake-dcmi: cannot remove %s: %s\n", node, strerror(errno));
+	if (sim.log_events)
+		fprintf(stderr, "fake-dcmi: phy %u: vNPU %u destroyed\n", phy, vdevid);
+out:
+	state_text_close(&t);
 	api_leave();
 	return r;
 }

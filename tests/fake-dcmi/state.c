@@ -216,29 +216,35 @@ static int key_hbm_used_mb(struct fake_chip *chip, const char *value)
 	return r;
 }
 
-static const char *const call_names[FAKE_CALL_COUNT] = {
-	[FAKE_CALL_HEALTH] = "dcmi_get_device_health",
-	[FAKE_CALL_ERRORCODE] = "dcmi_get_device_errorcode_v2",
-	[FAKE_CALL_HBM] = "dcmi_get_device_hbm_info",
-	[FAKE_CALL_TEMPERATURE] = "dcmi_get_device_temperature",
-	[FAKE_CALL_POWER] = "dcmi_get_device_power_info",
-	[FAKE_CALL_UTILIZATION] = "dcmi_get_device_utilization_rate",
-	[FAKE_CALL_PRE_RESET] = "dcmi_set_device_pre_reset",
-	[FAKE_CALL_RESET] = "dcmi_set_device_reset",
-	[FAKE_CALL_IP] = "dcmi_get_device_ip",
-	[FAKE_CALL_NETWORK_HEALTH] = "dcmi_get_device_network_health",
-	[FAKE_CALL_INFO] = "dcmi_get_device_info",
+/* Each call's DCMI name and the short name fail= and hang= also take: the
+ * name without its "dcmi_get_device_", "dcmi_set_device_", "dcmi_set_" or
+ * "dcmi_" prefix. */
+static const struct {
+	const char *name, *short_name;
+} calls[FAKE_CALL_COUNT] = {
+	[FAKE_CALL_HEALTH] = { "dcmi_get_device_health", "health" },
+	[FAKE_CALL_ERRORCODE] = { "dcmi_get_device_errorcode_v2", "errorcode_v2" },
+	[FAKE_CALL_HBM] = { "dcmi_get_device_hbm_info", "hbm_info" },
+	[FAKE_CALL_TEMPERATURE] = { "dcmi_get_device_temperature", "temperature" },
+	[FAKE_CALL_POWER] = { "dcmi_get_device_power_info", "power_info" },
+	[FAKE_CALL_UTILIZATION] = { "dcmi_get_device_utilization_rate", "utilization_rate" },
+	[FAKE_CALL_PRE_RESET] = { "dcmi_set_device_pre_reset", "pre_reset" },
+	[FAKE_CALL_RESET] = { "dcmi_set_device_reset", "reset" },
+	[FAKE_CALL_IP] = { "dcmi_get_device_ip", "ip" },
+	[FAKE_CALL_NETWORK_HEALTH] = { "dcmi_get_device_network_health", "network_health" },
+	[FAKE_CALL_INFO] = { "dcmi_get_device_info", "info" },
+	[FAKE_CALL_CREATE_VDEVICE] = { "dcmi_create_vdevice", "create_vdevice" },
+	[FAKE_CALL_DESTROY_VDEVICE] = { "dcmi_set_destroy_vdevice", "destroy_vdevice" },
 };
 
 const char *fake_call_name(enum fake_call call)
 {
-	return call < FAKE_CALL_COUNT ? call_names[call] : "?";
+	return call < FAKE_CALL_COUNT ? calls[call].name : "?";
 }
 
-/* Walks "CALL[:ARG],...": CALL is a DCMI function's name, with or without
- * its "dcmi_get_device_" or "dcmi_set_device_" prefix ("temperature",
- * "reset"; both prefixes are 16 characters); item gets the call and
- * ARG (NULL when there is none) and says whether it is valid. */
+/* Walks "CALL[:ARG],...": CALL is a DCMI function's name or its short name
+ * ("temperature", "reset", "create_vdevice"); item gets the call and ARG
+ * (NULL when there is none) and says whether it is valid. */
 static int each_call(const char *value, int (*item)(enum fake_call call, const char *arg, void *ctx), void *ctx)
 {
 	const char *p = value;
@@ -252,11 +258,8 @@ static int each_call(const char *value, int (*item)(enum fake_call call, const c
 		char *colon = strchr(buf, ':');
 		if (colon)
 			*colon = '\0';
-		const char *name = strncmp(buf, "dcmi_get_device_", 16) == 0 || strncmp(buf, "dcmi_set_device_", 16) == 0
-					   ? buf + 16
-					   : buf;
 		size_t i = 0;
-		while (i < FAKE_CALL_COUNT && strcmp(call_names[i] + 16, name) != 0)
+		while (i < FAKE_CALL_COUNT && strcmp(calls[i].name, buf) != 0 && strcmp(calls[i].short_name, buf) != 0)
 			i++;
 		if (i == FAKE_CALL_COUNT)
 			return -EINVAL;
@@ -290,21 +293,53 @@ static int key_fail(struct fake_chip *chip, const char *value)
 	return r;
 }
 
-/* hang=: each named call blocks for SECONDS (1-3600) before it answers. */
+/* hang= and hang_ms=: each named call blocks for ARG units (1 up to an
+ * hour) before it answers. */
+struct hang_items {
+	uint32_t unit_ms;
+	uint32_t ms[FAKE_CALL_COUNT];
+};
+
 static int hang_item(enum fake_call call, const char *arg, void *ctx)
 {
-	uint32_t *seconds = ctx;
-	if (!arg || parse_u32(arg, 10, 3600, &seconds[call]) < 0 || seconds[call] == 0)
+	struct hang_items *h = ctx;
+	uint32_t n;
+	if (!arg || parse_u32(arg, 10, FAKE_HANG_MAX_MS / h->unit_ms, &n) < 0 || n == 0)
 		return -EINVAL;
+	h->ms[call] = n * h->unit_ms;
+	return 0;
+}
+
+/* The two keys may name different calls of one chip: each sets only the
+ * calls it names. */
+static int hang_in(struct fake_chip *chip, const char *value, uint32_t unit_ms)
+{
+	struct hang_items h = { .unit_ms = unit_ms };
+	int r = each_call(value, hang_item, &h);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < FAKE_CALL_COUNT; i++)
+		if (h.ms[i])
+			chip->hang_ms[i] = h.ms[i];
 	return 0;
 }
 
 static int key_hang(struct fake_chip *chip, const char *value)
 {
-	uint32_t seconds[FAKE_CALL_COUNT] = { 0 };
-	int r = each_call(value, hang_item, seconds);
+	return hang_in(chip, value, 1000);
+}
+
+static int key_hang_ms(struct fake_chip *chip, const char *value)
+{
+	return hang_in(chip, value, 1);
+}
+
+static int key_busy(struct fake_chip *chip, const char *value)
+{
+	uint32_t v;
+	int r = parse_u32(value, 10, 1, &v);
 	if (r == 0)
-		memcpy(chip->hang_s, seconds, sizeof(seconds));
+		chip->busy = v == 1;
 	return r;
 }
 
@@ -438,10 +473,12 @@ static const struct chip_key {
 	{ "util", key_util, "a percentage 0-100" },
 	{ "hbm_used_mb", key_hbm_used_mb, "a number of megabytes" },
 	{ "fail", key_fail,
-	  "calls separated by commas, each a DCMI name with or without its dcmi_get_device_ or dcmi_set_device_ "
-	  "prefix (health, reset...), optionally :CODE" },
+	  "calls separated by commas, each a DCMI name or its short name (health, reset, create_vdevice...), "
+	  "optionally :CODE" },
 	{ "pci", key_pci, "a PCI address such as 0000:3b:00.0" },
 	{ "hang", key_hang, "calls separated by commas, each as for fail= with :SECONDS (1-3600)" },
+	{ "hang_ms", key_hang_ms, "calls separated by commas, each as for fail= with :MILLISECONDS (1-3600000)" },
+	{ "busy", key_busy, "0 or 1" },
 	{ "reset", key_reset, "clean, faulty or never" },
 	{ "reset_ms", key_reset_ms, "milliseconds, 0-3600000" },
 	{ "ip", key_ip, "an IPv4 or IPv6 address with a prefix length such as 192.168.1.8/24" },
@@ -685,6 +722,7 @@ static void parse_vnpu(struct parser *p, char *cursor)
 		report(p, "more than %d vnpus, line ignored", FAKE_STATE_MAX_VNPUS);
 		return;
 	}
+	v.line = p->line;
 	s->vnpus[s->vnpu_count++] = v;
 }
 
@@ -821,4 +859,20 @@ uint32_t fake_state_devices_in_card(const struct fake_state *state, uint32_t car
 		if (state->chips[i].card == card)
 			n++;
 	return n;
+}
+
+int fake_state_line_span(const char *buf, size_t len, unsigned line, size_t *ret_start, size_t *ret_end)
+{
+	size_t start = 0;
+	for (unsigned n = 1; line > 0 && start < len; n++) {
+		const char *nl = memchr(buf + start, '\n', len - start);
+		size_t end = nl ? (size_t)(nl - buf) + 1 : len;
+		if (n == line) {
+			*ret_start = start;
+			*ret_end = end;
+			return 0;
+		}
+		start = end;
+	}
+	return -ENOENT;
 }

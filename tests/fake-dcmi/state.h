@@ -33,8 +33,9 @@
 #define FAKE_STATE_VNPUS_PER_CHIP 16
 #define FAKE_STATE_TEMPLATE_SIZE 16
 
-/* Calls a chip line can make fail (fail=): the chip calls with telemetry or
- * identity the plugin reads after discovery, and the two reset calls. */
+/* Calls a chip line can make fail (fail=) or hang (hang=, hang_ms=): the
+ * chip calls with telemetry or identity the plugin reads after discovery,
+ * the two reset calls and the two that carve and destroy vNPUs. */
 enum fake_call {
 	FAKE_CALL_HEALTH,
 	FAKE_CALL_ERRORCODE,
@@ -47,6 +48,8 @@ enum fake_call {
 	FAKE_CALL_IP,
 	FAKE_CALL_NETWORK_HEALTH,
 	FAKE_CALL_INFO,
+	FAKE_CALL_CREATE_VDEVICE,
+	FAKE_CALL_DESTROY_VDEVICE,
 	FAKE_CALL_COUNT,
 };
 
@@ -60,6 +63,8 @@ enum fake_reset_outcome {
 /* How long a reset chip stays away by default (reset_ms=), and at most. */
 #define FAKE_RESET_DEFAULT_MS 1000u
 #define FAKE_RESET_MAX_MS 3600000u
+/* The longest a call may hang (hang=, hang_ms=): an hour. */
+#define FAKE_HANG_MAX_MS 3600000u
 
 /* The DCMI function name of a call ("dcmi_get_device_temperature"). */
 const char *fake_call_name(enum fake_call call);
@@ -85,10 +90,13 @@ struct fake_chip {
 	uint64_t hbm_used_mb;
 	/* fail=: the calls that fail, with the code each returns (0: does not fail). */
 	int32_t fail_rc[FAKE_CALL_COUNT];
-	/* hang=: the calls that block, each for how many seconds (0: does not),
-	 * like a vendor library stuck in one call (its other calls and its
-	 * event thread still work). */
-	uint32_t hang_s[FAKE_CALL_COUNT];
+	/* hang= (seconds), hang_ms= (milliseconds): the calls that block, each
+	 * for how many milliseconds (0: does not), like a vendor library stuck
+	 * in one call (its other calls and its event thread still work). */
+	uint32_t hang_ms[FAKE_CALL_COUNT];
+	/* busy=1: a process uses the chip whole, so no vNPU can be carved
+	 * from it (dcmi_create_vdevice answers -8002). */
+	bool busy;
 	bool has_board;
 	uint32_t board;
 	bool has_pci; /* pci= given: dcmi_get_device_pcie_info_v2 answers it */
@@ -115,6 +123,7 @@ struct fake_vnpu {
 	uint32_t id;  /* the N of /dev/vdavinciN */
 	uint32_t phy; /* the chip it is carved from: a chip line with this phy */
 	char template_name[FAKE_STATE_TEMPLATE_SIZE];
+	unsigned line; /* the line of the state file that defines it, 1-based */
 };
 
 struct fake_state {
@@ -156,3 +165,9 @@ size_t fake_state_card_list(const struct fake_state *state, uint32_t *cards, siz
 
 /* Number of chips on a card (0 when the card is unknown). */
 uint32_t fake_state_devices_in_card(const struct fake_state *state, uint32_t card);
+
+/* Where line (1-based, as the parser counts) is in buf[len]: its first byte
+ * at *ret_start, and *ret_end just past its newline (or at len for a last
+ * line without one), so that removing [start, end) removes the line whole.
+ * -ENOENT when buf has fewer lines. */
+int fake_state_line_span(const char *buf, size_t len, unsigned line, size_t *ret_start, size_t *ret_end);

@@ -16,7 +16,9 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1479,6 +1481,142 @@ static void test_sim_subscribe(void **state)
 	dcmi_lib_close(lib);
 }
 
+
+/* ---- vNPUs carved in the background ------------------------------------ */
+
+static void wake_eventfd(void *ctx)
+{
+	uint64_t one = 1;
+	if (write(*(int *)ctx, &one, sizeof(one)) < 0)
+		abort();
+}
+
+/* Waits for the background call's done callback, then takes its outcome. */
+static struct dcmi_carve_outcome carve_wait(struct dcmi_lib *lib, int efd)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
+	uint64_t n;
+	assert_int_equal(read(efd, &n, sizeof(n)), sizeof(n));
+	struct dcmi_carve_outcome out;
+	assert_int_equal(dcmi_vnpu_take(lib, false, &out), 0);
+	return out;
+}
+
+static bool vnode_exists(const struct fixture *f, unsigned id)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/dev/vdavinci%u", f->root, id);
+	return access(path, F_OK) == 0;
+}
+
+static void test_sim_carve(void **state)
+{
+	struct fixture *f = *state;
+	char dev[PATH_MAX];
+	snprintf(dev, sizeof(dev), "%s/dev", f->root);
+	assert_int_equal(mkdir(dev, 0755), 0);
+	assert_int_equal(setenv("ASCEND_FAKE_DCMI_DEV_DIR", dev, 1), 0);
+	struct dcmi_lib *lib = open_simulator(f, "chip phy=0 card=0 name=910B3 aicore=20 hbm_mb=65536 "
+						 "hang_ms=destroy_vdevice:300\n"
+						 "chip phy=1 card=1 name=910B3 aicore=20 hbm_mb=65536 busy=1\n");
+	unsetenv("ASCEND_FAKE_DCMI_DEV_DIR");
+	struct npu_chip chips[2];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(lib, chips, 2, &count), 0);
+	assert_int_equal(count, 2);
+	assert_true(dcmi_can_carve(lib));
+	int efd = eventfd(0, EFD_CLOEXEC);
+	assert_true(efd >= 0);
+	struct dcmi_carve_outcome out;
+	unsigned health;
+
+	/* The driver's choice; the library is busy until it is taken. */
+	assert_int_equal(dcmi_vnpu_take(lib, false, &out), -ENOENT);
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[0], "vir10_3c_32g", DCMI_VNPU_ID_ANY, wake_eventfd, &efd), 0);
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[0], "vir10_3c_32g", 105, wake_eventfd, &efd), -EBUSY);
+	assert_int_equal(dcmi_chip_health(lib, &chips[0], &health), -EBUSY);
+	out = carve_wait(lib, efd);
+	assert_int_equal(out.result, 0);
+	assert_int_equal(out.vnpu_id, 100);
+	assert_true(vnode_exists(f, 100));
+	assert_int_equal(dcmi_vnpu_take(lib, false, &out), -ENOENT);
+	assert_int_equal(dcmi_chip_health(lib, &chips[0], &health), 0);
+	/* An id asked for. */
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[0], "vir10_3c_32g", 105, wake_eventfd, &efd), 0);
+	out = carve_wait(lib, efd);
+	assert_int_equal(out.result, 0);
+	assert_int_equal(out.vnpu_id, 105);
+
+	/* DCMI's refusals come back with the call and its code: no room left,
+	 * a chip in use. */
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[0], "vir05_1c_8g", DCMI_VNPU_ID_ANY, wake_eventfd, &efd), 0);
+	out = carve_wait(lib, efd);
+	assert_int_equal(out.result, -EIO);
+	assert_int_equal(out.error.code, DCMI_ERR_RESOURCE_OCCUPIED);
+	assert_string_equal(out.error.call, "dcmi_create_vdevice");
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[1], "vir05_1c_8g", DCMI_VNPU_ID_ANY, wake_eventfd, &efd), 0);
+	out = carve_wait(lib, efd);
+	assert_int_equal(out.result, -EIO);
+	assert_int_equal(out.error.code, DCMI_ERR_NOT_PERMITTED);
+
+	/* Bad arguments never reach DCMI. */
+	struct npu_chip no_address = chips[0];
+	no_address.card_id = -1;
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[0], "", DCMI_VNPU_ID_ANY, NULL, NULL), -EINVAL);
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[0], NULL, DCMI_VNPU_ID_ANY, NULL, NULL), -EINVAL);
+	assert_int_equal(dcmi_vnpu_create_start(lib, &chips[0], "vir10_3c_16g_nm1", DCMI_VNPU_ID_ANY, NULL, NULL),
+			 -EINVAL);
+	assert_int_equal(dcmi_vnpu_create_start(lib, &no_address, "vir05_1c_8g", DCMI_VNPU_ID_ANY, NULL, NULL), -EINVAL);
+	assert_int_equal(dcmi_vnpu_destroy_start(lib, &no_address, 100, NULL, NULL), -EINVAL);
+	assert_int_equal(dcmi_vnpu_take(lib, false, NULL), -EINVAL);
+
+	/* A destruction takes 300 ms here: in progress, then done. */
+	assert_int_equal(dcmi_vnpu_destroy_start(lib, &chips[0], 100, wake_eventfd, &efd), 0);
+	assert_int_equal(dcmi_vnpu_take(lib, false, &out), -EINPROGRESS);
+	out = carve_wait(lib, efd);
+	assert_int_equal(out.result, 0);
+	assert_int_equal(out.vnpu_id, 100);
+	assert_false(vnode_exists(f, 100));
+	/* An unknown id. */
+	assert_int_equal(dcmi_vnpu_destroy_start(lib, &chips[0], 100, wake_eventfd, &efd), 0);
+	out = carve_wait(lib, efd);
+	assert_int_equal(out.result, -EIO);
+	assert_int_equal(out.error.code, DCMI_ERR_INVALID_PARAMETER);
+	assert_string_equal(out.error.call, "dcmi_set_destroy_vdevice");
+
+	/* Given up: the library stays stuck in it until DCMI returns. One the
+	 * worker had not begun yet is taken back instead, with nothing stuck
+	 * and nothing done: then it is started again. */
+	int64_t deadline = now_ms() + WAIT_MS;
+	int r;
+	do {
+		assert_true(now_ms() < deadline);
+		assert_int_equal(dcmi_vnpu_destroy_start(lib, &chips[0], 105, wake_eventfd, &efd), 0);
+		assert_int_equal(dcmi_vnpu_take(lib, true, &out), -ETIMEDOUT);
+		r = dcmi_chip_health(lib, &chips[0], &health);
+		assert_true(r == -EBUSY || r == 0);
+	} while (r == 0);
+	wait_health(lib, &chips[0], 0);
+	assert_false(vnode_exists(f, 105));
+	close(efd);
+	dcmi_lib_close(lib);
+}
+
+/* A driver without the calls (older than vNPUs at run time). */
+static void test_mock_carve_unsupported(void **state)
+{
+	(void)state;
+	struct dcmi_lib lib = mock_lib();
+	const struct npu_chip chip = { .card_id = 0, .device_id = 0 };
+	assert_false(dcmi_can_carve(&lib));
+	assert_false(dcmi_can_carve(NULL));
+	assert_int_equal(dcmi_vnpu_create_start(&lib, &chip, "vir05_1c_8g", DCMI_VNPU_ID_ANY, NULL, NULL), -EOPNOTSUPP);
+	assert_int_equal(dcmi_vnpu_destroy_start(&lib, &chip, 100, NULL, NULL), -EOPNOTSUPP);
+	struct dcmi_carve_outcome out;
+	assert_int_equal(dcmi_vnpu_take(&lib, false, &out), -EINVAL);
+}
+
 /* ---- main ------------------------------------------------------------- */
 
 static int run_scenario(const char *name)
@@ -1533,6 +1671,7 @@ static const struct CMUnitTest root_tests[] = {
 	FIXTURE_TEST(test_sim_state_change),
 	FIXTURE_TEST(test_sim_subscribe),
 	FIXTURE_TEST(test_sim_network),
+	FIXTURE_TEST(test_sim_carve),
 };
 
 static const struct CMUnitTest tests[] = {
@@ -1550,6 +1689,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_mock_subscribe),
 	cmocka_unit_test(test_mock_driver_version),
 	cmocka_unit_test(test_mock_roce_address),
+	cmocka_unit_test(test_mock_carve_unsupported),
 	FIXTURE_TEST(test_loader_cache_not_found),
 };
 

@@ -4,8 +4,11 @@
  * against state files in a private temporary directory. Covers the calls
  * before dcmi_init, enumeration, PCIe addresses, absent chips, error codes, fault and
  * recovery events after atomic renames and in-place writes, subscription
- * scopes, filters and `subscribe off`, and removal of the state file; and,
- * with a second copy of the library, the default state file next to it.
+ * scopes, filters and `subscribe off`, and removal of the state file;
+ * vNPUs carved and destroyed at run time (templates, room, busy chips, ids,
+ * the state file's vnpu lines and the device nodes, failing and hanging
+ * calls); and, with a second copy of the library, the default state file
+ * next to it.
  *
  * The library is process-global, so the tests share one instance and run in
  * order; failing dcmi_init calls are checked in a forked child. Waits for
@@ -52,6 +55,7 @@ static void *lib;
 /* Half of PATH_MAX, so every path built from it provably fits. */
 static char dir[PATH_MAX / 2];
 static char state_path[PATH_MAX];
+static char dev_dir[PATH_MAX / 2 + 8];
 static unsigned barrier_health;
 static int64_t last_rename_us; /* when write_state last called rename() */
 
@@ -255,6 +259,10 @@ static int group_setup(void **unused)
 		return -1;
 	snprintf(state_path, sizeof(state_path), "%s/state.txt", dir);
 	setenv("ASCEND_FAKE_DCMI_STATE", state_path, 1);
+	snprintf(dev_dir, sizeof(dev_dir), "%s/dev", dir);
+	if (mkdir(dev_dir, 0755) < 0)
+		return -1;
+	setenv("ASCEND_FAKE_DCMI_DEV_DIR", dev_dir, 1);
 
 	lib = dlopen(FAKE_DCMI_LIB, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
@@ -936,6 +944,167 @@ static void test_default_state_next_to_the_library(void **unused)
 	assert_int_equal(rmdir(lib_dir), 0);
 }
 
+
+/* ---- vNPUs carved at run time ---- */
+
+/* The state file's text. */
+static void read_state_text(char *buf, size_t size)
+{
+	int fd = open(state_path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	assert_true(n >= 0 && (size_t)n < size - 1);
+	buf[n] = '\0';
+}
+
+static bool node_exists(unsigned id)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/vdavinci%u", dev_dir, id);
+	return access(path, F_OK) == 0;
+}
+
+/* dcmi_create_vdevice on (card, 0); the id made in *ret_id. */
+static int create_vdev(int card, const char *template_name, unsigned want_id, unsigned *ret_id)
+{
+	struct dcmi_create_vdev_res_stru in;
+	struct dcmi_create_vdev_out out;
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0xa5, sizeof(out));
+	in.vdev_id = want_id;
+	in.vfg_id = DCMI_VDEV_ID_ANY;
+	snprintf(in.template_name, sizeof(in.template_name), "%s", template_name);
+	int rc = dcmi.dcmi_create_vdevice(card, 0, &in, &out);
+	if (rc == 0 && ret_id)
+		*ret_id = out.vdev_id;
+	return rc;
+}
+
+/* The vNPU ids DCMI lists for (card, 0), comma separated. */
+static void listed_vnpus(int card, char *buf, size_t size)
+{
+	unsigned char info[DCMI_VDEV_QUERY_BYTES] = { 0 };
+	unsigned int len = sizeof(info), count, id;
+	assert_int_equal(dcmi.dcmi_get_device_info(card, 0, DCMI_MAIN_CMD_VDEV_MNG, DCMI_VMNG_SUB_CMD_GET_TOTAL_RESOURCE,
+						   info, &len),
+			 0);
+	memcpy(&count, info, sizeof(count));
+	buf[0] = '\0';
+	for (unsigned i = 0; i < count; i++) {
+		memcpy(&id, info + sizeof(count) * (1 + i), sizeof(id));
+		size_t at = strlen(buf);
+		snprintf(buf + at, size - at, "%s%u", i ? "," : "", id);
+	}
+}
+
+/* The state the vNPU tests start from: its last line has no newline. */
+#define VNPU_STATE                                                          \
+	"# a 910B3, a busy one, a 310P3 with a static vNPU, a 310B\n"       \
+	"chip phy=0 name=910B3 aicore=20 hbm_mb=65536\n"                   \
+	"chip phy=1 name=910B3 aicore=20 hbm_mb=65536 busy=1\n"            \
+	"chip phy=2 name=310P3 aicore=8 hbm_mb=24576\n"                    \
+	"chip phy=3 name=310B1 aicore=8 hbm_mb=8192\n"                     \
+	"vnpu id=132 phy=2 template=vir04"
+
+static void test_vdevice_create_and_destroy(void **unused)
+{
+	(void)unused;
+	write_state(VNPU_STATE);
+	unsigned id = 0;
+	char text[4096], ids[256];
+
+	/* The driver's choice is the lowest free id; the line goes at the end,
+	 * every other line as it was, and the node appears. */
+	assert_int_equal(create_vdev(0, "vir10_3c_32g", DCMI_VDEV_ID_ANY, &id), 0);
+	assert_int_equal(id, 100);
+	assert_true(node_exists(100));
+	read_state_text(text, sizeof(text));
+	assert_string_equal(text, VNPU_STATE "\nvnpu id=100 phy=0 template=vir10_3c_32g\n");
+	assert_int_equal(create_vdev(0, "vir10_3c_32g", DCMI_VDEV_ID_ANY, &id), 0);
+	assert_int_equal(id, 101);
+	listed_vnpus(0, ids, sizeof(ids));
+	assert_string_equal(ids, "100,101");
+
+	/* The chip's 20 AI cores are taken. */
+	assert_int_equal(create_vdev(0, "vir05_1c_8g", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_RESOURCE_OCCUPIED);
+	/* A template of another family, an empty name, a chip used whole, a
+	 * family without vNPUs, no such chip, no arguments. */
+	assert_int_equal(create_vdev(2, "vir10_3c_32g", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(create_vdev(0, "", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(create_vdev(1, "vir05_1c_8g", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_NOT_PERMITTED);
+	assert_int_equal(create_vdev(3, "vir01", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_NOT_SUPPORTED);
+	assert_int_equal(create_vdev(9, "vir01", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_DEVICE_NOT_EXIST);
+	struct dcmi_create_vdev_out out;
+	assert_int_equal(dcmi.dcmi_create_vdevice(0, 0, NULL, &out), DCMI_ERR_INVALID_PARAMETER);
+
+	/* Ids: the chip's range only, each once. The 310P3 has 4 of its 8
+	 * cores, 4 of its 8 AI CPUs and half its memory in the static vir04. */
+	assert_int_equal(create_vdev(2, "vir04_3c", 131, NULL), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(create_vdev(2, "vir04_3c", 148, NULL), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(create_vdev(2, "vir04_3c", 132, NULL), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(create_vdev(2, "vir04_3c", 147, &id), 0);
+	assert_int_equal(id, 147);
+	assert_true(node_exists(147));
+	assert_int_equal(create_vdev(2, "vir01", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_RESOURCE_OCCUPIED);
+
+	/* A re-read of the file (a restarted simulator reads the same) lists them. */
+	read_state_text(text, sizeof(text));
+	write_state("%s", text);
+	sync_state();
+	listed_vnpus(0, ids, sizeof(ids));
+	assert_string_equal(ids, "100,101");
+	listed_vnpus(2, ids, sizeof(ids));
+	assert_string_equal(ids, "132,147");
+
+	/* Destroyed: its line and node go, the others stay; the freed id is
+	 * the lowest free again. */
+	assert_int_equal(dcmi.dcmi_set_destroy_vdevice(0, 0, 100), 0);
+	assert_false(node_exists(100));
+	assert_true(node_exists(101));
+	read_state_text(text, sizeof(text));
+	assert_string_equal(text, VNPU_STATE "\nvnpu id=101 phy=0 template=vir10_3c_32g\n"
+					     "vnpu id=147 phy=2 template=vir04_3c\n");
+	assert_int_equal(dcmi.dcmi_set_destroy_vdevice(0, 0, 100), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(dcmi.dcmi_set_destroy_vdevice(2, 0, 101), DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(create_vdev(0, "vir05_1c_16g", DCMI_VDEV_ID_ANY, &id), 0);
+	assert_int_equal(id, 100);
+	/* A static vNPU (the state's own line) goes the same way. */
+	assert_int_equal(dcmi.dcmi_set_destroy_vdevice(2, 0, 132), 0);
+	read_state_text(text, sizeof(text));
+	assert_null(strstr(text, "id=132"));
+	assert_non_null(strstr(text, "# a 910B3, a busy one"));
+	for (unsigned v = 100; v <= 101; v++)
+		assert_int_equal(dcmi.dcmi_set_destroy_vdevice(0, 0, v), 0);
+	assert_int_equal(dcmi.dcmi_set_destroy_vdevice(2, 0, 147), 0);
+	assert_false(node_exists(100) || node_exists(101) || node_exists(147));
+}
+
+static void test_vdevice_fail_and_hang(void **unused)
+{
+	(void)unused;
+	write_state("chip phy=0 aicore=20 hbm_mb=65536 fail=create_vdevice:-8005,dcmi_set_destroy_vdevice\n"
+		    "chip phy=1 aicore=20 hbm_mb=65536 hang_ms=create_vdevice:300,destroy_vdevice:200\n"
+		    "vnpu id=100 phy=0 template=vir05_1c_16g\n");
+	assert_int_equal(create_vdev(0, "vir05_1c_16g", DCMI_VDEV_ID_ANY, NULL), DCMI_ERR_INNER);
+	assert_false(node_exists(101));
+	assert_int_equal(dcmi.dcmi_set_destroy_vdevice(0, 0, 100), DCMI_ERR_INNER);
+	char text[4096];
+	read_state_text(text, sizeof(text));
+	assert_non_null(strstr(text, "vnpu id=100 "));
+	assert_null(strstr(text, "vnpu id=101 "));
+
+	unsigned id = 0;
+	int64_t start = mono_us();
+	assert_int_equal(create_vdev(1, "vir05_1c_16g", DCMI_VDEV_ID_ANY, &id), 0);
+	assert_true(mono_us() - start >= 300 * 1000);
+	assert_int_equal(id, 116);
+	start = mono_us();
+	assert_int_equal(dcmi.dcmi_set_destroy_vdevice(1, 0, 116), 0);
+	assert_true(mono_us() - start >= 200 * 1000);
+	assert_false(node_exists(116));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -953,6 +1122,8 @@ int main(void)
 		cmocka_unit_test_setup(test_in_place_write_is_seen, init_dcmi),
 		cmocka_unit_test_setup(test_removed_file_means_zero_cards, init_dcmi),
 		cmocka_unit_test_setup(test_malformed_line_is_reported_with_its_number, init_dcmi),
+		cmocka_unit_test_setup(test_vdevice_create_and_destroy, init_dcmi),
+		cmocka_unit_test_setup(test_vdevice_fail_and_hang, init_dcmi),
 		cmocka_unit_test_setup_teardown(test_default_state_next_to_the_library, init_dcmi,
 						restore_state_variable),
 	};

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fake-dcmi/state.c"
+#include "fake-dcmi/vdev.c"
 
 #define MAX_DIAGS 200
 
@@ -198,6 +199,26 @@ static void test_every_key(void **unused)
 	assert_true(state.chips[1].has_spod);
 	assert_false(state.chips[1].has_ip);
 
+	/* vNPU carving: a chip used whole, the two calls by short and full
+	 * name; hang= in seconds and hang_ms= in milliseconds, each setting
+	 * only the calls it names. */
+	assert_int_equal(parse_text("chip phy=4 busy=1 fail=create_vdevice:-8020,dcmi_set_destroy_vdevice "
+				    "hang=health:2,destroy_vdevice:1 hang_ms=dcmi_create_vdevice:250\n"),
+			 0);
+	assert_int_equal(diags.count, 0);
+	c = &state.chips[0];
+	assert_true(c->busy);
+	assert_int_equal(c->fail_rc[FAKE_CALL_CREATE_VDEVICE], -8020);
+	assert_int_equal(c->fail_rc[FAKE_CALL_DESTROY_VDEVICE], -8005);
+	assert_int_equal(c->hang_ms[FAKE_CALL_HEALTH], 2000);
+	assert_int_equal(c->hang_ms[FAKE_CALL_DESTROY_VDEVICE], 1000);
+	assert_int_equal(c->hang_ms[FAKE_CALL_CREATE_VDEVICE], 250);
+	assert_int_equal(c->hang_ms[FAKE_CALL_RESET], 0);
+	assert_string_equal(fake_call_name(FAKE_CALL_DESTROY_VDEVICE), "dcmi_set_destroy_vdevice");
+	assert_int_equal(parse_text("chip phy=4 busy=0 hang_ms=info:3600000\n"), 0);
+	assert_false(state.chips[0].busy);
+	assert_int_equal(state.chips[0].hang_ms[FAKE_CALL_INFO], 3600000);
+
 	/* Keys come in any order; board takes hex with or without 0x. */
 	assert_int_equal(parse_text("chip board=d1 health=1 phy=3\n"), 0);
 	assert_int_equal(state.chips[0].board, 0xd1);
@@ -245,6 +266,9 @@ static void test_bad_values_drop_the_line(void **unused)
 		"phy=0 ip=fd00::1/129", "phy=0 ip=fd00:::1/64", "phy=0 ip=10.0.0.1/", "phy=0 ip=10.0.0.1/-1",
 		"phy=0 link=sideways", "phy=0 link=256", "phy=0 link=", "phy=0 sdid=-1", "phy=0 super_pod=x",
 		"phy=0 server_index=4294967296", "phy=0 fail=ipv4",
+		"phy=0 busy=2", "phy=0 busy=", "phy=0 hang=create_vdevice", "phy=0 hang=health:3601",
+		"phy=0 hang_ms=health:0", "phy=0 hang_ms=health:3600001", "phy=0 hang_ms=vdevice:5",
+		"phy=0 fail=device_create_vdevice",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		char line[128];
@@ -499,6 +523,9 @@ static void test_vnpus(void **unused)
 	assert_string_equal(state.vnpus[0].template_name, "vir04_3c");
 	assert_int_equal(state.vnpus[1].id, 117);
 	assert_string_equal(state.vnpus[1].template_name, "vir02");
+	/* Each knows its line, which the simulator removes to destroy it. */
+	assert_int_equal(state.vnpus[0].line, 3);
+	assert_int_equal(state.vnpus[1].line, 4);
 
 	static const struct {
 		const char *line;
@@ -563,6 +590,75 @@ static void test_lookups(void **unused)
 	assert_null(fake_state_find_phy(&state, 9));
 }
 
+/* Where a line is, as the parser counts lines: the simulator cuts a
+ * vNPU's line out of the text it parsed. */
+static void test_line_span(void **unused)
+{
+	(void)unused;
+	static const char text[] = "a\n\nccc\r\nlast";
+	size_t start = 99, end = 99;
+	assert_int_equal(fake_state_line_span(text, strlen(text), 1, &start, &end), 0);
+	assert_int_equal(start, 0);
+	assert_int_equal(end, 2);
+	assert_int_equal(fake_state_line_span(text, strlen(text), 2, &start, &end), 0);
+	assert_int_equal(start, 2);
+	assert_int_equal(end, 3);
+	assert_int_equal(fake_state_line_span(text, strlen(text), 3, &start, &end), 0);
+	assert_int_equal(start, 3);
+	assert_int_equal(end, 8);
+	assert_int_equal(fake_state_line_span(text, strlen(text), 4, &start, &end), 0);
+	assert_int_equal(start, 8);
+	assert_int_equal(end, strlen(text));
+	start = end = 99;
+	assert_int_equal(fake_state_line_span(text, strlen(text), 5, &start, &end), -ENOENT);
+	assert_int_equal(fake_state_line_span(text, strlen(text), 0, &start, &end), -ENOENT);
+	assert_int_equal(fake_state_line_span("", 0, 1, &start, &end), -ENOENT);
+	assert_int_equal(start, 99);
+	assert_int_equal(end, 99);
+}
+
+/* What carving decides, family by family: the templates, and AI CPUs and
+ * memory counted beside AI cores. */
+static void test_vdev_plan(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=0 name=910B4 board=0xb1 aicore=24 hbm_mb=65536\n"
+				    "chip phy=1 name=910B3 aicore=20 hbm_mb=65536\n"
+				    "vnpu id=116 phy=1 template=vir10_4c_16g_m\n"
+				    "chip phy=2 name=910A aicore=32 hbm_mb=32768\n"
+				    "vnpu id=132 phy=2 template=vir16\nvnpu id=133 phy=2 template=vir08\n"
+				    "chip phy=3 name=910B1 aicore=24 hbm_mb=65536\n"
+				    "vnpu id=148 phy=3 template=vir06_1c_16g\nvnpu id=149 phy=3 template=vir06_1c_16g\n"
+				    "vnpu id=150 phy=3 template=vir06_1c_16g\n"),
+			 0);
+	assert_int_equal(diags.count, 0);
+	struct fake_vnpu v;
+	/* An A3 by its board, whatever its name says. */
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[0], "vir05_1c_8g", DCMI_VDEV_ID_ANY, &v),
+			 DCMI_ERR_INVALID_PARAMETER);
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[0], "vir12_3c_32g", DCMI_VDEV_ID_ANY, &v), DCMI_OK);
+	assert_int_equal(v.id, 100);
+	assert_int_equal(v.phy, 0);
+	assert_string_equal(v.template_name, "vir12_3c_32g");
+	/* 10 AI cores are left, but 4 + 4 AI CPUs are more than the 7. */
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[1], "vir10_4c_16g_m", DCMI_VDEV_ID_ANY, &v),
+			 DCMI_ERR_RESOURCE_OCCUPIED);
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[1], "vir10_3c_16g", DCMI_VDEV_ID_ANY, &v), DCMI_OK);
+	assert_int_equal(v.id, 117);
+	/* The 910's vir16 and vir08 take 24 cores and three quarters of the
+	 * memory: a vir08 fits, a vir16 does not. */
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[2], "vir08", DCMI_VDEV_ID_ANY, &v), DCMI_OK);
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[2], "vir16", DCMI_VDEV_ID_ANY, &v),
+			 DCMI_ERR_RESOURCE_OCCUPIED);
+	/* Three 16 GiB vNPUs of a 64 GiB 910B1: a fourth fits in cores (24)
+	 * and memory, and a vir12_3c_32g in neither. */
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[3], "vir06_1c_16g", 151, &v), DCMI_OK);
+	assert_int_equal(fake_vdev_plan(&state, &state.chips[3], "vir12_3c_32g", DCMI_VDEV_ID_ANY, &v),
+			 DCMI_ERR_RESOURCE_OCCUPIED);
+	assert_non_null(fake_vdev_find(&state, 3, 150));
+	assert_null(fake_vdev_find(&state, 2, 150));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -585,6 +681,8 @@ int main(void)
 		cmocka_unit_test(test_diagnostics_are_capped),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_vnpus),
+		cmocka_unit_test(test_line_span),
+		cmocka_unit_test(test_vdev_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
