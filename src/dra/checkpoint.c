@@ -94,6 +94,26 @@ static int copy_member(json_object *obj, const char *what, const char *key, bool
 	return 0;
 }
 
+/* The optional "vnpu": {"id": N, "created": bool} of a device: N a vNPU id
+ * of some chip (DRA_VNPU_ID_FIRST and above). */
+static int parse_vnpu(json_object *d, const char *what, struct dra_result *res, char *why, size_t why_size)
+{
+	json_object *v, *id, *created;
+	if (!json_object_object_get_ex(d, "vnpu", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_object) || !json_object_object_get_ex(v, "id", &id) ||
+	    !json_object_is_type(id, json_type_int) || !json_object_object_get_ex(v, "created", &created) ||
+	    !json_object_is_type(created, json_type_boolean))
+		return why_invalid(why, why_size, "%s.vnpu is not {\"id\": N, \"created\": bool}", what);
+	int64_t n = json_object_get_int64(id);
+	if (n < DRA_VNPU_ID_FIRST || n > DRA_VNPU_ID_LAST)
+		return why_invalid(why, why_size, "%s.vnpu.id %" PRId64 " is not a vNPU id (%d-%d)", what, n,
+				   DRA_VNPU_ID_FIRST, DRA_VNPU_ID_LAST);
+	res->vnpu_id = (uint32_t)n;
+	res->vnpu_created = json_object_get_boolean(created);
+	return 0;
+}
+
 static int parse_claim(json_object *item, size_t i, struct dra_prepared **ret, char *why, size_t why_size)
 {
 	char what[64], dwhat[96];
@@ -124,7 +144,8 @@ static int parse_claim(json_object *item, size_t i, struct dra_prepared **ret, c
 		}
 		if ((r = copy_member(d, dwhat, "request", true, res->request, sizeof(res->request), why, why_size)) < 0 ||
 		    (r = copy_member(d, dwhat, "pool", true, res->pool, sizeof(res->pool), why, why_size)) < 0 ||
-		    (r = copy_member(d, dwhat, "device", true, res->device, sizeof(res->device), why, why_size)) < 0)
+		    (r = copy_member(d, dwhat, "device", true, res->device, sizeof(res->device), why, why_size)) < 0 ||
+		    (r = parse_vnpu(d, dwhat, res, why, why_size)) < 0)
 			goto fail;
 	}
 	*ret = p;
@@ -228,6 +249,11 @@ int dra_checkpoint_render(const struct dra_checkpoint *cp, char **ret_json)
 			json_put_string(&b, d, "request", p->devices[j].request);
 			json_put_string(&b, d, "pool", p->devices[j].pool);
 			json_put_string(&b, d, "device", p->devices[j].device);
+			if (p->devices[j].vnpu_id) {
+				json_object *v = json_put(&b, d, "vnpu", json_object_new_object());
+				json_put(&b, v, "id", json_object_new_int64(p->devices[j].vnpu_id));
+				json_put(&b, v, "created", json_object_new_boolean(p->devices[j].vnpu_created));
+			}
 		}
 	}
 	int r = -ENOMEM;

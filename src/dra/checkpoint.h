@@ -8,6 +8,9 @@
  *     "name": "...", "devices": [{"request": "...", "pool": "...",
  *     "device": "npu-3"}]}]}
  *
+ * A dynamic vNPU's device also has "vnpu": {"id": 132, "created": true}
+ * (dra/claim.h).
+ *
  * It is replaced atomically (temp file, rename): a reader sees the old
  * record or the new one; a save asked to be durable also syncs the file and
  * its directory, so that it outlives a crash of the node. A file that
@@ -20,9 +23,14 @@
 #include <stddef.h>
 
 #include "dra/claim.h"
+#include "npu/chip.h"
 
 #define DRA_CHECKPOINT_VERSION 1
 #define DRA_CHECKPOINT_MAX_CLAIMS 256
+/* vNPU ids: chip phy's are phy * 16 + 100 .. phy * 16 + 115 (the
+ * driver's numbering, which npu-smi shows). */
+#define DRA_VNPU_ID_FIRST 100
+#define DRA_VNPU_ID_LAST ((NPU_MAX_CHIPS - 1) * 16 + 115)
 /* Far above DRA_CHECKPOINT_MAX_CLAIMS full claims. */
 #define DRA_CHECKPOINT_JSON_MAX (16 * 1024 * 1024)
 

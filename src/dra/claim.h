@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/k8s_names.h"
 
@@ -28,6 +29,12 @@ struct dra_result {
 	char driver[K8S_DNS_SUBDOMAIN_MAX + 1];
 	char pool[DRA_POOL_MAX];
 	char device[K8S_NAME_MAX + 1];
+	/* A dynamic vNPU's placement (node/partitions.h), in the driver's
+	 * record only: the id of the vNPU made for it (0: none yet) and
+	 * whether DCMI created it. The id is recorded before the create, so a
+	 * crash in between leaves no vNPU the record does not name. */
+	uint32_t vnpu_id;
+	bool vnpu_created;
 };
 
 struct dra_claim {

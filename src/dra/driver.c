@@ -16,6 +16,8 @@
 #include "base/file.h"
 #include "base/parse.h"
 #include "dra/claim_status.h"
+#include "dra/vnpus.h"
+#include "base/wait.h"
 
 struct dra_driver {
 	char driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];
@@ -48,6 +50,10 @@ struct dra_driver {
 	struct npu_snapshot *snapshot;
 	struct host_files *files;
 	unsigned *shares; /* per device of snapshot: how many claims may hold it; NULL: one each */
+
+	struct npu_chip_select dynamic; /* chips carved on demand */
+	bool has_dynamic;
+	struct dra_carver carver;
 };
 
 /* The lock shared with another instance, when there is one. flock waits
@@ -151,6 +157,11 @@ int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_d
 		goto fail;
 	d->paths = o->paths;
 	d->reader = o->reader;
+	d->carver = o->carver;
+	if (o->dynamic) {
+		d->dynamic = *o->dynamic;
+		d->has_dynamic = true;
+	}
 	d->lock_fd = -1;
 	if (o->lock_path && (d->lock_fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
 		r = -errno;
@@ -239,6 +250,14 @@ static unsigned shares_of(struct dra_driver *d, const char *device)
 	return n;
 }
 
+bool dra_driver_holds_vnpu(struct dra_driver *d, uint32_t id)
+{
+	pthread_mutex_lock(&d->op_lock);
+	bool held = dra_vnpu_recorded(&d->checkpoint, id);
+	pthread_mutex_unlock(&d->op_lock);
+	return held;
+}
+
 size_t dra_driver_prepared_count(struct dra_driver *d)
 {
 	pthread_mutex_lock(&d->op_lock);
@@ -310,12 +329,26 @@ static void current(struct dra_driver *d, struct npu_snapshot **ret_snap, struct
 	pthread_mutex_unlock(&d->snapshot_lock);
 }
 
+/* How many of the vNPUs on chip are the driver's, made for claims: those
+ * leave the chip to be allocated whole once they are gone (the scheduler
+ * keeps the two apart). */
+static unsigned vnpus_of_claims(const struct dra_driver *d, const struct npu_snapshot *snap,
+				const struct npu_device *chip)
+{
+	unsigned n = 0;
+	for (size_t i = 0; snap && i < snap->count; i++)
+		n += snap->devices[i].kind == NPU_DEVICE_VNPU && snap->devices[i].vnpu.phy_id == chip->chip.phy_id &&
+		     dra_vnpu_recorded(&d->checkpoint, snap->devices[i].vnpu.id);
+	return n;
+}
+
 /* Finds each device of p in snap, each once in devs (a shared chip may be
  * allocated to several requests of one claim), their number in *ret_n;
  * healthy_only for a claim being prepared now (a recorded claim keeps its
  * devices whatever their health: its pod runs on them). */
 static int resolve(const struct dra_driver *d, const struct dra_prepared *p, const struct npu_snapshot *snap,
-		   bool healthy_only, const struct npu_device **devs, size_t *ret_n, char *why, size_t why_size)
+		   bool healthy_only, const struct npu_device **devs, struct npu_device *made, size_t *ret_n, char *why,
+		   size_t why_size)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < p->n_devices; i++) {
@@ -324,10 +357,17 @@ static int resolve(const struct dra_driver *d, const struct dra_prepared *p, con
 		if (strcmp(res->pool, d->node_name) != 0)
 			return why_invalid(why, why_size, "device %s is in pool %s, not this node's (%s)", res->device,
 					   res->pool, d->node_name);
+		/* A dynamic vNPU: the device its placement became. */
+		if (res->vnpu_id) {
+			if (dra_vnpu_device(res, snap, &made[i]) < 0)
+				return why_invalid(why, why_size, "device %s: its chip is not on this node", res->device);
+			devs[n++] = &made[i];
+			continue;
+		}
 		if (!dev)
 			return why_invalid(why, why_size, "device %s is not on this node (no such NPU in the inventory)",
 					   res->device);
-		if (healthy_only && dev->vnpu_count > 0)
+		if (healthy_only && dev->vnpu_count > vnpus_of_claims(d, snap, dev))
 			return why_invalid(why, why_size, "device %s is carved into %u vNPUs, so it is not handed out whole",
 					   res->device, dev->vnpu_count);
 		if (healthy_only && !dev->healthy) {
@@ -352,10 +392,11 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 	struct npu_snapshot *snap;
 	struct host_files *files;
 	const struct npu_device *devs[DRA_CLAIM_RESULTS_MAX];
+	struct npu_device *made = calloc(DRA_CLAIM_RESULTS_MAX, sizeof(*made));
 	char *json = NULL, file[CDI_KIND_MAX + DRA_UID_MAX + 8];
 	size_t n = 0;
 	current(d, &snap, &files);
-	int r = resolve(d, p, snap, healthy_only, devs, &n, why, why_size);
+	int r = made ? resolve(d, p, snap, healthy_only, devs, made, &n, why, why_size) : -ENOMEM;
 	if (r < 0)
 		goto out;
 	const struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = n };
@@ -367,6 +408,7 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 	if ((r = cdi_spec_write(d->cdi_dir, file, json)) < 0)
 		snprintf(why, why_size, "cannot write the CDI spec %s/%s: %s", d->cdi_dir, file, strerror(-r));
 out:
+	free(made);
 	free(json);
 	npu_snapshot_unref(snap);
 	host_files_unref(files);
@@ -383,6 +425,8 @@ static int check_record(struct dra_driver *d, size_t i, char *why, size_t why_si
 {
 	const struct dra_prepared *p = d->checkpoint.claims[i];
 	int r = check_request(p->namespace, p->uid, p->name, why, why_size);
+	if (r == 0)
+		r = dra_vnpus_check_record(p, why, why_size);
 	return r < 0 ? r : check_holders(d, p, i, why, why_size);
 }
 
@@ -406,9 +450,20 @@ int dra_driver_restore(struct dra_driver *d, size_t *ret_failed, char *why, size
 	/* A file that cannot be read now leaves the record read at the start,
 	 * a moment ago. */
 	(void)enter(d, reason, sizeof(reason));
+	struct npu_snapshot *snap;
+	struct host_files *files;
+	size_t adopted = 0;
+	current(d, &snap, &files);
 	for (size_t i = 0; i < d->checkpoint.count;) {
-		const struct dra_prepared *p = d->checkpoint.claims[i];
+		struct dra_prepared *p = d->checkpoint.claims[i];
 		bool invalid = check_record(d, i, reason, sizeof(reason)) < 0;
+		adopted += invalid ? 0 : dra_vnpus_adopt(p, snap);
+		/* A vNPU still to create: the kubelet's next prepare makes it
+		 * and writes the spec; until then there is none to write. */
+		if (!invalid && dra_vnpus_pending(p)) {
+			i++;
+			continue;
+		}
 		if (!invalid && write_spec(d, p, false, reason, sizeof(reason)) == 0) {
 			written++;
 			i++;
@@ -422,6 +477,14 @@ int dra_driver_restore(struct dra_driver *d, size_t *ret_failed, char *why, size
 		else
 			i++;
 	}
+	/* A vNPU DCMI made before a crash took the driver: the record says so
+	 * now, so the next start need not look again. */
+	if (adopted && dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, false) == 0)
+		note_file(d);
+	else if (adopted)
+		d->file_stale = true;
+	npu_snapshot_unref(snap);
+	host_files_unref(files);
 	leave(d);
 	*ret_failed = failed;
 	return written;
@@ -612,12 +675,14 @@ static void status_of(struct dra_driver *d, const struct dra_prepared *p, char *
 	struct npu_snapshot *snap;
 	struct host_files *files;
 	const struct npu_device *devs[DRA_CLAIM_RESULTS_MAX];
+	struct npu_device *made = calloc(DRA_CLAIM_RESULTS_MAX, sizeof(*made));
 	size_t n = 0;
 	char why[256];
 	current(d, &snap, &files);
-	if (resolve(d, p, snap, false, devs, &n, why, sizeof(why)) == 0)
+	if (made && resolve(d, p, snap, false, devs, made, &n, why, sizeof(why)) == 0)
 		(void)dra_claim_status_body(d->driver_name, d->node_name, p->namespace, p->name, p->uid, devs, n,
 					    ret_status);
+	free(made);
 	npu_snapshot_unref(snap);
 	host_files_unref(files);
 }
@@ -640,6 +705,52 @@ static int answer_recorded(struct dra_driver *d, const struct dra_prepared *p, s
 	return r < 0 ? r : answer(p, ret);
 }
 
+/* Gives the claim's placements their vNPU ids (dra/vnpus.h). */
+static int plan_vnpus(struct dra_driver *d, struct dra_prepared *p, char *why, size_t why_size)
+{
+	struct npu_snapshot *snap;
+	struct host_files *files;
+	bool any = false;
+	for (size_t j = 0; j < p->n_devices && !any; j++) {
+		uint32_t phy;
+		const char *t;
+		any = dra_vnpu_placement(&p->devices[j], &phy, &t);
+	}
+	if (!any)
+		return 0;
+	if (!d->carver.create)
+		return why_invalid(why, why_size, "device %s is a dynamic vNPU, and this node cannot create vNPUs",
+				   p->devices[0].device);
+	current(d, &snap, &files);
+	int r = dra_vnpus_plan(p, snap, d->has_dynamic ? &d->dynamic : NULL, &d->checkpoint, why, why_size);
+	npu_snapshot_unref(snap);
+	host_files_unref(files);
+	return r;
+}
+
+/* Records a claim whose vNPUs are to be created, before DCMI makes them
+ * (durably: a vNPU must never exist that no record names). Takes p over.
+ * Returns -EINPROGRESS: the caller creates them outside the lock. */
+static int record_intent(struct dra_driver *d, struct dra_prepared *p, char *why, size_t why_size)
+{
+	char uid[DRA_UID_MAX];
+	memcpy(uid, p->uid, sizeof(uid));
+	int r = dra_checkpoint_put(&d->checkpoint, p);
+	if (r < 0) {
+		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
+		free(p);
+		return r;
+	}
+	if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true)) < 0) {
+		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
+		(void)dra_checkpoint_drop(&d->checkpoint, uid);
+		return r;
+	}
+	d->file_stale = false;
+	note_file(d);
+	return -EINPROGRESS;
+}
+
 /* A claim read from the API server: checked against the claims recorded
  * now, its spec written, recorded, answered. A call for the same claim that
  * recorded it meanwhile has made the answer. */
@@ -649,14 +760,124 @@ static int prepare_read(struct dra_driver *d, const char *ns, const char *uid, c
 {
 	struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
 	if (p)
-		return answer_recorded(d, p, ret, why, why_size);
+		return dra_vnpus_pending(p) ? -EINPROGRESS : answer_recorded(d, p, ret, why, why_size);
 	int r = take_claim(d, ns, uid, name, claim, &p, why, why_size);
-	if (r < 0 || (r = record(d, p, why, why_size)) < 0)
+	if (r < 0)
+		return r;
+	if ((r = plan_vnpus(d, p, why, why_size)) < 0) {
+		free(p);
+		return r;
+	}
+	if (dra_vnpus_pending(p))
+		return record_intent(d, p, why, why_size);
+	if ((r = record(d, p, why, why_size)) < 0)
 		return r;
 	p = dra_checkpoint_find(&d->checkpoint, uid);
 	if (d->reader.prepared)
 		status_of(d, p, ret_status);
 	return answer(p, ret);
+}
+
+/* A placement's vNPU, outside the lock. */
+struct carving {
+	size_t index; /* in the record's devices */
+	uint32_t phy, id;
+	const char *template_name;
+	bool created;
+};
+
+/* The vNPUs of record p (pending_only: those not created yet), into c. */
+static size_t carvings_of(const struct dra_prepared *p, bool pending_only, struct carving *c)
+{
+	size_t n = 0;
+	for (size_t j = 0; j < p->n_devices; j++) {
+		const struct dra_result *res = &p->devices[j];
+		uint32_t phy;
+		const char *t;
+		if (!res->vnpu_id || (pending_only && res->vnpu_created) || !dra_vnpu_placement(res, &phy, &t))
+			continue;
+		c[n++] = (struct carving){ .index = j, .phy = phy, .id = res->vnpu_id, .template_name = t };
+	}
+	return n;
+}
+
+static int64_t deadline_of(const struct dra_read_limits *limits)
+{
+	return limits && limits->deadline_ms ? limits->deadline_ms : now_ms() + DRA_CARVE_TIMEOUT_MS;
+}
+
+/* Creates the vNPUs of claim uid's record, then records them created, writes
+ * its spec and answers. A create that fails destroys what this call made and
+ * drops the record: the claim fails as a whole and leaves nothing behind. */
+static int carve(struct dra_driver *d, const char *uid, const struct dra_read_limits *limits,
+		 struct dra_prepared **ret, char **ret_status, char *why, size_t why_size)
+{
+	struct carving c[DRA_CLAIM_RESULTS_MAX];
+	size_t n = 0;
+	int r = enter(d, why, why_size);
+	const struct dra_prepared *p = r == 0 ? dra_checkpoint_find(&d->checkpoint, uid) : NULL;
+	if (r == 0 && !p)
+		r = why_invalid(why, why_size, "claim %s was unprepared while its vNPUs were to be created", uid);
+	if (r == 0)
+		n = carvings_of(p, true, c);
+	leave(d);
+	if (r < 0)
+		return r;
+
+	int64_t deadline = deadline_of(limits);
+	for (size_t i = 0; i < n && r == 0; i++)
+		if ((r = d->carver.create(d->carver.ctx, c[i].phy, c[i].template_name, c[i].id, deadline, why,
+					  why_size)) == 0)
+			c[i].created = true;
+	if (r < 0) {
+		char ignored[256];
+		for (size_t i = 0; i < n; i++)
+			if (c[i].created)
+				(void)d->carver.destroy(d->carver.ctx, c[i].phy, c[i].id, deadline_of(NULL), ignored,
+							sizeof(ignored));
+		if (enter(d, ignored, sizeof(ignored)) == 0 && dra_checkpoint_drop(&d->checkpoint, uid))
+			d->file_stale = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true) < 0;
+		if (!d->file_stale)
+			note_file(d);
+		leave(d);
+		return r;
+	}
+
+	if ((r = enter(d, why, why_size)) == 0) {
+		struct dra_prepared *rec = dra_checkpoint_find(&d->checkpoint, uid);
+		if (!rec) {
+			r = why_invalid(why, why_size, "claim %s was unprepared while its vNPUs were created", uid);
+		} else {
+			for (size_t i = 0; i < n; i++)
+				rec->devices[c[i].index].vnpu_created = true;
+			if ((r = write_spec(d, rec, false, why, why_size)) == 0 &&
+			    (r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, false)) < 0)
+				snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path,
+					 strerror(-r));
+			if (r == 0) {
+				note_file(d);
+				if (d->reader.prepared)
+					status_of(d, rec, ret_status);
+				r = answer(rec, ret);
+			}
+		}
+	}
+	leave(d);
+	return r;
+}
+
+/* Destroys the vNPUs claim uid's record names (one already gone is no
+ * error), outside the lock. */
+static int uncarve(struct dra_driver *d, const struct carving *c, size_t n, char *why, size_t why_size)
+{
+	int64_t deadline = deadline_of(NULL);
+	for (size_t i = 0; i < n; i++) {
+		int r = d->carver.destroy ? d->carver.destroy(d->carver.ctx, c[i].phy, c[i].id, deadline, why, why_size)
+					  : -ENOENT;
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	return 0;
 }
 
 int dra_driver_prepare_recorded(struct dra_driver *d, const char *ns, const char *uid, const char *name,
@@ -668,7 +889,8 @@ int dra_driver_prepare_recorded(struct dra_driver *d, const char *ns, const char
 	/* Prepared before: the same answer, and the spec there again. */
 	if ((r = enter(d, why, why_size)) == 0) {
 		const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
-		r = p ? answer_recorded(d, p, ret_prepared, why, why_size) : -ENODATA;
+		/* A vNPU still to create: only dra_driver_prepare may wait on DCMI. */
+		r = !p || dra_vnpus_pending(p) ? -ENODATA : answer_recorded(d, p, ret_prepared, why, why_size);
 	}
 	leave(d);
 	if (r == -ENOMEM && !why[0])
@@ -686,12 +908,24 @@ int dra_driver_prepare(struct dra_driver *d, const char *ns, const char *uid, co
 		return r;
 	struct dra_claim *claim = NULL;
 	char *status = NULL;
-	r = read_claim(d, ns, name, limits ? limits : &unlimited, &claim, why, why_size);
+	/* Recorded with a vNPU still to create (a crash, a create past its
+	 * deadline): no need to read the claim again. */
+	bool pending = false;
+	if ((r = enter(d, why, why_size)) == 0) {
+		const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
+		pending = p && dra_vnpus_pending(p);
+	}
+	leave(d);
+	if (r < 0)
+		return r;
+	r = pending ? -EINPROGRESS : read_claim(d, ns, name, limits ? limits : &unlimited, &claim, why, why_size);
 	if (r == 0) {
 		if ((r = enter(d, why, why_size)) == 0)
 			r = prepare_read(d, ns, uid, name, claim, ret_prepared, &status, why, why_size);
 		leave(d);
 	}
+	if (r == -EINPROGRESS)
+		r = carve(d, uid, limits ? limits : &unlimited, ret_prepared, &status, why, why_size);
 	/* Outside the lock: the sink queues, but takes a lock of its own. */
 	if (r == 0 && status)
 		d->reader.prepared(d->reader.ctx, ns, name, status);
@@ -713,6 +947,18 @@ int dra_driver_unprepare(struct dra_driver *d, const char *uid, char *why, size_
 	if ((r = spec_file_name(d, uid, file, sizeof(file))) < 0 || (r = cdi_spec_remove(d->cdi_dir, file)) < 0) {
 		snprintf(why, why_size, "cannot remove the CDI spec of claim %s: %s", uid, strerror(-r));
 		goto out;
+	}
+	/* Its vNPUs go before its record: a vNPU never outlives the record
+	 * that names it. */
+	const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);
+	struct carving c[DRA_CLAIM_RESULTS_MAX];
+	size_t n = p ? carvings_of(p, false, c) : 0;
+	if (n) {
+		leave(d);
+		if ((r = uncarve(d, c, n, why, why_size)) < 0)
+			return r;
+		if ((r = enter(d, why, why_size)) < 0)
+			goto out;
 	}
 	if (dra_checkpoint_drop(&d->checkpoint, uid) || d->file_stale) {
 		r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true);

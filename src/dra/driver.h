@@ -10,6 +10,16 @@
  * gives a container what the device plugin's Allocate gives it
  * (node/cdi.h): a vNPU's /dev/vdavinci<id> as /dev/davinci<id>.
  *
+ * Dynamic vNPUs (dra/vnpus.h): a placement of a chip carved on demand is
+ * made a vNPU at prepare: its id recorded first (durably), then DCMI's
+ * create (outside the lock, through the carver), then the record says it
+ * was created and the spec is written. A create that fails destroys what
+ * the claim got and drops the record; a crash in between leaves a record
+ * naming the vNPU, which the kubelet's next prepare completes and its
+ * unprepare removes. Unprepare removes the spec, destroys the vNPUs (one
+ * DCMI does not know is gone already), then drops the record. A vNPU the
+ * record does not name is never touched.
+ *
  * Idempotent: a claim already recorded is answered from the record (its CDI
  * spec written again if it went, e.g. with a tmpfs /var/run/cdi after a
  * reboot), without reading the API server; a device is never prepared for
@@ -38,11 +48,15 @@
 
 #include "dra/checkpoint.h"
 #include "dra/claim.h"
+#include "npu/chip_select.h"
 #include "npu/inventory.h"
 #include "node/cdi.h"
 #include "node/host_files.h"
 
 #define DRA_DEFAULT_DRIVER_NAME "npu.ascend.com"
+/* How long a vNPU's create or destroy may take when the kubelet's call
+ * names no deadline. */
+#define DRA_CARVE_TIMEOUT_MS 10000
 #define DRA_CDI_CLASS "claim"
 #define DRA_CHECKPOINT_FILE "checkpoint.json"
 /* In plugin_dir beside the checkpoint: what two instances flock. */
@@ -74,6 +88,19 @@ struct dra_claim_reader {
 	void *ctx;
 };
 
+/* What makes and removes dynamic vNPUs (DCMI, which the daemon's loop
+ * calls). Each call blocks its thread until DCMI answered or deadline_ms
+ * (CLOCK_MONOTONIC, now_ms) passed. create returns 0 once the vNPU of
+ * template with id exists on chip phy; destroy 0 once it is gone, -ENOENT
+ * when there was none; else a negative errno with why naming the chip, the
+ * call and DCMI's code. */
+struct dra_carver {
+	int (*create)(void *ctx, uint32_t phy, const char *template_name, uint32_t vnpu_id, int64_t deadline_ms,
+		      char *why, size_t why_size);
+	int (*destroy)(void *ctx, uint32_t phy, uint32_t vnpu_id, int64_t deadline_ms, char *why, size_t why_size);
+	void *ctx;
+};
+
 struct dra_driver_options {
 	const char *driver_name; /* a DNS subdomain, e.g. DRA_DEFAULT_DRIVER_NAME */
 	const char *node_name;   /* this node's pool */
@@ -84,6 +111,9 @@ struct dra_driver_options {
 	const char *lock_path;
 	struct host_paths paths; /* copied; the strings must outlive the driver */
 	struct dra_claim_reader reader;
+	/* The chips carved on demand (copied; NULL: none) and what carves them. */
+	const struct npu_chip_select *dynamic;
+	struct dra_carver carver;
 };
 
 struct dra_driver;
@@ -151,6 +181,10 @@ int dra_driver_sweep(struct dra_driver *driver);
  * the claims whose spec was not, why then naming the first and the
  * reason. */
 int dra_driver_restore(struct dra_driver *driver, size_t *ret_failed, char *why, size_t why_size);
+
+/* Whether vNPU id is one the driver made for a claim (its record names
+ * it). Any thread. */
+bool dra_driver_holds_vnpu(struct dra_driver *driver, uint32_t id);
 
 /* How many claims are prepared now. */
 size_t dra_driver_prepared_count(struct dra_driver *driver);

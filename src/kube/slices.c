@@ -32,27 +32,18 @@ static bool chip_index(const struct npu_snapshot *snap, uint32_t phy, size_t *re
 	return false;
 }
 
-/* Whether vNPU id is one the driver created for a claim. */
-static bool created_by_driver(const struct kube_slice_params *p, uint32_t id)
-{
-	for (size_t i = 0; i < p->n_dynamic_ids; i++)
-		if (p->dynamic_ids[i] == id)
-			return true;
-	return false;
-}
-
 /* Whether chip index is carved on demand (see slices.h): listed, with
  * placements, and no vNPU on it but the driver's. */
 static bool dynamic_chip(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
 {
 	const struct npu_device *c = &snap->devices[index];
 	struct partition one;
-	if (!p->dynamic || c->kind != NPU_DEVICE_CHIP || !npu_chip_select_has(p->dynamic, &c->chip) ||
+	if (!p->facts || !p->facts[index].carve_on_demand || c->kind != NPU_DEVICE_CHIP ||
 	    partitions_of_chip(&c->chip, hbm_of(p, index), &one, 1) == 0)
 		return false;
 	for (size_t i = index + 1; i < snap->count; i++) {
 		const struct npu_device *v = &snap->devices[i];
-		if (v->kind == NPU_DEVICE_VNPU && v->vnpu.phy_id == c->chip.phy_id && !created_by_driver(p, v->vnpu.id))
+		if (v->kind == NPU_DEVICE_VNPU && v->vnpu.phy_id == c->chip.phy_id && !p->facts[i].made_for_claim)
 			return false;
 	}
 	return true;

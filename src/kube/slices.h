@@ -58,7 +58,7 @@
  * that names no amount would take them whole, and a claim asking for a
  * part of them would be promised a split that time-slicing does not make.
  *
- * Dynamic vNPUs (the chips of params.dynamic): such a chip is published
+ * Dynamic vNPUs (chips whose facts say carve_on_demand): such a chip is published
  * whole and as every placement of its family's templates (node/partitions.h),
  * "npu-<phy>-<template>-<k>", each a vNPU device (type "vnpu", dynamic
  * true, template, the chip's identity, interconnect and versions, capacity
@@ -79,7 +79,6 @@
 
 #include <json-c/json.h>
 
-#include "npu/chip_select.h"
 #include "npu/inventory.h"
 
 #define KUBE_DRIVER_DEFAULT "npu.ascend.com"
@@ -110,6 +109,13 @@ struct kube_device_facts {
 	/* Time-slicing: how many claims may hold the chip at once; 0 or 1:
 	 * one (not shared). */
 	uint32_t shares;
+	/* Dynamic vNPUs (node/partitions.h): a chip to carve on demand; a vNPU
+	 * the DRA driver made for a claim, which is a placement at work, not a
+	 * device of its own. A chip to carve that carries any other vNPU (an
+	 * administrator's) is served as before, with its static vNPUs: the two
+	 * are never mixed on a chip. */
+	bool carve_on_demand;
+	bool made_for_claim;
 };
 
 struct kube_slice_params {
@@ -122,14 +128,6 @@ struct kube_slice_params {
 	/* What the snapshot does not say, per device by index in it; NULL:
 	 * nothing known. */
 	const struct kube_device_facts *facts;
-	/* Dynamic vNPUs (node/partitions.h): the chips carved on demand (NULL:
-	 * none) and the ids of the vNPUs the driver created on them, which are
-	 * its placements at work, not devices of their own. A chip of the list
-	 * that carries any other vNPU (an administrator's) is served as
-	 * before, with its static vNPUs: the two are never mixed on a chip. */
-	const struct npu_chip_select *dynamic;
-	const uint32_t *dynamic_ids;
-	size_t n_dynamic_ids;
 };
 
 /* Builds the slices: *ret_slices is a json array of ResourceSlice objects,

@@ -439,11 +439,9 @@ static void test_dynamic_partitions(void **state)
 {
 	(void)state;
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 2);
-	struct kube_device_facts facts[2] = { { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30 } };
-	struct npu_chip_select chip0;
-	char why[128];
-	assert_int_equal(npu_chip_select_parse("0", &chip0, why, sizeof(why)), 0);
-	struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts, .dynamic = &chip0 };
+	struct kube_device_facts facts[3] = { { .hbm_bytes = 64ull << 30, .carve_on_demand = true },
+					      { .hbm_bytes = 64ull << 30 } };
+	struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts };
 	json_object *slices = NULL;
 	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
 	/* 2 chips + 4 + 2 + 2 + 2 + 2 + 4 placements = 18 devices, one slice
@@ -480,15 +478,13 @@ static void test_dynamic_partitions(void **state)
 	 * was; one it did not (an administrator's) makes the chip static. */
 	struct npu_snapshot *carved = carve_snapshot(s, 1, 1, "vir05_1c_8g");
 	assert_non_null(carved);
-	uint32_t ours = carved->devices[2].vnpu.id;
-	p.dynamic_ids = &ours;
-	p.n_dynamic_ids = 1;
+	facts[2].made_for_claim = true;
 	assert_int_equal(kube_slices_build(carved, &p, &slices), 0);
 	assert_int_equal(devices_in(slices, 0), 18);
 	assert_non_null(find_device(slices, "npu-0"));
 	assert_null(find_device(slices, "vnpu-100"));
 	json_object_put(slices);
-	p.n_dynamic_ids = 0;
+	facts[2].made_for_claim = false;
 	assert_int_equal(kube_slices_build(carved, &p, &slices), 0);
 	assert_null(find_device(slices, "npu-0"));
 	assert_null(find_device(slices, "npu-0-vir05-1c-8g-0"));
@@ -519,9 +515,8 @@ static void test_dynamic_sixteen_chips(void **state)
 	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 16);
 	struct kube_device_facts facts[16];
 	for (size_t i = 0; i < 16; i++)
-		facts[i] = (struct kube_device_facts){ .hbm_bytes = 64ull << 30 };
-	struct npu_chip_select all = { .all = true };
-	const struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts, .dynamic = &all };
+		facts[i] = (struct kube_device_facts){ .hbm_bytes = 64ull << 30, .carve_on_demand = true };
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts };
 	json_object *slices = NULL;
 	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
 	/* 16 x 17 = 272 devices at 64 a slice: 5 slices; 16 counter sets at
