@@ -88,6 +88,10 @@
 	X(DRA_SOCKETS_RESTORED, "dra.sockets-restored")                 \
 	X(DRA_CHECKPOINT_RESTORED, "dra.checkpoint-restored")           \
 	X(DRA_CHECKPOINT_KEPT, "dra.checkpoint-kept")                   \
+	X(VNPU_CALL, "dra.vnpu-call")                                   \
+	X(VNPU_CREATED, "dra.vnpu-created")                             \
+	X(VNPU_DESTROYED, "dra.vnpu-destroyed")                         \
+	X(VNPU_FAILED, "dra.vnpu-failed")                               \
 	X(SLICES_PUBLISHED, "slices.published")                         \
 	X(SLICES_PUBLISH_FAILED, "slices.publish-failed")               \
 	X(LOG_DROPPED, "log.dropped")

@@ -293,6 +293,21 @@ static int apply_dra_chips(struct config *c, const char *v, char *why, size_t wh
 	return 0;
 }
 
+/* "none", or a list as for --dra-chips: the DRA driver's chips that serve
+ * vNPUs created at prepare (a chip serves either those or its static ones). */
+static int apply_dra_dynamic_vnpus(struct config *c, const char *v, char *why, size_t why_size)
+{
+	char problem[160];
+	struct npu_chip_select select = { 0 };
+	if (strcmp(v, "none") != 0 && npu_chip_select_parse(v, &select, problem, sizeof(problem)) < 0)
+		return why_invalid(why, why_size, "--dra-dynamic-vnpus: %s", problem);
+	if (str_copy(c->dra_dynamic_vnpus_text, sizeof(c->dra_dynamic_vnpus_text), v) < 0)
+		return why_invalid(why, why_size, "--dra-dynamic-vnpus: longer than %zu characters",
+				   sizeof(c->dra_dynamic_vnpus_text) - 1);
+	c->dra_dynamic_vnpus = select;
+	return 0;
+}
+
 static int apply_dra_driver_name(struct config *c, const char *v, char *why, size_t why_size)
 {
 	/* It names the CDI kind "<name>/claim" too, whose vendor starts with a letter. */
@@ -393,6 +408,10 @@ static const struct flag flags[] = {
 	  "the chips the DRA driver serves, the device plugin the others: physical ids, ranges (0-3) and families "
 	  "(910B), comma-separated, or all (default all)",
 	  apply_dra_chips, RESTART_TEXT(dra_chips_text) },
+	{ "dra-dynamic-vnpus", "LIST",
+	  "the DRA driver's chips that are carved into vNPUs on demand, at prepare: as --dra-chips, or none "
+	  "(default none)",
+	  apply_dra_dynamic_vnpus, RESTART_TEXT(dra_dynamic_vnpus_text) },
 	{ "dra-driver-name", "NAME", "the DRA driver's name (default " DEFAULT_DRA_DRIVER_NAME ")",
 	  apply_dra_driver_name, RESTART_TEXT(dra_driver_name) },
 	{ "kubelet-dir", "DIR",
@@ -601,6 +620,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.front_end = CONFIG_FRONT_END_DEVICE_PLUGIN,
 		.dra_chips_text = "all",
 		.dra_chips = { .all = true },
+		.dra_dynamic_vnpus_text = "none",
 		.dra_driver_name = DEFAULT_DRA_DRIVER_NAME,
 		.kubelet_dir = DEFAULT_KUBELET_DIR,
 	};

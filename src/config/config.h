@@ -93,6 +93,8 @@ struct config {
 	enum config_front_end front_end;                    /* --front-end */
 	char dra_chips_text[256];                           /* --dra-chips as given */
 	struct npu_chip_select dra_chips;                   /* parsed: the DRA driver's chips */
+	char dra_dynamic_vnpus_text[256];                   /* --dra-dynamic-vnpus as given */
+	struct npu_chip_select dra_dynamic_vnpus;           /* parsed: chips carved on demand */
 	char dra_driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];    /* --dra-driver-name */
 	char kubelet_dir[CONFIG_PATH_MAX];                  /* --kubelet-dir: plugins_registry/ and plugins/ */
 	char node_name[K8S_DNS_SUBDOMAIN_MAX + 1];          /* --node-name; empty: $NODE_NAME, else the host name */
@@ -124,6 +126,14 @@ int config_set_instance(struct config *c, const char *value, char *why, size_t w
 static inline bool config_dra_on(const struct config *c)
 {
 	return c->front_end != CONFIG_FRONT_END_DEVICE_PLUGIN;
+}
+
+/* The chips the DRA driver carves on demand (--dra-dynamic-vnpus), or NULL
+ * for none. */
+static inline const struct npu_chip_select *config_dra_dynamic_vnpus(const struct config *c)
+{
+	const struct npu_chip_select *s = &c->dra_dynamic_vnpus;
+	return s->all || s->families || s->n_ranges ? s : NULL;
 }
 
 /* Whether the device plugin registers with the kubelet (--front-end

@@ -20,6 +20,7 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "daemon/cdi_keeper.h"
+#include "daemon/carver.h"
 #include "daemon/consumers.h"
 #include "daemon/dra_front.h"
 #include "daemon/dra_kube.h"
@@ -96,6 +97,7 @@ struct daemon {
 	 * nothing. Each front end sees only its own view of a snapshot. */
 	bool dra_on;
 	struct dra_front dra;
+	struct carver *carver; /* DCMI's side of the DRA driver's dynamic vNPUs */
 	struct dra_kube *kube; /* the API server: claims read, ResourceSlices published */
 	bool slices_on;        /* from the first telemetry read on, the refresh offers the slices */
 	char firmware_version[NPU_FIRMWARE_VERSION_MAX + 1]; /* "" when unknown */
@@ -267,6 +269,11 @@ static void on_hold_timer(void *ctx)
 static void on_reset(void *ctx)
 {
 	refresh(ctx, "chip reset");
+}
+
+static void on_carved(void *ctx)
+{
+	refresh(ctx, "vNPU created or destroyed");
 }
 
 static void on_fault(void *ctx)
@@ -454,7 +461,10 @@ static void daemon_fini(struct daemon *d)
 	cdi_keeper_stop(&d->cdi, alone);
 	if (d->kube)
 		dra_kube_stop(d->kube);
+	/* Before the DRA service stops: a prepare waiting for a vNPU returns. */
+	carver_stop(d->carver);
 	dra_front_fini(&d->dra);
+	carver_free(d->carver);
 	npu_snapshot_unref(d->views.of);
 	npu_snapshot_unref(d->views.dra);
 	npu_snapshot_unref(d->views.device_plugin);
@@ -553,6 +563,8 @@ static void consume_slices(void *ctx, const struct snapshot_news *news)
 		.firmware_version = d->firmware_version[0] ? d->firmware_version : NULL,
 		.telemetry = &d->telemetry,
 		.resources = &d->serving.resources,
+		.carve_on_demand = config_dra_dynamic_vnpus(&d->config),
+		.claims = d->dra.driver,
 	};
 	dra_kube_offer(d->kube, news->dra, &offer);
 }
@@ -753,8 +765,16 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			snprintf(why, why_size, "out of memory");
 			return -ENOMEM;
 		}
+		const struct carver_options carving = {
+			.loop = d->loop, .inventory = d->inventory, .refresh = on_carved, .ctx = d
+		};
+		if ((r = carver_new(&carving, &d->carver)) < 0) {
+			snprintf(why, why_size, "cannot create timers and wakeups (timerfd, eventfd): %s", strerror(-r));
+			return r;
+		}
 		const struct dra_front_options dra = {
 			.config = c,
+			.carver = carver_for_driver(d->carver),
 			.reader = dra_kube_reader(kube),
 			.paths = &d->paths,
 			.loop = d->loop,

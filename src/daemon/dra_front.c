@@ -95,6 +95,8 @@ int dra_front_init(struct dra_front *f, const struct dra_front_options *opt, cha
 		.lock_path = shared ? f->lock_path : NULL,
 		.paths = *opt->paths,
 		.reader = opt->reader,
+		.dynamic = config_dra_dynamic_vnpus(c),
+		.carver = opt->carver,
 	};
 	char set_aside[PATH_MAX + 600];
 	if ((r = dra_driver_new(&o, &f->driver, set_aside, sizeof(set_aside), why, why_size)) < 0)

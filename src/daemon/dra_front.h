@@ -69,6 +69,8 @@ struct dra_front_options {
 	const struct host_paths *paths;
 	struct loop *loop;
 	struct status_http *status; /* hears the registration for /healthz (may be NULL) */
+	/* What creates and destroys dynamic vNPUs (daemon/carver.h). */
+	struct dra_carver carver;
 	/* Called on the loop when the kubelet registered the driver (may be NULL). */
 	void (*registered)(void *ctx);
 	void *registered_ctx;

@@ -184,6 +184,12 @@ void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const struct 
 		for (size_t i = 0; i < snap->count; i++) {
 			facts[i].hbm_bytes = hbm[i];
 			facts[i].shares = resource_set_shares(offer->resources, &snap->devices[i]);
+			const struct npu_device *dev = &snap->devices[i];
+			if (dev->kind == NPU_DEVICE_CHIP)
+				facts[i].carve_on_demand = offer->carve_on_demand &&
+							   npu_chip_select_has(offer->carve_on_demand, &dev->chip);
+			else
+				facts[i].made_for_claim = offer->claims && dra_driver_holds_vnpu(offer->claims, dev->vnpu.id);
 		}
 	}
 	if ((snap->count && (!hbm || !facts)) || k->api->publisher_offer(k->publisher, snap, facts) < 0)

@@ -64,6 +64,10 @@ struct dra_kube_offer {
 	const char *firmware_version;            /* NULL when unknown */
 	const struct telemetry_cache *telemetry; /* the chips' HBM sizes */
 	const struct resource_set *resources;    /* the chips' time-slicing shares */
+	/* Dynamic vNPUs: the chips carved on demand (NULL: none) and the
+	 * driver, which says which vNPUs it made for claims. */
+	const struct npu_chip_select *carve_on_demand;
+	struct dra_driver *claims;
 };
 
 /* Hands the publisher the judged snapshot with its chips' HBM sizes as

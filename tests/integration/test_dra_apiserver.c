@@ -396,6 +396,225 @@ static void test_vnpus_and_time_slicing(void **state)
 	node_fini(&d.node);
 }
 
+/* The simulator's state file holds a vnpu line with id (and template). */
+static bool state_has_vnpu(struct dra_node *d, unsigned id, const char *template_name)
+{
+	char want[96];
+	snprintf(want, sizeof(want), "vnpu id=%u phy=0 template=%s", id, template_name);
+	char *text = read_spec(d->node.state_file);
+	bool has = strstr(text, want) != NULL;
+	free(text);
+	return has;
+}
+
+static bool dev_node_exists(struct dra_node *d, unsigned id)
+{
+	char path[200];
+	snprintf(path, sizeof(path), "%s/vdavinci%u", d->node.dev_dir, id);
+	return access(path, F_OK) == 0;
+}
+
+/* Chip 0 of a 910B3 node carved on demand (--dra-dynamic-vnpus): its
+ * placements published with counters; a claim of one is a vNPU created at
+ * prepare (the simulator's state file and /dev/vdavinci<id> say so) and
+ * destroyed at unprepare; a create DCMI refuses fails the claim naming the
+ * chip, the template and the code, and leaves nothing; a driver killed
+ * while DCMI creates leaves a record that the next prepare completes. */
+static void test_dynamic_vnpus(void **state)
+{
+	(void)state;
+	static const char dcmi_state[] = "driver 24.1.rc1\n"
+					 "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+					 "chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n";
+	static const char config[] = "version: v1\n"
+				     "flags:\n"
+				     "  draDynamicVnpus: \"0\"\n";
+	struct dra_node d;
+	start(&d, config, dcmi_state, NULL);
+
+	/* The slices: chip 0 whole and in placements, all consuming its
+	 * counter set; chip 1 plain. */
+	json_object *list = NULL, *dev = NULL;
+	for (int i = 0; i < 8 && !dev; i++) {
+		json_object_put(list);
+		list = NULL;
+		expect_event(d.plugin, "slices.published", "node", NODE_NAME);
+		dev = slice_device(&list, "npu-0-vir05-1c-8g-0");
+	}
+	assert_non_null(dev);
+	assert_true(json_object_get_boolean(json_at(dev, "attributes.dynamic.bool")));
+	assert_string_equal(json_str_at(dev, "consumesCounters.0.counters.aicores.value"), "5");
+	json_object_put(list);
+	dev = slice_device(&list, "npu-0");
+	assert_string_equal(json_str_at(dev, "consumesCounters.0.counters.aicores.value"), "20");
+	json_object_put(list);
+	assert_null(json_at(slice_device(&list, "npu-1"), "consumesCounters"));
+	json_object_put(list);
+
+	/* Prepared: vNPU 100 created, its node given as /dev/davinci100. */
+	char uid[64], path[256];
+	make_claim("d1", "npu-0-vir05-1c-8g-0", uid, sizeof(uid));
+	prepare(&d, "d1", uid, "npu-0-vir05-1c-8g-0");
+	expect_event(d.plugin, "dra.vnpu-created", "vnpu", "vnpu-100", "template", "vir05_1c_8g");
+	assert_true(state_has_vnpu(&d, 100, "vir05_1c_8g"));
+	assert_true(dev_node_exists(&d, 100));
+	spec_path(&d, uid, path, sizeof(path));
+	char *spec = read_spec(path);
+	assert_non_null(strstr(spec, "\"hostPath\": \"/dev/vdavinci100\""));
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=100\""));
+	free(spec);
+	/* A second placement gets the next id. */
+	char uid2[64];
+	make_claim("d2", "npu-0-vir10-3c-32g-0", uid2, sizeof(uid2));
+	prepare(&d, "d2", uid2, "npu-0-vir10-3c-32g-0");
+	assert_true(state_has_vnpu(&d, 101, "vir10_3c_32g"));
+
+	/* Unprepared: the vNPU destroyed, then the record dropped. */
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "dra-unprepare default d1 %s", uid);
+	proc_send(d.kubelet, cmd);
+	snprintf(cmd, sizeof(cmd), "dra-unprepared uid=%s", uid);
+	assert_non_null(proc_expect(d.kubelet, cmd, WAIT_MS));
+	assert_false(state_has_vnpu(&d, 100, "vir05_1c_8g"));
+	assert_false(dev_node_exists(&d, 100));
+	assert_true(access(path, F_OK) < 0);
+
+	/* DCMI refuses the create (no room): the claim fails saying so, and
+	 * neither a vNPU nor a record is left. */
+	node_write_state(&d.node, "%s",
+			 "driver 24.1.rc1\n"
+			 "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536 "
+			 "fail=create_vdevice:-8020\n"
+			 "chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+			 "vnpu id=101 phy=0 template=vir10_3c_32g\n");
+	make_claim("d3", "npu-0-vir05-1c-8g-1", uid, sizeof(uid));
+	prepare_fails(&d, "d3", uid, "dcmi_create_vdevice for vNPU 100 (vir05_1c_8g) on chip npu-0 failed with DCMI "
+				     "code -8020");
+	assert_false(state_has_vnpu(&d, 100, "vir05_1c_8g"));
+	char checkpoint[256];
+	snprintf(checkpoint, sizeof(checkpoint), "%s/plugins/npu.ascend.com/checkpoint.json", d.kubelet_dir);
+	char *record = read_spec(checkpoint);
+	assert_null(strstr(record, uid));
+	assert_non_null(strstr(record, "\"vnpu\":{\"id\":101,\"created\":true}"));
+	free(record);
+	node_fini(&d.node);
+}
+
+/* The daemon killed as a crash would (no cleanup at all). */
+static void kill_plugin(struct dra_node *d)
+{
+	proc_kill(d->plugin, SIGKILL);
+	(void)proc_free(d->plugin);
+	d->plugin = d->node.plugin = NULL;
+}
+
+static char *read_checkpoint(struct dra_node *d)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/plugins/npu.ascend.com/checkpoint.json", d->kubelet_dir);
+	return read_spec(path);
+}
+
+/* Crashes around DCMI's calls: killed while DCMI creates the vNPU (the
+ * record names it, not created), the next prepare creates it; killed after
+ * DCMI made it but before the record said so (written as such a crash
+ * leaves it), the restarted driver adopts it and the prepare creates
+ * nothing; killed while DCMI destroys it, the next unprepare completes.
+ * A vNPU an administrator made keeps its chip static. */
+static void test_dynamic_vnpu_crashes(void **state)
+{
+	(void)state;
+	static const char chips[] = "driver 24.1.rc1\n"
+				    "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536%s\n"
+				    "chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n%s";
+	static const char config[] = "version: v1\nflags:\n  draDynamicVnpus: 0-1\n";
+	struct dra_node d;
+	char text[1024], uid[64], cmd[256];
+	snprintf(text, sizeof(text), chips, " hang_ms=create_vdevice:4000", "");
+	start(&d, config, text, NULL);
+
+	/* (a) Killed while DCMI creates: the record names vNPU 100, not created. */
+	make_claim("k1", "npu-0-vir05-1c-8g-0", uid, sizeof(uid));
+	snprintf(cmd, sizeof(cmd), "dra-prepare default k1 %s", uid);
+	proc_send(d.kubelet, cmd);
+	/* The record is written before DCMI is called. */
+	expect_event(d.plugin, "dra.vnpu-call", "op", "create", "vnpu", "vnpu-100");
+	char *record = read_checkpoint(&d);
+	assert_non_null(strstr(record, "\"vnpu\":{\"id\":100,\"created\":false}"));
+	free(record);
+	kill_plugin(&d);
+	assert_false(state_has_vnpu(&d, 100, "vir05_1c_8g"));
+	snprintf(text, sizeof(text), chips, "", "");
+	node_write_state(&d.node, "%s", text);
+	start_plugin(&d);
+	prepare(&d, "k1", uid, "npu-0-vir05-1c-8g-0");
+	assert_true(state_has_vnpu(&d, 100, "vir05_1c_8g"));
+
+	/* (b) DCMI made vNPU 116 on chip 1, the record was not told: adopted
+	 * at the start, answered without a second create. */
+	stop_plugin(&d);
+	char uid2[64];
+	make_claim("k2", "npu-1-vir10-3c-32g-0", uid2, sizeof(uid2));
+	record = read_checkpoint(&d);
+	char *end = strrchr(record, ']');
+	assert_non_null(end);
+	char edited[4096];
+	snprintf(edited, sizeof(edited),
+		 "%.*s,{\"uid\":\"%s\",\"namespace\":\"default\",\"name\":\"k2\",\"devices\":[{\"request\":\"npu\","
+		 "\"pool\":\"" NODE_NAME "\",\"device\":\"npu-1-vir10-3c-32g-0\",\"vnpu\":{\"id\":116,\"created\":false}}]}]}\n",
+		 (int)(end - record), record, uid2);
+	free(record);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/plugins/npu.ascend.com/checkpoint.json", d.kubelet_dir);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	assert_true(fputs(edited, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	snprintf(text, sizeof(text), chips, "", "vnpu id=100 phy=0 template=vir05_1c_8g\nvnpu id=116 phy=1 template=vir10_3c_32g\n");
+	node_write_state(&d.node, "%s", text);
+	start_plugin(&d);
+	prepare(&d, "k2", uid2, "npu-1-vir10-3c-32g-0");
+	record = read_checkpoint(&d);
+	assert_non_null(strstr(record, "\"vnpu\":{\"id\":116,\"created\":true}"));
+	free(record);
+	assert_int_equal(proc_count_err(d.plugin, "dra.vnpu-created"), 0);
+
+	/* (c) Killed while DCMI destroys: the record stays; the kubelet's
+	 * next unprepare completes. */
+	snprintf(text, sizeof(text), chips, " hang_ms=destroy_vdevice:4000",
+		 "vnpu id=100 phy=0 template=vir05_1c_8g\nvnpu id=116 phy=1 template=vir10_3c_32g\n");
+	node_write_state(&d.node, "%s", text);
+	snprintf(cmd, sizeof(cmd), "dra-unprepare default k1 %s", uid);
+	proc_send(d.kubelet, cmd);
+	expect_event(d.plugin, "dra.vnpu-call", "op", "destroy", "vnpu", "vnpu-100");
+	kill_plugin(&d);
+	record = read_checkpoint(&d);
+	assert_non_null(strstr(record, uid));
+	free(record);
+	snprintf(text, sizeof(text), chips, "", "vnpu id=100 phy=0 template=vir05_1c_8g\nvnpu id=116 phy=1 template=vir10_3c_32g\n");
+	node_write_state(&d.node, "%s", text);
+	start_plugin(&d);
+	proc_send(d.kubelet, cmd);
+	snprintf(cmd, sizeof(cmd), "dra-unprepared uid=%s", uid);
+	assert_non_null(proc_expect(d.kubelet, cmd, WAIT_MS));
+	assert_false(state_has_vnpu(&d, 100, "vir05_1c_8g"));
+	record = read_checkpoint(&d);
+	assert_null(strstr(record, uid));
+	free(record);
+
+	/* An administrator's vNPU 101 on chip 0: the chip serves it, not
+	 * placements; the driver never touches it. */
+	snprintf(text, sizeof(text), chips, "", "vnpu id=101 phy=0 template=vir10_3c_16g\nvnpu id=116 phy=1 template=vir10_3c_32g\n");
+	node_write_state(&d.node, "%s", text);
+	stop_plugin(&d);
+	start_plugin(&d);
+	char uid3[64];
+	make_claim("k3", "npu-0-vir05-1c-8g-1", uid3, sizeof(uid3));
+	prepare_fails(&d, "k3", uid3, "chip npu-0 carries vnpu-101, which the driver did not make");
+	assert_true(state_has_vnpu(&d, 101, "vir10_3c_16g"));
+	node_fini(&d.node);
+}
+
 /* Waits (kubectl's watch) until claim's status names device. */
 static void await_status(const char *claim, const char *device)
 {
@@ -478,6 +697,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dra_against_kube_apiserver),
 		cmocka_unit_test(test_vnpus_and_time_slicing),
+		cmocka_unit_test(test_dynamic_vnpus),
+		cmocka_unit_test(test_dynamic_vnpu_crashes),
 		cmocka_unit_test(test_network_identity),
 	};
 	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);

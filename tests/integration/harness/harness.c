@@ -229,11 +229,13 @@ void node_fini(struct node *node)
 static struct proc *start_plugin(struct node *node, const char *const prefix[], size_t n_prefix,
 				 const char *const extra_flags[], const char *const extra_env[])
 {
-	char state_env[200];
+	char state_env[200], dev_env[200];
 	snprintf(state_env, sizeof(state_env), "ASCEND_FAKE_DCMI_STATE=%s", node->state_file);
+	/* A vNPU the simulator carves gets its node where the plugin looks. */
+	snprintf(dev_env, sizeof(dev_env), "ASCEND_FAKE_DCMI_DEV_DIR=%s", node->dev_dir);
 	/* The DRA front end's module from this build, not an installed one. */
-	const char *env[8] = { state_env, "ASCEND_KUBE_MODULE=" KUBE_MODULE_LIB };
-	for (size_t i = 0, n = 2; extra_env && extra_env[i] && n < ELEMENTSOF(env) - 1; i++)
+	const char *env[9] = { state_env, dev_env, "ASCEND_KUBE_MODULE=" KUBE_MODULE_LIB };
+	for (size_t i = 0, n = 3; extra_env && extra_env[i] && n < ELEMENTSOF(env) - 1; i++)
 		env[n++] = extra_env[i];
 
 	/* No metrics port, NFD file or pod resources socket unless a test asks
