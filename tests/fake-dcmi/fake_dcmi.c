@@ -1342,6 +1342,28 @@ static int node_path(uint32_t id, char *buf, size_t size)
 	return str_printf(buf, size, "%s/vdavinci%u", sim.dev_dir, id) < 0 ? -ENAMETOOLONG : 1;
 }
 
+/* Makes path like the chip's own <dev dir>/davinci<phy>: a character device
+ * of the same number, owner and mode where that is one (a simulated node
+ * whose containers get the vNPU, which needs CAP_MKNOD), else an empty
+ * file. Returns 0 or a negative errno. */
+static int make_node(uint32_t phy, const char *path)
+{
+	char chip_node[PATH_MAX];
+	struct stat st;
+	if (str_printf(chip_node, sizeof(chip_node), "%s/davinci%u", sim.dev_dir, phy) == 0 &&
+	    stat(chip_node, &st) == 0 && S_ISCHR(st.st_mode)) {
+		if (mknod(path, S_IFCHR | (st.st_mode & 07777), st.st_rdev) < 0 ||
+		    chown(path, st.st_uid, st.st_gid) < 0)
+			return -errno;
+		return 0;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_stru *vdev,
 			struct dcmi_create_vdev_out *out)
 {
@@ -1372,16 +1394,14 @@ int dcmi_create_vdevice(int card_id, int device_id, struct dcmi_create_vdev_res_
 	if ((r = fake_vdev_plan(t.parsed, chip, name, vdev->vdev_id, &v)) != DCMI_OK)
 		goto out;
 	has_node = node_path(v.id, node, sizeof(node));
-	int fd = has_node > 0 ? open(node, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666) : 0;
-	if (has_node < 0 || fd < 0) {
+	int made = has_node > 0 ? make_node(phy, node) : 0;
+	if (has_node < 0 || made < 0) {
 		fprintf(stderr, "fake-dcmi: cannot make the node of vNPU %u in %s: %s\n", v.id, sim.dev_dir,
-			strerror(has_node < 0 ? -has_node : errno));
+			strerror(has_node < 0 ? -has_node : -made));
 		has_node = 0;
 		r = DCMI_ERR_INNER;
 		goto out;
 	}
-	if (fd > 0)
-		close(fd);
 	bool needs_newline = t.len > 0 && t.buf[t.len - 1] != '\n';
 	snprintf(line, sizeof(line), "%svnpu id=%u phy=%u template=%s\n", needs_newline ? "\n" : "", v.id, v.phy,
 		 v.template_name);
