@@ -37,6 +37,9 @@ struct carver {
 	struct carve_req *head, *tail; /* queued, under lock */
 	bool stopping;                 /* under lock */
 	struct carve_req *running;     /* the loop's */
+	/* A create was given up: DCMI may have made its vNPU since, which the
+	 * inventory lists only once it looked again. */
+	bool unsure;
 };
 
 static const char *call_name(enum carve_op op)
@@ -81,15 +84,32 @@ static void push_front(struct carver *c, struct carve_req *req)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Whether the inventory lists vNPU id (the one a destroy found missing). */
-static bool listed(struct carver *c, uint32_t id)
+/* The template of vNPU id as the inventory lists it, into buf ("" for none
+ * known); false when it lists no such vNPU. */
+static bool listed(struct carver *c, uint32_t id, char *buf, size_t size)
 {
 	struct npu_snapshot *snap = inventory_snapshot(c->o.inventory);
 	bool found = false;
-	for (size_t i = 0; snap && i < snap->count && !found; i++)
-		found = snap->devices[i].kind == NPU_DEVICE_VNPU && snap->devices[i].vnpu.id == id;
+	for (size_t i = 0; snap && i < snap->count && !found; i++) {
+		const struct npu_device *v = &snap->devices[i];
+		if (v->kind == NPU_DEVICE_VNPU && v->vnpu.id == id) {
+			found = true;
+			snprintf(buf, size, "%s", v->vnpu.template_name);
+		}
+	}
 	npu_snapshot_unref(snap);
 	return found;
+}
+
+/* After DCMI refused a create: whether the inventory, looked at again,
+ * lists the vNPU as asked for (an earlier create of it that was given up
+ * finished in between). */
+static bool made_meanwhile(struct carver *c, const struct carve_req *req)
+{
+	char template_name[NPU_VNPU_TEMPLATE_MAX];
+	c->o.refresh(c->o.ctx);
+	return listed(c, req->vnpu_id, template_name, sizeof(template_name)) &&
+	       (!template_name[0] || strcmp(template_name, req->template_name) == 0);
 }
 
 /* The worker thread, under the vendor guard's lock: only wake the loop. */
@@ -124,13 +144,17 @@ static void complete(struct carver *c, bool give_up)
 	if (r == -ETIMEDOUT) {
 		snprintf(why, sizeof(why), "%s for vNPU %" PRIu32 " on chip npu-%" PRIu32 " did not return in time",
 			 call_name(req->op), req->vnpu_id, req->phy);
-		r = -ETIMEDOUT;
+		c->unsure |= req->op == CARVE_CREATE;
 	} else if (r < 0) {
 		snprintf(why, sizeof(why), "cannot take the outcome of %s: %s", call_name(req->op), strerror(-r));
-	} else if (out.result < 0 && req->op == CARVE_DESTROY && !listed(c, req->vnpu_id)) {
+	} else if (out.result < 0 && req->op == CARVE_DESTROY && !listed(c, req->vnpu_id, why, sizeof(why))) {
 		/* DCMI refuses an id it does not know: nothing to destroy. */
 		r = -ENOENT;
 		snprintf(why, sizeof(why), "vNPU %" PRIu32 " does not exist", req->vnpu_id);
+	} else if (out.result < 0 && req->op == CARVE_CREATE && made_meanwhile(c, req)) {
+		/* A create given up earlier finished in DCMI just before this
+		 * one: its vNPU is the one asked for. */
+		r = 0;
 	} else if (out.result < 0) {
 		r = out.result;
 		snprintf(why, sizeof(why), "%s for vNPU %" PRIu32 " (%s) on chip npu-%" PRIu32 " failed with DCMI code %d",
@@ -199,6 +223,20 @@ static void on_wake(void *ctx)
 			finish(c, req, -ENODEV, why);
 			continue;
 		}
+		/* A create given up earlier that DCMI finished after all: there
+		 * is nothing to make. */
+		char template_name[NPU_VNPU_TEMPLATE_MAX];
+		if (req->op == CARVE_CREATE && c->unsure)
+			c->o.refresh(c->o.ctx);
+		if (req->op == CARVE_CREATE && listed(c, req->vnpu_id, template_name, sizeof(template_name))) {
+			/* The id is the claim's record's: a vNPU of it is the one
+			 * asked for, unless DCMI names another template. */
+			bool same = !template_name[0] || strcmp(template_name, req->template_name) == 0;
+			snprintf(why, sizeof(why), "vNPU %" PRIu32 " exists already as %s", req->vnpu_id,
+				 template_name[0] ? template_name : "a vNPU of unknown template");
+			finish(c, req, same ? 0 : -EEXIST, same ? "" : why);
+			continue;
+		}
 		int r = req->op == CARVE_CREATE
 				? dcmi_vnpu_create_start(lib, &chip, req->template_name, req->vnpu_id, on_done, c)
 				: dcmi_vnpu_destroy_start(lib, &chip, req->vnpu_id, on_done, c);
@@ -215,6 +253,7 @@ static void on_wake(void *ctx)
 		}
 		req->started_ms = now_ms();
 		c->running = req;
+		c->unsure = false;
 		char chip_id[24], vnpu[24];
 		snprintf(chip_id, sizeof(chip_id), "npu-%" PRIu32, req->phy);
 		snprintf(vnpu, sizeof(vnpu), "vnpu-%" PRIu32, req->vnpu_id);

@@ -829,6 +829,12 @@ static int carve(struct dra_driver *d, const char *uid, const struct dra_read_li
 		if ((r = d->carver.create(d->carver.ctx, c[i].phy, c[i].template_name, c[i].id, deadline, why,
 					  why_size)) == 0)
 			c[i].created = true;
+	/* A create past its deadline may still be made by DCMI: the record
+	 * stays, naming the vNPU as not created, for the kubelet's next
+	 * prepare to finish (or its unprepare to destroy). Only a refusal
+	 * leaves nothing behind. */
+	if (r == -ETIMEDOUT)
+		return r;
 	if (r < 0) {
 		char ignored[256];
 		for (size_t i = 0; i < n; i++)

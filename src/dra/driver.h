@@ -13,9 +13,10 @@
  * Dynamic vNPUs (dra/vnpus.h): a placement of a chip carved on demand is
  * made a vNPU at prepare: its id recorded first (durably), then DCMI's
  * create (outside the lock, through the carver), then the record says it
- * was created and the spec is written. A create that fails destroys what
- * the claim got and drops the record; a crash in between leaves a record
- * naming the vNPU, which the kubelet's next prepare completes and its
+ * was created and the spec is written. A create DCMI refuses destroys what
+ * the claim got and drops the record; one past its deadline, and a crash
+ * in between, leave a record naming the vNPU, which the kubelet's next
+ * prepare completes (the carver finds one DCMI finished meanwhile) and its
  * unprepare removes. Unprepare removes the spec, destroys the vNPUs (one
  * DCMI does not know is gone already), then drops the record. A vNPU the
  * record does not name is never touched.

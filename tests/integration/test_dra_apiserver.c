@@ -497,6 +497,33 @@ static void test_dynamic_vnpus(void **state)
 	assert_null(strstr(record, uid));
 	assert_non_null(strstr(record, "\"vnpu\":{\"id\":101,\"created\":true}"));
 	free(record);
+
+	/* DCMI takes longer than the prepare may (7 s of its 5): the claim
+	 * fails, its record stays, and the kubelet's next prepare finds the
+	 * vNPU DCMI finished meanwhile instead of making a second one. */
+	node_write_state(&d.node, "%s",
+			 "driver 24.1.rc1\n"
+			 "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536 "
+			 "hang_ms=create_vdevice:7000\n"
+			 "chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
+			 "vnpu id=101 phy=0 template=vir10_3c_32g\n");
+	make_claim("d4", "npu-0-vir05-1c-8g-2", uid, sizeof(uid));
+	prepare_fails(&d, "d4", uid, "did not return");
+	record = read_spec(checkpoint);
+	assert_non_null(strstr(record, uid));
+	assert_non_null(strstr(record, "\"vnpu\":{\"id\":100,\"created\":false}"));
+	free(record);
+	prepare(&d, "d4", uid, "npu-0-vir05-1c-8g-2");
+	char *text = read_spec(d.node.state_file);
+	const char *first = strstr(text, "vnpu id=100 ");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "vnpu id=100 "));
+	free(text);
+	snprintf(cmd, sizeof(cmd), "dra-unprepare default d4 %s", uid);
+	proc_send(d.kubelet, cmd);
+	snprintf(cmd, sizeof(cmd), "dra-unprepared uid=%s", uid);
+	assert_non_null(proc_expect(d.kubelet, cmd, WAIT_MS));
+	assert_false(state_has_vnpu(&d, 100, "vir05_1c_8g"));
 	node_fini(&d.node);
 }
 
