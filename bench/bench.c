@@ -39,7 +39,13 @@
  *     with --kubectl, fault -> tainted device in the ResourceSlice, from the
  *     state file's write to the line of a `kubectl get --watch` showing it,
  *     and on a 64-chip node start -> ResourceSlices, from spawning the
- *     plugin to the watch's line that completes the 64 devices;
+ *     plugin to the watch's line that completes the pool, and the same on
+ *     16 chips without and with every vNPU template (--dra-dynamic-vnpus),
+ *     with the slices' count, devices and JSON bytes;
+ *   - with --dra-dynamic-claims, on an 8-chip node carved on demand,
+ *     NodePrepareResources and NodeUnprepareResources p50/p99 of whole
+ *     chips and of dynamic vNPUs (created at prepare and destroyed at
+ *     unprepare through DCMI), taken in turn over the same rounds;
  *   - with --peer-driver, the same for upstream's DRA test driver
  *     (Kubernetes' test/e2e/dra/test-driver) beside ours: start -> its
  *     ResourceSlices with 64 devices, its RSS and, with --peer-claims, its
@@ -103,6 +109,8 @@
  * start measured on a Node of its own sees no slices of an earlier run. */
 #define DRA_NODE "bench-node"       /* ours, 8 chips */
 #define DRA_NODE_64 "bench-node-64" /* ours, 64 chips */
+#define DRA_NODE_16 "bench-node-16" /* ours, 16 chips, no vNPUs carved on demand */
+#define DRA_NODE_16_DYNAMIC "bench-node-16-dynamic" /* ours, 16 chips with every template */
 #define PEER_NODE "bench-peer"      /* the peer, 8 devices */
 #define PEER_NODE_64 "bench-peer-64"
 /* The peer's default driver name, the one its claims are allocated from. */
@@ -118,6 +126,8 @@ struct settings {
 	const char *kubeconfig; /* an API server with the Node DRA_NODE: the DRA row; NULL: none */
 	const char *kubectl;    /* kubectl for the watches of slices; NULL: no fault -> slice, start -> slices rows */
 	const char *dra_claims; /* "NAME UID" lines of allocated claims in default; NULL: no prepare row */
+	const char *dra_dynamic_claims; /* as dra_claims, each a placement of a dynamic vNPU; NULL: no such row */
+	const char *only;       /* comma-separated scenarios to run; NULL: all */
 	const char *peer_bin;    /* upstream's dra-test-driver; NULL: no peer rows */
 	const char *peer_claims; /* as dra_claims, allocated from PEER_DRIVER on PEER_NODE */
 	uint32_t allocate_calls;
@@ -127,6 +137,22 @@ struct settings {
 	uint32_t poll_interval_ms;
 	uint32_t dra_rounds;
 };
+
+/* The scenarios, as --only names them, in the order they run. */
+#define SCENARIO_NAMES \
+	"events,polling,flaps,big,blocked-stderr,flood,sharing,metrics,dra,dra-both,dra-dynamic,dra-slices,peer"
+
+/* Whether the comma-separated list holds the name of len bytes. */
+static bool name_in(const char *list, const char *name, size_t len)
+{
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == len && strncmp(p, name, len) == 0)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
 
 static void usage(FILE *f)
 {
@@ -145,6 +171,9 @@ static void usage(FILE *f)
 	      "                           start -> ResourceSlices on the Node " DRA_NODE_64 "\n"
 	      "  --dra-claims PATH        \"NAME UID\" lines of claims in default allocated on " DRA_NODE "\n"
 	      "                           (the NodePrepareResources row)\n"
+	      "  --dra-dynamic-claims PATH as --dra-claims, each allocated a placement of a dynamic vNPU\n"
+	      "                           (npu-<chip>-vir05-1c-8g-0) on " DRA_NODE "; needs --dra-claims\n"
+	      "  --only NAMES             run only these scenarios, comma-separated (" SCENARIO_NAMES ")\n"
 	      "  --peer-driver PATH       upstream's dra-test-driver, measured beside the DRA front end\n"
 	      "                           (needs --kubeconfig and --kubectl; the Nodes " PEER_NODE " and " PEER_NODE_64 ")\n"
 	      "  --peer-claims PATH       as --dra-claims, allocated from " PEER_DRIVER " on " PEER_NODE "\n"
@@ -174,6 +203,8 @@ static int parse_settings(int argc, char **argv, struct settings *s)
 		{ "--kubeconfig", offsetof(struct settings, kubeconfig) },
 		{ "--kubectl", offsetof(struct settings, kubectl) },
 		{ "--dra-claims", offsetof(struct settings, dra_claims) },
+		{ "--dra-dynamic-claims", offsetof(struct settings, dra_dynamic_claims) },
+		{ "--only", offsetof(struct settings, only) },
 		{ "--peer-driver", offsetof(struct settings, peer_bin) },
 		{ "--peer-claims", offsetof(struct settings, peer_claims) },
 	};
@@ -234,6 +265,18 @@ static int parse_settings(int argc, char **argv, struct settings *s)
 	if (s->peer_bin && (!s->kubeconfig || !s->kubectl)) {
 		fprintf(stderr, "ascend-bench: --peer-driver needs --kubeconfig and --kubectl\n");
 		return -EINVAL;
+	}
+	if (s->dra_dynamic_claims && !s->dra_claims) {
+		fprintf(stderr, "ascend-bench: --dra-dynamic-claims needs --dra-claims\n");
+		return -EINVAL;
+	}
+	for (const char *p = s->only; p && *p;) {
+		size_t len = strcspn(p, ",");
+		if (!name_in(SCENARIO_NAMES, p, len)) {
+			fprintf(stderr, "ascend-bench: --only: no scenario '%.*s' (%s)\n", (int)len, p, SCENARIO_NAMES);
+			return -EINVAL;
+		}
+		p += len + (p[len] == ',');
 	}
 	return 0;
 }
@@ -497,9 +540,12 @@ static uint16_t free_port(void)
 /* Spawns the plugin; *ret_spawned_us is the time just before the spawn. */
 static int start_plugin(struct node *n, const struct settings *s, int64_t *ret_spawned_us)
 {
-	char env[PATH_BYTES + 32], interval[32], config[PATH_BYTES + 32], state_dir[PATH_BYTES + 32];
+	char env[PATH_BYTES + 32], dev_env[PATH_BYTES + 32], interval[32], config[PATH_BYTES + 32],
+		state_dir[PATH_BYTES + 32];
 	snprintf(env, sizeof(env), "ASCEND_FAKE_DCMI_STATE=%s", n->state);
-	const char *extra_env[] = { env, NULL };
+	/* Where the simulator makes the node of a vNPU it carves, as the driver does in /dev. */
+	snprintf(dev_env, sizeof(dev_env), "ASCEND_FAKE_DCMI_DEV_DIR=%s", n->dev);
+	const char *extra_env[] = { env, dev_env, NULL };
 	snprintf(interval, sizeof(interval), "--health-interval=%ums", s->poll_interval_ms);
 	snprintf(config, sizeof(config), "--config=%s/config.yaml", n->root);
 	/* The record of separated chips stays in the node, not the host's /var/lib. */
@@ -908,10 +954,10 @@ static int measure_starts(struct node *n, const struct settings *s, uint32_t sta
 /* --- scenarios -------------------------------------------------------------------- */
 
 /* Start -> ResourceSlices: microseconds from the spawn to the watch's line
- * completing the devices, and the slices and devices then; -1 when not
- * measured. */
+ * completing the pool, the slices and devices then and the JSON bytes of
+ * the slices; -1 when not measured. */
 struct slices_start {
-	long long us, slices, devices;
+	long long us, slices, devices, bytes;
 };
 
 struct results {
@@ -954,6 +1000,9 @@ struct results {
 	struct samples dra_status_us;  /* prepare sent -> the claim's status.devices stored (first round) */
 	struct samples dra_fault_us;   /* fault -> the device tainted in the ResourceSlice */
 	struct slices_start dra_start, peer_start; /* ours, upstream's DRA test driver */
+	struct slices_start slices_16[2];          /* 16 chips: [0] plain, [1] with every vNPU template */
+	/* Prepare and unprepare on a node carved on demand: [0] whole chips, [1] vNPUs. */
+	struct samples dynamic_prepare_us[2], dynamic_unprepare_us[2];
 	long long peer_rss_kib;
 	struct samples peer_prepare_us;
 	long long scrape_bytes;
@@ -1583,44 +1632,70 @@ static int await_claim_status(struct proc *watch, const char *name, int64_t t0, 
 	}
 }
 
-/* NodePrepareResources, then NodeUnprepareResources, for each claim of the
- * file of "NAME UID" lines (scripts/bench.sh made and allocated them), the
- * whole file rounds times: the driver reads each claim from the API server
- * in every prepare, as an unprepared claim is new to it. More rounds than
- * claims keep one slow call from being the p99 on its own. */
-static int measure_dra_prepare(struct proc *sim, const char *claims_path, uint32_t rounds, struct samples *out,
+/* Claims prepared and unprepared, and where their latencies go. */
+struct claim_set {
+	const char *path;          /* "NAME UID" lines (scripts/bench.sh made and allocated the claims) */
+	struct samples *prepare;   /* NodePrepareResources, microseconds */
+	struct samples *unprepare; /* NodeUnprepareResources; NULL: not kept */
+};
+
+#define CLAIM_SETS_MAX 2
+
+/* NodePrepareResources, then NodeUnprepareResources, for each claim of each
+ * set, the sets' files taken line by line in turn (a claim of the first,
+ * then of the second...), the whole files rounds times: the driver reads
+ * each claim from the API server in every prepare, as an unprepared claim
+ * is new to it. More rounds than claims keep one slow call from being the
+ * p99 on its own; taking the sets in turn puts them under the same load. */
+static int measure_dra_prepare(struct proc *sim, const struct claim_set *sets, size_t n_sets, uint32_t rounds,
 			       struct proc *status_watch, struct samples *status_out)
 {
-	FILE *f = fopen(claims_path, "re");
-	if (!f) {
-		fprintf(stderr, "ascend-bench: %s: %s\n", claims_path, strerror(errno));
-		return -errno;
-	}
+	FILE *files[CLAIM_SETS_MAX] = { 0 };
 	char line[256], name[128], uid[64], cmd[256];
-	int r = 0;
-	for (uint32_t round = 0; r == 0 && round < rounds; round++) {
-		rewind(f);
-		while (r == 0 && fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "%127s %63s", name, uid) != 2)
-				continue;
-			int64_t us, unused, t0 = mono_us();
-			snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
-			r = dra_call(sim, cmd, uid, "dra-prepared", &us);
-			if (r == 0)
-				samples_add(out, us);
-			/* The first round writes each claim's status; later rounds
-			 * apply the same, which the server stores as no change. */
-			if (r == 0 && status_watch && round == 0)
-				r = await_claim_status(status_watch, name, t0, status_out);
-			snprintf(cmd, sizeof(cmd), "dra-unprepare default %s %s", name, uid);
-			if (r == 0)
-				r = dra_call(sim, cmd, uid, "dra-unprepared", &unused);
+	int r = n_sets <= CLAIM_SETS_MAX ? 0 : -E2BIG;
+	for (size_t k = 0; r == 0 && k < n_sets; k++) {
+		files[k] = fopen(sets[k].path, "re");
+		if (!files[k]) {
+			r = -errno;
+			fprintf(stderr, "ascend-bench: %s: %s\n", sets[k].path, strerror(errno));
 		}
 	}
-	fclose(f);
-	if (r == 0 && out->n == 0) {
-		fprintf(stderr, "ascend-bench: no claims in %s\n", claims_path);
-		r = -ENOENT;
+	for (uint32_t round = 0; r == 0 && round < rounds; round++) {
+		for (size_t k = 0; k < n_sets; k++)
+			rewind(files[k]);
+		for (bool more = true; r == 0 && more;) {
+			more = false;
+			for (size_t k = 0; r == 0 && k < n_sets; k++) {
+				if (!fgets(line, sizeof(line), files[k]))
+					continue;
+				more = true;
+				if (sscanf(line, "%127s %63s", name, uid) != 2)
+					continue;
+				int64_t us, t0 = mono_us();
+				snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
+				r = dra_call(sim, cmd, uid, "dra-prepared", &us);
+				if (r == 0)
+					samples_add(sets[k].prepare, us);
+				/* The first round writes each claim's status; later
+				 * rounds apply the same, which the server stores as no
+				 * change. */
+				if (r == 0 && status_watch && round == 0)
+					r = await_claim_status(status_watch, name, t0, status_out);
+				snprintf(cmd, sizeof(cmd), "dra-unprepare default %s %s", name, uid);
+				if (r == 0)
+					r = dra_call(sim, cmd, uid, "dra-unprepared", &us);
+				if (r == 0 && sets[k].unprepare)
+					samples_add(sets[k].unprepare, us);
+			}
+		}
+	}
+	for (size_t k = 0; k < n_sets; k++) {
+		if (r == 0 && sets[k].prepare->n == 0) {
+			fprintf(stderr, "ascend-bench: no claims in %s\n", sets[k].path);
+			r = -ENOENT;
+		}
+		if (files[k])
+			fclose(files[k]);
 	}
 	return r;
 }
@@ -1678,10 +1753,11 @@ static int measure_dra_faults(struct node *n, const struct settings *s, uint32_t
 #define SLICES_MAX 16
 
 /* Starts kubectl watching the ResourceSlices of node, one line per event:
- * the slice's name and its devices' names, comma-separated (<none> for no
- * devices). Waits until the watch request is answered (kubectl's -v=6 line
- * of it on stderr): a slice published after that arrives as an event, and
- * kubectl's own start stays out of the measurement. */
+ * the slice's name, its pool's generation and slice count, and its devices'
+ * names, comma-separated (<none> for no devices). Waits until the watch
+ * request is answered (kubectl's -v=6 line of it on stderr): a slice
+ * published after that arrives as an event, and kubectl's own start stays
+ * out of the measurement. */
 static int slices_watch(const struct settings *s, const char *node, struct proc **ret_watch)
 {
 	char field[128];
@@ -1689,7 +1765,9 @@ static int slices_watch(const struct settings *s, const char *node, struct proc 
 		return -ENAMETOOLONG;
 	const char *const argv[] = { s->kubectl, "--kubeconfig", s->kubeconfig, "-v=6", "get", "resourceslices",
 				     "--watch", "--field-selector", field, "--no-headers", "-o",
-				     "custom-columns=NAME:.metadata.name,DEVICES:.spec.devices[*].name", NULL };
+				     "custom-columns=NAME:.metadata.name,GENERATION:.spec.pool.generation,"
+				     "COUNT:.spec.pool.resourceSliceCount,DEVICES:.spec.devices[*].name",
+				     NULL };
 	struct proc *watch;
 	int r = start_child(argv, NULL, NULL, false, &watch);
 	if (r < 0)
@@ -1706,15 +1784,24 @@ static int slices_watch(const struct settings *s, const char *node, struct proc 
 /* What the slices of a node hold, each slice's latest event counting. */
 struct slices_seen {
 	int64_t complete_us; /* the arrival of the line that completed them */
-	long long slices;    /* slices holding devices */
+	long long slices;    /* slices of the pool's generation, with devices or counter sets */
 	long long devices;
 };
 
-/* Reads the watch until the node's slices hold devices devices or more. */
+/* One slice in the watch's lines: its latest event. */
+struct slice_event {
+	char name[256];
+	long long generation;
+	unsigned count;   /* the pool's slices, as the slice says */
+	unsigned devices;
+};
+
+/* Reads the watch until every slice of the pool's newest generation has
+ * come (as many as the slices say the pool has) with devices devices or
+ * more in all: the pool is complete on the API server. */
 static int slices_await(struct proc *watch, unsigned devices, struct slices_seen *ret)
 {
-	char names[SLICES_MAX][256];
-	unsigned counts[SLICES_MAX] = { 0 };
+	struct slice_event seen[SLICES_MAX];
 	size_t n = 0;
 	int64_t deadline = mono_us() + (int64_t)WAIT_MS * 1000;
 	for (;;) {
@@ -1723,54 +1810,99 @@ static int slices_await(struct proc *watch, unsigned devices, struct slices_seen
 		if (!line)
 			break;
 		int64_t now = mono_us();
-		size_t len = strcspn(line, " ");
-		if (len == 0 || len >= sizeof(names[0]))
+		struct slice_event e = { 0 };
+		int list_at = 0;
+		if (sscanf(line, "%255s %lld %u %n", e.name, &e.generation, &e.count, &list_at) != 3 || list_at == 0)
 			continue;
-		const char *list = line + len + strspn(line + len, " ");
-		unsigned count = 0;
+		const char *list = line + list_at;
 		if (*list && strncmp(list, "<none>", 6) != 0)
-			for (count = 1; *list && *list != ' ' && *list != '\n'; list++)
-				count += *list == ',';
+			for (e.devices = 1; *list && *list != ' ' && *list != '\n'; list++)
+				e.devices += *list == ',';
 		size_t i = 0;
-		while (i < n && (strncmp(names[i], line, len) != 0 || names[i][len] != '\0'))
+		while (i < n && strcmp(seen[i].name, e.name) != 0)
 			i++;
-		if (i == n) {
-			if (n == SLICES_MAX) {
-				fprintf(stderr, "ascend-bench: more than %d ResourceSlices for one node\n", SLICES_MAX);
-				return -E2BIG;
-			}
-			memcpy(names[n], line, len);
-			names[n++][len] = '\0';
+		if (i == SLICES_MAX) {
+			fprintf(stderr, "ascend-bench: more than %d ResourceSlices for one node\n", SLICES_MAX);
+			return -E2BIG;
 		}
-		counts[i] = count;
-		struct slices_seen seen = { .complete_us = now };
+		n += i == n;
+		seen[i] = e;
+		long long newest = 0;
+		for (size_t k = 0; k < n; k++)
+			newest = seen[k].generation > newest ? seen[k].generation : newest;
+		struct slices_seen got = { .complete_us = now };
+		unsigned count = 0;
 		for (size_t k = 0; k < n; k++) {
-			seen.slices += counts[k] > 0;
-			seen.devices += counts[k];
+			if (seen[k].generation != newest)
+				continue;
+			got.slices++;
+			got.devices += seen[k].devices;
+			count = seen[k].count;
 		}
-		if (seen.devices >= devices) {
-			*ret = seen;
+		if (got.slices == count && got.devices >= devices) {
+			*ret = got;
 			return 0;
 		}
 	}
-	fprintf(stderr, "ascend-bench: the watch did not show ResourceSlices with %u devices within %d ms\n", devices,
+	fprintf(stderr, "ascend-bench: the watch did not show a complete pool with %u devices within %d ms\n", devices,
 		WAIT_MS);
 	return -ETIMEDOUT;
 }
 
-/* A node of chips with the DRA front end on for the Node node_name:
- * kubelet-sim in its DRA mode, then the plugin (spawned at
- * *ret_spawned_us, its stderr a pipe), up to kubelet-sim's registration of
- * the driver and, when also is not NULL, a line of kubelet-sim containing
- * it as well, in either order (the device plugin's first device list comes
- * before or after the driver's registration). node_down ends it. */
-static int dra_node_up_as(struct node *n, const struct settings *s, const char *work_dir, const char *name,
-			  unsigned chips, const char *node_name, const char *front_end, const char *dra_chips,
-			  const char *also, int64_t *ret_spawned_us)
+/* The size of the node's ResourceSlices as the API server answers them in
+ * JSON: the body of its list of them (kubectl get --raw), counted by wc. */
+static int slices_bytes(const struct settings *s, const char *node, long long *ret_bytes)
 {
-	int r = node_create(n, work_dir, name, chips, true, s->dcmi_lib);
+	char url[192];
+	if (str_printf(url, sizeof(url), "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%%3D%s",
+		       node) < 0)
+		return -ENAMETOOLONG;
+	const char *const argv[] = { "/bin/sh", "-c", "\"$0\" --kubeconfig \"$1\" get --raw \"$2\" | wc -c",
+				     s->kubectl, s->kubeconfig, url, NULL };
+	struct proc *count;
+	int r = start_child(argv, NULL, NULL, false, &count);
+	if (r < 0)
+		return r;
+	const char *line = proc_expect(count, "", WAIT_MS);
+	uint64_t bytes = 0;
+	if (!line || parse_u64(line + strspn(line, " "), 10, INT64_MAX, &bytes) < 0 || bytes == 0)
+		r = -EIO;
+	/* The shell is ended by its own exit, not proc_free's SIGTERM. */
+	if (proc_wait(count, WAIT_MS) != 0 && r == 0)
+		r = -EIO;
+	proc_free(count);
+	if (r < 0)
+		fprintf(stderr, "ascend-bench: cannot read the ResourceSlices of %s with kubectl\n", node);
+	else
+		*ret_bytes = (long long)bytes;
+	return r;
+}
+
+/* What a node with the DRA front end on is. */
+struct dra_shape {
+	const char *name;      /* its directory in the work directory */
+	unsigned chips;
+	const char *node_name; /* the Node it publishes for */
+	const char *front_end; /* --front-end; NULL: dra */
+	const char *dra_chips; /* --dra-chips; NULL: all */
+	const char *dynamic;   /* --dra-dynamic-vnpus; NULL: none */
+	const char *also;      /* a line of kubelet-sim awaited as well; NULL: none */
+};
+
+/* A node of chips with the DRA front end on for its Node: kubelet-sim in
+ * its DRA mode, then the plugin (spawned at *ret_spawned_us, its stderr a
+ * pipe), up to kubelet-sim's registration of the driver and, when also is
+ * not NULL, a line of kubelet-sim containing it as well, in either order
+ * (the device plugin's first device list comes before or after the driver's
+ * registration). node_down ends it. */
+static int dra_node_up(struct node *n, const struct settings *s, const char *work_dir, const struct dra_shape *shape,
+		       int64_t *ret_spawned_us)
+{
+	/* Its chips are 910B3s with 20 AI cores and 64 GiB of HBM
+	 * (tests/support/node_tree.c), which vNPUs are carved from. */
+	int r = node_create(n, work_dir, shape->name, shape->chips, true, s->dcmi_lib);
 	if (r < 0) {
-		fprintf(stderr, "ascend-bench: cannot build the node in %s/%s: %s\n", work_dir, name, strerror(-r));
+		fprintf(stderr, "ascend-bench: cannot build the node in %s/%s: %s\n", work_dir, shape->name, strerror(-r));
 		return r;
 	}
 	char kubelet_dir[PATH_BYTES + 16], registry[PATH_BYTES + 40], cdi_dir[PATH_BYTES + 8];
@@ -1780,8 +1912,10 @@ static int dra_node_up_as(struct node *n, const struct settings *s, const char *
 		return -ENAMETOOLONG;
 	const char *const sim_argv[] = { s->sim_bin, "--dir", n->sockets, "--dra-registry", registry, "--timestamps",
 					 NULL };
-	const char *const flags[] = { "--front-end", front_end, "--dra-chips", dra_chips, "--kubelet-dir", kubelet_dir,
-				      "--node-name", node_name, "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig, NULL };
+	const char *const flags[] = { "--front-end", shape->front_end ? shape->front_end : "dra", "--dra-chips",
+				      shape->dra_chips ? shape->dra_chips : "all", "--kubelet-dir", kubelet_dir,
+				      "--node-name", shape->node_name, "--cdi-dir", cdi_dir, "--kubeconfig", s->kubeconfig,
+				      shape->dynamic ? "--dra-dynamic-vnpus" : NULL, shape->dynamic, NULL };
 	n->plugin_stderr_pipe = true;
 	if ((r = start_child(sim_argv, NULL, n->sim_log, true, &n->sim)) < 0)
 		return r;
@@ -1790,17 +1924,10 @@ static int dra_node_up_as(struct node *n, const struct settings *s, const char *
 	n->extra_flags = flags;
 	r = start_plugin(n, s, ret_spawned_us);
 	n->extra_flags = NULL; /* flags is gone after the return */
-	const char *const lines[] = { "dra-registered", also };
-	if (r == 0 && !proc_expect_all(n->sim, lines, also ? 2 : 1, WAIT_MS))
+	const char *const lines[] = { "dra-registered", shape->also };
+	if (r == 0 && !proc_expect_all(n->sim, lines, shape->also ? 2 : 1, WAIT_MS))
 		r = -ETIMEDOUT;
 	return r;
-}
-
-/* dra_node_up_as with the DRA driver alone, serving every chip. */
-static int dra_node_up(struct node *n, const struct settings *s, const char *work_dir, const char *name,
-		       unsigned chips, const char *node_name, int64_t *ret_spawned_us)
-{
-	return dra_node_up_as(n, s, work_dir, name, chips, node_name, "dra", "all", NULL, ret_spawned_us);
 }
 
 /* The DRA front end on an 8-chip node: the module loaded, its client made,
@@ -1811,7 +1938,8 @@ static int scenario_dra(const struct settings *s, const char *work_dir, struct r
 {
 	struct node n;
 	progress("8 chips, the DRA front end publishing to %s", s->kubeconfig);
-	int r = dra_node_up(&n, s, work_dir, "node-8-dra", 8, DRA_NODE, NULL);
+	int r = dra_node_up(&n, s, work_dir, &(struct dra_shape){ .name = "node-8-dra", .chips = 8, .node_name = DRA_NODE },
+			    NULL);
 	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS))
 		r = -ETIMEDOUT;
 	if (r < 0)
@@ -1835,8 +1963,8 @@ static int scenario_dra(const struct settings *s, const char *work_dir, struct r
 				r = start_child(argv, NULL, log, false, &watch);
 		}
 		if (r == 0)
-			r = measure_dra_prepare(n.sim, s->dra_claims, s->dra_rounds, &res->dra_prepare_us, watch,
-						&res->dra_status_us);
+			r = measure_dra_prepare(n.sim, &(struct claim_set){ s->dra_claims, &res->dra_prepare_us, NULL }, 1,
+						s->dra_rounds, watch, &res->dra_status_us);
 		proc_free(watch);
 	}
 	if (r == 0 && s->kubectl) {
@@ -1858,8 +1986,11 @@ static int scenario_dra_both(const struct settings *s, const char *work_dir, str
 {
 	struct node n;
 	progress("16 chips, both front ends: the DRA driver 8, the device plugin 8");
-	int r = dra_node_up_as(&n, s, work_dir, "node-16-both", 16, DRA_NODE, "both", "0-7",
-			       "devices resource=" RESOURCE " capacity=8 allocatable=8 ", NULL);
+	const struct dra_shape shape = {
+		.name = "node-16-both", .chips = 16, .node_name = DRA_NODE, .front_end = "both", .dra_chips = "0-7",
+		.also = "devices resource=" RESOURCE " capacity=8 allocatable=8 ",
+	};
+	int r = dra_node_up(&n, s, work_dir, &shape, NULL);
 	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS))
 		r = -ETIMEDOUT;
 	if (r == 0) {
@@ -1872,27 +2003,65 @@ static int scenario_dra_both(const struct settings *s, const char *work_dir, str
 	return node_down(&n, r);
 }
 
-/* Start -> ResourceSlices on a 64-chip node: from just before the plugin's
- * spawn to the arrival of the watch's line that completes the 64 devices
- * (the API server has stored them and sent them out); then the plugin's own
- * log line of the publication is awaited as well. */
-static int scenario_dra_slices(const struct settings *s, const char *work_dir, struct results *res)
+/* NodePrepareResources and NodeUnprepareResources on an 8-chip node whose
+ * chips are carved on demand (--dra-dynamic-vnpus=all), for the Node
+ * DRA_NODE (whose slices it publishes anew): the whole chips of
+ * --dra-claims and the vNPU placements of --dra-dynamic-claims taken in
+ * turn, so that each vNPU's prepare creates it through DCMI and its
+ * unprepare destroys it. */
+static int scenario_dra_dynamic(const struct settings *s, const char *work_dir, struct results *res)
+{
+	struct node n;
+	progress("8 chips carved on demand, DRA: NodePrepareResources/NodeUnprepareResources, whole chips and vNPUs");
+	const struct dra_shape shape = { .name = "node-8-dynamic", .chips = 8, .node_name = DRA_NODE, .dynamic = "all" };
+	const struct claim_set sets[] = {
+		{ s->dra_claims, &res->dynamic_prepare_us[0], &res->dynamic_unprepare_us[0] },
+		{ s->dra_dynamic_claims, &res->dynamic_prepare_us[1], &res->dynamic_unprepare_us[1] },
+	};
+	int r = dra_node_up(&n, s, work_dir, &shape, NULL);
+	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE, WAIT_MS))
+		r = -ETIMEDOUT;
+	if (r == 0)
+		r = measure_dra_prepare(n.sim, sets, 2, s->dra_rounds, NULL, NULL);
+	/* The vNPUs were made and unmade: the plugin said so (its first such
+	 * lines are still in the pipe). */
+	if (r == 0 && (!proc_expect_err(n.plugin, "created vNPU ", WAIT_MS) ||
+		       !proc_expect_err(n.plugin, "destroyed vNPU ", WAIT_MS)))
+		r = -EIO;
+	if (r < 0 && n.plugin)
+		proc_dump(n.plugin);
+	return node_down(&n, r);
+}
+
+/* Start -> ResourceSlices for the node of shape: from just before the
+ * plugin's spawn to the arrival of the watch's line that completes the pool
+ * (the API server has stored every slice and sent it out); then the
+ * plugin's own log line of the publication is awaited as well, and the
+ * slices' JSON is counted. */
+static int scenario_dra_slices(const struct settings *s, const char *work_dir, const struct dra_shape *shape,
+			       struct slices_start *out)
 {
 	struct node n = { 0 };
 	struct proc *watch = NULL;
 	struct slices_seen seen;
 	int64_t spawned = 0;
-	progress("%d chips, DRA: start -> ResourceSlices on the API server", SLICES_CHIPS);
-	int r = slices_watch(s, DRA_NODE_64, &watch);
+	char published[128];
+	snprintf(published, sizeof(published), "published the ResourceSlices of node %s", shape->node_name);
+	progress("%u chips%s, DRA: start -> ResourceSlices on the API server", shape->chips,
+		 shape->dynamic ? ", every vNPU template" : "");
+	int r = slices_watch(s, shape->node_name, &watch);
 	if (r < 0)
 		return r;
-	r = dra_node_up(&n, s, work_dir, "node-64-dra", SLICES_CHIPS, DRA_NODE_64, &spawned);
+	r = dra_node_up(&n, s, work_dir, shape, &spawned);
 	if (r == 0)
-		r = slices_await(watch, SLICES_CHIPS, &seen);
-	if (r == 0 && !proc_expect_err(n.plugin, "published the ResourceSlices of node " DRA_NODE_64, WAIT_MS))
+		r = slices_await(watch, shape->chips, &seen);
+	if (r == 0 && !proc_expect_err(n.plugin, published, WAIT_MS))
 		r = -ETIMEDOUT;
+	long long bytes = -1;
 	if (r == 0)
-		res->dra_start = (struct slices_start){ seen.complete_us - spawned, seen.slices, seen.devices };
+		r = slices_bytes(s, shape->node_name, &bytes);
+	if (r == 0)
+		*out = (struct slices_start){ seen.complete_us - spawned, seen.slices, seen.devices, bytes };
 	if (r < 0 && n.plugin)
 		proc_dump(n.plugin);
 	proc_free(watch);
@@ -1986,7 +2155,7 @@ static int scenario_peer(const struct settings *s, const char *work_dir, struct 
 	if (r == 0)
 		r = slices_await(watch, SLICES_CHIPS, &seen);
 	if (r == 0)
-		res->peer_start = (struct slices_start){ seen.complete_us - spawned, seen.slices, seen.devices };
+		res->peer_start = (struct slices_start){ seen.complete_us - spawned, seen.slices, seen.devices, -1 };
 	proc_free(watch);
 	watch = NULL;
 	r = peer_down(&p, r);
@@ -2002,7 +2171,8 @@ static int scenario_peer(const struct settings *s, const char *work_dir, struct 
 	if (r == 0)
 		res->peer_rss_kib = proc_status_kib(proc_pid(p.driver), "VmRSS");
 	if (r == 0 && s->peer_claims)
-		r = measure_dra_prepare(p.sim, s->peer_claims, s->dra_rounds, &res->peer_prepare_us, NULL, NULL);
+		r = measure_dra_prepare(p.sim, &(struct claim_set){ s->peer_claims, &res->peer_prepare_us, NULL }, 1,
+					s->dra_rounds, NULL, NULL);
 	proc_free(watch);
 	return peer_down(&p, r);
 }
@@ -2011,12 +2181,17 @@ static int scenario_peer(const struct settings *s, const char *work_dir, struct 
 
 #define ROW_FORMAT "%-46s %11s  %-28s %s\n"
 
+/* With --only, the rows of the scenarios not run are left out, not failed. */
+static bool partial_run;
+
 /* One row: value < 0 means not measured; target <= 0 means none. */
 static void row(const char *label, double value, const char *unit, double target, const char *target_note,
 		unsigned *misses)
 {
 	char measured[32] = "n/a", goal[48] = "-";
 	const char *verdict = "-";
+	if (value < 0 && partial_run)
+		return;
 	if (value >= 0)
 		snprintf(measured, sizeof(measured), value < 100 ? "%.2f %s" : "%.1f %s", value, unit);
 	if (target > 0) {
@@ -2191,6 +2366,20 @@ static unsigned print_table(const struct settings *s, struct results *res)
 				row("  peer: Kubernetes' DRA test driver, p99", pct(&res->peer_prepare_us, 99, 1000), "ms", 0,
 				    NULL, &misses);
 		}
+		if (s->dra_dynamic_claims) {
+			/* Whole chips and vNPUs of the same node and rounds, row by row. */
+			static const char *const calls[2] = { "NodePrepareResources", "NodeUnprepareResources" };
+			static const char *const steps[2] = { "create", "destroy" };
+			for (int call = 0; call < 2; call++) {
+				struct samples *samples = call == 0 ? res->dynamic_prepare_us : res->dynamic_unprepare_us;
+				for (unsigned p = 50; p <= 99; p += 49) {
+					snprintf(label, sizeof(label), "%s p%u, whole chip, dynamic vNPUs on", calls[call], p);
+					row(label, pct(&samples[0], p, 1000), "ms", 0, NULL, &misses);
+					snprintf(label, sizeof(label), "  %s p%u, dynamic vNPU (its %s)", calls[call], p, steps[call]);
+					row(label, pct(&samples[1], p, 1000), "ms", 0, NULL, &misses);
+				}
+			}
+		}
 		if (s->kubectl && s->dra_claims) {
 			row("prepare -> claim status stored p50 (its chips' network identity)",
 			    pct(&res->dra_status_us, 50, 1000), "ms", 0, NULL, &misses);
@@ -2212,6 +2401,18 @@ static unsigned print_table(const struct settings *s, struct results *res)
 			row("  devices in them", (double)res->dra_start.devices, "", 0, NULL, &misses);
 			if (s->peer_bin)
 				row("  peer: devices in them", (double)res->peer_start.devices, "", 0, NULL, &misses);
+			for (int k = 0; k < 2; k++) {
+				const struct slices_start *st = &res->slices_16[k];
+				const char *with = k ? ", every vNPU template" : "";
+				snprintf(label, sizeof(label), "start -> ResourceSlices, 16 chips%s", with);
+				row(label, ms(st->us), "ms", 0, NULL, &misses);
+				snprintf(label, sizeof(label), "  ResourceSlices, 16 chips%s", with);
+				row(label, (double)st->slices, "", 0, NULL, &misses);
+				snprintf(label, sizeof(label), "  devices in them, 16 chips%s", with);
+				row(label, (double)st->devices, "", 0, NULL, &misses);
+				snprintf(label, sizeof(label), "  their JSON, 16 chips%s", with);
+				row(label, st->bytes < 0 ? -1.0 : (double)st->bytes / 1024, "KiB", 0, NULL, &misses);
+			}
 		}
 	}
 	if (res->reordered)
@@ -2222,6 +2423,12 @@ static unsigned print_table(const struct settings *s, struct results *res)
 }
 
 /* --- main ------------------------------------------------------------------------------ */
+
+/* Whether the scenario is to run: every one, or those --only names. */
+static bool will_run(const struct settings *s, const char *name)
+{
+	return !s->only || name_in(s->only, name, strlen(name));
+}
 
 int main(int argc, char **argv)
 {
@@ -2258,7 +2465,8 @@ int main(int argc, char **argv)
 		.update_1024_bytes = -1, .rss_1024_kib = -1,
 		.scrape_rss_kib = -1, .scrape_bytes = -1, .dra_rss_kib = -1, .dra_anon_kib = -1, .dra_file_kib = -1,
 		.both_rss_kib = -1, .both_anon_kib = -1, .both_file_kib = -1,
-		.dra_start = { -1, -1, -1 }, .peer_start = { -1, -1, -1 }, .peer_rss_kib = -1,
+		.dra_start = { -1, -1, -1, -1 }, .peer_start = { -1, -1, -1, -1 }, .peer_rss_kib = -1,
+		.slices_16 = { { -1, -1, -1, -1 }, { -1, -1, -1, -1 } },
 		.flap_updates = { -1, -1 },
 	};
 	size_t n_faults = (size_t)s.fault_cycles * 2;
@@ -2272,28 +2480,47 @@ int main(int argc, char **argv)
 	    samples_init(&res.preferred_a3_ns, s.allocate_calls) < 0 || samples_init(&res.update_1024_us, n_faults) < 0 ||
 	    samples_init(&res.scrape_us, SCRAPES) < 0 || samples_init(&res.dra_prepare_us, DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0 ||
 	    samples_init(&res.dra_status_us, DRA_CLAIMS_MAX) < 0 ||
-	    samples_init(&res.dra_fault_us, DRA_FAULT_CYCLES) < 0 || samples_init(&res.peer_prepare_us, DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0) {
+	    samples_init(&res.dra_fault_us, DRA_FAULT_CYCLES) < 0 || samples_init(&res.peer_prepare_us, DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0 ||
+	    samples_init(&res.dynamic_prepare_us[0], DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0 ||
+	    samples_init(&res.dynamic_prepare_us[1], DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0 ||
+	    samples_init(&res.dynamic_unprepare_us[0], DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0 ||
+	    samples_init(&res.dynamic_unprepare_us[1], DRA_CLAIMS_MAX * DRA_ROUNDS_MAX) < 0) {
 		fprintf(stderr, "ascend-bench: out of memory\n");
 		return 1;
 	}
 
 	int64_t started = mono_us();
 	int failed = 0;
-	failed += scenario_events(&s, work_dir, &res) < 0;
-	failed += scenario_polling(&s, work_dir, &res) < 0;
-	failed += scenario_flaps(&s, work_dir, &res) < 0;
-	failed += scenario_big(&s, work_dir, &res) < 0;
-	failed += scenario_blocked_stderr(&s, work_dir, &res) < 0;
-	failed += scenario_flood(&s, work_dir, &res) < 0;
-	failed += scenario_sharing(&s, work_dir, &res) < 0;
-	failed += scenario_metrics(&s, work_dir, &res) < 0;
-	if (s.kubeconfig) {
+	partial_run = s.only != NULL;
+	static const struct {
+		const char *name;
+		int (*run)(const struct settings *, const char *, struct results *);
+	} scenarios[] = {
+		{ "events", scenario_events }, { "polling", scenario_polling }, { "flaps", scenario_flaps },
+		{ "big", scenario_big }, { "blocked-stderr", scenario_blocked_stderr }, { "flood", scenario_flood },
+		{ "sharing", scenario_sharing }, { "metrics", scenario_metrics },
+	};
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (will_run(&s, scenarios[i].name))
+			failed += scenarios[i].run(&s, work_dir, &res) < 0;
+	if (s.kubeconfig && will_run(&s, "dra"))
 		failed += scenario_dra(&s, work_dir, &res) < 0;
+	if (s.kubeconfig && will_run(&s, "dra-both"))
 		failed += scenario_dra_both(&s, work_dir, &res) < 0;
+	if (s.kubeconfig && s.dra_dynamic_claims && will_run(&s, "dra-dynamic"))
+		failed += scenario_dra_dynamic(&s, work_dir, &res) < 0;
+	if (s.kubeconfig && s.kubectl && will_run(&s, "dra-slices")) {
+		/* 64 chips, then 16 without and with every vNPU template. */
+		static const struct dra_shape shapes[] = {
+			{ .name = "node-64-dra", .chips = SLICES_CHIPS, .node_name = DRA_NODE_64 },
+			{ .name = "node-16-dra", .chips = 16, .node_name = DRA_NODE_16 },
+			{ .name = "node-16-dynamic", .chips = 16, .node_name = DRA_NODE_16_DYNAMIC, .dynamic = "all" },
+		};
+		struct slices_start *outs[] = { &res.dra_start, &res.slices_16[0], &res.slices_16[1] };
+		for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+			failed += scenario_dra_slices(&s, work_dir, &shapes[i], outs[i]) < 0;
 	}
-	if (s.kubeconfig && s.kubectl)
-		failed += scenario_dra_slices(&s, work_dir, &res) < 0;
-	if (s.peer_bin)
+	if (s.peer_bin && will_run(&s, "peer"))
 		failed += scenario_peer(&s, work_dir, &res) < 0;
 	unsigned misses = print_table(&s, &res);
 	printf("\n%s in %.1f s: %u target(s) missed%s\n", failed ? "incomplete" : "done",
@@ -2316,6 +2543,10 @@ int main(int argc, char **argv)
 	samples_free(&res.dra_status_us);
 	samples_free(&res.dra_fault_us);
 	samples_free(&res.peer_prepare_us);
+	for (int k = 0; k < 2; k++) {
+		samples_free(&res.dynamic_prepare_us[k]);
+		samples_free(&res.dynamic_unprepare_us[k]);
+	}
 	if (!s.work_dir)
 		tmpdir_remove(own_dir);
 	return failed ? 1 : 0;

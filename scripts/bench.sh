@@ -13,9 +13,11 @@
 # machine (tests/cluster/cluster.sh's functions, as the integration tests
 # start them) give the DRA front end's rows an API server to publish to, with
 # ResourceClaims allocated on the bench's node for the NodePrepareResources
-# row, and kubectl to watch the slices with for the fault -> ResourceSlice and
-# start -> ResourceSlices rows; and upstream's DRA test driver of the same
-# release, with claims of its own, is measured beside the DRA front end.
+# rows (whole chips, and placements of dynamic vNPUs), and kubectl to watch
+# the slices with for the fault -> ResourceSlice and start -> ResourceSlices
+# rows; and upstream's DRA test driver of the same release, with claims of
+# its own, is measured beside the DRA front end. Options such as
+# --only dra-dynamic,dra-slices go to the benchmark (ascend-bench --help).
 set -euo pipefail
 
 die() {
@@ -84,7 +86,7 @@ if [[ -f $module && -n $bins && -x $bins/kube-apiserver && -x $bins/etcd && -x $
 	[[ -x $peer ]] || { peer=''; echo "bench: no peer rows: upstream's DRA test driver is not built (make cluster-bins)" >&2; }
 	# One Node per driver and measurement (bench/bench.c names them), so that
 	# no start sees slices of an earlier one.
-	for node in bench-node bench-node-64 ${peer:+bench-peer bench-peer-64}; do
+	for node in bench-node bench-node-64 bench-node-16 bench-node-16-dynamic ${peer:+bench-peer bench-peer-64}; do
 		printf -- '---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n' "$node"
 	done | "${kc[@]}" apply -f - >>"$cp/control-plane.log" 2>&1 || die "cannot make the bench's Nodes"
 	# make_claims PREFIX DRIVER NODE DEVICE_FORMAT FILE: claims allocated as the
@@ -112,7 +114,11 @@ if [[ -f $module && -n $bins && -x $bins/kube-apiserver && -x $bins/etcd && -x $
 	}
 	claims=$cp/claims.txt
 	make_claims bench npu.ascend.com bench-node 'npu-%d' "$claims"
-	dra=(--kubeconfig "$cp/kubeconfig" --kubectl "$bins/kubectl" --dra-claims "$claims")
+	# The same on the same node for a placement of a dynamic vNPU of each
+	# chip, prepared where the driver carves its chips on demand.
+	make_claims bench-dynamic npu.ascend.com bench-node 'npu-%d-vir05-1c-8g-0' "$cp/dynamic-claims.txt"
+	dra=(--kubeconfig "$cp/kubeconfig" --kubectl "$bins/kubectl" --dra-claims "$claims"
+		--dra-dynamic-claims "$cp/dynamic-claims.txt")
 	if [[ -n $peer ]]; then
 		# The peer's default driver name; its devices are device-00, -01, ...
 		make_claims peer test-driver.cdi.k8s.io bench-peer 'device-%02d' "$cp/peer-claims.txt"
