@@ -226,6 +226,9 @@ static void on_wake(void *ctx)
 		/* A create given up earlier that DCMI finished after all: there
 		 * is nothing to make. */
 		char template_name[NPU_VNPU_TEMPLATE_MAX];
+		/* A destroy's lines name the template DCMI has for the vNPU. */
+		if (req->op == CARVE_DESTROY && listed(c, req->vnpu_id, template_name, sizeof(template_name)))
+			memcpy(req->template_name, template_name, sizeof(template_name));
 		if (req->op == CARVE_CREATE && c->unsure)
 			c->o.refresh(c->o.ctx);
 		if (req->op == CARVE_CREATE && listed(c, req->vnpu_id, template_name, sizeof(template_name))) {
