@@ -98,6 +98,10 @@ int dra_front_init(struct dra_front *f, const struct dra_front_options *opt, cha
 		.dynamic = config_dra_dynamic_vnpus(c),
 		.carver = opt->carver,
 	};
+	if (o.dynamic) {
+		f->dynamic = *o.dynamic;
+		f->has_dynamic = true;
+	}
 	char set_aside[PATH_MAX + 600];
 	if ((r = dra_driver_new(&o, &f->driver, set_aside, sizeof(set_aside), why, why_size)) < 0)
 		return r;
@@ -274,7 +278,7 @@ void dra_front_refresh(struct dra_front *f, struct npu_snapshot *snap, struct ho
 	free(shares);
 	/* Three refreshes may be missed before the kubelet calls it unknown. */
 	int64_t timeout_s = 3 * health_interval_ms / 1000;
-	if (dra_health_publish(f->health, snap, f->node_name, (int64_t)time(NULL),
+	if (dra_health_publish(f->health, snap, f->node_name, f->has_dynamic ? &f->dynamic : NULL, (int64_t)time(NULL),
 			       timeout_s > HEALTH_TIMEOUT_MIN_S ? timeout_s : HEALTH_TIMEOUT_MIN_S) < 0)
 		log_error("cannot publish the chips' health to the kubelet: out of memory");
 	/* The safety net behind inotify (a watch that could not be added). */

@@ -45,6 +45,8 @@ struct dra_front {
 	char reg_socket[SOCKET_PATH_MAX];
 	char lock_path[PATH_MAX];    /* <plugin dir>/DRA_LOCK_FILE: the instances' lock */
 	struct dra_driver *driver;
+	struct npu_chip_select dynamic; /* --dra-dynamic-vnpus, for the health of placements */
+	bool has_dynamic;
 	struct dra_health *health;
 	struct dra_service *service; /* the dra.sock methods' context */
 	struct dra_registration registration;

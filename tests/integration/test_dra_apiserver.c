@@ -32,6 +32,10 @@
 #include <cmocka.h>
 
 #include "base/parse.h"
+#include "dra_api.h"
+#include "dra_health.pb-c.h"
+#include "grpc/client.h"
+#include "harness/dra.h"
 #include "harness/apiserver.h"
 #include "harness/harness.h"
 
@@ -463,6 +467,23 @@ static void test_dynamic_vnpus(void **state)
 	assert_non_null(strstr(spec, "\"hostPath\": \"/dev/vdavinci100\""));
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=100\""));
 	free(spec);
+	/* The pod holding it hears its chip's health under the placement's
+	 * name (the kubelet's health stream). */
+	char dra_socket[200];
+	snprintf(dra_socket, sizeof(dra_socket), "%s/plugins/npu.ascend.com/dra.sock", d.kubelet_dir);
+	struct gc_channel *ch;
+	struct gc_stream *st;
+	assert_int_equal(gc_channel_open(dra_socket, &ch), 0);
+	assert_int_equal(gc_stream_open(ch, DRA_METHOD_HEALTH_V1_WATCH, NULL, 0, &st), 0);
+	V1__NodeWatchResourcesResponse *health = dra_health_next(st, now_ms() + WAIT_MS);
+	bool heard = false;
+	for (size_t i = 0; i < health->n_devices; i++)
+		heard |= strcmp(health->devices[i]->device->device_name, "npu-0-vir05-1c-8g-0") == 0 &&
+			 health->devices[i]->health == V1__HEALTH_STATUS__HEALTHY;
+	assert_true(heard);
+	v1__node_watch_resources_response__free_unpacked(health, NULL);
+	gc_stream_close(st);
+	gc_channel_close(ch);
 	/* A second placement gets the next id. */
 	char uid2[64];
 	make_claim("d2", "npu-0-vir10-3c-32g-0", uid2, sizeof(uid2));
