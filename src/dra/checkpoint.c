@@ -114,6 +114,18 @@ static int parse_vnpu(json_object *d, const char *what, struct dra_result *res, 
 	return 0;
 }
 
+/* The optional "adminAccess": true of a device. */
+static int parse_admin(json_object *d, const char *what, struct dra_result *res, char *why, size_t why_size)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(d, "adminAccess", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return why_invalid(why, why_size, "%s.adminAccess is not a boolean", what);
+	res->admin_access = json_object_get_boolean(v);
+	return 0;
+}
+
 static int parse_claim(json_object *item, size_t i, struct dra_prepared **ret, char *why, size_t why_size)
 {
 	char what[64], dwhat[96];
@@ -145,7 +157,7 @@ static int parse_claim(json_object *item, size_t i, struct dra_prepared **ret, c
 		if ((r = copy_member(d, dwhat, "request", true, res->request, sizeof(res->request), why, why_size)) < 0 ||
 		    (r = copy_member(d, dwhat, "pool", true, res->pool, sizeof(res->pool), why, why_size)) < 0 ||
 		    (r = copy_member(d, dwhat, "device", true, res->device, sizeof(res->device), why, why_size)) < 0 ||
-		    (r = parse_vnpu(d, dwhat, res, why, why_size)) < 0)
+		    (r = parse_vnpu(d, dwhat, res, why, why_size)) < 0 || (r = parse_admin(d, dwhat, res, why, why_size)) < 0)
 			goto fail;
 	}
 	*ret = p;
@@ -249,6 +261,8 @@ int dra_checkpoint_render(const struct dra_checkpoint *cp, char **ret_json)
 			json_put_string(&b, d, "request", p->devices[j].request);
 			json_put_string(&b, d, "pool", p->devices[j].pool);
 			json_put_string(&b, d, "device", p->devices[j].device);
+			if (p->devices[j].admin_access)
+				json_put(&b, d, "adminAccess", json_object_new_boolean(1));
 			if (p->devices[j].vnpu_id) {
 				json_object *v = json_put(&b, d, "vnpu", json_object_new_object());
 				json_put(&b, v, "id", json_object_new_int64(p->devices[j].vnpu_id));

@@ -8,7 +8,8 @@
  *     "name": "...", "devices": [{"request": "...", "pool": "...",
  *     "device": "npu-3"}]}]}
  *
- * A dynamic vNPU's device also has "vnpu": {"id": 132, "created": true}
+ * A dynamic vNPU's device also has "vnpu": {"id": 132, "created": true},
+ * a device allocated for administrative access "adminAccess": true
  * (dra/claim.h).
  *
  * It is replaced atomically (temp file, rename): a reader sees the old

@@ -100,6 +100,12 @@ static int parse_tree(json_object *root, struct dra_claim *c, char *why, size_t 
 		    (r = result_field(item, i, "pool", res->pool, sizeof(res->pool), why, why_size)) < 0 ||
 		    (r = result_field(item, i, "device", res->device, sizeof(res->device), why, why_size)) < 0)
 			return r;
+		json_object *admin;
+		if (json_object_object_get_ex(item, "adminAccess", &admin) && !json_object_is_type(admin, json_type_null)) {
+			if (!json_object_is_type(admin, json_type_boolean))
+				return why_invalid(why, why_size, "results[%zu].adminAccess is not a boolean", i);
+			res->admin_access = json_object_get_boolean(admin);
+		}
 	}
 	c->n_results = n;
 	return 0;

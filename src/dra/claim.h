@@ -35,6 +35,10 @@ struct dra_result {
 	 * crash in between leaves no vNPU the record does not name. */
 	uint32_t vnpu_id;
 	bool vnpu_created;
+	/* Allocated for administrative access (adminAccess, DRAAdminAccess):
+	 * a monitoring container sees the device beside the workload that
+	 * holds it, and holds it for no one. */
+	bool admin_access;
 };
 
 struct dra_claim {

@@ -367,6 +367,16 @@ static int resolve(const struct dra_driver *d, const struct dra_prepared *p, con
 		if (!dev)
 			return why_invalid(why, why_size, "device %s is not on this node (no such NPU in the inventory)",
 					   res->device);
+		/* A monitoring container looks at a chip whatever holds it or
+		 * ails it. */
+		if (res->admin_access) {
+			bool seen = false;
+			for (size_t j = 0; j < n && !seen; j++)
+				seen = devs[j] == dev;
+			if (!seen)
+				devs[n++] = dev;
+			continue;
+		}
 		if (healthy_only && dev->vnpu_count > vnpus_of_claims(d, snap, dev))
 			return why_invalid(why, why_size, "device %s is carved into %u vNPUs, so it is not handed out whole",
 					   res->device, dev->vnpu_count);
@@ -502,7 +512,8 @@ static struct dra_prepared *copy_prepared(const struct dra_prepared *p)
 static bool holds(const struct dra_prepared *other, const struct dra_result *res)
 {
 	for (size_t m = 0; m < other->n_devices; m++)
-		if (strcmp(other->devices[m].device, res->device) == 0 && strcmp(other->devices[m].pool, res->pool) == 0)
+		if (!other->devices[m].admin_access && strcmp(other->devices[m].device, res->device) == 0 &&
+		    strcmp(other->devices[m].pool, res->pool) == 0)
 			return true;
 	return false;
 }
@@ -515,6 +526,9 @@ static int check_holders(struct dra_driver *d, const struct dra_prepared *p, siz
 {
 	for (size_t i = 0; i < p->n_devices; i++) {
 		const struct dra_result *res = &p->devices[i];
+		/* Administrative access holds nothing and waits for no one. */
+		if (res->admin_access)
+			continue;
 		unsigned shares = shares_of(d, res->device), held = 0;
 		const struct dra_prepared *last = NULL;
 		for (size_t k = 0; k < among; k++)

@@ -68,6 +68,11 @@ int dra_vnpus_plan(struct dra_prepared *p, const struct npu_snapshot *snap, cons
 		const char *template_name;
 		if (!dra_vnpu_placement(res, &phy, &template_name))
 			continue;
+		if (res->admin_access)
+			return why_invalid(why, why_size,
+					   "device %s: administrative access to a placement is not served (no vNPU to "
+					   "look at until a workload's claim makes one): ask for the chip",
+					   res->device);
 		const struct npu_device *chip = chip_of(snap, phy);
 		if (!chip)
 			return why_invalid(why, why_size, "device %s: chip npu-%" PRIu32 " is not on this node", res->device,

@@ -663,6 +663,63 @@ static void test_dynamic_vnpu_crashes(void **state)
 	node_fini(&d.node);
 }
 
+/* Administrative access: the API server takes a claim that asks for it
+ * only in a namespace labelled for it; such a claim is prepared on a chip a
+ * workload holds, with the chip's nodes, and the workload's own prepare
+ * never waits for it. */
+static void test_admin_access(void **state)
+{
+	(void)state;
+	struct dra_node d;
+	start(&d, NULL, NULL, NULL);
+	static const char claim[] = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: %s\n"
+				    "  namespace: %s\nspec:\n  devices:\n    requests:\n    - name: npu\n      exactly:\n"
+				    "        deviceClassName: npu.ascend.com\n        adminAccess: true\n";
+	char yaml[512];
+	snprintf(yaml, sizeof(yaml), claim, "look", "default");
+	char out[1024];
+	assert_int_not_equal(apiserver_kubectl_output(api, yaml, out, sizeof(out), "apply -f -"), 0);
+	if (!strstr(out, "resource.kubernetes.io/admin-access"))
+		fail_msg("the refusal does not name the label: %s", out);
+	assert_int_equal(apiserver_kubectl(api, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: monitoring\n"
+					   "  labels:\n    resource.kubernetes.io/admin-access: \"true\"\n",
+					   "apply -f -"),
+			 0);
+	snprintf(yaml, sizeof(yaml), claim, "look", "monitoring");
+	assert_int_equal(apiserver_kubectl(api, yaml, "apply -f -"), 0);
+	assert_int_equal(apiserver_kubectl(api, NULL, "-n monitoring patch resourceclaim look --subresource=status "
+							"--type=merge -p '{\"status\":{\"allocation\":{\"devices\":"
+							"{\"results\":[{\"request\":\"npu\",\"driver\":\"npu.ascend.com\","
+							"\"pool\":\"" NODE_NAME "\",\"device\":\"npu-3\",\"adminAccess\":true}]}}}}'"),
+			 0);
+	json_object *c = apiserver_kubectl_json(api, "-n monitoring get resourceclaim look");
+	char admin_uid[64];
+	snprintf(admin_uid, sizeof(admin_uid), "%s", json_str_at(c, "metadata.uid"));
+	json_object_put(c);
+
+	/* The workload first, then the monitoring claim on its chip. */
+	char uid[64], cmd[256], want[256], path[256];
+	make_claim("work", "npu-3", uid, sizeof(uid));
+	prepare(&d, "work", uid, "npu-3");
+	snprintf(cmd, sizeof(cmd), "dra-prepare monitoring look %s", admin_uid);
+	proc_send(d.kubelet, cmd);
+	snprintf(want, sizeof(want), "dra-prepared uid=%s devices=npu-3", admin_uid);
+	assert_non_null(proc_expect(d.kubelet, want, WAIT_MS));
+	spec_path(&d, admin_uid, path, sizeof(path));
+	char *spec = read_spec(path);
+	assert_non_null(strstr(spec, "\"path\": \"/dev/davinci3\""));
+	free(spec);
+	/* The workload goes and comes back: the monitoring claim is in no one's way. */
+	snprintf(cmd, sizeof(cmd), "dra-unprepare default work %s", uid);
+	proc_send(d.kubelet, cmd);
+	snprintf(want, sizeof(want), "dra-unprepared uid=%s", uid);
+	assert_non_null(proc_expect(d.kubelet, want, WAIT_MS));
+	assert_int_equal(apiserver_kubectl(api, NULL, "-n default delete resourceclaim work"), 0);
+	make_claim("work", "npu-3", uid, sizeof(uid));
+	prepare(&d, "work", uid, "npu-3");
+	node_fini(&d.node);
+}
+
 /* Waits (kubectl's watch) until claim's status names device. */
 static void await_status(const char *claim, const char *device)
 {
@@ -747,6 +804,7 @@ int main(void)
 		cmocka_unit_test(test_vnpus_and_time_slicing),
 		cmocka_unit_test(test_dynamic_vnpus),
 		cmocka_unit_test(test_dynamic_vnpu_crashes),
+		cmocka_unit_test(test_admin_access),
 		cmocka_unit_test(test_network_identity),
 	};
 	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);

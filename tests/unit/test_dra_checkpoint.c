@@ -48,6 +48,11 @@ static void test_round_trip(void **state)
 	assert_int_equal(dra_checkpoint_put(&cp, entry("a", 2)), 0);
 	assert_int_equal(dra_checkpoint_put(&cp, entry("b", 0)), 0);
 	assert_int_equal(dra_checkpoint_put(&cp, entry("c", 1)), 0);
+	/* A monitoring claim's device, and a dynamic vNPU's. */
+	cp.claims[0]->devices[1].admin_access = true;
+	snprintf(cp.claims[2]->devices[0].device, sizeof(cp.claims[2]->devices[0].device), "npu-2-vir05-1c-8g-0");
+	cp.claims[2]->devices[0].vnpu_id = 132;
+	cp.claims[2]->devices[0].vnpu_created = true;
 	/* A save that is not durable replaces the file all the same. */
 	assert_int_equal(dra_checkpoint_save(path, &cp, false), 0);
 	assert_int_equal(dra_checkpoint_load(path, &back, why, sizeof(why)), 0);
@@ -66,6 +71,9 @@ static void test_round_trip(void **state)
 			assert_string_equal(x->devices[j].request, y->devices[j].request);
 			assert_string_equal(x->devices[j].pool, y->devices[j].pool);
 			assert_string_equal(x->devices[j].device, y->devices[j].device);
+			assert_int_equal(x->devices[j].admin_access, y->devices[j].admin_access);
+			assert_int_equal(x->devices[j].vnpu_id, y->devices[j].vnpu_id);
+			assert_int_equal(x->devices[j].vnpu_created, y->devices[j].vnpu_created);
 		}
 	}
 	/* Drop keeps the others in order. */

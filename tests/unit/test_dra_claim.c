@@ -49,6 +49,12 @@ static void test_allocated(void **state)
 	assert_string_equal(c.results[1].driver, "npu.ascend.com");
 	assert_string_equal(c.results[1].pool, "node-1");
 	assert_string_equal(c.results[1].device, "npu-3");
+	assert_false(c.results[1].admin_access); /* null: not asked */
+	static const char admin[] = "{\"metadata\":{\"uid\":\"u\"},\"status\":{\"allocation\":{\"devices\":{\"results\":["
+				    "{\"request\":\"r\",\"driver\":\"d\",\"pool\":\"p\",\"device\":\"npu-1\","
+				    "\"adminAccess\":true}]}}}}";
+	assert_int_equal(parse(admin, &c, why, sizeof(why)), 0);
+	assert_true(c.results[0].admin_access);
 }
 
 static void test_not_allocated(void **state)

@@ -306,6 +306,58 @@ static void test_refused(void **state)
 	free(p);
 }
 
+/* The checkpoint file's text, malloc'd. */
+static char *checkpoint_text(const struct fixture *f)
+{
+	char path[512], *text = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "%s/checkpoint.json", f->plugin_dir);
+	FILE *in = fopen(path, "re");
+	assert_non_null(in);
+	assert_true(getdelim(&text, &len, '\0', in) > 0);
+	fclose(in);
+	return text;
+}
+
+#define ADMIN_RESULT(pool, device)                                                                             \
+	"{\"request\":\"npu\",\"driver\":\"npu.ascend.com\",\"pool\":\"" pool "\",\"device\":\"" device          \
+	"\",\"adminAccess\":true}"
+
+/* Administrative access (a monitoring pod): prepared on a chip a workload
+ * holds, an Unhealthy one too, and never in a workload's way. */
+static void test_admin_access(void **state)
+{
+	struct fixture *f = *state;
+	struct dra_prepared *p;
+	char why[512] = "";
+	f->claim_json = CLAIM("w1", RESULT("node-1", "npu-1"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "w1", "c", NULL, &p, why, sizeof(why)), 0);
+	free(p);
+	f->claim_json = CLAIM("m1", ADMIN_RESULT("node-1", "npu-1") "," ADMIN_RESULT("node-1", "npu-2"));
+	if (dra_driver_prepare(f->driver, "ns", "m1", "c", NULL, &p, why, sizeof(why)) < 0)
+		fail_msg("admin prepare: %s", why);
+	assert_true(p->devices[0].admin_access);
+	free(p);
+	char *spec = spec_of(f, "m1");
+	assert_non_null(strstr(spec, "/dev/davinci1\""));
+	assert_non_null(strstr(spec, "/dev/davinci2\""));
+	free(spec);
+	/* The workload's chip is still its alone; npu-0 under an admin claim
+	 * stays free for a workload. */
+	expect_failure(f, "w2", CLAIM("w2", RESULT("node-1", "npu-1")), "device npu-1 is prepared for claim ns/c (uid w1)");
+	f->claim_json = CLAIM("m2", ADMIN_RESULT("node-1", "npu-0"));
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "m2", "c", NULL, &p, why, sizeof(why)), 0);
+	free(p);
+	f->claim_json = CLAIM("w3", RESULT("node-1", "npu-0"));
+	if (dra_driver_prepare(f->driver, "ns", "w3", "c", NULL, &p, why, sizeof(why)) < 0)
+		fail_msg("a workload beside an admin claim: %s", why);
+	free(p);
+	/* Survives a restart of the driver, as recorded. */
+	char *text = checkpoint_text(f);
+	assert_non_null(strstr(text, "\"adminAccess\":true"));
+	free(text);
+}
+
 /* Chip 0 carved into vNPUs 100 and 101 (template vir05_1c_8g). */
 static struct npu_snapshot *with_vnpus(const struct fixture *f)
 {
@@ -588,6 +640,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admin_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vnpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_sliced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),

@@ -141,6 +141,29 @@ int apiserver_kubectl(struct apiserver *a, const char *stdin_text, const char *f
 	return exit_status(pclose(f));
 }
 
+int apiserver_kubectl_output(struct apiserver *a, const char *stdin_text, char *out, size_t size, const char *fmt,
+			     ...)
+{
+	char args[1024], cmd[2048], log[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(log, sizeof(log), "%s/kubectl-output.log", a->dir);
+	snprintf(cmd, sizeof(cmd), "%s/kubectl --kubeconfig %s %s >%s 2>&1", a->bin_dir, a->kubeconfig, args, log);
+	FILE *f = popen(cmd, "w");
+	assert_non_null(f);
+	if (stdin_text)
+		fputs(stdin_text, f);
+	int status = exit_status(pclose(f));
+	FILE *in = fopen(log, "re");
+	assert_non_null(in);
+	size_t n = fread(out, 1, size - 1, in);
+	out[n] = '\0';
+	fclose(in);
+	return status;
+}
+
 json_object *apiserver_kubectl_json(struct apiserver *a, const char *args)
 {
 	char cmd[1024];

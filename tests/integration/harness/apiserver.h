@@ -47,6 +47,11 @@ int apiserver_cluster(struct apiserver *a, const char *fmt, ...) __attribute__((
 int apiserver_kubectl(struct apiserver *a, const char *stdin_text, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The same with its stdout and stderr into out (cut at size - 1 bytes, a
+ * string): for a refusal whose words matter. */
+int apiserver_kubectl_output(struct apiserver *a, const char *stdin_text, char *out, size_t size, const char *fmt,
+			     ...) __attribute__((format(printf, 5, 6)));
+
 /* kubectl ARGS -o json, parsed; fails the test when kubectl fails. */
 json_object *apiserver_kubectl_json(struct apiserver *a, const char *args);
 
