@@ -87,6 +87,64 @@ EOF
 	figure dra "$prep_failed prepares of the $created claim pods failed once during the rolls and were retried"
 }
 
+# An adminAccess claim of the DRA node's chip PHY in namespace NS.
+admin_claim() { # NAME NS PHY
+	cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $1, namespace: $2}
+spec:
+  devices:
+    requests:
+    - name: npu
+      exactly:
+        deviceClassName: $DRA
+        adminAccess: true
+        selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == $3'}}]
+EOF
+}
+
+# A workload pod holds a chip; a monitoring pod, whose namespace carries the
+# admin-access label, gets the same chip through an adminAccess claim and
+# both run; the API server refuses such a claim in a namespace without it.
+dra_admin() {
+	local phys out
+	k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: adm-work}
+spec: {devices: {requests: [{name: npu, exactly: {deviceClassName: $DRA}}]}}
+EOF
+	claim_pod adm-work "$ND" adm-work | k apply -f - >/dev/null
+	if ! k wait --for=condition=Ready pod/adm-work --timeout="$WAIT" >/dev/null 2>&1; then
+		fail "10p. the workload pod" "$(k describe pod adm-work | tail -n 8)"
+		return
+	fi
+	phys=$(phys_of "$(claim_devices adm-work)")
+	if out=$(admin_claim adm-look default "$phys" | k apply -f - 2>&1); then
+		fail "10p. an adminAccess claim in a namespace without the label is refused" "$out"
+	else
+		grep -q 'resource.kubernetes.io/admin-access' <<<"$out" &&
+			pass "10p. kubectl apply of an adminAccess claim in default (no label): $out" ||
+			fail "10p. the refusal names the label" "$out"
+	fi
+	k create namespace npu-monitoring >/dev/null 2>&1
+	k label namespace npu-monitoring resource.kubernetes.io/admin-access=true --overwrite >/dev/null
+	admin_claim adm-look npu-monitoring "$phys" | k apply -f - >/dev/null
+	claim_pod adm-look "$ND" adm-look | k -n npu-monitoring apply -f - >/dev/null
+	if k -n npu-monitoring wait --for=condition=Ready pod/adm-look --timeout="$WAIT" >/dev/null 2>&1 &&
+		k -n npu-monitoring exec adm-look -c main -- test -c "/dev/davinci$phys" &&
+		[ "$(pod_devices adm-work)" = "$phys" ]; then
+		pass "10p. npu-monitoring/adm-look (adminAccess) and adm-work Running on chip $phys together: the monitoring container sees /dev/davinci$phys, the workload keeps its claim ($(k -n npu-monitoring get resourceclaim adm-look -o jsonpath='{.status.allocation.devices.results[0].device} adminAccess={.status.allocation.devices.results[0].adminAccess}'))"
+	else
+		fail "10p. a monitoring pod beside the workload" "$(k -n npu-monitoring describe pod adm-look | tail -n 8)"
+	fi
+	k -n npu-monitoring delete pod adm-look --wait=true --timeout="$WAIT" >/dev/null 2>&1
+	delete_pods adm-work
+	k delete namespace npu-monitoring --wait=false >/dev/null 2>&1
+	k delete resourceclaim adm-work --wait=false >/dev/null 2>&1
+}
+
 step_dra() {
 	local f out t0 ms pod claim uid devs chip before tok server why
 	# a. The objects of deploy/dra and examples/dra, validated by the API
@@ -456,6 +514,9 @@ EOF
 		fail "10m. dra-extended Ready" "$(k describe pod dra-extended | tail -n 15)"
 	fi
 	delete_pods dra-extended
+
+	# p. Administrative access: a monitoring pod beside the workload on its chip.
+	dra_admin
 
 	# r. Five rolls of the DRA driver with claims prepared throughout.
 	dra_rolls
