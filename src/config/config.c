@@ -293,6 +293,35 @@ static int apply_dra_chips(struct config *c, const char *v, char *why, size_t wh
 	return 0;
 }
 
+/* "none", or Huawei's level names, comma-separated: the levels whose taint
+ * evicts the pods on the chip (NoExecute). Only levels that take a chip out
+ * of service make sense. */
+static int apply_dra_no_execute(struct config *c, const char *v, char *why, size_t why_size)
+{
+	uint32_t levels = 0;
+	char name[64];
+	for (const char *p = v; strcmp(v, "none") != 0 && *p;) {
+		size_t n = strcspn(p, ",");
+		enum fault_level level;
+		if (n == 0 || n >= sizeof(name))
+			return why_invalid(why, why_size, "--dra-no-execute-levels: an empty or overlong entry in '%.64s'", v);
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (fault_level_parse(name, &level) < 0 || !fault_level_unhealthy(level))
+			return why_invalid(why, why_size,
+					   "--dra-no-execute-levels: '%.64s' is not a level that takes a chip out of "
+					   "service (RestartRequest ... ManuallySeparateNPU)",
+					   name);
+		levels |= 1u << level;
+		p += n + (p[n] == ',');
+	}
+	if (str_copy(c->dra_no_execute_text, sizeof(c->dra_no_execute_text), v) < 0)
+		return why_invalid(why, why_size, "--dra-no-execute-levels: longer than %zu characters",
+				   sizeof(c->dra_no_execute_text) - 1);
+	c->dra_no_execute_levels = levels;
+	return 0;
+}
+
 /* "none", or a list as for --dra-chips: the DRA driver's chips that serve
  * vNPUs created at prepare (a chip serves either those or its static ones). */
 static int apply_dra_dynamic_vnpus(struct config *c, const char *v, char *why, size_t why_size)
@@ -408,6 +437,10 @@ static const struct flag flags[] = {
 	  "the chips the DRA driver serves, the device plugin the others: physical ids, ranges (0-3) and families "
 	  "(910B), comma-separated, or all (default all)",
 	  apply_dra_chips, RESTART_TEXT(dra_chips_text) },
+	{ "dra-no-execute-levels", "LIST",
+	  "fault levels (Huawei's names, comma-separated) whose device taint evicts the pods on the chip (NoExecute), "
+	  "or none (default none: NoSchedule)",
+	  apply_dra_no_execute, RESTART_TEXT(dra_no_execute_text) },
 	{ "dra-dynamic-vnpus", "LIST",
 	  "the DRA driver's chips that are carved into vNPUs on demand, at prepare: as --dra-chips, or none "
 	  "(default none)",
@@ -621,6 +654,7 @@ static int parse(int argc, char **argv, const char *env_driver_path, struct conf
 		.dra_chips_text = "all",
 		.dra_chips = { .all = true },
 		.dra_dynamic_vnpus_text = "none",
+		.dra_no_execute_text = "none",
 		.dra_driver_name = DEFAULT_DRA_DRIVER_NAME,
 		.kubelet_dir = DEFAULT_KUBELET_DIR,
 	};

@@ -93,6 +93,8 @@ struct config {
 	enum config_front_end front_end;                    /* --front-end */
 	char dra_chips_text[256];                           /* --dra-chips as given */
 	struct npu_chip_select dra_chips;                   /* parsed: the DRA driver's chips */
+	char dra_no_execute_text[256];                      /* --dra-no-execute-levels as given */
+	uint32_t dra_no_execute_levels;                     /* 1u << enum fault_level */
 	char dra_dynamic_vnpus_text[256];                   /* --dra-dynamic-vnpus as given */
 	struct npu_chip_select dra_dynamic_vnpus;           /* parsed: chips carved on demand */
 	char dra_driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];    /* --dra-driver-name */

@@ -565,6 +565,7 @@ static void consume_slices(void *ctx, const struct snapshot_news *news)
 		.resources = &d->serving.resources,
 		.carve_on_demand = config_dra_dynamic_vnpus(&d->config),
 		.claims = d->dra.driver,
+		.no_execute_levels = d->config.dra_no_execute_levels,
 	};
 	dra_kube_offer(d->kube, news->dra, &offer);
 }

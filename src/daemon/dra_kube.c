@@ -2,6 +2,7 @@
 #include "daemon/dra_kube.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "base/k8s_names.h"
 #include "base/log.h"
 #include "daemon/kube_module.h"
+#include "fault/policy.h"
 
 int dra_kube_open(const struct config *c, struct dra_kube *k, enum dra_kube_failure *ret_failure, char *why,
 		  size_t why_size)
@@ -151,6 +153,26 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 			  k->node_name, (long long)rep->generation, rep->slices, rep->devices);
 }
 
+/* The taint the fault policy's verdict on d asks for (kube/slices.h): an
+ * Unhealthy device judged at a level says the level and code and evicts
+ * when the operator chose that level; one in service at SubHealthFault is
+ * tainted informationally. */
+static void taint_of(const struct npu_device *d, uint32_t no_execute_levels, struct kube_device_facts *fact)
+{
+	enum fault_level level = d->policy_judged ? (enum fault_level)d->policy_level : FAULT_LEVEL_NONE;
+	if (level == FAULT_LEVEL_NONE || level >= FAULT_LEVEL_COUNT || (d->healthy && level != FAULT_LEVEL_SUB_HEALTH))
+		return;
+	if (d->policy_code)
+		(void)str_printf(fact->taint_value, sizeof(fact->taint_value), "%s-%08" PRIX32, fault_level_name(level),
+				 d->policy_code); /* fits */
+	else
+		(void)str_copy(fact->taint_value, sizeof(fact->taint_value), fault_level_name(level));
+	if (d->healthy)
+		fact->taint = KUBE_TAINT_SUB_HEALTH;
+	else if (no_execute_levels & (1u << level))
+		fact->taint = KUBE_TAINT_NO_EXECUTE;
+}
+
 void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const struct dra_kube_offer *offer)
 {
 	if (!k->publisher) {
@@ -190,6 +212,7 @@ void dra_kube_offer(struct dra_kube *k, struct npu_snapshot *snap, const struct 
 							   npu_chip_select_has(offer->carve_on_demand, &dev->chip);
 			else
 				facts[i].made_for_claim = offer->claims && dra_driver_holds_vnpu(offer->claims, dev->vnpu.id);
+			taint_of(dev, offer->no_execute_levels, &facts[i]);
 		}
 	}
 	if ((snap->count && (!hbm || !facts)) || k->api->publisher_offer(k->publisher, snap, facts) < 0)

@@ -68,6 +68,8 @@ struct dra_kube_offer {
 	 * driver, which says which vNPUs it made for claims. */
 	const struct npu_chip_select *carve_on_demand;
 	struct dra_driver *claims;
+	/* The fault levels whose taint evicts (1u << enum fault_level). */
+	uint32_t no_execute_levels;
 };
 
 /* Hands the publisher the judged snapshot with its chips' HBM sizes as

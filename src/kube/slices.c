@@ -363,16 +363,20 @@ static void put_network(struct json_put *b, json_object *attrs, const struct npu
 	}
 }
 
-/* The taint of a device of an Unhealthy chip. */
-static void put_taint(struct json_put *b, json_object *dev, const struct npu_device *d)
+/* The taint of a device (see slices.h): fact is its own, or its chip's for
+ * a placement; NULL when nothing is known but its health. */
+static void put_taint(struct json_put *b, json_object *dev, const struct npu_device *d,
+		      const struct kube_device_facts *fact)
 {
-	if (d->healthy)
+	bool sub_health = d->healthy && fact && fact->taint == KUBE_TAINT_SUB_HEALTH && fact->taint_value[0];
+	if (d->healthy && !sub_health)
 		return;
 	json_object *taints = json_put(b, dev, "taints", json_object_new_array());
 	json_object *t = json_put(b, taints, NULL, json_object_new_object());
-	json_put_string(b, t, "key", KUBE_TAINT_UNHEALTHY_KEY);
-	json_put_string(b, t, "value", fault_value(d->fault));
-	json_put_string(b, t, "effect", "NoSchedule");
+	json_put_string(b, t, "key", sub_health ? KUBE_TAINT_SUB_HEALTH_KEY : KUBE_TAINT_UNHEALTHY_KEY);
+	json_put_string(b, t, "value", fact && fact->taint_value[0] ? fact->taint_value : fault_value(d->fault));
+	json_put_string(b, t, "effect",
+			sub_health ? "None" : fact && fact->taint == KUBE_TAINT_NO_EXECUTE ? "NoExecute" : "NoSchedule");
 }
 
 /* What a device says of its chip: family, product, physicalID, card and
@@ -436,7 +440,7 @@ static json_object *device_json(struct json_put *b, const struct npu_snapshot *s
 		if (dynamic_chip(snap, index, p))
 			put_consumes(b, dev, d->chip.phy_id, d->chip.aicore_count, hbm_of(p, index));
 	}
-	put_taint(b, dev, d);
+	put_taint(b, dev, d, p->facts ? &p->facts[index] : NULL);
 	return dev;
 }
 
@@ -455,7 +459,7 @@ static json_object *partition_json(struct json_put *b, const struct npu_snapshot
 	json_object *cap = json_put(b, dev, "capacity", json_object_new_object());
 	put_memory_and_cores(b, cap, part->size.memory_bytes, part->size.aicores, NULL);
 	put_consumes(b, dev, d->chip.phy_id, part->size.aicores, hbm_of(p, chip) ? part->size.memory_bytes : 0);
-	put_taint(b, dev, d);
+	put_taint(b, dev, d, p->facts ? &p->facts[chip] : NULL);
 	return dev;
 }
 
@@ -558,7 +562,9 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
 		n++;
 		uint32_t cores;
 		uint64_t memory;
-		advanced |= !d->healthy || vnpu_consumes(snapshot, i, params, &cores, &memory);
+		const struct kube_device_facts *fact = params->facts ? &params->facts[i] : NULL;
+		advanced |= !d->healthy || (fact && fact->taint == KUBE_TAINT_SUB_HEALTH && fact->taint_value[0]) ||
+			    vnpu_consumes(snapshot, i, params, &cores, &memory);
 		if (dynamic_chip(snapshot, i, params)) {
 			size_t k = partitions_of_chip(&d->chip, hbm_of(params, i), parts, PARTITIONS_MAX);
 			n += k < PARTITIONS_MAX ? k : PARTITIONS_MAX;

@@ -48,6 +48,14 @@
  * is allocated); they are there so that the scheduler, and people reading
  * the slices, see what each vNPU takes of which chip.
  *
+ * Taints by fault level: an Unhealthy device is tainted npu.ascend.com/unhealthy
+ * with effect NoSchedule, or NoExecute for the levels the operator chose
+ * (--dra-no-execute-levels: Kubernetes then evicts the pods that use it);
+ * a chip in service at the level SubHealthFault carries
+ * npu.ascend.com/sub-health with the effect None, which schedules as
+ * before and tells what the policy saw. The value names the level and
+ * the code where the fault policy judged the chip (facts.taint_value).
+ *
  * Time-slicing (sharing.timeSlicing of the config): a chip whose resource
  * is time-sliced with R replicas is published with allowMultipleAllocations
  * (DRAConsumableCapacity, beta in 1.37) and a capacity "shares" of R, of
@@ -103,6 +111,17 @@
 /* A slice's metadata.name: at most 253 characters and a terminator. */
 #define KUBE_NAME_MAX 254
 
+/* The taint a device's fault policy asks for (see the top of this file). */
+enum kube_taint {
+	KUBE_TAINT_AS_HEALTH,  /* NoSchedule while the device is Unhealthy, none otherwise */
+	KUBE_TAINT_NO_EXECUTE, /* Unhealthy at a level whose pods must go: NoExecute */
+	KUBE_TAINT_SUB_HEALTH, /* in service but sub-health: the informational effect None */
+};
+/* A taint's value: a label value. */
+#define KUBE_TAINT_VALUE_MAX 64
+/* The taint of a chip in service at a sub-health level. */
+#define KUBE_TAINT_SUB_HEALTH_KEY "npu.ascend.com/sub-health"
+
 /* What the daemon knows of a device beyond the inventory. */
 struct kube_device_facts {
 	uint64_t hbm_bytes; /* 0: unknown */
@@ -116,6 +135,11 @@ struct kube_device_facts {
 	 * are never mixed on a chip. */
 	bool carve_on_demand;
 	bool made_for_claim;
+	/* The taint's effect and value ("SeparateNPU-80E01801": the fault
+	 * policy's level and code); an empty value: the fault in a few words
+	 * ("health-critical"). A placement takes its chip's. */
+	enum kube_taint taint;
+	char taint_value[KUBE_TAINT_VALUE_MAX];
 };
 
 struct kube_slice_params {

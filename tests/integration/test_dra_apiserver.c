@@ -252,7 +252,7 @@ static void test_dra_against_kube_apiserver(void **state)
 	/* (c) A chip fault taints its device; recovery (after the policy's
 	 * hold) removes the taint. */
 	node_write_health(&d.node, 8, 5, 3);
-	await_slices(&d, false, &gen, 5, "health-critical");
+	await_slices(&d, false, &gen, 5, "SeparateNPU");
 	node_write_health(&d.node, 8, -1, 0);
 	await_slices(&d, false, &gen, -1, NULL);
 
@@ -266,7 +266,7 @@ static void test_dra_against_kube_apiserver(void **state)
 	expect_event(d.plugin, "slices.publish-failed", "node", NODE_NAME);
 	prepare(&d, "c1", uid, "npu-2");
 	apiserver_start(api);
-	await_slices(&d, true, &gen, 6, "health-critical");
+	await_slices(&d, true, &gen, 6, "SeparateNPU");
 	/* Each cause once however many retries (a starting server may add one
 	 * of its own, such as a 503). */
 	assert_true(count_events(d.plugin, "slices.publish-failed") <= 2);
@@ -671,7 +671,7 @@ static void test_admin_access(void **state)
 {
 	(void)state;
 	struct dra_node d;
-	start(&d, NULL, NULL, NULL);
+	start(&d, "version: v1\nflags:\n  draNoExecuteLevels: SeparateNPU,ManuallySeparateNPU\n", NULL, NULL);
 	static const char claim[] = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: %s\n"
 				    "  namespace: %s\nspec:\n  devices:\n    requests:\n    - name: npu\n      exactly:\n"
 				    "        deviceClassName: npu.ascend.com\n        adminAccess: true\n";
@@ -717,6 +717,21 @@ static void test_admin_access(void **state)
 	assert_int_equal(apiserver_kubectl(api, NULL, "-n default delete resourceclaim work"), 0);
 	make_claim("work", "npu-3", uid, sizeof(uid));
 	prepare(&d, "work", uid, "npu-3");
+
+	/* A level the operator chose for eviction: the chip's taint is
+	 * NoExecute, and its value the level. */
+	node_write_health(&d.node, 8, 4, 3);
+	json_object *list = NULL, *dev = NULL;
+	for (int i = 0; i < 8 && !(dev && json_at(dev, "taints")); i++) {
+		json_object_put(list);
+		list = NULL;
+		expect_event(d.plugin, "slices.published", "node", NODE_NAME);
+		dev = slice_device(&list, "npu-4");
+	}
+	assert_non_null(json_at(dev, "taints"));
+	assert_string_equal(json_str_at(dev, "taints.0.effect"), "NoExecute");
+	assert_string_equal(json_str_at(dev, "taints.0.value"), "SeparateNPU");
+	json_object_put(list);
 	node_fini(&d.node);
 }
 

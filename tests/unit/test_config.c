@@ -69,6 +69,15 @@ static void test_front_ends(void **state)
 	assert_string_equal(cfg.dra_chips_text, "4-7,310P");
 	assert_true(npu_chip_select_has(&cfg.dra_chips, &(struct npu_chip){ .phy_id = 5 }));
 	assert_false(npu_chip_select_has(&cfg.dra_chips, &(struct npu_chip){ .phy_id = 3 }));
+	/* Neither chips carved on demand nor evicting taints unless asked. */
+	assert_null(config_dra_dynamic_vnpus(&cfg));
+	assert_int_equal(cfg.dra_no_execute_levels, 0);
+	assert_int_equal(PARSE(NULL, "--dra-dynamic-vnpus=0,910B", "--dra-no-execute-levels", "SeparateNPU,RestartNPU"), 0);
+	assert_true(npu_chip_select_has(config_dra_dynamic_vnpus(&cfg), &(struct npu_chip){ .phy_id = 0 }));
+	assert_int_equal(cfg.dra_no_execute_levels, (1u << FAULT_LEVEL_SEPARATE_NPU) | (1u << FAULT_LEVEL_RESTART_NPU));
+	assert_int_equal(PARSE(NULL, "--dra-dynamic-vnpus=none", "--dra-no-execute-levels=none"), 0);
+	assert_null(config_dra_dynamic_vnpus(&cfg));
+	assert_int_equal(cfg.dra_no_execute_levels, 0);
 }
 
 static void test_both_spellings_and_env(void **state)
@@ -185,6 +194,10 @@ static void test_bad_input_names_the_flag(void **state)
 	expect_bad("ASCEND_DRIVER_PATH", PARSE("relative/driver"));
 	expect_bad("--front-end: 'kubelet' is not one of device-plugin, dra, both", PARSE(NULL, "--front-end=kubelet"));
 	expect_bad("--dra-chips: '0-x' is not a physical id", PARSE(NULL, "--dra-chips=0-x"));
+	expect_bad("--dra-no-execute-levels: 'SubHealthFault' is not a level that takes a chip out of service",
+		   PARSE(NULL, "--dra-no-execute-levels=SeparateNPU,SubHealthFault"));
+	expect_bad("--dra-no-execute-levels: an empty or overlong entry", PARSE(NULL, "--dra-no-execute-levels=SeparateNPU,,"));
+	expect_bad("--dra-dynamic-vnpus: 'x' is not a physical id", PARSE(NULL, "--dra-dynamic-vnpus=x"));
 
 	/* The message names the whole socket path that does not fit and its length. */
 	char long_dir[200], want[512];

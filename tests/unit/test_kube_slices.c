@@ -242,6 +242,8 @@ static void test_interconnect_mixed_and_partial(void **state)
 	npu_snapshot_unref(s);
 }
 
+static json_object *find_device(json_object *slices, const char *name);
+
 static void test_taint(void **state)
 {
 	(void)state;
@@ -261,6 +263,27 @@ static void test_taint(void **state)
 	assert_string_equal(str(d, "taints.0.effect"), "NoSchedule");
 	assert_int_equal(json_object_array_length(get(d, "taints")), 1);
 	assert_null(get(json_object_array_get_idx(devices, 1), "taints"));
+	json_object_put(slices);
+
+	/* The fault policy's verdicts (the daemon's facts): the level and code
+	 * in the value, NoExecute for a level the operator chose, and a chip in
+	 * service at SubHealthFault tainted with the effect None. */
+	struct kube_device_facts facts[8] = { 0 };
+	facts[2] = (struct kube_device_facts){ .taint = KUBE_TAINT_NO_EXECUTE, .taint_value = "SeparateNPU-80E01801" };
+	facts[5] = (struct kube_device_facts){ .taint = KUBE_TAINT_SUB_HEALTH, .taint_value = "SubHealthFault-80C98009" };
+	/* A healthy chip's NoExecute means nothing. */
+	facts[6] = (struct kube_device_facts){ .taint = KUBE_TAINT_NO_EXECUTE, .taint_value = "SeparateNPU" };
+	const struct kube_slice_params judged = { .node_name = "n", .generation = 3, .facts = facts };
+	assert_int_equal(kube_slices_build(s, &judged, &slices), 0);
+	d = find_device(slices, "npu-2");
+	assert_string_equal(str(d, "taints.0.key"), "npu.ascend.com/unhealthy");
+	assert_string_equal(str(d, "taints.0.value"), "SeparateNPU-80E01801");
+	assert_string_equal(str(d, "taints.0.effect"), "NoExecute");
+	d = find_device(slices, "npu-5");
+	assert_string_equal(str(d, "taints.0.key"), KUBE_TAINT_SUB_HEALTH_KEY);
+	assert_string_equal(str(d, "taints.0.value"), "SubHealthFault-80C98009");
+	assert_string_equal(str(d, "taints.0.effect"), "None");
+	assert_null(get(find_device(slices, "npu-6"), "taints"));
 	json_object_put(slices);
 	npu_snapshot_unref(s);
 }
