@@ -5,7 +5,9 @@
 # until its AI cores are used up, the next one and a whole-chip claim of
 # chip 0 stay Pending, a deleted pod's vNPU goes and the Pending pod starts;
 # a driver restart and a kubelet restart keep the vNPUs of running pods; a
-# driver killed while DCMI creates a vNPU leaves no orphan once it is back.
+# driver killed while DCMI creates a vNPU leaves no orphan once it is back;
+# a sub-health chip is tainted with the effect None and still used, and a
+# separated chip's pods are evicted by Kubernetes (NoExecute).
 # Leaves node 2 on the device plugin.
 # shellcheck shell=bash disable=SC2154 # bin, build, root, tmp: set by e2e.sh
 
@@ -188,6 +190,42 @@ EOF
 		chip0_hang ""
 		fail "13f. the driver's create for vp5" "no record of a vNPU to create: $(cat "$(cluster_node_dir "$DK")/var/lib/kubelet/plugins/$DRA/checkpoint.json" 2>&1)"
 	fi
+
+	# h. Taint effects by fault level: chip 1 at SubHealthFault is tainted
+	# with the effect None and a pod still gets it; chip 0 at SeparateNPU
+	# (--dra-no-execute-levels) has its pods evicted by Kubernetes itself,
+	# and their vNPUs go with them.
+	node_set_chip_health "$(cluster_node_dir "$DK")" 1 1 80818C06
+	out=$(wait_devices 'split("\n") | map(select(startswith("npu-1 "))) | .[0] | test("sub-health=SubHealthFault-80818C06:None")' 60000)
+	k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: sub1}
+spec:
+  devices:
+    requests:
+    - name: npu
+      exactly:
+        deviceClassName: $DRA
+        selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == 1'}}]
+EOF
+	claim_pod sub1 "$ND" sub1 | k apply -f - >/dev/null
+	if grep -q '^npu-1 .*npu.ascend.com/sub-health=SubHealthFault-80818C06:None$' <<<"$out" && ready sub1; then
+		pass "13h. chip 1 at SubHealthFault: $(grep '^npu-1 ' <<<"$out"); pod sub1 Running on it"
+	else
+		fail "13h. a sub-health chip in service" "$(grep '^npu-1 ' <<<"$out"); $(k get pod sub1 -o wide 2>&1 | tail -n 1)"
+	fi
+	t0=$(now_ms)
+	node_set_chip_health "$(cluster_node_dir "$DK")" 0 3
+	if k wait --for=delete pod/vp1 pod/vp5 --timeout=90s >/dev/null 2>&1 && wait_vnpus 0; then
+		pass "13h. chip 0 at SeparateNPU: $(dra_devices | grep '^npu-0 ' | awk '{print $NF}'); Kubernetes evicted vp1 and vp5 in $(($(now_ms) - t0)) ms and their vNPUs were destroyed"
+	else
+		fail "13h. eviction from a separated chip" "$(dra_devices | grep '^npu-0 '); $(k get pods vp1 vp5 -o wide 2>&1 | tail -n 2); $(state_vnpus | tr '\n' ';')"
+	fi
+	node_set_chip_health "$(cluster_node_dir "$DK")" 0 0
+	node_set_chip_health "$(cluster_node_dir "$DK")" 1 0 ""
+	delete_pods sub1
+	k delete resourceclaim sub1 --wait=false >/dev/null 2>&1
 
 	# g. Back to the device plugin: every vNPU destroyed with its pod.
 	delete_pods vp1 vp5
