@@ -304,11 +304,12 @@ static int submit(struct carver *c, struct carve_req *req, char *why, size_t why
 		free(req);
 		return r;
 	}
-	/* The loop frees it when its call ends. */
-	req->abandoned = true;
-	pthread_mutex_unlock(&c->lock);
+	/* The loop frees it when its call ends, which may be as soon as the
+	 * lock is let go: nothing of it is read after that. */
 	snprintf(why, why_size, "%s for vNPU %" PRIu32 " on chip npu-%" PRIu32 " did not return by the deadline",
 		 call_name(req->op), req->vnpu_id, req->phy);
+	req->abandoned = true;
+	pthread_mutex_unlock(&c->lock);
 	return -ETIMEDOUT;
 }
 
