@@ -280,17 +280,25 @@ static int apply_front_end(struct config *c, const char *v, char *why, size_t wh
 	return 0;
 }
 
-static int apply_dra_chips(struct config *c, const char *v, char *why, size_t why_size)
+/* A list of chips as npu/chip_select.h reads it (or "none", when none_ok,
+ * for no chip) for flag, into *select and, as given, into text. */
+static int chip_list(const char *flag, const char *v, bool none_ok, char *text, size_t text_size,
+		     struct npu_chip_select *select, char *why, size_t why_size)
 {
 	char problem[160];
-	struct npu_chip_select select;
-	if (npu_chip_select_parse(v, &select, problem, sizeof(problem)) < 0)
-		return why_invalid(why, why_size, "--dra-chips: %s", problem);
-	if (str_copy(c->dra_chips_text, sizeof(c->dra_chips_text), v) < 0)
-		return why_invalid(why, why_size, "--dra-chips: longer than %zu characters",
-				   sizeof(c->dra_chips_text) - 1);
-	c->dra_chips = select;
+	struct npu_chip_select parsed = { 0 };
+	if (!(none_ok && strcmp(v, "none") == 0) && npu_chip_select_parse(v, &parsed, problem, sizeof(problem)) < 0)
+		return why_invalid(why, why_size, "%s: %s", flag, problem);
+	if (str_copy(text, text_size, v) < 0)
+		return why_invalid(why, why_size, "%s: longer than %zu characters", flag, text_size - 1);
+	*select = parsed;
 	return 0;
+}
+
+static int apply_dra_chips(struct config *c, const char *v, char *why, size_t why_size)
+{
+	return chip_list("--dra-chips", v, false, c->dra_chips_text, sizeof(c->dra_chips_text), &c->dra_chips, why,
+			 why_size);
 }
 
 /* "none", or Huawei's level names, comma-separated: the levels whose taint
@@ -300,7 +308,9 @@ static int apply_dra_no_execute(struct config *c, const char *v, char *why, size
 {
 	uint32_t levels = 0;
 	char name[64];
-	for (const char *p = v; strcmp(v, "none") != 0 && *p;) {
+	/* Each entry up to a comma or the end: a comma at either end is an
+	 * empty entry. */
+	for (const char *p = v; strcmp(v, "none") != 0; p++) {
 		size_t n = strcspn(p, ",");
 		enum fault_level level;
 		if (n == 0 || n >= sizeof(name))
@@ -313,7 +323,9 @@ static int apply_dra_no_execute(struct config *c, const char *v, char *why, size
 					   "service (RestartRequest ... ManuallySeparateNPU)",
 					   name);
 		levels |= 1u << level;
-		p += n + (p[n] == ',');
+		p += n;
+		if (!*p)
+			break;
 	}
 	if (str_copy(c->dra_no_execute_text, sizeof(c->dra_no_execute_text), v) < 0)
 		return why_invalid(why, why_size, "--dra-no-execute-levels: longer than %zu characters",
@@ -326,15 +338,8 @@ static int apply_dra_no_execute(struct config *c, const char *v, char *why, size
  * vNPUs created at prepare (a chip serves either those or its static ones). */
 static int apply_dra_dynamic_vnpus(struct config *c, const char *v, char *why, size_t why_size)
 {
-	char problem[160];
-	struct npu_chip_select select = { 0 };
-	if (strcmp(v, "none") != 0 && npu_chip_select_parse(v, &select, problem, sizeof(problem)) < 0)
-		return why_invalid(why, why_size, "--dra-dynamic-vnpus: %s", problem);
-	if (str_copy(c->dra_dynamic_vnpus_text, sizeof(c->dra_dynamic_vnpus_text), v) < 0)
-		return why_invalid(why, why_size, "--dra-dynamic-vnpus: longer than %zu characters",
-				   sizeof(c->dra_dynamic_vnpus_text) - 1);
-	c->dra_dynamic_vnpus = select;
-	return 0;
+	return chip_list("--dra-dynamic-vnpus", v, true, c->dra_dynamic_vnpus_text, sizeof(c->dra_dynamic_vnpus_text),
+			 &c->dra_dynamic_vnpus, why, why_size);
 }
 
 static int apply_dra_driver_name(struct config *c, const char *v, char *why, size_t why_size)

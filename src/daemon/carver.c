@@ -88,17 +88,14 @@ static void push_front(struct carver *c, struct carve_req *req)
  * known); false when it lists no such vNPU. */
 static bool listed(struct carver *c, uint32_t id, char *buf, size_t size)
 {
+	char name[NPU_DEVICE_ID_MAX];
+	snprintf(name, sizeof(name), "vnpu-%" PRIu32, id);
 	struct npu_snapshot *snap = inventory_snapshot(c->o.inventory);
-	bool found = false;
-	for (size_t i = 0; snap && i < snap->count && !found; i++) {
-		const struct npu_device *v = &snap->devices[i];
-		if (v->kind == NPU_DEVICE_VNPU && v->vnpu.id == id) {
-			found = true;
-			snprintf(buf, size, "%s", v->vnpu.template_name);
-		}
-	}
+	const struct npu_device *v = snap ? npu_snapshot_find(snap, name) : NULL;
+	if (v)
+		snprintf(buf, size, "%s", v->vnpu.template_name);
 	npu_snapshot_unref(snap);
-	return found;
+	return v != NULL;
 }
 
 /* After DCMI refused a create: whether the inventory, looked at again,
@@ -192,15 +189,14 @@ static void on_retry(void *ctx)
 /* The chip phy as the inventory has it, into *ret; false when it has none. */
 static bool chip_of(struct carver *c, uint32_t phy, struct npu_chip *ret)
 {
+	char name[NPU_DEVICE_ID_MAX];
+	snprintf(name, sizeof(name), "npu-%" PRIu32, phy);
 	struct npu_snapshot *snap = inventory_snapshot(c->o.inventory);
-	bool found = false;
-	for (size_t i = 0; snap && i < snap->count && !found; i++)
-		if (snap->devices[i].kind == NPU_DEVICE_CHIP && snap->devices[i].chip.phy_id == phy) {
-			*ret = snap->devices[i].chip;
-			found = true;
-		}
+	const struct npu_device *d = snap ? npu_snapshot_find(snap, name) : NULL;
+	if (d)
+		*ret = d->chip;
 	npu_snapshot_unref(snap);
-	return found;
+	return d != NULL;
 }
 
 /* The loop: starts the next request, unless a call is under way. */
@@ -223,21 +219,14 @@ static void on_wake(void *ctx)
 			finish(c, req, -ENODEV, why);
 			continue;
 		}
-		/* A create given up earlier that DCMI finished after all: there
-		 * is nothing to make. */
-		char template_name[NPU_VNPU_TEMPLATE_MAX];
 		/* A destroy's lines name the template DCMI has for the vNPU. */
+		char template_name[NPU_VNPU_TEMPLATE_MAX];
 		if (req->op == CARVE_DESTROY && listed(c, req->vnpu_id, template_name, sizeof(template_name)))
 			memcpy(req->template_name, template_name, sizeof(template_name));
-		if (req->op == CARVE_CREATE && c->unsure)
-			c->o.refresh(c->o.ctx);
-		if (req->op == CARVE_CREATE && listed(c, req->vnpu_id, template_name, sizeof(template_name))) {
-			/* The id is the claim's record's: a vNPU of it is the one
-			 * asked for, unless DCMI names another template. */
-			bool same = !template_name[0] || strcmp(template_name, req->template_name) == 0;
-			snprintf(why, sizeof(why), "vNPU %" PRIu32 " exists already as %s", req->vnpu_id,
-				 template_name[0] ? template_name : "a vNPU of unknown template");
-			finish(c, req, same ? 0 : -EEXIST, same ? "" : why);
+		/* A create given up earlier that DCMI finished after all: there
+		 * is nothing to make, and asking DCMI again would wait as long. */
+		if (req->op == CARVE_CREATE && c->unsure && made_meanwhile(c, req)) {
+			finish(c, req, 0, "");
 			continue;
 		}
 		int r = req->op == CARVE_CREATE
@@ -270,9 +259,14 @@ static void on_wake(void *ctx)
 	}
 }
 
-/* Any thread: queues req and waits for its outcome until its deadline. */
-static int submit(struct carver *c, struct carve_req *req, char *why, size_t why_size)
+/* Any thread: queues a copy of what and waits for its outcome until its
+ * deadline. */
+static int submit(struct carver *c, const struct carve_req *what, char *why, size_t why_size)
 {
+	struct carve_req *req = malloc(sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	*req = *what;
 	pthread_mutex_lock(&c->lock);
 	if (c->stopping) {
 		pthread_mutex_unlock(&c->lock);
@@ -316,25 +310,18 @@ static int submit(struct carver *c, struct carve_req *req, char *why, size_t why
 static int carve_create(void *ctx, uint32_t phy, const char *template_name, uint32_t vnpu_id, int64_t deadline_ms,
 			char *why, size_t why_size)
 {
-	struct carve_req *req = calloc(1, sizeof(*req));
-	if (!req)
-		return -ENOMEM;
-	*req = (struct carve_req){ .op = CARVE_CREATE, .phy = phy, .vnpu_id = vnpu_id, .deadline_ms = deadline_ms };
-	if (str_copy(req->template_name, sizeof(req->template_name), template_name) < 0) {
-		free(req);
+	struct carve_req req = { .op = CARVE_CREATE, .phy = phy, .vnpu_id = vnpu_id, .deadline_ms = deadline_ms };
+	if (str_copy(req.template_name, sizeof(req.template_name), template_name) < 0) {
 		snprintf(why, why_size, "template name %.32s is too long", template_name);
 		return -EINVAL;
 	}
-	return submit(ctx, req, why, why_size);
+	return submit(ctx, &req, why, why_size);
 }
 
 static int carve_destroy(void *ctx, uint32_t phy, uint32_t vnpu_id, int64_t deadline_ms, char *why, size_t why_size)
 {
-	struct carve_req *req = calloc(1, sizeof(*req));
-	if (!req)
-		return -ENOMEM;
-	*req = (struct carve_req){ .op = CARVE_DESTROY, .phy = phy, .vnpu_id = vnpu_id, .deadline_ms = deadline_ms };
-	return submit(ctx, req, why, why_size);
+	const struct carve_req req = { .op = CARVE_DESTROY, .phy = phy, .vnpu_id = vnpu_id, .deadline_ms = deadline_ms };
+	return submit(ctx, &req, why, why_size);
 }
 
 struct dra_carver carver_for_driver(struct carver *c)

@@ -425,6 +425,20 @@ out:
 	return r;
 }
 
+/* Writes the checkpoint as memory has it (durably if asked). The file then
+ * matches memory, or on failure is marked stale so that the next operation
+ * saves again; why says the failure. */
+static int save(struct dra_driver *d, bool durable, char *why, size_t why_size)
+{
+	int r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, durable);
+	d->file_stale = r < 0;
+	if (r < 0)
+		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
+	else
+		note_file(d);
+	return r;
+}
+
 /* Whether record i of the checkpoint stands as a new claim would: a uid,
  * namespace and name a prepare accepts, and no device of it held by as
  * many records before it as may share it. The file is the driver's own,
@@ -489,10 +503,8 @@ int dra_driver_restore(struct dra_driver *d, size_t *ret_failed, char *why, size
 	}
 	/* A vNPU DCMI made before a crash took the driver: the record says so
 	 * now, so the next start need not look again. */
-	if (adopted && dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, false) == 0)
-		note_file(d);
-	else if (adopted)
-		d->file_stale = true;
+	if (adopted)
+		(void)save(d, false, reason, sizeof(reason));
 	npu_snapshot_unref(snap);
 	host_files_unref(files);
 	leave(d);
@@ -645,6 +657,22 @@ out:
 	return r;
 }
 
+/* Puts p into the checkpoint and saves it; takes p over. On failure the
+ * checkpoint holds no entry of p's uid. */
+static int keep(struct dra_driver *d, struct dra_prepared *p, bool durable, char *why, size_t why_size)
+{
+	char uid[DRA_UID_MAX];
+	memcpy(uid, p->uid, sizeof(uid));
+	int r = dra_checkpoint_put(&d->checkpoint, p);
+	if (r < 0) {
+		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
+		free(p);
+	} else if ((r = save(d, durable, why, why_size)) < 0) {
+		(void)dra_checkpoint_drop(&d->checkpoint, uid); /* frees p */
+	}
+	return r;
+}
+
 /* Writes the spec of a new claim and records it, the record last: a crash
  * between the two leaves a spec that the next start sweeps away. Takes p
  * over, whatever the outcome.
@@ -664,17 +692,8 @@ static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_
 		free(p);
 		return r;
 	}
-	if ((r = dra_checkpoint_put(&d->checkpoint, p)) < 0) {
-		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
-		free(p);
-	} else if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, false)) < 0) {
-		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
-		(void)dra_checkpoint_drop(&d->checkpoint, uid); /* frees p */
-	} else {
-		d->file_stale = false;
-		note_file(d);
+	if ((r = keep(d, p, false, why, why_size)) == 0)
 		return 0;
-	}
 	/* The claim failed: no runtime may inject it. */
 	if (spec_file_name(d, uid, file, sizeof(file)) == 0)
 		(void)cdi_spec_remove(d->cdi_dir, file);
@@ -747,22 +766,8 @@ static int plan_vnpus(struct dra_driver *d, struct dra_prepared *p, char *why, s
  * Returns -EINPROGRESS: the caller creates them outside the lock. */
 static int record_intent(struct dra_driver *d, struct dra_prepared *p, char *why, size_t why_size)
 {
-	char uid[DRA_UID_MAX];
-	memcpy(uid, p->uid, sizeof(uid));
-	int r = dra_checkpoint_put(&d->checkpoint, p);
-	if (r < 0) {
-		snprintf(why, why_size, "%d claims are prepared already on this node", DRA_CHECKPOINT_MAX_CLAIMS);
-		free(p);
-		return r;
-	}
-	if ((r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true)) < 0) {
-		snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path, strerror(-r));
-		(void)dra_checkpoint_drop(&d->checkpoint, uid);
-		return r;
-	}
-	d->file_stale = false;
-	note_file(d);
-	return -EINPROGRESS;
+	int r = keep(d, p, true, why, why_size);
+	return r < 0 ? r : -EINPROGRESS;
 }
 
 /* A claim read from the API server: checked against the claims recorded
@@ -856,9 +861,7 @@ static int carve(struct dra_driver *d, const char *uid, const struct dra_read_li
 				(void)d->carver.destroy(d->carver.ctx, c[i].phy, c[i].id, deadline_of(NULL), ignored,
 							sizeof(ignored));
 		if (enter(d, ignored, sizeof(ignored)) == 0 && dra_checkpoint_drop(&d->checkpoint, uid))
-			d->file_stale = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true) < 0;
-		if (!d->file_stale)
-			note_file(d);
+			(void)save(d, true, ignored, sizeof(ignored));
 		leave(d);
 		return r;
 	}
@@ -871,11 +874,7 @@ static int carve(struct dra_driver *d, const char *uid, const struct dra_read_li
 			for (size_t i = 0; i < n; i++)
 				rec->devices[c[i].index].vnpu_created = true;
 			if ((r = write_spec(d, rec, false, why, why_size)) == 0 &&
-			    (r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, false)) < 0)
-				snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path,
-					 strerror(-r));
-			if (r == 0) {
-				note_file(d);
+			    (r = save(d, false, why, why_size)) == 0) {
 				if (d->reader.prepared)
 					status_of(d, rec, ret_status);
 				r = answer(rec, ret);
@@ -980,16 +979,10 @@ int dra_driver_unprepare(struct dra_driver *d, const char *uid, char *why, size_
 		if ((r = enter(d, why, why_size)) < 0)
 			goto out;
 	}
-	if (dra_checkpoint_drop(&d->checkpoint, uid) || d->file_stale) {
-		r = dra_checkpoint_save(d->checkpoint_path, &d->checkpoint, true);
-		d->file_stale = r < 0;
-		if (r == 0)
-			note_file(d);
-		/* Said, so that the kubelet calls again and the save is retried. */
-		if (r < 0)
-			snprintf(why, why_size, "cannot write the checkpoint %s: %s", d->checkpoint_path,
-				 strerror(-r));
-	}
+	/* A failure is said, so that the kubelet calls again and the save is
+	 * retried. */
+	if (dra_checkpoint_drop(&d->checkpoint, uid) || d->file_stale)
+		r = save(d, true, why, why_size);
 out:
 	leave(d);
 	return r;

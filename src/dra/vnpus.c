@@ -61,9 +61,8 @@ static bool has_placement(const struct npu_device *chip, const char *name)
 int dra_vnpus_plan(struct dra_prepared *p, const struct npu_snapshot *snap, const struct npu_chip_select *dynamic,
 		   const struct dra_checkpoint *cp, char *why, size_t why_size)
 {
-	uint32_t ids[DRA_CLAIM_RESULTS_MAX] = { 0 };
 	for (size_t j = 0; j < p->n_devices; j++) {
-		const struct dra_result *res = &p->devices[j];
+		struct dra_result *res = &p->devices[j];
 		uint32_t phy;
 		const char *template_name;
 		if (!dra_vnpu_placement(res, &phy, &template_name))
@@ -107,13 +106,7 @@ int dra_vnpus_plan(struct dra_prepared *p, const struct npu_snapshot *snap, cons
 				 res->device, phy, phy * 16 + 100, phy * 16 + 115);
 			return -ENOSPC;
 		}
-		ids[j] = id;
-		/* Seen by the next placement's search. */
-		p->devices[j].vnpu_id = id;
-	}
-	for (size_t j = 0; j < p->n_devices; j++) {
-		p->devices[j].vnpu_id = ids[j];
-		p->devices[j].vnpu_created = false;
+		res->vnpu_id = id; /* seen by the next placement's search */
 	}
 	return 0;
 }

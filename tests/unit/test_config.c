@@ -197,6 +197,7 @@ static void test_bad_input_names_the_flag(void **state)
 	expect_bad("--dra-no-execute-levels: 'SubHealthFault' is not a level that takes a chip out of service",
 		   PARSE(NULL, "--dra-no-execute-levels=SeparateNPU,SubHealthFault"));
 	expect_bad("--dra-no-execute-levels: an empty or overlong entry", PARSE(NULL, "--dra-no-execute-levels=SeparateNPU,,"));
+	expect_bad("--dra-no-execute-levels: an empty or overlong entry", PARSE(NULL, "--dra-no-execute-levels=SeparateNPU,"));
 	expect_bad("--dra-dynamic-vnpus: 'x' is not a physical id", PARSE(NULL, "--dra-dynamic-vnpus=x"));
 
 	/* The message names the whole socket path that does not fit and its length. */

@@ -74,6 +74,26 @@ dra_pod_check() {
 		return 1
 	fi
 }
+# chip_claim NAME PHY [NAMESPACE [admin]]: a ResourceClaim of the DRA node's
+# chip PHY whole, in NAMESPACE (default: kubectl's), for administrative
+# access when the fourth word is admin.
+chip_claim() {
+	local ns="" admin=""
+	[ -z "${3-}" ] || ns=", namespace: $3"
+	[ "${4-}" != admin ] || admin=$'\n        adminAccess: true'
+	cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $1$ns}
+spec:
+  devices:
+    requests:
+    - name: npu
+      exactly:
+        deviceClassName: $DRA$admin
+        selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == $2'}}]
+EOF
+}
 # claim_pod NAME NODE CLAIM: a busybox pod on NODE whose container uses the
 # ResourceClaim CLAIM.
 claim_pod() {

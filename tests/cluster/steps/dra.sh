@@ -87,23 +87,6 @@ EOF
 	figure dra "$prep_failed prepares of the $created claim pods failed once during the rolls and were retried"
 }
 
-# An adminAccess claim of the DRA node's chip PHY in namespace NS.
-admin_claim() { # NAME NS PHY
-	cat <<EOF
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: $1, namespace: $2}
-spec:
-  devices:
-    requests:
-    - name: npu
-      exactly:
-        deviceClassName: $DRA
-        adminAccess: true
-        selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == $3'}}]
-EOF
-}
-
 # A workload pod holds a chip; a monitoring pod, whose namespace carries the
 # admin-access label, gets the same chip through an adminAccess claim and
 # both run; the API server refuses such a claim in a namespace without it.
@@ -121,7 +104,7 @@ EOF
 		return
 	fi
 	phys=$(phys_of "$(claim_devices adm-work)")
-	if out=$(admin_claim adm-look default "$phys" | k apply -f - 2>&1); then
+	if out=$(chip_claim adm-look "$phys" default admin | k apply -f - 2>&1); then
 		fail "10p. an adminAccess claim in a namespace without the label is refused" "$out"
 	else
 		grep -q 'resource.kubernetes.io/admin-access' <<<"$out" &&
@@ -130,7 +113,7 @@ EOF
 	fi
 	k create namespace npu-monitoring >/dev/null 2>&1
 	k label namespace npu-monitoring resource.kubernetes.io/admin-access=true --overwrite >/dev/null
-	admin_claim adm-look npu-monitoring "$phys" | k apply -f - >/dev/null
+	chip_claim adm-look "$phys" npu-monitoring admin | k apply -f - >/dev/null
 	claim_pod adm-look "$ND" adm-look | k -n npu-monitoring apply -f - >/dev/null
 	if k -n npu-monitoring wait --for=condition=Ready pod/adm-look --timeout="$WAIT" >/dev/null 2>&1 &&
 		k -n npu-monitoring exec adm-look -c main -- test -c "/dev/davinci$phys" &&

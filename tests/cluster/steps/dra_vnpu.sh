@@ -119,18 +119,7 @@ step_dra_vnpu() {
 
 	# c. Chip 0 full: a fourth vNPU and a whole-chip claim of chip 0 wait.
 	vnpu_pod vp4 vir05_1c_8g | k apply -f - >/dev/null
-	k apply -f - >/dev/null <<EOF
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: whole0}
-spec:
-  devices:
-    requests:
-    - name: npu
-      exactly:
-        deviceClassName: $DRA
-        selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == 0'}}]
-EOF
+	chip_claim whole0 0 | k apply -f - >/dev/null
 	claim_pod whole0 "$ND" whole0 | k apply -f - >/dev/null
 	if k wait --for=jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}'=Unschedulable pod/vp4 pod/whole0 --timeout=60s >/dev/null 2>&1; then
 		pass "13c. chip 0 full: vp4 (vir05_1c_8g) and whole0 (chip 0 whole) Pending: $(k get pod vp4 -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
@@ -197,18 +186,7 @@ EOF
 	# and their vNPUs go with them.
 	node_set_chip_health "$(cluster_node_dir "$DK")" 1 1 80818C06
 	out=$(wait_devices 'split("\n") | map(select(startswith("npu-1 "))) | .[0] | test("sub-health=SubHealthFault-80818C06:None")' 60000)
-	k apply -f - >/dev/null <<EOF
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: sub1}
-spec:
-  devices:
-    requests:
-    - name: npu
-      exactly:
-        deviceClassName: $DRA
-        selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == 1'}}]
-EOF
+	chip_claim sub1 1 | k apply -f - >/dev/null
 	claim_pod sub1 "$ND" sub1 | k apply -f - >/dev/null
 	if grep -q '^npu-1 .*npu.ascend.com/sub-health=SubHealthFault-80818C06:None$' <<<"$out" && ready sub1; then
 		pass "13h. chip 1 at SubHealthFault: $(grep '^npu-1 ' <<<"$out"); pod sub1 Running on it"
