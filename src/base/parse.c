@@ -151,6 +151,13 @@ bool path_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int64_t now_ms(void)
 {
 	struct timespec ts;

@@ -52,3 +52,6 @@ void socket_path_too_long(char *why, size_t why_size, const char *dir, const cha
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 int64_t now_ms(void);
+/* Wall-clock ms since the epoch (CLOCK_REALTIME): for times people and
+ * other processes read, never for measuring intervals. */
+int64_t wall_ms(void);

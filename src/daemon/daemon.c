@@ -37,6 +37,7 @@
 #include "daemon/separations.h"
 #include "daemon/serving.h"
 #include "daemon/status_http.h"
+#include "daemon/status_keeper.h"
 #include "daemon/telemetry_cache.h"
 #include "daemon/vnpu_resources.h"
 #include "daemon/watch.h"
@@ -77,6 +78,7 @@ struct daemon {
 	struct telemetry_cache telemetry;
 	struct nfd_keeper nfd;
 	struct status_http *status;
+	struct status_keeper npu_status; /* the containers' live status files */
 	/* Who hears each refresh's judged snapshot, registered at init. */
 	struct snapshot_consumers consumers;
 
@@ -473,6 +475,8 @@ static void daemon_fini(struct daemon *d)
 	fault_resets_fini(&d->resets);
 	fault_stage_fini(&d->fault_stage);
 	endpoint_set_fini(&d->endpoints);
+	/* After both front ends: Allocate and prepare make its directories. */
+	status_keeper_fini(&d->npu_status);
 	/* After the endpoints: their gRPC threads count Allocate calls in
 	 * these. The HTTP thread first: it reads everything below. */
 	status_http_free(d->status);
@@ -544,6 +548,11 @@ static void consume_cdi(void *ctx, const struct snapshot_news *news)
 	cdi_keeper_sync(&d->cdi, &d->endpoints.resources, news->device_plugin, &d->paths, news->files);
 }
 
+static void consume_npu_status(void *ctx, const struct snapshot_news *news)
+{
+	status_keeper_refresh(ctx, news->all);
+}
+
 static void consume_dra(void *ctx, const struct snapshot_news *news)
 {
 	struct daemon *d = ctx;
@@ -590,7 +599,7 @@ static int register_consumers(struct daemon *d)
 	if (d->dra_on && ((r = snapshot_consumers_add(c, consume_dra, d)) < 0 ||
 			  (r = snapshot_consumers_add(c, consume_slices, d)) < 0))
 		return r;
-	return 0;
+	return snapshot_consumers_add(c, consume_npu_status, &d->npu_status);
 }
 
 /* What the daemon shows without an API server (daemon_fini frees it). */
@@ -735,6 +744,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		snprintf(why, why_size, "cannot set up the metrics: %s", strerror(-r));
 		return r;
 	}
+	status_keeper_init(&d->npu_status, c->state_dir, d->holders);
 	const struct fault_resets_options resets = {
 		.loop = d->loop,
 		.config = &d->config.fault_reset,
@@ -780,6 +790,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 			.paths = &d->paths,
 			.loop = d->loop,
 			.status = d->status,
+			.npu_status = d->npu_status.dirs,
 			.registered = on_dra_registered,
 			.registered_ctx = kube,
 		};
@@ -796,7 +807,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 	const struct endpoint_set_options eps = {
 		.loop = d->loop,
 		.kubelet_socket = s->kubelet_socket,
-		.allocate = { .strategies = s->strategies, .cdi = &s->cdi },
+		.allocate = { .strategies = s->strategies, .cdi = &s->cdi, .status = d->npu_status.dirs },
 		.observe = d->observe,
 		.node = &d->node,
 	};

@@ -97,6 +97,7 @@ int dra_front_init(struct dra_front *f, const struct dra_front_options *opt, cha
 		.reader = opt->reader,
 		.dynamic = config_dra_dynamic_vnpus(c),
 		.carver = opt->carver,
+		.status = opt->npu_status,
 	};
 	if (o.dynamic) {
 		f->dynamic = *o.dynamic;

@@ -71,6 +71,7 @@ struct dra_front_options {
 	const struct host_paths *paths;
 	struct loop *loop;
 	struct status_http *status; /* hears the registration for /healthz (may be NULL) */
+	struct status_dirs *npu_status; /* the claims' live status files (may be NULL: none) */
 	/* What creates and destroys dynamic vNPUs (daemon/carver.h). */
 	struct dra_carver carver;
 	/* Called on the loop when the kubelet registered the driver (may be NULL). */

@@ -111,6 +111,7 @@ static void apply_verdict(struct npu_device *d, const struct fault_step *step, c
 	d->policy_judged = true;
 	d->policy_level = (unsigned)step->level;
 	d->policy_code = step->code;
+	d->policy_level_name = step->level != FAULT_LEVEL_NONE ? fault_level_name(step->level) : NULL;
 	if (step->healthy) {
 		if (d->fault == NPU_FAULT_HEALTH_LEVEL)
 			d->fault = NPU_FAULT_NONE;
@@ -320,6 +321,39 @@ int fault_stage_init(struct fault_stage *st, const struct fault_stage_options *o
 	return loop_timer_new(o->loop, o->due, o->ctx, &st->hold_timer);
 }
 
+/* Gives each device of snap the time its health, level and code became
+ * what they are: kept from the last judgement while they stay, now when
+ * they change or the device is new. Without memory the times are left
+ * unknown (0) and the last table stays. */
+static void stamp_since(struct fault_stage *st, struct npu_snapshot *snap)
+{
+	struct fault_since *next = snap->count ? calloc(snap->count, sizeof(*next)) : NULL;
+	if (snap->count && !next)
+		return;
+	int64_t now = wall_ms();
+	for (size_t i = 0; i < snap->count; i++) {
+		struct npu_device *d = &snap->devices[i];
+		struct fault_since *n = &next[i];
+		(void)str_copy(n->id, sizeof(n->id), d->id);
+		n->healthy = d->healthy;
+		n->level = d->policy_level;
+		n->code = d->policy_code;
+		n->since_ms = now;
+		for (size_t j = 0; j < st->n_since; j++) {
+			const struct fault_since *o = &st->since[j];
+			if (strcmp(o->id, n->id) == 0 && o->healthy == n->healthy && o->level == n->level &&
+			    o->code == n->code) {
+				n->since_ms = o->since_ms;
+				break;
+			}
+		}
+		d->since_ms = n->since_ms;
+	}
+	free(st->since);
+	st->since = next;
+	st->n_since = snap->count;
+}
+
 struct npu_snapshot *fault_stage_judge(struct fault_stage *st, const struct fault_policy_config *policy,
 				       struct npu_snapshot *raw, bool *changed)
 {
@@ -331,6 +365,8 @@ struct npu_snapshot *fault_stage_judge(struct fault_stage *st, const struct faul
 	}
 	if (due)
 		loop_timer_arm(st->hold_timer, due > now ? due - now : 1, 0);
+	if (snap != raw)
+		stamp_since(st, snap);
 	*changed |= !st->judged || !npu_snapshot_same(st->judged, snap);
 	npu_snapshot_unref(st->judged);
 	st->judged = npu_snapshot_ref(snap);
@@ -342,5 +378,6 @@ void fault_stage_fini(struct fault_stage *st)
 	loop_timer_free(st->hold_timer);
 	npu_snapshot_unref(st->judged);
 	free(st->chips);
+	free(st->since);
 	*st = (struct fault_stage){ 0 };
 }

@@ -13,6 +13,7 @@
  * logs. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,10 +30,21 @@ struct fault_chip {
 	struct fault_state state;
 };
 
+/* When a device's health, level and code last changed (npu_device.since_ms). */
+struct fault_since {
+	char id[NPU_DEVICE_ID_MAX];
+	bool healthy;
+	unsigned level;
+	uint32_t code;
+	int64_t since_ms;
+};
+
 struct fault_stage {
 	struct fault_chip *chips; /* one per chip seen, at most NPU_MAX_CHIPS */
 	size_t n_chips;
 	struct npu_snapshot *judged;   /* the last snapshot as the policy judged it, NULL before */
+	struct fault_since *since;     /* one per device of judged */
+	size_t n_since;
 	struct loop_timer *hold_timer; /* fires when a held chip may be Healthy again */
 	struct metrics *metrics;       /* faults and escalations are counted here (may be NULL) */
 	struct holders *holders;       /* who holds a chip, named in its fault lines (may be NULL) */

@@ -54,6 +54,7 @@ struct dra_driver {
 	struct npu_chip_select dynamic; /* chips carved on demand */
 	bool has_dynamic;
 	struct dra_carver carver;
+	struct status_dirs *status;
 };
 
 /* The lock shared with another instance, when there is one. flock waits
@@ -158,6 +159,7 @@ int dra_driver_new(const struct dra_driver_options *o, struct dra_driver **ret_d
 	d->paths = o->paths;
 	d->reader = o->reader;
 	d->carver = o->carver;
+	d->status = o->status;
 	if (o->dynamic) {
 		d->dynamic = *o->dynamic;
 		d->has_dynamic = true;
@@ -288,6 +290,15 @@ static int spec_file_name(const struct dra_driver *d, const char *uid, char *buf
 	return str_printf(buf, size, "%.*s_%s.json", (int)stem, d->cdi.file_name, uid);
 }
 
+/* A claim's status directory whose claim is not recorded is stale. */
+static bool status_unrecorded(void *ctx, const char *name, char (*ids)[NPU_DEVICE_ID_MAX], size_t n)
+{
+	(void)ids;
+	(void)n;
+	const struct dra_driver *d = ctx;
+	return strncmp(name, "claim-", 6) == 0 && !dra_checkpoint_find(&d->checkpoint, name + 6);
+}
+
 int dra_driver_sweep(struct dra_driver *d)
 {
 	char prefix[CDI_KIND_MAX + 8];
@@ -314,6 +325,9 @@ int dra_driver_sweep(struct dra_driver *d)
 			continue;
 		removed += cdi_spec_remove(d->cdi_dir, e->d_name) == 0;
 	}
+	size_t statuses = 0;
+	if (d->status && status_dirs_prune(d->status, 0, status_unrecorded, d, &statuses) == 0)
+		removed += (int)statuses;
 out:
 	leave(d);
 	closedir(dir);
@@ -395,6 +409,34 @@ static int resolve(const struct dra_driver *d, const struct dra_prepared *p, con
 	return 0;
 }
 
+/* The claim's live status directory: "claim-<uid>". */
+static int status_name(const char *uid, char *buf, size_t size)
+{
+	return str_printf(buf, size, "claim-%s", uid);
+}
+
+/* Makes sure the claim's live status file is there, into group; a
+ * directory that cannot be made leaves the claim without one, as a node
+ * without a status directory has. */
+static void add_status(struct dra_driver *d, const struct dra_prepared *p, struct cdi_group *group, char *host_dir,
+		       size_t host_size, char *container_dir, size_t container_size)
+{
+	char name[STATUS_NAME_MAX + 1];
+	if (!d->status || status_name(p->uid, name, sizeof(name)) < 0 ||
+	    status_dirs_ensure(d->status, name, group->devices, group->n_devices, host_dir, host_size) < 0 ||
+	    str_printf(container_dir, container_size, "%s/%s", STATUS_CONTAINER_DIR, p->name) < 0)
+		return;
+	group->status_host_dir = host_dir;
+	group->status_container_dir = container_dir;
+}
+
+static void remove_status(struct dra_driver *d, const char *uid)
+{
+	char name[STATUS_NAME_MAX + 1];
+	if (d->status && status_name(uid, name, sizeof(name)) == 0)
+		(void)status_dirs_remove(d->status, name);
+}
+
 /* Writes the claim's spec for the devices of p. */
 static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool healthy_only, char *why,
 		      size_t why_size)
@@ -404,12 +446,14 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 	const struct npu_device *devs[DRA_CLAIM_RESULTS_MAX];
 	struct npu_device *made = calloc(DRA_CLAIM_RESULTS_MAX, sizeof(*made));
 	char *json = NULL, file[CDI_KIND_MAX + DRA_UID_MAX + 8];
+	char status_host[PATH_MAX], status_container[sizeof(STATUS_CONTAINER_DIR) + K8S_DNS_SUBDOMAIN_MAX + 1];
 	size_t n = 0;
 	current(d, &snap, &files);
 	int r = made ? resolve(d, p, snap, healthy_only, devs, made, &n, why, why_size) : -ENOMEM;
 	if (r < 0)
 		goto out;
-	const struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = n };
+	struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = n };
+	add_status(d, p, &group, status_host, sizeof(status_host), status_container, sizeof(status_container));
 	if ((r = spec_file_name(d, p->uid, file, sizeof(file))) < 0 ||
 	    (r = cdi_group_spec_render(&d->cdi, &group, &d->paths, files, &json)) < 0) {
 		snprintf(why, why_size, "cannot render the CDI spec: %s", strerror(-r));
@@ -697,6 +741,7 @@ static int record(struct dra_driver *d, struct dra_prepared *p, char *why, size_
 	/* The claim failed: no runtime may inject it. */
 	if (spec_file_name(d, uid, file, sizeof(file)) == 0)
 		(void)cdi_spec_remove(d->cdi_dir, file);
+	remove_status(d, uid);
 	return r;
 }
 
@@ -967,6 +1012,7 @@ int dra_driver_unprepare(struct dra_driver *d, const char *uid, char *why, size_
 		snprintf(why, why_size, "cannot remove the CDI spec of claim %s: %s", uid, strerror(-r));
 		goto out;
 	}
+	remove_status(d, uid);
 	/* Its vNPUs go before its record: a vNPU never outlives the record
 	 * that names it. */
 	const struct dra_prepared *p = dra_checkpoint_find(&d->checkpoint, uid);

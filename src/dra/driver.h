@@ -53,6 +53,7 @@
 #include "npu/inventory.h"
 #include "node/cdi.h"
 #include "node/host_files.h"
+#include "node/status_files.h"
 
 #define DRA_DEFAULT_DRIVER_NAME "npu.ascend.com"
 /* How long a vNPU's create or destroy may take when the kubelet's call
@@ -115,6 +116,10 @@ struct dra_driver_options {
 	/* The chips carved on demand (copied; NULL: none) and what carves them. */
 	const struct npu_chip_select *dynamic;
 	struct dra_carver carver;
+	/* The claims' live status files (node/status_files.h): each prepared
+	 * claim's directory, "claim-<uid>", is mounted at
+	 * STATUS_CONTAINER_DIR/<claim name>; NULL: none. */
+	struct status_dirs *status;
 };
 
 struct dra_driver;

@@ -16,6 +16,7 @@
 #include "base/json_put.h"
 #include "base/macro.h"
 #include "base/parse.h"
+#include "node/status_files.h"
 #include "node/visible.h"
 
 /* The kubelet's DeviceSpecs ask for "rw" too: no mknod inside. */
@@ -124,15 +125,20 @@ static void on_shared_node(struct builder *b, const char *name, const char *cont
 	put_node(b, b->shared_nodes, name, container_name);
 }
 
-static void on_mount(struct builder *b, const char *host_path)
+static void put_mount(struct builder *b, json_object *mounts, const char *host_path, const char *container_path)
 {
-	json_object *mount = json_put(&b->json, b->mounts, NULL, json_object_new_object());
+	json_object *mount = json_put(&b->json, mounts, NULL, json_object_new_object());
 	json_put_string(&b->json, mount, "hostPath", host_path);
-	json_put_string(&b->json, mount, "containerPath", host_path);
+	json_put_string(&b->json, mount, "containerPath", container_path);
 	json_put_string(&b->json, mount, "type", "bind");
 	json_object *options = json_put(&b->json, mount, "options", json_object_new_array());
 	for (size_t i = 0; i < ELEMENTSOF(mount_options); i++)
 		json_put_string(&b->json, options, NULL, mount_options[i]);
+}
+
+static void on_mount(struct builder *b, const char *host_path)
+{
+	put_mount(b, b->mounts, host_path, host_path);
 }
 
 /* Adds the array under key when it holds something; drops it otherwise. */
@@ -275,6 +281,21 @@ static void put_group_device(struct builder *b, json_object *devices, const void
 	(void)visible_devices(g->devices, g->n_devices, visible + prefix, sizeof(visible) - prefix); /* sized for it */
 	json_object *env = json_put(&b->json, edits, "env", json_object_new_array());
 	json_put_string(&b->json, env, NULL, visible);
+	char logical[sizeof(VISIBLE_RUNTIME_ENV "=") + CDI_GROUP_MAX * VISIBLE_NUMBER_MAX];
+	prefix = strlen(VISIBLE_RUNTIME_ENV "=");
+	memcpy(logical, VISIBLE_RUNTIME_ENV "=", prefix);
+	(void)visible_logical(g->n_devices, logical + prefix, sizeof(logical) - prefix); /* sized for it */
+	json_put_string(&b->json, env, NULL, logical);
+	if (g->status_host_dir) {
+		char *kv = NULL;
+		if (asprintf(&kv, "%s=%s/%s", STATUS_ENV, g->status_container_dir, STATUS_FILE_NAME) < 0)
+			b->json.failed = true;
+		else
+			json_put_string(&b->json, env, NULL, kv);
+		free(kv);
+		json_object *mounts = json_put(&b->json, edits, "mounts", json_object_new_array());
+		put_mount(b, mounts, g->status_host_dir, g->status_container_dir);
+	}
 	if (visible_virtual(g->devices, g->n_devices))
 		json_put_string(&b->json, env, NULL, VISIBLE_OPTIONS_ENV "=" VISIBLE_OPTIONS_VIRTUAL);
 	char *network = NULL;

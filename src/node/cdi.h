@@ -64,13 +64,18 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 
 /* Devices handed out together as one CDI device (a DRA claim's): the
  * device edits carry every device's node and ASCEND_VISIBLE_DEVICES with
- * their numbers (one device, so nothing replaces the list), the spec-wide
+ * their numbers (one device, so nothing replaces the list),
+ * ASCEND_RT_VISIBLE_DEVICES and the live status file, the spec-wide
  * edits the shared nodes of their families and the driver paths. */
 #define CDI_GROUP_MAX 64
 struct cdi_group {
 	const char *name; /* the CDI device's name, e.g. a claim's uid */
 	const struct npu_device *const *devices;
 	size_t n_devices; /* 1 to CDI_GROUP_MAX */
+	/* The group's live status file (node/status_files.h): its directory,
+	 * mounted read-only at status_container_dir, and ASCEND_NPU_STATUS
+	 * naming the file there; NULL: none. */
+	const char *status_host_dir, *status_container_dir;
 };
 
 /* The spec for one group as JSON text ending in a newline, malloc'd, in

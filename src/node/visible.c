@@ -19,6 +19,16 @@ int visible_devices(const struct npu_device *const *devs, size_t n, char *buf, s
 	return size ? 0 : -ENOSPC;
 }
 
+int visible_logical(size_t n, char *buf, size_t size)
+{
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, NULL);
+	for (size_t i = 0; i < n; i++)
+		if (strbuf_printf(&sb, "%s%zu", i ? "," : "", i) < 0)
+			return -ENOSPC;
+	return size ? 0 : -ENOSPC;
+}
+
 bool visible_virtual(const struct npu_device *const *devs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -6,6 +6,13 @@
  * among them, ASCEND_RUNTIME_OPTIONS=VIRTUAL makes that runtime, where it
  * runs, look for /dev/vdavinci<id> rather than /dev/davinci<id>.
  *
+ * ASCEND_RT_VISIBLE_DEVICES lists the numbers CANN gives the same devices
+ * inside the container, 0 to n-1 in that order: set with them, so that a
+ * serving stack that reads it (and would otherwise be handed the node's
+ * physical ids by an image or a wrapper script) picks exactly the
+ * container's devices; the live status file (node/status_files.h) calls
+ * the same numbers logical_id.
+ *
  * ASCEND_NPU_NETWORK gives the network identity of the chips among them
  * (npu/chip.h), which a multi-node job needs for HCCL's rank table and which
  * no tool inside the image can then be asked for: a JSON array in the
@@ -33,6 +40,12 @@
 /* The value of ASCEND_VISIBLE_DEVICES for devs, in their order, into
  * buf[size] (n * VISIBLE_NUMBER_MAX + 1 always fits). Returns 0 or -ENOSPC. */
 int visible_devices(const struct npu_device *const *devs, size_t n, char *buf, size_t size);
+
+#define VISIBLE_RUNTIME_ENV "ASCEND_RT_VISIBLE_DEVICES"
+
+/* The value of ASCEND_RT_VISIBLE_DEVICES for n devices, "0,1,...", into
+ * buf[size] (n * VISIBLE_NUMBER_MAX + 1 always fits). Returns 0 or -ENOSPC. */
+int visible_logical(size_t n, char *buf, size_t size);
 
 #define VISIBLE_NETWORK_ENV "ASCEND_NPU_NETWORK"
 

@@ -107,6 +107,11 @@ struct npu_device {
 	bool policy_judged;    /* a fault policy judged the chip at this refresh */
 	unsigned policy_level; /* its level by severity, 0 none (fault/policy.h's order) */
 	uint32_t policy_code;  /* the code behind the level, 0 none */
+	const char *policy_level_name; /* the level's name ("RestartBusiness"), NULL when none judged */
+	/* Wall-clock ms (CLOCK_REALTIME) since when the device's health, level
+	 * and code have been what they are, as the fault stage first saw them;
+	 * 0 when unknown. */
+	int64_t since_ms;
 	/* Placement (see the top of this file). */
 	char pci_address[PCI_ADDRESS_SIZE]; /* "0000:3b:00.0"; empty when not found */
 	char pcie_root[SYSFS_PCIE_ROOT_SIZE]; /* "pci0000:3a" (npu/sysfs.h); empty when not found */

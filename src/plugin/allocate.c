@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
 #include "base/arena.h"
 #include "base/macro.h"
 #include "base/strbuf.h"
 #include "deviceplugin.pb-c.h"
 #include "node/cdi.h"
 #include "plugin/request.h"
+#include "node/status_files.h"
 #include "node/visible.h"
 
 static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1__AllocateRequest *req,
@@ -60,6 +63,11 @@ static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1_
 	}
 	return GRPC_STATUS_OK;
 }
+
+/* The variables an answer sets at most: ASCEND_VISIBLE_DEVICES,
+ * ASCEND_RT_VISIBLE_DEVICES, ASCEND_RUNTIME_OPTIONS, ASCEND_NPU_NETWORK and
+ * ASCEND_NPU_STATUS. */
+#define ALLOCATE_MAX_ENVS 5
 
 /* Growable arrays of message pointers inside the arena, bounded by the caller. */
 struct response_builder {
@@ -208,13 +216,15 @@ static void add_env(struct response_builder *b, const char *key, const char *val
 
 /* ASCEND_VISIBLE_DEVICES with the devices ascending (node/visible.h);
  * ASCEND_RUNTIME_OPTIONS=VIRTUAL for vNPUs where the Ascend Docker Runtime
- * mounts them; ASCEND_NPU_NETWORK where the chips have a network identity. */
+ * mounts them; ASCEND_NPU_NETWORK where the chips have a network identity;
+ * ASCEND_RT_VISIBLE_DEVICES, their numbers inside the container. */
 static void add_envs(struct response_builder *b, unsigned strategies, const struct npu_device **devs, size_t n)
 {
 	size_t cap = n * VISIBLE_NUMBER_MAX + 1;
 	char *visible = arena_alloc(b->arena, cap);
-	b->out->envs = arena_alloc(b->arena, 3 * sizeof(*b->out->envs));
-	if (!visible || !b->out->envs) {
+	char *logical = arena_alloc(b->arena, cap);
+	b->out->envs = arena_alloc(b->arena, ALLOCATE_MAX_ENVS * sizeof(*b->out->envs));
+	if (!visible || !logical || !b->out->envs) {
 		b->oom = true;
 		return;
 	}
@@ -229,6 +239,38 @@ static void add_envs(struct response_builder *b, unsigned strategies, const stru
 	else if (r != -ENODATA)
 		b->oom = true;
 	free(network);
+	(void)visible_logical(n, logical, cap); /* as many numbers, each shorter */
+	add_env(b, VISIBLE_RUNTIME_ENV, logical);
+}
+
+/* The live status file of the set devs: its directory (made the first time
+ * the set is handed out) mounted read-only, and ASCEND_NPU_STATUS. A
+ * directory that cannot be made leaves both out: the container runs
+ * without the file, as on a node without a status directory. */
+static void add_status(struct response_builder *b, struct status_dirs *status, const struct npu_device **devs,
+		       size_t n)
+{
+	char name[STATUS_NAME_MAX + 1], dir[PATH_MAX];
+	if (b->oom || !status || status_set_name(devs, n, name, sizeof(name)) < 0 ||
+	    status_dirs_ensure(status, name, devs, n, dir, sizeof(dir)) < 0)
+		return;
+	V1beta1__Mount **grown = arena_alloc(b->arena, (b->out->n_mounts + 1) * sizeof(*grown));
+	V1beta1__Mount *m = arena_alloc(b->arena, sizeof(*m));
+	if (!grown || !m) {
+		b->oom = true;
+		return;
+	}
+	if (b->out->n_mounts)
+		memcpy(grown, b->out->mounts, b->out->n_mounts * sizeof(*grown));
+	v1beta1__mount__init(m);
+	m->host_path = arena_strdup(b->arena, dir);
+	m->container_path = (char *)(uintptr_t)STATUS_CONTAINER_DIR;
+	m->read_only = 1;
+	if (!m->host_path)
+		b->oom = true;
+	grown[b->out->n_mounts++] = m;
+	b->out->mounts = grown;
+	add_env(b, STATUS_ENV, STATUS_CONTAINER_DIR "/" STATUS_FILE_NAME);
 }
 
 static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, const struct npu_snapshot *snap,
@@ -257,6 +299,7 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 		add_cdi(&b, options->cdi, devs, n);
 	/* Every strategy sets it, to the same value: once. */
 	add_envs(&b, strategies, devs, n);
+	add_status(&b, options->status, devs, n);
 	return b.oom ? NULL : out;
 }
 

@@ -16,6 +16,13 @@
  *                   and ASCEND_VISIBLE_DEVICES, which the CDI spec cannot
  *                   carry (see node/cdi.h).
  *
+ * Whatever the strategy, the answer also carries ASCEND_RT_VISIBLE_DEVICES
+ * (node/visible.h) and, with a status directory, the live status file of
+ * the container's set of chips (node/status_files.h): its directory mounted
+ * read-only at STATUS_CONTAINER_DIR and ASCEND_NPU_STATUS naming the file.
+ * That is the one file system step of Allocate: the set's directory is
+ * made the first time the set is handed out and touched after that.
+ *
  * Several strategies answer with the union of their parts, as NVIDIA's
  * device plugin does: each part reaches a different consumer, and the one
  * variable they share has the same value. */
@@ -29,6 +36,8 @@
 #include "npu/inventory.h"
 #include "node/host_files.h"
 #include "plugin/replica.h"
+
+struct status_dirs;
 
 /* Bounds container requests in one AllocateRequest (the kubelet sends one). */
 #define ALLOCATE_MAX_CONTAINERS 64
@@ -47,6 +56,9 @@ struct allocate_options {
 	unsigned strategies;          /* a set of ALLOCATE_STRATEGY_*; 0 answers as native */
 	const struct cdi_names *cdi;  /* with ALLOCATE_STRATEGY_CDI: the spec's names */
 	struct replica_options sharing; /* time-slicing: requests name replicas (plugin/replica.h) */
+	/* Where the live status files of the chips' sets are kept
+	 * (node/status_files.h); NULL: none are handed out. */
+	struct status_dirs *status;
 };
 
 /* Unpacks an AllocateRequest, validates it and packs the AllocateResponse

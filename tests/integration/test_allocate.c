@@ -7,6 +7,7 @@
  * the plugin keeps serving. Requests go through kubelet-sim's `allocate*`
  * commands, and straight through gc_unary where the test needs bytes
  * kubelet-sim would never send. */
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -17,12 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "deviceplugin.pb-c.h"
 #include "deviceplugin_api.h"
 #include "harness/harness.h"
+#include "node/status_files.h"
 
 #define BLOCK_LINES 64
 #define BLOCK_LINE_SIZE 512
@@ -34,7 +38,32 @@
 struct block {
 	char lines[BLOCK_LINES][BLOCK_LINE_SIZE];
 	size_t n;
+	/* What every answer carries besides the files it hands out, set apart
+	 * so that the tests of those see them alone: the live status file's
+	 * mount (the last one seen) and variables, and ASCEND_RT_VISIBLE_DEVICES. */
+	char status_mount[BLOCK_LINE_SIZE];
+	size_t n_status_mounts, n_status_envs, n_rt_envs;
 };
+
+/* Sets the line apart when it is one of those; says whether it was. */
+static bool set_apart(struct block *b, const char *line)
+{
+	if (strncmp(line, "allocate mount ", 15) == 0 && strstr(line, " container=" STATUS_CONTAINER_DIR " ")) {
+		snprintf(b->status_mount, sizeof(b->status_mount), "%s", line);
+		b->n_status_mounts++;
+		return true;
+	}
+	if (strncmp(line, "allocate env name=" STATUS_ENV " ", strlen("allocate env name=" STATUS_ENV " ")) == 0) {
+		assert_string_equal(line, "allocate env name=" STATUS_ENV " value=" STATUS_CONTAINER_DIR "/" STATUS_FILE_NAME);
+		b->n_status_envs++;
+		return true;
+	}
+	if (strncmp(line, "allocate env name=ASCEND_RT_VISIBLE_DEVICES ", 44) == 0) {
+		b->n_rt_envs++;
+		return true;
+	}
+	return false;
+}
 
 static void block_add(struct block *b, const char *line)
 {
@@ -67,7 +96,8 @@ static void sim_allocate(struct proc *k, const char *command, struct block *b)
 		fail_msg("'%s' answered '%s'", command, line);
 	do {
 		line = next_allocate_line(k);
-		block_add(b, line);
+		if (!set_apart(b, line))
+			block_add(b, line);
 	} while (strcmp(line, "allocate end") != 0);
 }
 
@@ -325,7 +355,8 @@ static void test_ids_out_of_order_follow_phy_order(void **state)
 		assert_string_equal(c->devices[i]->permissions, "rw");
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		assert_true(c->mounts[i]->read_only);
-		assert_string_equal(c->mounts[i]->host_path, c->mounts[i]->container_path);
+		if (strcmp(c->mounts[i]->container_path, STATUS_CONTAINER_DIR) != 0)
+			assert_string_equal(c->mounts[i]->host_path, c->mounts[i]->container_path);
 	}
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 
@@ -632,6 +663,50 @@ static void test_no_allocate_fails_across_sighup(void **state)
 	node_fini(&node);
 }
 
+/* Each container gets a live status file of its chips: the set's directory
+ * mounted at STATUS_CONTAINER_DIR, named by ASCEND_NPU_STATUS, rewritten
+ * when a chip's health changes; the numbers CANN gives the chips inside
+ * the container in ASCEND_RT_VISIBLE_DEVICES and the file alike. */
+static void test_live_status_file(void **state)
+{
+	(void)state;
+	struct node node;
+	node_init(&node, &(struct node_options){ .chips = 8 });
+	node_start_registered(&node, (const char *[]){ "--health-interval", "100ms", NULL });
+	struct proc *k = node.kubelet;
+
+	struct block b;
+	sim_allocate(k, "allocate-ids npu-5,npu-2", &b);
+	assert_int_equal(b.n_status_mounts, 1);
+	assert_int_equal(b.n_status_envs, 1);
+	assert_int_equal(b.n_rt_envs, 1);
+	char dir[PATH_MAX], want[PATH_MAX + 128];
+	snprintf(dir, sizeof(dir), "%s/npu-status/set-npu-2+npu-5", node.state_dir);
+	snprintf(want, sizeof(want), "allocate mount host=%s container=%s read_only=1", dir, STATUS_CONTAINER_DIR);
+	assert_string_equal(b.status_mount, want);
+	char *text = wait_file_text(dir, STATUS_FILE_NAME, "\"device\":\"npu-5\"", 5000);
+	assert_non_null(strstr(text, "{\"version\":1,\"chips\":[{\"device\":\"npu-2\",\"logical_id\":0,\"phy_id\":2,"));
+	assert_non_null(strstr(text, "{\"device\":\"npu-5\",\"logical_id\":1,\"phy_id\":5,\"family\":\"910B\",\"healthy\":true,"
+				     "\"level\":\"None\",\"code\":\"\",\"since\":\""));
+	free(text);
+
+	/* The same set again: the same directory. */
+	sim_allocate(k, "allocate-ids npu-2,npu-5", &b);
+	assert_string_equal(b.status_mount, want);
+
+	/* A fault on npu-5 reaches the file at the next refresh. */
+	node_write_health(&node, 8, 5, 3);
+	text = wait_file_text(dir, STATUS_FILE_NAME, "\"healthy\":false", 5000);
+	const char *npu5 = strstr(text, "\"device\":\"npu-5\"");
+	assert_non_null(npu5);
+	assert_non_null(strstr(npu5, "\"healthy\":false,\"level\":\""));
+	assert_null(strstr(npu5, "\"level\":\"None\""));
+	assert_non_null(strstr(npu5, "\"reason\":\"DCMI health 3 (critical)"));
+	assert_non_null(strstr(text, "\"device\":\"npu-2\",\"logical_id\":0,\"phy_id\":2,\"family\":\"910B\",\"healthy\":true"));
+	free(text);
+	node_fini(&node);
+}
+
 static void test_310p_shared_nodes(void **state)
 {
 	(void)state;
@@ -658,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests_are_rejected_precisely),
 		cmocka_unit_test(test_id_with_embedded_nul_is_unknown),
 		cmocka_unit_test(test_310p_shared_nodes),
+		cmocka_unit_test(test_live_status_file),
 		cmocka_unit_test(test_no_allocate_fails_across_sighup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

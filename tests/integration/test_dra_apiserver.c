@@ -236,25 +236,51 @@ static void test_dra_against_kube_apiserver(void **state)
 	assert_non_null(strstr(spec, "/dev/davinci2\""));
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=2\""));
 	assert_null(strstr(spec, "/dev/davinci3\""));
+	/* The live status file: the claim's directory, mounted under the
+	 * claim's name. */
+	assert_non_null(strstr(spec, "\"ASCEND_RT_VISIBLE_DEVICES=0\""));
+	assert_non_null(strstr(spec, "\"ASCEND_NPU_STATUS=/var/run/ascend/npu-status/c1/status.json\""));
+	char status_dir[PATH_MAX], mount[PATH_MAX + 128];
+	snprintf(status_dir, sizeof(status_dir), "%s/npu-status/claim-%s", d.node.state_dir, uid);
+	snprintf(mount, sizeof(mount), "\"%s\"", status_dir);
+	assert_non_null(strstr(spec, mount));
+	assert_non_null(strstr(spec, "\"/var/run/ascend/npu-status/c1\""));
 	free(spec);
+	free(wait_file_text(status_dir, "status.json", "\"chips\":[{\"device\":\"npu-2\",\"logical_id\":0,", WAIT_MS));
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "dra-unprepare default c1 %s", uid);
 	proc_send(d.kubelet, cmd);
 	snprintf(cmd, sizeof(cmd), "dra-unprepared uid=%s", uid);
 	assert_non_null(proc_expect(d.kubelet, cmd, WAIT_MS));
 	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(status_dir, F_OK), -1);
 	/* A claim the server does not have. */
 	proc_send(d.kubelet, "dra-prepare default nope uid-nope");
 	const char *line = proc_expect(d.kubelet, "dra-prepare-error uid=uid-nope", WAIT_MS);
 	assert_non_null(line);
 	assert_non_null(strstr(line, "cannot read ResourceClaim default/nope: no such claim (HTTP 404)"));
 
-	/* (c) A chip fault taints its device; recovery (after the policy's
-	 * hold) removes the taint. */
+	/* (c) A chip fault taints its device, and the container of a claim on
+	 * it reads the fault in the claim's live status file; recovery (after
+	 * the policy's hold) removes the taint and says so in the file. */
+	char uid5[64], status5[PATH_MAX];
+	make_claim("c5", "npu-5", uid5, sizeof(uid5));
+	prepare(&d, "c5", uid5, "npu-5");
+	snprintf(status5, sizeof(status5), "%s/npu-status/claim-%s", d.node.state_dir, uid5);
+	free(wait_file_text(status5, "status.json", "\"device\":\"npu-5\",\"logical_id\":0,\"phy_id\":5,\"family\":\"910B\","
+				       "\"healthy\":true,\"level\":\"None\"",
+			    WAIT_MS));
 	node_write_health(&d.node, 8, 5, 3);
 	await_slices(&d, false, &gen, 5, "SeparateNPU");
+	free(wait_file_text(status5, "status.json", "\"healthy\":false,\"level\":\"SeparateNPU\"", WAIT_MS));
 	node_write_health(&d.node, 8, -1, 0);
 	await_slices(&d, false, &gen, -1, NULL);
+	free(wait_file_text(status5, "status.json", "\"healthy\":true,\"level\":\"None\"", WAIT_MS));
+	snprintf(cmd, sizeof(cmd), "dra-unprepare default c5 %s", uid5);
+	proc_send(d.kubelet, cmd);
+	snprintf(cmd, sizeof(cmd), "dra-unprepared uid=%s", uid5);
+	assert_non_null(proc_expect(d.kubelet, cmd, WAIT_MS));
+	assert_int_equal(access(status5, F_OK), -1);
 
 	/* (d) The API server goes: a claim prepared before is answered from
 	 * the checkpoint, a fault meanwhile is reported once as a failure to

@@ -395,7 +395,7 @@ static void test_oversized_request(void **state)
 	V1beta1__AllocateResponse *resp = v1beta1__allocate_response__unpack(NULL, res.len, res.body);
 	assert_non_null(resp);
 	assert_int_equal(resp->n_container_responses, 1);
-	assert_int_equal(resp->container_responses[0]->n_envs, 1);
+	assert_string_equal(resp->container_responses[0]->envs[0]->key, "ASCEND_VISIBLE_DEVICES");
 	assert_string_equal(resp->container_responses[0]->envs[0]->value, "1");
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 	gc_result_clear(&res);

@@ -125,7 +125,9 @@ while need "allocate" "allocate "; do
 done
 check "Allocate: the CDI device" grep -qx "allocate cdi name=$kind=3" "$tmp/allocate"
 check "Allocate: the annotation" grep -qx "allocate annotation name=cdi.k8s.io/${vendor}_npu value=$kind=3" "$tmp/allocate"
-check "Allocate: no DeviceSpecs, no mounts" bash -c "! grep -Eq '^allocate (device|mount) ' '$tmp/allocate'"
+check "Allocate: no DeviceSpecs, no mounts but the live status file's" \
+	bash -c "! grep -v ' container=/var/run/ascend/npu-status ' '$tmp/allocate' | grep -Eq '^allocate (device|mount) '"
+check "Allocate: the live status file's directory" grep -q "^allocate mount host=.*/npu-status/set-npu-3 container=/var/run/ascend/npu-status read_only=1" "$tmp/allocate"
 name=$(sed -n 's/^allocate cdi name=//p' "$tmp/allocate")
 [ -n "$name" ] || name=$kind=3
 

@@ -223,9 +223,12 @@ static int strategies_teardown(void **state)
 
 static void expect_env_only_visible(const V1beta1__ContainerAllocateResponse *c)
 {
-	assert_int_equal(c->n_envs, 1);
+	assert_int_equal(c->n_envs, 2);
 	assert_string_equal(c->envs[0]->key, "ASCEND_VISIBLE_DEVICES");
 	assert_string_equal(c->envs[0]->value, "0,2");
+	/* Inside the container CANN numbers the two chips 0 and 1. */
+	assert_string_equal(c->envs[1]->key, "ASCEND_RT_VISIBLE_DEVICES");
+	assert_string_equal(c->envs[1]->value, "0,1");
 }
 
 static void expect_native(const V1beta1__ContainerAllocateResponse *c)
@@ -318,13 +321,14 @@ static void test_vnpus(void **state)
 	assert_string_equal(spec->host_path, "/dev/vdavinci100");
 	assert_string_equal(find_spec(c, "/dev/davinci132")->host_path, "/dev/vdavinci132");
 	assert_non_null(find_spec(c, "/dev/davinci_manager"));
-	assert_int_equal(c->n_envs, 1);
+	assert_int_equal(c->n_envs, 2);
 	assert_string_equal(c->envs[0]->value, "100,132");
+	assert_string_equal(c->envs[1]->value, "0,1");
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 
 	c = allocate_with(ALLOCATE_STRATEGY_ASCEND_RUNTIME, &resp);
 	assert_int_equal(c->n_devices, 0);
-	assert_int_equal(c->n_envs, 2);
+	assert_int_equal(c->n_envs, 3);
 	assert_string_equal(c->envs[0]->key, "ASCEND_VISIBLE_DEVICES");
 	assert_string_equal(c->envs[0]->value, "100,132");
 	assert_string_equal(c->envs[1]->key, "ASCEND_RUNTIME_OPTIONS");
@@ -353,7 +357,7 @@ static void test_network_identity(void **state)
 	for (size_t k = 0; k < sizeof(strategies) / sizeof(strategies[0]); k++) {
 		V1beta1__AllocateResponse *resp;
 		const V1beta1__ContainerAllocateResponse *c = allocate_with(strategies[k], &resp);
-		assert_int_equal(c->n_envs, 2);
+		assert_int_equal(c->n_envs, 3);
 		assert_string_equal(c->envs[0]->value, "0,2");
 		assert_string_equal(c->envs[1]->key, "ASCEND_NPU_NETWORK");
 		assert_string_equal(c->envs[1]->value, want);

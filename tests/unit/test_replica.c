@@ -121,7 +121,7 @@ static void test_allocate_maps_replicas_to_chips(void **state)
 	assert_int_equal(c->n_devices, 2);
 	assert_string_equal(c->devices[0]->host_path, "/dev/davinci2");
 	assert_string_equal(c->devices[1]->host_path, "/dev/davinci5");
-	assert_int_equal(c->n_envs, 1);
+	assert_int_equal(c->n_envs, 2);
 	assert_string_equal(c->envs[0]->key, "ASCEND_VISIBLE_DEVICES");
 	assert_string_equal(c->envs[0]->value, "2,5");
 	assert_int_equal(c->n_cdi_devices, 2);

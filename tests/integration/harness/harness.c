@@ -2,13 +2,17 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -401,4 +405,45 @@ const char *event_field(const char *line, const char *key, char *buf, size_t siz
 	if (log_line_field(line, key, buf, size) < 0)
 		fail_msg("no field %s (or too long) in %s", key, line);
 	return buf;
+}
+
+/* Waits up to timeout_ms for path to hold text, woken by inotify when a new
+ * file is renamed into its directory (the daemon replaces it atomically);
+ * returns the file's text, malloc'd. */
+char *wait_file_text(const char *dir, const char *file, const char *text, int timeout_ms)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	assert_true(fd >= 0);
+	assert_true(inotify_add_watch(fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE) >= 0);
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		char *got = NULL;
+		FILE *f = fopen(path, "r");
+		if (f) {
+			size_t cap = 0;
+			if (getdelim(&got, &cap, '\0', f) < 0) {
+				free(got);
+				got = NULL;
+			}
+			fclose(f);
+		}
+		if (got && strstr(got, text)) {
+			close(fd);
+			return got;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long long left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0)
+			fail_msg("%s does not say %s within %d ms; it says: %s", path, text, timeout_ms, got ? got : "(none)");
+		free(got);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, (int)left) > 0) {
+			char events[4096];
+			while (read(fd, events, sizeof(events)) > 0)
+				;
+		}
+	}
 }

@@ -123,6 +123,12 @@ void node_start_registered(struct node *node, const char *const extra_flags[]);
 struct gc_channel *node_plugin_channel(struct node *node);
 
 /* The value of key=VALUE in a kubelet-sim line (until the next space), or "" */
+/* Waits up to timeout_ms for dir/file to hold text, woken by inotify as
+ * files are renamed into dir or written in it (a daemon replacing the file
+ * atomically); returns the file's text, malloc'd. Fails the test on timeout,
+ * quoting what the file says. */
+char *wait_file_text(const char *dir, const char *file, const char *text, int timeout_ms);
+
 const char *line_value(const char *line, const char *key, char *buf, size_t size);
 
 /* The daemon's events, matched by name and fields (tests/support/log_match.h)
