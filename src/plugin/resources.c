@@ -96,7 +96,7 @@ unsigned resource_set_shares(const struct resource_set *set, const struct npu_de
 {
 	for (size_t i = 0; i < set->count; i++)
 		if (resource_lists(set, &set->defs[i], device))
-			return replica_sharing(&set->defs[i].sharing) ? set->defs[i].sharing.replicas : 1;
+			return replica_count(&set->defs[i].sharing, device);
 	return 1;
 }
 
