@@ -142,6 +142,14 @@ struct npu_snapshot {
 	struct npu_device devices[]; /* the chips by phy id, then the vNPUs by id */
 };
 
+/* Whether containers may share the device: not when its chip's device-share
+ * mode is off (the driver then admits one container at a time); an unknown
+ * mode is taken as allowing it, as before the mode was read. */
+static inline bool npu_device_shareable(const struct npu_device *device)
+{
+	return device->share != NPU_SHARE_OFF;
+}
+
 /* The number a container sees the device by, in /dev/davinci<n> and in
  * ASCEND_VISIBLE_DEVICES: a chip's phy id, a vNPU's id. */
 static inline uint32_t npu_device_number(const struct npu_device *device)

@@ -13,7 +13,7 @@ bool replica_sharing(const struct replica_options *options)
 
 bool replica_held_whole(const struct replica_options *options, const struct npu_device *device)
 {
-	return replica_sharing(options) && device->share == NPU_SHARE_OFF;
+	return replica_sharing(options) && !npu_device_shareable(device);
 }
 
 unsigned replica_count(const struct replica_options *options, const struct npu_device *device)

@@ -140,6 +140,10 @@ bool resource_lists(const struct resource_set *set, const struct resource_def *d
  * The DRA front end publishes and prepares by it. */
 unsigned resource_set_shares(const struct resource_set *set, const struct npu_device *device);
 
+/* The time-slicing of the resource that lists device, whatever the
+ * device's device-share mode; NULL when no time-sliced resource lists it. */
+const struct replica_options *resource_set_sharing(const struct resource_set *set, const struct npu_device *device);
+
 /* A new snapshot with the devices of snapshot that def lists, in order;
  * with def NULL, those that any resource of set lists. */
 int resource_view(const struct resource_set *set, const struct resource_def *def,
