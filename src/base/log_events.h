@@ -68,6 +68,11 @@
 	X(RESOURCE_CHANGED, "resource.changed")                         \
 	X(RESOURCE_GONE, "resource.gone")                               \
 	X(TIME_SLICING, "time-slicing")                                 \
+	X(DEVICE_SHARE_OFF, "device-share.off")                         \
+	X(DEVICE_SHARE_ON, "device-share.on")                           \
+	X(DEVICE_SHARE_ENABLED, "device-share.enabled")                 \
+	X(DEVICE_SHARE_ENABLE_FAILED, "device-share.enable-failed")     \
+	X(DEVICE_SHARE_UNKNOWN, "device-share.unknown")                 \
 	X(VNPU_TEMPLATE_FOUND, "vnpu.template-found")                   \
 	X(VNPU_RESOURCE_REFUSED, "vnpu.resource-refused")               \
 	X(VNPU_UNADVERTISED, "vnpu.unadvertised")                       \

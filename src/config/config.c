@@ -616,6 +616,7 @@ static int load_config_file(struct config *c, const char *path, char *why, size_
 	res->n_sliced = file->time_slicing.n_resources;
 	res->rename_by_default = file->time_slicing.rename_by_default;
 	res->fail_requests_greater_than_one = file->time_slicing.fail_requests_greater_than_one;
+	res->enable_device_share = file->time_slicing.enable_device_share;
 	r = load_fault_policy(c, file, path, why, why_size);
 	if (r < 0)
 		goto out;

@@ -60,6 +60,7 @@ struct config_resources {
 	size_t n_sliced;
 	bool rename_by_default;               /* sharing.timeSlicing.renameByDefault */
 	bool fail_requests_greater_than_one; /* sharing.timeSlicing.failRequestsGreaterThanOne */
+	bool enable_device_share;            /* sharing.timeSlicing.enableDeviceShare */
 };
 
 struct config {

@@ -200,6 +200,8 @@ static int read_time_slicing(struct ctx *c, const struct ynode *key, const struc
 			r = yaml_get_bool(&c->w, v, p, &f->time_slicing.rename_by_default);
 		} else if (strcmp(k->value, "failRequestsGreaterThanOne") == 0) {
 			r = yaml_get_bool(&c->w, v, p, &f->time_slicing.fail_requests_greater_than_one);
+		} else if (strcmp(k->value, "enableDeviceShare") == 0) {
+			r = yaml_get_bool(&c->w, v, p, &f->time_slicing.enable_device_share);
 		} else if (strcmp(k->value, "resources") == 0) {
 			r = yaml_want_seq(&c->w, v, p);
 			if (r < 0 || ynode_is_null(v))
@@ -223,7 +225,8 @@ static int read_time_slicing(struct ctx *c, const struct ynode *key, const struc
 				f->time_slicing.n_resources++;
 			}
 		} else {
-			r = yaml_unknown_key(&c->w, k, path, "renameByDefault, failRequestsGreaterThanOne, resources");
+			r = yaml_unknown_key(&c->w, k, path,
+					     "renameByDefault, failRequestsGreaterThanOne, enableDeviceShare, resources");
 		}
 		if (r < 0)
 			return r;

@@ -83,6 +83,7 @@ struct config_file {
 		size_t line; /* of the timeSlicing key; 0 when absent */
 		bool rename_by_default;
 		bool fail_requests_greater_than_one;
+		bool enable_device_share; /* switch each shared chip's device-share mode on */
 		struct config_slice *resources;
 		size_t n_resources;
 	} time_slicing;

@@ -22,6 +22,7 @@
 #include "daemon/cdi_keeper.h"
 #include "daemon/carver.h"
 #include "daemon/consumers.h"
+#include "daemon/device_share.h"
 #include "daemon/dra_front.h"
 #include "daemon/dra_kube.h"
 #include "daemon/endpoints.h"
@@ -64,6 +65,7 @@ struct daemon {
 	struct fault_stage fault_stage; /* the fault policy's state per chip, and the judged snapshot */
 	struct separations separations; /* the record of separated chips, kept in step with the stage */
 	struct fault_resets resets;     /* hot resets of chips whose faults ask for one */
+	struct device_share share;      /* time-slicing and the chips' device-share mode */
 	struct host_paths paths;
 	struct host_files *files; /* the shared nodes and driver paths, as last scanned */
 
@@ -198,6 +200,17 @@ static void refresh(struct daemon *d, const char *reason)
 	/* Vendor code runs in here: if it kills the process, say so. */
 	crash_guard_enter(DCMI_CRASH_WHAT);
 	int r = inventory_refresh(d->inventory, &changed);
+	if (r == 0) {
+		/* A chip switched to device-share is read again at once, so that
+		 * it is never advertised whole in between. */
+		struct npu_snapshot *raw = inventory_snapshot(d->inventory);
+		bool again = false;
+		if (device_share_enable(&d->share, inventory_dcmi(d->inventory), raw, &d->serving.resources,
+					d->config.file.enable_device_share))
+			r = inventory_refresh(d->inventory, &again);
+		changed |= again;
+		npu_snapshot_unref(raw);
+	}
 	crash_guard_leave();
 	if (r < 0) {
 		log_error("cannot refresh the inventory (%s): out of memory", reason);
@@ -211,6 +224,8 @@ static void refresh(struct daemon *d, const char *reason)
 	struct npu_snapshot *snap = fault_stage_judge(&d->fault_stage, &d->config.fault_policy, raw, &changed);
 	npu_snapshot_unref(raw);
 	separations_sync(&d->separations, snap);
+	(void)device_share_report(&d->share, snap, &d->serving.resources, inventory_status(d->inventory),
+				  d->config.file.enable_device_share);
 	if (changed || !d->refreshed_once) {
 		log_debug("device list changed (%s): %zu devices, %zu healthy", reason, snap->count, snap->healthy);
 		report_devices(&d->report, snap, &d->endpoints.resources, d->config.health_interval_ms);

@@ -483,7 +483,9 @@ void dcmi_unsubscribe_faults(void)
 	X(hbm, dcmi_get_device_hbm_info, struct dcmi_hbm_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)               \
 	X(roce_ip, dcmi_get_device_ip, struct dcmi_ip_addr, 2, -EOPNOTSUPP, -EOPNOTSUPP)                  \
 	X(link, dcmi_get_device_network_health, unsigned int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                \
-	X(super_pod, dcmi_get_device_info, struct dcmi_spod_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)
+	X(super_pod, dcmi_get_device_info, struct dcmi_spod_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)          \
+	X(share_get, dcmi_get_device_share_enable, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                      \
+	X(share_set, dcmi_set_device_share_enable, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)
 
 /* One call's arguments and results, in the guard's own storage while the
  * call runs (npu/vendor_call.h): the jobs write only here. run_call hands
@@ -1045,6 +1047,41 @@ int dcmi_chip_super_pod(struct dcmi_lib *lib, const struct npu_chip *chip, struc
 	ret_net->sdid = info->sdid;
 	ret_net->server_index = info->server_index;
 	return 0;
+}
+
+/* --- device-share --------------------------------------------------------- */
+
+static int job_share_get(struct dcmi_call *c)
+{
+	return c->lib->fn.dcmi_get_device_share_enable(c->chip.card_id, c->chip.device_id, c->out.share_get);
+}
+
+int dcmi_chip_share_mode(struct dcmi_lib *lib, const struct npu_chip *chip, bool *ret_on)
+{
+	if (!lib || !addressable(chip) || !ret_on)
+		return -EINVAL;
+	struct dcmi_call *c = NULL;
+	int r = run_call(lib, &op_share_get, chip, 0, &c);
+	if (r < 0)
+		return r;
+	int flag = c->out.share_get[0];
+	if (flag != DCMI_DEVICE_SHARE_OFF && flag != DCMI_DEVICE_SHARE_ON)
+		return -ERANGE;
+	*ret_on = flag == DCMI_DEVICE_SHARE_ON;
+	return 0;
+}
+
+static int job_share_set(struct dcmi_call *c)
+{
+	return c->lib->fn.dcmi_set_device_share_enable(c->chip.card_id, c->chip.device_id, DCMI_DEVICE_SHARE_ON);
+}
+
+int dcmi_chip_share_enable(struct dcmi_lib *lib, const struct npu_chip *chip)
+{
+	if (!lib || !addressable(chip))
+		return -EINVAL;
+	struct dcmi_call *c = NULL;
+	return run_call(lib, &op_share_set, chip, 0, &c);
 }
 
 /* --- calls in the background: chip reset, vNPU carving -------------------- */

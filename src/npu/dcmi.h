@@ -190,6 +190,20 @@ int dcmi_chip_link(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu
  * (every family but A3). */
 int dcmi_chip_super_pod(struct dcmi_lib *lib, const struct npu_chip *chip, struct npu_net *ret_net);
 
+/* --- Device-share ------------------------------------------------------------ */
+
+/* Whether the chip's device-share mode is on (dcmi_get_device_share_enable):
+ * containers may share it only then. -EOPNOTSUPP when the library lacks the
+ * call or answers -8255, -ERANGE for a flag other than 0 or 1, -EIO with the
+ * code recorded on other failures, -EINVAL for a chip without a DCMI
+ * address. */
+int dcmi_chip_share_mode(struct dcmi_lib *lib, const struct npu_chip *chip, bool *ret_on);
+
+/* Switches the chip's device-share mode on (dcmi_set_device_share_enable,
+ * what "npu-smi set -t device-share -i <card> -c <chip> -d 1" does). Errors
+ * as dcmi_chip_share_mode's, without -ERANGE. */
+int dcmi_chip_share_enable(struct dcmi_lib *lib, const struct npu_chip *chip);
+
 /* --- Chip reset --------------------------------------------------------------- */
 
 /* Whether the library has the reset calls (dcmi_set_device_pre_reset and

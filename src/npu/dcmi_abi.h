@@ -204,6 +204,13 @@ struct dcmi_create_vdev_out {
 };
 _Static_assert(sizeof(struct dcmi_create_vdev_out) == 52, "struct dcmi_create_vdev_out is 52 bytes");
 
+/* A chip's device-share mode (dcmi_get_device_share_enable and
+ * dcmi_set_device_share_enable in Huawei's DCMI API reference; npu-smi's
+ * "set -t device-share"): whether containers may share the chip. Chips ship
+ * with it off; enable_flag is 1 for on, 0 for off. */
+#define DCMI_DEVICE_SHARE_OFF 0
+#define DCMI_DEVICE_SHARE_ON 1
+
 /* X-macro of every symbol the plugin resolves: (name, required, return, params).
  * A missing required symbol fails the load naming it; optional ones may be
  * absent on older drivers. */
@@ -245,7 +252,9 @@ _Static_assert(sizeof(struct dcmi_create_vdev_out) == 52, "struct dcmi_create_vd
 	X(dcmi_create_vdevice, 0, int,                                                               \
 	  (int card_id, int device_id, struct dcmi_create_vdev_res_stru *vdev,                      \
 	   struct dcmi_create_vdev_out *out))                                                        \
-	X(dcmi_set_destroy_vdevice, 0, int, (int card_id, int device_id, unsigned int vdevid))
+	X(dcmi_set_destroy_vdevice, 0, int, (int card_id, int device_id, unsigned int vdevid))         \
+	X(dcmi_get_device_share_enable, 0, int, (int card_id, int device_id, int *enable_flag))       \
+	X(dcmi_set_device_share_enable, 0, int, (int card_id, int device_id, int enable_flag))
 
 /* Prototypes as the vendor header declares them (used by the simulator). */
 #define DCMI_DECLARE(name, required, ret, params) ret name params;

@@ -105,7 +105,8 @@ bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *
 		const struct npu_device *x = &a->devices[i], *y = &b->devices[i];
 		if (strcmp(x->id, y->id) != 0 || x->healthy != y->healthy || x->has_numa != y->has_numa ||
 		    (x->has_numa && x->numa_node != y->numa_node) || x->vnpu_count != y->vnpu_count ||
-		    strcmp(x->vnpu.template_name, y->vnpu.template_name) != 0 || !npu_net_same(&x->net, &y->net))
+		    strcmp(x->vnpu.template_name, y->vnpu.template_name) != 0 || !npu_net_same(&x->net, &y->net) ||
+		    x->share != y->share)
 			return false;
 	}
 	return true;
@@ -437,6 +438,25 @@ static void read_network(struct inventory *inv, struct npu_device *d, const stru
 	d->net = net;
 }
 
+/* The chip's device-share mode (see the top of inventory.h): a call that
+ * fails keeps what was read, one the library or the chip lacks makes it
+ * unknown. */
+static void read_share(struct inventory *inv, struct npu_device *d, const struct npu_device *before)
+{
+	d->share = before ? before->share : NPU_SHARE_UNKNOWN;
+	if (inv->status.source != INVENTORY_SOURCE_DCMI || d->chip.card_id < 0 || d->fault == NPU_FAULT_ABSENT ||
+	    d->fault == NPU_FAULT_VENDOR_TIMEOUT || d->fault == NPU_FAULT_NODE_MISSING)
+		return;
+	bool on;
+	int r = dcmi_chip_share_mode(inv->dcmi, &d->chip, &on);
+	if (r == 0) {
+		d->share = on ? NPU_SHARE_ON : NPU_SHARE_OFF;
+	} else if (r == -EOPNOTSUPP) {
+		d->share = NPU_SHARE_UNKNOWN;
+		inv->status.share_unsupported = true;
+	}
+}
+
 /* An A3 chip's super pod place, read with its placement. */
 static void read_super_pod(struct inventory *inv, struct npu_device *d)
 {
@@ -637,6 +657,7 @@ int inventory_refresh(struct inventory *inv, bool *ret_changed)
 			j < prev_chips && prev->devices[j].chip.phy_id == d->chip.phy_id ? &prev->devices[j] : NULL;
 		judge_device(inv, d, st->driver_ready, before);
 		read_network(inv, d, before);
+		read_share(inv, d, before);
 		/* A rediscovery that listed the chips reads their placement anew. */
 		place_device(inv, asked_anew && !inv->rediscover ? NULL : before, d);
 		if (discovery_failed && d->healthy) {

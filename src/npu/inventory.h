@@ -35,7 +35,12 @@
  * before; a call the library or the family does not have leaves the field
  * absent. The link never makes a chip Unhealthy here: a chip without a
  * working RoCE link still serves a single-server pod (the fault policy may
- * judge it otherwise). */
+ * judge it otherwise).
+ *
+ * Device-share: each chip's mode is read from DCMI at every refresh (an
+ * administrator may switch it with npu-smi while the node runs); the
+ * inventory only reads it, what it means for time-slicing is
+ * plugin/replica.h's. */
 #pragma once
 
 #include <stdatomic.h>
@@ -75,6 +80,15 @@ enum npu_fault {
 /* Error codes kept per chip: what the fault policy follows at once. */
 #define NPU_FAULT_CODES_KEPT 16
 #define NPU_POLICY_NOTE_MAX 128
+
+/* A chip's device-share mode (dcmi_get_device_share_enable): whether
+ * containers may share it. Unknown without DCMI, when the library or the
+ * chip lacks the call, and until it was read once. */
+enum npu_share {
+	NPU_SHARE_UNKNOWN,
+	NPU_SHARE_OFF,
+	NPU_SHARE_ON,
+};
 
 enum npu_device_kind {
 	NPU_DEVICE_CHIP,
@@ -121,6 +135,9 @@ struct npu_device {
 	/* A chip's network identity (npu/chip.h), from DCMI: the RoCE address
 	 * and link at every refresh, the super pod with the placement. */
 	struct npu_net net;
+	/* The chip's device-share mode, read at every refresh (a vNPU has its
+	 * chip's); a call that fails keeps what was read. */
+	enum npu_share share;
 };
 
 struct npu_snapshot {
@@ -129,6 +146,14 @@ struct npu_snapshot {
 	size_t healthy;
 	struct npu_device devices[]; /* the chips by phy id, then the vNPUs by id */
 };
+
+/* Whether containers may share the device: not when its chip's device-share
+ * mode is off (the driver then admits one container at a time); an unknown
+ * mode is taken as allowing it, as before the mode was read. */
+static inline bool npu_device_shareable(const struct npu_device *device)
+{
+	return device->share != NPU_SHARE_OFF;
+}
 
 /* The number a container sees the device by, in /dev/davinci<n> and in
  * ASCEND_VISIBLE_DEVICES: a chip's phy id, a vNPU's id. */
@@ -153,7 +178,7 @@ void npu_snapshot_unref(struct npu_snapshot *snapshot);
 const struct npu_device *npu_snapshot_find(const struct npu_snapshot *snapshot, const char *id);
 
 /* Whether two snapshots list the same ids with the same health, NUMA nodes,
- * vNPU templates and vNPU counts. */
+ * vNPU templates, vNPU counts, network identity and device-share modes. */
 bool npu_snapshot_same(const struct npu_snapshot *a, const struct npu_snapshot *b);
 
 /* A readable reason for an Unhealthy device, e.g. "DCMI health 3 (critical),
@@ -202,6 +227,9 @@ struct inventory_status {
 	 * When set, driver_ready is false because of it, not because
 	 * davinci_manager is missing; 0 otherwise. */
 	int devfs_error;
+	/* The library or a chip answered that it lacks the device-share call:
+	 * those chips' mode is unknown. */
+	bool share_unsupported;
 };
 
 struct inventory;

@@ -348,7 +348,9 @@ static grpc_status_code map_replicas(struct arena *arena, const struct npu_snaps
 						      ALLOCATE_MAX_ID_LENGTH);
 			if (replica_parse(snap, sharing->replicas, id, &index, &k) < 0)
 				return request_reject(details, size, GRPC_STATUS_INVALID_ARGUMENT,
-						      "unknown device ID \"%s\" (time-slicing IDs are <chip>::<0..%u>)", id,
+						      "unknown device ID \"%s\" (time-slicing IDs are <chip>::<0..%u>, "
+						      "<chip>::0 alone for a chip whose device-share mode is off)",
+						      id,
 						      sharing->replicas - 1);
 			for (size_t j = 0; j < i; j++)
 				if (strcmp(cr->devices_ids[j], id) == 0)

@@ -156,7 +156,9 @@ static grpc_status_code answer_replicas(struct arena *arena, const struct npu_sn
 	for (size_t i = 0; i < snap->count; i++) {
 		n_must += (size_t)__builtin_popcountll(use[i].must);
 		n_offered += (size_t)__builtin_popcountll(use[i].must | use[i].free);
-		use[i].taken = replicas - (unsigned)__builtin_popcountll(use[i].must | use[i].free);
+		/* A chip served whole has one replica, taken when it is not offered. */
+		unsigned count = replica_count(&(struct replica_options){ .replicas = replicas }, &snap->devices[i]);
+		use[i].taken = count - (unsigned)__builtin_popcountll(use[i].must | use[i].free);
 		if (use[i].must)
 			chip_must[n_must_chips++] = snap->devices[i].id;
 	}

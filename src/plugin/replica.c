@@ -11,6 +11,16 @@ bool replica_sharing(const struct replica_options *options)
 	return options && options->replicas > 1;
 }
 
+bool replica_held_whole(const struct replica_options *options, const struct npu_device *device)
+{
+	return replica_sharing(options) && !npu_device_shareable(device);
+}
+
+unsigned replica_count(const struct replica_options *options, const struct npu_device *device)
+{
+	return !replica_sharing(options) || replica_held_whole(options, device) ? 1 : options->replicas;
+}
+
 int replica_format(const char *chip_id, unsigned k, char *buf, size_t size)
 {
 	struct strbuf sb;
@@ -40,6 +50,8 @@ int replica_parse(const struct npu_snapshot *snap, unsigned replicas, const char
 	const struct npu_device *d = npu_snapshot_find(snap, chip);
 	if (!d)
 		return -ENOENT;
+	if (k >= replica_count(&(struct replica_options){ .replicas = replicas }, d))
+		return -EINVAL;
 	*ret_index = (size_t)(d - snap->devices);
 	*ret_k = k;
 	return 0;

@@ -92,12 +92,18 @@ bool resource_def_same(const struct resource_def *a, const struct resource_def *
 	       a->sharing.fail_requests_greater_than_one == b->sharing.fail_requests_greater_than_one;
 }
 
-unsigned resource_set_shares(const struct resource_set *set, const struct npu_device *device)
+const struct replica_options *resource_set_sharing(const struct resource_set *set, const struct npu_device *device)
 {
 	for (size_t i = 0; i < set->count; i++)
 		if (resource_lists(set, &set->defs[i], device))
-			return replica_sharing(&set->defs[i].sharing) ? set->defs[i].sharing.replicas : 1;
-	return 1;
+			return replica_sharing(&set->defs[i].sharing) ? &set->defs[i].sharing : NULL;
+	return NULL;
+}
+
+unsigned resource_set_shares(const struct resource_set *set, const struct npu_device *device)
+{
+	const struct replica_options *sharing = resource_set_sharing(set, device);
+	return sharing ? replica_count(sharing, device) : 1;
 }
 
 static bool listed(const struct resource_set *set, const struct resource_def *def, const struct npu_device *device)

@@ -135,9 +135,14 @@ bool resource_def_same(const struct resource_def *a, const struct resource_def *
 bool resource_lists(const struct resource_set *set, const struct resource_def *def, const struct npu_device *device);
 
 /* How many may share device at once: the replicas of the time-sliced
- * resource that lists it, else 1 (not shared; also for a device no
- * resource lists). The DRA front end publishes and prepares by it. */
+ * resource that lists it (replica_count: 1 for a chip whose device-share
+ * mode is off), else 1 (not shared; also for a device no resource lists).
+ * The DRA front end publishes and prepares by it. */
 unsigned resource_set_shares(const struct resource_set *set, const struct npu_device *device);
+
+/* The time-slicing of the resource that lists device, whatever the
+ * device's device-share mode; NULL when no time-sliced resource lists it. */
+const struct replica_options *resource_set_sharing(const struct resource_set *set, const struct npu_device *device);
 
 /* A new snapshot with the devices of snapshot that def lists, in order;
  * with def NULL, those that any resource of set lists. */

@@ -58,27 +58,37 @@ struct encoded_device {
 	V1beta1__NUMANode *nodes[1];
 };
 
-/* The list: each chip once, or with time-slicing each chip's replicas,
- * which share its health and NUMA node. */
-static int encode_list(const struct npu_snapshot *snap, unsigned replicas, uint8_t **ret_body, size_t *ret_len)
+/* The list: each chip once, or with time-slicing each chip's replicas
+ * (replica_count: one for a chip served whole), which share its health and
+ * NUMA node. */
+static int encode_list(const struct npu_snapshot *snap, const struct replica_options *sharing, uint8_t **ret_body,
+		       size_t *ret_len)
 {
 	V1beta1__ListAndWatchResponse resp;
 	v1beta1__list_and_watch_response__init(&resp);
-	size_t per_chip = replicas > 1 ? replicas : 1, n = snap->count * per_chip;
+	bool sliced = replica_sharing(sharing);
+	size_t n = 0;
+	for (size_t i = 0; i < snap->count; i++)
+		n += replica_count(sharing, &snap->devices[i]);
 	struct encoded_device *devices = calloc(n ? n : 1, sizeof(*devices));
 	V1beta1__Device **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
-	char (*ids)[REPLICA_ID_MAX] = replicas > 1 ? calloc(n, sizeof(*ids)) : NULL;
+	char (*ids)[REPLICA_ID_MAX] = sliced ? calloc(n ? n : 1, sizeof(*ids)) : NULL;
 	static char healthy[] = DP_HEALTHY, unhealthy[] = DP_UNHEALTHY;
 	int r = -ENOMEM;
 
-	if (!devices || !ptrs || (replicas > 1 && n && !ids))
+	if (!devices || !ptrs || (sliced && !ids))
 		goto out;
-	for (size_t j = 0; j < n; j++) {
-		const struct npu_device *d = &snap->devices[j / per_chip];
+	for (size_t j = 0, i = 0, k = 0; j < n; j++, k++) {
+		/* The k-th replica of the i-th device. */
+		while (k >= replica_count(sharing, &snap->devices[i])) {
+			i++;
+			k = 0;
+		}
+		const struct npu_device *d = &snap->devices[i];
 		struct encoded_device *e = &devices[j];
 		v1beta1__device__init(&e->device);
-		if (replicas > 1) {
-			r = replica_format(d->id, (unsigned)(j % per_chip), ids[j], sizeof(ids[j]));
+		if (sliced) {
+			r = replica_format(d->id, (unsigned)k, ids[j], sizeof(ids[j]));
 			if (r < 0)
 				goto out;
 			e->device.id = ids[j];
@@ -150,7 +160,7 @@ int service_publish(struct service *s, struct npu_snapshot *snap, struct host_fi
 	size_t len = 0;
 	bool devices_changed = snap != s->snapshot; /* only the loop writes it */
 	if (devices_changed) {
-		int r = encode_list(snap, s->allocate.sharing.replicas, &body, &len);
+		int r = encode_list(snap, &s->allocate.sharing, &body, &len);
 		if (r < 0)
 			return r;
 	}

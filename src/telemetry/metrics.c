@@ -404,6 +404,7 @@ enum chip_metric {
 	CM_HBM_USED,
 	CM_TIMESTAMP,
 	CM_ROCE_LINK,
+	CM_DEVICE_SHARE,
 	CM_COUNT,
 };
 
@@ -431,6 +432,9 @@ static const struct {
 	[CM_ROCE_LINK] = { "ascend_npu_roce_link_up",
 			   "1 when the driver's network detection finds the chip's RoCE link up, 0 when it reports a "
 			   "failure; left out while unknown (no RoCE port, no detection address)." },
+	[CM_DEVICE_SHARE] = { "ascend_npu_device_share",
+			      "1 when the chip's device-share mode is on, 0 when it is off (time-slicing then serves "
+			      "the chip whole); left out while unknown." },
 };
 
 /* The value of a chip metric, false when it is left out. */
@@ -477,6 +481,9 @@ static bool chip_value(enum chip_metric which, const struct npu_device *dev, con
 	case CM_ROCE_LINK:
 		*ret = dev->net.link == NPU_LINK_UP;
 		return dev->net.link != NPU_LINK_UNKNOWN;
+	case CM_DEVICE_SHARE:
+		*ret = dev->share == NPU_SHARE_ON;
+		return dev->share != NPU_SHARE_UNKNOWN;
 	default:
 		return false;
 	}
@@ -620,17 +627,32 @@ static void render_plugin(struct text *t, struct metrics *m, const struct view *
 
 	header(t, "ascend_device_plugin_devices", "gauge",
 	       "Devices advertised to the kubelet (chips or vNPUs, times replicas), per resource and health.");
+	size_t whole[METRICS_MAX_RESOURCES] = { 0 };
 	for (size_t i = 0; i < v->n_resources; i++) {
 		const struct npu_snapshot *s = v->devices[i];
-		size_t count = s ? s->count : 0, healthy = 0;
-		for (size_t k = 0; k < count; k++)
-			healthy += s->devices[k].healthy;
+		size_t count = s ? s->count : 0, healthy = 0, unhealthy = 0;
 		unsigned rep = v->replicas[i];
+		/* A chip whose device-share mode is off is advertised once
+		 * (plugin/replica.h). */
+		for (size_t k = 0; k < count; k++) {
+			bool held_whole = rep > 1 && !npu_device_shareable(&s->devices[k]);
+			whole[i] += held_whole;
+			*(s->devices[k].healthy ? &healthy : &unhealthy) += held_whole ? 1 : rep;
+		}
 		put(t, "ascend_device_plugin_devices{resource=\"%s\",health=\"Healthy\"} %zu\n", m->resources[i].name,
-		    healthy * rep);
+		    healthy);
 		put(t, "ascend_device_plugin_devices{resource=\"%s\",health=\"Unhealthy\"} %zu\n",
-		    m->resources[i].name, (count - healthy) * rep);
+		    m->resources[i].name, unhealthy);
 	}
+	for (size_t i = 0, any = 0; i < v->n_resources; i++)
+		if (v->replicas[i] > 1) {
+			if (!any++)
+				header(t, "ascend_device_plugin_chips_served_whole", "gauge",
+				       "Chips of a time-sliced resource served whole, advertised once, per resource and "
+				       "reason (device-share-off: the chip's device-share mode is off).");
+			put(t, "ascend_device_plugin_chips_served_whole{resource=\"%s\",reason=\"device-share-off\"} %zu\n",
+			    m->resources[i].name, whole[i]);
+		}
 
 	header(t, "ascend_device_plugin_allocate_requests_total", "counter",
 	       "Allocate calls answered, per resource and gRPC status code.");

@@ -1450,3 +1450,58 @@ out:
 	api_leave();
 	return r;
 }
+
+int dcmi_get_device_share_enable(int card_id, int device_id, int *enable_flag)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!enable_flag)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_call_locked(FAKE_CALL_GET_SHARE, card_id, device_id, false, &chip)) == DCMI_OK)
+		*enable_flag = chip->share_off ? DCMI_DEVICE_SHARE_OFF : DCMI_DEVICE_SHARE_ON;
+	api_leave();
+	return r;
+}
+
+/* Keeps the mode in the state file, as the driver keeps it across the
+ * plugin's restarts: on drops the chip's share line (on is the default),
+ * off writes one in its place or at the end. */
+int dcmi_set_device_share_enable(int card_id, int device_id, int enable_flag)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	struct state_text t = { .dir_fd = -1 };
+	size_t start, end;
+	char line[64];
+	if (enable_flag != DCMI_DEVICE_SHARE_OFF && enable_flag != DCMI_DEVICE_SHARE_ON) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+		goto out;
+	}
+	if ((r = lookup_call_locked(FAKE_CALL_SET_SHARE, card_id, device_id, false, &chip)) != DCMI_OK)
+		goto out;
+	uint32_t phy = chip->phy;
+	if ((r = state_text_open_locked(&t)) != DCMI_OK)
+		goto out;
+	if (!(chip = fake_state_find_phy(t.parsed, phy))) {
+		r = DCMI_ERR_DEVICE_NOT_EXIST;
+		goto out;
+	}
+	bool in_place = chip->share_line && fake_state_line_span(t.buf, t.len, chip->share_line, &start, &end) == 0;
+	bool needs_newline = !in_place && t.len > 0 && t.buf[t.len - 1] != '\n';
+	snprintf(line, sizeof(line), "%sshare phy=%u mode=off\n", needs_newline ? "\n" : "", phy);
+	if (in_place)
+		r = state_text_replace_locked(&t, start, end, enable_flag == DCMI_DEVICE_SHARE_ON ? "" : line);
+	else if (enable_flag == DCMI_DEVICE_SHARE_OFF)
+		r = state_text_replace_locked(&t, t.len, t.len, line);
+	if (r == DCMI_OK && sim.log_events)
+		fprintf(stderr, "fake-dcmi: phy %u: device-share %s\n", phy,
+			enable_flag == DCMI_DEVICE_SHARE_ON ? "on" : "off");
+out:
+	state_text_close(&t);
+	api_leave();
+	return r;
+}

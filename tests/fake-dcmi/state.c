@@ -235,6 +235,8 @@ static const struct {
 	[FAKE_CALL_INFO] = { "dcmi_get_device_info", "info" },
 	[FAKE_CALL_CREATE_VDEVICE] = { "dcmi_create_vdevice", "create_vdevice" },
 	[FAKE_CALL_DESTROY_VDEVICE] = { "dcmi_set_destroy_vdevice", "destroy_vdevice" },
+	[FAKE_CALL_GET_SHARE] = { "dcmi_get_device_share_enable", "get_device_share_enable" },
+	[FAKE_CALL_SET_SHARE] = { "dcmi_set_device_share_enable", "set_device_share_enable" },
 };
 
 const char *fake_call_name(enum fake_call call)
@@ -726,6 +728,63 @@ static void parse_vnpu(struct parser *p, char *cursor)
 	s->vnpus[s->vnpu_count++] = v;
 }
 
+/* "share phy=<p> mode=on|off": the device-share mode of a chip defined on
+ * an earlier line, at most one line per chip. Real chips ship with it off;
+ * here it is on without a line, so that a state file written before the
+ * mode existed still shares its chips (docs/fake-dcmi.md). */
+static void parse_share(struct parser *p, char *cursor)
+{
+	uint32_t phy = ID_UNSET;
+	int off = -1;
+	char *token;
+	const char *value;
+	int more;
+
+	while ((more = next_pair(p, &cursor, &token, &value)) > 0) {
+		int r = 0;
+		if (strcmp(token, "phy") == 0)
+			r = phy != ID_UNSET ? -EEXIST : parse_u32(value, 10, FAKE_STATE_MAX_ID, &phy);
+		else if (strcmp(token, "mode") == 0 && off >= 0)
+			r = -EEXIST;
+		else if (strcmp(token, "mode") == 0 && (strcmp(value, "off") == 0 || strcmp(value, "on") == 0))
+			off = strcmp(value, "off") == 0;
+		else if (strcmp(token, "mode") == 0)
+			r = -EINVAL;
+		else {
+			report(p, "unknown key '%.64s' in a share line, line ignored", token);
+			return;
+		}
+		if (r == -EEXIST) {
+			report(p, "duplicate key '%s', line ignored", token);
+			return;
+		}
+		if (r < 0) {
+			report(p, "bad value '%.64s' for '%s', line ignored", value, token);
+			return;
+		}
+	}
+	if (more < 0)
+		return;
+	if (phy == ID_UNSET || off < 0) {
+		report(p, "a share line needs phy= and mode= (on or off), line ignored");
+		return;
+	}
+	struct fake_chip *chip = NULL;
+	for (size_t i = 0; i < p->state->chip_count && !chip; i++)
+		if (p->state->chips[i].phy == phy)
+			chip = &p->state->chips[i];
+	if (!chip) {
+		report(p, "share: no chip phy=%u on an earlier line, line ignored", phy);
+		return;
+	}
+	if (chip->share_line) {
+		report(p, "share: chip %u has a share line already (line %u), line ignored", phy, chip->share_line);
+		return;
+	}
+	chip->share_off = off == 1;
+	chip->share_line = p->line;
+}
+
 static const struct directive {
 	const char *name;
 	void (*parse)(struct parser *p, char *cursor);
@@ -734,6 +793,7 @@ static const struct directive {
 	{ "subscribe", parse_subscribe },
 	{ "chip", parse_chip },
 	{ "vnpu", parse_vnpu },
+	{ "share", parse_share },
 };
 
 /* Rejects control characters (NUL included) so that tokens and the

@@ -35,7 +35,8 @@
 
 /* Calls a chip line can make fail (fail=) or hang (hang=, hang_ms=): the
  * chip calls with telemetry or identity the plugin reads after discovery,
- * the two reset calls and the two that carve and destroy vNPUs. */
+ * the two reset calls, the two that carve and destroy vNPUs and the two
+ * that read and set the device-share mode. */
 enum fake_call {
 	FAKE_CALL_HEALTH,
 	FAKE_CALL_ERRORCODE,
@@ -50,6 +51,8 @@ enum fake_call {
 	FAKE_CALL_INFO,
 	FAKE_CALL_CREATE_VDEVICE,
 	FAKE_CALL_DESTROY_VDEVICE,
+	FAKE_CALL_GET_SHARE,
+	FAKE_CALL_SET_SHARE,
 	FAKE_CALL_COUNT,
 };
 
@@ -116,6 +119,11 @@ struct fake_chip {
 	uint32_t super_pod_id, sdid, server_index;
 	enum fake_reset_outcome reset; /* reset=: how it comes back from a reset */
 	uint32_t reset_ms;             /* reset_ms=: how long it is away meanwhile */
+	/* A "share phy=<p> mode=off" line: the chip's device-share mode is off
+	 * (on without one); share_line is that line, 1-based (0: none), which
+	 * dcmi_set_device_share_enable rewrites. */
+	bool share_off;
+	unsigned share_line;
 };
 
 /* A static vNPU an administrator created on a chip (npu-smi set -t create-vnpu). */

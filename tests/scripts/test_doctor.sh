@@ -332,6 +332,34 @@ wait "${pids[@]}" 2>/dev/null
 pids=()
 exec 7>&- 8<&-
 
+# ---- node, against a plugin time-slicing a chip whose device-share is off ----------
+# npu-2's mode is off: the plugin serves it whole (npu-2::0 alone), the
+# doctor says so with the npu-smi command and the knob that fix it.
+shared=$tmp/shared
+make_node "$shared" ok healthy.state ok
+echo "share phy=2 mode=off" >>"$shared/state"
+printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: ascend.com/npu\n      replicas: 2\n' \
+	>"$shared/config.yaml"
+mkfifo "$tmp/sim2.in" "$tmp/sim2.fifo"
+"$sim" --dir "$shared/kubelet" <"$tmp/sim2.in" >"$tmp/sim2.fifo" 2>"$tmp/sim2.err" &
+pids+=($!)
+exec 7>"$tmp/sim2.in"
+exec 8<"$tmp/sim2.fifo"
+ASCEND_FAKE_DCMI_STATE="$shared/state" "$plugin" --socket-dir "$shared/kubelet" --dev-dir "$shared/dev" \
+	--host-root "$shared/root" --state-dir "$shared/state-dir" --config "$shared/config.yaml" \
+	>"$tmp/plugin2.out" 2>"$tmp/plugin2.err" &
+pids+=($!)
+node_cmd "$shared"
+if wait_for "devices resource=ascend.com/npu capacity=15 allocatable=15"; then
+	expect node-live-device-share-off 1 "${cmd[@]}"
+else
+	fail "node-live-device-share-off" "kubelet-sim saw no devices:" "$(cat "$tmp/sim.out" "$tmp/plugin2.err")"
+fi
+kill "${pids[@]}" 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
+pids=()
+exec 7>&- 8<&-
+
 # ---- node, against a plugin serving four resources --------------------------------
 # Per-family names (one in another domain), a vNPU template, and another
 # vendor's plugin socket that answers nothing (left alone).

@@ -77,6 +77,7 @@ static void test_good_file(void **state)
 			       "  timeSlicing:\n"
 			       "    renameByDefault: true\n"
 			       "    failRequestsGreaterThanOne: yes\n"
+			       "    enableDeviceShare: true\n"
 			       "    resources:\n"
 			       "    - name: ascend.com/npu\n"
 			       "      replicas: 4\n"
@@ -100,16 +101,17 @@ static void test_good_file(void **state)
 	assert_int_equal(f->time_slicing.line, 9);
 	assert_true(f->time_slicing.rename_by_default);
 	assert_true(f->time_slicing.fail_requests_greater_than_one);
+	assert_true(f->time_slicing.enable_device_share);
 	assert_int_equal(f->time_slicing.n_resources, 1);
 	assert_string_equal(f->time_slicing.resources[0].name, "ascend.com/npu");
 	assert_int_equal(f->time_slicing.resources[0].replicas, 4);
-	assert_int_equal(f->time_slicing.resources[0].line, 13);
-	assert_int_equal(f->resources_line, 15);
+	assert_int_equal(f->time_slicing.resources[0].line, 14);
+	assert_int_equal(f->resources_line, 16);
 	assert_int_equal(f->n_resources, 2);
 	assert_int_equal(f->resources[0].family, NPU_FAMILY_910B);
 	assert_string_equal(f->resources[0].name, "huawei.com/Ascend910");
 	assert_int_equal(f->resources[1].family, NPU_FAMILY_310P);
-	assert_int_equal(f->resources[1].line, 18);
+	assert_int_equal(f->resources[1].line, 19);
 	config_file_free(f);
 
 	/* Scalars of other types are text to the flags; empty sections are fine. */
@@ -187,7 +189,13 @@ static void test_errors_name_line_and_key(void **state)
 		"line 4: sharing.timeSlicing.renameByDefault: must be true or false");
 	refused("version: v1\nsharing:\n  timeSlicing:\n    rename: true\n", -EINVAL,
 		"line 4: sharing.timeSlicing.rename: unknown key (sharing.timeSlicing takes renameByDefault, "
-		"failRequestsGreaterThanOne, resources)");
+		"failRequestsGreaterThanOne, enableDeviceShare, resources)");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    enableDeviceShare: \"yes\"\n", -EINVAL,
+		"line 4: sharing.timeSlicing.enableDeviceShare: must be true or false");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    enableDeviceShare: 1\n", -EINVAL,
+		"line 4: sharing.timeSlicing.enableDeviceShare: must be true or false");
+	refused("version: v1\nsharing:\n  timeSlicing:\n    enableDeviceShare: [true]\n", -EINVAL,
+		"line 4: sharing.timeSlicing.enableDeviceShare: must be true or false");
 	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: ascend.com/npu\n      replicas: 65\n",
 		-EINVAL, "line 6: sharing.timeSlicing.resources[0].replicas: must be an integer from 2 to 64");
 	refused("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: ascend.com/npu\n      replicas: 1\n",

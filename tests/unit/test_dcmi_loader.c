@@ -1417,6 +1417,42 @@ static void test_sim_network(void **state)
 	dcmi_lib_close(lib);
 }
 
+static void test_sim_device_share(void **state)
+{
+	struct fixture *f = *state;
+	struct dcmi_lib *lib = open_simulator(f, "chip phy=0 name=910B3\n"
+						 "chip phy=1 name=910B3\nshare phy=1 mode=off\n"
+						 "chip phy=2 name=910B3 fail=get_device_share_enable:-8255\n"
+						 "chip phy=3 name=910B3 fail=set_device_share_enable:-8002\n");
+	struct npu_chip chips[8];
+	size_t count = 0;
+	assert_int_equal(dcmi_enumerate(lib, chips, 8, &count), 0);
+	assert_int_equal(count, 4);
+
+	bool on = false;
+	assert_int_equal(dcmi_chip_share_mode(lib, &chips[0], &on), 0);
+	assert_true(on);
+	assert_int_equal(dcmi_chip_share_mode(lib, &chips[1], &on), 0);
+	assert_false(on);
+	on = true;
+	assert_int_equal(dcmi_chip_share_mode(lib, &chips[2], &on), -EOPNOTSUPP);
+	assert_true(on); /* untouched */
+	assert_string_equal(dcmi_last_error(lib).call, "dcmi_get_device_share_enable");
+
+	/* Switched on, it reads on; a refused switch is -EIO with DCMI's code. */
+	assert_int_equal(dcmi_chip_share_enable(lib, &chips[1]), 0);
+	assert_int_equal(dcmi_chip_share_mode(lib, &chips[1], &on), 0);
+	assert_true(on);
+	assert_int_equal(dcmi_chip_share_enable(lib, &chips[3]), -EIO);
+	assert_int_equal(dcmi_last_error(lib).code, DCMI_ERR_NOT_PERMITTED);
+	assert_string_equal(dcmi_last_error(lib).call, "dcmi_set_device_share_enable");
+
+	struct npu_chip devfs_chip = { .phy_id = 0, .card_id = -1, .device_id = -1 };
+	assert_int_equal(dcmi_chip_share_mode(lib, &devfs_chip, &on), -EINVAL);
+	assert_int_equal(dcmi_chip_share_enable(lib, &devfs_chip), -EINVAL);
+	dcmi_lib_close(lib);
+}
+
 /* Polls health until it equals want; the simulator notices a replaced state
  * file asynchronously, so give it the suite's deadline. */
 static void wait_health(struct dcmi_lib *lib, const struct npu_chip *chip, unsigned int want)
@@ -1671,6 +1707,7 @@ static const struct CMUnitTest root_tests[] = {
 	FIXTURE_TEST(test_sim_state_change),
 	FIXTURE_TEST(test_sim_subscribe),
 	FIXTURE_TEST(test_sim_network),
+	FIXTURE_TEST(test_sim_device_share),
 	FIXTURE_TEST(test_sim_carve),
 };
 

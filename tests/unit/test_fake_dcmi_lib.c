@@ -1105,6 +1105,53 @@ static void test_vdevice_fail_and_hang(void **unused)
 	assert_false(node_exists(116));
 }
 
+/* ---- device-share ---- */
+
+static int share_of(int card)
+{
+	int flag = -1;
+	int rc = dcmi.dcmi_get_device_share_enable(card, 0, &flag);
+	return rc == 0 ? flag : rc;
+}
+
+static void test_device_share(void **unused)
+{
+	(void)unused;
+	write_state("chip phy=0\nchip phy=1\nshare phy=1 mode=off\nchip phy=2 fail=get_device_share_enable:-8255,"
+		    "set_device_share_enable\nchip phy=3 hang_ms=dcmi_set_device_share_enable:200");
+	char text[4096];
+	assert_int_equal(share_of(0), DCMI_DEVICE_SHARE_ON);
+	assert_int_equal(share_of(1), DCMI_DEVICE_SHARE_OFF);
+	assert_int_equal(share_of(2), DCMI_ERR_NOT_SUPPORTED);
+	assert_int_equal(share_of(9), DCMI_ERR_DEVICE_NOT_EXIST);
+	assert_int_equal(dcmi.dcmi_get_device_share_enable(0, 0, NULL), DCMI_ERR_INVALID_PARAMETER);
+
+	/* On drops the chip's line; off writes one, at the end. */
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(1, 0, DCMI_DEVICE_SHARE_ON), 0);
+	assert_int_equal(share_of(1), DCMI_DEVICE_SHARE_ON);
+	read_state_text(text, sizeof(text));
+	assert_null(strstr(text, "share phy=1"));
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(0, 0, DCMI_DEVICE_SHARE_OFF), 0);
+	assert_int_equal(share_of(0), DCMI_DEVICE_SHARE_OFF);
+	read_state_text(text, sizeof(text));
+	assert_non_null(strstr(text, "hang_ms=dcmi_set_device_share_enable:200\nshare phy=0 mode=off\n"));
+	/* Off again rewrites the line in place; on twice is harmless. */
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(0, 0, DCMI_DEVICE_SHARE_OFF), 0);
+	read_state_text(text, sizeof(text));
+	assert_non_null(strstr(text, "share phy=0 mode=off\n"));
+	assert_null(strstr(strstr(text, "share phy=0") + 1, "share phy=0"));
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(0, 0, DCMI_DEVICE_SHARE_ON), 0);
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(0, 0, DCMI_DEVICE_SHARE_ON), 0);
+	assert_int_equal(share_of(0), DCMI_DEVICE_SHARE_ON);
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(0, 0, 2), DCMI_ERR_INVALID_PARAMETER);
+
+	/* fail= and hang= as for any call. */
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(2, 0, DCMI_DEVICE_SHARE_ON), DCMI_ERR_INNER);
+	int64_t start = mono_us();
+	assert_int_equal(dcmi.dcmi_set_device_share_enable(3, 0, DCMI_DEVICE_SHARE_ON), 0);
+	assert_true(mono_us() - start >= 200 * 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1124,6 +1171,7 @@ int main(void)
 		cmocka_unit_test_setup(test_malformed_line_is_reported_with_its_number, init_dcmi),
 		cmocka_unit_test_setup(test_vdevice_create_and_destroy, init_dcmi),
 		cmocka_unit_test_setup(test_vdevice_fail_and_hang, init_dcmi),
+		cmocka_unit_test_setup(test_device_share, init_dcmi),
 		cmocka_unit_test_setup_teardown(test_default_state_next_to_the_library, init_dcmi,
 						restore_state_variable),
 	};

@@ -552,6 +552,43 @@ static void test_vnpus(void **unused)
 	assert_int_equal(state.vnpu_count, 1);
 }
 
+static void test_share_lines(void **unused)
+{
+	(void)unused;
+	assert_int_equal(parse_text("chip phy=0\nchip phy=1\nchip phy=2\nshare phy=1 mode=off\nshare mode=on phy=2\n"), 0);
+	assert_int_equal(diags.count, 0);
+	/* On without a line: a state file written before the mode existed still shares. */
+	assert_false(state.chips[0].share_off);
+	assert_int_equal(state.chips[0].share_line, 0);
+	assert_true(state.chips[1].share_off);
+	assert_int_equal(state.chips[1].share_line, 4);
+	assert_false(state.chips[2].share_off);
+	assert_int_equal(state.chips[2].share_line, 5);
+
+	static const struct {
+		const char *line;
+		const char *diag;
+	} bad[] = {
+		{ "share phy=0", "needs phy= and mode=" },
+		{ "share mode=off", "needs phy= and mode=" },
+		{ "share phy=0 mode=maybe", "bad value 'maybe' for 'mode'" },
+		{ "share phy=0 mode=off mode=on", "duplicate key 'mode'" },
+		{ "share phy=x mode=off", "bad value 'x' for 'phy'" },
+		{ "share phy=3 mode=off", "no chip phy=3 on an earlier line" },
+		{ "share phy=0 mode=off colour=red", "unknown key 'colour'" },
+		{ "share phy=0 off", "expected key=value" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[256];
+		snprintf(text, sizeof(text), "chip phy=0\n%s\n", bad[i].line);
+		assert_int_equal(parse_text(text), 0);
+		assert_one_diag(2, bad[i].diag);
+		assert_false(state.chips[0].share_off);
+	}
+	parse_one_diag("chip phy=0\nshare phy=0 mode=off\nshare phy=0 mode=on\n", 3, "has a share line already");
+	assert_true(state.chips[0].share_off);
+}
+
 static void test_lookups(void **unused)
 {
 	(void)unused;
@@ -681,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_diagnostics_are_capped),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_vnpus),
+		cmocka_unit_test(test_share_lines),
 		cmocka_unit_test(test_line_span),
 		cmocka_unit_test(test_vdev_plan),
 	};

@@ -68,6 +68,42 @@ static void test_ids(void **state)
 	npu_snapshot_unref(snap);
 }
 
+/* A chip whose device-share mode is off is served whole: one replica,
+ * "::0", for the device plugin and one share for the DRA driver; a mode
+ * that is on or unknown serves the replicas configured, and without
+ * time-slicing every chip is one device whatever its mode. */
+static void test_device_share_off_serves_the_chip_whole(void **state)
+{
+	(void)state;
+	struct npu_snapshot *snap = snapshot(3, NPU_FAMILY_910B, 3);
+	snap->devices[0].share = NPU_SHARE_OFF;
+	snap->devices[1].share = NPU_SHARE_ON;
+	snap->devices[2].share = NPU_SHARE_UNKNOWN;
+	const struct replica_options sliced = { .replicas = 4 }, whole = { .replicas = 0 }, one = { .replicas = 1 };
+
+	assert_int_equal(replica_count(&sliced, &snap->devices[0]), 1);
+	assert_true(replica_held_whole(&sliced, &snap->devices[0]));
+	assert_int_equal(replica_count(&sliced, &snap->devices[1]), 4);
+	assert_false(replica_held_whole(&sliced, &snap->devices[1]));
+	assert_int_equal(replica_count(&sliced, &snap->devices[2]), 4);
+	assert_false(replica_held_whole(&sliced, &snap->devices[2]));
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(replica_count(&whole, &snap->devices[i]), 1);
+		assert_int_equal(replica_count(&one, &snap->devices[i]), 1);
+		assert_false(replica_held_whole(&whole, &snap->devices[i]));
+	}
+
+	size_t index = 99;
+	unsigned k = 99;
+	assert_int_equal(replica_parse(snap, 4, "npu-0::0", &index, &k), 0);
+	assert_int_equal(index, 0);
+	assert_int_equal(k, 0);
+	assert_int_equal(replica_parse(snap, 4, "npu-0::1", &index, &k), -EINVAL);
+	assert_int_equal(replica_parse(snap, 4, "npu-1::3", &index, &k), 0);
+	assert_int_equal(replica_parse(snap, 4, "npu-2::3", &index, &k), 0);
+	npu_snapshot_unref(snap);
+}
+
 /* Allocate for one container asking for ids; the response or NULL, the
  * status in *ret_code and the details in details. */
 static V1beta1__AllocateResponse *allocate(const struct npu_snapshot *snap, const struct allocate_options *options,
@@ -273,6 +309,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_device_share_off_serves_the_chip_whole),
 		cmocka_unit_test(test_allocate_maps_replicas_to_chips),
 		cmocka_unit_test(test_preferred_spreads_replicas),
 	};

@@ -312,6 +312,7 @@ struct chip_state {
 	unsigned int codes[DCMI_MAX_ERROR_CODES];
 	size_t n_codes;
 	bool expected_healthy; /* what the plugin should advertise */
+	int share;             /* device-share mode: 1 on, 0 off, -1 unknown */
 };
 
 static void describe_codes(const struct chip_state *s, struct strbuf *found, struct strbuf *fix)
@@ -354,6 +355,8 @@ static int check_chips(struct report *report, struct dcmi_lib *lib, const struct
 		}
 		if (dcmi_chip_error_codes(lib, &chips[i], s->codes, DCMI_MAX_ERROR_CODES, &s->n_codes) < 0)
 			s->n_codes = 0;
+		bool share_on;
+		s->share = dcmi_chip_share_mode(lib, &chips[i], &share_on) == 0 ? share_on : -1;
 		enum verdict v;
 		if (!s->has_health) {
 			strbuf_printf(&fsb, "%s card %d chip %d: dcmi_get_device_health failed with %d%s", chips[i].name,
@@ -640,6 +643,45 @@ static bool advertised_chip(const char *id, uint32_t *ret_phy)
 	return true;
 }
 
+/* Time-slicing against each chip's device-share mode: a chip advertised
+ * as replicas ("npu-N::k") whose mode is off is served whole by a plugin
+ * that reads the mode (one replica), and breaks the second container on
+ * it with one that does not (several). Chips DCMI cannot tell are left
+ * alone, as the plugin leaves them. */
+static int check_device_share(struct report *report, const struct npu_chip *chips, size_t n,
+			      const struct chip_state *states, const struct advertised *all, size_t n_all)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (states[i].share != 0)
+			continue;
+		size_t replicas = 0;
+		for (size_t k = 0; k < n_all; k++) {
+			uint32_t phy;
+			replicas += strstr(all[k].id, "::") && advertised_chip(all[k].id, &phy) && phy == chips[i].phy_id;
+		}
+		if (replicas == 0)
+			continue; /* not time-sliced: the mode does not matter */
+		char name[48], fix[REPORT_TEXT_MAX];
+		snprintf(name, sizeof(name), "device-share npu-%" PRIu32, chips[i].phy_id);
+		snprintf(fix, sizeof(fix),
+			 "npu-smi set -t device-share -i %d -c %d -d 1 (as root on the node), or set "
+			 "sharing.timeSlicing.enableDeviceShare: true in the plugin's --config file",
+			 chips[i].card_id, chips[i].device_id);
+		if (replicas == 1)
+			r = report_add(report, VERDICT_WARN, name, fix,
+				       "time-slicing serves npu-%" PRIu32 " whole (advertised once): its device-share "
+				       "mode is off",
+				       chips[i].phy_id);
+		else
+			r = report_add(report, VERDICT_FAIL, name, fix,
+				       "npu-%" PRIu32 " is advertised as %zu replicas but its device-share mode is off: "
+				       "the driver refuses a second container on it",
+				       chips[i].phy_id, replicas);
+	}
+	return r;
+}
+
 static int check_plugin(const struct doctor_options *o, struct report *report, const struct npu_chip *chips, size_t n,
 			const struct chip_state *states, bool compare, const char *dev_dir_problem)
 {
@@ -761,6 +803,8 @@ static int check_plugin(const struct doctor_options *o, struct report *report, c
 	else
 		r = report_add(report, VERDICT_OK, "plugin", NULL, "%s, as DCMI and %s say%s", text, o->dev_dir,
 			       o->resource_name_given ? " (other resources' sockets not read)" : "");
+	if (r == 0)
+		r = check_device_share(report, chips, n, states, all, n_all);
 out:
 	free(matched);
 	free(all);
@@ -839,6 +883,8 @@ int node_run(const struct doctor_options *o, struct report *report)
 	struct npu_chip *chips = calloc(NPU_MAX_CHIPS, sizeof(*chips));
 	struct chip_state *states = calloc(NPU_MAX_CHIPS, sizeof(*states));
 	int r = chips && states ? 0 : -ENOMEM;
+	for (size_t i = 0; states && i < NPU_MAX_CHIPS; i++)
+		states[i].share = -1; /* unknown until DCMI says */
 	if (r == 0)
 		r = versions_check_driver(o, report, VERDICT_FAIL, &driver);
 	if (r == 0)
