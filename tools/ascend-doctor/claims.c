@@ -453,13 +453,13 @@ struct state {
 
 static void state_clear(struct state *s)
 {
+	for (size_t i = 0; i < s->n_devices; i++)
+		json_object_put(s->devices[i].rule_taints);
 	free(s->devices);
 	free(s->sets);
 	free(s->allocs);
 	free(s->pool_names);
 	free(s->pool_nodes);
-	for (size_t i = 0; i < s->n_devices; i++)
-		json_object_put(s->devices[i].rule_taints);
 	json_object_put(s->device_index);
 	json_object_put(s->alloc_index);
 }
