@@ -174,6 +174,50 @@ expect explain-kubectl-no-exit 2 env PATH="$tmp/closedbin:$PATH" "$doctor" expla
 # With --json, a run without a verdict is still a document.
 expect explain-json-error 2 env PATH="$tmp/bin:$PATH" "$doctor" --json explain -n inference nosuchpod
 
+# ---- explain: ResourceClaims (a real 1.37 control plane's objects) -------------
+cl=$fixtures/claims/cluster
+claim_files=(--claims "$cl/claims.json" --classes "$cl/classes.json" --slices "$cl/slices.json"
+	--taint-rules "$cl/rules.json")
+claim_case() { # CLAIM WANT_EXIT
+	expect "explain-claim-$1" "$2" "$doctor" explain claim "default/$1" "${claim_files[@]}"
+}
+claim_case whole0 1    # chip 0 whole: its counters taken by vNPUs; the other node fits
+claim_case vp4 2       # a fourth vNPU of chip 0: allocated or short of counters
+claim_case want3 2     # chip 3: allocated to hold3
+claim_case want5 2     # chip 5: the driver's unhealthy taint
+claim_case want7 2     # chip 7: a DeviceTaintRule's taint
+claim_case shared-3 1  # a third share of a chip time-sliced by 2
+claim_case hbm 2       # a selector in part not evaluated, and false where evaluated
+claim_case noclass 2   # a DeviceClass that does not exist
+claim_case either 1    # firstAvailable: the whole chip on the other node
+claim_case vp1 0       # allocated: nothing to wait for
+# The pod's claim, made from its template, found through the pod's status.
+expect explain-claim-pod 2 "$doctor" explain dra-too-many --pods "$cl/pods.json" --nodes "$cl/nodes.json" \
+	"${claim_files[@]}"
+expect explain-claim-not-found 2 "$doctor" explain claim default/nosuch "${claim_files[@]}"
+expect usage-explain-claim-no-name 3 "$doctor" explain claim
+claim_json() {
+	"$doctor" --json explain dra-too-many --pods "$cl/pods.json" --nodes "$cl/nodes.json" "${claim_files[@]}" \
+		>"$tmp/claim.json"
+	[ $? -eq 2 ] || { echo "exit status is not 2"; return 1; }
+	jq -e '.pod == "default/dra-too-many" and (.claims | length) == 1
+		and (.claims[0].claim | startswith("default/dra-too-many-npu-"))
+		and .claims[0].requests[0].count == 9 and .claims[0].allocatable == 0
+		and ([.claims[0].requests[0].nodes[] | {node, available}])
+			== [{"node": "npu-node-2", "available": 4}, {"node": "npu-node-3", "available": 1}]
+		and .claims[0].requests[0].nodes[0].causes.tainted.count == 2
+		and .claims[0].requests[0].nodes[0].causes.allocated.count == 1
+		and .claims[0].requests[0].nodes[0].causes["short-of-counters"].count == 1
+		and .claims[0].requests[0].nodes[1].causes["short-of-shares"].count == 1
+		and (.claims[0].fix | test("ask for at most 8"))' "$tmp/claim.json" >/dev/null ||
+		{ cat "$tmp/claim.json"; return 1; }
+}
+if command -v jq >/dev/null; then
+	check "explain --json for a pod's claim: nodes, causes, fix" claim_json
+else
+	skip "explain --json for claims" "no jq"
+fi
+
 # ---- versions -------------------------------------------------------------------
 make_node "$tmp/v-ok" ok healthy.state ok
 make_node "$tmp/v-mismatch" mismatch healthy.state ok

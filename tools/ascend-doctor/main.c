@@ -31,6 +31,8 @@ static void usage(FILE *out)
 	      "                     [--state-dir DIR]\n"
 	      "       ascend-doctor [--json] explain [NAMESPACE/]POD [--namespace NS] [--pod FILE]\n"
 	      "                     [--nodes FILE] [--pods FILE] [--resource-name NAME] [--kubectl PATH] [--timeout D]\n"
+	      "                     [--claims FILE] [--classes FILE] [--slices FILE] [--taint-rules FILE] [--driver NAME]\n"
+	      "       ascend-doctor [--json] explain claim [NAMESPACE/]CLAIM [--namespace NS] [the files above]\n"
 	      "       ascend-doctor [--json] versions [--soc-version SOC] [--toolkit-path DIR] [--host-root DIR]\n"
 	      "                     [--driver-path DIR] [--dcmi-lib PATH]\n"
 	      "       ascend-doctor [--json] pods [--pod-resources-socket PATH] [--resource-name NAME] [--timeout D]\n"
@@ -40,7 +42,8 @@ static void usage(FILE *out)
 	      "Answers the three failure stories of Ascend NPU pods with a verdict and the fix:\n"
 	      "  node      devices, driver, DCMI, chip health, kubelet and plugin on this node\n"
 	      "            (\"Device not found\", \"Permission denied\")\n"
-	      "  explain   why a pod stays Pending, node by node (\"Insufficient ascend.com/npu\")\n"
+	      "  explain   why a pod stays Pending, node by node (\"Insufficient ascend.com/npu\"), or\n"
+	      "            why its ResourceClaims (or one claim) wait for devices (\"cannot allocate all claims\")\n"
 	      "  versions  driver, firmware, CANN and the model's soc_version against each other\n"
 	      "  pods      which container holds which chip, from the kubelet's pod resources API\n"
 	      "  release   returns a chip the plugin separated (ManuallySeparateNPU) to service\n"
@@ -64,6 +67,11 @@ static void usage(FILE *out)
 	      "  --nodes FILE         `kubectl get nodes -o json`\n"
 	      "  --pods FILE          `kubectl get pods -A -o json`; POD is looked up in it without --pod\n"
 	      "  --kubectl PATH       the kubectl to run for what no file gives (default kubectl)\n"
+	      "  --claims FILE        `kubectl get resourceclaims -A -o json`; CLAIM is looked up in it\n"
+	      "  --classes FILE       `kubectl get deviceclasses -o json`\n"
+	      "  --slices FILE        `kubectl get resourceslices -o json`\n"
+	      "  --taint-rules FILE   `kubectl get devicetaintrules -o json`\n"
+	      "  --driver NAME        the DRA driver whose devices count (default npu.ascend.com)\n"
 	      "  --pod-resources-socket PATH\n"
 	      "                       the kubelet's pod resources API (default\n"
 	      "                       /var/lib/kubelet/pod-resources/kubelet.sock)\n"
@@ -118,13 +126,15 @@ int main(int argc, char **argv)
 		.kubectl = "kubectl",
 		.pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
 		.state_dir = FAULT_SEPARATION_DEFAULT_DIR,
+		.driver = "npu.ascend.com",
 	};
 	const char *env_driver = getenv("ASCEND_DRIVER_PATH");
 	if (env_driver && env_driver[0])
 		o.driver_path = env_driver;
 	bool json = false;
 	enum { OPT_JSON = 256, OPT_HOST_ROOT, OPT_DRIVER, OPT_DEV, OPT_SOCKET, OPT_RESOURCE, OPT_DCMI, OPT_TIMEOUT,
-	       OPT_POD, OPT_NODES, OPT_PODS, OPT_KUBECTL, OPT_SOC, OPT_TOOLKIT, OPT_PODRES, OPT_STATE, OPT_HELP, OPT_VERSION };
+	       OPT_POD, OPT_NODES, OPT_PODS, OPT_KUBECTL, OPT_SOC, OPT_TOOLKIT, OPT_PODRES, OPT_STATE, OPT_HELP, OPT_VERSION,
+	       OPT_CLAIMS, OPT_CLASSES, OPT_SLICES, OPT_RULES, OPT_DRIVER_NAME };
 	static const struct option long_options[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "host-root", required_argument, NULL, OPT_HOST_ROOT },
@@ -143,6 +153,11 @@ int main(int argc, char **argv)
 		{ "toolkit-path", required_argument, NULL, OPT_TOOLKIT },
 		{ "pod-resources-socket", required_argument, NULL, OPT_PODRES },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "claims", required_argument, NULL, OPT_CLAIMS },
+		{ "classes", required_argument, NULL, OPT_CLASSES },
+		{ "slices", required_argument, NULL, OPT_SLICES },
+		{ "taint-rules", required_argument, NULL, OPT_RULES },
+		{ "driver", required_argument, NULL, OPT_DRIVER_NAME },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -166,6 +181,11 @@ int main(int argc, char **argv)
 		{ OPT_TOOLKIT, &o.toolkit_path },
 		{ OPT_PODRES, &o.pod_resources_socket },
 		{ OPT_STATE, &o.state_dir },
+		{ OPT_CLAIMS, &o.claims_file },
+		{ OPT_CLASSES, &o.classes_file },
+		{ OPT_SLICES, &o.slices_file },
+		{ OPT_RULES, &o.rules_file },
+		{ OPT_DRIVER_NAME, &o.driver },
 	};
 	opterr = 0;
 	int c;
@@ -225,6 +245,13 @@ int main(int argc, char **argv)
 	const char *operand = NULL; /* explain: the pod; release: the chip */
 	if ((strcmp(command, "explain") == 0 || strcmp(command, "release") == 0) && optind < argc)
 		operand = argv[optind++];
+	/* explain claim NAME: a claim, not a pod called "claim". */
+	if (strcmp(command, "explain") == 0 && operand && strcmp(operand, "claim") == 0) {
+		if (optind >= argc)
+			return usage_error("%s", "explain claim: which claim? ascend-doctor explain claim [NAMESPACE/]NAME");
+		o.claim = argv[optind++];
+		operand = NULL;
+	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 
@@ -247,7 +274,7 @@ int main(int argc, char **argv)
 			return usage_error("release: '%s' is not a chip (npu-<phy>)", operand);
 	} else if (strcmp(command, "explain") == 0) {
 		r = explain_run(&o, operand, &report, &doc, why, sizeof(why));
-		if (r == -EINVAL && !o.pod_file && !operand) {
+		if (r == -EINVAL && !o.pod_file && !operand && !o.claim) {
 			report_clear(&report);
 			return usage_error("%s", why);
 		}

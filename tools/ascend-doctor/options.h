@@ -20,6 +20,11 @@ struct doctor_options {
 	const char *pod_file, *nodes_file, *pods_file;
 	const char *namespace;
 	const char *kubectl; /* the program to run ("kubectl") */
+	/* explain, for ResourceClaims: `kubectl get -o json` files of all
+	 * claims, the DeviceClasses, the ResourceSlices, the DeviceTaintRules */
+	const char *claims_file, *classes_file, *slices_file, *rules_file;
+	const char *claim;  /* explain claim NAME: the claim, else NULL for a pod */
+	const char *driver; /* the DRA driver's name (npu.ascend.com) */
 	const char *state_dir; /* node, release: the plugin's --state-dir */
 	/* pods */
 	const char *pod_resources_socket; /* the kubelet's pod resources API */

@@ -7,18 +7,19 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* Multiplies *v by base^exp, false beyond QUANTITY_MAX. */
-static bool scale(int64_t *v, int64_t base, int exp)
+/* Multiplies *v by base^exp, false beyond max. */
+static bool scale(int64_t *v, int64_t base, int exp, int64_t max)
 {
 	for (int i = 0; i < exp; i++) {
-		if (*v > QUANTITY_MAX / base)
+		if (*v > max / base)
 			return *v == 0;
 		*v *= base;
 	}
-	return *v <= QUANTITY_MAX;
+	return *v <= max;
 }
 
-int quantity_parse_count(const char *s, int64_t *ret_value)
+/* A whole, non-negative quantity up to max (at most QUANTITY_AMOUNT_MAX). */
+static int parse_whole(const char *s, int64_t max, int64_t *ret_value)
 {
 	const char *p = s;
 	bool negative = false;
@@ -39,7 +40,7 @@ int quantity_parse_count(const char *s, int64_t *ret_value)
 		digits++;
 		if (point)
 			fraction_digits++;
-		if (mantissa > QUANTITY_MAX * 10LL)
+		if (mantissa > max * 10)
 			big = true;
 		else
 			mantissa = mantissa * 10 + (*p - '0');
@@ -93,7 +94,7 @@ int quantity_parse_count(const char *s, int64_t *ret_value)
 	if (big)
 		return mantissa == 0 ? -EINVAL : -ERANGE;
 	if (base == 2) {
-		if (!scale(&mantissa, 2, exp))
+		if (!scale(&mantissa, 2, exp, max))
 			return -ERANGE;
 		exp = 0;
 	}
@@ -104,13 +105,23 @@ int quantity_parse_count(const char *s, int64_t *ret_value)
 				return -EINVAL;
 			mantissa /= 10;
 		}
-	} else if (!scale(&mantissa, 10, decimal)) {
+	} else if (!scale(&mantissa, 10, decimal, max)) {
 		return -ERANGE;
 	}
 	if (negative && mantissa != 0)
 		return -ERANGE;
-	if (mantissa > QUANTITY_MAX)
+	if (mantissa > max)
 		return -ERANGE;
 	*ret_value = mantissa;
 	return 0;
+}
+
+int quantity_parse_count(const char *s, int64_t *ret_value)
+{
+	return parse_whole(s, QUANTITY_MAX, ret_value);
+}
+
+int quantity_parse_amount(const char *s, int64_t *ret_value)
+{
+	return parse_whole(s, QUANTITY_AMOUNT_MAX, ret_value);
 }

@@ -17,3 +17,11 @@
  * -EINVAL when s is no quantity, or a fractional one (a fraction, a negative
  * exponent, m, u or n), -ERANGE when negative or above QUANTITY_MAX. */
 int quantity_parse_count(const char *s, int64_t *ret_value);
+
+/* Amounts of a device's capacity or counters, such as HBM bytes ("64Gi"):
+ * far above any device's, and small enough that sums over every
+ * allocation of a pool cannot overflow. */
+#define QUANTITY_AMOUNT_MAX 1000000000000000LL
+
+/* quantity_parse_count up to QUANTITY_AMOUNT_MAX. */
+int quantity_parse_amount(const char *s, int64_t *ret_value);

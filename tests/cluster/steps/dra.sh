@@ -328,6 +328,23 @@ EOF
 	else
 		fail "10i. a claim for 9 chips stays Pending" "$(k get pod dra-too-many -o wide)"
 	fi
+	# ascend-doctor explain, reading this cluster through this kubectl,
+	# names the pod's claim and why no node can allocate it: the DRA
+	# node has 8 chips of the class, 9 are asked for.
+	local doc st=0
+	PATH="$bin:$PATH" KUBECONFIG=$(cluster_kubeconfig) "$build/tools/ascend-doctor/ascend-doctor" explain default/dra-too-many |
+		sed 's/^/    /'
+	doc=$(PATH="$bin:$PATH" KUBECONFIG=$(cluster_kubeconfig) "$build/tools/ascend-doctor/ascend-doctor" --json explain \
+		default/dra-too-many 2>&1) || st=$?
+	if ((st == 2)) && jq -e --arg nd "$ND" '.pod == "default/dra-too-many" and (.claims | length) == 1
+		and (.claims[0].claim | startswith("default/dra-too-many-npu-")) and .claims[0].allocatable == 0
+		and .claims[0].requests[0].count == 9
+		and ([.claims[0].requests[0].nodes[] | select(.node == $nd and .fits == false and .ofClass == 8)] | length) == 1
+		and (.claims[0].fix | test("ask for at most 8"))' <<<"$doc" >/dev/null; then
+		pass "10i. ascend-doctor explain names the claim and the reason: $(jq -r '.claims[0].summary + "; fix: " + .claims[0].fix' <<<"$doc" | cut -c1-200)"
+	else
+		fail "10i. ascend-doctor explain on the Pending claim" "exit $st: $(head -c 2000 <<<"$doc")"
+	fi
 	k delete pod dra-too-many --wait=true --timeout="$WAIT" >/dev/null 2>&1
 	k delete resourceclaimtemplate npu-9 >/dev/null 2>&1
 
