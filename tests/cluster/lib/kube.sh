@@ -49,6 +49,22 @@ run_npu_pod() { # NAME NODE COUNT [RES]: creates it and waits until Ready
 	npu_pod "$@" | k apply -f - >/dev/null && k wait --for=condition=Ready "pod/$1" --timeout="$WAIT" >/dev/null
 }
 pod_devices() { k exec "$1" -c "${2:-main}" -- sh -c 'echo "$ASCEND_VISIBLE_DEVICES"'; } # POD [CONTAINER]
+# wait_status_file POD CONTAINER FILTER MS: reads the container's live NPU
+# status file ($ASCEND_NPU_STATUS) through kubectl exec, again at once, until
+# the jq FILTER holds or MS pass; prints the last text read.
+wait_status_file() {
+	local text deadline=$(($(now_ms) + $4))
+	while :; do
+		text=$(k exec "$1" -c "$2" -- sh -c 'cat "$ASCEND_NPU_STATUS"' 2>&1)
+		if jq -e "$3" <<<"$text" >/dev/null 2>&1; then
+			echo "$text"
+			return 0
+		fi
+		(($(now_ms) < deadline)) || break
+	done
+	echo "$text"
+	return 1
+}
 delete_pods() { k delete pod "$@" --ignore-not-found --wait=true --timeout="$WAIT" >/dev/null 2>&1; }
 
 # The example files with the images a node can have: nothing can be pulled,

@@ -364,6 +364,12 @@ EOF
 		else
 			fail "10j. the faulty chip tainted" "$out"
 		fi
+		# The claim's live status file: the container reads the fault.
+		if out=$(wait_status_file dra-npu-1 inference '.chips[0].healthy == false and .chips[0].code == "80E01801"' 10000); then
+			pass "10j. pod dra-npu-1 reads \$ASCEND_NPU_STATUS ($(k exec dra-npu-1 -c inference -- sh -c 'echo $ASCEND_NPU_STATUS')) $(($(now_ms) - t0)) ms after the fault: $out"
+		else
+			fail "10j. the claim's status file shows the fault" "$out"
+		fi
 		# The driver's health stream (NodeWatchResources): the kubelet
 		# shows the pod that holds the chip its device Unhealthy.
 		if k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Unhealthy \

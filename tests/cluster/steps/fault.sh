@@ -15,13 +15,25 @@ resource_health() { # POD
 }
 
 step_fault() {
-	local chip t0 ms pod got
+	local chip t0 ms pod got out
 	run_npu_pod holder "$N1" 1 || { fail "4. a pod holding one chip of $N1" "not Ready"; return; }
 	chip=$(pod_devices holder)
+	got=$(k exec holder -- sh -c 'echo "$ASCEND_RT_VISIBLE_DEVICES $ASCEND_NPU_STATUS"')
+	[ "$got" = "0 /var/run/ascend/npu-status/status.json" ] &&
+		pass "4. pod holder: ASCEND_VISIBLE_DEVICES=$chip, ASCEND_RT_VISIBLE_DEVICES and ASCEND_NPU_STATUS: $got" ||
+		fail "4. ASCEND_RT_VISIBLE_DEVICES=0 and the status file's path" "$got"
 	pod=$(plugin_pod "$N1")
 	# The fault: chip $chip turns critical in node 1's DCMI simulator.
 	t0=$(now_ms)
 	node_set_chip_health "$(cluster_node_dir 1)" "$chip" 3 80E01801 || { fail "4. fault" "cannot write the state"; return; }
+	# The live status file: the container reads its chip's fault itself.
+	if out=$(wait_status_file holder main '.version == 1 and .chips[0].healthy == false and .chips[0].level != "None"' 10000); then
+		ms=$(($(now_ms) - t0))
+		figure fault "chip fault -> the container reads it in its status file in $ms ms (kubectl exec included)"
+		pass "4. pod holder reads \$ASCEND_NPU_STATUS $ms ms after the fault: $out"
+	else
+		fail "4. the container's status file shows the fault" "$out"
+	fi
 	if wait_alloc "$N1" 7 "" 30s; then
 		ms=$(($(now_ms) - t0))
 		figure fault "chip fault -> node allocatable 7 in $ms ms"
@@ -56,6 +68,9 @@ step_fault() {
 	else
 		fail "4. recovery: allocatable 8" "$(alloc "$N1")"
 	fi
+	out=$(wait_status_file holder main '.chips[0].healthy == true and .chips[0].level == "None"' 30000) &&
+		pass "4. pod holder's status file says the chip recovered: $out" ||
+		fail "4. the status file shows the recovery" "$out"
 	k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Healthy \
 		pod/holder --timeout=30s >/dev/null && pass "4. pod holder's allocatedResourcesStatus back to $(resource_health holder)" ||
 		fail "4. allocatedResourcesStatus Healthy again" "$(resource_health holder)"
