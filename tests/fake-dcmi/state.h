@@ -32,6 +32,8 @@
 #define FAKE_STATE_MAX_VNPUS 512
 #define FAKE_STATE_VNPUS_PER_CHIP 16
 #define FAKE_STATE_TEMPLATE_SIZE 16
+/* Processes on a chip (procs=): as many as DCMI lists (DCMI_MAX_PROCS). */
+#define FAKE_STATE_MAX_PROCS 32
 
 /* Calls a chip line can make fail (fail=) or hang (hang=, hang_ms=): the
  * chip calls with telemetry or identity the plugin reads after discovery,
@@ -50,6 +52,7 @@ enum fake_call {
 	FAKE_CALL_INFO,
 	FAKE_CALL_CREATE_VDEVICE,
 	FAKE_CALL_DESTROY_VDEVICE,
+	FAKE_CALL_RESOURCE_INFO,
 	FAKE_CALL_COUNT,
 };
 
@@ -116,6 +119,17 @@ struct fake_chip {
 	uint32_t super_pod_id, sdid, server_index;
 	enum fake_reset_outcome reset; /* reset=: how it comes back from a reset */
 	uint32_t reset_ms;             /* reset_ms=: how long it is away meanwhile */
+	/* reset_group=: the chips a reset of this one resets as well, as the
+	 * hardware does (the chips with the same number); alone without it. */
+	bool has_reset_group;
+	uint32_t reset_group;
+	/* brother=: the card dcmi_get_netdev_brother_device names (-8255 without). */
+	bool has_brother;
+	uint32_t brother;
+	/* procs=: the processes dcmi_get_device_resource_info lists. */
+	uint32_t proc_count;
+	int32_t proc_pid[FAKE_STATE_MAX_PROCS];
+	uint64_t proc_mem_mb[FAKE_STATE_MAX_PROCS];
 };
 
 /* A static vNPU an administrator created on a chip (npu-smi set -t create-vnpu). */
