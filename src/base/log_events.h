@@ -40,6 +40,8 @@
 	X(RESET_TIMED_OUT, "reset.timed-out")                           \
 	X(RESET_HELD, "reset.held")                                     \
 	X(RESET_HOLDERS_UNKNOWN, "reset.holders-unknown")               \
+	X(RESET_BUSY, "reset.busy-process")                             \
+	X(RESET_GROUP_UNKNOWN, "reset.group-unknown")                   \
 	X(RESET_EXHAUSTED, "reset.exhausted")                           \
 	X(SEPARATIONS_LOADED, "separations.loaded")                     \
 	X(SEPARATIONS_UNREADABLE, "separations.unreadable")             \

@@ -288,6 +288,13 @@ static void on_reset(void *ctx)
 	refresh(ctx, "chip reset");
 }
 
+/* The DRA driver's prepared claims on a chip, for the reset guard. */
+static int claims_on_chip(void *ctx, uint32_t phy, char *buf, size_t size)
+{
+	struct daemon *d = ctx;
+	return d->dra.driver ? (int)dra_driver_claims_on_chip(d->dra.driver, phy, buf, size) : 0;
+}
+
 static void on_carved(void *ctx)
 {
 	refresh(ctx, "vNPU created or destroyed");
@@ -766,6 +773,7 @@ static int daemon_init(struct daemon *d, const struct config *config, const stru
 		.inventory = d->inventory,
 		.metrics = d->metrics,
 		.holders = d->holders,
+		.claims = claims_on_chip,
 		.refresh = on_reset,
 		.ctx = d,
 	};

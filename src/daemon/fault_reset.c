@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 
 /* The worker thread, under the vendor guard's lock: only wake the loop. */
 static void on_returned(void *ctx)
@@ -68,6 +69,7 @@ int fault_resets_init(struct fault_resets *r, const struct fault_resets_options 
 				    .inventory = o->inventory,
 				    .metrics = o->metrics,
 				    .holders = o->holders,
+				    .claims = o->claims,
 				    .calling = -1,
 				    .refresh = o->refresh,
 				    .ctx = o->ctx };
@@ -136,6 +138,8 @@ static void separate(struct fault_state *state, const struct fault_reset_step *s
 		*ret_separated = true;
 }
 
+static void group_text(const struct reset_group *g, char *buf, size_t size);
+
 /* Starts the DCMI reset the guard decided; a reset that cannot start is a
  * failed one. */
 static void start(struct fault_resets *r, struct dcmi_lib *lib, struct reset_chip *c, const struct npu_device *chip,
@@ -146,15 +150,20 @@ static void start(struct fault_resets *r, struct dcmi_lib *lib, struct reset_chi
 	about(what, sizeof(what), s->level, s->code);
 	char code[16];
 	struct log_fields f = step_fields(chip, s, code);
+	char members[160];
+	group_text(&c->group, members, sizeof(members));
 	f.more[3] = (struct log_field)LOG_NUM("max_resets", cfg->max_resets);
-	f.more[4] = (struct log_field)LOG_NUM("window_s", cfg->window_ms / 1000);
-	f.more[5] = (struct log_field)LOG_NUM("timeout_s", cfg->timeout_ms / 1000);
+	/* The window is in reset.policy-changed; the group is this reset's. */
+	f.more[4] = (struct log_field)LOG_NUM("timeout_s", cfg->timeout_ms / 1000);
+	f.more[5] = (struct log_field)LOG_STR("group", members);
+	metrics_count_reset_decision(r->metrics, c->phy, METRICS_DECISION_RESET);
 	metrics_count_reset(r->metrics, c->phy, METRICS_RESET_ATTEMPTED);
 	log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_STARTED, &f,
-		       "%s: resetting the chip (%s): no container holds it; reset %u of at most %u within %llds; it stays "
-		       "Unhealthy until it is back, and is separated if it is not back within %llds",
-		       chip->id, what, s->attempt, cfg->max_resets, (long long)(cfg->window_ms / 1000),
-		       (long long)(cfg->timeout_ms / 1000));
+		       "%s: resetting the chip (%s) and with it its reset group (%s: %s): no container holds and no "
+		       "process uses any of them; reset %u of at most %u within %llds; they stay Unhealthy until it "
+		       "is back, and it is separated if it is not back within %llds",
+		       chip->id, what, c->group.kind, members, s->attempt, cfg->max_resets,
+		       (long long)(cfg->window_ms / 1000), (long long)(cfg->timeout_ms / 1000));
 	int rc = dcmi_chip_reset_start(lib, &chip->chip, on_returned, r);
 	if (rc == 0) {
 		r->calling = (long)c->phy;
@@ -199,29 +208,137 @@ static void take_return(struct fault_resets *r, struct reset_chip *c, const stru
 	separate(state, &s, now, ret_separated);
 }
 
-/* Who holds the chip, for the guard; names them in holders. */
-static enum fault_reset_holders who_holds(struct fault_resets *r, const struct npu_device *chip,
-					   const struct reset_chip *c, int64_t now, char *holders, size_t size)
+/* Whether phy is in the group of a reset under way of another chip: its
+ * chips stay out until that reset is over. The resetting chip's id in
+ * *ret_by. */
+static bool in_busy_group(const struct fault_resets *r, uint32_t phy, uint32_t *ret_by)
 {
-	/* One reset at a time: the library runs one call. */
-	if (r->calling >= 0 && (uint32_t)r->calling != c->phy)
+	for (size_t i = 0; i < r->n_chips; i++) {
+		const struct reset_chip *o = &r->chips[i];
+		if (o->phy != phy && fault_reset_busy(&o->state) && reset_group_has(&o->group, phy)) {
+			*ret_by = o->phy;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A chip of the group as the snapshot has it, or NULL. */
+static const struct npu_device *member_of(const struct npu_snapshot *snap, uint32_t phy)
+{
+	for (size_t i = 0; snap && i < snap->count; i++)
+		if (snap->devices[i].kind == NPU_DEVICE_CHIP && snap->devices[i].chip.phy_id == phy)
+			return &snap->devices[i];
+	return NULL;
+}
+
+/* Whether DCMI lists a process on a chip of the group (or cannot say):
+ * named in buf. Without the call, says once that pod resources alone
+ * decide. */
+static bool group_busy(struct fault_resets *r, struct dcmi_lib *lib, const struct npu_snapshot *snap,
+		       const struct reset_group *g, char *buf, size_t size)
+{
+	if (!dcmi_can_list_processes(lib)) {
+		if (!r->logged_no_processes)
+			log_warn("this driver's DCMI lacks dcmi_get_device_resource_info: before a reset, only pod "
+				 "resources say whether the chips of its group are in use");
+		r->logged_no_processes = true;
+		return false;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const struct npu_device *m = member_of(snap, g->phys[i]);
+		size_t n = 0;
+		int pid = 0;
+		int rc = m ? dcmi_chip_processes(lib, &m->chip, &n, &pid) : -ENOENT;
+		if (rc == 0 && n == 0)
+			continue;
+		if (rc == 0)
+			(void)str_printf(buf, size, "npu-%u runs %zu process%s (pid %d%s)", g->phys[i], n, n == 1 ? "" : "es",
+					 pid, n > 1 ? ", ..." : "");
+		else if (rc == -EIO)
+			(void)str_printf(buf, size, "npu-%u: cannot list its processes: %s returned %d", g->phys[i],
+					 dcmi_last_error(lib).call, dcmi_last_error(lib).code);
+		else
+			(void)str_printf(buf, size, "npu-%u: cannot list its processes: %s", g->phys[i], strerror(-rc));
+		return true;
+	}
+	return false;
+}
+
+/* Who holds the chip's reset group, for the guard: the chips of the group
+ * (into *ret_group), then, all of them free by pod resources (and by the
+ * DRA driver's prepared claims), the processes DCMI lists on them. Names
+ * the holders, or why not, in holders. */
+static enum fault_reset_holders who_holds(struct fault_resets *r, struct dcmi_lib *lib, const struct npu_snapshot *snap,
+					   const struct npu_device *chip, const struct reset_chip *c, int64_t now,
+					   char *holders, size_t size, struct reset_group *ret_group)
+{
+	uint32_t by;
+	/* One reset at a time: the library runs one call, and a group under
+	 * reset is reset already. */
+	if ((r->calling >= 0 && (uint32_t)r->calling != c->phy) || in_busy_group(r, c->phy, &by))
 		return FAULT_RESET_LISTING;
+	int brother = -1;
+	if (reset_group_needs_brother(chip) && dcmi_chip_brother_card(lib, &chip->chip, &brother) < 0)
+		brother = -1;
+	int rc = reset_group_of(snap, chip, brother, ret_group);
+	if (rc < 0) {
+		(void)str_printf(holders, size, "%s",
+				 rc == -ENODATA ? "DCMI does not name the card paired with its card "
+						  "(dcmi_get_netdev_brother_device)"
+						: "the node's layout is not one the reset table knows");
+		return FAULT_RESET_GROUP_UNKNOWN;
+	}
 	int64_t since = c->state.asks_since_ms >= 0 ? c->state.asks_since_ms : now;
-	int rc = holders_since(r->holders, chip->id, since, holders, size);
-	return rc == 0 ? FAULT_RESET_FREE : rc == 1 ? FAULT_RESET_HELD : rc == -EAGAIN ? FAULT_RESET_LISTING
-											: FAULT_RESET_UNAVAILABLE;
+	enum fault_reset_holders verdict = FAULT_RESET_FREE;
+	for (size_t i = 0; i < ret_group->n && verdict == FAULT_RESET_FREE; i++) {
+		char id[NPU_DEVICE_ID_MAX];
+		(void)str_printf(id, sizeof(id), "npu-%u", ret_group->phys[i]);
+		if (r->claims && r->claims(r->ctx, ret_group->phys[i], holders, size) > 0)
+			return FAULT_RESET_HELD;
+		rc = holders_since(r->holders, id, since, holders, size);
+		verdict = rc == 0 ? FAULT_RESET_FREE : rc == 1 ? FAULT_RESET_HELD : rc == -EAGAIN ? FAULT_RESET_LISTING
+												 : FAULT_RESET_UNAVAILABLE;
+	}
+	if (verdict == FAULT_RESET_FREE && group_busy(r, lib, snap, ret_group, holders, size))
+		verdict = FAULT_RESET_PROCESSES;
+	return verdict;
+}
+
+/* "npu-0..npu-7" or "npu-0,npu-2" for log lines. */
+static void group_text(const struct reset_group *g, char *buf, size_t size)
+{
+	bool run = g->n > 2;
+	for (size_t i = 1; i < g->n; i++)
+		run &= g->phys[i] == g->phys[i - 1] + 1;
+	if (run) {
+		(void)str_printf(buf, size, "npu-%u..npu-%u", g->phys[0], g->phys[g->n - 1]);
+		return;
+	}
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, ",...");
+	for (size_t i = 0; i < g->n; i++)
+		if (strbuf_printf(&sb, "%snpu-%u", i ? "," : "", g->phys[i]) < 0)
+			break;
 }
 
 static void report(struct fault_resets *r, struct reset_chip *c, const struct npu_device *chip,
-		   const struct fault_reset_step *s, const char *holders)
+		   const struct fault_reset_step *s, const char *holders, const struct reset_group *group)
 {
 	const struct fault_reset_config *cfg = r->config;
-	char code[16];
+	char code[16], members[160] = "";
+	if (group->n)
+		group_text(group, members, sizeof(members));
 	struct log_fields f = step_fields(chip, s, code);
 	if (s->action == FAULT_RESET_SUCCEEDED || s->action == FAULT_RESET_BACK_FAULTY)
 		f.more[3] = (struct log_field)LOG_NUM("elapsed_ms", s->elapsed_ms);
-	if (s->action == FAULT_RESET_WAIT_HOLDERS)
+	if (s->action == FAULT_RESET_WAIT_HOLDERS || s->action == FAULT_RESET_WAIT_PROCESSES ||
+	    s->action == FAULT_RESET_NO_GROUP)
 		f.more[3] = (struct log_field)LOG_STR("holders", holders);
+	if (s->action == FAULT_RESET_WAIT_HOLDERS || s->action == FAULT_RESET_WAIT_PROCESSES) {
+		f.more[4] = (struct log_field)LOG_STR("group", members);
+		f.more[5] = (struct log_field)LOG_STR("group_kind", group->kind);
+	}
 	char what[96];
 	about(what, sizeof(what), s->level, s->code);
 	/* Counted before the line is said: whoever reads the line may scrape. */
@@ -229,11 +346,31 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 		metrics_count_reset(r->metrics, c->phy, METRICS_RESET_SUCCEEDED);
 	else if (s->action == FAULT_RESET_BACK_FAULTY || s->action == FAULT_RESET_TIMED_OUT)
 		metrics_count_reset(r->metrics, c->phy, METRICS_RESET_FAILED);
+	else if (s->action == FAULT_RESET_WAIT_HOLDERS)
+		metrics_count_reset_decision(r->metrics, c->phy, METRICS_DECISION_HELD_BY_POD);
+	else if (s->action == FAULT_RESET_WAIT_PROCESSES)
+		metrics_count_reset_decision(r->metrics, c->phy, METRICS_DECISION_BUSY_PROCESS);
+	else if (s->action == FAULT_RESET_NO_LIST)
+		metrics_count_reset_decision(r->metrics, c->phy, METRICS_DECISION_HOLDERS_UNKNOWN);
+	else if (s->action == FAULT_RESET_NO_GROUP)
+		metrics_count_reset_decision(r->metrics, c->phy, METRICS_DECISION_GROUP_UNKNOWN);
 	switch (s->action) {
 	case FAULT_RESET_WAIT_HOLDERS:
 		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_HELD, &f,
-			  "%s: %s asks for a reset, but %s hold the chip; it is reset once they are gone", chip->id,
-			  what, holders);
+			  "%s: %s asks for a reset, but %s hold a chip of its reset group (%s: %s); it is reset once "
+			  "they are gone",
+			  chip->id, what, holders, group->kind, members);
+		break;
+	case FAULT_RESET_WAIT_PROCESSES:
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_BUSY, &f,
+			  "%s: %s asks for a reset, but DCMI says %s, in its reset group (%s: %s); it is reset once no "
+			  "process runs there",
+			  chip->id, what, holders, group->kind, members);
+		break;
+	case FAULT_RESET_NO_GROUP:
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_GROUP_UNKNOWN, &f,
+			  "%s: %s asks for a reset, but which chips a reset takes down is unknown: %s; it is not reset",
+			  chip->id, what, holders);
 		break;
 	case FAULT_RESET_NO_LIST:
 		log_event(LOG_LEVEL_WARN, LOG_EVENT_RESET_HOLDERS_UNKNOWN, &f,
@@ -273,8 +410,13 @@ static void report(struct fault_resets *r, struct reset_chip *c, const struct np
 	}
 }
 
-bool fault_resets_chip(struct fault_resets *r, const struct npu_device *chip, const struct fault_step *step,
-		       struct fault_state *state, int64_t now, bool *ret_separated)
+bool fault_resets_group_hold(const struct fault_resets *r, uint32_t phy, uint32_t *ret_by)
+{
+	return r && in_busy_group(r, phy, ret_by);
+}
+
+bool fault_resets_chip(struct fault_resets *r, const struct npu_snapshot *snapshot, const struct npu_device *chip,
+		       const struct fault_step *step, struct fault_state *state, int64_t now, bool *ret_separated)
 {
 	*ret_separated = false;
 	if (!r || !r->config || chip->kind != NPU_DEVICE_CHIP)
@@ -303,15 +445,18 @@ bool fault_resets_chip(struct fault_resets *r, const struct npu_device *chip, co
 		.holders = FAULT_RESET_LISTING,
 	};
 	char holders[512] = "";
+	struct reset_group group = { .kind = "chip" };
 	if (in.answered && in.asks && !in.separated && !fault_reset_busy(&c->state))
-		in.holders = who_holds(r, chip, c, now, holders, sizeof(holders));
+		in.holders = who_holds(r, lib, snapshot, chip, c, now, holders, sizeof(holders), &group);
 	struct fault_reset_step s;
 	if (fault_reset_step(r->config, &c->state, &in, now, &s) < 0)
 		return fault_reset_busy(&c->state);
 	if (s.news)
-		report(r, c, chip, &s, holders);
+		report(r, c, chip, &s, holders, &group);
 	switch (s.action) {
 	case FAULT_RESET_NOW:
+		/* The group stays out with the chip until its reset is over. */
+		c->group = group;
 		start(r, lib, c, chip, &s);
 		if (c->returned)
 			take_return(r, c, chip, state, now, ret_separated);
@@ -336,7 +481,10 @@ bool fault_resets_chip(struct fault_resets *r, const struct npu_device *chip, co
 	 * later while a container holds the chip. */
 	if (fault_reset_busy(&c->state) || s.action == FAULT_RESET_WAIT_LIST || s.action == FAULT_RESET_BACK_FAULTY)
 		poll_in(r, now, RESET_POLL_MS);
-	else if (s.action == FAULT_RESET_WAIT_HOLDERS)
+	else if (s.action == FAULT_RESET_WAIT_HOLDERS || s.action == FAULT_RESET_WAIT_PROCESSES ||
+		 s.action == FAULT_RESET_NO_GROUP)
+		/* Processes end, and DCMI may name the brother card later,
+		 * without any event: look again. */
 		poll_in(r, now, RESET_HOLDERS_POLL_MS);
 	return fault_reset_busy(&c->state);
 }

@@ -6,9 +6,12 @@
  * reset is under way a timer refreshes every RESET_POLL_MS so that the
  * chip's return, or its deadline, is seen. The chip stays Unhealthy and is
  * never offered meanwhile. A reset that fails, times out, or is spent
- * separates the chip (fault_policy_separate). Who holds a chip comes from
- * the kubelet's pod resources list (daemon/holders.h), taken since the
- * chip asked. Each decision is logged once, naming the chip, the code, the
+ * separates the chip (fault_policy_separate). The hardware resets a group
+ * of chips, not one (node/reset_group.h): a chip is reset only when no
+ * chip of its group is held, by the kubelet's pod resources list
+ * (daemon/holders.h, taken since the chip asked) or a prepared DRA claim,
+ * and DCMI lists no process on any of them; the whole group stays
+ * Unhealthy while the reset runs. Each decision is logged once, naming the chip, the code, the
  * level and what happens next. Part of the top level: it logs. */
 #pragma once
 
@@ -21,6 +24,7 @@
 #include "loop/loop.h"
 #include "npu/inventory.h"
 #include "daemon/holders.h"
+#include "node/reset_group.h"
 #include "telemetry/metrics.h"
 
 /* How often the loop looks at a reset under way (the chip's return, its
@@ -34,6 +38,7 @@ struct reset_chip {
 	uint32_t phy;
 	struct fault_reset_state state;
 	bool returned; /* the DCMI call returned: outcome is waiting to be judged */
+	struct reset_group group; /* the chips its reset under way takes down */
 	struct dcmi_reset_outcome outcome;
 };
 
@@ -51,6 +56,10 @@ struct fault_resets {
 	void (*refresh)(void *ctx);
 	void *ctx;
 	char logged_cannot[160]; /* why resets cannot run, as last logged; "" when they can */
+	bool logged_no_processes; /* that DCMI cannot list processes was said */
+	/* How many prepared claims of the DRA driver hold chip phy (named in
+	 * buf); NULL without the DRA front end. */
+	int (*claims)(void *ctx, uint32_t phy, char *buf, size_t size);
 };
 
 /* What the resets are made with, at init, never set after it. */
@@ -60,6 +69,9 @@ struct fault_resets_options {
 	struct inventory *inventory;
 	struct metrics *metrics; /* may be NULL */
 	struct holders *holders; /* may be NULL */
+	/* How many prepared DRA claims hold chip phy, named in buf (with ctx);
+	 * NULL when the DRA front end is off. */
+	int (*claims)(void *ctx, uint32_t phy, char *buf, size_t size);
 	/* Runs (with ctx) when a reset needs a look: it should refresh the
 	 * inventory and judge the chips. */
 	void (*refresh)(void *ctx);
@@ -75,8 +87,12 @@ int fault_resets_init(struct fault_resets *resets, const struct fault_resets_opt
  * Unhealthy whatever the policy says. Sets *ret_separated when it
  * separated the chip (fault_policy_separate on state): the caller judges
  * it again so that the separation is decided and published now. */
-bool fault_resets_chip(struct fault_resets *resets, const struct npu_device *chip, const struct fault_step *step,
-		       struct fault_state *state, int64_t now_ms, bool *ret_separated);
+bool fault_resets_chip(struct fault_resets *resets, const struct npu_snapshot *snapshot, const struct npu_device *chip,
+		       const struct fault_step *step, struct fault_state *state, int64_t now_ms, bool *ret_separated);
+
+/* Whether chip phy is in the reset group of another chip whose reset is
+ * under way (that chip's phy in *ret_by): it must then be Unhealthy too. */
+bool fault_resets_group_hold(const struct fault_resets *resets, uint32_t phy, uint32_t *ret_by);
 
 /* After the inventory is freed (no reset can wake it any more). Accepts a
  * zeroed struct. */

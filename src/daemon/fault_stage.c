@@ -176,6 +176,28 @@ static void hold_for_reset(struct npu_snapshot *out, size_t i)
 	}
 }
 
+/* The other chips of a group under reset are out as well, their vNPUs
+ * too: the hardware takes them down with the chip. */
+static void hold_groups(struct fault_stage *st, struct npu_snapshot *out)
+{
+	for (size_t i = 0; st->resets && i < out->count; i++) {
+		const struct npu_device *chip = &out->devices[i];
+		uint32_t by;
+		if (chip->kind != NPU_DEVICE_CHIP || !fault_resets_group_hold(st->resets, chip->chip.phy_id, &by))
+			continue;
+		for (size_t j = i; j < out->count; j++) {
+			struct npu_device *d = &out->devices[j];
+			if (d->chip.phy_id != chip->chip.phy_id || (j != i && d->kind != NPU_DEVICE_VNPU))
+				continue;
+			if (d->fault == NPU_FAULT_NONE)
+				d->fault = NPU_FAULT_POLICY;
+			d->healthy = false;
+			(void)str_printf(d->policy_note, sizeof(d->policy_note),
+					 "the reset of npu-%u takes down its reset group", by);
+		}
+	}
+}
+
 /* A chip gone from DCMI's list while a reset waits for it (a chip that
  * does not come back may leave the bus) must still time out. */
 static void follow_unlisted(struct fault_stage *st, const struct npu_snapshot *out, int64_t now_ms)
@@ -190,7 +212,7 @@ static void follow_unlisted(struct fault_stage *st, const struct npu_snapshot *o
 		struct npu_device gone = { .kind = NPU_DEVICE_CHIP, .chip = { .phy_id = phy, .card_id = -1, .device_id = -1 } };
 		bool separated;
 		(void)str_printf(gone.id, sizeof(gone.id), "npu-%u", phy);
-		(void)fault_resets_chip(st->resets, &gone, NULL, &st->chips[i].state, now_ms, &separated);
+		(void)fault_resets_chip(st->resets, out, &gone, NULL, &st->chips[i].state, now_ms, &separated);
 	}
 }
 
@@ -258,8 +280,8 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		if (!judgeable(chip) || !(state = state_of(st, chip->chip.phy_id))) {
 			/* A chip away: a reset under way may be waiting for it. */
 			if (chip->kind == NPU_DEVICE_CHIP)
-				(void)fault_resets_chip(st->resets, chip, NULL, state_find(st, chip->chip.phy_id), now_ms,
-							&separated);
+				(void)fault_resets_chip(st->resets, in, chip, NULL, state_find(st, chip->chip.phy_id),
+							now_ms, &separated);
 			continue;
 		}
 		if (!state->started && st->restore)
@@ -277,7 +299,7 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 		judge_network(chip, state, network, network_code);
 		if (fault_policy_step(policy, state, &input, now_ms, &step) < 0)
 			continue;
-		bool resetting = fault_resets_chip(st->resets, chip, &step, state, now_ms, &separated);
+		bool resetting = fault_resets_chip(st->resets, in, chip, &step, state, now_ms, &separated);
 		if (separated)
 			judge_again(policy, state, &input, now_ms, &step);
 		if (step.n_decisions)
@@ -304,6 +326,7 @@ int fault_stage_apply(struct fault_stage *st, const struct fault_policy_config *
 			hold_for_reset(out, i);
 	}
 	follow_unlisted(st, out, now_ms);
+	hold_groups(st, out);
 	for (size_t i = 0; i < out->count; i++)
 		out->healthy += out->devices[i].healthy;
 	*ret_out = out;

@@ -15,6 +15,7 @@
 
 #include "base/file.h"
 #include "base/parse.h"
+#include "base/strbuf.h"
 #include "dra/claim_status.h"
 #include "dra/vnpus.h"
 #include "base/wait.h"
@@ -264,6 +265,38 @@ size_t dra_driver_prepared_count(struct dra_driver *d)
 {
 	pthread_mutex_lock(&d->op_lock);
 	size_t n = d->checkpoint.count;
+	pthread_mutex_unlock(&d->op_lock);
+	return n;
+}
+
+/* Whether a result of a prepared claim uses chip phy of snap. */
+static bool result_on_chip(const struct dra_result *res, const struct npu_snapshot *snap, uint32_t phy)
+{
+	if (res->admin_access)
+		return false;
+	/* A dynamic vNPU: the driver numbers them phy*16+100 onwards. */
+	if (res->vnpu_id >= NPU_VNPU_FIRST_ID)
+		return (res->vnpu_id - NPU_VNPU_FIRST_ID) / NPU_VNPUS_PER_CHIP == phy;
+	const struct npu_device *dev = snap ? npu_snapshot_find(snap, res->device) : NULL;
+	return dev && dev->chip.phy_id == phy;
+}
+
+size_t dra_driver_claims_on_chip(struct dra_driver *d, uint32_t phy, char *buf, size_t size)
+{
+	struct strbuf sb;
+	strbuf_init(&sb, buf, size, ",...");
+	size_t n = 0;
+	pthread_mutex_lock(&d->op_lock);
+	pthread_mutex_lock(&d->snapshot_lock);
+	for (size_t i = 0; i < d->checkpoint.count; i++) {
+		const struct dra_prepared *p = d->checkpoint.claims[i];
+		bool on = false;
+		for (size_t k = 0; k < p->n_devices && !on; k++)
+			on = result_on_chip(&p->devices[k], d->snapshot, phy);
+		if (on && strbuf_printf(&sb, "%sclaim %s/%s", n++ ? ", " : "", p->namespace, p->name) < 0)
+			break;
+	}
+	pthread_mutex_unlock(&d->snapshot_lock);
 	pthread_mutex_unlock(&d->op_lock);
 	return n;
 }

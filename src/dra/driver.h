@@ -194,3 +194,9 @@ bool dra_driver_holds_vnpu(struct dra_driver *driver, uint32_t id);
 
 /* How many claims are prepared now. */
 size_t dra_driver_prepared_count(struct dra_driver *driver);
+
+/* How many prepared claims use chip phy, whole or through a vNPU of it
+ * ("ns/name, ..." in buf, cut with ",..."): a pod may run on it. Claims
+ * with admin access alone (monitoring) do not count: they never hold a
+ * chip. Any thread. */
+size_t dra_driver_claims_on_chip(struct dra_driver *driver, uint32_t phy, char *buf, size_t size);

@@ -32,6 +32,8 @@ const char *fault_reset_action_name(enum fault_reset_action action)
 		[FAULT_RESET_WAIT_HOLDERS] = "wait for holders",
 		[FAULT_RESET_WAIT_LIST] = "wait for a list",
 		[FAULT_RESET_NO_LIST] = "no list",
+		[FAULT_RESET_WAIT_PROCESSES] = "wait for processes",
+		[FAULT_RESET_NO_GROUP] = "no group",
 		[FAULT_RESET_NOW] = "reset",
 		[FAULT_RESET_SEPARATE] = "separate",
 		[FAULT_RESET_IN_PROGRESS] = "in progress",
@@ -148,6 +150,12 @@ int fault_reset_step(const struct fault_reset_config *config, struct fault_reset
 		break;
 	case FAULT_RESET_UNAVAILABLE:
 		wait_for(state, FAULT_RESET_NO_LIST, in, &out);
+		break;
+	case FAULT_RESET_PROCESSES:
+		wait_for(state, FAULT_RESET_WAIT_PROCESSES, in, &out);
+		break;
+	case FAULT_RESET_GROUP_UNKNOWN:
+		wait_for(state, FAULT_RESET_NO_GROUP, in, &out);
 		break;
 	case FAULT_RESET_FREE:
 		state->attempts[state->next_attempt] = now_ms;

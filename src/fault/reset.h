@@ -11,6 +11,8 @@
  * keeps after they cleared), it is not separated, and the kubelet's pod
  * resources list, taken since the chip asked, says no container holds it;
  * without such a list (pod resources unavailable) it is not reset at all.
+ * The caller answers for the chip's whole reset group (node/reset_group.h):
+ * no container and no DCMI process on any of its chips.
  * At most max_resets resets per chip within window_ms: a chip that asks
  * once more is separated. A reset whose DCMI call fails, or whose chip is
  * not back within timeout_ms of the call, separates the chip; a chip back
@@ -60,6 +62,8 @@ enum fault_reset_holders {
 	FAULT_RESET_HELD,        /* ... names a container */
 	FAULT_RESET_LISTING,     /* no list that recent yet: one is on its way */
 	FAULT_RESET_UNAVAILABLE, /* pod resources is off or failing */
+	FAULT_RESET_PROCESSES,   /* DCMI lists a process on a chip of the reset group */
+	FAULT_RESET_GROUP_UNKNOWN, /* the reset group is unknown (an A3 chip without its brother card) */
 };
 
 enum fault_reset_action {
@@ -67,6 +71,8 @@ enum fault_reset_action {
 	FAULT_RESET_WAIT_HOLDERS, /* a container holds the chip: it is reset once free */
 	FAULT_RESET_WAIT_LIST,    /* waiting for a list of holders recent enough */
 	FAULT_RESET_NO_LIST,      /* pod resources unavailable: no reset */
+	FAULT_RESET_WAIT_PROCESSES, /* a process runs on a chip of the group: reset once none does */
+	FAULT_RESET_NO_GROUP,     /* which chips a reset would take down is unknown: no reset */
 	FAULT_RESET_NOW,          /* reset it now: the attempt is counted */
 	FAULT_RESET_SEPARATE,     /* the resets of the window are spent: separate it */
 	FAULT_RESET_IN_PROGRESS,  /* the reset runs, or the chip is not back yet */

@@ -485,7 +485,9 @@ void dcmi_unsubscribe_faults(void)
 	X(link, dcmi_get_device_network_health, unsigned int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                \
 	X(super_pod, dcmi_get_device_info, struct dcmi_spod_info, 1, -EOPNOTSUPP, -EOPNOTSUPP)          \
 	X(share_get, dcmi_get_device_share_enable, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                      \
-	X(share_set, dcmi_set_device_share_enable, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)
+	X(share_set, dcmi_set_device_share_enable, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)                      \
+	X(processes, dcmi_get_device_resource_info, struct dcmi_proc_mem_info, DCMI_PROC_ROOM, -EOPNOTSUPP, -EIO) \
+	X(brother, dcmi_get_netdev_brother_device, int, 1, -EOPNOTSUPP, -EOPNOTSUPP)
 
 /* One call's arguments and results, in the guard's own storage while the
  * call runs (npu/vendor_call.h): the jobs write only here. run_call hands
@@ -1082,6 +1084,54 @@ int dcmi_chip_share_enable(struct dcmi_lib *lib, const struct npu_chip *chip)
 		return -EINVAL;
 	struct dcmi_call *c = NULL;
 	return run_call(lib, &op_share_set, chip, 0, &c);
+}
+
+/* --- processes and the paired card (group resets) -------------------------- */
+
+static int job_processes(struct dcmi_call *c)
+{
+	int n = 0;
+	int rc = c->lib->fn.dcmi_get_device_resource_info(c->chip.card_id, c->chip.device_id, c->out.processes, &n);
+	/* The count comes from the vendor: a negative one or one past what
+	 * Huawei's own caller accepts is no answer. */
+	if (rc == DCMI_OK && (n < 0 || n > DCMI_MAX_PROCS))
+		return DCMI_ERR_INNER;
+	c->count = (size_t)n;
+	return rc;
+}
+
+int dcmi_chip_processes(struct dcmi_lib *lib, const struct npu_chip *chip, size_t *ret_count, int *ret_first_pid)
+{
+	if (!lib || !addressable(chip) || !ret_count || !ret_first_pid)
+		return -EINVAL;
+	struct dcmi_call *c = NULL;
+	int r = run_call(lib, &op_processes, chip, DCMI_PROC_ROOM, &c);
+	if (r < 0)
+		return r;
+	*ret_count = c->count;
+	*ret_first_pid = c->count ? c->out.processes[0].proc_id : 0;
+	return 0;
+}
+
+bool dcmi_can_list_processes(const struct dcmi_lib *lib)
+{
+	return lib && has_processes(&lib->fn);
+}
+
+static int job_brother(struct dcmi_call *c)
+{
+	return c->lib->fn.dcmi_get_netdev_brother_device(c->chip.card_id, c->chip.device_id, c->out.brother);
+}
+
+int dcmi_chip_brother_card(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_card)
+{
+	if (!lib || !addressable(chip) || !ret_card)
+		return -EINVAL;
+	struct dcmi_call *c = NULL;
+	int r = run_call(lib, &op_brother, chip, 0, &c);
+	if (r == 0)
+		*ret_card = c->out.brother[0];
+	return r;
 }
 
 /* --- calls in the background: chip reset, vNPU carving -------------------- */

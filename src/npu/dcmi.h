@@ -204,6 +204,23 @@ int dcmi_chip_share_mode(struct dcmi_lib *lib, const struct npu_chip *chip, bool
  * as dcmi_chip_share_mode's, without -ERANGE. */
 int dcmi_chip_share_enable(struct dcmi_lib *lib, const struct npu_chip *chip);
 
+/* --- Processes and the paired card (group resets) ------------------------------- */
+
+/* How many processes run on the chip (dcmi_get_device_resource_info, what
+ * Huawei's plugin asks before a hot reset), and the first one's pid (0 when
+ * none). -EOPNOTSUPP when the driver lacks the call, -EIO when it fails or
+ * answers a count below 0 or above DCMI_MAX_PROCS. */
+int dcmi_chip_processes(struct dcmi_lib *lib, const struct npu_chip *chip, size_t *ret_count, int *ret_first_pid);
+
+/* Whether the driver has dcmi_get_device_resource_info. */
+bool dcmi_can_list_processes(const struct dcmi_lib *lib);
+
+/* The card an A3 chip's card is paired with for its network and its hot
+ * reset (dcmi_get_netdev_brother_device; Huawei's plugin resets both
+ * cards' dies together). -EOPNOTSUPP when the driver lacks the call or
+ * answers that it is not supported, -EIO when it fails. */
+int dcmi_chip_brother_card(struct dcmi_lib *lib, const struct npu_chip *chip, int *ret_card);
+
 /* --- Chip reset --------------------------------------------------------------- */
 
 /* Whether the library has the reset calls (dcmi_set_device_pre_reset and

@@ -211,6 +211,19 @@ _Static_assert(sizeof(struct dcmi_create_vdev_out) == 52, "struct dcmi_create_vd
 #define DCMI_DEVICE_SHARE_OFF 0
 #define DCMI_DEVICE_SHARE_ON 1
 
+/* The processes running on a chip (dcmi_get_device_resource_info): each
+ * one's pid and the device memory it uses, in bytes. The call takes no
+ * length: Huawei's own caller (MindCluster's ascend-common devmanager,
+ * DcGetDevProcessInfo) hands it room for 32 entries and treats a larger
+ * count as invalid; the plugin hands it DCMI_PROC_ROOM, four times that,
+ * and reads at most DCMI_MAX_PROCS. */
+struct dcmi_proc_mem_info {
+	int proc_id;
+	unsigned long proc_mem_usage;
+};
+#define DCMI_MAX_PROCS 32
+#define DCMI_PROC_ROOM (4 * DCMI_MAX_PROCS)
+
 /* X-macro of every symbol the plugin resolves: (name, required, return, params).
  * A missing required symbol fails the load naming it; optional ones may be
  * absent on older drivers. */
@@ -254,7 +267,10 @@ _Static_assert(sizeof(struct dcmi_create_vdev_out) == 52, "struct dcmi_create_vd
 	   struct dcmi_create_vdev_out *out))                                                        \
 	X(dcmi_set_destroy_vdevice, 0, int, (int card_id, int device_id, unsigned int vdevid))         \
 	X(dcmi_get_device_share_enable, 0, int, (int card_id, int device_id, int *enable_flag))       \
-	X(dcmi_set_device_share_enable, 0, int, (int card_id, int device_id, int enable_flag))
+	X(dcmi_set_device_share_enable, 0, int, (int card_id, int device_id, int enable_flag))       \
+	X(dcmi_get_device_resource_info, 0, int,                                                     \
+	  (int card_id, int device_id, struct dcmi_proc_mem_info *proc_info, int *proc_num))         \
+	X(dcmi_get_netdev_brother_device, 0, int, (int card_id, int device_id, int *brother_card_id))
 
 /* Prototypes as the vendor header declares them (used by the simulator). */
 #define DCMI_DECLARE(name, required, ret, params) ret name params;

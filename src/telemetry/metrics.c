@@ -62,6 +62,7 @@ struct metrics {
 	struct chip_resets {
 		uint32_t phy;
 		uint64_t count[METRICS_RESET_COUNT];
+		uint64_t decisions[METRICS_DECISION_COUNT];
 	} resets[NPU_MAX_CHIPS];
 	size_t n_resets;
 };
@@ -214,18 +215,36 @@ void metrics_count_fault(struct metrics *m, uint32_t code, bool escalated)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void metrics_count_reset(struct metrics *m, uint32_t phy, enum metrics_reset what)
+/* The chip's reset counters, made at its first count. Under m->lock. */
+static struct chip_resets *resets_of_locked(struct metrics *m, uint32_t phy)
 {
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->lock);
 	size_t i = 0;
 	while (i < m->n_resets && m->resets[i].phy != phy)
 		i++;
 	if (i == m->n_resets && m->n_resets < NPU_MAX_CHIPS)
 		m->resets[m->n_resets++] = (struct chip_resets){ .phy = phy };
-	if (i < m->n_resets)
-		m->resets[i].count[what]++;
+	return i < m->n_resets ? &m->resets[i] : NULL;
+}
+
+void metrics_count_reset(struct metrics *m, uint32_t phy, enum metrics_reset what)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	struct chip_resets *r = resets_of_locked(m, phy);
+	if (r)
+		r->count[what]++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_count_reset_decision(struct metrics *m, uint32_t phy, enum metrics_reset_decision why)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	struct chip_resets *r = resets_of_locked(m, phy);
+	if (r)
+		r->decisions[why]++;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -537,11 +556,27 @@ static void network_series(struct text *t, const struct view *v)
 	}
 }
 
-/* Per chip ever reset, each result; chip labels only, since a counter's
- * series must not change with the pods that come and go. */
-static void reset_series(struct text *t, const struct view *v)
+/* Whether any of n counters counted. */
+static bool counted(const uint64_t *counts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (counts[i])
+			return true;
+	return false;
+}
+
+/* Per chip ever reset, each result; per chip the guard decided about, each
+ * reason; chip labels only, since a counter's series must not change with
+ * the pods that come and go. */
+static void reset_series(struct text *t, const struct view *v, bool decisions)
 {
 	static const char *const results[METRICS_RESET_COUNT] = { "attempted", "succeeded", "failed" };
+	static const char *const reasons[METRICS_DECISION_COUNT] = { "reset", "held-by-pod", "busy-process",
+								     "holders-unknown", "group-unknown" };
+	const char *name = decisions ? "ascend_npu_reset_decisions_total" : "ascend_npu_resets_total";
+	const char *label = decisions ? "reason" : "result";
+	const char *const *values = decisions ? reasons : results;
+	size_t n = decisions ? METRICS_DECISION_COUNT : METRICS_RESET_COUNT;
 	bool any = false;
 	for (size_t i = 0; i < v->n_chips; i++) {
 		const struct npu_device *dev = v->chips[i];
@@ -549,18 +584,23 @@ static void reset_series(struct text *t, const struct view *v)
 		for (size_t k = 0; k < v->n_resets && !r; k++)
 			if (v->resets[k].phy == dev->chip.phy_id)
 				r = &v->resets[k];
-		if (!r)
+		const uint64_t *counts = r ? (decisions ? r->decisions : r->count) : NULL;
+		if (!counts || !counted(counts, n))
 			continue;
 		if (!any)
-			header(t, "ascend_npu_resets_total", "counter",
-			       "Hot resets of the chip by the fault policy: attempted, and how they ended (succeeded, failed).");
+			header(t, name, "counter",
+			       decisions ? "Decisions of the fault policy's reset guard about a chip whose faults ask for a "
+					   "reset, by reason: reset (its reset group was free), held-by-pod, busy-process "
+					   "(DCMI lists a process on a chip of the group), holders-unknown, group-unknown."
+					 : "Hot resets of the chip by the fault policy: attempted, and how they ended "
+					   "(succeeded, failed).");
 		any = true;
 		char chip[LABEL_MAX];
 		if (metrics_escape_label(dev->chip.name, chip, sizeof(chip)) < 0)
 			chip[0] = '\0';
-		for (int k = 0; k < METRICS_RESET_COUNT; k++)
-			put(t, "ascend_npu_resets_total{id=\"%s\",phy=\"%u\",chip=\"%s\",result=\"%s\"} %llu\n", dev->id,
-			    dev->chip.phy_id, chip, results[k], (unsigned long long)r->count[k]);
+		for (size_t k = 0; k < n; k++)
+			put(t, "%s{id=\"%s\",phy=\"%u\",chip=\"%s\",%s=\"%s\"} %llu\n", name, dev->id, dev->chip.phy_id,
+			    chip, label, values[k], (unsigned long long)counts[k]);
 	}
 }
 
@@ -713,7 +753,8 @@ int metrics_render(struct metrics *m, char **ret_text, size_t *ret_len)
 	if (!t.p)
 		t.error = -ENOMEM;
 	render_chips(&t, &v);
-	reset_series(&t, &v);
+	reset_series(&t, &v, false);
+	reset_series(&t, &v, true);
 	render_plugin(&t, m, &v);
 
 	for (size_t i = 0; i < v.n_resources; i++)

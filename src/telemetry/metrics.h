@@ -82,6 +82,20 @@ enum metrics_reset {
 /* A reset of chip phy was attempted, or ended so. Loop thread; a NULL
  * metrics counts nothing. */
 void metrics_count_reset(struct metrics *metrics, uint32_t phy, enum metrics_reset what);
+
+/* What ascend_npu_reset_decisions_total counts, per chip whose faults ask
+ * for a reset: each decision of the reset guard, by its reason. */
+enum metrics_reset_decision {
+	METRICS_DECISION_RESET,           /* the group was free: reset */
+	METRICS_DECISION_HELD_BY_POD,     /* a container holds a chip of the group */
+	METRICS_DECISION_BUSY_PROCESS,    /* DCMI lists a process on a chip of the group */
+	METRICS_DECISION_HOLDERS_UNKNOWN, /* pod resources is off or failing */
+	METRICS_DECISION_GROUP_UNKNOWN,   /* the group is unknown (A3 without its brother card) */
+	METRICS_DECISION_COUNT
+};
+/* A decision about resetting chip phy. Loop thread; a NULL metrics counts
+ * nothing. */
+void metrics_count_reset_decision(struct metrics *metrics, uint32_t phy, enum metrics_reset_decision why);
 void metrics_streams_changed(struct metrics_resource *resource, int delta);
 void metrics_observe_allocate(struct metrics_resource *resource, int grpc_code, double seconds);
 

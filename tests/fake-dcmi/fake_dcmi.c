@@ -99,6 +99,7 @@ static struct {
 	char path[PATH_MAX]; /* absolute path of the state file */
 	const char *base;    /* its last component, inside path */
 	char dev_dir[PATH_MAX]; /* where vNPU nodes are made (ASCEND_FAKE_DCMI_DEV_DIR); empty: nowhere */
+	char reset_log[PATH_MAX]; /* where each reset's chips are written (ASCEND_FAKE_DCMI_RESET_LOG); empty: nowhere */
 	struct fake_state *state;
 	int inotify_fd;
 	int wake_fd;
@@ -323,8 +324,9 @@ static int64_t take_returns_locked(void)
 	return next;
 }
 
-/* dcmi_set_device_reset of the chip the state file has as line. */
-static void start_reset_locked(const struct fake_chip *line)
+/* One chip of a reset goes away: line as the state file has it, away for
+ * away_ms. */
+static void reset_chip_locked(const struct fake_chip *line, uint32_t away_ms)
 {
 	struct reset_record *rec = reset_of_locked(line->phy);
 	for (size_t i = 0; i < ARRAY_SIZE(sim.resets) && !rec; i++)
@@ -332,17 +334,55 @@ static void start_reset_locked(const struct fake_chip *line)
 			rec = &sim.resets[i];
 	/* One record per chip of the state: a slot is always free. */
 	*rec = (struct reset_record){
-		.used = true, .phy = line->phy, .back_ms = monotonic_ms() + line->reset_ms, .outcome = line->reset,
+		.used = true, .phy = line->phy, .back_ms = monotonic_ms() + away_ms, .outcome = line->reset,
 		.line = *line, .view = *line,
 	};
 	rec->view.health = 0;
 	rec->view.error_count = 0;
-	/* The watcher sleeps until the next return it knows of: this one is new. */
-	wake_watcher();
 	if (sim.log_events)
-		fprintf(stderr, "fake-dcmi: phy %u reset: away for %u ms, then %s\n", line->phy, line->reset_ms,
+		fprintf(stderr, "fake-dcmi: phy %u reset: away for %u ms, then %s\n", line->phy, away_ms,
 			line->reset == FAKE_RESET_CLEAN ? "back clean"
 			: line->reset == FAKE_RESET_FAULTY ? "back with its fault" : "never back");
+}
+
+/* Appends "reset phy=P chips=A,B,..." to the reset log, for a test to
+ * see which chips a reset took down. */
+static void log_reset_locked(uint32_t phy, const uint32_t *chips, size_t n)
+{
+	if (!sim.reset_log[0])
+		return;
+	FILE *f = fopen(sim.reset_log, "ae");
+	if (!f) {
+		fprintf(stderr, "fake-dcmi: %s: %s\n", sim.reset_log, strerror(errno));
+		return;
+	}
+	fprintf(f, "reset phy=%u chips=", phy);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%u", i ? "," : "", chips[i]);
+	fputc('\n', f);
+	if (fclose(f) != 0)
+		fprintf(stderr, "fake-dcmi: %s: %s\n", sim.reset_log, strerror(errno));
+}
+
+/* dcmi_set_device_reset of the chip the state file has as line: it and
+ * every chip of its reset_group go away for its reset_ms, each coming back
+ * as its own reset= says. */
+static void start_reset_locked(const struct fake_chip *line)
+{
+	uint32_t chips[FAKE_STATE_MAX_CHIPS];
+	size_t n = 0;
+	for (size_t i = 0; i < sim.state->chip_count; i++) {
+		const struct fake_chip *c = &sim.state->chips[i];
+		bool member = c->phy == line->phy ||
+			      (line->has_reset_group && c->has_reset_group && c->reset_group == line->reset_group);
+		if (!member)
+			continue;
+		reset_chip_locked(c, line->reset_ms);
+		chips[n++] = c->phy;
+	}
+	log_reset_locked(line->phy, chips, n);
+	/* The watcher sleeps until the next return it knows of: these are new. */
+	wake_watcher();
 }
 
 /* Makes next the current state and queues the events its changes imply. */
@@ -660,6 +700,12 @@ static int start_locked(void)
 	const char *dev_dir = getenv("ASCEND_FAKE_DCMI_DEV_DIR");
 	if (str_copy(sim.dev_dir, sizeof(sim.dev_dir), dev_dir ? dev_dir : "") < 0) {
 		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_DEV_DIR is too long\n");
+		return DCMI_ERR_INNER;
+	}
+
+	const char *reset_log = getenv("ASCEND_FAKE_DCMI_RESET_LOG");
+	if (str_copy(sim.reset_log, sizeof(sim.reset_log), reset_log ? reset_log : "") < 0) {
+		fprintf(stderr, "fake-dcmi: ASCEND_FAKE_DCMI_RESET_LOG is too long\n");
 		return DCMI_ERR_INNER;
 	}
 
@@ -1221,6 +1267,43 @@ int dcmi_set_device_reset(int card_id, int device_id, enum dcmi_reset_channel ch
 		r = DCMI_ERR_INVALID_PARAMETER;
 	else if ((r = lookup_call_locked(FAKE_CALL_RESET, card_id, device_id, false, &chip)) == DCMI_OK)
 		start_reset_locked(fake_state_find_phy(sim.state, chip->phy));
+	api_leave();
+	return r;
+}
+
+int dcmi_get_device_resource_info(int card_id, int device_id, struct dcmi_proc_mem_info *proc_info, int *proc_num)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!proc_info || !proc_num) {
+		r = DCMI_ERR_INVALID_PARAMETER;
+	} else if ((r = lookup_call_locked(FAKE_CALL_RESOURCE_INFO, card_id, device_id, false, &chip)) == DCMI_OK) {
+		/* Like the driver: the caller's buffer holds DCMI_MAX_PROCS. */
+		for (uint32_t i = 0; i < chip->proc_count; i++)
+			proc_info[i] = (struct dcmi_proc_mem_info){ .proc_id = chip->proc_pid[i],
+								    .proc_mem_usage = chip->proc_mem_mb[i] << 20 };
+		*proc_num = (int)chip->proc_count;
+	}
+	api_leave();
+	return r;
+}
+
+int dcmi_get_netdev_brother_device(int card_id, int device_id, int *brother_card_id)
+{
+	int r = api_enter();
+	if (r != DCMI_OK)
+		return r;
+	const struct fake_chip *chip;
+	if (!brother_card_id)
+		r = DCMI_ERR_INVALID_PARAMETER;
+	else if ((r = lookup_locked(card_id, device_id, false, &chip)) == DCMI_OK) {
+		if (!chip->has_brother)
+			r = DCMI_ERR_NOT_SUPPORTED;
+		else
+			*brother_card_id = (int)chip->brother;
+	}
 	api_leave();
 	return r;
 }

@@ -237,6 +237,7 @@ static const struct {
 	[FAKE_CALL_DESTROY_VDEVICE] = { "dcmi_set_destroy_vdevice", "destroy_vdevice" },
 	[FAKE_CALL_GET_SHARE] = { "dcmi_get_device_share_enable", "get_device_share_enable" },
 	[FAKE_CALL_SET_SHARE] = { "dcmi_set_device_share_enable", "set_device_share_enable" },
+	[FAKE_CALL_RESOURCE_INFO] = { "dcmi_get_device_resource_info", "resource_info" },
 };
 
 const char *fake_call_name(enum fake_call call)
@@ -452,6 +453,60 @@ static int key_reset_ms(struct fake_chip *chip, const char *value)
 	return parse_u32(value, 10, FAKE_RESET_MAX_MS, &chip->reset_ms);
 }
 
+static int key_reset_group(struct fake_chip *chip, const char *value)
+{
+	int r = parse_id(value, &chip->reset_group);
+	if (r == 0)
+		chip->has_reset_group = true;
+	return r;
+}
+
+static int key_brother(struct fake_chip *chip, const char *value)
+{
+	int r = parse_id(value, &chip->brother);
+	if (r == 0)
+		chip->has_brother = true;
+	return r;
+}
+
+/* procs=PID:MB,...: the chip's processes, each a pid (1-4194304, the
+ * kernel's limit) and the device memory it uses in megabytes. */
+static int key_procs(struct fake_chip *chip, const char *value)
+{
+	int32_t pids[FAKE_STATE_MAX_PROCS];
+	uint64_t mem[FAKE_STATE_MAX_PROCS];
+	uint32_t count = 0;
+	const char *item = value;
+	for (;;) {
+		size_t n = strcspn(item, ",");
+		char text[48];
+		if (n == 0 || n >= sizeof(text) || count == FAKE_STATE_MAX_PROCS)
+			return -EINVAL;
+		memcpy(text, item, n);
+		text[n] = '\0';
+		char *colon = strchr(text, ':');
+		uint32_t pid;
+		if (!colon)
+			return -EINVAL;
+		*colon = '\0';
+		int r = parse_u32(text, 10, 4194304, &pid);
+		if (r == 0 && pid == 0)
+			r = -EINVAL;
+		if (r == 0)
+			r = parse_u64(colon + 1, 10, UINT32_MAX, &mem[count]);
+		if (r < 0)
+			return r;
+		pids[count++] = (int32_t)pid;
+		if (item[n] == '\0')
+			break;
+		item += n + 1;
+	}
+	memcpy(chip->proc_pid, pids, count * sizeof(pids[0]));
+	memcpy(chip->proc_mem_mb, mem, count * sizeof(mem[0]));
+	chip->proc_count = count;
+	return 0;
+}
+
 /* Each parser writes only its own field and returns 0 or a negative errno;
  * `expect` completes the diagnostic for a bad value. */
 static const struct chip_key {
@@ -488,6 +543,9 @@ static const struct chip_key {
 	{ "super_pod", key_super_pod, "a number" },
 	{ "sdid", key_sdid, "a number" },
 	{ "server_index", key_server_index, "a number" },
+	{ "reset_group", key_reset_group, "a number 0-65535" },
+	{ "brother", key_brother, "a card number 0-65535" },
+	{ "procs", key_procs, "up to 32 PID:MB pairs separated by commas" },
 };
 
 /* Duplicate keys are tracked in a bit mask. */

@@ -32,6 +32,8 @@
 #define FAKE_STATE_MAX_VNPUS 512
 #define FAKE_STATE_VNPUS_PER_CHIP 16
 #define FAKE_STATE_TEMPLATE_SIZE 16
+/* Processes on a chip (procs=): as many as DCMI lists (DCMI_MAX_PROCS). */
+#define FAKE_STATE_MAX_PROCS 32
 
 /* Calls a chip line can make fail (fail=) or hang (hang=, hang_ms=): the
  * chip calls with telemetry or identity the plugin reads after discovery,
@@ -53,6 +55,7 @@ enum fake_call {
 	FAKE_CALL_DESTROY_VDEVICE,
 	FAKE_CALL_GET_SHARE,
 	FAKE_CALL_SET_SHARE,
+	FAKE_CALL_RESOURCE_INFO,
 	FAKE_CALL_COUNT,
 };
 
@@ -124,6 +127,17 @@ struct fake_chip {
 	 * dcmi_set_device_share_enable rewrites. */
 	bool share_off;
 	unsigned share_line;
+	/* reset_group=: the chips a reset of this one resets as well, as the
+	 * hardware does (the chips with the same number); alone without it. */
+	bool has_reset_group;
+	uint32_t reset_group;
+	/* brother=: the card dcmi_get_netdev_brother_device names (-8255 without). */
+	bool has_brother;
+	uint32_t brother;
+	/* procs=: the processes dcmi_get_device_resource_info lists. */
+	uint32_t proc_count;
+	int32_t proc_pid[FAKE_STATE_MAX_PROCS];
+	uint64_t proc_mem_mb[FAKE_STATE_MAX_PROCS];
 };
 
 /* A static vNPU an administrator created on a chip (npu-smi set -t create-vnpu). */

@@ -22,8 +22,12 @@
 
 #include "harness/harness.h"
 #include "harness/http.h"
+#include "base/file.h"
 
 #define CHIPS 4
+/* Four 910B chips make one board: a reset of one takes all four down
+ * (node/reset_group.h), so the kubelet sees them all Unhealthy meanwhile. */
+#define GROUP "npu-0,npu-1,npu-2,npu-3"
 /* 80E18005 (HBMC parity) is RestartNPU in the built-in table. */
 #define FAULT "health=2 errors=80E18005"
 
@@ -79,11 +83,15 @@ static void start(struct node *node, const char *timeout)
 	snprintf(flag, sizeof(flag), "--config=%s", config);
 	snprintf(podres, sizeof(podres), "%s/pod-resources.sock", node->root);
 	struct proc *k = node_start_kubelet_with(node, (const char *[]){ "--pod-resources-socket", podres, NULL });
-	node_start_plugin(node, (const char *[]){ "--health-interval", "1h", "--metrics-addr=127.0.0.1:0",
-						  "--pod-resources-socket", podres, flag, NULL });
+	char reset_log[200];
+	snprintf(reset_log, sizeof(reset_log), "ASCEND_FAKE_DCMI_RESET_LOG=%s/resets.log", node->root);
+	node_start_plugin_env(node,
+			      (const char *[]){ "--health-interval", "1h", "--metrics-addr=127.0.0.1:0",
+						"--pod-resources-socket", podres, flag, NULL },
+			      (const char *[]){ reset_log, NULL });
 	metrics_port = http_plugin_port(node->plugin);
 	char line[128];
-	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS, "-"), WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), node->chips, node->chips, "-"), WAIT_MS));
 }
 
 /* The value of one of the chip's reset counters. */
@@ -98,6 +106,130 @@ static double resets(const char *id, const char *result)
 	double v = http_metric(resp.body, series);
 	http_response_clear(&resp);
 	return v;
+}
+
+/* The value of one of the chip's reset decision counters. */
+static double decisions(const char *id, const char *reason)
+{
+	struct http_response resp;
+	http_call(metrics_port, "GET", "/metrics", &resp);
+	assert_int_equal(resp.status, 200);
+	char series[160];
+	snprintf(series, sizeof(series),
+		 "ascend_npu_reset_decisions_total{id=\"%s\",phy=\"%c\",chip=\"910B3\",reason=\"%s\"}", id, id[4],
+		 reason);
+	double v = http_metric(resp.body, series);
+	http_response_clear(&resp);
+	return v;
+}
+
+/* What the simulator's reset log holds ("" when nothing was reset). */
+static const char *reset_log(struct node *node)
+{
+	static char text[512];
+	char path[128], *buf = NULL, why[128];
+	size_t len = 0;
+	snprintf(path, sizeof(path), "%s/resets.log", node->root);
+	text[0] = '\0';
+	if (file_read_bounded(path, sizeof(text) - 1, &buf, &len, why, sizeof(why)) == 0) {
+		memcpy(text, buf, len);
+		text[len] = '\0';
+	}
+	free(buf);
+	return text;
+}
+
+/* An 8-chip 910B board whose chips reset together (reset_group=0), with
+ * attrs added to chip phy's line (NULL: none) and to chip busy's (NULL:
+ * none). */
+#define BOARD 8
+static void write_board(struct node *node, unsigned phy, const char *attrs, unsigned busy, const char *busy_attrs)
+{
+	char lines[BOARD][160];
+	const char *all[BOARD];
+	for (unsigned i = 0; i < BOARD; i++) {
+		const char *extra = i == phy && attrs ? attrs : i == busy && busy_attrs ? busy_attrs : "health=0";
+		snprintf(lines[i], sizeof(lines[i]), "reset_group=0 %s", extra);
+		all[i] = lines[i];
+	}
+	node_write_chip_state(node, &(struct chip_state){ .chips = BOARD, .attrs = all });
+}
+
+/* A fault on one chip of an 8-chip 910B board resets all eight: the
+ * kubelet sees them all Unhealthy until the reset is over, DCMI took all
+ * eight down, and the decision is logged and counted. */
+static void test_group_reset_takes_the_board(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = BOARD });
+	write_board(node, BOARD, NULL, BOARD, NULL);
+	start(node, "10s");
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[256];
+
+	write_board(node, 3, FAULT " reset=clean reset_ms=300", BOARD, NULL);
+	assert_non_null(proc_expect(
+		k, devices_line(line, sizeof(line), BOARD, 0, "npu-0,npu-1,npu-2,npu-3,npu-4,npu-5,npu-6,npu-7"), WAIT_MS));
+	expect_event(p, "reset.started", "device", "npu-3", "fault_level", "RestartNPU", "code", "80E18005", "group",
+		     "npu-0..npu-7");
+	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), BOARD, BOARD, "-"), WAIT_MS));
+	expect_event(p, "reset.done", "device", "npu-3", "attempt", "1");
+	assert_string_equal(reset_log(node), "reset phy=3 chips=0,1,2,3,4,5,6,7\n");
+	assert_true(decisions("npu-3", "reset") == 1);
+	assert_true(decisions("npu-3", "held-by-pod") == 0);
+	assert_true(resets("npu-3", "succeeded") == 1);
+	node_fini(node);
+}
+
+/* Another chip of the board held by a pod: no reset, said and counted
+ * once. Released, but DCMI lists a process on a third chip: still no
+ * reset, said and counted. The process gone, the board is reset. */
+static void test_group_not_reset_while_held_or_busy(void **state)
+{
+	struct node *node = *state;
+	node_init(node, &(struct node_options){ .chips = BOARD });
+	write_board(node, BOARD, NULL, BOARD, NULL);
+	start(node, "10s");
+	struct proc *k = node->kubelet, *p = node->plugin;
+	char line[256];
+
+	proc_send(k, "allocate 1");
+	const char *ok = proc_expect(k, "allocate ok", WAIT_MS);
+	assert_non_null(ok);
+	char id[32];
+	line_value(ok, "ids", id, sizeof(id));
+	expect_event(p, "pod-resources.read", "containers", "1");
+	unsigned held = (unsigned)(id[4] - '0');
+	unsigned faulty = held == 3 ? 5 : 3, busy = held == 6 || faulty == 6 ? 7 : 6;
+	char faulty_id[16], busy_text[64];
+	snprintf(faulty_id, sizeof(faulty_id), "npu-%u", faulty);
+
+	write_board(node, faulty, FAULT " reset=clean reset_ms=200", BOARD, NULL);
+	expect_event(p, "reset.held", "device", faulty_id, "fault_level", "RestartNPU", "holders",
+		     "default/kubelet-sim-pod-1/container-1", "group", "npu-0..npu-7", "group_kind", "board");
+	assert_true(decisions(faulty_id, "held-by-pod") == 1);
+
+	/* A process on a third chip, then the pod goes. */
+	write_board(node, faulty, FAULT " reset=clean reset_ms=200", busy, "health=0 procs=4242:1024");
+	snprintf(line, sizeof(line), "release %s", id);
+	proc_send(k, line);
+	assert_non_null(proc_expect(k, "released ids=", WAIT_MS));
+	snprintf(busy_text, sizeof(busy_text), "npu-%u runs 1 process (pid 4242)", busy);
+	expect_event(p, "reset.busy-process", "device", faulty_id, "holders", busy_text, "group", "npu-0..npu-7");
+	assert_true(decisions(faulty_id, "busy-process") == 1);
+	assert_int_equal(count_events(p, "reset.started"), 0);
+	assert_string_equal(reset_log(node), "");
+
+	/* The process ends: the board is reset. */
+	write_board(node, faulty, FAULT " reset=clean reset_ms=200", BOARD, NULL);
+	expect_event(p, "reset.started", "device", faulty_id, "group", "npu-0..npu-7");
+	expect_event(p, "reset.done", "device", faulty_id, "attempt", "1");
+	snprintf(line, sizeof(line), "reset phy=%u chips=0,1,2,3,4,5,6,7\n", faulty);
+	assert_string_equal(reset_log(node), line);
+	assert_int_equal(count_events(p, "reset.held"), 1);
+	assert_int_equal(count_events(p, "reset.busy-process"), 1);
+	assert_true(decisions(faulty_id, "reset") == 1);
+	node_fini(node);
 }
 
 static double separated(const char *id)
@@ -123,10 +255,11 @@ static void test_reset_that_works(void **state)
 	char line[128];
 
 	write_chip(node, 2, FAULT " reset=clean reset_ms=300");
-	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-2"),
-					 WAIT_MS));
+	/* First the chip alone (the reset waits for a list of holders), then
+	 * its whole board. */
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, 0, GROUP), WAIT_MS));
 	expect_event(p, "reset.started", "device", "npu-2", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1",
-		     "max_resets", "2", "window_s", "86400", "timeout_s", "10");
+		     "max_resets", "2", "timeout_s", "10", "group", "npu-0..npu-3");
 	/* The driver's event of a reset that finished is no fault. It may come
 	 * before or after the refresh that finds the chip back. */
 	expect_event(p, "dcmi.event", "logic_id", "2", "assertion", "one-off event", "severity", "0", "event_id",
@@ -154,8 +287,9 @@ static void test_reset_back_faulty_until_separated(void **state)
 	char line[128];
 
 	write_chip(node, 1, FAULT " reset=faulty reset_ms=200");
-	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-1"),
-					 WAIT_MS));
+	/* First the chip alone (the reset waits for a list of holders), then
+	 * its whole board. */
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, 0, GROUP), WAIT_MS));
 	expect_event(p, "reset.started", "device", "npu-1", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1",
 		     "max_resets", "2");
 	expect_event(p, "reset.back-faulty", "device", "npu-1", "attempt", "1");
@@ -174,8 +308,7 @@ static void test_reset_back_faulty_until_separated(void **state)
 	write_chip(node, 1, NULL);
 	expect_event(p, "dcmi.event", "logic_id", "1", "assertion", "recovered");
 	write_chip(node, 3, "health=3");
-	assert_non_null(proc_expect_next(k, "devices ",
-					 devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-1,npu-3"), WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-1,npu-3"), WAIT_MS));
 	assert_int_equal(count_events(p, "reset.started", "device", "npu-1"), 2);
 	assert_true(separated("npu-1") == 1);
 	node_fini(node);
@@ -191,8 +324,9 @@ static void test_reset_never_back(void **state)
 	char line[128];
 
 	write_chip(node, 0, FAULT " reset=never");
-	assert_non_null(proc_expect_next(k, "devices ", devices_line(line, sizeof(line), CHIPS, CHIPS - 1, "npu-0"),
-					 WAIT_MS));
+	/* First the chip alone (the reset waits for a list of holders), then
+	 * its whole board. */
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, 0, GROUP), WAIT_MS));
 	expect_event(p, "reset.started", "device", "npu-0");
 	expect_event(p, "reset.timed-out", "device", "npu-0", "fault_level", "RestartNPU", "code", "80E18005", "attempt", "1");
 	assert_true(resets("npu-0", "attempted") == 1);
@@ -203,8 +337,7 @@ static void test_reset_never_back(void **state)
 	expect_event(p, "fault.level", "device", "npu-0", "fault_level", "ManuallySeparateNPU", "rule", "manual separation",
 		     "code", "80E18005");
 	write_chip(node, 3, "health=3");
-	assert_non_null(proc_expect_next(k, "devices ",
-					 devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-0,npu-3"), WAIT_MS));
+	assert_non_null(proc_expect(k, devices_line(line, sizeof(line), CHIPS, CHIPS - 2, "npu-0,npu-3"), WAIT_MS));
 	node_fini(node);
 }
 
@@ -329,6 +462,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reset_call_fails, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_no_reset_while_held, node_setup, node_teardown),
 		cmocka_unit_test_setup_teardown(test_off_by_default_and_reloaded, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_group_reset_takes_the_board, node_setup, node_teardown),
+		cmocka_unit_test_setup_teardown(test_group_not_reset_while_held_or_busy, node_setup, node_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,6 +226,29 @@ static void test_holders(void **state)
 	assert_true(step(&in, 7000).news);
 }
 
+/* A process on a chip of the group, or a group that is unknown: no reset,
+ * each said once; the group free, the chip is reset. */
+static void test_processes_and_unknown_group(void **state)
+{
+	(void)state;
+	struct fault_reset_input in = asking(FAULT_RESET_PROCESSES);
+	struct fault_reset_step s = step(&in, 0);
+	assert_int_equal(s.action, FAULT_RESET_WAIT_PROCESSES);
+	assert_true(s.news);
+	assert_false(step(&in, 1000).news);
+	assert_false(fault_reset_busy(&chip));
+	in.holders = FAULT_RESET_GROUP_UNKNOWN;
+	s = step(&in, 2000);
+	assert_int_equal(s.action, FAULT_RESET_NO_GROUP);
+	assert_true(s.news);
+	assert_false(step(&in, 3000).news);
+	assert_int_equal(fault_reset_attempts(&cfg, &chip, 3000), 0);
+	in.holders = FAULT_RESET_FREE;
+	assert_int_equal(step(&in, 4000).action, FAULT_RESET_NOW);
+	assert_string_equal(fault_reset_action_name(FAULT_RESET_WAIT_PROCESSES), "wait for processes");
+	assert_string_equal(fault_reset_action_name(FAULT_RESET_NO_GROUP), "no group");
+}
+
 /* The ring of attempts stays bounded, however many resets run. */
 static void test_attempts_bounded(void **state)
 {
@@ -254,6 +277,7 @@ int main(void)
 		cmocka_unit_test_setup(test_call_fails, setup),
 		cmocka_unit_test_setup(test_timeouts, setup),
 		cmocka_unit_test_setup(test_holders, setup),
+		cmocka_unit_test_setup(test_processes_and_unknown_group, setup),
 		cmocka_unit_test_setup(test_attempts_bounded, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
