@@ -20,7 +20,7 @@
 
 extern char **environ;
 
-#define HISTORY_LINES 64
+#define HISTORY_LINES 256
 /* Long enough for a whole line of the daemon's JSON log with its fields, so
  * that proc_count_err_match reads lines whole. */
 #define HISTORY_LINE_MAX 2048
