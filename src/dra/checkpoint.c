@@ -144,8 +144,13 @@ static int parse_claim(json_object *item, size_t i, struct dra_prepared **ret, c
 	int r;
 	if ((r = copy_member(item, what, "uid", true, p->uid, sizeof(p->uid), why, why_size)) < 0 ||
 	    (r = copy_member(item, what, "namespace", false, p->namespace, sizeof(p->namespace), why, why_size)) < 0 ||
-	    (r = copy_member(item, what, "name", false, p->name, sizeof(p->name), why, why_size)) < 0)
+	    (r = copy_member(item, what, "name", false, p->name, sizeof(p->name), why, why_size)) < 0 ||
+	    (r = copy_member(item, what, "podClaim", false, p->pod_claim, sizeof(p->pod_claim), why, why_size)) < 0)
 		goto fail;
+	if (p->pod_claim[0] && !dra_pod_claim_name_ok(p->pod_claim)) {
+		r = why_invalid(why, why_size, "%s.podClaim is not a DNS label", what);
+		goto fail;
+	}
 	for (size_t j = 0; j < n; j++) {
 		json_object *d = json_object_array_get_idx(devices, j);
 		struct dra_result *res = &p->devices[j];
@@ -255,6 +260,8 @@ int dra_checkpoint_render(const struct dra_checkpoint *cp, char **ret_json)
 		json_put_string(&b, c, "uid", p->uid);
 		json_put_string(&b, c, "namespace", p->namespace);
 		json_put_string(&b, c, "name", p->name);
+		if (p->pod_claim[0])
+			json_put_string(&b, c, "podClaim", p->pod_claim);
 		json_object *devices = json_put(&b, c, "devices", json_object_new_array());
 		for (size_t j = 0; j < p->n_devices; j++) {
 			json_object *d = json_put(&b, devices, NULL, json_object_new_object());

@@ -39,6 +39,7 @@ struct dra_prepared {
 	char uid[DRA_UID_MAX];
 	char namespace[K8S_NAME_MAX + 1];
 	char name[K8S_DNS_SUBDOMAIN_MAX + 1];
+	char pod_claim[K8S_NAME_MAX + 1]; /* the claim's DRA_POD_CLAIM_ANNOTATION, "" when none */
 	size_t n_devices;
 	struct dra_result devices[]; /* driver is left empty: it is ours */
 };

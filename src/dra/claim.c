@@ -57,6 +57,34 @@ static int result_field(json_object *item, size_t i, const char *key, char *dst,
 	return 0;
 }
 
+/* The pod's name for a claim made from a template: it names a directory
+ * in the container, so it must be a DNS label as the API requires. */
+static int pod_claim_name(json_object *meta, struct dra_claim *c, char *why, size_t why_size)
+{
+	json_object *annotations, *v;
+	c->pod_claim_name[0] = '\0';
+	if (!json_object_object_get_ex(meta, "annotations", &annotations) ||
+	    !json_object_is_type(annotations, json_type_object) ||
+	    !json_object_object_get_ex(annotations, DRA_POD_CLAIM_ANNOTATION, &v))
+		return 0;
+	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	if (!s || !dra_pod_claim_name_ok(s))
+		return why_invalid(why, why_size, "metadata.annotations[%s] is not a DNS label", DRA_POD_CLAIM_ANNOTATION);
+	(void)str_copy(c->pod_claim_name, sizeof(c->pod_claim_name), s); /* checked above */
+	return 0;
+}
+
+bool dra_pod_claim_name_ok(const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len > K8S_NAME_MAX || s[0] == '-' || s[len - 1] == '-')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
 static int parse_tree(json_object *root, struct dra_claim *c, char *why, size_t why_size)
 {
 	int r = 0;
@@ -73,6 +101,8 @@ static int parse_tree(json_object *root, struct dra_claim *c, char *why, size_t 
 		return why_invalid(why, why_size, "metadata.uid is missing");
 	if (str_copy(c->uid, sizeof(c->uid), uid) < 0)
 		return why_invalid(why, why_size, "metadata.uid is longer than %d characters", DRA_UID_MAX - 1);
+	if ((r = pod_claim_name(meta, c, why, why_size)) < 0)
+		return r;
 
 	json_object *status = member_object(root, "status", "status", why, why_size, &r);
 	json_object *allocation = member_object(status, "allocation", "status.allocation", why, why_size, &r);

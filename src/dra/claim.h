@@ -41,13 +41,24 @@ struct dra_result {
 	bool admin_access;
 };
 
+/* The annotation the ResourceClaim controller puts on a claim it made from
+ * a template: the pod's own name for the claim (pod.spec.resourceClaims[].name). */
+#define DRA_POD_CLAIM_ANNOTATION "resource.kubernetes.io/pod-claim-name"
+
 struct dra_claim {
 	char uid[DRA_UID_MAX];
+	/* DRA_POD_CLAIM_ANNOTATION's value, a DNS label; "" for a claim made
+	 * directly. */
+	char pod_claim_name[K8S_NAME_MAX + 1];
 	/* False when status.allocation is absent: the claim is not allocated. */
 	bool allocated;
 	size_t n_results;
 	struct dra_result results[DRA_CLAIM_RESULTS_MAX];
 };
+
+/* Whether s is a DNS label (RFC 1123: lower-case letters, digits and '-',
+ * neither first nor last, at most 63): what a pod's claim name is. */
+bool dra_pod_claim_name_ok(const char *s);
 
 /* Parses len bytes of a ResourceClaim's JSON (need not be NUL-terminated).
  * Returns 0 with *ret_claim filled, or -EINVAL with why saying what is wrong

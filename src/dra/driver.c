@@ -17,6 +17,7 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "dra/claim_status.h"
+#include "dra/metadata.h"
 #include "dra/vnpus.h"
 #include "base/wait.h"
 
@@ -457,10 +458,83 @@ static void add_status(struct dra_driver *d, const struct dra_prepared *p, struc
 	char name[STATUS_NAME_MAX + 1];
 	if (!d->status || status_name(p->uid, name, sizeof(name)) < 0 ||
 	    status_dirs_ensure(d->status, name, group->devices, group->n_devices, host_dir, host_size) < 0 ||
-	    str_printf(container_dir, container_size, "%s/%s", STATUS_CONTAINER_DIR, p->name) < 0)
+	    str_printf(container_dir, container_size, "%s/%s", STATUS_CONTAINER_DIR,
+		       p->pod_claim[0] ? p->pod_claim : p->name) < 0)
 		return;
 	group->status_host_dir = host_dir;
 	group->status_container_dir = container_dir;
+}
+
+/* The device metadata files of a claim (dra/metadata.h), one per request,
+ * and their mounts. */
+struct metadata_files {
+	struct cdi_mount mounts[DRA_CLAIM_RESULTS_MAX];
+	char host[DRA_CLAIM_RESULTS_MAX][PATH_MAX];
+	char container[DRA_CLAIM_RESULTS_MAX][PATH_MAX];
+	struct dra_metadata_device devs[DRA_CLAIM_RESULTS_MAX];
+};
+
+/* The device result res became: made[i] for a dynamic vNPU, else the
+ * snapshot's. */
+static const struct npu_device *device_of(const struct dra_prepared *p, size_t i, const struct npu_snapshot *snap,
+					  const struct npu_device *made)
+{
+	return p->devices[i].vnpu_id ? &made[i] : npu_snapshot_find(snap, p->devices[i].device);
+}
+
+/* Whether rq ("<request>" or "<request>/<subrequest>") is of base. */
+static bool of_request(const char *rq, const char *base)
+{
+	size_t len = strlen(base);
+	return strncmp(rq, base, len) == 0 && (rq[len] == '\0' || rq[len] == '/');
+}
+
+/* Writes the claim's device metadata beside its status file, one file per
+ * request, and adds their mounts to group. Needs the status directory: a
+ * claim without one goes without metadata, as one that cannot be written. */
+static void add_metadata(struct dra_driver *d, const struct dra_prepared *p, const struct npu_snapshot *snap,
+			 const struct npu_device *made, struct cdi_group *group, struct metadata_files *m)
+{
+	char name[STATUS_NAME_MAX + 1];
+	if (!m || !group->status_host_dir || status_name(p->uid, name, sizeof(name)) < 0)
+		return;
+	size_t n_mounts = 0;
+	for (size_t i = 0; i < p->n_devices; i++) {
+		char request[DRA_REQUEST_MAX], file[DRA_REQUEST_MAX + 32];
+		(void)str_printf(request, sizeof(request), "%.*s", (int)strcspn(p->devices[i].request, "/"),
+				 p->devices[i].request); /* as long as the source */
+		bool done = false;
+		for (size_t k = 0; k < i && !done; k++)
+			done = of_request(p->devices[k].request, request);
+		if (done)
+			continue;
+		size_t n = 0;
+		for (size_t k = i; k < p->n_devices; k++) {
+			const struct npu_device *dev = device_of(p, k, snap, made);
+			if (!of_request(p->devices[k].request, request) || !dev)
+				continue;
+			size_t logical = 0;
+			while (logical < group->n_devices && group->devices[logical] != dev)
+				logical++;
+			m->devs[n++] = (struct dra_metadata_device){ .device = dev, .pool = p->devices[k].pool,
+								      .logical_id = logical };
+		}
+		char *json = NULL;
+		if (n == 0 || str_printf(file, sizeof(file), "metadata-%s.json", request) < 0 ||
+		    dra_metadata_render(d->driver_name, p, request, m->devs, n, &json) < 0 ||
+		    status_dirs_put(d->status, name, file, json, m->host[n_mounts], sizeof(m->host[0])) < 0 ||
+		    dra_metadata_container_path(d->driver_name, p, request, m->container[n_mounts],
+						sizeof(m->container[0])) < 0) {
+			free(json);
+			continue;
+		}
+		free(json);
+		m->mounts[n_mounts] = (struct cdi_mount){ .host_path = m->host[n_mounts],
+							  .container_path = m->container[n_mounts] };
+		n_mounts++;
+	}
+	group->mounts = m->mounts;
+	group->n_mounts = n_mounts;
 }
 
 static void remove_status(struct dra_driver *d, const char *uid)
@@ -480,6 +554,7 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 	struct npu_device *made = calloc(DRA_CLAIM_RESULTS_MAX, sizeof(*made));
 	char *json = NULL, file[CDI_KIND_MAX + DRA_UID_MAX + 8];
 	char status_host[PATH_MAX], status_container[sizeof(STATUS_CONTAINER_DIR) + K8S_DNS_SUBDOMAIN_MAX + 1];
+	struct metadata_files *metadata = NULL;
 	size_t n = 0;
 	current(d, &snap, &files);
 	int r = made ? resolve(d, p, snap, healthy_only, devs, made, &n, why, why_size) : -ENOMEM;
@@ -487,6 +562,8 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 		goto out;
 	struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = n };
 	add_status(d, p, &group, status_host, sizeof(status_host), status_container, sizeof(status_container));
+	metadata = malloc(sizeof(*metadata));
+	add_metadata(d, p, snap, made, &group, metadata);
 	if ((r = spec_file_name(d, p->uid, file, sizeof(file))) < 0 ||
 	    (r = cdi_group_spec_render(&d->cdi, &group, &d->paths, files, &json)) < 0) {
 		snprintf(why, why_size, "cannot render the CDI spec: %s", strerror(-r));
@@ -495,6 +572,7 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 	if ((r = cdi_spec_write(d->cdi_dir, file, json)) < 0)
 		snprintf(why, why_size, "cannot write the CDI spec %s/%s: %s", d->cdi_dir, file, strerror(-r));
 out:
+	free(metadata);
 	free(made);
 	free(json);
 	npu_snapshot_unref(snap);
@@ -661,6 +739,7 @@ static int take_claim(struct dra_driver *d, const char *ns, const char *uid, con
 	(void)str_copy(p->uid, sizeof(p->uid), uid); /* both bounded alike */
 	(void)str_copy(p->namespace, sizeof(p->namespace), ns);
 	(void)str_copy(p->name, sizeof(p->name), name);
+	memcpy(p->pod_claim, claim->pod_claim_name, sizeof(p->pod_claim));
 	size_t j = 0;
 	for (size_t i = 0; i < claim->n_results; i++)
 		if (strcmp(claim->results[i].driver, d->driver_name) == 0)

@@ -286,6 +286,9 @@ static void put_group_device(struct builder *b, json_object *devices, const void
 	memcpy(logical, VISIBLE_RUNTIME_ENV "=", prefix);
 	(void)visible_logical(g->n_devices, logical + prefix, sizeof(logical) - prefix); /* sized for it */
 	json_put_string(&b->json, env, NULL, logical);
+	json_object *mounts = g->status_host_dir || g->n_mounts
+				      ? json_put(&b->json, edits, "mounts", json_object_new_array())
+				      : NULL;
 	if (g->status_host_dir) {
 		char *kv = NULL;
 		if (asprintf(&kv, "%s=%s/%s", STATUS_ENV, g->status_container_dir, STATUS_FILE_NAME) < 0)
@@ -293,9 +296,10 @@ static void put_group_device(struct builder *b, json_object *devices, const void
 		else
 			json_put_string(&b->json, env, NULL, kv);
 		free(kv);
-		json_object *mounts = json_put(&b->json, edits, "mounts", json_object_new_array());
 		put_mount(b, mounts, g->status_host_dir, g->status_container_dir);
 	}
+	for (size_t i = 0; i < g->n_mounts; i++)
+		put_mount(b, mounts, g->mounts[i].host_path, g->mounts[i].container_path);
 	if (visible_virtual(g->devices, g->n_devices))
 		json_put_string(&b->json, env, NULL, VISIBLE_OPTIONS_ENV "=" VISIBLE_OPTIONS_VIRTUAL);
 	char *network = NULL;

@@ -68,6 +68,9 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
  * ASCEND_RT_VISIBLE_DEVICES and the live status file, the spec-wide
  * edits the shared nodes of their families and the driver paths. */
 #define CDI_GROUP_MAX 64
+struct cdi_mount {
+	const char *host_path, *container_path;
+};
 struct cdi_group {
 	const char *name; /* the CDI device's name, e.g. a claim's uid */
 	const struct npu_device *const *devices;
@@ -76,6 +79,9 @@ struct cdi_group {
 	 * mounted read-only at status_container_dir, and ASCEND_NPU_STATUS
 	 * naming the file there; NULL: none. */
 	const char *status_host_dir, *status_container_dir;
+	/* Read-only bind mounts besides (a claim's device metadata files). */
+	const struct cdi_mount *mounts;
+	size_t n_mounts;
 };
 
 /* The spec for one group as JSON text ending in a newline, malloc'd, in

@@ -108,7 +108,7 @@ static int render(const struct npu_device *const *devs, char (*gone)[NPU_DEVICE_
 			put_gone(&b, chips, gone[i], i);
 	}
 	char *json = NULL;
-	const char *text = b.failed ? NULL : json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+	const char *text = b.failed ? NULL : json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (text) {
 		size_t len = strlen(text);
 		if ((json = malloc(len + 2))) {
@@ -314,17 +314,54 @@ out:
 	return r;
 }
 
-/* Removes base/name and its file; under the lock. */
+/* Files a directory holds at most: the status file, what a front end put
+ * beside it, and their temp files. */
+#define STATUS_DIR_FILES_MAX 128
+
+/* Removes base/name and the files in it; under the lock. */
 static int remove_locked(const struct status_dirs *s, const char *name)
 {
-	char dir[PATH_MAX], file[PATH_MAX];
-	int r;
-	if ((r = path_of(s, name, NULL, dir, sizeof(dir))) < 0 ||
-	    (r = path_of(s, name, STATUS_FILE_NAME, file, sizeof(file))) < 0)
+	char dir[PATH_MAX];
+	int r = path_of(s, name, NULL, dir, sizeof(dir));
+	if (r < 0)
 		return r;
-	if ((r = file_remove_atomic(file)) < 0)
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
 		return r;
-	return rmdir(dir) < 0 && errno != ENOENT ? -errno : 0;
+	}
+	size_t seen = 0;
+	for (struct dirent *e; seen < STATUS_DIR_FILES_MAX && (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		seen++;
+		if (unlinkat(fd, e->d_name, 0) < 0 && errno != ENOENT && !r)
+			r = -errno;
+	}
+	closedir(d);
+	if (r == 0 && rmdir(dir) < 0 && errno != ENOENT)
+		r = -errno;
+	return r;
+}
+
+int status_dirs_put(struct status_dirs *s, const char *name, const char *file_name, const char *text,
+		    char *host_path, size_t size)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	if (!file_name[0] || file_name[0] == '.' || strchr(file_name, '/') || strcmp(file_name, STATUS_FILE_NAME) == 0)
+		return -EINVAL;
+	int r = path_of(s, name, file_name, path, sizeof(path));
+	if (r < 0 || (r = path_of(s, name, NULL, dir, sizeof(dir))) < 0)
+		return r;
+	pthread_mutex_lock(&s->lock);
+	r = stat(dir, &st) < 0 ? -errno : write_file(path, text);
+	pthread_mutex_unlock(&s->lock);
+	return r == 0 ? str_copy(host_path, size, path) : r;
 }
 
 int status_dirs_remove(struct status_dirs *s, const char *name)

@@ -90,7 +90,15 @@ int status_set_name(const struct npu_device *const *devs, size_t n, char *buf, s
 int status_dirs_ensure(struct status_dirs *dirs, const char *name, const struct npu_device *const *devs, size_t n,
 		       char *host_dir, size_t size);
 
-/* Removes the directory name and its file; 0 also when it was not there. */
+/* Writes text as the file file_name (not STATUS_FILE_NAME, no '/', not a
+ * dot-file) in the existing directory name, atomically; its host path in
+ * host_path. For what a front end puts beside the status file (the DRA
+ * driver's device metadata). Returns 0, -EINVAL for a bad name, -ENOENT
+ * when the directory is not there, or a negative errno. */
+int status_dirs_put(struct status_dirs *dirs, const char *name, const char *file_name, const char *text,
+		    char *host_path, size_t size);
+
+/* Removes the directory name and the files in it; 0 also when it was not there. */
 int status_dirs_remove(struct status_dirs *dirs, const char *name);
 
 /* Rewrites every directory's file whose text differs from what snap says of

@@ -245,6 +245,23 @@ static void test_dra_against_kube_apiserver(void **state)
 	snprintf(mount, sizeof(mount), "\"%s\"", status_dir);
 	assert_non_null(strstr(spec, mount));
 	assert_non_null(strstr(spec, "\"/var/run/ascend/npu-status/c1\""));
+	/* Device metadata (KEP-5304): the request's file, where the container
+	 * derives it from the claim's name. */
+	char metadata[PATH_MAX + 32];
+	snprintf(metadata, sizeof(metadata), "\"%s/metadata-npu.json\"", status_dir);
+	assert_non_null(strstr(spec, metadata));
+	assert_non_null(strstr(
+		spec, "\"/var/run/kubernetes.io/dra-device-attributes/resourceclaims/c1/npu/npu.ascend.com-metadata.json\""));
+	char *text = wait_file_text(status_dir, "metadata-npu.json", "metadata.resource.k8s.io/v1alpha1", WAIT_MS);
+	char want_meta[256];
+	snprintf(want_meta, sizeof(want_meta), "\"metadata\":{\"name\":\"c1\",\"namespace\":\"default\",\"uid\":\"%s\",", uid);
+	assert_non_null(strstr(text, want_meta));
+	assert_non_null(strstr(text, "\"requests\":[{\"name\":\"npu\",\"devices\":[{\"driver\":\"npu.ascend.com\",\"pool\":\"" NODE_NAME
+				     "\",\"name\":\"npu-2\",\"attributes\":{\"type\":{\"string\":\"chip\"},\"family\":{\"string\":\"910B\"},"
+				     "\"physicalID\":{\"int\":2},"));
+	assert_non_null(strstr(text, "\"containerLogicalID\":{\"int\":0}"));
+	assert_non_null(strstr(text, "{\"kind\":\"DeviceMetadata\",\"apiVersion\":\"metadata.resource.k8s.io/v1beta1\","));
+	free(text);
 	free(spec);
 	free(wait_file_text(status_dir, "status.json", "\"chips\":[{\"device\":\"npu-2\",\"logical_id\":0,", WAIT_MS));
 	char cmd[256];

@@ -53,6 +53,8 @@ static void test_round_trip(void **state)
 	snprintf(cp.claims[2]->devices[0].device, sizeof(cp.claims[2]->devices[0].device), "npu-2-vir05-1c-8g-0");
 	cp.claims[2]->devices[0].vnpu_id = 132;
 	cp.claims[2]->devices[0].vnpu_created = true;
+	/* A claim made from a template keeps the pod's name for it. */
+	snprintf(cp.claims[1]->pod_claim, sizeof(cp.claims[1]->pod_claim), "npu");
 	/* A save that is not durable replaces the file all the same. */
 	assert_int_equal(dra_checkpoint_save(path, &cp, false), 0);
 	assert_int_equal(dra_checkpoint_load(path, &back, why, sizeof(why)), 0);
@@ -66,6 +68,7 @@ static void test_round_trip(void **state)
 		assert_string_equal(x->uid, y->uid);
 		assert_string_equal(x->namespace, y->namespace);
 		assert_string_equal(x->name, y->name);
+		assert_string_equal(x->pod_claim, y->pod_claim);
 		assert_int_equal(x->n_devices, y->n_devices);
 		for (size_t j = 0; j < x->n_devices; j++) {
 			assert_string_equal(x->devices[j].request, y->devices[j].request);

@@ -55,6 +55,12 @@ static void test_allocated(void **state)
 				    "\"adminAccess\":true}]}}}}";
 	assert_int_equal(parse(admin, &c, why, sizeof(why)), 0);
 	assert_true(c.results[0].admin_access);
+	assert_string_equal(c.pod_claim_name, "");
+	/* A claim made from a template names the pod's own name for it. */
+	static const char templated[] = "{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"a\":\"b\","
+					"\"resource.kubernetes.io/pod-claim-name\":\"npu-claim\"}}}";
+	assert_int_equal(parse(templated, &c, why, sizeof(why)), 0);
+	assert_string_equal(c.pod_claim_name, "npu-claim");
 }
 
 static void test_not_allocated(void **state)
@@ -96,6 +102,11 @@ static void test_refused(void **state)
 	expect_refused(RESULT("{\"request\":\"r\",\"driver\":\"d\",\"pool\":1,\"device\":\"x\"}"),
 		       "results[0].pool is not a string");
 	expect_refused(RESULT("3"), "results[0] is not an object");
+	/* It names a directory in the container. */
+	expect_refused("{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"resource.kubernetes.io/pod-claim-name\":\"../x\"}}}",
+		       "is not a DNS label");
+	expect_refused("{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"resource.kubernetes.io/pod-claim-name\":7}}}",
+		       "is not a DNS label");
 	expect_refused("{\"metadata\":{\"uid\":\"u\"},\"status\":{\"allocation\":{\"devices\":{\"results\":{}}}}}",
 		       "results is not an array");
 }

@@ -244,6 +244,19 @@ resourceslices.resource.k8s.io [get list create update delete]" ]; then
 		dra_pod_check "10d. dra-npu-1" dra-npu-1 npu
 		echo "    kubectl logs dra-npu-1:"
 		k logs dra-npu-1 | sed 's/^/    /'
+		# Device metadata (KEP-5304) at the path the pod spec gives: the
+		# template's claim is "npu" in the pod, its request "npu".
+		out=$(k exec dra-npu-1 -c inference -- cat \
+			/var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/npu/npu/npu.ascend.com-metadata.json 2>&1)
+		if jq -s -e --arg nd "$ND" 'length == 2 and .[0].apiVersion == "metadata.resource.k8s.io/v1beta1"
+			and .[1].apiVersion == "metadata.resource.k8s.io/v1alpha1" and .[0].podClaimName == "npu"
+			and (.[0].requests[0].devices | length) == 1 and .[0].requests[0].devices[0].pool == $nd
+			and .[0].requests[0].devices[0].attributes.containerLogicalID.int == 0
+			and .[0].requests[0].devices[0].attributes.family.string != null' <<<"$out" >/dev/null; then
+			pass "10d. dra-npu-1 reads its device metadata (KEP-5304): $(jq -s -c '.[0].requests' <<<"$out" | cut -c1-400)"
+		else
+			fail "10d. dra-npu-1's device metadata file" "$(head -c 1500 <<<"$out")"
+		fi
 	else
 		fail "10d. dra-npu-1 Ready" "$(k describe pod dra-npu-1 | tail -n 15)"
 	fi
