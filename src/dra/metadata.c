@@ -10,6 +10,7 @@
 #include "base/json_put.h"
 #include "base/parse.h"
 #include "dra/claim_status.h"
+#include "node/topology.h"
 #include "npu/family.h"
 
 /* Newest first: a reader takes the first version it knows. */
@@ -45,6 +46,13 @@ static void put_device(struct json_put *b, json_object *list, const char *driver
 		put_int(b, attrs, "vnpuID", d->vnpu.id);
 		if (d->vnpu.template_name[0])
 			put_string(b, attrs, "template", d->vnpu.template_name);
+	}
+	struct topology_group g;
+	if (topology_interconnect(d, &g) == 0) {
+		char group[64];
+		(void)str_printf(group, sizeof(group), "%s-%ld", g.kind, g.index); /* fits */
+		put_string(b, attrs, "interconnect", g.kind);
+		put_string(b, attrs, "interconnectGroup", group);
 	}
 	char ip[NPU_NET_ADDRESS_MAX];
 	if (d->kind == NPU_DEVICE_CHIP && npu_net_address(&d->net, false, ip))

@@ -19,7 +19,8 @@
  *    "pool":..,"name":"npu-2","attributes":{"family":{"string":"910B"},...},
  *    "networkData":{"ips":["192.168.1.12/24"]}}]}]}
  * Attributes are named as in the ResourceSlices (kube/slices.h): type,
- * family, physicalID, card, chip, vnpuID and template for a vNPU, roceIP,
+ * family, physicalID, card, chip, vnpuID and template for a vNPU,
+ * interconnect and interconnectGroup (node/topology.h), roceIP,
  * resource.kubernetes.io/pciBusID and numaNode where known; besides them
  * containerLogicalID, the number CANN gives the device inside the
  * container (ASCEND_RT_VISIBLE_DEVICES). */

@@ -21,6 +21,7 @@
 #include "base/json_put.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
+#include "node/topology.h"
 #include "npu/family.h"
 
 struct status_dirs {
@@ -74,6 +75,12 @@ static void put_device(struct json_put *b, json_object *chips, const struct npu_
 		json_put(b, o, "numa_node", json_object_new_int64(d->numa_node));
 	if (d->pci_address[0])
 		json_put_string(b, o, "pci_address", d->pci_address);
+	struct topology_group g;
+	if (topology_interconnect(d, &g) == 0) {
+		char group[64];
+		(void)str_printf(group, sizeof(group), "%s-%ld", g.kind, g.index); /* fits */
+		json_put_string(b, o, "interconnect_group", group);
+	}
 	char ip[NPU_NET_ADDRESS_MAX];
 	if (d->kind == NPU_DEVICE_CHIP && npu_net_address(&d->net, false, ip))
 		json_put_string(b, o, "device_ip", ip);

@@ -17,6 +17,7 @@
  *               "since": "2026-12-05T10:11:12.345Z",
  *               "reason": "DCMI health 2 (major), error codes 80E01801",
  *               "numa_node": 0, "pci_address": "0000:3b:00.0",
+ *               "interconnect_group": "hccs-mesh-0",
  *               "device_ip": "192.168.1.11"}]}
  * One entry per device in the container's order; logical_id is the number
  * CANN gives it inside the container (its place in that order, as
@@ -26,7 +27,8 @@
  * could not (a DCMI call failing, the device gone); code is the fault code
  * behind the level, "" when none; since is when healthy, level and code
  * became what they are (left out when unknown); reason says why a device
- * is Unhealthy. numa_node, pci_address and device_ip appear where known.
+ * is Unhealthy. numa_node, pci_address, interconnect_group (as the DRA
+ * driver's interconnectGroup attribute) and device_ip appear where known.
  *
  * The file is replaced atomically (file_write_atomic): the container
  * mounts the directory, not the file, so it sees each new file whole. It

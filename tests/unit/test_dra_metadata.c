@@ -46,6 +46,7 @@ static void test_render(void **state)
 		"{\"driver\":\"npu.ascend.com\",\"pool\":\"node-1\",\"name\":\"npu-2\",\"attributes\":{"
 		"\"type\":{\"string\":\"chip\"},\"family\":{\"string\":\"910B\"},\"physicalID\":{\"int\":2},"
 		"\"card\":{\"int\":1},\"chip\":{\"int\":0},\"containerLogicalID\":{\"int\":1},"
+		"\"interconnect\":{\"string\":\"hccs-mesh\"},\"interconnectGroup\":{\"string\":\"hccs-mesh-0\"},"
 		"\"roceIP\":{\"string\":\"192.168.1.12\"},\"resource.kubernetes.io/pciBusID\":{\"string\":\"0000:3b:00.0\"},"
 		"\"resource.kubernetes.io/numaNode\":{\"int\":1}},\"networkData\":{\"ips\":[\"192.168.1.12/24\"]}},"
 		"{\"driver\":\"npu.ascend.com\",\"pool\":\"node-1\",\"name\":\"vnpu-100\",\"attributes\":{"

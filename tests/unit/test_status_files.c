@@ -47,11 +47,11 @@ static void test_render(void **state)
 	assert_string_equal(json,
 			    "{\"version\":1,\"chips\":["
 			    "{\"device\":\"npu-5\",\"logical_id\":0,\"phy_id\":5,\"family\":\"910B\",\"healthy\":true,"
-			    "\"level\":\"None\",\"code\":\"\"},"
+			    "\"level\":\"None\",\"code\":\"\",\"interconnect_group\":\"hccs-mesh-0\"},"
 			    "{\"device\":\"npu-2\",\"logical_id\":1,\"phy_id\":2,\"family\":\"910B\",\"healthy\":false,"
 			    "\"level\":\"RestartBusiness\",\"code\":\"80E01801\",\"since\":\"2025-12-05T10:11:12.345Z\","
 			    "\"reason\":\"DCMI health 2 (major); fault policy: RestartBusiness (code table, code 80E01801)\","
-			    "\"numa_node\":1}]}\n");
+			    "\"numa_node\":1,\"interconnect_group\":\"hccs-mesh-0\"}]}\n");
 	free(json);
 	/* Not judged and Unhealthy: the level is not known. */
 	b.policy_judged = false;
