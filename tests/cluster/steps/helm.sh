@@ -140,17 +140,21 @@ step_helm() {
 	# helm uninstall: nothing of ours left in the API, nor on the nodes.
 	check "14. helm uninstall ascend-k8s --wait" H uninstall ascend-k8s --wait --timeout 5m
 	k -n kube-system wait --for=delete pod -l app.kubernetes.io/part-of=ascend-k8s --timeout="$WAIT" >/dev/null 2>&1
-	left=$(k get "$HELM_KINDS" -A -l app.kubernetes.io/part-of=ascend-k8s -o name 2>&1)
-	left+=$(k get pods -A -l app.kubernetes.io/part-of=ascend-k8s -o name 2>&1)
-	left+=$(k get secrets -n kube-system -l owner=helm,name=ascend-k8s -o name 2>&1)
+	# kubectl says "No resources found" on stderr; a failed get is a failure.
+	left=$(k get "$HELM_KINDS" -A -l app.kubernetes.io/part-of=ascend-k8s -o name 2>"$tmp/helm-err") &&
+		left+=$(k get pods -A -l app.kubernetes.io/part-of=ascend-k8s -o name 2>"$tmp/helm-err") &&
+		left+=$(k -n kube-system get secrets -l owner=helm,name=ascend-k8s -o name 2>"$tmp/helm-err") ||
+		left="kubectl get failed: $(cat "$tmp/helm-err")"
 	[ -z "$left" ] && pass "14. after helm uninstall no object of ours in the API (pods, $HELM_KINDS, Helm's release secrets)" ||
 		fail "14. nothing left in the API" "$left"
 	for n in 1 2 3; do
-		wait_capacity "$(cluster_node_name "$n")" 0 || true
+		# The kubelet zeroes the allocatable of a plugin that went at once
+		# (the capacity only after its grace period).
+		wait_alloc "$(cluster_node_name "$n")" 0 "$NPU" 60s || true
 		sock=$(find "$(cluster_node_dir "$n")/var/lib/kubelet/device-plugins" "$(cluster_node_dir "$n")/var/lib/kubelet/plugins_registry" \
-			-maxdepth 1 -name 'ascend*' -o -maxdepth 1 -name 'npu.ascend.com*' 2>/dev/null | tr '\n' ' ')
-		cdi=$(find "$(cluster_node_dir "$n")/var/run/cdi" -maxdepth 1 -name 'ascend.com-npu*' -o -maxdepth 1 -name 'npu.ascend.com*' 2>/dev/null | tr '\n' ' ')
-		[ -z "$sock$cdi" ] && pass "14. $(cluster_node_name "$n"): no socket and no CDI spec of ours left, $NPU capacity $(capacity "$(cluster_node_name "$n")")" ||
+			-maxdepth 1 \( -name 'ascend*' -o -name 'npu.ascend.com*' \) -printf '%f ' 2>/dev/null)
+		cdi=$(find "$(cluster_node_dir "$n")/var/run/cdi" -maxdepth 1 \( -name 'ascend.com-npu*' -o -name 'npu.ascend.com*' \) -printf '%f ' 2>/dev/null)
+		[ -z "$sock$cdi" ] && pass "14. $(cluster_node_name "$n"): no socket and no CDI spec of ours left, $NPU allocatable $(alloc "$(cluster_node_name "$n")")" ||
 			fail "14. $(cluster_node_name "$n"): nothing of ours left on the node" "sockets: $sock; CDI specs: $cdi"
 	done
 
