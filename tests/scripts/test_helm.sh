@@ -13,7 +13,12 @@
 # - the comparison itself is checked: a chart value deploy/ does not have
 #   must make it fail;
 # - values.schema.json and the chart's own checks refuse wrong values at
-#   `helm template` (so at `helm install`), each naming the value.
+#   `helm template` (so at `helm install`), each naming the value;
+# - against a real kube-apiserver (the cluster's etcd and API server, no
+#   nodes, as tests/integration/test_kube_apiserver runs them): `helm
+#   install` of every front end, the config file, the fault policy, the
+#   metrics Service and NetworkPolicies is accepted, `helm upgrade` too, and
+#   `helm uninstall` leaves no object of the chart.
 #
 # Helm and kubectl are the cached builds of scripts/cluster-bins.sh (make
 # cluster-bins); Node.js and the npm packages come from scripts/deps.sh
@@ -148,4 +153,46 @@ for b in "${bad[@]}"; do
 		fail "${values[*]} is refused naming $key" "$(cat "$tmp/err")"
 	fi
 done
+
+# ---- a real API server -----------------------------------------------------------
+# etcd and kube-apiserver on the host's loopback, under $tmp/api, stopped on exit.
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+api() {
+	CLUSTER_HOST_NET=1 CLUSTER_DIR=$tmp/api CLUSTER_PORT=$api_port bash -c ". '$root/tests/cluster/cluster.sh' && $1" >>"$tmp/api.log" 2>&1
+}
+if [ ! -x "$bins/kube-apiserver" ] || [ ! -x "$bins/etcd" ] || ! command -v openssl curl setsid >/dev/null; then
+	skip "helm install against a real kube-apiserver" "etcd or kube-apiserver not built (make cluster-bins), or openssl, curl or setsid missing"
+else
+	api_port=$(free_port) etcd_port=$(free_port) peer_port=$(free_port)
+	trap 'api "_cl_stop kube-apiserver; _cl_stop etcd" || true; rm -rf "$tmp"' EXIT
+	if api "mkdir -p \"\$CLUSTER_DIR\"/pids \"\$CLUSTER_DIR\"/logs && _cl_pki && cluster_etcd_start '$bins' $etcd_port $peer_port && cluster_apiserver_start '$bins' $api_port $etcd_port"; then
+		pass "etcd and kube-apiserver $("$kubectl" --kubeconfig "$tmp/api/kubeconfig" version -o json | jq -r .serverVersion.gitVersion) up"
+		real=(--kubeconfig "$tmp/api/kubeconfig" --namespace kube-system)
+		server=(--set dra.enabled=true --set both.enabled=true --set metrics.service.enabled=true
+			--set metrics.networkPolicy.enabled=true --set image.registry=mirror.example:5000/ascend
+			--set-json 'config={"version":"v1","flags":{"logLevel":"info"}}'
+			--set-json 'faultPolicy.files={"faultCode.json":"{\"NotHandleFaultCodes\":[]}"}')
+		# refused_for KIND ARGS...: helm ARGS fails, naming KIND.
+		refused_for() {
+			local kind=$1
+			shift
+			! "$helm" "$@" >"$tmp/refused" 2>&1 && grep -q "$kind" "$tmp/refused" || { cat "$tmp/refused"; return 1; }
+		}
+		check "helm install --dry-run=server with a ServiceMonitor but no Prometheus Operator CRDs: refused, naming the kind" \
+			refused_for ServiceMonitor install ascend-k8s "$chart" "${real[@]}" --set metrics.serviceMonitor.enabled=true --dry-run=server
+		check "helm install (device plugin, DRA driver, both, config file, fault policy, metrics Service, NetworkPolicies) accepted by the API server" \
+			"$helm" install ascend-k8s "$chart" "${real[@]}" "${server[@]}"
+		check "helm upgrade to another image tag accepted" "$helm" upgrade ascend-k8s "$chart" "${real[@]}" "${server[@]}" --set image.tag=0.1.2
+		made=$("$kubectl" --kubeconfig "$tmp/api/kubeconfig" get daemonsets,configmaps,serviceaccounts,services,networkpolicies,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,deviceclasses \
+			-A -l app.kubernetes.io/instance=ascend-k8s -o name 2>&1 | sort | tr '\n' ' ')
+		[ "$(wc -w <<<"$made")" = 19 ] && pass "the release's 19 objects are in the API: $made" || fail "the release's objects in the API" "$made"
+		check "helm uninstall ascend-k8s" "$helm" uninstall ascend-k8s "${real[@]}"
+		left=$("$kubectl" --kubeconfig "$tmp/api/kubeconfig" get daemonsets,configmaps,serviceaccounts,services,networkpolicies,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,deviceclasses,secrets \
+			-A -l 'app.kubernetes.io/part-of=ascend-k8s' -o name 2>/dev/null) || left="kubectl get failed"
+		left+=$("$kubectl" --kubeconfig "$tmp/api/kubeconfig" -n kube-system get secrets -l owner=helm -o name 2>/dev/null)
+		[ -z "$left" ] && pass "after helm uninstall no object of the chart and no release secret is left" || fail "nothing left after helm uninstall" "$left"
+	else
+		fail "etcd and kube-apiserver start" "$(tail -n 20 "$tmp/api.log" "$tmp/api/logs/kube-apiserver.log" 2>&1)"
+	fi
+fi
 finish
