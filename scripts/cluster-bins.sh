@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds the upstream components the real-cluster tests run, and upstream's
-# DRA test driver that `make bench` measures beside the DRA front end, from the
-# Go modules under tests/cluster/ (pinned in tests/cluster/versions.env), into a
+# Builds the upstream components the real-cluster tests run, upstream's DRA
+# test driver that `make bench` measures beside the DRA front end, and Helm,
+# which the chart's tests and the e2e's helm step run, from the Go modules
+# under tests/cluster/ (pinned in tests/cluster/versions.env), into a
 # cache outside the clone keyed by component version and Go version, so a
 # second run on the same machine builds nothing. Prints the cache directory
 # that holds the binaries (bin/) on its last line.
@@ -24,9 +25,10 @@ cache_root=${ASCEND_K8S_CACHE:-/var/cache/ascend-k8s}
 command -v go >/dev/null || { echo "cluster-bins: no go on PATH: the cluster components are built with Go (1.26 or later)" >&2; exit 1; }
 gover=$(go env GOVERSION)
 keys=("kubernetes-$K8S_VERSION-$gover" "etcd-$ETCD_VERSION-$gover" "containerd-$CONTAINERD_VERSION-$gover")
-# Only the bench runs upstream's DRA test driver: --dir does not ask for it,
-# so that a cache without it still serves the tests.
-extra_keys=("dra-test-driver-$K8S_VERSION-$gover")
+# Only the bench runs upstream's DRA test driver, and only the chart's tests
+# run Helm (they skip without it): --dir does not ask for them, so that a
+# cache without them still serves the other tests.
+extra_keys=("dra-test-driver-$K8S_VERSION-$gover" "helm-$HELM_VERSION-$gover")
 bin="$cache_root/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-containerd-$CONTAINERD_VERSION-$gover"
 if [ "${1-}" = --dir ]; then
 	for k in "${keys[@]}"; do
@@ -84,6 +86,15 @@ build_dra_test_driver() {
 		k8s.io/kubernetes/test/e2e/dra/test-driver
 }
 
+# Helm as its Makefile builds a release: without cgo, stripped, and stamped
+# with the version (no "+unreleased" suffix, as for a tagged build).
+build_helm() {
+	local pkg=helm.sh/helm/v4/internal/version
+	cd "$here/tests/cluster/helm"
+	CGO_ENABLED=0 go build -ldflags "-s -w -X $pkg.version=$HELM_VERSION -X $pkg.metadata= -X $pkg.gitTreeState=clean" \
+		-o "$1/helm" helm.sh/helm/v4/cmd/helm
+}
+
 build_etcd() {
 	cd "$here/tests/cluster/etcd"
 	CGO_ENABLED=0 go build -ldflags "-s -w" -o "$1/etcd" go.etcd.io/etcd/server/v3
@@ -104,6 +115,7 @@ build_into "${keys[0]}" build_k8s
 build_into "${keys[1]}" build_etcd
 build_into "${keys[2]}" build_containerd
 build_into "${extra_keys[0]}" build_dra_test_driver
+build_into "${extra_keys[1]}" build_helm
 
 # One bin/ of links, so the tests put a single directory on PATH.
 mkdir -p "$bin"

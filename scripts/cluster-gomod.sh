@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Writes the Go modules that build the real-cluster components
-# (tests/cluster/{k8s,etcd,containerd}/go.mod and go.sum) from the pins in
-# tests/cluster/versions.env.
+# Writes the Go modules that build the real-cluster components and Helm
+# (tests/cluster/{k8s,etcd,containerd,helm}/go.mod and go.sum) from the pins
+# in tests/cluster/versions.env.
 #
 # k8s.io/kubernetes requires its staging modules (k8s.io/api, client-go, ...)
 # at v0.0.0 and replaces them with ./staging/...; a module that requires
@@ -68,8 +68,9 @@ write_plain etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/serve
 write_plain containerd github.com/containerd/containerd/v2 "$CONTAINERD_VERSION" \
 	github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/ctr \
 	github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
-for d in k8s etcd containerd; do
+write_plain helm helm.sh/helm/v4 "$HELM_VERSION" helm.sh/helm/v4/cmd/helm
+for d in k8s etcd containerd helm; do
 	rm -f "$d/go.sum"
 	(cd "$d" && go mod tidy)
 done
-echo "cluster-gomod: k8s $K8S_VERSION (staging $staging_ver), etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION"
+echo "cluster-gomod: k8s $K8S_VERSION (staging $staging_ver), etcd $ETCD_VERSION, containerd $CONTAINERD_VERSION, helm $HELM_VERSION"
