@@ -156,6 +156,15 @@ node_set_chip_health() { # NODE PHY HEALTH [ERRORS]: sets chip PHY's health (0-3
 	esac
 }
 
+node_set_share() { # NODE PHY on|off: sets chip PHY's device-share mode (a "share" line), by atomic rename
+	local node=${1:?node_set_share NODE PHY MODE} phy=${2:?} mode=${3:?} state
+	state=$(node_state_file "$node")
+	[[ $phy =~ ^[0-9]+$ ]] || _e2e_err "PHY '$phy' is not a number" || return
+	[[ $mode =~ ^(on|off)$ ]] || _e2e_err "MODE '$mode' is not on or off" || return
+	{ grep -v "^share phy=$phy " "$state"; echo "share phy=$phy mode=$mode"; } >"$state.tmp" &&
+		chmod 0644 "$state.tmp" && mv -f "$state.tmp" "$state" || { rm -f "$state.tmp"; _e2e_err "cannot rewrite $state"; }
+}
+
 # ---- images --------------------------------------------------------------------
 
 images_build() { # OUT_DIR: builds OUT_DIR/pause.tar (docker.io/local/pause:1), OUT_DIR/busybox.tar (docker.io/local/busybox:1) and OUT_DIR/inference.tar (docker.io/local/inference:1), reproducibly

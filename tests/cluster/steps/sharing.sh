@@ -62,6 +62,20 @@ step_sharing() {
 	else
 		fail "7. a second edit applies without a restart" "capacity $(capacity "$N1")"
 	fi
+	# A chip whose device-share mode is off is served whole: one device,
+	# not two, until the mode is on again.
+	t0=$(now_ms)
+	if node_set_share "$(cluster_node_dir 1)" 7 off && wait_capacity "$N1" 15; then
+		got=$(k -n kube-system logs "$pod" | grep -m1 'device-share' | cut -c1-220)
+		pass "7. chip 7 of $N1 with device-share off: capacity 15 (7 x 2 + 1) in $(($(now_ms) - t0)) ms; the plugin: $got"
+	else
+		fail "7. a chip with device-share off served whole" "capacity $(capacity "$N1")"
+	fi
+	if node_set_share "$(cluster_node_dir 1)" 7 on && wait_capacity "$N1" 16; then
+		pass "7. device-share on again: capacity 16"
+	else
+		fail "7. device-share on again" "capacity $(capacity "$N1")"
+	fi
 	# Two pods share one chip's replicas; a vNPU and a 310P chip on node 3.
 	if run_npu_pod share-vnpu "$N3" 1 ascend.com/npu-vir04-3c; then
 		got=$(k exec share-vnpu -- sh -c 'echo $ASCEND_VISIBLE_DEVICES; ls /dev | grep davinci')
