@@ -24,6 +24,10 @@
 #include "node/topology.h"
 #include "npu/family.h"
 
+/* How stale a directory's time may get before a hand-out touches it: far
+ * below any idle time pruning waits for. */
+#define STATUS_TOUCH_MS (60 * 1000)
+
 struct status_dirs {
 	char base[PATH_MAX];
 	/* Held while a directory is made, touched or removed, so that pruning
@@ -301,12 +305,17 @@ int status_dirs_ensure(struct status_dirs *s, const char *name, const struct npu
 		return r;
 	pthread_mutex_lock(&s->lock);
 	struct stat st;
-	if (stat(file, &st) == 0) {
-		/* Handed out again: a fresh time keeps pruning away. */
-		r = utimensat(AT_FDCWD, dir, NULL, 0) < 0 ? -errno : 0;
+	/* A directory is made with its file and removed with it, under the
+	 * lock: one that is there has its file. */
+	if (stat(dir, &st) == 0) {
+		/* Handed out again: a fresh time keeps pruning away. Touched at
+		 * most once a minute, so that Allocate's usual cost is one stat. */
+		int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+		if (wall_ms() - mtime > STATUS_TOUCH_MS)
+			r = utimensat(AT_FDCWD, dir, NULL, 0) < 0 ? -errno : 0;
 		goto out;
 	}
-	if (stat(dir, &st) < 0 && count_dirs(s->base) >= STATUS_DIRS_MAX) {
+	if (count_dirs(s->base) >= STATUS_DIRS_MAX) {
 		r = -ENOSPC;
 		goto out;
 	}

@@ -86,8 +86,9 @@ void status_dirs_free(struct status_dirs *dirs);
 int status_set_name(const struct npu_device *const *devs, size_t n, char *buf, size_t size);
 
 /* Makes sure the directory name holds the status of devs: made with its
- * file when missing, its time touched when there (so that pruning leaves a
- * directory just handed out alone). Its host path in host_dir. Returns 0,
+ * file when missing, its time touched when there and over a minute old (so
+ * that pruning, which waits far longer, leaves a directory just handed out
+ * alone; the usual cost is one stat). Its host path in host_dir. Returns 0,
  * -ENOSPC when STATUS_DIRS_MAX directories exist, or a negative errno. */
 int status_dirs_ensure(struct status_dirs *dirs, const char *name, const struct npu_device *const *devs, size_t n,
 		       char *host_dir, size_t size);
