@@ -25,7 +25,7 @@
 struct kube_publisher {
 	struct kube_client *client;
 	char *driver, *node_name, *driver_version, *firmware_version;
-	int backoff_initial_ms, backoff_max_ms, resync_ms;
+	int backoff_initial_ms, backoff_max_ms, resync_ms, coalesce_ms;
 	kube_publish_report_fn report;
 	void *report_ctx;
 	pthread_t thread;
@@ -36,6 +36,7 @@ struct kube_publisher {
 	struct npu_snapshot *snapshot; /* the latest offered, NULL before the first */
 	struct kube_device_facts *facts; /* per device of snapshot, NULL: none known */
 	bool offered;                  /* a snapshot arrived since the thread took one */
+	int64_t offered_at;            /* when the first of those arrived */
 	bool recheck;                  /* list the slices at once (kube_publisher_recheck) */
 	int64_t recheck_until;         /* and every RECHECK_MS until then */
 
@@ -390,19 +391,22 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	int r;
 	if (!list)
 		return failed(f, -ENOMEM, 0, "out of memory");
-	/* Every round: a Node deleted and made again has a new uid, and slices
-	 * owned by the old one would be collected as orphans. */
-	char uid[KUBE_META_UID_MAX];
-	memcpy(uid, p->node_uid, sizeof(uid));
-	if ((r = fetch_node_uid(p, f)) < 0)
-		goto out;
-	changed |= strcmp(uid, p->node_uid) != 0;
 	if ((r = list_slices(p, list, &items, f)) < 0)
 		goto out;
 	if (!changed && server_as_written(p, list)) {
 		r = 1;
 		goto out;
 	}
+	/* Before every write, not at every resync or recheck, which then cost
+	 * one request (the list) per node instead of two: a Node deleted and
+	 * made again has a new uid, and slices owned by the old one would be
+	 * collected as orphans, but then they are gone from the list too, and
+	 * this round writes them again under the new uid. */
+	char uid[KUBE_META_UID_MAX];
+	memcpy(uid, p->node_uid, sizeof(uid));
+	if ((r = fetch_node_uid(p, f)) < 0)
+		goto out;
+	changed |= strcmp(uid, p->node_uid) != 0;
 	/* Above every generation on the server, whoever wrote it. */
 	int64_t generation = p->generation;
 	for (size_t i = 0; i < list->count; i++)
@@ -467,11 +471,19 @@ static void *run(void *arg)
 			p->recheck = false;
 			resync_at = now;
 		}
-		bool work = p->snapshot && (p->offered || due || now >= resync_at) && now >= retry_at;
+		/* A change waits out the coalescing window from the first offer
+		 * after the last round, so that a burst of faults (a rack's
+		 * chips failing within a second) is one write, not one each;
+		 * the first publication and a round owed anyway do not wait. */
+		int64_t ready_at = retry_at;
+		if (p->offered && !due && p->published && p->offered_at + p->coalesce_ms > ready_at)
+			ready_at = p->offered_at + p->coalesce_ms;
+		bool work = p->snapshot && (p->offered || due || now >= resync_at) && now >= retry_at &&
+			    (!p->offered || due || now >= ready_at);
 		if (!work) {
 			int64_t until = -1;
 			if (p->snapshot)
-				until = due || p->offered ? retry_at : resync_at;
+				until = due || p->offered ? ready_at : resync_at;
 			if (until < 0) {
 				pthread_cond_wait(&p->cond, &p->lock);
 			} else if (until > now) {
@@ -605,6 +617,7 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 	if (p->backoff_max_ms < p->backoff_initial_ms)
 		p->backoff_max_ms = p->backoff_initial_ms;
 	p->resync_ms = o->resync_ms > 0 ? o->resync_ms : 600000;
+	p->coalesce_ms = o->coalesce_ms > 0 ? o->coalesce_ms : o->coalesce_ms < 0 ? 0 : KUBE_PUBLISH_COALESCE_MS;
 	p->report = o->report;
 	p->report_ctx = o->report_ctx;
 	if (oom) {
@@ -636,6 +649,8 @@ int kube_publisher_offer(struct kube_publisher *p, struct npu_snapshot *snapshot
 	struct kube_device_facts *old_facts = p->facts;
 	p->snapshot = ref;
 	p->facts = copy;
+	if (!p->offered)
+		p->offered_at = now_ms();
 	p->offered = true;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);

@@ -72,6 +72,7 @@ static struct server {
 	const char *token;    /* the bearer token accepted; NULL: any */
 	char last_auth[256];  /* the last Authorization header seen */
 	unsigned requests, writes, conflicts_left;
+	unsigned node_reads; /* GETs of the Node node-a */
 	struct stored slices[MAX_SLICES];
 	size_t n_slices;
 	long next_rv;
@@ -294,6 +295,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	} else if (srv.fault == FAULT_5XX) {
 		r = answer_status(conn, 503, "ServiceUnavailable", "etcd is unhappy");
 	} else if (strcmp(url, "/api/v1/nodes/node-a") == 0) {
+		srv.node_reads++;
 		r = answer(conn, 200,
 			   "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-a\",\"uid\":\"node-a-uid\",\"resourceVersion\":\"1\"}}");
 	} else if (strcmp(url, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/c1") == 0) {
@@ -1008,6 +1010,100 @@ static void test_publisher(void **state)
 	kube_client_free(c);
 }
 
+/* A resync (and a recheck, the same round) that finds the slices as
+ * written costs one request per node, the list: the Node is read only
+ * before a write, for its uid. At fleet scale the daemon's recheck after
+ * each registration with the kubelet was a GET of the Node and a list every
+ * 2 s for 40 s on every node (scripts/bench-fleet.sh). */
+static void test_publisher_resync_lists_only(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.resync_ms = 100,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(8, -1);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
+	check_store(1, 8, -1, 1);
+
+	pthread_mutex_lock(&srv.lock);
+	unsigned reads = srv.node_reads, writes = srv.writes, requests = srv.requests;
+	assert_true(reads >= 1); /* the first round wrote, for the Node's uid */
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.requests < requests + 4)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("no resyncs within %d ms", WAIT_MS);
+	assert_int_equal(srv.node_reads, reads);
+	assert_int_equal(srv.writes, writes);
+	/* Someone deletes the slice: the round that writes it back reads the Node. */
+	wipe_store_locked();
+	pthread_mutex_unlock(&srv.lock);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	check_store(1, 8, -1, 2);
+	pthread_mutex_lock(&srv.lock);
+	assert_true(srv.node_reads > reads);
+	pthread_mutex_unlock(&srv.lock);
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* Faults of one burst (offers within the coalescing window) are one write:
+ * before the window, the first fault of a burst was written at once and
+ * the others after it, up to 6 writes per node in the bench's fault storm
+ * (scripts/bench-fleet.sh). The first publication does not wait. */
+static void test_publisher_coalesces_a_burst(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.resync_ms = 3600000, /* never within the test */
+		.coalesce_ms = 1000,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(8, -1);
+	int64_t start = now_ms();
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
+	assert_true(now_ms() - start < 1000);
+	check_store(1, 8, -1, 1);
+
+	pthread_mutex_lock(&srv.lock);
+	unsigned writes = srv.writes;
+	pthread_mutex_unlock(&srv.lock);
+	/* Chips 1 to 5 fail one after another, 20 ms apart. */
+	for (int chip = 1; chip <= 5; chip++) {
+		s = chips(8, chip);
+		assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+		npu_snapshot_unref(s);
+		struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 2);
+	check_store(1, 8, 5, 2);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.writes, writes + 1);
+	pthread_mutex_unlock(&srv.lock);
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
 /* The kubelet wipes a node's slices when it starts, in the background, so
  * the wipe can come just after the driver registered again: a recheck
  * lists the slices at once, and again during its window, and writes back
@@ -1246,6 +1342,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ca_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_recheck, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_resync_lists_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_coalesces_a_burst, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_reader, setup, teardown),
