@@ -436,7 +436,11 @@ run() {
 		row "$who storm: $k faults written in (ms)" "$spent"
 		row "$who storm: all faults on the slices (ms)" "$conv"
 		report "$who" "storm faults" "$j" "$(($(etcd_bytes) - b0))"
-		row "$who storm: writes per node per burst, target 1" "$(fmt .max_writes "$j")" "<= 1" "$(fmt 'if .max_writes <= 1 then "PASS" else "MISS" end' "$j")"
+		# The faults of a node come at random within 1 s: a 250 ms
+		# coalescing window (KUBE_PUBLISH_COALESCE_MS) makes at most
+		# 4 writes of them, one per window.
+		row "$who storm: faults per node, mean (max)" "$(awk -v k="$k" -v n="$nodes" 'BEGIN { printf "%.1f", k / n }') ($(for i in "${!by_node[@]}"; do wc -w <<<"${by_node[$i]}"; done | sort -n | tail -n 1))"
+		row "$who storm: writes per node, max (1 per 250 ms window)" "$(fmt .max_writes "$j")" "<= 4" "$(fmt 'if .max_writes <= 4 then "PASS" else "MISS" end' "$j")"
 		m0=$(mark) b0=$(etcd_bytes) t=$(now_us)
 		for ((i = 1; i <= nodes; i++)); do state "$work/nodes/$(node_name "$i")/dcmi-state"; done
 		conv=$(wait_converged "$work/want-clean" "$t" 60)

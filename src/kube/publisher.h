@@ -5,15 +5,16 @@
  * kubelet's path never waits for the API server.
  *
  * A round lists the driver's slices of this node (fieldSelector
- * spec.nodeName and spec.driver); when they are not as last written, or the
- * content changed, it reads the Node (its uid, for the slices' owner
- * reference), creates or replaces each wanted slice
+ * spec.nodeName and spec.driver), reads the Node (its uid, for the slices'
+ * owner reference: at a resync, and before any write, not at a recheck's
+ * checks), creates or replaces each wanted slice
  * (a 409 conflict: read it again and retry), deletes the ones left over, and
  * gives the pool a generation above every one listed, so that each change
  * is a new generation. A round runs when the devices' content changed, after
  * a failed round, and every resync interval (someone may have deleted a
  * slice). A failed round (unreachable, 5xx, 401, a slow or garbled answer)
- * is retried after a capped exponential backoff with the latest snapshot:
+ * is retried after a capped exponential backoff with jitter (half to all of
+ * the step, at random) with the latest snapshot:
  * once the server is back, it gets the current truth, not a history.
  *
  * Nothing here logs. Each cause of failure is reported once through the
