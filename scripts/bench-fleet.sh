@@ -65,6 +65,14 @@ if ((peer_on)) && [[ ! -x $peer_bin ]]; then
 	peer_on=0
 fi
 command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
+# Each of our daemons holds 3 inotify instances (device nodes, the DCMI
+# simulator's state file, the kubelet's directory) and each kubelet-sim one,
+# all of one user here: the default limit of 128 stops the fleet at about
+# 30 nodes with "cannot create an inotify instance".
+inotify_need=$((nodes * 4 + 32))
+inotify_max=$(cat /proc/sys/fs/inotify/max_user_instances)
+((inotify_max >= inotify_need)) ||
+	die "$nodes nodes need about $inotify_need inotify instances, fs.inotify.max_user_instances is $inotify_max (sysctl -w fs.inotify.max_user_instances=$inotify_need)"
 
 work=''
 # Every process the bench starts, by pid, to stop them all on exit.

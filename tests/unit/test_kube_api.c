@@ -1013,6 +1013,33 @@ static void test_publisher(void **state)
 	kube_client_free(c);
 }
 
+/* A publisher of node-a (resyncs never within a test) whose first
+ * publication, 8 healthy chips at generation 1, is on the server: it does
+ * not wait for the coalescing window. *ret_i: the index of its report. */
+static struct kube_publisher *published(struct kube_client **ret_client, int coalesce_ms, size_t *ret_i)
+{
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.resync_ms = 3600000,
+		.coalesce_ms = coalesce_ms,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(8, -1);
+	int64_t start = now_ms();
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	*ret_i = wait_report(0, KUBE_PUBLISH_DONE, 0);
+	assert_true(now_ms() - start < 1000);
+	check_store(1, 8, -1, 1);
+	*ret_client = c;
+	return p;
+}
+
 /* A recheck's check that finds the slices as written costs one request per
  * node, the list: the Node is read at a resync and before a write, for its
  * uid. At fleet scale the daemon's recheck after each registration with the
@@ -1021,21 +1048,9 @@ static void test_publisher(void **state)
 static void test_publisher_recheck_lists_only(void **state)
 {
 	(void)state;
-	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
-	const struct kube_publisher_options o = {
-		.client = c,
-		.node_name = "node-a",
-		.resync_ms = 3600000, /* never within the test */
-		.report = publish_reports_add,
-		.report_ctx = &reps,
-	};
-	struct kube_publisher *p = NULL;
-	assert_int_equal(kube_publisher_start(&o, &p), 0);
-	struct npu_snapshot *s = chips(8, -1);
-	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
-	npu_snapshot_unref(s);
-	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
-	check_store(1, 8, -1, 1);
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
 
 	pthread_mutex_lock(&srv.lock);
 	unsigned reads = srv.node_reads, writes = srv.writes, requests = srv.requests;
@@ -1070,24 +1085,10 @@ static void test_publisher_recheck_lists_only(void **state)
 static void test_publisher_coalesces_a_burst(void **state)
 {
 	(void)state;
-	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
-	const struct kube_publisher_options o = {
-		.client = c,
-		.node_name = "node-a",
-		.resync_ms = 3600000, /* never within the test */
-		.coalesce_ms = 1000,
-		.report = publish_reports_add,
-		.report_ctx = &reps,
-	};
-	struct kube_publisher *p = NULL;
-	assert_int_equal(kube_publisher_start(&o, &p), 0);
-	struct npu_snapshot *s = chips(8, -1);
-	int64_t start = now_ms();
-	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
-	npu_snapshot_unref(s);
-	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
-	assert_true(now_ms() - start < 1000);
-	check_store(1, 8, -1, 1);
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 1000, &i);
+	struct npu_snapshot *s;
 
 	pthread_mutex_lock(&srv.lock);
 	unsigned writes = srv.writes;
@@ -1163,21 +1164,9 @@ static void test_publisher_backoff_jitter(void **state)
 static void test_publisher_recheck(void **state)
 {
 	(void)state;
-	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
-	const struct kube_publisher_options o = {
-		.client = c,
-		.node_name = "node-a",
-		.resync_ms = 3600000, /* never within the test */
-		.report = publish_reports_add,
-		.report_ctx = &reps,
-	};
-	struct kube_publisher *p = NULL;
-	assert_int_equal(kube_publisher_start(&o, &p), 0);
-	struct npu_snapshot *s = chips(8, -1);
-	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
-	npu_snapshot_unref(s);
-	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
-	check_store(1, 8, -1, 1);
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
 
 	/* The kubelet wipes, then registers the driver: put back at once;
 	 * then a wipe that lands after the registration, within the window. */
