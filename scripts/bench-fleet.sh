@@ -80,8 +80,8 @@ declare -a fleet_pids=()
 cleanup() {
 	local status=$?
 	trap - EXIT INT TERM
-	[[ -n ${watch_pid:-} ]] && kill "$watch_pid" 2>/dev/null
-	((${#fleet_pids[@]})) && _e2e_kill_wait KILL 5000 "${fleet_pids[@]}"
+	[[ -z ${watch_pid:-} ]] || kill "$watch_pid" 2>/dev/null || true
+	((${#fleet_pids[@]} == 0)) || _e2e_kill_wait KILL 5000 "${fleet_pids[@]}" || true
 	if [[ -n $work ]]; then
 		_cl_stop kube-apiserver || true
 		_cl_stop etcd || true
