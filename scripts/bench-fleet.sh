@@ -250,8 +250,11 @@ stop_drivers() { # SIGTERM to every driver at once; waits for them all
 watch_pid=''
 watch_start() { # DRIVER FILE
 	: >"$2"
+	# kubectl ends its watch when the server drops it (at N=300 one did,
+	# while the API server was busy with the start): watched again, it
+	# lists every slice anew as ADDED, which is all converged needs.
 	(
-		"${kc[@]}" get resourceslices --watch --output-watch-events -o json --field-selector "spec.driver=$1" |
+		while :; do "${kc[@]}" get resourceslices --watch --output-watch-events -o json --field-selector "spec.driver=$1"; done |
 			jq -c --unbuffered -r '[.type, .object.spec.nodeName, (.object.spec.devices // [] | length),
 				([.object.spec.devices[]? | select((.taints // []) | length > 0) | .name] | sort | join(",")
 				 | if . == "" then "-" else . end)] | join(" ")' |
@@ -261,8 +264,11 @@ watch_start() { # DRIVER FILE
 }
 watch_stop() {
 	[[ -n $watch_pid ]] || return 0
-	pkill -P "$watch_pid" 2>/dev/null || true
+	local kids
+	kids=$(_e2e_descendants "$watch_pid")
 	kill "$watch_pid" 2>/dev/null || true
+	# shellcheck disable=SC2086
+	kill $kids 2>/dev/null || true
 	wait "$watch_pid" 2>/dev/null || true
 	watch_pid=''
 }
