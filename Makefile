@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench fuzz image e2e cluster-bins cluster cluster-down clean
+.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench bench-fleet fuzz image e2e cluster-bins cluster cluster-down clean
 
 # ARCH=arm64 makes `make build` cross-compile for arm64 into $(ARM64_BUILD)
 # (see build-arm64); empty or the machine's own architecture builds natively.
@@ -135,6 +135,14 @@ demo: build
 
 bench: build
 	@scripts/bench.sh $(BUILD)
+
+# The DRA driver's cost to the API server at fleet scale, beside upstream's
+# DRA test driver (docs/performance.md#fleet): NODES simulated nodes (one
+# list of them: 10,100,300) against one kube-apiserver of the cluster cache.
+# Not part of `make test`; the larger runs take minutes and GiBs.
+NODES ?= 10
+bench-fleet: build cluster-bins
+	@for n in $$(echo $(NODES) | tr , ' '); do scripts/bench-fleet.sh $(BUILD) --nodes $$n || exit; done
 
 # The container image from the release builds, without a Docker daemon, for
 # linux/amd64 and linux/arm64 (both builds are made here): one OCI index in

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/k8s_names.h"
 #include "base/parse.h"
@@ -25,7 +26,7 @@
 struct kube_publisher {
 	struct kube_client *client;
 	char *driver, *node_name, *driver_version, *firmware_version;
-	int backoff_initial_ms, backoff_max_ms, resync_ms;
+	int backoff_initial_ms, backoff_max_ms, resync_ms, coalesce_ms;
 	kube_publish_report_fn report;
 	void *report_ctx;
 	pthread_t thread;
@@ -36,6 +37,8 @@ struct kube_publisher {
 	struct npu_snapshot *snapshot; /* the latest offered, NULL before the first */
 	struct kube_device_facts *facts; /* per device of snapshot, NULL: none known */
 	bool offered;                  /* a snapshot arrived since the thread took one */
+	int64_t offered_at;            /* when the first of those arrived */
+	uint64_t jitter_state;         /* the thread's own: xorshift64 for the backoff's jitter */
 	bool recheck;                  /* list the slices at once (kube_publisher_recheck) */
 	int64_t recheck_until;         /* and every RECHECK_MS until then */
 
@@ -382,7 +385,7 @@ static int write_slices(struct kube_publisher *p, const struct kube_slice_list *
  * fields filled), 1 when the content is unchanged and the server still
  * holds what was written last, or a negative errno with f said. */
 static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts,
-		     bool changed,
+		     bool changed, bool node_due,
 		     struct kube_publish_report *done, struct failure *f)
 {
 	struct kube_slice_list *list = malloc(sizeof(*list));
@@ -390,11 +393,14 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	int r;
 	if (!list)
 		return failed(f, -ENOMEM, 0, "out of memory");
-	/* Every round: a Node deleted and made again has a new uid, and slices
-	 * owned by the old one would be collected as orphans. */
+	/* A Node deleted and made again has a new uid, and slices owned by the
+	 * old one would be collected as orphans: the Node is read before every
+	 * write and at every resync, but not at the checks of a recheck, which
+	 * come every RECHECK_MS for its window on every node of a fleet after
+	 * a roll: those cost one request (the list) instead of two. */
 	char uid[KUBE_META_UID_MAX];
 	memcpy(uid, p->node_uid, sizeof(uid));
-	if ((r = fetch_node_uid(p, f)) < 0)
+	if (node_due && (r = fetch_node_uid(p, f)) < 0)
 		goto out;
 	changed |= strcmp(uid, p->node_uid) != 0;
 	if ((r = list_slices(p, list, &items, f)) < 0)
@@ -402,6 +408,11 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	if (!changed && server_as_written(p, list)) {
 		r = 1;
 		goto out;
+	}
+	if (!node_due) {
+		if ((r = fetch_node_uid(p, f)) < 0)
+			goto out;
+		changed |= strcmp(uid, p->node_uid) != 0;
 	}
 	/* Above every generation on the server, whoever wrote it. */
 	int64_t generation = p->generation;
@@ -455,10 +466,26 @@ out:
 	return r;
 }
 
+/* A wait of backoff_ms with "equal jitter": between half of it and all of
+ * it, at random. Every driver of a fleet fails together when the API server
+ * does (a restart, APF's 429s under a roll); without jitter they would
+ * retry together too, in waves of every node at once. A xorshift64 is
+ * enough: the point is that nodes differ, not unpredictability. */
+static int64_t jittered(struct kube_publisher *p, int64_t backoff_ms)
+{
+	uint64_t x = p->jitter_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	p->jitter_state = x;
+	int64_t half = backoff_ms / 2;
+	return backoff_ms - half + (int64_t)(x % (uint64_t)(half + 1));
+}
+
 static void *run(void *arg)
 {
 	struct kube_publisher *p = arg;
-	int64_t backoff = p->backoff_initial_ms, retry_at = 0, resync_at = 0;
+	int64_t backoff = p->backoff_initial_ms, retry_at = 0, resync_at = 0, node_at = 0;
 	bool due = false; /* a round is owed whatever the content: after a failure, at a resync */
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
@@ -467,11 +494,19 @@ static void *run(void *arg)
 			p->recheck = false;
 			resync_at = now;
 		}
-		bool work = p->snapshot && (p->offered || due || now >= resync_at) && now >= retry_at;
+		/* A change waits out the coalescing window from the first offer
+		 * after the last round, so that a burst of faults (a rack's
+		 * chips failing within a second) is one write, not one each;
+		 * the first publication and a round owed anyway do not wait. */
+		int64_t ready_at = retry_at;
+		if (p->offered && !due && p->published && p->offered_at + p->coalesce_ms > ready_at)
+			ready_at = p->offered_at + p->coalesce_ms;
+		bool work = p->snapshot && (p->offered || due || now >= resync_at) && now >= retry_at &&
+			    (!p->offered || due || now >= ready_at);
 		if (!work) {
 			int64_t until = -1;
 			if (p->snapshot)
-				until = due || p->offered ? retry_at : resync_at;
+				until = due || p->offered ? ready_at : resync_at;
 			if (until < 0) {
 				pthread_cond_wait(&p->cond, &p->lock);
 			} else if (until > now) {
@@ -495,14 +530,17 @@ static void *run(void *arg)
 		char *content = NULL;
 		/* Without its facts the snapshot would be published as if the
 		 * memory were unknown and no chip shared: a failed round instead. */
+		bool node_due = now >= node_at, node_read = false;
 		int r = facts_lost ? -ENOMEM : content_of(p, snap, facts, &content);
 		bool changed = r == 0 && (!p->published || strcmp(content, p->published) != 0);
 		if (r < 0)
 			failed(&f, r, 0, "building the ResourceSlices: %s", strerror(-r));
 		else if (!due && !changed)
 			r = 1; /* nothing changed */
-		else
-			r = reconcile(p, snap, facts, changed, &done, &f);
+		else {
+			r = reconcile(p, snap, facts, changed, node_due, &done, &f);
+			node_read = node_due && r >= 0;
+		}
 		npu_snapshot_unref(snap);
 		free(facts);
 
@@ -544,11 +582,13 @@ static void *run(void *arg)
 		now = now_ms();
 		if (r < 0) {
 			due = true;
-			retry_at = now + backoff;
+			retry_at = now + jittered(p, backoff);
 			backoff = backoff * 2 > p->backoff_max_ms ? p->backoff_max_ms : backoff * 2;
 		} else {
 			if (r == 0 || due)
 				resync_at = now + p->resync_ms;
+			if (node_read)
+				node_at = now + p->resync_ms;
 			if (now < p->recheck_until && resync_at > now + RECHECK_MS)
 				resync_at = now + RECHECK_MS;
 			due = false;
@@ -605,8 +645,16 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 	if (p->backoff_max_ms < p->backoff_initial_ms)
 		p->backoff_max_ms = p->backoff_initial_ms;
 	p->resync_ms = o->resync_ms > 0 ? o->resync_ms : 600000;
+	p->coalesce_ms = o->coalesce_ms > 0 ? o->coalesce_ms : o->coalesce_ms < 0 ? 0 : KUBE_PUBLISH_COALESCE_MS;
 	p->report = o->report;
 	p->report_ctx = o->report_ctx;
+	/* Nodes start at different nanoseconds, with different pids; never 0,
+	 * which xorshift would keep. */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	p->jitter_state = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)p;
+	if (!p->jitter_state)
+		p->jitter_state = 0x9e3779b97f4a7c15u;
 	if (oom) {
 		publisher_free(p);
 		return -ENOMEM;
@@ -636,6 +684,8 @@ int kube_publisher_offer(struct kube_publisher *p, struct npu_snapshot *snapshot
 	struct kube_device_facts *old_facts = p->facts;
 	p->snapshot = ref;
 	p->facts = copy;
+	if (!p->offered)
+		p->offered_at = now_ms();
 	p->offered = true;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);

@@ -4,15 +4,17 @@
  * with kube_publisher_offer, which only swaps a pointer under a lock, so the
  * kubelet's path never waits for the API server.
  *
- * A round reads the Node (its uid, for the slices' owner reference), lists
- * the driver's slices of this node (fieldSelector
- * spec.nodeName and spec.driver), creates or replaces each wanted slice
+ * A round lists the driver's slices of this node (fieldSelector
+ * spec.nodeName and spec.driver), reads the Node (its uid, for the slices'
+ * owner reference: at a resync, and before any write, not at a recheck's
+ * checks), creates or replaces each wanted slice
  * (a 409 conflict: read it again and retry), deletes the ones left over, and
  * gives the pool a generation above every one listed, so that each change
  * is a new generation. A round runs when the devices' content changed, after
  * a failed round, and every resync interval (someone may have deleted a
  * slice). A failed round (unreachable, 5xx, 401, a slow or garbled answer)
- * is retried after a capped exponential backoff with the latest snapshot:
+ * is retried after a capped exponential backoff with jitter (half to all of
+ * the step, at random) with the latest snapshot:
  * once the server is back, it gets the current truth, not a history.
  *
  * Nothing here logs. Each cause of failure is reported once through the
@@ -57,11 +59,18 @@ struct kube_publisher_options {
 	int backoff_initial_ms;       /* 0: 500 */
 	int backoff_max_ms;           /* 0: 30000 */
 	int resync_ms;                /* 0: 600000 (10 minutes) */
+	int coalesce_ms;              /* 0: KUBE_PUBLISH_COALESCE_MS; negative: none */
 	kube_publish_report_fn report;
 	void *report_ctx;
 };
 
 struct kube_publisher;
+
+/* How long a change of the devices waits for more before it is written: the
+ * faults of one burst within it are one write per node, not one per chip,
+ * which at fleet scale is what a rack losing power costs the API server.
+ * It adds at most this to fault -> ResourceSlice (the bench's 1 s target). */
+#define KUBE_PUBLISH_COALESCE_MS 250
 
 /* Starts the thread; it waits for a first snapshot. Returns 0, -EINVAL (no
  * client or node name, a node name that is not a DNS subdomain, a driver

@@ -247,10 +247,13 @@ cluster_etcd_start() {
 # cluster_apiserver_start BIN PORT ETCD_CLIENT_PORT: kube-apiserver with the
 # certificates of _cl_pki, until /readyz answers. Also how a test restarts it
 # (after `_cl_stop kube-apiserver`).
+# CLUSTER_APISERVER_EXTRA: more flags, split at spaces (scripts/bench-fleet.sh
+# turns on audit logging with it).
 cluster_apiserver_start() {
 	local bin=$1 port=$2 etcd=$3 p=$CLUSTER_DIR/pki bind=0.0.0.0
 	_cl_net_set
 	[ "${CLUSTER_HOST_NET:-0}" != 1 ] || bind=127.0.0.1
+	# shellcheck disable=SC2086 # CLUSTER_APISERVER_EXTRA is a list of flags
 	_cl_spawn kube-apiserver "$CLUSTER_DIR/logs/kube-apiserver.log" "${_cl_net_prefix[@]}" "$bin/kube-apiserver" \
 		--etcd-servers="http://127.0.0.1:$etcd" --bind-address="$bind" --secure-port="$port" \
 		--advertise-address="$CLUSTER_CP_IP" --kubelet-preferred-address-types=InternalIP \
@@ -261,7 +264,7 @@ cluster_apiserver_start() {
 		--service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
 		--service-cluster-ip-range="$CLUSTER_SERVICE_CIDR" \
 		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction --allow-privileged=true \
-		--feature-gates=ResourceHealthStatus=true || return
+		--feature-gates=ResourceHealthStatus=true ${CLUSTER_APISERVER_EXTRA:-} || return
 	_cl_wait_http kube-apiserver "https://127.0.0.1:$port/readyz" --cacert "$p/ca.crt" \
 		--cert "$p/admin.crt" --key "$p/admin.key"
 }

@@ -72,6 +72,8 @@ static struct server {
 	const char *token;    /* the bearer token accepted; NULL: any */
 	char last_auth[256];  /* the last Authorization header seen */
 	unsigned requests, writes, conflicts_left;
+	unsigned node_reads; /* GETs of the Node node-a */
+	int64_t arrived[64]; /* when the first requests came, ms */
 	struct stored slices[MAX_SLICES];
 	size_t n_slices;
 	long next_rv;
@@ -261,6 +263,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	pthread_mutex_lock(&srv.lock);
+	if (srv.requests < sizeof(srv.arrived) / sizeof(srv.arrived[0]))
+		srv.arrived[srv.requests] = now_ms();
 	srv.requests++;
 	pthread_cond_broadcast(&srv.cond); /* also for an answer held below */
 	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
@@ -294,6 +298,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	} else if (srv.fault == FAULT_5XX) {
 		r = answer_status(conn, 503, "ServiceUnavailable", "etcd is unhappy");
 	} else if (strcmp(url, "/api/v1/nodes/node-a") == 0) {
+		srv.node_reads++;
 		r = answer(conn, 200,
 			   "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-a\",\"uid\":\"node-a-uid\",\"resourceVersion\":\"1\"}}");
 	} else if (strcmp(url, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/c1") == 0) {
@@ -1008,6 +1013,150 @@ static void test_publisher(void **state)
 	kube_client_free(c);
 }
 
+/* A publisher of node-a (resyncs never within a test) whose first
+ * publication, 8 healthy chips at generation 1, is on the server: it does
+ * not wait for the coalescing window. *ret_i: the index of its report. */
+static struct kube_publisher *published(struct kube_client **ret_client, int coalesce_ms, size_t *ret_i)
+{
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.resync_ms = 3600000,
+		.coalesce_ms = coalesce_ms,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(8, -1);
+	int64_t start = now_ms();
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	*ret_i = wait_report(0, KUBE_PUBLISH_DONE, 0);
+	assert_true(now_ms() - start < 1000);
+	check_store(1, 8, -1, 1);
+	*ret_client = c;
+	return p;
+}
+
+/* A recheck's check that finds the slices as written costs one request per
+ * node, the list: the Node is read at a resync and before a write, for its
+ * uid. At fleet scale the daemon's recheck after each registration with the
+ * kubelet was a GET of the Node and a list every 2 s for 40 s on every node
+ * (scripts/bench-fleet.sh). */
+static void test_publisher_recheck_lists_only(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
+
+	pthread_mutex_lock(&srv.lock);
+	unsigned reads = srv.node_reads, writes = srv.writes, requests = srv.requests;
+	assert_true(reads >= 1); /* the first round wrote, for the Node's uid */
+	pthread_mutex_unlock(&srv.lock);
+	/* At once, then RECHECK_MS (2 s) later. */
+	kube_publisher_recheck(p, 20000);
+	pthread_mutex_lock(&srv.lock);
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.requests < requests + 2)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("no checks within %d ms", WAIT_MS);
+	assert_int_equal(srv.node_reads, reads);
+	assert_int_equal(srv.writes, writes);
+	/* Someone deletes the slice: the round that writes it back reads the Node. */
+	wipe_store_locked();
+	pthread_mutex_unlock(&srv.lock);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	check_store(1, 8, -1, 2);
+	pthread_mutex_lock(&srv.lock);
+	assert_true(srv.node_reads > reads);
+	pthread_mutex_unlock(&srv.lock);
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* Faults of one burst (offers within the coalescing window) are one write:
+ * before the window, the first fault of a burst was written at once and
+ * the others after it, up to 6 writes per node in the bench's fault storm
+ * (scripts/bench-fleet.sh). The first publication does not wait. */
+static void test_publisher_coalesces_a_burst(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 1000, &i);
+	struct npu_snapshot *s;
+
+	pthread_mutex_lock(&srv.lock);
+	unsigned writes = srv.writes;
+	pthread_mutex_unlock(&srv.lock);
+	/* Chips 1 to 5 fail one after another, 20 ms apart. */
+	for (int chip = 1; chip <= 5; chip++) {
+		s = chips(8, chip);
+		assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+		npu_snapshot_unref(s);
+		struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 2);
+	check_store(1, 8, 5, 2);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.writes, writes + 1);
+	pthread_mutex_unlock(&srv.lock);
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* Failed rounds are retried after half to all of the backoff step, at
+ * random, not after the step exactly: every driver of a fleet fails at once
+ * when the API server does, and would otherwise retry in lockstep. With a
+ * fixed step of 200 ms, seven retries in a row all 180 ms or more apart has
+ * a chance of 0.2^7 with the jitter, and is certain without it. */
+static void test_publisher_backoff_jitter(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.backoff_initial_ms = 200,
+		.backoff_max_ms = 200,
+		.resync_ms = 3600000,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	set_fault(FAULT_5XX);
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	struct npu_snapshot *s = chips(8, -1);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	/* One request per failed round: the list. */
+	pthread_mutex_lock(&srv.lock);
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.requests < 8)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("only %u requests within %d ms", srv.requests, WAIT_MS);
+	int64_t shortest = INT64_MAX, longest = 0;
+	for (unsigned k = 1; k < 8; k++) {
+		int64_t gap = srv.arrived[k] - srv.arrived[k - 1];
+		shortest = gap < shortest ? gap : shortest;
+		longest = gap > longest ? gap : longest;
+	}
+	pthread_mutex_unlock(&srv.lock);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+	/* Never under half the step; and not all at the step. */
+	assert_true(shortest >= 95);
+	assert_true(shortest < 180);
+	assert_true(longest <= 400);
+}
+
 /* The kubelet wipes a node's slices when it starts, in the background, so
  * the wipe can come just after the driver registered again: a recheck
  * lists the slices at once, and again during its window, and writes back
@@ -1015,21 +1164,9 @@ static void test_publisher(void **state)
 static void test_publisher_recheck(void **state)
 {
 	(void)state;
-	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
-	const struct kube_publisher_options o = {
-		.client = c,
-		.node_name = "node-a",
-		.resync_ms = 3600000, /* never within the test */
-		.report = publish_reports_add,
-		.report_ctx = &reps,
-	};
-	struct kube_publisher *p = NULL;
-	assert_int_equal(kube_publisher_start(&o, &p), 0);
-	struct npu_snapshot *s = chips(8, -1);
-	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
-	npu_snapshot_unref(s);
-	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
-	check_store(1, 8, -1, 1);
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
 
 	/* The kubelet wipes, then registers the driver: put back at once;
 	 * then a wipe that lands after the registration, within the window. */
@@ -1246,6 +1383,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ca_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_recheck, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_recheck_lists_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_coalesces_a_burst, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_backoff_jitter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_reader, setup, teardown),
