@@ -158,8 +158,8 @@ static void judge_again(const struct fault_policy_config *policy, struct fault_s
 	step->changed |= first.changed;
 }
 
-/* A chip under reset is out whatever the policy says, its vNPUs too. */
-static void hold_for_reset(struct npu_snapshot *out, size_t i)
+/* Chip i is out whatever the policy says, its vNPUs too, each with its note. */
+static void hold_out(struct npu_snapshot *out, size_t i, const char *chip_note, const char *vnpu_note)
 {
 	const struct npu_device *chip = &out->devices[i];
 	for (size_t j = i; j < out->count; j++) {
@@ -169,11 +169,16 @@ static void hold_for_reset(struct npu_snapshot *out, size_t i)
 		if (d->fault == NPU_FAULT_NONE)
 			d->fault = NPU_FAULT_POLICY;
 		d->healthy = false;
-		if (j == i)
-			(void)str_copy(d->policy_note, sizeof(d->policy_note), "the chip is being reset");
-		else
-			(void)str_printf(d->policy_note, sizeof(d->policy_note), "its chip %s is being reset", chip->id);
+		(void)str_copy(d->policy_note, sizeof(d->policy_note), j == i ? chip_note : vnpu_note);
 	}
+}
+
+/* A chip under reset. */
+static void hold_for_reset(struct npu_snapshot *out, size_t i)
+{
+	char vnpu_note[NPU_POLICY_NOTE_MAX];
+	(void)str_printf(vnpu_note, sizeof(vnpu_note), "its chip %s is being reset", out->devices[i].id);
+	hold_out(out, i, "the chip is being reset", vnpu_note);
 }
 
 /* The other chips of a group under reset are out as well, their vNPUs
@@ -183,18 +188,11 @@ static void hold_groups(struct fault_stage *st, struct npu_snapshot *out)
 	for (size_t i = 0; st->resets && i < out->count; i++) {
 		const struct npu_device *chip = &out->devices[i];
 		uint32_t by;
+		char note[NPU_POLICY_NOTE_MAX];
 		if (chip->kind != NPU_DEVICE_CHIP || !fault_resets_group_hold(st->resets, chip->chip.phy_id, &by))
 			continue;
-		for (size_t j = i; j < out->count; j++) {
-			struct npu_device *d = &out->devices[j];
-			if (d->chip.phy_id != chip->chip.phy_id || (j != i && d->kind != NPU_DEVICE_VNPU))
-				continue;
-			if (d->fault == NPU_FAULT_NONE)
-				d->fault = NPU_FAULT_POLICY;
-			d->healthy = false;
-			(void)str_printf(d->policy_note, sizeof(d->policy_note),
-					 "the reset of npu-%u takes down its reset group", by);
-		}
+		(void)str_printf(note, sizeof(note), "the reset of npu-%u takes down its reset group", by);
+		hold_out(out, i, note, note);
 	}
 }
 
