@@ -191,3 +191,18 @@ int mkdir_p(const char *path, mode_t mode)
 	}
 	return mkdir_ensure(buf, mode);
 }
+
+int dir_open(const char *path, DIR **ret)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *dir = fdopendir(fd);
+	if (!dir) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret = dir;
+	return 0;
+}

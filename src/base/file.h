@@ -7,6 +7,7 @@
  * the new, never a part; and directories made as `mkdir -p` makes them. */
 #pragma once
 
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -51,3 +52,11 @@ int mkdir_ensure(const char *path, mode_t mode);
  * it or a parent is something else, -ENAMETOOLONG beyond PATH_MAX, or
  * another negative errno of mkdir(2). What was made before a failure stays. */
 int mkdir_p(const char *path, mode_t mode);
+
+/* opendir(3) through open(2) and fdopendir(3), so the directory is O_CLOEXEC
+ * and ThreadSanitizer sees its descriptor made: it does not see the one
+ * glibc's opendir makes inside itself, and a number last held by another
+ * thread's socket (closed inside the uninstrumented gRPC library) then
+ * looks like a race at closedir(3). Returns 0 with *ret set, or a negative
+ * errno of open(2) or fdopendir(3). */
+int dir_open(const char *path, DIR **ret);

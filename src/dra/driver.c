@@ -339,10 +339,10 @@ int dra_driver_sweep(struct dra_driver *d)
 	size_t stem = strlen(d->cdi.file_name) - strlen(".json");
 	if (str_printf(prefix, sizeof(prefix), "%.*s_", (int)stem, d->cdi.file_name) < 0)
 		return -ENAMETOOLONG;
-	DIR *dir = opendir(d->cdi_dir);
-	if (!dir)
-		return -errno;
-	int removed = 0;
+	DIR *dir;
+	int removed = dir_open(d->cdi_dir, &dir);
+	if (removed < 0)
+		return removed;
 	struct dirent *e;
 	char why[PATH_MAX + 300];
 	/* Without the record, no spec is known to be stale. */

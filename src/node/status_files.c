@@ -281,8 +281,9 @@ static int path_of(const struct status_dirs *s, const char *name, const char *fi
 /* How many directories base holds, stopping past STATUS_DIRS_MAX. */
 static size_t count_dirs(const char *base)
 {
-	DIR *dir = opendir(base);
+	DIR *dir = NULL;
 	size_t n = 0;
+	(void)dir_open(base, &dir);
 	for (struct dirent *e; dir && n <= STATUS_DIRS_MAX && (e = readdir(dir));)
 		n += e->d_name[0] != '.';
 	if (dir)
@@ -411,10 +412,10 @@ static int read_entry(const struct status_dirs *s, const char *name, char **ret_
 static int each_dir(struct status_dirs *s, int (*each)(struct status_dirs *s, const char *name, void *ctx),
 		    void *ctx)
 {
-	DIR *dir = opendir(s->base);
-	if (!dir)
-		return -errno;
-	int first = 0;
+	DIR *dir;
+	int first = dir_open(s->base, &dir);
+	if (first < 0)
+		return first;
 	size_t seen = 0;
 	for (struct dirent *e; seen < STATUS_DIRS_MAX && (e = readdir(dir));) {
 		if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))

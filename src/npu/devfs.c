@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 
 /* Physical ids are small; anything larger is not a chip node we understand. */
@@ -30,11 +31,11 @@ static int parse_node_name(const char *name, const char *prefix, uint32_t *ret_i
  * first error add returns. A missing dev_dir has no nodes. */
 static int scan_nodes(const char *dev_dir, const char *prefix, int (*add)(void *ctx, uint32_t id), void *ctx)
 {
-	DIR *dir = opendir(dev_dir);
-	if (!dir)
-		return errno == ENOENT ? 0 : -errno;
+	DIR *dir;
+	int r = dir_open(dev_dir, &dir);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
 
-	int r = 0;
 	for (;;) {
 		errno = 0;
 		const struct dirent *entry = readdir(dir);

@@ -5,7 +5,8 @@
  * with the exact mode whatever the umask, replaces a temp file a crash left,
  * leaves no temp file when it fails and keeps the old content then; removal
  * takes the temp file too; mkdir_ensure and mkdir_p make what is missing and
- * tell a directory from anything else. */
+ * tell a directory from anything else; dir_open lists a directory, refuses
+ * anything else and gives a descriptor closed on exec. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <cmocka.h>
 
@@ -265,6 +268,31 @@ static void test_mkdir_p(void **state)
 	free(long_path);
 }
 
+static void test_dir_open(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	under(f, "entry", path, sizeof(path));
+	put(path, "");
+
+	DIR *dir = NULL;
+	assert_int_equal(dir_open(f->dir, &dir), 0);
+	assert_non_null(dir);
+	assert_true(fcntl(dirfd(dir), F_GETFD) & FD_CLOEXEC);
+	bool found = false;
+	for (struct dirent *e; (e = readdir(dir));)
+		found |= strcmp(e->d_name, "entry") == 0;
+	assert_true(found);
+	assert_int_equal(closedir(dir), 0);
+
+	/* Neither a file nor a missing path; *ret untouched. */
+	DIR *untouched = (DIR *)&found;
+	assert_int_equal(dir_open(path, &untouched), -ENOTDIR);
+	under(f, "missing", path, sizeof(path));
+	assert_int_equal(dir_open(path, &untouched), -ENOENT);
+	assert_ptr_equal(untouched, (DIR *)&found);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +302,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remove_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_ensure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_open, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
