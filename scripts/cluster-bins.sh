@@ -12,6 +12,8 @@
 #   scripts/cluster-bins.sh --dir      print the bin/ directory, building nothing
 #                                      (fails when something is not built yet)
 #   ASCEND_K8S_CACHE=DIR               cache root (default /var/cache/ascend-k8s)
+#   K8S=1.34 (or 1.34.4, v1.34.4)      another release of K8S_MATRIX instead of the
+#                                      pin: its Kubernetes, cached beside the pin's
 #
 # Kubernetes is built as upstream's hack/lib/golang.sh does: the control plane
 # and kubectl without cgo, the kubelet with it, and version-stamped the way
@@ -22,13 +24,34 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../tests/cluster/versions.env
 . "$here/tests/cluster/versions.env"
 cache_root=${ASCEND_K8S_CACHE:-/var/cache/ascend-k8s}
+# The Go module that builds the chosen release: the pin's, or a matrix
+# release's (scripts/cluster-gomod.sh writes both).
+k8s_mod_dir=k8s
+if [ -n "${K8S-}" ]; then
+	want=v${K8S#v}
+	match=
+	for v in $K8S_VERSION $K8S_MATRIX; do
+		case $v in "$want" | "$want".*) match=$v ;; esac
+	done
+	[ -n "$match" ] || {
+		echo "cluster-bins: K8S=$K8S is neither the pin ($K8S_VERSION) nor in K8S_MATRIX ($K8S_MATRIX)" >&2
+		exit 2
+	}
+	if [ "$match" != "$K8S_VERSION" ]; then
+		minor=${match#v1.}
+		k8s_mod_dir=k8s-v1.${minor%%.*}
+	fi
+	K8S_VERSION=$match
+fi
 command -v go >/dev/null || { echo "cluster-bins: no go on PATH: the cluster components are built with Go (1.26 or later)" >&2; exit 1; }
 gover=$(go env GOVERSION)
 keys=("kubernetes-$K8S_VERSION-$gover" "etcd-$ETCD_VERSION-$gover" "containerd-$CONTAINERD_VERSION-$gover")
 # Only the bench runs upstream's DRA test driver, and only the chart's tests
 # run Helm (they skip without it): --dir does not ask for them, so that a
 # cache without them still serves the other tests.
-extra_keys=("dra-test-driver-$K8S_VERSION-$gover" "helm-$HELM_VERSION-$gover")
+# A matrix release has no bench, so no test driver either.
+extra_keys=("helm-$HELM_VERSION-$gover")
+[ "$k8s_mod_dir" != k8s ] || extra_keys+=("dra-test-driver-$K8S_VERSION-$gover")
 bin="$cache_root/bin-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-containerd-$CONTAINERD_VERSION-$gover"
 if [ "${1-}" = --dir ]; then
 	for k in "${keys[@]}"; do
@@ -70,7 +93,7 @@ k8s_ldflags() {
 build_k8s() {
 	local out=$1 ld
 	ld=$(k8s_ldflags)
-	cd "$here/tests/cluster/k8s"
+	cd "$here/tests/cluster/$k8s_mod_dir"
 	CGO_ENABLED=0 go build -ldflags "$ld" -o "$out/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
@@ -114,8 +137,8 @@ build_containerd() {
 build_into "${keys[0]}" build_k8s
 build_into "${keys[1]}" build_etcd
 build_into "${keys[2]}" build_containerd
-build_into "${extra_keys[0]}" build_dra_test_driver
-build_into "${extra_keys[1]}" build_helm
+build_into "helm-$HELM_VERSION-$gover" build_helm
+[ "$k8s_mod_dir" != k8s ] || build_into "dra-test-driver-$K8S_VERSION-$gover" build_dra_test_driver
 
 # One bin/ of links, so the tests put a single directory on PATH.
 mkdir -p "$bin"
