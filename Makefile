@@ -7,8 +7,9 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
+comma      := ,
 
-.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench bench-fleet fuzz image e2e cluster-bins cluster cluster-down clean
+.PHONY: all deps test-deps build build-native build-arm64 asan tsan tsan-build test test-arm64 test-fast demo bench bench-fleet fuzz image e2e e2e-matrix cluster-bins cluster cluster-down clean
 
 # ARCH=arm64 makes `make build` cross-compile for arm64 into $(ARM64_BUILD)
 # (see build-arm64); empty or the machine's own architecture builds natively.
@@ -84,6 +85,7 @@ test-arm64: build-native build-arm64
 # (tests/cluster/cluster.sh), the DaemonSet and examples applied with kubectl
 # (tests/cluster/e2e.sh). Needs root; skips without it. cluster-bins also
 # builds upstream's DRA test driver, which `make bench` measures beside ours.
+# K8S=1.34 (or another release of K8S_MATRIX) builds that release instead.
 cluster-bins:
 	@scripts/deps.sh cluster
 	@scripts/cluster-bins.sh >/dev/null
@@ -97,6 +99,16 @@ e2e: image cluster-bins
 	@scripts/deps.sh e2e cluster metrics
 	@echo "== e2e: the guide on a real Kubernetes (3 simulated NPU nodes)"
 	@$(E2E_RUN) $(STEP)
+
+# The e2e on every Kubernetes release from 1.34 (K8S_MATRIX and the pin of
+# tests/cluster/versions.env), one after another, each with its own build of
+# the components (make cluster-bins K8S=1.34 builds one alone). RELEASES=
+# 1.34,1.36 runs some; STEP= as for e2e. Not part of make test: each
+# release's first build takes about 25 minutes on two cores.
+RELEASES ?=
+e2e-matrix: image
+	@scripts/deps.sh e2e cluster metrics
+	@scripts/e2e-matrix.sh $(BUILD) $(subst $(comma), ,$(RELEASES)) -- $(subst $(comma), ,$(STEP))
 
 # The same cluster, left running for a person: prints the KUBECONFIG to export.
 cluster: image cluster-bins

@@ -79,7 +79,7 @@ export CLUSTER_PORT=${E2E_CLUSTER_PORT:-16443}
 tmp=$(mktemp -d /tmp/e2e-cluster.XXXXXX)
 # shellcheck source=../scripts/lib.sh
 . "$root/tests/scripts/lib.sh"
-for f in report kube devices kubelet dra; do
+for f in report kube devices kubelet dra features; do
 	# shellcheck source=/dev/null
 	. "$here/lib/$f.sh"
 done
@@ -135,6 +135,8 @@ bin=$(cat "$CLUSTER_DIR/bin")
 rss_pid=$!
 pass "cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and 3 kubelets ($("$bin/kubectl" version --client -o json | jq -r .clientVersion.gitVersion)) with containerd $("$bin/containerd" --version | awk '{print $3}') Ready"
 figure cluster "up in $(($(now_ms) - t0)) ms"
+# What of DRA's gated fields this release keeps: the steps ask.
+api_probe
 
 for s in "${ORDER[@]}"; do
 	[ -n "${needed[$s]-}" ] || continue
