@@ -231,17 +231,73 @@ void kube_response_free(struct kube_response *response)
 	response->len = 0;
 }
 
+/* A watch's body as it comes (kube_client_watch): events for its reader. */
+struct stream {
+	struct kube_watch_lines lines;
+	kube_watch_fn fn;
+	void *ctx;
+	/* What ended it from inside the transfer: the splitter's failure, an
+	 * ERROR event (code: its Status's), or the reader's own errno. */
+	int error;
+	long code;
+	char why[KUBE_CAUSE_MAX];
+};
+
 struct sink {
 	char *buf;
 	size_t len, cap;
 	bool too_big, no_memory;
 	bool until_line, got_line; /* kube_request_limits.until_first_line */
+	/* A watch: a 2xx body goes to the stream, any other is kept whole as
+	 * a request's (its Status says why). */
+	struct stream *stream;
+	CURL *easy;
+	bool status_read, streaming;
 };
+
+/* An ERROR event ends the watch with its Status; the rest goes to the
+ * watch's reader. */
+static int stream_event(void *ctx, const struct kube_watch_event *ev)
+{
+	struct stream *st = ctx;
+	if (ev->type != KUBE_WATCH_ERROR)
+		return st->fn(st->ctx, ev);
+	st->code = ev->code;
+	snprintf(st->why, sizeof(st->why), "the watch ended with an error (code %ld)%s%s", ev->code,
+		 ev->message[0] ? ": " : "", ev->message);
+	return ev->code == 410 ? -ESTALE : -EREMOTEIO;
+}
+
+/* A watch's chunk: 0 when the stream took it, 1 when it is the body of a
+ * refusal (kept as a request's), -1 to end the transfer (st->error says). */
+static int on_stream(struct sink *s, const char *data, size_t n)
+{
+	if (!s->status_read) {
+		long status = 0;
+		curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+		s->streaming = kube_status_ok(status);
+		s->status_read = true;
+	}
+	if (!s->streaming)
+		return 1; /* kept as a request's body */
+	struct stream *st = s->stream;
+	int r = kube_watch_feed(&st->lines, data, n, stream_event, st, st->why, sizeof(st->why));
+	if (r < 0) {
+		st->error = r;
+		return -1;
+	}
+	return 0;
+}
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *userdata)
 {
 	struct sink *s = userdata;
 	size_t n = size * nmemb;
+	if (s->stream) {
+		int r = on_stream(s, data, n);
+		if (r <= 0)
+			return r == 0 ? n : 0;
+	}
 	if (n > KUBE_RESPONSE_MAX - s->len) {
 		s->too_big = true;
 		return 0; /* libcurl ends the transfer with CURLE_WRITE_ERROR */
@@ -295,6 +351,10 @@ static bool path_ok(const char *p)
 static int map_curl_error(CURLcode code, const struct sink *s, long timeout_ms, const char *server, char *cause,
 			  size_t cause_size, const char *detail)
 {
+	if (s->stream && s->stream->error) {
+		snprintf(cause, cause_size, "%s", s->stream->why);
+		return s->stream->error;
+	}
 	if (s->too_big) {
 		snprintf(cause, cause_size, "response above %u bytes", KUBE_RESPONSE_MAX);
 		return -EFBIG;
@@ -417,6 +477,7 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 		snprintf(cause, cause_size, "out of memory");
 		return -ENOMEM;
 	}
+	s->easy = e;
 	static const char *const fixed[] = { "Accept: application/json", "User-Agent: ascend-k8s/" ASCEND_VERSION };
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		if (!(h = curl_slist_append(headers, fixed[i])))
@@ -451,13 +512,15 @@ static int transfer(struct kube_client *c, const char *method, const char *url, 
 	SET(CURLOPT_WRITEDATA, s);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
 	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	/* A watch lasts minutes; its connection is made within a request's time. */
+	SET(CURLOPT_CONNECTTIMEOUT_MS, s->stream && c->timeout_ms < timeout_ms ? c->timeout_ms : timeout_ms);
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_PROTOCOLS_STR, "https");
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)KUBE_RESPONSE_MAX);
+	/* A watch's events are bounded each (KUBE_WATCH_EVENT_MAX), not in sum. */
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(s->stream ? 0 : KUBE_RESPONSE_MAX));
 	if (ca_now->data) {
 		/* The configured CA alone, as client-go trusts it: a CA blob
 		 * replaces libcurl's default bundle file but not its default
@@ -557,14 +620,10 @@ void kube_client_abort(struct kube_client *client)
 		abort(); /* an eventfd write of 1 cannot fail short of overflow */
 }
 
-int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
-			size_t body_len, struct kube_response *out)
-{
-	return kube_client_request_limited(client, method, path, body, body_len, NULL, out);
-}
-
-int kube_client_request_limited(struct kube_client *client, const char *method, const char *path, const char *body,
-				size_t body_len, const struct kube_request_limits *limits, struct kube_response *out)
+/* A request, or a watch when stream is not NULL (its 2xx body goes there). */
+static int exchange(struct kube_client *client, const char *method, const char *path, const char *body,
+		    size_t body_len, const struct kube_request_limits *limits, struct stream *stream,
+		    struct kube_response *out)
 {
 	int64_t start = now_ms();
 	struct stops st = {
@@ -631,7 +690,7 @@ int kube_client_request_limited(struct kube_client *client, const char *method, 
 		if (r < 0)
 			goto out;
 		free(s.buf);
-		s = (struct sink){ .until_line = limits && limits->until_first_line };
+		s = (struct sink){ .until_line = limits && limits->until_first_line, .stream = stream };
 		r = transfer(client, method, url, body, body_len, auth, &ca, &st, &s, &status, &retry_after_s, cause,
 			     sizeof(cause));
 		if (r < 0)
@@ -665,5 +724,69 @@ out:
 	free(auth);
 	free(ca.data);
 	free(url);
+	return r;
+}
+
+int kube_client_request(struct kube_client *client, const char *method, const char *path, const char *body,
+			size_t body_len, struct kube_response *out)
+{
+	return exchange(client, method, path, body, body_len, NULL, NULL, out);
+}
+
+int kube_client_request_limited(struct kube_client *client, const char *method, const char *path, const char *body,
+				size_t body_len, const struct kube_request_limits *limits, struct kube_response *out)
+{
+	return exchange(client, method, path, body, body_len, limits, NULL, out);
+}
+
+/* A resourceVersion goes into the query as it is: the characters a URL
+ * takes unescaped (the server's are decimal digits). */
+static bool version_ok(const char *v)
+{
+	size_t n = strlen(v);
+	return n < KUBE_META_VERSION_MAX && strspn(v, "0123456789abcdefghijklmnopqrstuvwxyz"
+						     "ABCDEFGHIJKLMNOPQRSTUVWXYZ-._~") == n;
+}
+
+int kube_client_watch(struct kube_client *client, const struct kube_watch_request *request,
+		      struct kube_watch_outcome *out)
+{
+	const char *version = request->resource_version ? request->resource_version : "";
+	char path[2100];
+	out->status = 0;
+	if (!request->path || !request->on_event || request->timeout_s < 1 ||
+	    request->timeout_s > KUBE_WATCH_TIMEOUT_MAX_S || !version_ok(version) ||
+	    str_printf(path, sizeof(path), "%s%swatch=1&allowWatchBookmarks=true&timeoutSeconds=%d%s%s", request->path,
+		       strchr(request->path, '?') ? "&" : "?", request->timeout_s, version[0] ? "&resourceVersion=" : "",
+		       version) < 0) {
+		snprintf(out->cause, sizeof(out->cause), "not a watch this client sends");
+		return -EINVAL;
+	}
+	/* The server ends the watch at timeout_s; one that keeps it open
+	 * longer (a connection gone silent) is given the client's timeout
+	 * more, then dropped. */
+	const struct kube_request_limits limits = {
+		.deadline_ms = now_ms() + (int64_t)request->timeout_s * 1000 + client->timeout_ms,
+		.abort_fd = request->abort_fd,
+	};
+	struct stream st = { .fn = request->on_event, .ctx = request->ctx };
+	struct kube_response resp = { 0 };
+	kube_watch_lines_init(&st.lines, 0);
+	int r = exchange(client, "GET", path, NULL, 0, &limits, &st, &resp);
+	if (r < 0) {
+		out->status = st.code;
+		snprintf(out->cause, sizeof(out->cause), "%s", resp.cause);
+	} else if (!kube_status_ok(resp.status)) {
+		char msg[160];
+		kube_status_message(resp.body, resp.len, msg, sizeof(msg));
+		r = resp.status == 410 ? -ESTALE : -EREMOTEIO;
+		out->status = resp.status;
+		snprintf(out->cause, sizeof(out->cause), "the watch was refused: HTTP %ld%s%s", resp.status,
+			 msg[0] ? ": " : "", msg);
+	} else if ((r = kube_watch_end(&st.lines, out->cause, sizeof(out->cause))) == 0) {
+		out->cause[0] = '\0';
+	}
+	kube_response_free(&resp);
+	kube_watch_lines_fini(&st.lines);
 	return r;
 }

@@ -18,8 +18,12 @@
  * the client's abort eventfd (kube_client_abort: the daemon stops) and the
  * request's own (its caller gave up), as does the wait of a Retry-After.
  *
- * Threads: any number of threads may call kube_client_request on one client
- * at once. Each call uses its own libcurl easy handle; the handles share
+ * A watch (kube_client_watch) is a request whose body is a stream of
+ * events, handed to a reader as they come, for as long as the server keeps
+ * it open; it uses the same TLS, token, deadline and abort machinery.
+ *
+ * Threads: any number of threads may call kube_client_request (or watch) on
+ * one client at once. Each call uses its own libcurl easy handle; the handles share
  * connections and DNS (not TLS sessions: see client.c) through a libcurl
  * share object whose locks are the client's mutexes, and the token sits
  * behind its own mutex. */
@@ -30,6 +34,7 @@
 #include <stdint.h>
 
 #include "kube/config.h"
+#include "kube/watch.h"
 
 /* A response body longer than this fails the request (-EFBIG): the largest
  * answer this project reads is a list of one node's ResourceSlices (at most
@@ -126,6 +131,51 @@ struct kube_request_limits {
  * the kubelet's NodePrepareResources call's deadline and cancellation. */
 int kube_client_request_limited(struct kube_client *client, const char *method, const char *path, const char *body,
 				size_t body_len, const struct kube_request_limits *limits, struct kube_response *out);
+
+/* How long a watch may be asked to last (timeoutSeconds), at most. */
+#define KUBE_WATCH_TIMEOUT_MAX_S 3600
+
+struct kube_watch_request {
+	/* The collection and its selection, as for its list:
+	 * "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=...". */
+	const char *path;
+	/* Where the watch starts: a list's metadata.resourceVersion, or the
+	 * last event's; NULL or "": now, with an ADDED event per object. */
+	const char *resource_version;
+	int timeout_s; /* the server's timeoutSeconds: 1 .. KUBE_WATCH_TIMEOUT_MAX_S */
+	int abort_fd;  /* readable: the watch ends at once with -ECANCELED; -1: none */
+	/* Each event but ERROR (which ends the watch, see below), in order, on
+	 * the caller's thread; it may block (the stream waits in the socket). */
+	kube_watch_fn on_event;
+	void *ctx;
+};
+
+/* How a watch ended; written by every call. */
+struct kube_watch_outcome {
+	long status; /* the HTTP status or the ERROR event's code that ended it; 0: neither */
+	char cause[KUBE_CAUSE_MAX]; /* "" when the server ended it */
+};
+
+/* Watches: GET path with watch=1, resourceVersion, allowWatchBookmarks=true
+ * and timeoutSeconds=timeout_s added to its query, each event of the body
+ * handed to on_event (kube/watch.h). The deadline is timeout_s plus the
+ * client's timeout (the connection within the latter); a 401 or a 429 or
+ * 503 with a Retry-After is retried as a request's. Idle, it waits in poll
+ * on its socket and the abort fds: no CPU. Returns
+ *   0            the server ended the watch (at its timeoutSeconds): watch
+ *                again from the last event's resourceVersion;
+ *   -ESTALE      that resourceVersion is gone (410, as an ERROR event or the
+ *                status): list again, and watch from the list's;
+ *   -EREMOTEIO   another status than 2xx, or another ERROR event: out says
+ *                which and why;
+ *   -EMSGSIZE    an event above KUBE_WATCH_EVENT_MAX;
+ *   -EBADMSG     a line that is not an event, or an event cut short;
+ *   on_event's own negative errno;
+ *   or kube_client_request's errors (-ECANCELED when aborted, -ETIMEDOUT at
+ *   the deadline, -ECONNREFUSED, -EPROTO, -EIO...); -EINVAL for a path,
+ *   version or timeout this client does not send. */
+int kube_client_watch(struct kube_client *client, const struct kube_watch_request *request,
+		      struct kube_watch_outcome *out);
 
 /* Makes every request under way on the client, and every later one, fail
  * at once with -ECANCELED: for a stop that must not wait on the server.

@@ -39,9 +39,8 @@ int kube_json_parse(const char *body, size_t len, json_object **ret_object, char
 	return 0;
 }
 
-/* A string member that fits size (terminator included); absent is -ENOENT. */
-static int get_string(json_object *o, const char *key, char *out, size_t size, char *why, size_t why_size,
-		      const char *where)
+int kube_json_string(json_object *o, const char *key, char *out, size_t size, char *why, size_t why_size,
+		     const char *where)
 {
 	json_object *v;
 	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
@@ -64,17 +63,18 @@ static int meta_of(json_object *o, struct kube_meta *m, char *why, size_t why_si
 	if (!json_object_object_get_ex(o, "metadata", &meta) || !json_object_is_type(meta, json_type_object))
 		return why_fail(why, why_size, -EBADMSG, "%smetadata is missing or not an object", where);
 	*m = (struct kube_meta){ 0 };
-	int r = get_string(meta, "name", m->name, sizeof(m->name), why, why_size, at);
+	int r = kube_json_string(meta, "name", m->name, sizeof(m->name), why, why_size, at);
 	if (r == -ENOENT)
 		r = why_fail(why, why_size, -EBADMSG, "%sname is missing", at);
 	if (r < 0)
 		return r;
-	r = get_string(meta, "uid", m->uid, sizeof(m->uid), why, why_size, at);
+	r = kube_json_string(meta, "uid", m->uid, sizeof(m->uid), why, why_size, at);
 	if (r == -ENOENT)
 		r = why_fail(why, why_size, -EBADMSG, "%suid is missing", at);
 	if (r < 0)
 		return r;
-	r = get_string(meta, "resourceVersion", m->resource_version, sizeof(m->resource_version), why, why_size, at);
+	r = kube_json_string(meta, "resourceVersion", m->resource_version, sizeof(m->resource_version), why, why_size,
+			     at);
 	if (r == -ENOENT)
 		r = why_fail(why, why_size, -EBADMSG, "%sresourceVersion is missing", at);
 	return r;
@@ -97,7 +97,8 @@ int kube_parse_meta(const char *body, size_t len, struct kube_meta *ret_meta, ch
 int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *ret_list, char *why,
 			  size_t why_size)
 {
-	json_object *o, *items;
+	json_object *o, *items, *meta;
+	char version[KUBE_META_VERSION_MAX] = "";
 	int r = kube_json_parse(body, len, &o, why, why_size);
 	if (r < 0)
 		return r;
@@ -140,10 +141,18 @@ int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *
 	}
 	r = 0;
 out:
+	/* Where a watch of the same selection starts; a list without one
+	 * (the server's always has it) leaves it "". */
+	if (r == 0 && json_object_object_get_ex(o, "metadata", &meta) && json_object_is_type(meta, json_type_object)) {
+		r = kube_json_string(meta, "resourceVersion", version, sizeof(version), why, why_size, "metadata.");
+		if (r == -ENOENT)
+			r = 0;
+	}
 	json_object_put(o);
 	if (r == 0) {
 		ret_list->count = n;
 		memcpy(ret_list->items, tmp, n * sizeof(tmp[0]));
+		memcpy(ret_list->resource_version, version, sizeof(version));
 	}
 	return r;
 }

@@ -34,6 +34,7 @@ struct kube_slice_item {
 };
 
 struct kube_slice_list {
+	char resource_version[KUBE_META_VERSION_MAX]; /* the list's: a watch starts there ("": none said) */
 	size_t count;
 	struct kube_slice_item items[KUBE_LIST_MAX_ITEMS];
 };
@@ -43,12 +44,20 @@ struct kube_slice_list {
  * an object, too deep) with why said, or -ENOMEM. */
 int kube_json_parse(const char *body, size_t len, json_object **ret_object, char *why, size_t why_size);
 
+/* o's string member key into out[size] (terminator included). Returns 0,
+ * -ENOENT when it is absent or null, or -EBADMSG with why said (naming it
+ * after where, "metadata." say) when it is not a string, does not fit or
+ * holds a NUL. */
+int kube_json_string(json_object *o, const char *key, char *out, size_t size, char *why, size_t why_size,
+		     const char *where);
+
 /* metadata.name, .uid and .resourceVersion of one object; each must be a
  * string that fits, uid and resourceVersion must be there. */
 int kube_parse_meta(const char *body, size_t len, struct kube_meta *ret_meta, char *why, size_t why_size);
 
-/* A ResourceSliceList: each item's metadata and spec.pool.generation.
- * -E2BIG beyond KUBE_LIST_MAX_ITEMS items. */
+/* A ResourceSliceList: each item's metadata and spec.pool.generation, and
+ * the list's metadata.resourceVersion. -E2BIG beyond KUBE_LIST_MAX_ITEMS
+ * items. */
 int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *ret_list, char *why,
 			  size_t why_size);
 

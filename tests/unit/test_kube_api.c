@@ -6,12 +6,15 @@
  * keeps ResourceSlices in memory and can be told to misbehave in the ways a
  * real kube-apiserver cannot be made to on demand: garbage JSON, a body
  * above the client's bound, an answer slower than the timeout, 5xx, 401,
- * conflicts, and not listening at all. The real server is exercised by
- * tests/integration/test_kube_apiserver.c. The daemon's claim reader
+ * conflicts, and not listening at all. It serves a watch of the slices as
+ * a real server does (every change an event, a bookmark at the end), and can
+ * answer one with a 410 or a line of its choosing. The real server is
+ * exercised by tests/integration/test_kube_apiserver.c. The daemon's claim reader
  * (daemon/dra_kube.c) is tested here too, through the module. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,6 +47,9 @@
 #define FIXTURES TEST_SOURCE_DIR "/fixtures/kube"
 #define MAX_SLICES 16
 #define WAIT_MS 10000
+/* Changes of the slices kept for watches; older ones are forgotten. */
+#define MAX_CHANGES 256
+#define MAX_WATCHES 32
 
 enum fault {
 	FAULT_NONE,
@@ -57,6 +63,13 @@ enum fault {
 struct stored {
 	char name[KUBE_META_NAME_MAX];
 	char *json; /* as the driver sent it */
+	long rv;
+};
+
+/* A change of the slices, as a watch event. */
+struct change {
+	const char *type; /* "ADDED", "MODIFIED", "DELETED" */
+	char *object;     /* as served, resourceVersion included */
 	long rv;
 };
 
@@ -76,7 +89,16 @@ static struct server {
 	int64_t arrived[64]; /* when the first requests came, ms */
 	struct stored slices[MAX_SLICES];
 	size_t n_slices;
-	long next_rv;
+	long next_rv; /* the last resourceVersion given */
+	/* Watches: not counted in requests. */
+	struct change changes[MAX_CHANGES];
+	size_t n_changes;
+	unsigned lists;   /* lists of the slices */
+	unsigned watches; /* watch requests */
+	char watch_from[MAX_WATCHES][32]; /* the resourceVersion each asked for */
+	bool closing;     /* server_stop: open watches end */
+	bool watch_gone;  /* the next watch is told its resourceVersion is gone (410) */
+	char *watch_line; /* the next watch's first line, sent as it is (the watch's, freed by it) */
 } srv;
 
 static char *read_all(const char *path)
@@ -149,6 +171,21 @@ static char *served(const struct stored *s)
 	return text;
 }
 
+/* Keeps a change of s for the watches (srv.lock held); a deletion gets a
+ * resourceVersion of its own, as a real server's. */
+static void record(const char *type, struct stored *s)
+{
+	if (strcmp(type, "DELETED") == 0)
+		s->rv = ++srv.next_rv;
+	if (srv.n_changes == MAX_CHANGES) {
+		free(srv.changes[0].object);
+		memmove(srv.changes, srv.changes + 1, (MAX_CHANGES - 1) * sizeof(srv.changes[0]));
+		srv.n_changes--;
+	}
+	srv.changes[srv.n_changes++] = (struct change){ .type = type, .object = served(s), .rv = s->rv };
+	pthread_cond_broadcast(&srv.cond);
+}
+
 static const char *slice_name_of(const char *json, char *out, size_t size)
 {
 	json_object *o = json_tokener_parse(json), *meta, *name;
@@ -167,12 +204,16 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 	char name[KUBE_META_NAME_MAX];
 	if (strcmp(method, "GET") == 0 && *rest == '\0') {
 		/* The list: the fake keeps one node's slices only. */
-		size_t cap = 64;
+		size_t cap = 160;
 		for (size_t i = 0; i < srv.n_slices; i++)
 			cap += strlen(srv.slices[i].json) + 128;
 		char *body = malloc(cap);
 		assert_non_null(body);
-		size_t len = (size_t)snprintf(body, cap, "{\"kind\":\"ResourceSliceList\",\"items\":[");
+		srv.lists++;
+		size_t len = (size_t)snprintf(body, cap,
+					      "{\"kind\":\"ResourceSliceList\",\"metadata\":{\"resourceVersion\":\"%ld\"},"
+					      "\"items\":[",
+					      srv.next_rv);
 		for (size_t i = 0; i < srv.n_slices; i++) {
 			char *s = served(&srv.slices[i]);
 			len += (size_t)snprintf(body + len, cap - len, "%s%s", i ? "," : "", s);
@@ -195,6 +236,7 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 		s->json = strdup(up->data);
 		s->rv = ++srv.next_rv;
 		srv.writes++;
+		record("ADDED", s);
 		char *text = served(s);
 		enum MHD_Result r = answer(conn, 201, text);
 		free(text);
@@ -208,6 +250,7 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 			return answer_status(conn, 404, "NotFound", "no such slice");
 		char *text = served(s);
 		if (strcmp(method, "DELETE") == 0) {
+			record("DELETED", s);
 			free(s->json);
 			*s = srv.slices[--srv.n_slices];
 			srv.writes++;
@@ -235,12 +278,119 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 		s->json = strdup(up->data);
 		s->rv = ++srv.next_rv;
 		srv.writes++;
+		record("MODIFIED", s);
 		char *text = served(s);
 		enum MHD_Result r = answer(conn, 200, text);
 		free(text);
 		return r;
 	}
 	return answer_status(conn, 405, "MethodNotAllowed", "no");
+}
+
+/* One watch's stream: the line being sent, and where it is. */
+struct watch_conn {
+	long rv;        /* the events after this one are sent */
+	int64_t end_at; /* its timeoutSeconds */
+	char *out;
+	size_t len, off;
+	bool last; /* the stream ends after out */
+};
+
+/* The next line of a watch (srv.lock held): the first change after w->rv,
+ * or at the end a bookmark of the latest resourceVersion. */
+static void watch_next(struct watch_conn *w)
+{
+	while (!srv.closing) {
+		for (size_t i = 0; i < srv.n_changes; i++) {
+			const struct change *c = &srv.changes[i];
+			if (c->rv <= w->rv)
+				continue;
+			size_t n = strlen(c->object) + 64;
+			w->out = malloc(n);
+			assert_non_null(w->out);
+			snprintf(w->out, n, "{\"type\":\"%s\",\"object\":%s}\n", c->type, c->object);
+			w->rv = c->rv;
+			return;
+		}
+		int64_t left = w->end_at - now_ms();
+		if (left <= 0) {
+			char line[256];
+			snprintf(line, sizeof(line),
+				 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ResourceSlice\",\"metadata\":"
+				 "{\"resourceVersion\":\"%ld\"}}}\n",
+				 srv.next_rv);
+			w->out = strdup(line);
+			w->last = true;
+			return;
+		}
+		struct timespec ts = deadline_after_ms(left);
+		pthread_cond_timedwait(&srv.cond, &srv.lock, &ts);
+	}
+}
+
+static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct watch_conn *w = cls;
+	if (w->off == w->len) {
+		if (w->last)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		free(w->out);
+		w->out = NULL;
+		w->off = w->len = 0;
+		pthread_mutex_lock(&srv.lock);
+		watch_next(w);
+		pthread_mutex_unlock(&srv.lock);
+		if (!w->out)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		w->len = strlen(w->out);
+	}
+	size_t n = w->len - w->off < max ? w->len - w->off : max;
+	memcpy(buf, w->out + w->off, n);
+	w->off += n;
+	return (ssize_t)n;
+}
+
+static void watch_free(void *cls)
+{
+	struct watch_conn *w = cls;
+	free(w->out);
+	free(w);
+}
+
+/* A watch of the slices: 200 and the stream. Called with srv.lock held,
+ * which it lets go of: libmicrohttpd calls watch_read with its own lock
+ * held, so its lock is never taken under srv.lock. */
+static enum MHD_Result serve_watch(struct MHD_Connection *conn)
+{
+	const char *rv = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "resourceVersion");
+	const char *timeout = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
+	if (srv.watches < MAX_WATCHES)
+		snprintf(srv.watch_from[srv.watches], sizeof(srv.watch_from[0]), "%s", rv ? rv : "");
+	srv.watches++;
+	struct watch_conn *w = calloc(1, sizeof(*w));
+	assert_non_null(w);
+	w->rv = rv && *rv ? strtol(rv, NULL, 10) : srv.next_rv;
+	w->end_at = now_ms() + (timeout ? strtol(timeout, NULL, 10) : 60) * 1000;
+	if (srv.watch_gone) {
+		srv.watch_gone = false;
+		w->out = strdup("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\","
+				"\"message\":\"too old resource version\",\"reason\":\"Expired\",\"code\":410}}\n");
+		w->last = true;
+	} else if (srv.watch_line) {
+		w->out = srv.watch_line;
+		srv.watch_line = NULL;
+	}
+	if (w->out)
+		w->len = strlen(w->out);
+	pthread_cond_broadcast(&srv.cond);
+	pthread_mutex_unlock(&srv.lock);
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, watch_read, w, watch_free);
+	assert_non_null(r);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -263,6 +413,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	pthread_mutex_lock(&srv.lock);
+	if (MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch") &&
+	    strcmp(url, "/apis/resource.k8s.io/v1/resourceslices") == 0) {
+		return serve_watch(conn);
+	}
 	if (srv.requests < sizeof(srv.arrived) / sizeof(srv.arrived[0]))
 		srv.arrived[srv.requests] = now_ms();
 	srv.requests++;
@@ -432,6 +586,9 @@ static void *front_accept(void *arg)
 
 static uint16_t front_start(uint16_t port)
 {
+	/* A client may close its connection while the front writes to it (a
+	 * watch aborted mid-stream): the write fails, the process lives. */
+	signal(SIGPIPE, SIG_IGN);
 	front.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(front.listen_fd >= 0);
 	int one = 1;
@@ -463,6 +620,7 @@ static void front_stop(void)
 
 static void server_start(uint16_t port)
 {
+	srv.closing = false;
 	srv.mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 				   on_request, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
 	assert_non_null(srv.mhd);
@@ -475,6 +633,7 @@ static void server_stop(void)
 {
 	pthread_mutex_lock(&srv.lock);
 	srv.releasing = true;
+	srv.closing = true;
 	pthread_cond_broadcast(&srv.cond);
 	pthread_mutex_unlock(&srv.lock);
 	front_stop();
@@ -502,6 +661,7 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(&srv, 0, sizeof(srv));
+	srv.next_rv = 100; /* a real server's versions are never 0, which a watch takes to mean "any" */
 	publish_reports_init(&reps);
 	pthread_mutex_init(&srv.lock, NULL);
 	cond_init_monotonic(&srv.cond);
@@ -522,6 +682,9 @@ static int teardown(void **state)
 		server_stop();
 	for (size_t i = 0; i < srv.n_slices; i++)
 		free(srv.slices[i].json);
+	for (size_t i = 0; i < srv.n_changes; i++)
+		free(srv.changes[i].object);
+	free(srv.watch_line);
 	SSL_CTX_free(front.ctx);
 	publish_reports_fini(&reps);
 	return 0;
@@ -620,7 +783,8 @@ static void test_faults(void **state)
 /* Writes fd once the server has had n requests: a caller giving up on one. */
 struct giver_up {
 	pthread_t thread;
-	unsigned requests;
+	unsigned requests; /* of srv.requests, or of *counter when set */
+	const unsigned *counter;
 	int fd; /* an eventfd; -1: kube_client_abort of client instead */
 	struct kube_client *client;
 };
@@ -630,7 +794,8 @@ static void *give_up(void *arg)
 	struct giver_up *g = arg;
 	struct timespec until = deadline_after_ms(WAIT_MS);
 	pthread_mutex_lock(&srv.lock);
-	while (srv.requests < g->requests && pthread_cond_timedwait(&srv.cond, &srv.lock, &until) != ETIMEDOUT) {
+	const unsigned *n = g->counter ? g->counter : &srv.requests;
+	while (*n < g->requests && pthread_cond_timedwait(&srv.cond, &srv.lock, &until) != ETIMEDOUT) {
 	}
 	pthread_mutex_unlock(&srv.lock);
 	uint64_t one = 1;
@@ -720,6 +885,122 @@ static void test_retry_after_and_abort(void **state)
 	before = requests_now();
 	assert_int_equal(kube_client_request(c, "GET", "/api/v1/nodes/node-a", NULL, 0, &resp), -ECANCELED);
 	assert_int_equal(requests_now(), before);
+	kube_client_free(c);
+}
+
+/* What a watch's reader saw. */
+struct seen {
+	size_t n;
+	enum kube_watch_type type[8];
+	char name[8][KUBE_META_NAME_MAX], rv[8][KUBE_META_VERSION_MAX];
+	int answer; /* what the reader returns */
+};
+
+static int collect(void *ctx, const struct kube_watch_event *ev)
+{
+	struct seen *s = ctx;
+	if (s->n < 8) {
+		s->type[s->n] = ev->type;
+		snprintf(s->name[s->n], sizeof(s->name[0]), "%s", ev->name);
+		snprintf(s->rv[s->n], sizeof(s->rv[0]), "%s", ev->resource_version);
+		s->n++;
+	}
+	return s->answer;
+}
+
+/* The watch: events in order until the server ends it with a bookmark;
+ * each way one can end early says so with its own errno. */
+static void test_watch(void **state)
+{
+	(void)state;
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 2000);
+	struct kube_response resp = { 0 };
+	static const char slice[] = "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s1\"},"
+				    "\"spec\":{\"pool\":{\"generation\":1}}}";
+	assert_int_equal(kube_client_request(c, "POST", "/apis/resource.k8s.io/v1/resourceslices", slice,
+					     strlen(slice), &resp),
+			 0);
+	assert_int_equal(resp.status, 201);
+	kube_response_free(&resp);
+
+	struct seen seen = { 0 };
+	struct kube_watch_request req = {
+		.path = "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3Dnode-a",
+		.resource_version = "100",
+		.timeout_s = 1,
+		.abort_fd = -1,
+		.on_event = collect,
+		.ctx = &seen,
+	};
+	struct kube_watch_outcome out;
+	assert_int_equal(kube_client_watch(c, &req, &out), 0);
+	assert_string_equal(out.cause, "");
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.type[0], KUBE_WATCH_ADDED);
+	assert_string_equal(seen.name[0], "s1");
+	assert_string_equal(seen.rv[0], "101");
+	assert_int_equal(seen.type[1], KUBE_WATCH_BOOKMARK);
+	assert_string_equal(seen.rv[1], "101");
+	pthread_mutex_lock(&srv.lock);
+	assert_string_equal(srv.watch_from[0], "100");
+	pthread_mutex_unlock(&srv.lock);
+
+	/* The version is gone: the caller lists again. */
+	pthread_mutex_lock(&srv.lock);
+	srv.watch_gone = true;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(kube_client_watch(c, &req, &out), -ESTALE);
+	assert_int_equal(out.status, 410);
+	assert_non_null(strstr(out.cause, "too old resource version"));
+	/* A line that is not an event; one above the bound. */
+	pthread_mutex_lock(&srv.lock);
+	srv.watch_line = strdup("this is not JSON\n");
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(kube_client_watch(c, &req, &out), -EBADMSG);
+	assert_non_null(strstr(out.cause, "not JSON"));
+	char *big = malloc(KUBE_WATCH_EVENT_MAX + 2);
+	assert_non_null(big);
+	memset(big, ' ', KUBE_WATCH_EVENT_MAX + 1);
+	big[0] = '{';
+	big[KUBE_WATCH_EVENT_MAX] = '\n';
+	big[KUBE_WATCH_EVENT_MAX + 1] = '\0';
+	pthread_mutex_lock(&srv.lock);
+	srv.watch_line = big;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(kube_client_watch(c, &req, &out), -EMSGSIZE);
+	assert_non_null(strstr(out.cause, "a watch event above 4194304 bytes"));
+	/* The reader ends it. */
+	seen = (struct seen){ .answer = -EINTR };
+	assert_int_equal(kube_client_watch(c, &req, &out), -EINTR);
+	assert_int_equal(seen.n, 1);
+	seen.answer = 0;
+	/* Refused: the status and the server's words. */
+	req.path = "/apis/resource.k8s.io/v1/nothing";
+	assert_int_equal(kube_client_watch(c, &req, &out), -EREMOTEIO);
+	assert_int_equal(out.status, 404);
+	assert_string_equal(out.cause, "the watch was refused: HTTP 404: not found");
+	/* What this client does not send. */
+	req.resource_version = "1&watch=0";
+	assert_int_equal(kube_client_watch(c, &req, &out), -EINVAL);
+	req.resource_version = "101";
+	req.timeout_s = 0;
+	assert_int_equal(kube_client_watch(c, &req, &out), -EINVAL);
+
+	/* Aborted while idle: at once, however long it was asked to last. */
+	req.path = "/apis/resource.k8s.io/v1/resourceslices";
+	req.timeout_s = 60;
+	struct giver_up g = { .fd = eventfd(0, EFD_CLOEXEC), .client = c, .counter = &srv.watches };
+	assert_true(g.fd >= 0);
+	req.abort_fd = g.fd;
+	pthread_mutex_lock(&srv.lock);
+	g.requests = srv.watches + 1;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(pthread_create(&g.thread, NULL, give_up, &g), 0);
+	int64_t t0 = now_ms();
+	assert_int_equal(kube_client_watch(c, &req, &out), -ECANCELED);
+	assert_true(now_ms() - t0 < 1000);
+	pthread_join(g.thread, NULL);
+	close(g.fd);
 	kube_client_free(c);
 }
 
@@ -883,8 +1164,10 @@ static void check_store(size_t want_slices, size_t want_devices, int tainted, in
 /* Deletes every stored slice, as the kubelet's wipe does; srv.lock held. */
 static void wipe_store_locked(void)
 {
-	for (size_t k = 0; k < srv.n_slices; k++)
+	for (size_t k = 0; k < srv.n_slices; k++) {
+		record("DELETED", &srv.slices[k]);
 		free(srv.slices[k].json);
+	}
 	srv.n_slices = 0;
 }
 
@@ -1379,6 +1662,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_after_and_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ca_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
