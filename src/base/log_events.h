@@ -101,6 +101,7 @@
 	X(VNPU_FAILED, "dra.vnpu-failed")                               \
 	X(SLICES_PUBLISHED, "slices.published")                         \
 	X(SLICES_PUBLISH_FAILED, "slices.publish-failed")               \
+	X(SLICES_WATCH_FAILED, "slices.watch-failed")                   \
 	X(LOG_DROPPED, "log.dropped")
 
 enum log_event {

@@ -140,6 +140,14 @@ static void on_report(void *ctx, const struct kube_publish_report *rep)
 			  rep->cause);
 		return;
 	}
+	if (rep->event == KUBE_PUBLISH_WATCH_FAILED) {
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_SLICES_WATCH_FAILED,
+			  &(struct log_fields){ .more = { LOG_STR("node", k->node_name) } },
+			  "cannot watch the ResourceSlices of node %s: %s; watching again with backoff, and checking "
+			  "them every 10 minutes meanwhile",
+			  k->node_name, rep->cause);
+		return;
+	}
 	const struct log_fields f = { .more = { LOG_STR("node", k->node_name), LOG_NUM("generation", rep->generation),
 						LOG_NUM("slices", rep->slices), LOG_NUM("devices", rep->devices),
 						LOG_NUM("recovered", rep->recovered) } };
@@ -227,7 +235,7 @@ void dra_kube_recheck(struct dra_kube *k)
 	/* Before the first offer there is no publisher yet; its first round
 	 * lists the slices anyway. */
 	if (k->api && k->publisher)
-		k->api->publisher_recheck(k->publisher, DRA_KUBE_RECHECK_MS);
+		k->api->publisher_recheck(k->publisher, 0);
 }
 
 void dra_kube_stop(struct dra_kube *k)

@@ -50,10 +50,6 @@ void dra_kube_close(struct dra_kube *kube);
  * it tells their status, through the status writer (daemon/status_writer.h). */
 struct dra_claim_reader dra_kube_reader(struct dra_kube *kube);
 
-/* Longer than the kubelet's own delay before it deletes the slices of a
- * driver that went away (30 s in 1.37's DRA plugin manager). */
-#define DRA_KUBE_RECHECK_MS 40000
-
 /* What a snapshot is offered with. */
 struct dra_kube_offer {
 	/* Whose slices they are: taken by the first offer, which starts the
@@ -80,8 +76,9 @@ void dra_kube_offer(struct dra_kube *kube, struct npu_snapshot *snapshot, const 
 
 /* The kubelet registered the driver: it may have deleted the node's
  * slices when it started (or 30 s after the driver went away), and may do
- * so shortly after, so the publisher checks them for a while
- * (DRA_KUBE_RECHECK_MS). Loop thread. */
+ * so shortly after. The publisher's watch of the slices sees such a wipe
+ * and puts them back (kube/publisher.h), so this costs no request; a watch
+ * backing off from a failure is made at once. Loop thread. */
 void dra_kube_recheck(struct dra_kube *kube);
 
 /* Aborts every request to the API server, now and later (claim reads

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,8 +21,15 @@
 #define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
 /* Conflicting writes of one slice before the round gives up (and backs off). */
 #define CONFLICT_RETRIES 3
-/* How often the slices are listed after a recheck, for its duration. */
-#define RECHECK_MS 2000
+/* How long a watch of the slices lasts, unless the options say: at random
+ * between this and twice it, as client-go's reflector does
+ * (k8s.io/client-go/tools/cache/reflector.go, defaultMinWatchTimeout), so
+ * that a fleet's watches, started together, do not end together. */
+#define WATCH_TIMEOUT_S 300
+/* A watch the server ends sooner than this counts as a failure (backed off
+ * from): one that ends every watch at once would be watched again in a
+ * loop otherwise. */
+#define WATCH_MIN_MS 1000
 
 struct kube_publisher {
 	struct kube_client *client;
@@ -38,9 +46,20 @@ struct kube_publisher {
 	struct kube_device_facts *facts; /* per device of snapshot, NULL: none known */
 	bool offered;                  /* a snapshot arrived since the thread took one */
 	int64_t offered_at;            /* when the first of those arrived */
-	uint64_t jitter_state;         /* the thread's own: xorshift64 for the backoff's jitter */
-	bool recheck;                  /* list the slices at once (kube_publisher_recheck) */
-	int64_t recheck_until;         /* and every RECHECK_MS until then */
+	uint64_t jitter_state;         /* xorshift64 for the backoffs' jitter (both threads, under lock) */
+
+	/* The watch of the slices (watch_run's thread) and what it shares with
+	 * the round's, under lock. */
+	pthread_t watcher;
+	pthread_cond_t watch_cond; /* the watch thread's waits */
+	int watch_abort;           /* eventfd: a stop ends the watch under way at once */
+	int watch_timeout_s;       /* 0: WATCH_TIMEOUT_S to twice it, at random */
+	char listed_version[KUBE_META_VERSION_MAX]; /* the last list's resourceVersion */
+	uint64_t lists;            /* lists that succeeded so far */
+	bool in_round;             /* written[] is the round's: the watch's events wait */
+	bool owed;                 /* the watch saw someone else's change: a round is owed */
+	int64_t owed_at;           /* when the first of those was seen */
+	bool watch_now;            /* kube_publisher_recheck: end the watch's backoff */
 
 	/* The thread's own. */
 	char node_uid[KUBE_META_UID_MAX];
@@ -121,6 +140,24 @@ static int fetch_node_uid(struct kube_publisher *p, struct failure *f)
 	return r;
 }
 
+/* The collection of the node's slices of this driver, as listed and watched. */
+static void selection(const struct kube_publisher *p, char path[768])
+{
+	snprintf(path, 768, SLICES_PATH "?fieldSelector=spec.nodeName%%3D%s%%2Cspec.driver%%3D%s", p->node_name,
+		 p->driver);
+}
+
+/* A list succeeded: the watch starts from its resourceVersion when it
+ * starts anew. */
+static void listed(struct kube_publisher *p, const char *version)
+{
+	pthread_mutex_lock(&p->lock);
+	memcpy(p->listed_version, version, sizeof(p->listed_version));
+	p->lists++;
+	pthread_cond_broadcast(&p->watch_cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* The node's slices: their names, versions and generations in list, and
  * the listed objects whole in *ret_items (an array the caller puts; NULL
  * when the body cannot be parsed as a whole, which only costs a write). */
@@ -129,8 +166,7 @@ static int list_slices(struct kube_publisher *p, struct kube_slice_list *list, j
 {
 	char path[768], why[160];
 	struct kube_response resp = { 0 };
-	snprintf(path, sizeof(path), SLICES_PATH "?fieldSelector=spec.nodeName%%3D%s%%2Cspec.driver%%3D%s",
-		 p->node_name, p->driver);
+	selection(p, path);
 	int r = call(p, "GET", path, NULL, &resp, f);
 	if (r < 0)
 		return r;
@@ -138,6 +174,8 @@ static int list_slices(struct kube_publisher *p, struct kube_slice_list *list, j
 		r = status_failure(f, "listing the node's ResourceSlices", &resp);
 	else if ((r = kube_parse_slice_list(resp.body, resp.len, list, why, sizeof(why))) < 0)
 		r = failed(f, r, 0, "listing the node's ResourceSlices: %s", why);
+	else
+		listed(p, list->resource_version);
 	json_object *root = NULL, *items = NULL;
 	if (r == 0 && kube_json_parse(resp.body, resp.len, &root, why, sizeof(why)) == 0 &&
 	    json_object_object_get_ex(root, "items", &items) && json_object_is_type(items, json_type_array))
@@ -395,9 +433,9 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		return failed(f, -ENOMEM, 0, "out of memory");
 	/* A Node deleted and made again has a new uid, and slices owned by the
 	 * old one would be collected as orphans: the Node is read before every
-	 * write and at every resync, but not at the checks of a recheck, which
-	 * come every RECHECK_MS for its window on every node of a fleet after
-	 * a roll: those cost one request (the list) instead of two. */
+	 * write and at every resync, but not at a round the watch asked for
+	 * that finds the slices as written: that costs one request (the list)
+	 * instead of two. */
 	char uid[KUBE_META_UID_MAX];
 	memcpy(uid, p->node_uid, sizeof(uid));
 	if (node_due && (r = fetch_node_uid(p, f)) < 0)
@@ -482,17 +520,59 @@ static int64_t jittered(struct kube_publisher *p, int64_t backoff_ms)
 	return backoff_ms - half + (int64_t)(x % (uint64_t)(half + 1));
 }
 
+/* The rounds the watch asked for, one after another. */
+struct repairs {
+	int64_t last;    /* when the last one ran */
+	int64_t backoff; /* before the next one, from last; 0: none */
+};
+
+/* When a round the watch asked for may run: after the coalescing window
+ * from the first change seen, as for an offer (the kubelet's wipe deletes a
+ * node's slices one by one, and a peer driver's write of a change is
+ * usually followed by this one's own offer of it); and when such rounds
+ * follow one another, after a backoff from the last that doubles up to
+ * backoff_max_ms: two writers that disagree (a roll between versions that
+ * publish differently), each putting back what the other wrote, then cost
+ * a write per backoff_max_ms or so each, not one per round trip. Lock held. */
+static int64_t repair_at(struct kube_publisher *p, const struct repairs *rp, int64_t now)
+{
+	int64_t at = p->owed_at + p->coalesce_ms;
+	/* Quiet for twice the longest step: the next one is a new story. */
+	if (rp->backoff > 0 && now - rp->last <= 2 * (int64_t)p->backoff_max_ms) {
+		int64_t after = rp->last + jittered(p, rp->backoff);
+		if (after > at)
+			at = after;
+	}
+	return at;
+}
+
+static void repaired(const struct kube_publisher *p, struct repairs *rp, int64_t now)
+{
+	if (now - rp->last > 2 * (int64_t)p->backoff_max_ms)
+		rp->backoff = 0;
+	rp->backoff = !rp->backoff ? p->backoff_initial_ms
+		      : rp->backoff * 2 > p->backoff_max_ms ? p->backoff_max_ms
+							  : rp->backoff * 2;
+	rp->last = now;
+}
+
 static void *run(void *arg)
 {
 	struct kube_publisher *p = arg;
 	int64_t backoff = p->backoff_initial_ms, retry_at = 0, resync_at = 0, node_at = 0;
 	bool due = false; /* a round is owed whatever the content: after a failure, at a resync */
+	/* A round the watch asked for is due at resync_at (brought forward). */
+	bool owed = false;
+	struct repairs repairs = { 0 };
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
 		int64_t now = now_ms();
-		if (p->recheck) {
-			p->recheck = false;
-			resync_at = now;
+		if (p->owed) {
+			p->owed = false;
+			int64_t at = repair_at(p, &repairs, now);
+			if (at < resync_at)
+				resync_at = at;
+			owed = true;
 		}
 		/* A change waits out the coalescing window from the first offer
 		 * after the last round, so that a burst of faults (a rack's
@@ -517,12 +597,17 @@ static void *run(void *arg)
 		}
 		if (now >= resync_at)
 			due = true;
+		if (owed) {
+			owed = false;
+			repaired(p, &repairs, now);
+		}
 		struct npu_snapshot *snap = npu_snapshot_ref(p->snapshot);
 		struct kube_device_facts *facts = NULL;
 		bool facts_lost = p->facts && !(facts = malloc(snap->count * sizeof(*facts)));
 		if (facts)
 			memcpy(facts, p->facts, snap->count * sizeof(*facts));
 		p->offered = false;
+		p->in_round = true;
 		pthread_mutex_unlock(&p->lock);
 
 		struct failure f = { 0 };
@@ -579,6 +664,8 @@ static void *run(void *arg)
 		free(content);
 
 		pthread_mutex_lock(&p->lock);
+		p->in_round = false;
+		pthread_cond_broadcast(&p->watch_cond);
 		now = now_ms();
 		if (r < 0) {
 			due = true;
@@ -589,8 +676,6 @@ static void *run(void *arg)
 				resync_at = now + p->resync_ms;
 			if (node_read)
 				node_at = now + p->resync_ms;
-			if (now < p->recheck_until && resync_at > now + RECHECK_MS)
-				resync_at = now + RECHECK_MS;
 			due = false;
 			retry_at = 0;
 			backoff = p->backoff_initial_ms;
@@ -600,8 +685,177 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* Whether a watched event asks for a round: someone else's change, not
+ * the echo of this publisher's own write (the name and resourceVersion of
+ * a slice it wrote). A slice of a name it did not write that goes away is
+ * one it deleted itself, or no loss. A slice written with a generation
+ * above this publisher's is another instance's newer publication of the
+ * pool (both pods of a surge roll publish it, each above every generation
+ * listed): it is left to this one's next offer or resync, as before the
+ * watch, so that a roll never puts back the older of two views of a
+ * fault. Lock held, no round under way (written[] and generation are the
+ * round thread's while one is). */
+static bool foreign(const struct kube_publisher *p, const struct kube_watch_event *ev, int64_t generation)
+{
+	for (size_t j = 0; j < p->n_written; j++)
+		if (strcmp(p->written[j].name, ev->name) == 0)
+			return ev->type == KUBE_WATCH_DELETED ||
+			       (strcmp(p->written[j].resource_version, ev->resource_version) != 0 &&
+				generation <= p->generation);
+	return ev->type != KUBE_WATCH_DELETED && generation <= p->generation;
+}
+
+/* The spec.pool.generation of a watched slice; -1 when it has none. */
+static int64_t generation_of(json_object *slice)
+{
+	json_object *spec, *pool, *gen;
+	if (json_object_object_get_ex(slice, "spec", &spec) && json_object_object_get_ex(spec, "pool", &pool) &&
+	    json_object_object_get_ex(pool, "generation", &gen) && json_object_is_type(gen, json_type_int))
+		return json_object_get_int64(gen);
+	return -1;
+}
+
+/* A round is owed (it lists, and writes back what differs). Lock held. */
+static void owe_round(struct kube_publisher *p)
+{
+	if (!p->owed)
+		p->owed_at = now_ms();
+	p->owed = true;
+	pthread_cond_signal(&p->cond);
+}
+
+/* One watch's state: where the next one starts. */
+struct watching {
+	struct kube_publisher *p;
+	char version[KUBE_META_VERSION_MAX];
+	int last_error; /* of the last watch failure reported, 0 after a watch that worked */
+	long last_status;
+};
+
+static int on_watch_event(void *ctx, const struct kube_watch_event *ev)
+{
+	struct watching *w = ctx;
+	struct kube_publisher *p = w->p;
+	memcpy(w->version, ev->resource_version, sizeof(w->version));
+	if (ev->type == KUBE_WATCH_BOOKMARK)
+		return 0;
+	int64_t generation = generation_of(ev->object);
+	pthread_mutex_lock(&p->lock);
+	/* The echo of a round's writes can come before the round has noted
+	 * what it wrote: judge it once the round is over. The stream waits in
+	 * the socket meanwhile; a round is a bounded number of requests. */
+	while (p->in_round && !p->stop)
+		pthread_cond_wait(&p->watch_cond, &p->lock);
+	int r = p->stop ? -ECANCELED : 0;
+	if (r == 0 && foreign(p, ev, generation))
+		owe_round(p);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+/* A watch that failed, reported once per cause (again only after a watch
+ * that worked or another cause). Lock not held: the report may block. */
+static void watch_failed(struct watching *w, int error, const struct kube_watch_outcome *out)
+{
+	struct kube_publisher *p = w->p;
+	if (!p->report || (error == w->last_error && out->status == w->last_status))
+		return;
+	w->last_error = error;
+	w->last_status = out->status;
+	struct kube_publish_report rep = { .event = KUBE_PUBLISH_WATCH_FAILED, .error = error, .status = out->status };
+	snprintf(rep.cause, sizeof(rep.cause), "watching the node's ResourceSlices: %s", out->cause);
+	p->report(p->report_ctx, &rep);
+}
+
+/* The watch's thread. A thread of its own rather than the round's with a
+ * poll of both: a round's requests are blocking calls of the client (one
+ * transfer each, in its own multi handle), and a watch would have to be
+ * ended and made anew around each of them, which costs a request. Idle,
+ * it waits in the transfer's poll, or on watch_cond between watches. */
+static void *watch_run(void *arg)
+{
+	struct kube_publisher *p = arg;
+	struct watching w = { .p = p };
+	char path[768];
+	uint64_t lists_seen = 0;
+	bool relist = true; /* start from the next list's resourceVersion */
+	int64_t backoff = 0, retry_at = 0;
+	selection(p, path);
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		int64_t now = now_ms();
+		if (p->watch_now) {
+			p->watch_now = false;
+			retry_at = 0;
+		}
+		bool listed_since = !relist || p->lists != lists_seen;
+		if (!listed_since || now < retry_at) {
+			if (listed_since) {
+				struct timespec ts = deadline_after_ms(retry_at - now);
+				pthread_cond_timedwait(&p->watch_cond, &p->lock, &ts);
+			} else {
+				pthread_cond_wait(&p->watch_cond, &p->lock);
+			}
+			continue;
+		}
+		if (relist) {
+			memcpy(w.version, p->listed_version, sizeof(w.version));
+			lists_seen = p->lists;
+			relist = false;
+		}
+		int timeout_s = p->watch_timeout_s ? p->watch_timeout_s
+						   : (int)(jittered(p, 2 * WATCH_TIMEOUT_S * 1000) / 1000);
+		pthread_mutex_unlock(&p->lock);
+
+		const struct kube_watch_request req = {
+			.path = path,
+			.resource_version = w.version,
+			.timeout_s = timeout_s,
+			.abort_fd = p->watch_abort,
+			.on_event = on_watch_event,
+			.ctx = &w,
+		};
+		struct kube_watch_outcome out;
+		int64_t started = now_ms();
+		int r = kube_client_watch(p->client, &req, &out);
+		bool worked = r == 0 && now_ms() - started >= WATCH_MIN_MS;
+		if (r < 0 && r != -ESTALE && r != -ECANCELED)
+			watch_failed(&w, r, &out);
+		else if (worked)
+			w.last_error = 0;
+
+		pthread_mutex_lock(&p->lock);
+		/* Events may have been lost (the version is gone, a line could not
+		 * be read, a version this client cannot send) or the server
+		 * refused: list again, and watch from there. A connection
+		 * refused, a 429 and a watch ended or cut short start again where
+		 * the last left off: the server sends what came meanwhile, or says
+		 * the version is gone; so does client-go's reflector
+		 * (isWatchErrorRetriable). */
+		if (r == -ESTALE || r == -EBADMSG || r == -EMSGSIZE || r == -EINVAL ||
+		    (r == -EREMOTEIO && out.status != 429)) {
+			relist = true;
+			owe_round(p);
+		}
+		if (worked) {
+			backoff = 0;
+			retry_at = 0;
+		} else {
+			backoff = !backoff ? p->backoff_initial_ms
+				  : backoff * 2 > p->backoff_max_ms ? p->backoff_max_ms
+								    : backoff * 2;
+			retry_at = now_ms() + jittered(p, backoff);
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
 static void publisher_free(struct kube_publisher *p)
 {
+	if (p->watch_abort >= 0)
+		close(p->watch_abort);
+	pthread_cond_destroy(&p->watch_cond);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	npu_snapshot_unref(p->snapshot);
@@ -623,6 +877,24 @@ static char *dup_or_null(const char *s, bool *oom)
 	return d;
 }
 
+/* Stops the threads: the round's after its current request, the watch at
+ * once (its abort eventfd, which stays readable for a watch about to
+ * start). */
+static void halt(struct kube_publisher *p, bool watcher)
+{
+	uint64_t one = 1;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_signal(&p->cond);
+	pthread_cond_broadcast(&p->watch_cond);
+	pthread_mutex_unlock(&p->lock);
+	if (write(p->watch_abort, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd write of 1 cannot fail short of overflow */
+	pthread_join(p->thread, NULL);
+	if (watcher)
+		pthread_join(p->watcher, NULL);
+}
+
 int kube_publisher_start(const struct kube_publisher_options *o, struct kube_publisher **ret_publisher)
 {
 	const char *driver = o->driver ? o->driver : KUBE_DRIVER_DEFAULT;
@@ -634,6 +906,16 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 		return -ENOMEM;
 	pthread_mutex_init(&p->lock, NULL);
 	cond_init_monotonic(&p->cond);
+	cond_init_monotonic(&p->watch_cond);
+	p->watch_abort = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->watch_abort < 0) {
+		int r = -errno;
+		publisher_free(p);
+		return r;
+	}
+	p->watch_timeout_s = o->watch_timeout_s > 0 && o->watch_timeout_s <= KUBE_WATCH_TIMEOUT_MAX_S
+				     ? o->watch_timeout_s
+				     : 0;
 	bool oom = false;
 	p->client = o->client;
 	p->driver = dup_or_null(driver, &oom);
@@ -661,6 +943,12 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 	}
 	int r = pthread_create(&p->thread, NULL, run, p);
 	if (r != 0) {
+		publisher_free(p);
+		return -r;
+	}
+	r = pthread_create(&p->watcher, NULL, watch_run, p);
+	if (r != 0) {
+		halt(p, false);
 		publisher_free(p);
 		return -r;
 	}
@@ -694,12 +982,20 @@ int kube_publisher_offer(struct kube_publisher *p, struct npu_snapshot *snapshot
 	return 0;
 }
 
+/* A registration needs no check of its own, and every request at start
+ * counts (each node of a fleet registers as it starts). The kubelet wipes
+ * a node's slices when it starts and a driver's 30 s after the driver went
+ * away (see publisher.h): both are deletions the watch sees, since it runs
+ * from the resourceVersion of the first list on, and across watches from
+ * the last event's (or from a new list when that is gone). What it can do
+ * is end the backoff of a watch that failed: the kubelet being back is a
+ * hint that the node's network is too. */
 void kube_publisher_recheck(struct kube_publisher *p, int for_ms)
 {
+	(void)for_ms;
 	pthread_mutex_lock(&p->lock);
-	p->recheck = true;
-	p->recheck_until = now_ms() + for_ms;
-	pthread_cond_signal(&p->cond);
+	p->watch_now = true;
+	pthread_cond_broadcast(&p->watch_cond);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -707,10 +1003,6 @@ void kube_publisher_stop(struct kube_publisher *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_signal(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	halt(p, true);
 	publisher_free(p);
 }

@@ -6,23 +6,51 @@
  *
  * A round lists the driver's slices of this node (fieldSelector
  * spec.nodeName and spec.driver), reads the Node (its uid, for the slices'
- * owner reference: at a resync, and before any write, not at a recheck's
- * checks), creates or replaces each wanted slice
+ * owner reference: at a resync, and before any write, not at a round that
+ * finds the slices as written), creates or replaces each wanted slice
  * (a 409 conflict: read it again and retry), deletes the ones left over, and
  * gives the pool a generation above every one listed, so that each change
  * is a new generation. A round runs when the devices' content changed, after
- * a failed round, and every resync interval (someone may have deleted a
- * slice). A failed round (unreachable, 5xx, 401, a slow or garbled answer)
- * is retried after a capped exponential backoff with jitter (half to all of
- * the step, at random) with the latest snapshot:
- * once the server is back, it gets the current truth, not a history.
+ * a failed round, when the watch saw someone else change the slices, and
+ * every resync interval (the safety net). A failed round (unreachable, 5xx,
+ * 401, a slow or garbled answer) is retried after a capped exponential
+ * backoff with jitter (half to all of the step, at random) with the latest
+ * snapshot: once the server is back, it gets the current truth, not a
+ * history.
+ *
+ * A second thread watches the same selection from the first list's
+ * resourceVersion on, as upstream's ResourceSlice controller holds an
+ * informer (k8s.io/dynamic-resource-allocation/resourceslice): any event
+ * but a bookmark and the echo of this publisher's own writes (the name and
+ * resourceVersion it wrote) makes a round owed, which runs after the
+ * coalescing window, so that a slice deleted or changed by someone else is
+ * put back within a second rather than at the next resync. Above all the
+ * kubelet's wipes: it deletes every slice of its node when it starts, in
+ * the background and retried with backoff, and a driver's slices 30 s
+ * after the last of its plugins went away (deregistered or disconnected)
+ * unless one is back by then (Kubernetes 1.37 pkg/kubelet/cm/dra/plugin/
+ * dra_plugin_manager.go, NewDRAPluginManager and sync; the delay is
+ * pkg/kubelet/cm/dra/manager.go's defaultWipingDelay), so either can land
+ * after the driver registered again. A slice written with a generation
+ * above this publisher's is the exception: another instance's newer
+ * publication of the pool (the two pods of a roll), left to this one's
+ * next offer or resync so that the older view of a fault never overwrites
+ * the newer (upstream's controller syncs 30 s after the last event, its
+ * SyncDelay, which lets such a pair settle too). Owed rounds that keep
+ * coming (a writer that disagrees without a new generation) back off from
+ * one another. A watch lasts 5 to 10 minutes (at random) and is made again
+ * from the last event's resourceVersion (bookmarks keep it fresh); a
+ * version the server no longer has (410), or a stream that cannot be read,
+ * makes a round owed, and the next watch starts from its list. A watch
+ * that fails is made again after the same jittered backoff as a round.
  *
  * Nothing here logs. Each cause of failure is reported once through the
  * report callback (again only after a success or a different cause), and
- * each publication; the callback runs on the publisher's thread and should
- * only log or hand over. Stopping leaves the slices in place: a restarted
- * driver takes them over, and the Node's owner reference removes them with
- * the Node. */
+ * each publication; a watch's failures likewise. The callback runs on the
+ * publisher's threads (the round's, and the watch's for WATCH_FAILED,
+ * possibly at once) and should only log or hand over. Stopping leaves the
+ * slices in place: a restarted driver takes them over, and the Node's owner
+ * reference removes them with the Node. */
 #pragma once
 
 #include <stdbool.h>
@@ -36,6 +64,9 @@
 enum kube_publish_event {
 	KUBE_PUBLISH_DONE,   /* the slices were written: generation, slices, devices */
 	KUBE_PUBLISH_FAILED, /* a round failed: error, status, cause */
+	/* The watch of the slices failed (error, status, cause): it is made
+	 * again with backoff, and the resync still checks the slices. */
+	KUBE_PUBLISH_WATCH_FAILED,
 };
 
 struct kube_publish_report {
@@ -60,6 +91,9 @@ struct kube_publisher_options {
 	int backoff_max_ms;           /* 0: 30000 */
 	int resync_ms;                /* 0: 600000 (10 minutes) */
 	int coalesce_ms;              /* 0: KUBE_PUBLISH_COALESCE_MS; negative: none */
+	/* A watch's timeoutSeconds; 0 (or out of 1 .. KUBE_WATCH_TIMEOUT_MAX_S):
+	 * 300 to 600, at random. */
+	int watch_timeout_s;
 	kube_publish_report_fn report;
 	void *report_ctx;
 };
@@ -72,10 +106,10 @@ struct kube_publisher;
  * It adds at most this to fault -> ResourceSlice (the bench's 1 s target). */
 #define KUBE_PUBLISH_COALESCE_MS 250
 
-/* Starts the thread; it waits for a first snapshot. Returns 0, -EINVAL (no
- * client or node name, a node name that is not a DNS subdomain, a driver
- * name kube_driver_name_ok refuses), -ENOMEM or the errno of
- * pthread_create. */
+/* Starts the threads; they wait for a first snapshot (the watch for the
+ * first list). Returns 0, -EINVAL (no client or node name, a node name that
+ * is not a DNS subdomain, a driver name kube_driver_name_ok refuses),
+ * -ENOMEM or the errno of eventfd or pthread_create. */
 int kube_publisher_start(const struct kube_publisher_options *options, struct kube_publisher **ret_publisher);
 
 /* Hands over the latest snapshot (a new reference is taken) and the facts
@@ -85,14 +119,14 @@ int kube_publisher_start(const struct kube_publisher_options *options, struct ku
 int kube_publisher_offer(struct kube_publisher *publisher, struct npu_snapshot *snapshot,
 			 const struct kube_device_facts *facts);
 
-/* Says that someone else may have deleted this node's slices: the kubelet
- * deletes every slice of its node when it starts, and a driver's slices
- * 30 s after the driver went away, in the background, so a wipe can land
- * just after the driver registered again. The publisher lists the slices
- * at once, and again every few seconds during the next for_ms, writing
- * back what is missing. Never blocks on the server. */
+/* Says that the kubelet registered the driver, which may have wiped this
+ * node's slices or may do so shortly (see above): the watch sees such a
+ * wipe, so this costs no request; a watch waiting out its backoff after a
+ * failure is made at once. for_ms is not used (the call was a window of
+ * lists every few seconds before the watch; the module's table keeps its
+ * type). Never blocks on the server. */
 void kube_publisher_recheck(struct kube_publisher *publisher, int for_ms);
-/* Stops the thread and frees the publisher; a round in progress ends after
- * its current request (which takes at most the client's timeout). NULL is
- * fine. */
+/* Stops the threads and frees the publisher; a round in progress ends after
+ * its current request (which takes at most the client's timeout), a watch
+ * at once. NULL is fine. */
 void kube_publisher_stop(struct kube_publisher *publisher);

@@ -11,8 +11,11 @@
  * publisher puts the current truth there. vNPUs as partitions and a
  * time-sliced chip are published and read back. Two publishers of one
  * pool (a surge roll of the DRA driver) write nothing the other wrote
- * already. Skipped (77) where the
- * cluster's binaries were not built. */
+ * already. The publisher's watch puts a deleted slice back within a second
+ * with one list and no polling (the server's audit log counts its
+ * requests), is made again each time the server ends it, lists once when
+ * a restarted server no longer has its version (410), and ends at once at
+ * a stop. Skipped (77) where the cluster's binaries were not built. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -21,10 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "base/parse.h"
 #include "harness/apiserver.h"
 #include "kube/client.h"
 #include "kube/publisher.h"
@@ -32,6 +37,8 @@
 #include "support/publish_reports.h"
 
 #define WAIT_MS 60000
+/* The publisher's client, as the audit log names it. */
+#define AGENT "ascend-k8s/"
 
 static struct apiserver *const api = &the_apiserver;
 
@@ -352,12 +359,134 @@ static void test_two_instances_one_pool(void **state)
 	kube_client_free(client);
 }
 
+/* A publisher of node (a Node made for it) with watches of watch_timeout_s
+ * (0: the default), its first publication, generation 1, on the server,
+ * and its first watch under way; *ret_i: the index of its report. */
+static struct kube_publisher *publish_node(const char *node, int watch_timeout_s, struct kube_client **ret_client,
+					   size_t *ret_i)
+{
+	char yaml[128];
+	snprintf(yaml, sizeof(yaml), "apiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n", node);
+	assert_int_equal(apiserver_kubectl(api, yaml, "apply -f -"), 0);
+	struct kube_client *client = client_of_kubeconfig();
+	const struct kube_publisher_options o = {
+		.client = client,
+		.node_name = node,
+		.backoff_initial_ms = 100,
+		.backoff_max_ms = 1000,
+		.watch_timeout_s = watch_timeout_s,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	struct kube_publisher *p = NULL;
+	size_t before = publish_reports_count(&reps);
+	long mark = apiserver_audit_mark(api);
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	offer(p, -1);
+	*ret_i = wait_report(before, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[*ret_i].generation, 1);
+	assert_int_equal(apiserver_audit_wait(api, mark, AGENT, "watch", "resourceslices", 1, WAIT_MS), 1);
+	*ret_client = client;
+	return p;
+}
+
+/* The generation of node's one slice, or -1 when it has none. */
+static int64_t generation_of(const char *node)
+{
+	char args[128];
+	snprintf(args, sizeof(args), "get resourceslices --field-selector spec.nodeName=%s", node);
+	json_object *list = apiserver_kubectl_json(api, args);
+	size_t n = json_object_array_length(json_at(list, "items"));
+	assert_true(n <= 1);
+	int64_t generation = n ? json_object_get_int64(json_at(list, "items.0.spec.pool.generation")) : -1;
+	json_object_put(list);
+	return generation;
+}
+
+static int64_t cpu_ms(void)
+{
+	struct rusage u;
+	assert_int_equal(getrusage(RUSAGE_SELF, &u), 0);
+	return ((int64_t)u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000;
+}
+
+/* The kubelet wipes a node's slices when it starts, and a driver's 30 s
+ * after the driver went away, at any time after the driver registered
+ * again: the watch sees the deletion, and the slice is back within about a
+ * second, with one list (and the Node and the write), no polling. The
+ * server ends each watch (every 3 s here) and the next starts where the
+ * last left off, without a list; idle, a watch costs no CPU; after those, a
+ * deletion is still seen; a stop ends the watch at once. */
+static void test_watch_puts_back(void **state)
+{
+	(void)state;
+	struct kube_client *client;
+	size_t i;
+	struct kube_publisher *p = publish_node("sim-node-4", 3, &client, &i);
+
+	long mark = apiserver_audit_mark(api);
+	assert_int_equal(apiserver_kubectl(api, NULL, "delete resourceslice sim-node-4-npu.ascend.com-0"), 0);
+	int64_t t0 = now_ms();
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
+	assert_true(now_ms() - t0 < 1500);
+	assert_int_equal(reps.all[i].generation, 2);
+	assert_int_equal(generation_of("sim-node-4"), 2);
+
+	int64_t cpu = cpu_ms();
+	t0 = now_ms();
+	assert_int_equal(apiserver_audit_wait(api, mark, AGENT, "watch", "resourceslices", 3, WAIT_MS), 3);
+	assert_true(now_ms() - t0 >= 4000); /* two ended, 3 s each */
+	/* A busy loop would take the whole of it; the test's own reads of the
+	 * audit log take a little. */
+	assert_true(cpu_ms() - cpu < 1000);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 1);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "create", "resourceslices"), 1);
+
+	assert_int_equal(apiserver_kubectl(api, NULL, "delete resourceslice sim-node-4-npu.ascend.com-0"), 0);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[i].generation, 3);
+	assert_int_equal(generation_of("sim-node-4"), 3);
+
+	t0 = now_ms();
+	kube_publisher_stop(p);
+	assert_true(now_ms() - t0 < 1000);
+	kube_client_free(client);
+}
+
+/* A restarted API server no longer has the version the watch was at (its
+ * cache starts anew: 410 Gone): the publisher lists once, and watches from
+ * the list's version. While the server is away the watch is made again
+ * with backoff, and no round runs (nothing is owed). */
+static void test_watch_gone_after_restart(void **state)
+{
+	(void)state;
+	struct kube_client *client;
+	size_t i;
+	struct kube_publisher *p = publish_node("sim-node-5", 0, &client, &i);
+
+	size_t before = publish_reports_count(&reps);
+	long mark = apiserver_audit_mark(api);
+	apiserver_stop(api);
+	apiserver_start(api);
+	/* The watch that is told 410, then the one from the list. */
+	assert_int_equal(apiserver_audit_wait(api, mark, AGENT, "watch", "resourceslices", 2, WAIT_MS), 2);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 1);
+	for (size_t k = before; k < publish_reports_count(&reps); k++)
+		assert_int_not_equal(reps.all[k].event, KUBE_PUBLISH_FAILED);
+	assert_int_equal(generation_of("sim-node-5"), 1);
+
+	kube_publisher_stop(p);
+	kube_client_free(client);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_to_kube_apiserver),
 		cmocka_unit_test(test_partitions_and_sharing),
 		cmocka_unit_test(test_two_instances_one_pool),
+		cmocka_unit_test(test_watch_puts_back),
+		cmocka_unit_test(test_watch_gone_after_restart),
 	};
 	publish_reports_init(&reps);
 	int failed = cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);

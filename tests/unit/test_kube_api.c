@@ -99,6 +99,7 @@ static struct server {
 	bool closing;     /* server_stop: open watches end */
 	bool watch_gone;  /* the next watch is told its resourceVersion is gone (410) */
 	char *watch_line; /* the next watch's first line, sent as it is (the watch's, freed by it) */
+	bool meddle;      /* each write of a slice is followed by someone else's change of it */
 } srv;
 
 static char *read_all(const char *path)
@@ -186,6 +187,21 @@ static void record(const char *type, struct stored *s)
 	pthread_cond_broadcast(&srv.cond);
 }
 
+/* srv.meddle: someone else changes what the driver just wrote, in the same
+ * generation: its devices are gone. */
+static void meddle(struct stored *s)
+{
+	json_object *o = json_tokener_parse(s->json), *spec;
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "spec", &spec));
+	json_object_object_add(spec, "devices", json_object_new_array());
+	free(s->json);
+	s->json = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	s->rv = ++srv.next_rv;
+	record("MODIFIED", s);
+}
+
 static const char *slice_name_of(const char *json, char *out, size_t size)
 {
 	json_object *o = json_tokener_parse(json), *meta, *name;
@@ -238,6 +254,8 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 		srv.writes++;
 		record("ADDED", s);
 		char *text = served(s);
+		if (srv.meddle)
+			meddle(s);
 		enum MHD_Result r = answer(conn, 201, text);
 		free(text);
 		return r;
@@ -280,6 +298,8 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 		srv.writes++;
 		record("MODIFIED", s);
 		char *text = served(s);
+		if (srv.meddle)
+			meddle(s);
 		enum MHD_Result r = answer(conn, 200, text);
 		free(text);
 		return r;
@@ -1299,17 +1319,15 @@ static void test_publisher(void **state)
 /* A publisher of node-a (resyncs never within a test) whose first
  * publication, 8 healthy chips at generation 1, is on the server: it does
  * not wait for the coalescing window. *ret_i: the index of its report. */
-static struct kube_publisher *published(struct kube_client **ret_client, int coalesce_ms, size_t *ret_i)
+static struct kube_publisher *published_with(struct kube_publisher_options o, struct kube_client **ret_client,
+					     size_t *ret_i)
 {
 	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
-	const struct kube_publisher_options o = {
-		.client = c,
-		.node_name = "node-a",
-		.resync_ms = 3600000,
-		.coalesce_ms = coalesce_ms,
-		.report = publish_reports_add,
-		.report_ctx = &reps,
-	};
+	o.client = c;
+	o.node_name = "node-a";
+	o.resync_ms = 3600000;
+	o.report = publish_reports_add;
+	o.report_ctx = &reps;
 	struct kube_publisher *p = NULL;
 	assert_int_equal(kube_publisher_start(&o, &p), 0);
 	struct npu_snapshot *s = chips(8, -1);
@@ -1323,39 +1341,76 @@ static struct kube_publisher *published(struct kube_client **ret_client, int coa
 	return p;
 }
 
-/* A recheck's check that finds the slices as written costs one request per
- * node, the list: the Node is read at a resync and before a write, for its
- * uid. At fleet scale the daemon's recheck after each registration with the
- * kubelet was a GET of the Node and a list every 2 s for 40 s on every node
- * (scripts/bench-fleet.sh). */
-static void test_publisher_recheck_lists_only(void **state)
+static struct kube_publisher *published(struct kube_client **ret_client, int coalesce_ms, size_t *ret_i)
+{
+	return published_with((struct kube_publisher_options){ .coalesce_ms = coalesce_ms }, ret_client, ret_i);
+}
+
+/* What the server had seen, to compare with later: lists, watches and the
+ * latest resourceVersion. */
+struct so_far {
+	unsigned lists, watches;
+	char version[32];
+};
+
+static struct so_far so_far(void)
+{
+	struct so_far f;
+	pthread_mutex_lock(&srv.lock);
+	f.lists = srv.lists;
+	f.watches = srv.watches;
+	snprintf(f.version, sizeof(f.version), "%ld", srv.next_rv);
+	pthread_mutex_unlock(&srv.lock);
+	return f;
+}
+
+/* Waits until the server has had n watches in all. */
+static void await_watches(unsigned n)
+{
+	pthread_mutex_lock(&srv.lock);
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.watches < n)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("%u watches of %u within %d ms", srv.watches, n, WAIT_MS);
+	pthread_mutex_unlock(&srv.lock);
+}
+
+/* The kubelet's registration of the driver costs no request: every node of
+ * a fleet registers as it starts, and the watch sees a wipe whenever it
+ * comes. Before the watch, it was a list at once and every 2 s for 40 s on
+ * every node (scripts/bench-fleet.sh). The round that writes the slices
+ * back reads the Node, for its uid: a list, the Node, the write. */
+static void test_publisher_registration_is_free(void **state)
 {
 	(void)state;
 	struct kube_client *c;
 	size_t i;
 	struct kube_publisher *p = published(&c, 0, &i);
+	await_watches(1);
 
 	pthread_mutex_lock(&srv.lock);
-	unsigned reads = srv.node_reads, writes = srv.writes, requests = srv.requests;
-	assert_true(reads >= 1); /* the first round wrote, for the Node's uid */
+	unsigned reads = srv.node_reads, requests = srv.requests;
 	pthread_mutex_unlock(&srv.lock);
-	/* At once, then RECHECK_MS (2 s) later. */
 	kube_publisher_recheck(p, 20000);
+	/* Nothing within a second: a check would come at once. */
 	pthread_mutex_lock(&srv.lock);
-	struct timespec deadline = deadline_after_ms(WAIT_MS);
-	while (srv.requests < requests + 2)
-		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
-			fail_msg("no checks within %d ms", WAIT_MS);
-	assert_int_equal(srv.node_reads, reads);
-	assert_int_equal(srv.writes, writes);
-	/* Someone deletes the slice: the round that writes it back reads the Node. */
+	struct timespec deadline = deadline_after_ms(1000);
+	while (srv.requests == requests && pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) != ETIMEDOUT) {
+	}
+	unsigned after = srv.requests;
+	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(after, requests);
+	pthread_mutex_lock(&srv.lock);
 	wipe_store_locked();
 	pthread_mutex_unlock(&srv.lock);
 	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
 	check_store(1, 8, -1, 2);
 	pthread_mutex_lock(&srv.lock);
-	assert_true(srv.node_reads > reads);
+	after = srv.requests;
+	unsigned reads_after = srv.node_reads;
 	pthread_mutex_unlock(&srv.lock);
+	assert_int_equal(after, requests + 3);
+	assert_int_equal(reads_after, reads + 1);
 
 	kube_publisher_stop(p);
 	kube_client_free(c);
@@ -1440,29 +1495,129 @@ static void test_publisher_backoff_jitter(void **state)
 	assert_true(longest <= 400);
 }
 
-/* The kubelet wipes a node's slices when it starts, in the background, so
- * the wipe can come just after the driver registered again: a recheck
- * lists the slices at once, and again during its window, and writes back
- * what is gone, with no new snapshot and no resync due. */
-static void test_publisher_recheck(void **state)
+/* The kubelet wipes a node's slices when it starts, in the background, and
+ * a driver's 30 s after the driver went away, so a wipe can come at any
+ * time, just after the driver registered again too: the watch sees it, and
+ * the slices are back within a second, with one list, no resync due and no
+ * new snapshot. The echo of the publisher's own writes asks for nothing. */
+static void test_publisher_watch_puts_back(void **state)
 {
 	(void)state;
 	struct kube_client *c;
 	size_t i;
 	struct kube_publisher *p = published(&c, 0, &i);
+	await_watches(1);
 
-	/* The kubelet wipes, then registers the driver: put back at once;
-	 * then a wipe that lands after the registration, within the window. */
 	for (int64_t generation = 2; generation <= 3; generation++) {
+		unsigned lists = so_far().lists;
 		pthread_mutex_lock(&srv.lock);
 		wipe_store_locked();
 		pthread_mutex_unlock(&srv.lock);
-		if (generation == 2)
-			kube_publisher_recheck(p, 20000);
+		int64_t t0 = now_ms();
 		i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+		assert_true(now_ms() - t0 < 1500);
 		assert_int_equal(reps.all[i].generation, generation);
 		check_store(1, 8, -1, generation);
+		assert_int_equal(so_far().lists, lists + 1);
 	}
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* The server ends each watch at its timeoutSeconds with a bookmark: the
+ * next one starts from the bookmark's version, without a list, and still
+ * sees a wipe. */
+static void test_publisher_watch_again(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published_with((struct kube_publisher_options){ .watch_timeout_s = 2 }, &c, &i);
+	struct so_far before = so_far();
+	await_watches(3);
+	assert_int_equal(so_far().lists, before.lists);
+	assert_string_equal(srv.watch_from[1], before.version); /* written before the third watch */
+	assert_string_equal(srv.watch_from[2], before.version);
+	pthread_mutex_lock(&srv.lock);
+	wipe_store_locked();
+	pthread_mutex_unlock(&srv.lock);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 2);
+	check_store(1, 8, -1, 2);
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* A watch told its version is gone (410) makes one list, and the next
+ * watch starts from that list's version. */
+static void test_publisher_watch_gone(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published_with((struct kube_publisher_options){ .watch_timeout_s = 2 }, &c, &i);
+	await_watches(1);
+	pthread_mutex_lock(&srv.lock);
+	srv.watch_gone = true;
+	pthread_mutex_unlock(&srv.lock);
+	struct so_far before = so_far();
+	/* The watch under way ends (2 s); the next is told 410; the one after
+	 * follows the list. */
+	await_watches(before.watches + 2);
+	assert_int_equal(so_far().lists, before.lists + 1);
+	assert_string_equal(srv.watch_from[before.watches + 1], before.version); /* written before it was counted */
+	for (size_t k = 0; k < publish_reports_count(&reps); k++)
+		assert_int_not_equal(reps.all[k].event, KUBE_PUBLISH_WATCH_FAILED); /* a 410 is no failure */
+
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* Stopping ends a watch at once, however long it was asked to last. */
+static void test_publisher_stop_during_watch(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
+	await_watches(1);
+	int64_t t0 = now_ms();
+	kube_publisher_stop(p);
+	assert_true(now_ms() - t0 < 1000);
+	kube_client_free(c);
+}
+
+/* Someone who changes the slices whenever the driver has written them, in
+ * the same generation (another controller that disagrees): each change is
+ * put back, but such rounds back off from one another, so that the two
+ * cost a write per backoff step, not one per round trip. With steps of 100,
+ * 200 and 400 ms (each at least half that), six writes take over 600 ms;
+ * without the backoff, a few tens. */
+static void test_publisher_watch_backs_off(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published_with(
+		(struct kube_publisher_options){ .coalesce_ms = -1, .backoff_initial_ms = 100, .backoff_max_ms = 400 },
+		&c, &i);
+	await_watches(1);
+	pthread_mutex_lock(&srv.lock);
+	srv.meddle = true;
+	unsigned writes = srv.writes;
+	meddle(&srv.slices[0]);
+	pthread_mutex_unlock(&srv.lock);
+	int64_t t0 = now_ms();
+	pthread_mutex_lock(&srv.lock);
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.writes < writes + 6)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("%u writes within %d ms", srv.writes - writes, WAIT_MS);
+	srv.meddle = false;
+	pthread_mutex_unlock(&srv.lock);
+	assert_true(now_ms() - t0 >= 600);
 
 	kube_publisher_stop(p);
 	kube_client_free(c);
@@ -1666,8 +1821,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_token_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ca_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_publisher_recheck, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_publisher_recheck_lists_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_watch_puts_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_registration_is_free, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_watch_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_watch_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_stop_during_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_watch_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_coalesces_a_burst, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_backoff_jitter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),

@@ -2,6 +2,7 @@
 #include "apiserver.h"
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "base/parse.h"
 #include "support/skip.h"
 #include "support/tmpdir.h"
 
@@ -45,9 +49,10 @@ int apiserver_cluster(struct apiserver *a, const char *fmt, ...)
 	vsnprintf(script, sizeof(script), fmt, ap);
 	va_end(ap);
 	snprintf(cmd, sizeof(cmd),
-		 "CLUSTER_HOST_NET=1 CLUSTER_DIR=%s CLUSTER_PORT=%u bash -c '. " ROOT
+		 "CLUSTER_HOST_NET=1 CLUSTER_DIR=%s CLUSTER_PORT=%u CLUSTER_APISERVER_EXTRA='--audit-policy-file=%s/"
+		 "audit-policy.yaml --audit-log-path=%s/audit.log --audit-log-maxbackup=0' bash -c '. " ROOT
 		 "/tests/cluster/cluster.sh && %s' >>%s/test.log 2>&1",
-		 a->dir, a->api_port, script, a->dir);
+		 a->dir, a->api_port, a->dir, a->dir, script, a->dir);
 	return exit_status(system(cmd));
 }
 
@@ -88,6 +93,13 @@ void apiserver_up(struct apiserver *a)
 	}
 	assert_int_equal(tmpdir_make(a->dir, sizeof(a->dir), "kube-apiserver"), 0);
 	snprintf(a->kubeconfig, sizeof(a->kubeconfig), "%s/kubeconfig", a->dir);
+	char policy[128];
+	snprintf(policy, sizeof(policy), "%s/audit-policy.yaml", a->dir);
+	FILE *out = fopen(policy, "we");
+	assert_non_null(out);
+	fputs("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
+	      out);
+	assert_int_equal(fclose(out), 0);
 	a->api_port = free_port();
 	a->etcd_port = free_port();
 	a->peer_port = free_port();
@@ -183,6 +195,79 @@ json_object *apiserver_kubectl_json(struct apiserver *a, const char *args)
 	free(buf);
 	assert_non_null(o);
 	return o;
+}
+
+static void audit_path(const struct apiserver *a, char *out, size_t size)
+{
+	snprintf(out, size, "%s/audit.log", a->dir);
+}
+
+long apiserver_audit_mark(struct apiserver *a)
+{
+	char path[128];
+	audit_path(a, path, sizeof(path));
+	FILE *f = fopen(path, "re");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long end = ftell(f);
+	fclose(f);
+	return end;
+}
+
+/* Whether one audit event (a line) is a request counted by the filter. */
+static bool audit_matches(json_object *e, const char *agent, const char *verb, const char *resource)
+{
+	const char *stage = json_str_at(e, "stage"), *v = json_str_at(e, "verb"), *ua = json_str_at(e, "userAgent"),
+		   *res = json_str_at(e, "objectRef.resource");
+	bool watch = v && strcmp(v, "watch") == 0;
+	return stage && v && ua && res && strcmp(stage, watch ? "ResponseStarted" : "ResponseComplete") == 0 &&
+	       strncmp(ua, agent, strlen(agent)) == 0 && strcmp(v, verb) == 0 && strcmp(res, resource) == 0;
+}
+
+unsigned apiserver_audit_count(struct apiserver *a, long from, const char *agent, const char *verb,
+			       const char *resource)
+{
+	char path[128];
+	audit_path(a, path, sizeof(path));
+	FILE *f = fopen(path, "re");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, from, SEEK_SET), 0);
+	unsigned n = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	for (ssize_t len; (len = getline(&line, &cap, f)) > 0;) {
+		if (line[len - 1] != '\n')
+			break; /* being written */
+		json_object *e = json_tokener_parse(line);
+		n += e && audit_matches(e, agent, verb, resource);
+		json_object_put(e);
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+unsigned apiserver_audit_wait(struct apiserver *a, long from, const char *agent, const char *verb,
+			      const char *resource, unsigned n, int wait_ms)
+{
+	char path[128];
+	audit_path(a, path, sizeof(path));
+	int fd = inotify_init1(IN_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(inotify_add_watch(fd, path, IN_MODIFY) >= 0);
+	int64_t deadline = now_ms() + wait_ms;
+	unsigned count;
+	while ((count = apiserver_audit_count(a, from, agent, verb, resource)) < n) {
+		int64_t left = deadline - now_ms();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			break;
+		char buf[4096];
+		if (read(fd, buf, sizeof(buf)) < 0)
+			break;
+	}
+	close(fd);
+	return count;
 }
 
 json_object *json_at(json_object *o, const char *path)

@@ -4,8 +4,10 @@
  * on free ports of this machine, started by tests/cluster/cluster.sh's own
  * functions (CLUSTER_HOST_NET=1: no network namespace, no root needed),
  * with an admin kubeconfig; and kubectl against it, its answers as json-c
- * objects. Where the binaries were not built the test is skipped (exit
- * 77). */
+ * objects. The server keeps an audit log of every request (Metadata level,
+ * as scripts/bench-fleet.sh counts a driver's requests), for a test that
+ * counts a client's requests by its user agent. Where the binaries were not
+ * built the test is skipped (exit 77). */
 #pragma once
 
 #include <stdint.h>
@@ -54,6 +56,20 @@ int apiserver_kubectl_output(struct apiserver *a, const char *stdin_text, char *
 
 /* kubectl ARGS -o json, parsed; fails the test when kubectl fails. */
 json_object *apiserver_kubectl_json(struct apiserver *a, const char *args);
+
+/* The audit log's size now: a mark to count requests from. */
+long apiserver_audit_mark(struct apiserver *a);
+
+/* How many requests the audit log recorded after the mark from whose user
+ * agent starts with agent, of verb ("list", "watch", "create", ...) on
+ * resource ("resourceslices"): each once (a watch when it starts). */
+unsigned apiserver_audit_count(struct apiserver *a, long from, const char *agent, const char *verb,
+			       const char *resource);
+
+/* Waits up to wait_ms for that count to reach n (woken by the log's
+ * writes); returns the count then. */
+unsigned apiserver_audit_wait(struct apiserver *a, long from, const char *agent, const char *verb,
+			      const char *resource, unsigned n, int wait_ms);
 
 /* o's member at a dotted path ("items.0.spec.devices"; numbers index
  * arrays), or NULL; and its string. */
