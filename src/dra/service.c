@@ -508,6 +508,7 @@ static const struct gs_method methods[] = {
 	{ .path = DRA_METHOD_V1BETA1_PREPARE, .deferred = prepare, .call_closed = prepare_closed },
 	{ .path = DRA_METHOD_V1BETA1_UNPREPARE, .unary = unprepare },
 	{ .path = DRA_METHOD_HEALTH_V1_WATCH, .stream_open = health_open, .stream_closed = health_closed },
+	{ .path = DRA_METHOD_HEALTH_V1ALPHA1_WATCH, .stream_open = health_open, .stream_closed = health_closed },
 };
 
 const struct gs_method *dra_service_methods(size_t *ret_count)
