@@ -67,9 +67,12 @@ step_rollout() {
 		fail "6. no chip held twice" "a chip was held twice (above)"
 	((running > 0)) && pass "6. $running pods created during the rolls ran with their chips" ||
 		fail "6. pods created during the rolls run" "none ran"
-	# Each node's new pod serves on a socket of its own.
-	local sock
+	# Each node's new pod serves on a socket of its own. A registration
+	# after the plugin's first names a hard link of that socket
+	# (ascend-npu@<UID part>~2.sock, docs/upgrade.md): one instance still.
+	local sock instances
 	sock=$(find "$(cluster_node_dir 1)/var/lib/kubelet/device-plugins" -maxdepth 1 -name 'ascend-npu@*.sock' -printf '%f ')
-	[ "$(wc -w <<<"$sock")" = 1 ] && pass "6. the plugin serves on its pod's own socket: $sock" ||
+	instances=$(tr ' ' '\n' <<<"$sock" | sed -n 's/^\(ascend-npu@[^~.]*\).*\.sock$/\1/p' | sort -u | wc -l)
+	[ "$instances" = 1 ] && pass "6. the plugin serves on its pod's own socket: $sock" ||
 		fail "6. one instance socket on node 1" "$sock"
 }
