@@ -323,21 +323,25 @@ apf_rejected() {
 }
 # audit FROM TO FROM_US AGENT: the drivers' requests in the audit log between
 # two marks (byte offsets), from the client whose user agent starts with
-# AGENT: a JSON object of per-node figures.
+# AGENT: a JSON object of per-node figures. A dry run (our driver's probe of
+# what the API server keeps, at its start: docs/dra.md) is a request, but
+# not a write: it stores nothing.
 audit() {
 	tail -c +$(($1 + 1)) "$audit" | head -c $(($2 - $1)) |
 		jq -s -c --argjson n "$nodes" --argjson from "$3" --arg agent "$4" '
 		def us: (.[0:19] + "Z" | fromdate) * 1000000 + (.[20:26] | tonumber);
+		def dry: (.requestURI // "") | test("[?&]dryRun=");
 		[ .[] | select((.userAgent // "") | startswith($agent))
 		      | select((.stage == "ResponseComplete" and .verb != "watch") or (.stage == "ResponseStarted" and .verb == "watch")) ] as $e
-		| ($e | map(select(.verb | IN("create", "update", "patch", "delete", "deletecollection")))) as $w
+		| ($e | map(select((.verb | IN("create", "update", "patch", "delete", "deletecollection")) and (dry | not)))) as $w
 		| ($w | group_by(.user.username) | map(map(.requestReceivedTimestamp | us) | min - $from) | sort) as $first
 		| { requests: ($e | length / $n), writes: ($w | length / $n),
 		    max_requests: ($e | group_by(.user.username) | map(length) | max // 0),
 		    max_writes: ($w | group_by(.user.username) | map(length) | max // 0),
 		    watches: ($e | map(select(.verb == "watch")) | length / $n),
 		    r429: ($e | map(select(.responseStatus.code == 429)) | length / $n),
-		    verbs: ($e | group_by(.verb + " " + .objectRef.resource) | map("\(.[0].verb) \(.[0].objectRef.resource) \(length / $n * 100 | round / 100)") | join(", ")),
+		    dry_runs: ($e | map(select(dry)) | length / $n),
+		    verbs: ($e | group_by(.verb + " " + .objectRef.resource + (if dry then " (dry run)" else "" end)) | map("\(.[0].verb) \(.[0].objectRef.resource)\(if .[0] | dry then " (dry run)" else "" end) \(length / $n * 100 | round / 100)") | join(", ")),
 		    first_write_ms: (if ($first | length) > 0 then [($first[0] / 1000 | round), ($first[($first | length) / 2 | floor] / 1000 | round), ($first[-1] / 1000 | round)] else null end),
 		    busiest_second: ($e | group_by(.user.username + (.requestReceivedTimestamp | .[0:19])) | map(length) | max // 0) }'
 }
@@ -366,6 +370,7 @@ report() {
 	local who=$1 phase=$2 j=$3 bytes=$4
 	row "$who $phase: requests per node (max)" "$(fmt '"\(.requests) (\(.max_requests))"' "$j")" "" "" "$(fmt .verbs "$j")"
 	row "$who $phase: writes per node (max)" "$(fmt '"\(.writes) (\(.max_writes))"' "$j")"
+	row "$who $phase: dry runs per node (not writes)" "$(fmt .dry_runs "$j")"
 	row "$who $phase: watches per node" "$(fmt .watches "$j")"
 	row "$who $phase: etcd bytes received per node" "$((bytes / nodes))"
 }

@@ -101,6 +101,7 @@
 	X(VNPU_FAILED, "dra.vnpu-failed")                               \
 	X(SLICES_PUBLISHED, "slices.published")                         \
 	X(SLICES_PUBLISH_FAILED, "slices.publish-failed")               \
+	X(SLICES_FIELDS_DROPPED, "slices.fields-dropped")               \
 	X(LOG_DROPPED, "log.dropped")
 
 enum log_event {
