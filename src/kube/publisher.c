@@ -458,6 +458,27 @@ static int64_t next_generation(const struct kube_publisher *p, const struct kube
 	return generation + 1;
 }
 
+/* Whether the slices of snap, built as if the server kept everything, would
+ * carry a field behind a feature gate (a build that fails: as if they did). */
+static bool gated_wanted(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts)
+{
+	const struct kube_slice_params params = {
+		.driver = p->driver,
+		.node_name = p->node_name,
+		.node_uid = p->node_uid,
+		.generation = p->generation,
+		.driver_version = p->driver_version,
+		.firmware_version = p->firmware_version,
+		.facts = facts,
+	};
+	json_object *slices;
+	if (kube_slices_build(snap, &params, &slices) < 0)
+		return true;
+	bool wanted = kube_slices_gated(slices) != 0;
+	json_object_put(slices);
+	return wanted;
+}
+
 /* One reconciliation. Returns 0 when slices were written (the report's DONE
  * fields filled), 1 when the content is unchanged and the server still
  * holds what was written last, or a negative errno with f said. A probe
@@ -483,10 +504,13 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	if (node_due && (r = fetch_node_uid(p, f)) < 0)
 		goto out;
 	changed |= strcmp(uid, p->node_uid) != 0;
-	/* The first round asks before it writes; the probe's slice is owned
-	 * by the Node as the real ones are, so the Node is read first. */
+	/* The first round whose slices would carry a gated field asks before
+	 * it writes; the probe's slice is owned by the Node as the real ones
+	 * are, so the Node is read first. A healthy node with plain chips
+	 * needs none of them, and costs the API server no probe at start. */
 	unsigned lacking = lacking_now(p);
-	if (!p->probed && (probed = probe(p, &probe_failure)) < 0 && probe_failure.error == -ECANCELED) {
+	if (!p->probed && gated_wanted(p, snap, facts) && (probed = probe(p, &probe_failure)) < 0 &&
+	    probe_failure.error == -ECANCELED) {
 		r = failed(f, -ECANCELED, 0, "stopping");
 		goto out;
 	}

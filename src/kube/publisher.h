@@ -17,8 +17,9 @@
  * the step, at random) with the latest snapshot:
  * once the server is back, it gets the current truth, not a history.
  *
- * What the API server keeps: before its first write the publisher asks the
- * server which of the fields behind feature gates it would store (an older
+ * What the API server keeps: before the first write whose slices would carry
+ * one of the fields behind feature gates (a healthy node of plain chips has
+ * none, and never asks) the publisher asks the server which of the fields behind feature gates it would store (an older
  * or differently configured server drops them silently, kube/slices.h):
  * one server-side dry run (POST ...?dryRun=All) of kube_slice_probe's slice,
  * whose answer says what the server dropped; the slices are then built

@@ -734,6 +734,42 @@ static unsigned device_dropped(json_object *sent, json_object *stored)
 	return dropped;
 }
 
+/* The gated fields a device carries. */
+static unsigned device_gated(json_object *d)
+{
+	json_object *taints = json_object_object_get(d, "taints"), *capacity = json_object_object_get(d, "capacity");
+	unsigned used = json_object_is_type(taints, json_type_array) && json_object_array_length(taints) > 0
+				? KUBE_LACKS_TAINTS
+				: 0;
+	if (has(d, "consumesCounters"))
+		used |= KUBE_LACKS_PARTITIONS;
+	if (has(d, "allowMultipleAllocations"))
+		used |= KUBE_LACKS_SHARING;
+	if (json_object_is_type(capacity, json_type_object)) {
+		json_object_object_foreach(capacity, name, c) {
+			(void)name;
+			if (has(c, "requestPolicy"))
+				used |= KUBE_LACKS_SHARING;
+		}
+	}
+	return used;
+}
+
+unsigned kube_slices_gated(json_object *slices)
+{
+	unsigned used = 0;
+	for (size_t i = 0; json_object_is_type(slices, json_type_array) && i < json_object_array_length(slices); i++) {
+		json_object *spec = json_object_object_get(json_object_array_get_idx(slices, i), "spec");
+		json_object *devices = json_object_object_get(spec, "devices");
+		if (has(spec, "sharedCounters"))
+			used |= KUBE_LACKS_PARTITIONS;
+		for (size_t k = 0; json_object_is_type(devices, json_type_array) && k < json_object_array_length(devices);
+		     k++)
+			used |= device_gated(json_object_array_get_idx(devices, k));
+	}
+	return used;
+}
+
 unsigned kube_slice_dropped(json_object *sent, json_object *stored)
 {
 	json_object *ours = json_object_object_get(sent, "spec"), *theirs = json_object_object_get(stored, "spec");

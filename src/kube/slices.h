@@ -213,6 +213,11 @@ int kube_slice_probe(const struct kube_slice_params *params, json_object **ret_p
  * a spec that stored does not have at all counts for nothing. */
 unsigned kube_slice_dropped(json_object *sent, json_object *stored);
 
+/* The KUBE_LACKS_* bits of the gated fields any slice of the array carries
+ * (a taint, counters, shared capacity): none, and what the server keeps
+ * does not matter to them. */
+unsigned kube_slices_gated(json_object *slices);
+
 /* The name of slice index of the node's pool: "<node>-<driver>-<index>";
  * a node name too long for that is cut and followed by a hash of it.
  * Returns 0 or -EINVAL (nothing fits). */

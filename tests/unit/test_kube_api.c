@@ -1397,6 +1397,36 @@ static void test_publisher_probe_refused(void **state)
 	kube_client_free(c);
 }
 
+/* The probe is asked only when the slices would carry a gated field: a
+ * node of healthy plain chips starts without it (every request at start is
+ * paid by every node of a fleet), and its first fault asks. */
+static void test_publisher_probes_when_needed(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 0);
+	srv.drops = KUBE_LACKS_TAINTS;
+	pthread_mutex_unlock(&srv.lock);
+	struct npu_snapshot *s = chips(8, 3);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 1);
+	assert_int_equal(reps.all[i - 1].lacking, KUBE_LACKS_TAINTS);
+	assert_false(reps.all[i - 1].by_write);
+	assert_int_equal(reps.all[i].devices, 7);
+	check_store(1, 7, -1, 2);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 1);
+	assert_int_equal(srv.sent_gated, 0);
+	pthread_mutex_unlock(&srv.lock);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
 /* The server keeps taints at the probe, and drops them later (a control
  * plane rolled back, a gate turned off): the answer to the write says so,
  * which is reported, and the slices are written again at once without
@@ -1407,12 +1437,21 @@ static void test_publisher_server_drops_later(void **state)
 	struct kube_client *c;
 	size_t i;
 	struct kube_publisher *p = published(&c, 0, &i);
+	/* A first fault: the probe finds taints kept, the chip is tainted. */
+	struct npu_snapshot *s = chips(8, 3);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].devices, 8);
+	check_store(1, 8, 3, 2);
 	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 0);
+
 	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 1);
 	srv.drops = KUBE_LACKS_TAINTS;
 	unsigned writes = srv.writes;
 	pthread_mutex_unlock(&srv.lock);
-	struct npu_snapshot *s = chips(8, 3);
+	s = chips(8, 5);
 	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
 	npu_snapshot_unref(s);
 	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
@@ -1420,20 +1459,21 @@ static void test_publisher_server_drops_later(void **state)
 	assert_int_equal(reps.all[i - 1].event, KUBE_PUBLISH_LACKS);
 	assert_int_equal(reps.all[i - 1].lacking, KUBE_LACKS_TAINTS);
 	assert_true(reps.all[i - 1].by_write);
-	assert_int_equal(reps.all[i].generation, 3);
+	assert_int_equal(reps.all[i].generation, 4);
 	assert_int_equal(reps.all[i].devices, 7);
-	check_store(1, 7, -1, 3);
+	check_store(1, 7, -1, 4);
 	pthread_mutex_lock(&srv.lock);
 	assert_int_equal(srv.writes, writes + 2);
+	assert_int_equal(srv.dry_runs, 1);
 	pthread_mutex_unlock(&srv.lock);
 
 	/* Found once: the next fault leaves its chip out at once. */
-	s = chips(8, 5);
+	s = chips(8, 6);
 	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
 	npu_snapshot_unref(s);
 	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
-	assert_int_equal(reps.all[i].generation, 4);
-	check_store(1, 7, -1, 4);
+	assert_int_equal(reps.all[i].generation, 5);
+	check_store(1, 7, -1, 5);
 	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 1);
 	kube_publisher_stop(p);
 	kube_client_free(c);
@@ -1604,6 +1644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_old_server, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_probe_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_probes_when_needed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_server_drops_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_reader, setup, teardown),

@@ -803,10 +803,23 @@ static void test_lacking_is_kept(void **state)
 			json_object_put(stored);
 		}
 		assert_int_equal(found, lacking);
+		/* The gated fields the slices carry: all of them in full, none
+		 * of what was left out. */
+		assert_int_equal(kube_slices_gated(full), KUBE_LACKS_ALL);
+		assert_int_equal(kube_slices_gated(slices), KUBE_LACKS_ALL & ~lacking);
 		json_object_put(full);
 		json_object_put(slices);
 	}
 	npu_snapshot_unref(s);
+
+	/* Healthy plain chips carry none: no probe is needed for them. */
+	struct npu_snapshot *plain = make_snapshot(NPU_FAMILY_910B, "910B3", 4);
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(plain, &p, &slices), 0);
+	assert_int_equal(kube_slices_gated(slices), 0);
+	json_object_put(slices);
+	npu_snapshot_unref(plain);
 }
 
 /* The probe: a slice of the pool, owned by the Node, one device with each
