@@ -202,7 +202,8 @@ static void prepare(struct dra_node *d, const char *name, const char *uid, const
 	char cmd[256], want[256];
 	snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
 	proc_send(d->kubelet, cmd);
-	snprintf(want, sizeof(want), "dra-prepared uid=%s devices=%s cdi=npu.ascend.com/claim=%s", uid, device, uid);
+	snprintf(want, sizeof(want), "dra-prepared uid=%s devices=%s cdi=npu.ascend.com/claim=%s-0-%s,npu.ascend.com/claim=%s",
+		 uid, device, uid, device, uid);
 	assert_non_null(proc_expect(d->kubelet, want, WAIT_MS));
 }
 
@@ -240,6 +241,10 @@ static void test_dra_against_kube_apiserver(void **state)
 	assert_non_null(strstr(spec, "/dev/davinci2\""));
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=2\""));
 	assert_null(strstr(spec, "/dev/davinci3\""));
+	/* The result's own CDI device, the first id the kubelet got for it. */
+	char part[128];
+	snprintf(part, sizeof(part), "\"name\": \"%s-0-npu-2\"", uid);
+	assert_non_null(strstr(spec, part));
 	/* The live status file: the claim's directory, mounted under the
 	 * claim's name. */
 	assert_non_null(strstr(spec, "\"ASCEND_RT_VISIBLE_DEVICES=0\""));
