@@ -212,10 +212,16 @@ step_dra() {
 		grep -q 'names no node' <<<"$out" && pass "10c. a token of the ServiceAccount bound to no pod: $out" ||
 			fail "10c. denied for want of a node" "$out"
 	fi
-	out=$(k create --dry-run=server -f "$tmp/slice-other.yaml" --as=system:serviceaccount:kube-system:ascend-dra-driver \
-		--as-user-extra=authentication.kubernetes.io/node-name="$ND" 2>&1) &&
-		fail "10c. impersonated driver of $ND writing $N1's slice" "$out" ||
-		{ grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. kubectl --as the driver with node-name $ND for a slice of $N1: $out" || fail "10c. impersonated" "$out"; }
+	# The impersonation headers themselves: kubectl's --as-user-extra came
+	# after 1.34.
+	out=$(k create --dry-run=client -o json -f "$tmp/slice-other.yaml" |
+		curl -sS --cacert "$CLUSTER_DIR/pki/ca.crt" --cert "$CLUSTER_DIR/pki/admin.crt" --key "$CLUSTER_DIR/pki/admin.key" \
+			-H "Impersonate-User: system:serviceaccount:kube-system:ascend-dra-driver" \
+			-H "Impersonate-Extra-authentication.kubernetes.io%2Fnode-name: $ND" -H 'Content-Type: application/json' \
+			--data-binary @- "$server/apis/resource.k8s.io/v1/resourceslices?dryRun=All" 2>&1 | jq -r '.message // .kind' 2>&1)
+	grep -q "may not write the slices of node $N1" <<<"$out" &&
+		pass "10c. impersonating the driver with node-name $ND (Impersonate-User, Impersonate-Extra-authentication.kubernetes.io%2Fnode-name) for a slice of $N1: $out" ||
+		fail "10c. impersonated driver of $ND writing $N1's slice" "$out"
 	# What the ServiceAccount may do beyond what every authenticated user may.
 	out=$(k auth can-i --as=system:serviceaccount:kube-system:ascend-dra-driver --list 2>&1 |
 		awk '$1 ~ /^(resourceslices|resourceclaims|nodes|pods|secrets)/ {

@@ -49,11 +49,10 @@ roll_once() {
 	created=$((created + made)) failed_adm=$((failed_adm + failed))
 	# A kubelet before 1.37 follows one registration per resource and drops
 	# the new pod's when the old pod's stream ends: the new pod registers
-	# again, and says so in its log a second time.
+	# again, and says so in its log.
 	local p
 	for p in $(k -n kube-system get pods -l name=ascend-device-plugin -o name); do
-		(($(k -n kube-system logs "$p" | grep -c 'registered ascend.com/npu with the kubelet') > 1)) &&
-			dropped=$((dropped + 1))
+		k -n kube-system logs "$p" | grep -q 'registered again with the kubelet' && dropped=$((dropped + 1))
 	done
 	k delete pods -l e2e=npu --wait=true --timeout="$WAIT" >/dev/null 2>&1
 }
