@@ -15,9 +15,14 @@
 #define DRA_SERVICE_V1 "v1.DRAPlugin"
 #define DRA_SERVICE_V1BETA1 "v1beta1.DRAPlugin"
 
-/* The optional health service, served on the same socket. */
+/* The optional health service, served on the same socket. v1alpha1 is the
+ * same service and messages in another package: the kubelets of 1.31 to 1.36
+ * call only it, whatever the plugin advertises; from 1.37 the kubelet takes
+ * the first of v1 and v1alpha1 the plugin advertises. */
 #define DRA_SERVICE_HEALTH_V1 "v1.DRAResourceHealth"
+#define DRA_SERVICE_HEALTH_V1ALPHA1 "v1alpha1.DRAResourceHealth"
 #define DRA_METHOD_HEALTH_V1_WATCH "/v1.DRAResourceHealth/NodeWatchResources"
+#define DRA_METHOD_HEALTH_V1ALPHA1_WATCH "/v1alpha1.DRAResourceHealth/NodeWatchResources"
 
 #define DRA_METHOD_V1_PREPARE "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
 #define DRA_METHOD_V1_UNPREPARE "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources"

@@ -38,6 +38,8 @@ done
 
 work='' cp=''
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench-lib.sh
+. "$root/scripts/bench-lib.sh"
 # control_plane SCRIPT: runs cluster.sh's functions for the control plane in $cp.
 control_plane() {
 	CLUSTER_HOST_NET=1 CLUSTER_DIR=$cp CLUSTER_PORT=$api_port \
@@ -58,16 +60,6 @@ work=$(mktemp -d /tmp/ascend-bench-XXXXXX)
 # Root-owned and not group/world-writable: the plugin's ownership check of
 # each node's libdcmi.so passes.
 chmod 755 "$work"
-
-# free_port: a TCP port of 127.0.0.1 nothing listens on now.
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 20000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-	done
-	return 1
-}
 
 dra=()
 dra_claims=50

@@ -102,6 +102,7 @@
 	X(SLICES_PUBLISHED, "slices.published")                         \
 	X(SLICES_PUBLISH_FAILED, "slices.publish-failed")               \
 	X(SLICES_WATCH_FAILED, "slices.watch-failed")                   \
+	X(SLICES_FIELDS_DROPPED, "slices.fields-dropped")               \
 	X(LOG_DROPPED, "log.dropped")
 
 enum log_event {

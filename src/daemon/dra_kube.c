@@ -129,10 +129,43 @@ struct dra_claim_reader dra_kube_reader(struct dra_kube *k)
 	return (struct dra_claim_reader){ .get = read_claim, .prepared = claim_prepared, .ctx = k };
 }
 
+/* What the API server drops with a feature gate off, and what the slices
+ * do without it (kube/slices.h). */
+static const struct {
+	unsigned bit;
+	const char *gate, *fields, *instead;
+} lacks[] = {
+	{ KUBE_LACKS_TAINTS, "DRADeviceTaints", "device taints",
+	  "Unhealthy chips are left out of the ResourceSlices instead, and sub-health is not shown" },
+	{ KUBE_LACKS_PARTITIONS, "DRAPartitionableDevices", "shared counters",
+	  "vNPUs are not published instead; chips carrying vNPUs stay withheld, chips for dynamic vNPUs are "
+	  "published whole" },
+	{ KUBE_LACKS_SHARING, "DRAConsumableCapacity", "shared capacity",
+	  "time-sliced chips are published as plain chips instead, one claim at a time" },
+};
+
+/* One line per field the publisher found lacking (it reports each once). */
+static void log_lacks(const struct dra_kube *k, const struct kube_publish_report *rep)
+{
+	for (size_t i = 0; i < sizeof(lacks) / sizeof(lacks[0]); i++) {
+		if (!(rep->lacking & lacks[i].bit))
+			continue;
+		log_event(LOG_LEVEL_WARN, LOG_EVENT_SLICES_FIELDS_DROPPED,
+			  &(struct log_fields){ .more = { LOG_STR("node", k->node_name), LOG_STR("gate", lacks[i].gate),
+							  LOG_STR("found", rep->by_write ? "write" : "probe") } },
+			  "the API server drops %s (feature gate %s off): %s", lacks[i].fields, lacks[i].gate,
+			  lacks[i].instead);
+	}
+}
+
 /* The publisher's thread: reports come once per cause already. */
 static void on_report(void *ctx, const struct kube_publish_report *rep)
 {
 	struct dra_kube *k = ctx;
+	if (rep->event == KUBE_PUBLISH_LACKS) {
+		log_lacks(k, rep);
+		return;
+	}
 	if (rep->event == KUBE_PUBLISH_FAILED) {
 		log_event(LOG_LEVEL_ERROR, LOG_EVENT_SLICES_PUBLISH_FAILED,
 			  &(struct log_fields){ .more = { LOG_STR("node", k->node_name) } },

@@ -307,6 +307,19 @@ int dra_driver_cdi_id(const struct dra_driver *d, const char *uid, char *buf, si
 	return str_printf(buf, size, "%s=%s", d->cdi.kind, uid);
 }
 
+int dra_driver_cdi_part(const char *uid, size_t index, const char *device, char *buf, size_t size)
+{
+	return str_printf(buf, size, "%s-%zu-%s", uid, index, device);
+}
+
+int dra_driver_cdi_result_id(const struct dra_driver *d, const char *uid, size_t index, const char *device,
+			     char *buf, size_t size)
+{
+	char part[DRA_CDI_PART_MAX];
+	int r = dra_driver_cdi_part(uid, index, device, part, sizeof(part));
+	return r < 0 ? r : str_printf(buf, size, "%s=%s", d->cdi.kind, part);
+}
+
 static bool uid_ok(const char *uid);
 static int check_request(const char *ns, const char *uid, const char *name, char *why, size_t why_size);
 static int check_holders(struct dra_driver *d, const struct dra_prepared *p, size_t among, char *why,
@@ -393,15 +406,18 @@ static unsigned vnpus_of_claims(const struct dra_driver *d, const struct npu_sna
 /* Finds each device of p in snap, each once in devs (a shared chip may be
  * allocated to several requests of one claim), their number in *ret_n;
  * healthy_only for a claim being prepared now (a recorded claim keeps its
- * devices whatever their health: its pod runs on them). */
+ * devices whatever their health: its pod runs on them). per_result, unless
+ * NULL, gets the device of each result by its index. */
 static int resolve(const struct dra_driver *d, const struct dra_prepared *p, const struct npu_snapshot *snap,
-		   bool healthy_only, const struct npu_device **devs, struct npu_device *made, size_t *ret_n, char *why,
-		   size_t why_size)
+		   bool healthy_only, const struct npu_device **devs, struct npu_device *made, size_t *ret_n,
+		   const struct npu_device **per_result, char *why, size_t why_size)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < p->n_devices; i++) {
 		const struct dra_result *res = &p->devices[i];
 		const struct npu_device *dev = snap ? npu_snapshot_find(snap, res->device) : NULL;
+		if (per_result)
+			per_result[i] = res->vnpu_id ? &made[i] : dev;
 		if (strcmp(res->pool, d->node_name) != 0)
 			return why_invalid(why, why_size, "device %s is in pool %s, not this node's (%s)", res->device,
 					   res->pool, d->node_name);
@@ -557,10 +573,21 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 	struct metadata_files *metadata = NULL;
 	size_t n = 0;
 	current(d, &snap, &files);
-	int r = made ? resolve(d, p, snap, healthy_only, devs, made, &n, why, why_size) : -ENOMEM;
+	const struct npu_device *per_result[DRA_CLAIM_RESULTS_MAX];
+	char (*names)[DRA_CDI_PART_MAX] = malloc(DRA_CLAIM_RESULTS_MAX * sizeof(*names));
+	struct cdi_part parts[DRA_CLAIM_RESULTS_MAX];
+	int r = made && names ? resolve(d, p, snap, healthy_only, devs, made, &n, per_result, why, why_size) : -ENOMEM;
 	if (r < 0)
 		goto out;
-	struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = n };
+	for (size_t i = 0; i < p->n_devices; i++) {
+		if ((r = dra_driver_cdi_part(p->uid, i, p->devices[i].device, names[i], sizeof(names[i]))) < 0) {
+			snprintf(why, why_size, "the CDI name of device %s is too long", p->devices[i].device);
+			goto out;
+		}
+		parts[i] = (struct cdi_part){ .name = names[i], .device = per_result[i] };
+	}
+	struct cdi_group group = { .name = p->uid, .devices = devs, .n_devices = n, .parts = parts,
+				   .n_parts = p->n_devices };
 	add_status(d, p, &group, status_host, sizeof(status_host), status_container, sizeof(status_container));
 	metadata = malloc(sizeof(*metadata));
 	add_metadata(d, p, snap, made, &group, metadata);
@@ -573,6 +600,7 @@ static int write_spec(struct dra_driver *d, const struct dra_prepared *p, bool h
 		snprintf(why, why_size, "cannot write the CDI spec %s/%s: %s", d->cdi_dir, file, strerror(-r));
 out:
 	free(metadata);
+	free(names);
 	free(made);
 	free(json);
 	npu_snapshot_unref(snap);
@@ -869,7 +897,7 @@ static void status_of(struct dra_driver *d, const struct dra_prepared *p, char *
 	size_t n = 0;
 	char why[256];
 	current(d, &snap, &files);
-	if (made && resolve(d, p, snap, false, devs, made, &n, why, sizeof(why)) == 0)
+	if (made && resolve(d, p, snap, false, devs, made, &n, NULL, why, sizeof(why)) == 0)
 		(void)dra_claim_status_body(d->driver_name, d->node_name, p->namespace, p->name, p->uid, devs, n,
 					    ret_status);
 	free(made);

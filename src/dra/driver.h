@@ -65,6 +65,9 @@
 #define DRA_LOCK_FILE "checkpoint.lock"
 /* "<driver>/claim=<uid>" */
 #define DRA_CDI_ID_MAX (CDI_KIND_MAX + 1 + DRA_UID_MAX)
+/* "<uid>-<index>-<device>", and "<driver>/claim=" before it. */
+#define DRA_CDI_PART_MAX (DRA_UID_MAX + 1 + 10 + 1 + K8S_NAME_MAX + 1)
+#define DRA_CDI_RESULT_ID_MAX (CDI_KIND_MAX + 1 + DRA_CDI_PART_MAX)
 
 /* What bounds a claim read: the kubelet's call it serves. */
 struct dra_read_limits {
@@ -159,6 +162,14 @@ int dra_driver_unprepare(struct dra_driver *driver, const char *uid, char *why, 
 
 /* The CDI device id of a claim: "<driver>/claim=<uid>". */
 int dra_driver_cdi_id(const struct dra_driver *driver, const char *uid, char *buf, size_t size);
+
+/* The CDI device of a claim's result index alone (its device's node), so
+ * that each result has an id of its own, listed first for it: the name in
+ * the claim's spec, "<uid>-<index>-<device>", and the id,
+ * "<driver>/claim=<uid>-<index>-<device>". Return 0 or -ENAMETOOLONG. */
+int dra_driver_cdi_part(const char *uid, size_t index, const char *device, char *buf, size_t size);
+int dra_driver_cdi_result_id(const struct dra_driver *driver, const char *uid, size_t index, const char *device,
+			     char *buf, size_t size);
 
 /* Removes the CDI specs of this driver's claims that the checkpoint does
  * not record (a crash between writing a spec and recording its claim), so

@@ -44,8 +44,8 @@ static void get_info(void *ctx, const uint8_t *req, size_t len, struct gs_reply 
 	/* Most recent first: the kubelet takes the first DRA service it knows,
 	 * and the health service when it knows it. */
 	static char v1[] = DRA_SERVICE_V1, v1beta1[] = DRA_SERVICE_V1BETA1, health[] = DRA_SERVICE_HEALTH_V1,
-		    type[] = PLUGINREG_TYPE_DRA;
-	static char *versions[] = { v1, v1beta1, health };
+		    health_alpha[] = DRA_SERVICE_HEALTH_V1ALPHA1, type[] = PLUGINREG_TYPE_DRA;
+	static char *versions[] = { v1, v1beta1, health, health_alpha };
 	Pluginregistration__PluginInfo info;
 	pluginregistration__plugin_info__init(&info);
 	info.type = type;

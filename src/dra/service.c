@@ -39,7 +39,10 @@ struct prepared_claim {
 	Device *device_ptrs[DRA_CLAIM_RESULTS_MAX];
 	char *request_names[DRA_CLAIM_RESULTS_MAX]; /* one per device */
 	char cdi_id[DRA_CDI_ID_MAX];
-	char *cdi_ids[1];
+	/* Each device's ids: its own CDI device first (the kubelet shows its
+	 * health under it), then the claim's. */
+	char result_ids[DRA_CLAIM_RESULTS_MAX][DRA_CDI_RESULT_ID_MAX];
+	char *cdi_ids[DRA_CLAIM_RESULTS_MAX][2];
 	char why[WHY_MAX];
 	bool unread; /* not recorded: a reader reads it */
 };
@@ -139,9 +142,16 @@ static void claim_settle(struct dra_driver *d, const Claim *c, struct prepared_c
 		out->claim.error = out->why;
 		return;
 	}
-	/* Every device of the claim is in its one CDI device. */
-	out->cdi_ids[0] = out->cdi_id;
+	/* Every device of the claim is in the claim's CDI device, with the
+	 * environment; each also has one of its own, its node alone. */
 	const struct dra_prepared *p = out->prepared;
+	for (size_t i = 0; i < p->n_devices; i++)
+		if (dra_driver_cdi_result_id(d, text(c->uid), i, p->devices[i].device, out->result_ids[i],
+					     sizeof(out->result_ids[i])) < 0) {
+			snprintf(out->why, sizeof(out->why), "the CDI id of device %s is too long", p->devices[i].device);
+			out->claim.error = out->why;
+			return;
+		}
 	for (size_t i = 0; i < p->n_devices; i++) {
 		Device *dev = &out->devices[i];
 		k8s__io__kubelet__pkg__apis__dra__v1__device__init(dev);
@@ -150,8 +160,10 @@ static void claim_settle(struct dra_driver *d, const Claim *c, struct prepared_c
 		dev->request_names = &out->request_names[i];
 		dev->pool_name = (char *)(uintptr_t)p->devices[i].pool;
 		dev->device_name = (char *)(uintptr_t)p->devices[i].device;
-		dev->n_cdi_device_ids = 1;
-		dev->cdi_device_ids = out->cdi_ids;
+		out->cdi_ids[i][0] = out->result_ids[i];
+		out->cdi_ids[i][1] = out->cdi_id;
+		dev->n_cdi_device_ids = 2;
+		dev->cdi_device_ids = out->cdi_ids[i];
 		out->device_ptrs[i] = dev;
 	}
 	out->claim.n_devices = p->n_devices;
@@ -508,6 +520,7 @@ static const struct gs_method methods[] = {
 	{ .path = DRA_METHOD_V1BETA1_PREPARE, .deferred = prepare, .call_closed = prepare_closed },
 	{ .path = DRA_METHOD_V1BETA1_UNPREPARE, .unary = unprepare },
 	{ .path = DRA_METHOD_HEALTH_V1_WATCH, .stream_open = health_open, .stream_closed = health_closed },
+	{ .path = DRA_METHOD_HEALTH_V1ALPHA1_WATCH, .stream_open = health_open, .stream_closed = health_closed },
 };
 
 const struct gs_method *dra_service_methods(size_t *ret_count)

@@ -67,6 +67,10 @@ struct kube_publisher {
 	char *published;      /* the devices' content last published, NULL: none yet */
 	int last_error;       /* of the last failed round, 0 after a success */
 	long last_status;
+	/* What the API server was found to drop (KUBE_LACKS_*), by the probe
+	 * once it answered (probed) and by the answers to writes. */
+	unsigned lacking;
+	bool probed;
 	/* The slices as this publisher last wrote them (name and the
 	 * resourceVersion the server answered with): a resync that lists
 	 * exactly these has nothing to do. */
@@ -210,10 +214,67 @@ static int read_version(struct kube_publisher *p, const char *name, char *versio
 	return r;
 }
 
+/* What the slices are built without now: what the server was found to
+ * drop, or everything until the probe has answered (see publisher.h). */
+static unsigned lacking_now(const struct kube_publisher *p)
+{
+	return p->probed ? p->lacking : KUBE_LACKS_ALL;
+}
+
+/* Marks what the server drops, and reports what was not known yet. */
+static void note_lacking(struct kube_publisher *p, unsigned found, bool by_write)
+{
+	unsigned fresh = found & ~p->lacking;
+	p->lacking |= found;
+	if (fresh && p->report) {
+		const struct kube_publish_report rep = { .event = KUBE_PUBLISH_LACKS, .lacking = fresh, .by_write = by_write };
+		p->report(p->report_ctx, &rep);
+	}
+}
+
+#define PROBING "asking the API server which ResourceSlice fields it keeps (a dry run)"
+
+/* The probe (see publisher.h): one server-side dry run of a slice that
+ * carries every field a feature gate may drop; what the answer lacks, the
+ * server drops. */
+static int probe(struct kube_publisher *p, struct failure *f)
+{
+	const struct kube_slice_params params = {
+		.driver = p->driver,
+		.node_name = p->node_name,
+		.node_uid = p->node_uid,
+		.generation = p->generation,
+	};
+	json_object *slice = NULL, *answer = NULL;
+	struct kube_response resp = { 0 };
+	char why[160];
+	int r = kube_slice_probe(&params, &slice);
+	if (r < 0)
+		return failed(f, r, 0, PROBING ": %s", strerror(-r));
+	const char *body = json_object_to_json_string_ext(slice, JSON_C_TO_STRING_PLAIN);
+	if (!body)
+		r = failed(f, -ENOMEM, 0, "out of memory");
+	else
+		r = call(p, "POST", SLICES_PATH "?dryRun=All", body, &resp, f);
+	if (r == 0 && !kube_status_ok(resp.status))
+		r = status_failure(f, PROBING, &resp);
+	else if (r == 0 && (r = kube_json_parse(resp.body, resp.len, &answer, why, sizeof(why))) < 0)
+		r = failed(f, r, 0, PROBING ": %s", why);
+	if (r == 0) {
+		p->probed = true;
+		note_lacking(p, kube_slice_dropped(slice, answer), false);
+	}
+	kube_response_free(&resp);
+	json_object_put(answer);
+	json_object_put(slice);
+	return r;
+}
+
 /* Creates or replaces one slice; version is the listed resourceVersion, ""
- * when none was listed. */
+ * when none was listed. What the server dropped of it (KUBE_LACKS_*) is
+ * added to *dropped. */
 static int write_slice(struct kube_publisher *p, json_object *slice, const char *version, struct kube_meta *ret_meta,
-		       struct failure *f)
+		       unsigned *dropped, struct failure *f)
 {
 	json_object *meta = json_object_object_get(slice, "metadata");
 	char name[KUBE_NAME_MAX], rv[KUBE_META_VERSION_MAX], path[512];
@@ -242,6 +303,10 @@ static int write_slice(struct kube_publisher *p, json_object *slice, const char 
 			 * the next resync writes the slice again. */
 			if (kube_parse_meta(resp.body, resp.len, ret_meta, NULL, 0) < 0)
 				*ret_meta = (struct kube_meta){ 0 };
+			json_object *stored = NULL;
+			if (kube_json_parse(resp.body, resp.len, &stored, NULL, 0) == 0)
+				*dropped |= kube_slice_dropped(slice, stored);
+			json_object_put(stored);
 			kube_response_free(&resp);
 			return 0;
 		}
@@ -290,6 +355,7 @@ static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const
 		.driver_version = p->driver_version,
 		.firmware_version = p->firmware_version,
 		.facts = facts,
+		.lacking = lacking_now(p),
 	};
 	json_object *slices;
 	int r = kube_slices_build(snap, &params, &slices);
@@ -389,9 +455,10 @@ static bool server_as_written(const struct kube_publisher *p, const struct kube_
 }
 
 /* Writes each slice of wanted (over the listed one of its name, if any)
- * and deletes the listed slices not wanted. */
+ * and deletes the listed slices not wanted; what the server dropped of
+ * them goes to *dropped. */
 static int write_slices(struct kube_publisher *p, const struct kube_slice_list *list, json_object *wanted,
-			struct failure *f)
+			unsigned *dropped, struct failure *f)
 {
 	size_t n = json_object_array_length(wanted);
 	bool kept[KUBE_LIST_MAX_ITEMS] = { false };
@@ -407,7 +474,7 @@ static int write_slices(struct kube_publisher *p, const struct kube_slice_list *
 				kept[j] = true;
 			}
 		}
-		if ((r = write_slice(p, slice, version, &p->written[i], f)) < 0) {
+		if ((r = write_slice(p, slice, version, &p->written[i], dropped, f)) < 0) {
 			p->n_written = 0;
 			return r;
 		}
@@ -419,16 +486,50 @@ static int write_slices(struct kube_publisher *p, const struct kube_slice_list *
 	return 0;
 }
 
+/* Above every generation on the server, whoever wrote it. */
+static int64_t next_generation(const struct kube_publisher *p, const struct kube_slice_list *list)
+{
+	int64_t generation = p->generation;
+	for (size_t i = 0; i < list->count; i++)
+		if (list->items[i].generation > generation)
+			generation = list->items[i].generation;
+	return generation + 1;
+}
+
+/* Whether the slices of snap, built as if the server kept everything, would
+ * carry a field behind a feature gate (a build that fails: as if they did). */
+static bool gated_wanted(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts)
+{
+	const struct kube_slice_params params = {
+		.driver = p->driver,
+		.node_name = p->node_name,
+		.node_uid = p->node_uid,
+		.generation = p->generation,
+		.driver_version = p->driver_version,
+		.firmware_version = p->firmware_version,
+		.facts = facts,
+	};
+	json_object *slices;
+	if (kube_slices_build(snap, &params, &slices) < 0)
+		return true;
+	bool wanted = kube_slices_gated(slices) != 0;
+	json_object_put(slices);
+	return wanted;
+}
+
 /* One reconciliation. Returns 0 when slices were written (the report's DONE
  * fields filled), 1 when the content is unchanged and the server still
- * holds what was written last, or a negative errno with f said. */
+ * holds what was written last, or a negative errno with f said. A probe
+ * that failed fails the round too, after the slices were written without
+ * everything it asks about, so that it is tried again with the backoff. */
 static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts,
 		     bool changed, bool node_due,
 		     struct kube_publish_report *done, struct failure *f)
 {
 	struct kube_slice_list *list = malloc(sizeof(*list));
 	json_object *slices = NULL, *items = NULL;
-	int r;
+	struct failure probe_failure = { 0 };
+	int r, probed = 0;
 	if (!list)
 		return failed(f, -ENOMEM, 0, "out of memory");
 	/* A Node deleted and made again has a new uid, and slices owned by the
@@ -441,6 +542,17 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	if (node_due && (r = fetch_node_uid(p, f)) < 0)
 		goto out;
 	changed |= strcmp(uid, p->node_uid) != 0;
+	/* The first round whose slices would carry a gated field asks before
+	 * it writes; the probe's slice is owned by the Node as the real ones
+	 * are, so the Node is read first. A healthy node with plain chips
+	 * needs none of them, and costs the API server no probe at start. */
+	unsigned lacking = lacking_now(p);
+	if (!p->probed && gated_wanted(p, snap, facts) && (probed = probe(p, &probe_failure)) < 0 &&
+	    probe_failure.error == -ECANCELED) {
+		r = failed(f, -ECANCELED, 0, "stopping");
+		goto out;
+	}
+	changed |= lacking_now(p) != lacking;
 	if ((r = list_slices(p, list, &items, f)) < 0)
 		goto out;
 	if (!changed && server_as_written(p, list)) {
@@ -452,42 +564,59 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 			goto out;
 		changed |= strcmp(uid, p->node_uid) != 0;
 	}
-	/* Above every generation on the server, whoever wrote it. */
-	int64_t generation = p->generation;
-	for (size_t i = 0; i < list->count; i++)
-		if (list->items[i].generation > generation)
-			generation = list->items[i].generation;
-	generation++;
-	const struct kube_slice_params params = {
-		.driver = p->driver,
-		.node_name = p->node_name,
-		.node_uid = p->node_uid,
-		.generation = generation,
-		.driver_version = p->driver_version,
-		.firmware_version = p->firmware_version,
-		.facts = facts,
-	};
-	r = kube_slices_build(snap, &params, &slices);
-	if (r < 0) {
-		failed(f, r, 0, "building the ResourceSlices: %s", strerror(-r));
-		goto out;
+	int64_t generation = next_generation(p, list);
+	size_t n, devices;
+	/* Each pass finds at least one more field lacking (of three) or ends. */
+	for (;;) {
+		const struct kube_slice_params params = {
+			.driver = p->driver,
+			.node_name = p->node_name,
+			.node_uid = p->node_uid,
+			.generation = generation,
+			.driver_version = p->driver_version,
+			.firmware_version = p->firmware_version,
+			.facts = facts,
+			.lacking = lacking_now(p),
+		};
+		r = kube_slices_build(snap, &params, &slices);
+		if (r < 0) {
+			failed(f, r, 0, "building the ResourceSlices: %s", strerror(-r));
+			goto out;
+		}
+		n = json_object_array_length(slices);
+		devices = 0;
+		if (n > KUBE_LIST_MAX_ITEMS) {
+			r = failed(f, -E2BIG, 0, "%zu ResourceSlices wanted, more than %d", n, KUBE_LIST_MAX_ITEMS);
+			goto out;
+		}
+		/* A slice of counter sets has no devices. */
+		for (size_t i = 0; i < n; i++) {
+			json_object *listed = json_object_object_get(
+				json_object_object_get(json_object_array_get_idx(slices, i), "spec"), "devices");
+			devices += listed ? json_object_array_length(listed) : 0;
+		}
+		int64_t theirs;
+		unsigned dropped = 0;
+		if (server_as_wanted(p, list, items, slices, &theirs)) {
+			generation = theirs;
+			break;
+		}
+		if ((r = write_slices(p, list, slices, &dropped, f)) < 0)
+			goto out;
+		if (!(dropped & ~p->lacking))
+			break;
+		/* The server stored less than it was sent (a control plane
+		 * downgraded, a gate turned off since the probe): what it keeps
+		 * now says more than is true, so it is rebuilt without that and
+		 * written again at once, as the next generation. */
+		note_lacking(p, dropped, true);
+		json_object_put(slices);
+		json_object_put(items);
+		slices = items = NULL;
+		if ((r = list_slices(p, list, &items, f)) < 0)
+			goto out;
+		generation = next_generation(p, list);
 	}
-	size_t n = json_object_array_length(slices), devices = 0;
-	if (n > KUBE_LIST_MAX_ITEMS) {
-		r = failed(f, -E2BIG, 0, "%zu ResourceSlices wanted, more than %d", n, KUBE_LIST_MAX_ITEMS);
-		goto out;
-	}
-	/* A slice of counter sets has no devices. */
-	for (size_t i = 0; i < n; i++) {
-		json_object *listed = json_object_object_get(
-			json_object_object_get(json_object_array_get_idx(slices, i), "spec"), "devices");
-		devices += listed ? json_object_array_length(listed) : 0;
-	}
-	int64_t theirs;
-	if (server_as_wanted(p, list, items, slices, &theirs))
-		generation = theirs;
-	else if ((r = write_slices(p, list, slices, f)) < 0)
-		goto out;
 	p->written_devices = devices;
 	p->generation = generation;
 	*done = (struct kube_publish_report){
@@ -498,6 +627,15 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	};
 	r = 0;
 out:
+	if (r >= 0 && probed < 0) {
+		/* Until the probe answers, the slices say nothing a server could
+		 * drop: they cannot promise more than it keeps, only less. */
+		*f = probe_failure;
+		size_t len = strlen(f->cause);
+		snprintf(f->cause + len, sizeof(f->cause) - len,
+			 "; until it answers, the slices go without device taints, counters and shared capacity");
+		r = f->error;
+	}
 	json_object_put(items);
 	json_object_put(slices);
 	free(list);
@@ -616,6 +754,7 @@ static void *run(void *arg)
 		/* Without its facts the snapshot would be published as if the
 		 * memory were unknown and no chip shared: a failed round instead. */
 		bool node_due = now >= node_at, node_read = false;
+		unsigned lacking = lacking_now(p);
 		int r = facts_lost ? -ENOMEM : content_of(p, snap, facts, &content);
 		bool changed = r == 0 && (!p->published || strcmp(content, p->published) != 0);
 		if (r < 0)
@@ -625,6 +764,14 @@ static void *run(void *arg)
 		else {
 			r = reconcile(p, snap, facts, changed, node_due, &done, &f);
 			node_read = node_due && r >= 0;
+		}
+		if (r == 0 && lacking_now(p) != lacking) {
+			/* The round found what the server drops, and published
+			 * without it: that is the content published. Without
+			 * memory for it, the next snapshot makes a round. */
+			free(content);
+			content = NULL;
+			(void)content_of(p, snap, facts, &content);
 		}
 		npu_snapshot_unref(snap);
 		free(facts);

@@ -44,13 +44,28 @@
  * makes a round owed, and the next watch starts from its list. A watch
  * that fails is made again after the same jittered backoff as a round.
  *
+ * What the API server keeps: before the first write whose slices would carry
+ * one of the fields behind feature gates (a healthy node of plain chips has
+ * none, and never asks) the publisher asks the server which of the fields behind feature gates it would store (an older
+ * or differently configured server drops them silently, kube/slices.h):
+ * one server-side dry run (POST ...?dryRun=All) of kube_slice_probe's slice,
+ * whose answer says what the server dropped; the slices are then built
+ * without what it lacks. Until the probe is answered (a 403, a 5xx, a
+ * refusal: it is tried again with the backoff of a failed round) the
+ * publisher assumes the server lacks all of them, so that no slice it
+ * writes meanwhile says more than any server keeps. The answer to every
+ * write is read the same way: a field the server dropped there (a control
+ * plane downgraded, a gate turned off since) marks it lacking too, and the
+ * slices are rebuilt and written again at once. What is found lacking stays
+ * so until the publisher is started again.
+ *
  * Nothing here logs. Each cause of failure is reported once through the
  * report callback (again only after a success or a different cause), and
- * each publication; a watch's failures likewise. The callback runs on the
- * publisher's threads (the round's, and the watch's for WATCH_FAILED,
- * possibly at once) and should only log or hand over. Stopping leaves the
- * slices in place: a restarted driver takes them over, and the Node's owner
- * reference removes them with the Node. */
+ * each publication, and each field found lacking; a watch's failures
+ * likewise. The callback runs on the publisher's threads (the round's, and
+ * the watch's for WATCH_FAILED, possibly at once) and should only log or
+ * hand over. Stopping leaves the slices in place: a restarted driver takes
+ * them over, and the Node's owner reference removes them with the Node. */
 #pragma once
 
 #include <stdbool.h>
@@ -64,6 +79,7 @@
 enum kube_publish_event {
 	KUBE_PUBLISH_DONE,   /* the slices were written: generation, slices, devices */
 	KUBE_PUBLISH_FAILED, /* a round failed: error, status, cause */
+	KUBE_PUBLISH_LACKS,  /* the API server drops fields: lacking, by_write */
 	/* The watch of the slices failed (error, status, cause): it is made
 	 * again with backoff, and the resync still checks the slices. */
 	KUBE_PUBLISH_WATCH_FAILED,
@@ -77,6 +93,10 @@ struct kube_publish_report {
 	int error;      /* FAILED: a negative errno (-EREMOTEIO: the server answered status) */
 	long status;    /* FAILED with -EREMOTEIO: the HTTP status */
 	char cause[KUBE_CAUSE_MAX + 128];
+	/* LACKS: the KUBE_LACKS_* bits newly found (each is reported once), by
+	 * the answer to a write rather than by the probe. */
+	unsigned lacking;
+	bool by_write;
 };
 
 typedef void (*kube_publish_report_fn)(void *ctx, const struct kube_publish_report *report);

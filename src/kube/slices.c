@@ -21,6 +21,13 @@ static uint64_t hbm_of(const struct kube_slice_params *p, size_t index)
 	return p->facts ? p->facts[index].hbm_bytes : 0;
 }
 
+/* How many claims may hold chip index at once: 0 or 1 unless the server
+ * keeps shared capacity (see slices.h). */
+static uint32_t shares_of(const struct kube_slice_params *p, size_t index)
+{
+	return p->facts && !(p->lacking & KUBE_LACKS_SHARING) ? p->facts[index].shares : 0;
+}
+
 /* The index of the chip phy in the snapshot (the chips come first). */
 static bool chip_index(const struct npu_snapshot *snap, uint32_t phy, size_t *ret)
 {
@@ -33,13 +40,14 @@ static bool chip_index(const struct npu_snapshot *snap, uint32_t phy, size_t *re
 }
 
 /* Whether chip index is carved on demand (see slices.h): listed, with
- * placements, and no vNPU on it but the driver's. */
+ * placements, no vNPU on it but the driver's, and a server that keeps
+ * partitions. */
 static bool dynamic_chip(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
 {
 	const struct npu_device *c = &snap->devices[index];
 	struct partition one;
-	if (!p->facts || !p->facts[index].carve_on_demand || c->kind != NPU_DEVICE_CHIP ||
-	    partitions_of_chip(&c->chip, hbm_of(p, index), &one, 1) == 0)
+	if ((p->lacking & KUBE_LACKS_PARTITIONS) || !p->facts || !p->facts[index].carve_on_demand ||
+	    c->kind != NPU_DEVICE_CHIP || partitions_of_chip(&c->chip, hbm_of(p, index), &one, 1) == 0)
 		return false;
 	for (size_t i = index + 1; i < snap->count; i++) {
 		const struct npu_device *v = &snap->devices[i];
@@ -50,15 +58,20 @@ static bool dynamic_chip(const struct npu_snapshot *snap, size_t index, const st
 }
 
 /* Whether device index goes into the slices: a chip not carved into vNPUs
- * or carved on demand, or a static vNPU whose template says its size (see
+ * or carved on demand, or a static vNPU whose template says its size,
+ * where the server keeps partitions; healthy where it drops taints (see
  * slices.h). */
 static bool publishes(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
 {
 	const struct npu_device *d = &snap->devices[index];
 	struct npu_vnpu_size size;
 	size_t chip;
+	if (!d->healthy && (p->lacking & KUBE_LACKS_TAINTS))
+		return false;
 	if (d->kind == NPU_DEVICE_CHIP)
 		return d->vnpu_count == 0 || dynamic_chip(snap, index, p);
+	if (p->lacking & KUBE_LACKS_PARTITIONS)
+		return false;
 	if (chip_index(snap, d->vnpu.phy_id, &chip) && dynamic_chip(snap, chip, p))
 		return false;
 	return npu_vnpu_template_size(d->vnpu.template_name, &size) == 0;
@@ -74,8 +87,8 @@ static bool vnpu_consumes(const struct npu_snapshot *snap, size_t index, const s
 	const struct npu_device *d = &snap->devices[index];
 	struct npu_vnpu_size size;
 	size_t chip;
-	if (d->kind != NPU_DEVICE_VNPU || npu_vnpu_template_size(d->vnpu.template_name, &size) < 0 ||
-	    !chip_index(snap, d->vnpu.phy_id, &chip))
+	if ((p->lacking & KUBE_LACKS_PARTITIONS) || d->kind != NPU_DEVICE_VNPU ||
+	    npu_vnpu_template_size(d->vnpu.template_name, &size) < 0 || !chip_index(snap, d->vnpu.phy_id, &chip))
 		return false;
 	uint32_t cores = snap->devices[chip].chip.aicore_count ? size.aicores : 0;
 	uint64_t memory = hbm_of(p, chip) ? size.memory_bytes : 0;
@@ -86,19 +99,20 @@ static bool vnpu_consumes(const struct npu_snapshot *snap, size_t index, const s
 	return true;
 }
 
-/* Whether chip index gets a counter set: some published vNPU consumes from it. */
+/* Whether chip index gets a counter set: some published device consumes
+ * from it (a chip carved on demand and its placements go together). */
 static bool has_counter_set(const struct npu_snapshot *snap, size_t index, const struct kube_slice_params *p)
 {
 	const struct npu_device *c = &snap->devices[index];
 	if (dynamic_chip(snap, index, p))
-		return true;
+		return publishes(snap, index, p);
 	if (c->kind != NPU_DEVICE_CHIP || c->vnpu_count == 0)
 		return false;
 	for (size_t i = index + 1; i < snap->count; i++) {
 		uint32_t cores;
 		uint64_t memory;
 		if (snap->devices[i].kind == NPU_DEVICE_VNPU && snap->devices[i].vnpu.phy_id == c->chip.phy_id &&
-		    vnpu_consumes(snap, i, p, &cores, &memory))
+		    publishes(snap, i, p) && vnpu_consumes(snap, i, p, &cores, &memory))
 			return true;
 	}
 	return false;
@@ -204,10 +218,11 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-int kube_slice_name(const char *node_name, const char *driver, size_t index, char out[KUBE_NAME_MAX])
+/* "<node>-<driver>-<suffix>", the node's name cut as kube_slice_name says. */
+static int slice_name(const char *node_name, const char *driver, const char *suffix, char out[KUBE_NAME_MAX])
 {
 	char tail[96];
-	int t = snprintf(tail, sizeof(tail), "-%s-%zu", driver, index);
+	int t = snprintf(tail, sizeof(tail), "-%s-%s", driver, suffix);
 	if (t < 0 || (size_t)t >= sizeof(tail))
 		return -EINVAL;
 	size_t node_len = strlen(node_name);
@@ -225,6 +240,13 @@ int kube_slice_name(const char *node_name, const char *driver, size_t index, cha
 		keep--;
 	snprintf(out, KUBE_NAME_MAX, "%.*s-%08" PRIx32 "%s", (int)keep, node_name, fnv1a(node_name), tail);
 	return 0;
+}
+
+int kube_slice_name(const char *node_name, const char *driver, size_t index, char out[KUBE_NAME_MAX])
+{
+	char suffix[24];
+	snprintf(suffix, sizeof(suffix), "%zu", index);
+	return slice_name(node_name, driver, suffix, out);
 }
 
 /* attributes[name] = {type: value}. */
@@ -297,7 +319,7 @@ static void put_chip_capacity(struct json_put *b, json_object *dev, const struct
 			      const struct kube_slice_params *p, size_t index)
 {
 	uint64_t hbm = hbm_of(p, index);
-	uint32_t shares = p->facts ? p->facts[index].shares : 0;
+	uint32_t shares = shares_of(p, index);
 	if (!hbm && !d->chip.aicore_count && shares < 2)
 		return;
 	json_object *cap = json_put(b, dev, "capacity", json_object_new_object());
@@ -363,20 +385,35 @@ static void put_network(struct json_put *b, json_object *attrs, const struct npu
 	}
 }
 
-/* The taint of a device (see slices.h): fact is its own, or its chip's for
- * a placement; NULL when nothing is known but its health. */
-static void put_taint(struct json_put *b, json_object *dev, const struct npu_device *d,
-		      const struct kube_device_facts *fact)
+/* Whether the fault policy asks for the sub-health taint of healthy d. */
+static bool sub_health(const struct npu_device *d, const struct kube_device_facts *fact)
 {
-	bool sub_health = d->healthy && fact && fact->taint == KUBE_TAINT_SUB_HEALTH && fact->taint_value[0];
-	if (d->healthy && !sub_health)
+	return d->healthy && fact && fact->taint == KUBE_TAINT_SUB_HEALTH && fact->taint_value[0];
+}
+
+/* Whether a published device carries a taint (see slices.h): fact is its
+ * own, or its chip's for a placement; NULL when nothing is known but its
+ * health. Where the server drops taints only healthy devices are
+ * published, and the sub-health taint is left out. */
+static bool tainted(const struct npu_device *d, const struct kube_device_facts *fact,
+		    const struct kube_slice_params *p)
+{
+	return !(p->lacking & KUBE_LACKS_TAINTS) && (!d->healthy || sub_health(d, fact));
+}
+
+/* The taint of a device, if any (see tainted). */
+static void put_taint(struct json_put *b, json_object *dev, const struct npu_device *d,
+		      const struct kube_device_facts *fact, const struct kube_slice_params *p)
+{
+	if (!tainted(d, fact, p))
 		return;
+	bool informational = d->healthy; /* tainted while healthy: sub-health */
 	json_object *taints = json_put(b, dev, "taints", json_object_new_array());
 	json_object *t = json_put(b, taints, NULL, json_object_new_object());
-	json_put_string(b, t, "key", sub_health ? KUBE_TAINT_SUB_HEALTH_KEY : KUBE_TAINT_UNHEALTHY_KEY);
+	json_put_string(b, t, "key", informational ? KUBE_TAINT_SUB_HEALTH_KEY : KUBE_TAINT_UNHEALTHY_KEY);
 	json_put_string(b, t, "value", fact && fact->taint_value[0] ? fact->taint_value : fault_value(d->fault));
 	json_put_string(b, t, "effect",
-			sub_health ? "None" : fact && fact->taint == KUBE_TAINT_NO_EXECUTE ? "NoExecute" : "NoSchedule");
+			informational ? "None" : fact && fact->taint == KUBE_TAINT_NO_EXECUTE ? "NoExecute" : "NoSchedule");
 }
 
 /* What a device says of its chip: family, product, physicalID, card and
@@ -440,7 +477,7 @@ static json_object *device_json(struct json_put *b, const struct npu_snapshot *s
 		if (dynamic_chip(snap, index, p))
 			put_consumes(b, dev, d->chip.phy_id, d->chip.aicore_count, hbm_of(p, index));
 	}
-	put_taint(b, dev, d, p->facts ? &p->facts[index] : NULL);
+	put_taint(b, dev, d, p->facts ? &p->facts[index] : NULL, p);
 	return dev;
 }
 
@@ -459,7 +496,7 @@ static json_object *partition_json(struct json_put *b, const struct npu_snapshot
 	json_object *cap = json_put(b, dev, "capacity", json_object_new_object());
 	put_memory_and_cores(b, cap, part->size.memory_bytes, part->size.aicores, NULL);
 	put_consumes(b, dev, d->chip.phy_id, part->size.aicores, hbm_of(p, chip) ? part->size.memory_bytes : 0);
-	put_taint(b, dev, d, p->facts ? &p->facts[chip] : NULL);
+	put_taint(b, dev, d, p->facts ? &p->facts[chip] : NULL, p);
 	return dev;
 }
 
@@ -484,16 +521,11 @@ static json_object *counter_set_json(struct json_put *b, const struct npu_snapsh
 	return set;
 }
 
-/* A slice whose spec has an empty list under list_key ("devices" or
- * "sharedCounters": one or the other, never both). */
-static json_object *slice_json(struct json_put *b, const struct kube_slice_params *p, const char *driver,
-			       size_t index, size_t count, const char *list_key)
+/* A slice named name whose spec has an empty list under list_key
+ * ("devices" or "sharedCounters": one or the other, never both). */
+static json_object *named_slice_json(struct json_put *b, const struct kube_slice_params *p, const char *driver,
+				     const char *name, size_t count, const char *list_key)
 {
-	char name[KUBE_NAME_MAX];
-	if (kube_slice_name(p->node_name, driver, index, name) < 0) {
-		b->failed = true;
-		return NULL;
-	}
 	json_object *s = json_object_new_object();
 	json_put_string(b, s, "apiVersion", "resource.k8s.io/v1");
 	json_put_string(b, s, "kind", "ResourceSlice");
@@ -521,6 +553,18 @@ static json_object *slice_json(struct json_put *b, const struct kube_slice_param
 	return s;
 }
 
+/* The same named by its index in the pool. */
+static json_object *slice_json(struct json_put *b, const struct kube_slice_params *p, const char *driver,
+			       size_t index, size_t count, const char *list_key)
+{
+	char name[KUBE_NAME_MAX];
+	if (kube_slice_name(p->node_name, driver, index, name) < 0) {
+		b->failed = true;
+		return NULL;
+	}
+	return named_slice_json(b, p, driver, name, count, list_key);
+}
+
 /* Appends item to the list of the current slice, starting a new slice
  * (named by *next_index) whenever the current one holds per_slice. */
 struct filler {
@@ -542,12 +586,21 @@ static void fill(struct json_put *b, struct filler *f, const struct kube_slice_p
 	f->placed++;
 }
 
-int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_slice_params *params,
-		      json_object **ret_slices)
+/* The driver's name, or NULL when params name no valid node or driver. */
+static const char *driver_of(const struct kube_slice_params *params)
 {
 	const char *driver = params->driver ? params->driver : KUBE_DRIVER_DEFAULT;
 	if (!params->node_name || k8s_dns_subdomain_check(params->node_name, strlen(params->node_name)) < 0 ||
 	    !kube_driver_name_ok(driver))
+		return NULL;
+	return driver;
+}
+
+int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_slice_params *params,
+		      json_object **ret_slices)
+{
+	const char *driver = driver_of(params);
+	if (!driver)
 		return -EINVAL;
 	size_t n = 0, sets = 0;
 	bool advanced = false;
@@ -563,8 +616,7 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
 		uint32_t cores;
 		uint64_t memory;
 		const struct kube_device_facts *fact = params->facts ? &params->facts[i] : NULL;
-		advanced |= !d->healthy || (fact && fact->taint == KUBE_TAINT_SUB_HEALTH && fact->taint_value[0]) ||
-			    vnpu_consumes(snapshot, i, params, &cores, &memory);
+		advanced |= tainted(d, fact, params) || vnpu_consumes(snapshot, i, params, &cores, &memory);
 		if (dynamic_chip(snapshot, i, params)) {
 			size_t k = partitions_of_chip(&d->chip, hbm_of(params, i), parts, PARTITIONS_MAX);
 			n += k < PARTITIONS_MAX ? k : PARTITIONS_MAX;
@@ -605,4 +657,135 @@ int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_sli
 	}
 	*ret_slices = slices;
 	return 0;
+}
+
+int kube_slice_probe(const struct kube_slice_params *params, json_object **ret_probe)
+{
+	const char *driver = driver_of(params);
+	char name[KUBE_NAME_MAX];
+	if (!driver || slice_name(params->node_name, driver, "probe", name) < 0)
+		return -EINVAL;
+	struct json_put b = { 0 };
+	json_object *slice = named_slice_json(&b, params, driver, name, 1, "devices");
+	json_object *devices = json_object_object_get(json_object_object_get(slice, "spec"), "devices");
+	json_object *dev = json_put(&b, devices, NULL, json_object_new_object());
+	json_put_string(&b, dev, "name", "probe");
+	/* The fields as the real slices carry them: each gate's own. */
+	json_object *taints = json_put(&b, dev, "taints", json_object_new_array());
+	json_object *t = json_put(&b, taints, NULL, json_object_new_object());
+	json_put_string(&b, t, "key", KUBE_TAINT_UNHEALTHY_KEY);
+	json_put_string(&b, t, "value", "probe");
+	json_put_string(&b, t, "effect", "NoSchedule");
+	put_consumes(&b, dev, 0, 1, 0);
+	json_put(&b, dev, "allowMultipleAllocations", json_object_new_boolean(1));
+	put_capacity(&b, json_put(&b, dev, "capacity", json_object_new_object()), "shares", "1", "1");
+	if (!slice || b.failed) {
+		json_object_put(slice);
+		return -ENOMEM;
+	}
+	*ret_probe = slice;
+	return 0;
+}
+
+/* Whether o has member key. */
+static bool has(json_object *o, const char *key)
+{
+	return json_object_object_get_ex(o, key, NULL);
+}
+
+static bool named(json_object *device, const char *name)
+{
+	const char *own = json_object_get_string(json_object_object_get(device, "name"));
+	return own && strcmp(own, name) == 0;
+}
+
+/* The device named name in the array devices, or NULL; at index i first,
+ * where it is when the server kept the order. */
+static json_object *device_named(json_object *devices, size_t i, const char *name)
+{
+	size_t n = json_object_array_length(devices);
+	if (i < n && named(json_object_array_get_idx(devices, i), name))
+		return json_object_array_get_idx(devices, i);
+	for (size_t k = 0; k < n; k++)
+		if (named(json_object_array_get_idx(devices, k), name))
+			return json_object_array_get_idx(devices, k);
+	return NULL;
+}
+
+/* What stored lacks of the device sent. */
+static unsigned device_dropped(json_object *sent, json_object *stored)
+{
+	unsigned dropped = 0;
+	if (has(sent, "taints") && !has(stored, "taints"))
+		dropped |= KUBE_LACKS_TAINTS;
+	if (has(sent, "consumesCounters") && !has(stored, "consumesCounters"))
+		dropped |= KUBE_LACKS_PARTITIONS;
+	if (has(sent, "allowMultipleAllocations") && !has(stored, "allowMultipleAllocations"))
+		dropped |= KUBE_LACKS_SHARING;
+	json_object *capacity = json_object_object_get(sent, "capacity");
+	json_object *kept = json_object_object_get(stored, "capacity");
+	if (json_object_is_type(capacity, json_type_object)) {
+		json_object_object_foreach(capacity, name, c) {
+			json_object *k = json_object_object_get(kept, name);
+			if (has(c, "requestPolicy") && k && !has(k, "requestPolicy"))
+				dropped |= KUBE_LACKS_SHARING;
+		}
+	}
+	return dropped;
+}
+
+/* The gated fields a device carries. */
+static unsigned device_gated(json_object *d)
+{
+	json_object *taints = json_object_object_get(d, "taints"), *capacity = json_object_object_get(d, "capacity");
+	unsigned used = json_object_is_type(taints, json_type_array) && json_object_array_length(taints) > 0
+				? KUBE_LACKS_TAINTS
+				: 0;
+	if (has(d, "consumesCounters"))
+		used |= KUBE_LACKS_PARTITIONS;
+	if (has(d, "allowMultipleAllocations"))
+		used |= KUBE_LACKS_SHARING;
+	if (json_object_is_type(capacity, json_type_object)) {
+		json_object_object_foreach(capacity, name, c) {
+			(void)name;
+			if (has(c, "requestPolicy"))
+				used |= KUBE_LACKS_SHARING;
+		}
+	}
+	return used;
+}
+
+unsigned kube_slices_gated(json_object *slices)
+{
+	unsigned used = 0;
+	for (size_t i = 0; json_object_is_type(slices, json_type_array) && i < json_object_array_length(slices); i++) {
+		json_object *spec = json_object_object_get(json_object_array_get_idx(slices, i), "spec");
+		json_object *devices = json_object_object_get(spec, "devices");
+		if (has(spec, "sharedCounters"))
+			used |= KUBE_LACKS_PARTITIONS;
+		for (size_t k = 0; json_object_is_type(devices, json_type_array) && k < json_object_array_length(devices);
+		     k++)
+			used |= device_gated(json_object_array_get_idx(devices, k));
+	}
+	return used;
+}
+
+unsigned kube_slice_dropped(json_object *sent, json_object *stored)
+{
+	json_object *ours = json_object_object_get(sent, "spec"), *theirs = json_object_object_get(stored, "spec");
+	if (!json_object_is_type(ours, json_type_object) || !json_object_is_type(theirs, json_type_object))
+		return 0;
+	unsigned dropped = has(ours, "sharedCounters") && !has(theirs, "sharedCounters") ? KUBE_LACKS_PARTITIONS : 0;
+	json_object *devices = json_object_object_get(ours, "devices");
+	json_object *kept = json_object_object_get(theirs, "devices");
+	if (!json_object_is_type(devices, json_type_array) || !json_object_is_type(kept, json_type_array))
+		return dropped;
+	for (size_t i = 0; i < json_object_array_length(devices); i++) {
+		json_object *d = json_object_array_get_idx(devices, i);
+		const char *name = json_object_get_string(json_object_object_get(d, "name"));
+		json_object *k = name ? device_named(kept, i, name) : NULL;
+		if (k)
+			dropped |= device_dropped(d, k);
+	}
+	return dropped;
 }

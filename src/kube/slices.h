@@ -79,7 +79,32 @@
  * Slices: the devices first, then the counter sets in slices of their own
  * (in 1.37 a slice holds devices or sharedCounters, never both; a device
  * may consume from a counter set in any slice of its pool), at most
- * KUBE_SLICE_MAX_COUNTER_SETS per slice. */
+ * KUBE_SLICE_MAX_COUNTER_SETS per slice.
+ *
+ * Older API servers: taints, counters and shared capacity sit behind
+ * feature gates that are off by default before Kubernetes 1.36, and an API
+ * server whose gate is off does not refuse such a slice: it stores it
+ * without the fields (dropDisabledFields in
+ * pkg/registry/resource/resourceslice/strategy.go). The slice would then
+ * promise what nobody keeps: a chip and its vNPUs as independent devices
+ * (the same AI cores allocated twice), an Unhealthy chip that looks
+ * allocatable, a time-sliced chip served to one claim. So the publisher
+ * finds out what the server keeps (kube/publisher.h), and params.lacking
+ * says what it drops; the slices then leave out what cannot be said safely
+ * without it:
+ *   KUBE_LACKS_TAINTS (DRADeviceTaints): an Unhealthy device is left out,
+ *     as before taints existed (a claim that holds it keeps it), and the
+ *     sub-health taint, which only informs, is not published;
+ *   KUBE_LACKS_PARTITIONS (DRAPartitionableDevices): no counter sets and no
+ *     device that consumes counters: static vNPUs and the placements of
+ *     dynamic vNPUs are not published, a chip carrying any vNPU stays
+ *     withheld, and a chip to carve on demand that carries none is
+ *     published whole, as a plain chip;
+ *   KUBE_LACKS_SHARING (DRAConsumableCapacity): a time-sliced chip is
+ *     published as a plain chip (no allowMultipleAllocations, no shares,
+ *     no request policies), which the scheduler gives one claim at a time.
+ * kube_slice_probe builds the slice that asks, kube_slice_dropped reads the
+ * answer (and the answer to every write). */
 #pragma once
 
 #include <stddef.h>
@@ -142,6 +167,12 @@ struct kube_device_facts {
 	char taint_value[KUBE_TAINT_VALUE_MAX];
 };
 
+/* What the API server drops (see the top of this file): a mask. */
+#define KUBE_LACKS_TAINTS 0x1u     /* device taints (DRADeviceTaints) */
+#define KUBE_LACKS_PARTITIONS 0x2u /* sharedCounters, consumesCounters (DRAPartitionableDevices) */
+#define KUBE_LACKS_SHARING 0x4u    /* allowMultipleAllocations, requestPolicy (DRAConsumableCapacity) */
+#define KUBE_LACKS_ALL 0x7u
+
 struct kube_slice_params {
 	const char *driver;    /* NULL: KUBE_DRIVER_DEFAULT */
 	const char *node_name; /* the pool's name too */
@@ -152,6 +183,7 @@ struct kube_slice_params {
 	/* What the snapshot does not say, per device by index in it; NULL:
 	 * nothing known. */
 	const struct kube_device_facts *facts;
+	unsigned lacking; /* KUBE_LACKS_*: what the API server drops */
 };
 
 /* Builds the slices: *ret_slices is a json array of ResourceSlice objects,
@@ -165,6 +197,26 @@ struct kube_slice_params {
  * -ENOMEM. */
 int kube_slices_build(const struct npu_snapshot *snapshot, const struct kube_slice_params *params,
 		      json_object **ret_slices);
+
+/* The probe (see the top of this file): a slice of the node's pool as
+ * params say (the name "<node>-<driver>-probe", which no slice of the pool
+ * has) with one device that carries each field params.lacking covers: a
+ * taint, a consumption from a counter set (of no slice: a dry run is not
+ * checked against other objects), allowMultipleAllocations and a capacity
+ * with a request policy. It is meant for a server-side dry run only.
+ * Returns 0, -EINVAL (as kube_slices_build) or -ENOMEM. */
+int kube_slice_probe(const struct kube_slice_params *params, json_object **ret_probe);
+
+/* What the API server dropped of the slice sent when it answered with
+ * stored (both whole ResourceSlice objects): the KUBE_LACKS_* bits of each
+ * field sent that stored lacks. Devices are matched by name; a device or
+ * a spec that stored does not have at all counts for nothing. */
+unsigned kube_slice_dropped(json_object *sent, json_object *stored);
+
+/* The KUBE_LACKS_* bits of the gated fields any slice of the array carries
+ * (a taint, counters, shared capacity): none, and what the server keeps
+ * does not matter to them. */
+unsigned kube_slices_gated(json_object *slices);
 
 /* The name of slice index of the node's pool: "<node>-<driver>-<index>";
  * a node name too long for that is cut and followed by a hash of it.

@@ -315,13 +315,24 @@ static void put_group_device(struct builder *b, json_object *devices, const void
 		b->json.failed = true;
 	}
 	free(network);
+	for (size_t i = 0; i < g->n_parts; i++) {
+		json_object *part = json_put(&b->json, devices, NULL, json_object_new_object());
+		json_put_string(&b->json, part, "name", g->parts[i].name);
+		json_object *part_edits = json_put(&b->json, part, "containerEdits", json_object_new_object());
+		put_device_node(b, json_put(&b->json, part_edits, "deviceNodes", json_object_new_array()),
+				g->parts[i].device);
+	}
 }
 
 int cdi_group_spec_render(const struct cdi_names *names, const struct cdi_group *group,
 			  const struct host_paths *paths, const struct host_files *files, char **ret_json)
 {
-	if (group->n_devices == 0 || group->n_devices > CDI_GROUP_MAX || !group->name[0])
+	if (group->n_devices == 0 || group->n_devices > CDI_GROUP_MAX || !group->name[0] ||
+	    group->n_parts > CDI_GROUP_MAX)
 		return -EINVAL;
+	for (size_t i = 0; i < group->n_parts; i++)
+		if (!group->parts[i].name || !group->parts[i].name[0] || !group->parts[i].device)
+			return -EINVAL;
 	return render(names, put_group_device, group, group->devices, group->n_devices, paths, files, ret_json);
 }
 

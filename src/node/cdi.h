@@ -71,6 +71,15 @@ int cdi_spec_render(const struct cdi_names *names, const struct npu_snapshot *sn
 struct cdi_mount {
 	const char *host_path, *container_path;
 };
+/* A CDI device of one member of the group alone: its node, under a name of
+ * its own. The kubelet shows a claim's devices' health in the pod's status
+ * by the first CDI id of each (pkg/kubelet/cm/dra), and refuses (1.34,
+ * 1.35) or merges (later) two that share it, so each result of a claim
+ * needs an id of its own besides the group's. */
+struct cdi_part {
+	const char *name;
+	const struct npu_device *device;
+};
 struct cdi_group {
 	const char *name; /* the CDI device's name, e.g. a claim's uid */
 	const struct npu_device *const *devices;
@@ -82,11 +91,14 @@ struct cdi_group {
 	/* Read-only bind mounts besides (a claim's device metadata files). */
 	const struct cdi_mount *mounts;
 	size_t n_mounts;
+	/* One CDI device more per part; none when n_parts is 0. */
+	const struct cdi_part *parts;
+	size_t n_parts; /* at most CDI_GROUP_MAX */
 };
 
 /* The spec for one group as JSON text ending in a newline, malloc'd, in
- * *ret_json. Returns 0, -EINVAL for an empty group, an empty name or more
- * than CDI_GROUP_MAX devices, or -ENOMEM. */
+ * *ret_json. Returns 0, -EINVAL for an empty group, an empty name, more
+ * than CDI_GROUP_MAX devices or parts, or a part without a name, or -ENOMEM. */
 int cdi_group_spec_render(const struct cdi_names *names, const struct cdi_group *group,
 			  const struct host_paths *paths, const struct host_files *files, char **ret_json);
 

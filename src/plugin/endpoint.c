@@ -50,7 +50,7 @@ static void drop_alias(struct endpoint *e)
 	e->alias[0] = '\0';
 }
 
-/* The kubelet (v1.36 on) keeps a device plugin's client under its socket path
+/* The kubelet (v1.37 on) keeps a device plugin's client under its socket path
  * and refuses a Register naming a path it still holds ("device plugin already
  * connected"). Worse, the refusal drops that path's live client without the
  * path: the kubelet then never lets go of it and, once another registration

@@ -111,7 +111,7 @@ static void expect_registered(struct dra_node *d)
 	snprintf(want, sizeof(want), "endpoint=%s ", d->dra_socket);
 	assert_non_null(strstr(line, "name=npu.ascend.com type=DRAPlugin"));
 	assert_non_null(strstr(line, want));
-	assert_non_null(strstr(line, "versions=v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth chosen=v1.DRAPlugin"));
+	assert_non_null(strstr(line, "versions=v1.DRAPlugin,v1beta1.DRAPlugin,v1.DRAResourceHealth,v1alpha1.DRAResourceHealth chosen=v1.DRAPlugin"));
 }
 
 /* A v1 NodePrepareResources (prepare) or NodeUnprepareResources request
@@ -267,6 +267,10 @@ static void test_health_stream(void **state)
 	assert_int_equal(gc_channel_open(d.dra_socket, &ch), 0);
 	assert_int_equal(gc_stream_open(ch, DRA_METHOD_HEALTH_V1_WATCH, NULL, 0, &st), 0);
 	free(await_health(st, "npu-2", V1__HEALTH_STATUS__HEALTHY, 4));
+	/* The kubelets before 1.37 open the same stream in package v1alpha1. */
+	struct gc_stream *alpha;
+	assert_int_equal(gc_stream_open(ch, DRA_METHOD_HEALTH_V1ALPHA1_WATCH, NULL, 0, &alpha), 0);
+	free(await_health(alpha, "npu-2", V1__HEALTH_STATUS__HEALTHY, 4));
 
 	/* A fault event: the stream says so at once (the poll is an hour away). */
 	const char *faulty[4] = { [2] = "health=2 errors=80E01801" };
@@ -274,6 +278,8 @@ static void test_health_stream(void **state)
 	char *message = await_health(st, "npu-2", V1__HEALTH_STATUS__UNHEALTHY, 4);
 	assert_non_null(strstr(message, "DCMI health 2 (major), error codes 80E01801"));
 	free(message);
+	free(await_health(alpha, "npu-2", V1__HEALTH_STATUS__UNHEALTHY, 4));
+	gc_stream_close(alpha);
 	/* Recovery, after the fault policy's hold. */
 	node_write_chip_state(&d.node, &(struct chip_state){ .chips = 4 });
 	free(await_health(st, "npu-2", V1__HEALTH_STATUS__HEALTHY, 4));

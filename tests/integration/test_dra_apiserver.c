@@ -17,7 +17,11 @@
  *     keeps the specs when its checkpoint was garbled and set aside;
  *   - vNPUs and a time-sliced --config: the vNPUs in the slices as
  *     partitions, a vNPU's claim prepared with its node, a shared chip
- *     prepared for as many claims as its replicas. */
+ *     prepared for as many claims as its replicas;
+ *   - an API server with the feature gates of taints, counters and shared
+ *     capacity off (as Kubernetes 1.34 and 1.35 have them): the daemon says
+ *     once per field what the server drops and what it does instead, and
+ *     publishes only what the server keeps. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -198,7 +202,8 @@ static void prepare(struct dra_node *d, const char *name, const char *uid, const
 	char cmd[256], want[256];
 	snprintf(cmd, sizeof(cmd), "dra-prepare default %s %s", name, uid);
 	proc_send(d->kubelet, cmd);
-	snprintf(want, sizeof(want), "dra-prepared uid=%s devices=%s cdi=npu.ascend.com/claim=%s", uid, device, uid);
+	snprintf(want, sizeof(want), "dra-prepared uid=%s devices=%s cdi=npu.ascend.com/claim=%s-0-%s,npu.ascend.com/claim=%s",
+		 uid, device, uid, device, uid);
 	assert_non_null(proc_expect(d->kubelet, want, WAIT_MS));
 }
 
@@ -236,6 +241,10 @@ static void test_dra_against_kube_apiserver(void **state)
 	assert_non_null(strstr(spec, "/dev/davinci2\""));
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=2\""));
 	assert_null(strstr(spec, "/dev/davinci3\""));
+	/* The result's own CDI device, the first id the kubelet got for it. */
+	char part[128];
+	snprintf(part, sizeof(part), "\"name\": \"%s-0-npu-2\"", uid);
+	assert_non_null(strstr(spec, part));
 	/* The live status file: the claim's directory, mounted under the
 	 * claim's name. */
 	assert_non_null(strstr(spec, "\"ASCEND_RT_VISIBLE_DEVICES=0\""));
@@ -375,27 +384,38 @@ static void prepare_fails(struct dra_node *d, const char *name, const char *uid,
 		fail_msg("'%s' does not say '%s'", line, reason);
 }
 
-/* Chips 0-3, chip 0 carved into vNPUs 100 and 101 (vir10_3c_16g), the
- * default resource time-sliced by 2: the daemon's own wiring of both, from
- * the inventory and the --config file to the slices and to prepare. */
+/* Chips 0-3, chip 0 carved into vNPUs 100 and 101 (vir10_3c_16g), chip 2
+ * of health h (a string literal); and the default resource time-sliced by
+ * 2. */
+#define VNPUS_STATE(h)                                                                        \
+	"driver 24.1.rc1\n"                                                                   \
+	"chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536\n"     \
+	"chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n"     \
+	"chip phy=2 card=2 device=0 logic=2 name=910B3 health=" h " aicore=20 hbm_mb=65536\n" \
+	"chip phy=3 card=3 device=0 logic=3 name=910B3 health=0 aicore=20 hbm_mb=65536\n"     \
+	"vnpu id=100 phy=0 template=vir10_3c_16g\n"                                           \
+	"vnpu id=101 phy=0 template=vir10_3c_16g\n"
+static const char time_sliced_config[] = "version: v1\n"
+					 "sharing:\n"
+					 "  timeSlicing:\n"
+					 "    resources:\n"
+					 "    - name: ascend.com/npu\n"
+					 "      replicas: 2\n";
+
+/* A node of VNPUS_STATE with time_sliced_config. */
+static void start_vnpus(struct dra_node *d, const char *dcmi_state)
+{
+	start(d, time_sliced_config, dcmi_state, (const char *const[]){ "dev/vdavinci100", "dev/vdavinci101", NULL });
+}
+
+/* VNPUS_STATE, all chips healthy, and time_sliced_config: the daemon's own
+ * wiring of vNPUs and time-slicing, from the inventory and the --config
+ * file to the slices and to prepare. */
 static void test_vnpus_and_time_slicing(void **state)
 {
 	(void)state;
-	static const char dcmi_state[] = "driver 24.1.rc1\n"
-					 "chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
-					 "chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
-					 "chip phy=2 card=2 device=0 logic=2 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
-					 "chip phy=3 card=3 device=0 logic=3 name=910B3 health=0 aicore=20 hbm_mb=65536\n"
-					 "vnpu id=100 phy=0 template=vir10_3c_16g\n"
-					 "vnpu id=101 phy=0 template=vir10_3c_16g\n";
-	static const char config[] = "version: v1\n"
-				     "sharing:\n"
-				     "  timeSlicing:\n"
-				     "    resources:\n"
-				     "    - name: ascend.com/npu\n"
-				     "      replicas: 2\n";
 	struct dra_node d;
-	start(&d, config, dcmi_state, (const char *const[]){ "dev/vdavinci100", "dev/vdavinci101", NULL });
+	start_vnpus(&d, VNPUS_STATE("0"));
 
 	/* The slices: chips 1-3 shared by 2, the vNPUs consuming from chip
 	 * 0's counter set in a slice of its own, chip 0 withheld. */
@@ -440,6 +460,8 @@ static void test_vnpus_and_time_slicing(void **state)
 	prepare(&d, "s2", uid, "npu-1");
 	make_claim("s3", "npu-1", uid, sizeof(uid));
 	prepare_fails(&d, "s3", uid, "device npu-1 is prepared for 2 claims already");
+	/* The server keeps every field: nothing said of it. */
+	assert_int_equal(count_events(d.plugin, "slices.fields-dropped"), 0);
 	node_fini(&d.node);
 }
 
@@ -855,6 +877,55 @@ static void test_network_identity(void **state)
 	node_fini(&d.node);
 }
 
+/* The line of the daemon's next event that the API server drops the
+ * fields of gate, found by its probe; it says what the driver does. */
+static void expect_dropped(struct dra_node *d, const char *gate, const char *instead)
+{
+	const char *line = expect_event(d->plugin, "slices.fields-dropped", "node", NODE_NAME, "gate", gate, "found",
+					"probe");
+	char msg[512];
+	event_field(line, "msg", msg, sizeof(msg));
+	if (!strstr(msg, instead))
+		fail_msg("'%s' does not say '%s'", msg, instead);
+}
+
+/* VNPUS_STATE with chip 2 Unhealthy and time_sliced_config, against an API server with the feature gates of
+ * taints, counters and shared capacity off (as 1.34 and 1.35 have them),
+ * which would store the slices without those fields: the daemon says so
+ * once per field, and publishes chips 1 and 3, plain. Last: it leaves the
+ * server with its default gates. */
+static void test_old_apiserver(void **state)
+{
+	(void)state;
+	apiserver_restart(api, APISERVER_OLD_DRA_GATES);
+	struct dra_node d;
+	start_vnpus(&d, VNPUS_STATE("3"));
+	expect_dropped(&d, "DRADeviceTaints",
+		       "the API server drops device taints (feature gate DRADeviceTaints off): Unhealthy chips are left "
+		       "out of the ResourceSlices instead");
+	expect_dropped(&d, "DRAPartitionableDevices", "vNPUs are not published");
+	expect_dropped(&d, "DRAConsumableCapacity", "time-sliced chips are published as plain chips");
+	expect_event(d.plugin, "slices.published", "node", NODE_NAME, "slices", "1", "devices", "2");
+	json_object *list = NULL;
+	const char *const absent[] = { "npu-0", "npu-2", "vnpu-100", "vnpu-101" };
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		assert_null(slice_device(&list, absent[i]));
+		json_object_put(list);
+	}
+	json_object *dev = slice_device(&list, "npu-1");
+	assert_non_null(dev);
+	assert_null(json_at(dev, "allowMultipleAllocations"));
+	assert_null(json_at(dev, "capacity.shares"));
+	assert_null(json_at(dev, "taints"));
+	json_object_put(list);
+	assert_non_null(slice_device(&list, "npu-3"));
+	json_object_put(list);
+	/* Once each. */
+	assert_int_equal(count_events(d.plugin, "slices.fields-dropped"), 3);
+	node_fini(&d.node);
+	apiserver_restart(api, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -864,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_dynamic_vnpu_crashes),
 		cmocka_unit_test(test_admin_access),
 		cmocka_unit_test(test_network_identity),
+		cmocka_unit_test(test_old_apiserver),
 	};
 	return cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);
 }

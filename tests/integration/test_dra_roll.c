@@ -111,8 +111,9 @@ static const char *prepare(struct roll_node *d, const char *name)
 static void expect_prepared(struct roll_node *d, const char *name, const char *device)
 {
 	char want[192];
-	snprintf(want, sizeof(want), "dra-prepared uid=uid-%s devices=%s cdi=npu.ascend.com/claim=uid-%s", name, device,
-		 name);
+	snprintf(want, sizeof(want),
+		 "dra-prepared uid=uid-%s devices=%s cdi=npu.ascend.com/claim=uid-%s-0-%s,npu.ascend.com/claim=uid-%s", name,
+		 device, name, device, name);
 	const char *line = prepare(d, name);
 	if (strcmp(line, want) != 0)
 		fail_msg("prepare %s: %s", name, line);

@@ -15,7 +15,10 @@
  * with one list and no polling (the server's audit log counts its
  * requests), is made again each time the server ends it, lists once when
  * a restarted server no longer has its version (410), and ends at once at
- * a stop. Skipped (77) where the cluster's binaries were not built. */
+ * a stop. With the feature gates of taints, counters and shared capacity
+ * off, as Kubernetes 1.34 and 1.35 have them, the publisher finds out
+ * before it writes and publishes only what the server keeps. Skipped (77)
+ * where the cluster's binaries were not built. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -285,6 +288,9 @@ static void test_partitions_and_sharing(void **state)
 	assert_string_equal(json_str_at(shared, "capacity.shares.requestPolicy.validValues.0"), "1");
 	assert_string_equal(json_str_at(shared, "capacity.memory.requestPolicy.default"), "0");
 	json_object_put(list);
+	/* The probe found everything kept. */
+	for (size_t k = before; k < i; k++)
+		assert_int_not_equal(reps.all[k].event, KUBE_PUBLISH_LACKS);
 
 	kube_publisher_stop(p);
 	kube_client_free(client);
@@ -479,6 +485,124 @@ static void test_watch_gone_after_restart(void **state)
 	kube_client_free(client);
 }
 
+/* Whether any device of sim-node-4's slices has the member at path, or
+ * any slice spec.sharedCounters (path NULL); the device names in names. */
+static bool old_node_has(const char *path, char *names, size_t size)
+{
+	json_object *list = apiserver_kubectl_json(api, "get resourceslices --field-selector spec.nodeName=sim-node-4");
+	json_object *items = json_at(list, "items");
+	bool found = false;
+	size_t used = 0;
+	names[0] = '\0';
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *slice = json_object_array_get_idx(items, i), *devices = json_at(slice, "spec.devices");
+		found |= !path && json_at(slice, "spec.sharedCounters");
+		for (size_t k = 0; devices && k < json_object_array_length(devices); k++) {
+			json_object *d = json_object_array_get_idx(devices, k);
+			found |= path && json_at(d, path);
+			int n = snprintf(names + used, size - used, "%s%s", used ? " " : "", json_str_at(d, "name"));
+			used += n > 0 && (size_t)n < size - used ? (size_t)n : 0;
+		}
+	}
+	json_object_put(list);
+	return found;
+}
+
+/* The report of the fields found lacking from index after on, by probe
+ * or by write; -1 when there is none before index end. */
+static int lacking_found(size_t after, size_t end, bool by_write)
+{
+	for (size_t k = after; k < end; k++)
+		if (reps.all[k].event == KUBE_PUBLISH_LACKS && reps.all[k].by_write == by_write)
+			return (int)reps.all[k].lacking;
+	return -1;
+}
+
+/* chips 0-3, chip 0 carved into two vNPUs, chip 1 time-sliced by 4, chip
+ * <unhealthy> Unhealthy (-1: none). */
+static void offer_mixed(struct kube_publisher *p, int unhealthy)
+{
+	struct npu_snapshot *c = chips(unhealthy);
+	c->count = 4;
+	struct npu_snapshot *s = carve_snapshot(c, 1, 2, "vir10_3c_16g");
+	npu_snapshot_unref(c);
+	assert_non_null(s);
+	struct kube_device_facts facts[6] = { { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30, .shares = 4 },
+					      { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30 } };
+	assert_int_equal(kube_publisher_offer(p, s, facts), 0);
+	npu_snapshot_unref(s);
+}
+
+/* The gates of taints, counters and shared capacity off, as 1.34 and 1.35
+ * have them (the server would store the slices without those fields and
+ * say nothing): the probe finds all three off before the first write, and
+ * the slices carry none of them: the Unhealthy chip, the carved chip and
+ * its vNPUs are left out, the time-sliced chip is plain. With the gates
+ * back on, a new publisher publishes everything; when they go off again
+ * while it runs (a control plane rolled back), the answer to its next
+ * write tells, and the chip that failed is taken out at once. Last: it
+ * leaves the server with its default gates. */
+static void test_old_gates(void **state)
+{
+	(void)state;
+	static const char node_yaml[] = "apiVersion: v1\nkind: Node\nmetadata:\n  name: sim-node-4\n";
+	assert_int_equal(apiserver_kubectl(api, node_yaml, "apply -f -"), 0);
+	apiserver_restart(api, APISERVER_OLD_DRA_GATES);
+	struct kube_client *client = client_of_kubeconfig();
+	const struct kube_publisher_options o = {
+		.client = client,
+		.node_name = "sim-node-4",
+		.backoff_initial_ms = 100,
+		.backoff_max_ms = 1000,
+		.resync_ms = 3600000,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	struct kube_publisher *p = NULL;
+	size_t before = publish_reports_count(&reps);
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	offer_mixed(p, 2);
+	size_t i = wait_report(before, KUBE_PUBLISH_DONE);
+	assert_int_equal(lacking_found(before, i, false), KUBE_LACKS_ALL);
+	assert_int_equal(reps.all[i].slices, 1);
+	assert_int_equal(reps.all[i].devices, 2);
+	char names[256];
+	assert_false(old_node_has("taints", names, sizeof(names)));
+	assert_string_equal(names, "npu-1 npu-3");
+	assert_false(old_node_has(NULL, names, sizeof(names)));
+	assert_false(old_node_has("consumesCounters", names, sizeof(names)));
+	assert_false(old_node_has("allowMultipleAllocations", names, sizeof(names)));
+	assert_false(old_node_has("capacity.shares", names, sizeof(names)));
+	assert_false(old_node_has("capacity.memory.requestPolicy", names, sizeof(names)));
+	kube_publisher_stop(p);
+
+	/* Default gates: everything, nothing found lacking. */
+	apiserver_restart(api, NULL);
+	before = publish_reports_count(&reps);
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	offer_mixed(p, -1);
+	i = wait_report(before, KUBE_PUBLISH_DONE);
+	assert_int_equal(lacking_found(before, i, false), -1);
+	assert_int_equal(reps.all[i].slices, 2);
+	assert_true(old_node_has(NULL, names, sizeof(names)));
+	assert_string_equal(names, "npu-1 npu-2 npu-3 vnpu-100 vnpu-101");
+	assert_true(old_node_has("allowMultipleAllocations", names, sizeof(names)));
+
+	/* Off again under the running publisher; a chip fails. The server
+	 * keeps what the stored slice used already (counters, sharing) and
+	 * drops the new taint. */
+	apiserver_restart(api, APISERVER_OLD_DRA_GATES);
+	before = publish_reports_count(&reps);
+	offer_mixed(p, 3);
+	i = wait_report(before, KUBE_PUBLISH_DONE);
+	assert_int_equal(lacking_found(before, i, true), KUBE_LACKS_TAINTS);
+	assert_false(old_node_has("taints", names, sizeof(names)));
+	assert_string_equal(names, "npu-1 npu-2 vnpu-100 vnpu-101");
+	kube_publisher_stop(p);
+	kube_client_free(client);
+	apiserver_restart(api, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_two_instances_one_pool),
 		cmocka_unit_test(test_watch_puts_back),
 		cmocka_unit_test(test_watch_gone_after_restart),
+		cmocka_unit_test(test_old_gates),
 	};
 	publish_reports_init(&reps);
 	int failed = cmocka_run_group_tests(tests, apiserver_group_setup, apiserver_group_teardown);

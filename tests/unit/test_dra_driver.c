@@ -191,6 +191,16 @@ static void test_prepare(void **state)
 	assert_non_null(strstr(spec, "\"path\": \"/dev/davinci3\""));
 	assert_null(strstr(spec, "davinci1\""));
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=0,3\""));
+	/* Each result has a CDI device of its own, its node alone: the
+	 * kubelet shows each device's health under its first id. */
+	char result_id[DRA_CDI_RESULT_ID_MAX];
+	assert_int_equal(dra_driver_cdi_result_id(f->driver, "uid-1", 1, "npu-3", result_id, sizeof(result_id)), 0);
+	assert_string_equal(result_id, "npu.ascend.com/claim=uid-1-1-npu-3");
+	const char *part = strstr(spec, "\"name\": \"uid-1-1-npu-3\"");
+	assert_non_null(part);
+	assert_non_null(strstr(spec, "\"name\": \"uid-1-0-npu-0\""));
+	assert_non_null(strstr(part, "\"path\": \"/dev/davinci3\""));
+	assert_null(strstr(part, "\"path\": \"/dev/davinci0\""));
 	free(spec);
 
 	/* Again: the same answer from the record, the claim not read. */
@@ -416,10 +426,15 @@ static void test_time_sliced(void **state)
 			fail_msg("prepare %s: %s", uids[i], why);
 		free(p);
 	}
-	/* Two requests of one claim on the shared chip: its node and number once. */
+	/* Two requests of one claim on the shared chip: its node and number
+	 * once in the claim's CDI device; each result's own device has it. */
 	char *spec = spec_of(f, "t2");
 	assert_non_null(spec);
 	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=0\""));
+	char *first_part = strstr(spec, "\"name\": \"t2-0-npu-0\"");
+	assert_non_null(first_part);
+	assert_non_null(strstr(first_part, "\"name\": \"t2-1-npu-0\""));
+	*first_part = '\0';
 	assert_int_equal(strstr(strstr(spec, "/dev/davinci0\"") + 1, "\"path\": \"/dev/davinci0\""), NULL);
 	free(spec);
 	/* No more claims than replicas; no sharing where there is none; an

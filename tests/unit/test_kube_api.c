@@ -6,10 +6,12 @@
  * keeps ResourceSlices in memory and can be told to misbehave in the ways a
  * real kube-apiserver cannot be made to on demand: garbage JSON, a body
  * above the client's bound, an answer slower than the timeout, 5xx, 401,
- * conflicts, and not listening at all. It serves a watch of the slices as
- * a real server does (every change an event, a bookmark at the end), and can
- * answer one with a 410 or a line of its choosing. The real server is
- * exercised by tests/integration/test_kube_apiserver.c. The daemon's claim reader
+ * conflicts, and not listening at all; and an old server, which drops the
+ * fields of feature gates it has off, or one that refuses dry runs. It
+ * serves a watch of the slices as a real server does (every change an
+ * event, a bookmark at the end), and can answer one with a 410 or a line of
+ * its choosing. The real server is exercised by
+ * tests/integration/test_kube_apiserver.c. The daemon's claim reader
  * (daemon/dra_kube.c) is tested here too, through the module. */
 #include <errno.h>
 #include <pthread.h>
@@ -41,6 +43,7 @@
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "kube/publisher.h"
+#include "support/gated_fields.h"
 #include "support/publish_reports.h"
 #include "support/tmpdir.h"
 
@@ -86,6 +89,11 @@ static struct server {
 	char last_auth[256];  /* the last Authorization header seen */
 	unsigned requests, writes, conflicts_left;
 	unsigned node_reads; /* GETs of the Node node-a */
+	unsigned drops;      /* KUBE_LACKS_*: the fields it drops from a slice it stores */
+	unsigned dry_runs;   /* creates with ?dryRun=All: answered, nothing stored */
+	bool refuse_dry_runs; /* with 403 */
+	char dry_run_owner[64]; /* the owner's uid of the last dry run's slice */
+	unsigned sent_gated;  /* KUBE_LACKS_*: the gated fields the writes carried */
 	int64_t arrived[64]; /* when the first requests came, ms */
 	struct stored slices[MAX_SLICES];
 	size_t n_slices;
@@ -202,6 +210,22 @@ static void meddle(struct stored *s)
 	record("MODIFIED", s);
 }
 
+/* What the server keeps of a slice it is sent: all but what srv.drops says. */
+static char *stored_json(const char *sent)
+{
+	json_object *o = json_tokener_parse(sent), *bare = json_tokener_parse(sent);
+	assert_non_null(o);
+	assert_non_null(bare);
+	gated_fields_drop(bare, KUBE_LACKS_ALL);
+	srv.sent_gated |= kube_slice_dropped(o, bare);
+	json_object_put(bare);
+	gated_fields_drop(o, srv.drops);
+	char *text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	assert_non_null(text);
+	return text;
+}
+
 static const char *slice_name_of(const char *json, char *out, size_t size)
 {
 	json_object *o = json_tokener_parse(json), *meta, *name;
@@ -246,10 +270,33 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 			return answer_status(conn, 400, "BadRequest", "no name");
 		if (find(name))
 			return answer_status(conn, 409, "AlreadyExists", "exists");
+		const char *dry = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "dryRun");
+		if (dry && srv.refuse_dry_runs)
+			return answer_status(conn, 403, "Forbidden", "no dry runs here");
+		unsigned gated = srv.sent_gated;
+		struct stored probe = { .json = stored_json(up->data), .rv = srv.next_rv + 1 };
+		if (dry) {
+			srv.sent_gated = gated; /* a dry run is not a write */
+			assert_string_equal(dry, "All");
+			srv.dry_runs++;
+			json_object *o = json_tokener_parse(probe.json);
+			const char *owner = json_object_get_string(json_object_object_get(
+				json_object_array_get_idx(json_object_object_get(json_object_object_get(o, "metadata"),
+										 "ownerReferences"),
+							  0),
+				"uid"));
+			snprintf(srv.dry_run_owner, sizeof(srv.dry_run_owner), "%s", owner ? owner : "");
+			json_object_put(o);
+			char *text = served(&probe);
+			free(probe.json);
+			enum MHD_Result r = answer(conn, 201, text);
+			free(text);
+			return r;
+		}
 		assert_true(srv.n_slices < MAX_SLICES);
 		struct stored *s = &srv.slices[srv.n_slices++];
 		snprintf(s->name, sizeof(s->name), "%s", name);
-		s->json = strdup(up->data);
+		s->json = probe.json;
 		s->rv = ++srv.next_rv;
 		srv.writes++;
 		record("ADDED", s);
@@ -293,7 +340,7 @@ static enum MHD_Result serve_slices(struct MHD_Connection *conn, const char *met
 		if (!match)
 			return answer_status(conn, 409, "Conflict", "the object has been modified");
 		free(s->json);
-		s->json = strdup(up->data);
+		s->json = stored_json(up->data);
 		s->rv = ++srv.next_rv;
 		srv.writes++;
 		record("MODIFIED", s);
@@ -1662,6 +1709,215 @@ static void test_publisher_unauthorized(void **state)
 	assert_int_equal(rmdir(tdir), 0);
 }
 
+/* How many reports of event there are before index end. */
+static size_t reports_of(enum kube_publish_event event, size_t end)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&reps.lock);
+	for (size_t k = 0; k < end && k < reps.n; k++)
+		n += reps.all[k].event == event;
+	pthread_mutex_unlock(&reps.lock);
+	return n;
+}
+
+/* A publisher of node-a (no resync within a test, short backoffs). */
+static struct kube_publisher *publisher_of(struct kube_client **ret_client)
+{
+	struct kube_client *c = client_for("127.0.0.1", FIXTURES "/ca.crt", NULL, 400);
+	const struct kube_publisher_options o = {
+		.client = c,
+		.node_name = "node-a",
+		.backoff_initial_ms = 20,
+		.backoff_max_ms = 100,
+		.resync_ms = 3600000,
+		.coalesce_ms = -1,
+		.report = publish_reports_add,
+		.report_ctx = &reps,
+	};
+	struct kube_publisher *p = NULL;
+	assert_int_equal(kube_publisher_start(&o, &p), 0);
+	*ret_client = c;
+	return p;
+}
+
+/* 4 chips, npu-<unhealthy> Unhealthy, npu-1 time-sliced by 4. */
+static void offer_shared(struct kube_publisher *p, int unhealthy)
+{
+	struct kube_device_facts facts[4] = { { 0 }, { .shares = 4 } };
+	struct npu_snapshot *s = chips(4, unhealthy);
+	assert_int_equal(kube_publisher_offer(p, s, facts), 0);
+	npu_snapshot_unref(s);
+}
+
+/* An API server with the gates of taints, counters and shared capacity off
+ * (Kubernetes 1.34 and 1.35 by default) stores slices without them, and
+ * says nothing: the probe, one dry run owned by the Node as the slices
+ * are, finds out before the first write, which is reported once; the
+ * slices then leave the Unhealthy chip out and publish the time-sliced
+ * chip plain, and the server drops nothing of them. Before the probe,
+ * the Unhealthy chip was published as allocatable. */
+static void test_publisher_old_server(void **state)
+{
+	(void)state;
+	pthread_mutex_lock(&srv.lock);
+	srv.drops = KUBE_LACKS_ALL;
+	pthread_mutex_unlock(&srv.lock);
+	struct kube_client *c;
+	struct kube_publisher *p = publisher_of(&c);
+	offer_shared(p, 2);
+	size_t i = wait_report(0, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 1);
+	size_t k = 0;
+	while (reps.all[k].event != KUBE_PUBLISH_LACKS)
+		k++;
+	assert_int_equal(reps.all[k].lacking, KUBE_LACKS_ALL);
+	assert_false(reps.all[k].by_write);
+	assert_int_equal(reps.all[i].generation, 1);
+	assert_int_equal(reps.all[i].devices, 3);
+	check_store(1, 3, -1, 1);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 1);
+	assert_string_equal(srv.dry_run_owner, "node-a-uid");
+	assert_int_equal(srv.sent_gated, 0);
+	assert_int_equal(srv.writes, 1);
+	pthread_mutex_unlock(&srv.lock);
+
+	/* The next fault: no probe, no report, the chip left out. */
+	offer_shared(p, 3);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 2);
+	check_store(1, 3, -1, 2);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 1);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 1);
+	assert_int_equal(srv.sent_gated, 0);
+	pthread_mutex_unlock(&srv.lock);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* A server that refuses the probe (here a 403 of dry runs alone): the
+ * slices are written meanwhile without anything a server could drop, the
+ * refusal is reported once, saying so, and the probe is tried again with
+ * the backoff; once it is answered, everything is published. */
+static void test_publisher_probe_refused(void **state)
+{
+	(void)state;
+	pthread_mutex_lock(&srv.lock);
+	srv.refuse_dry_runs = true;
+	pthread_mutex_unlock(&srv.lock);
+	struct kube_client *c;
+	struct kube_publisher *p = publisher_of(&c);
+	offer_shared(p, 2);
+	size_t i = wait_report(0, KUBE_PUBLISH_FAILED, -EREMOTEIO);
+	assert_int_equal(reps.all[i].status, 403);
+	assert_non_null(strstr(reps.all[i].cause, "(a dry run): HTTP 403: no dry runs here; until it answers"));
+	check_store(1, 3, -1, 1);
+	/* Retried, reported once. */
+	pthread_mutex_lock(&srv.lock);
+	struct timespec deadline = deadline_after_ms(WAIT_MS);
+	while (srv.requests < 12)
+		if (pthread_cond_timedwait(&srv.cond, &srv.lock, &deadline) == ETIMEDOUT)
+			fail_msg("no retries within %d ms", WAIT_MS);
+	assert_int_equal(srv.sent_gated, 0);
+	srv.refuse_dry_runs = false;
+	pthread_mutex_unlock(&srv.lock);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_true(reps.all[i].recovered);
+	assert_int_equal(reports_of(KUBE_PUBLISH_FAILED, i), 1);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 0);
+	assert_int_equal(reps.all[i].devices, 4);
+	check_store(1, 4, 2, 2);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.sent_gated, KUBE_LACKS_TAINTS | KUBE_LACKS_SHARING);
+	assert_int_equal(srv.dry_runs, 1);
+	pthread_mutex_unlock(&srv.lock);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* The probe is asked only when the slices would carry a gated field: a
+ * node of healthy plain chips starts without it (every request at start is
+ * paid by every node of a fleet), and its first fault asks. */
+static void test_publisher_probes_when_needed(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 0);
+	srv.drops = KUBE_LACKS_TAINTS;
+	pthread_mutex_unlock(&srv.lock);
+	struct npu_snapshot *s = chips(8, 3);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 1);
+	assert_int_equal(reps.all[i - 1].lacking, KUBE_LACKS_TAINTS);
+	assert_false(reps.all[i - 1].by_write);
+	assert_int_equal(reps.all[i].devices, 7);
+	check_store(1, 7, -1, 2);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 1);
+	assert_int_equal(srv.sent_gated, 0);
+	pthread_mutex_unlock(&srv.lock);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
+/* The server keeps taints at the probe, and drops them later (a control
+ * plane rolled back, a gate turned off): the answer to the write says so,
+ * which is reported, and the slices are written again at once without
+ * the Unhealthy chip, so that it does not stay published as allocatable. */
+static void test_publisher_server_drops_later(void **state)
+{
+	(void)state;
+	struct kube_client *c;
+	size_t i;
+	struct kube_publisher *p = published(&c, 0, &i);
+	/* A first fault: the probe finds taints kept, the chip is tainted. */
+	struct npu_snapshot *s = chips(8, 3);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].devices, 8);
+	check_store(1, 8, 3, 2);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 0);
+
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.dry_runs, 1);
+	srv.drops = KUBE_LACKS_TAINTS;
+	unsigned writes = srv.writes;
+	pthread_mutex_unlock(&srv.lock);
+	s = chips(8, 5);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 1);
+	assert_int_equal(reps.all[i - 1].event, KUBE_PUBLISH_LACKS);
+	assert_int_equal(reps.all[i - 1].lacking, KUBE_LACKS_TAINTS);
+	assert_true(reps.all[i - 1].by_write);
+	assert_int_equal(reps.all[i].generation, 4);
+	assert_int_equal(reps.all[i].devices, 7);
+	check_store(1, 7, -1, 4);
+	pthread_mutex_lock(&srv.lock);
+	assert_int_equal(srv.writes, writes + 2);
+	assert_int_equal(srv.dry_runs, 1);
+	pthread_mutex_unlock(&srv.lock);
+
+	/* Found once: the next fault leaves its chip out at once. */
+	s = chips(8, 6);
+	assert_int_equal(kube_publisher_offer(p, s, NULL), 0);
+	npu_snapshot_unref(s);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE, 0);
+	assert_int_equal(reps.all[i].generation, 5);
+	check_store(1, 7, -1, 5);
+	assert_int_equal(reports_of(KUBE_PUBLISH_LACKS, i), 1);
+	kube_publisher_stop(p);
+	kube_client_free(c);
+}
+
 /* --- the same through libascend-kube.so -------------------------------------------- */
 
 /* The daemon's way in: the module loaded by daemon/kube_module.h makes a
@@ -1830,6 +2086,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_publisher_coalesces_a_burst, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_backoff_jitter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publisher_unauthorized, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_old_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_probe_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_probes_when_needed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_publisher_server_drops_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claim_reader, setup, teardown),
 	};

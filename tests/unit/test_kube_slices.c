@@ -5,7 +5,8 @@
  * as partitions of their chip (counter sets in slices of their own, the
  * carved chip withheld), time-sliced chips shared by capacity, slice names,
  * and the semantic-version test that decides between a version and a
- * string attribute. */
+ * string attribute; for an API server that drops taints, counters or
+ * shared capacity, the slices without them, and the probe that tells. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include "kube/slices.h"
 #include "support/carve.h"
+#include "support/gated_fields.h"
 
 static struct npu_snapshot *make_snapshot(enum npu_family family, const char *name, unsigned count)
 {
@@ -632,6 +634,252 @@ static void test_time_slicing(void **state)
 	npu_snapshot_unref(s);
 }
 
+/* Whether any device of slices has member key (a dotted path), or any
+ * slice has spec.sharedCounters when key is NULL. */
+static bool any_has(json_object *slices, const char *key)
+{
+	for (size_t i = 0; i < json_object_array_length(slices); i++) {
+		json_object *sl = json_object_array_get_idx(slices, i), *devices = get(sl, "spec.devices");
+		if (!key && get(sl, "spec.sharedCounters"))
+			return true;
+		for (size_t k = 0; key && devices && k < json_object_array_length(devices); k++)
+			if (get(json_object_array_get_idx(devices, k), key))
+				return true;
+	}
+	return false;
+}
+
+/* Without taints: an Unhealthy chip (or vNPU) is left out, as before
+ * taints, whatever its verdict, and a sub-health chip is published
+ * untainted; nothing is tainted, so the split stays at 128. */
+static void test_lacking_taints(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 100);
+	s->devices[2].healthy = false;
+	s->devices[2].fault = NPU_FAULT_HEALTH_LEVEL;
+	s->devices[6].healthy = false;
+	s->devices[6].fault = NPU_FAULT_POLICY;
+	s->healthy -= 2;
+	struct kube_device_facts facts[100] = { 0 };
+	facts[5] = (struct kube_device_facts){ .taint = KUBE_TAINT_SUB_HEALTH, .taint_value = "SubHealthFault-80C98009" };
+	facts[6] = (struct kube_device_facts){ .taint = KUBE_TAINT_NO_EXECUTE, .taint_value = "SeparateNPU-80E01801" };
+	const struct kube_slice_params p = { .node_name = "n", .generation = 2, .facts = facts,
+					     .lacking = KUBE_LACKS_TAINTS };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 1);
+	assert_int_equal(devices_in(slices, 0), 98);
+	assert_null(find_device(slices, "npu-2"));
+	assert_null(find_device(slices, "npu-6"));
+	assert_non_null(find_device(slices, "npu-5"));
+	assert_false(any_has(slices, "taints"));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+
+	/* The vNPUs of an Unhealthy chip likewise. */
+	s = carve(2, 2, 2, "vir08");
+	for (size_t i = 0; i < s->count; i++)
+		if ((s->devices[i].kind == NPU_DEVICE_CHIP ? s->devices[i].chip.phy_id : s->devices[i].vnpu.phy_id) == 1)
+			s->devices[i].healthy = false;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_non_null(find_device(slices, "vnpu-100"));
+	assert_non_null(find_device(slices, "vnpu-101"));
+	assert_null(find_device(slices, "vnpu-116"));
+	assert_null(find_device(slices, "vnpu-117"));
+	assert_false(any_has(slices, "taints"));
+	/* Chip 1's counter set goes with its vNPUs. */
+	assert_int_equal(json_object_array_length(get(slices, "1.spec.sharedCounters")), 1);
+	assert_string_equal(str(slices, "1.spec.sharedCounters.0.name"), "npu-0");
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+/* Without partitions: no counter sets and no device that consumes any.
+ * Static vNPUs are not published and their chip stays withheld; a chip
+ * to carve on demand is a plain chip while it carries no vNPU, and
+ * withheld while it carries one made for a claim. */
+static void test_lacking_partitions(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = carve(2, 1, 2, "vir10_3c_16g");
+	struct kube_device_facts facts[4] = { { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30 } };
+	struct kube_slice_params p = { .node_name = "n", .generation = 4, .facts = facts,
+				       .lacking = KUBE_LACKS_PARTITIONS };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 1);
+	assert_int_equal(devices_in(slices, 0), 1);
+	assert_non_null(find_device(slices, "npu-1"));
+	assert_false(any_has(slices, NULL));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+
+	s = make_snapshot(NPU_FAMILY_910B, "910B3", 2);
+	struct kube_device_facts dynamic[3] = { { .hbm_bytes = 64ull << 30, .carve_on_demand = true },
+						{ .hbm_bytes = 64ull << 30 } };
+	p.facts = dynamic;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	assert_int_equal(json_object_array_length(slices), 1);
+	assert_int_equal(devices_in(slices, 0), 2);
+	json_object *whole = find_device(slices, "npu-0");
+	assert_non_null(whole);
+	assert_string_equal(str(whole, "capacity.aiCores.value"), "20");
+	assert_false(any_has(slices, "consumesCounters"));
+	assert_false(any_has(slices, NULL));
+	json_object_put(slices);
+	struct npu_snapshot *carved = carve_snapshot(s, 1, 1, "vir05_1c_8g");
+	assert_non_null(carved);
+	dynamic[2].made_for_claim = true;
+	assert_int_equal(kube_slices_build(carved, &p, &slices), 0);
+	assert_int_equal(devices_in(slices, 0), 1);
+	assert_null(find_device(slices, "npu-0"));
+	assert_null(find_device(slices, "vnpu-100"));
+	json_object_put(slices);
+	npu_snapshot_unref(carved);
+	npu_snapshot_unref(s);
+}
+
+/* Without shared capacity: a time-sliced chip is a plain chip. */
+static void test_lacking_sharing(void **state)
+{
+	(void)state;
+	struct npu_snapshot *s = make_snapshot(NPU_FAMILY_910B, "910B3", 2);
+	struct kube_device_facts facts[2] = { { .hbm_bytes = 64ull << 30, .shares = 4 }, { .shares = 1 } };
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts,
+					     .lacking = KUBE_LACKS_SHARING };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+	json_object *d = find_device(slices, "npu-0");
+	assert_null(get(d, "allowMultipleAllocations"));
+	assert_null(get(d, "capacity.shares"));
+	assert_string_equal(str(d, "capacity.memory.value"), "64Gi");
+	assert_null(get(d, "capacity.memory.requestPolicy"));
+	assert_null(get(d, "capacity.aiCores.requestPolicy"));
+	json_object_put(slices);
+	npu_snapshot_unref(s);
+}
+
+/* Slices built without what a server lacks lose nothing when it stores
+ * them: for every mask, a node with everything (Unhealthy and sub-health
+ * chips, static and dynamic vNPUs, a time-sliced chip) built without the
+ * mask's fields is what that server keeps of it. */
+static void test_lacking_is_kept(void **state)
+{
+	(void)state;
+	struct npu_snapshot *c = make_snapshot(NPU_FAMILY_910B, "910B3", 5);
+	c->devices[3].healthy = false;
+	c->devices[3].fault = NPU_FAULT_HEALTH_LEVEL;
+	struct npu_snapshot *s = carve_snapshot(c, 1, 2, "vir10_3c_16g");
+	npu_snapshot_unref(c);
+	assert_non_null(s);
+	struct kube_device_facts facts[7] = { { .hbm_bytes = 64ull << 30 }, { .hbm_bytes = 64ull << 30, .shares = 3 },
+					      { .hbm_bytes = 64ull << 30, .carve_on_demand = true },
+					      { .hbm_bytes = 64ull << 30 },
+					      { .taint = KUBE_TAINT_SUB_HEALTH, .taint_value = "SubHealthFault" } };
+	for (unsigned lacking = 0; lacking <= KUBE_LACKS_ALL; lacking++) {
+		const struct kube_slice_params p = { .node_name = "n", .generation = 1, .facts = facts,
+						     .lacking = lacking };
+		json_object *slices = NULL;
+		assert_int_equal(kube_slices_build(s, &p, &slices), 0);
+		for (size_t i = 0; i < json_object_array_length(slices); i++) {
+			json_object *sent = json_object_array_get_idx(slices, i), *stored = NULL;
+			assert_int_equal(json_object_deep_copy(sent, &stored, NULL), 0);
+			gated_fields_drop(stored, lacking);
+			assert_true(json_object_equal(sent, stored));
+			assert_int_equal(kube_slice_dropped(sent, stored), 0);
+			json_object_put(stored);
+		}
+		/* What it lacks and the slices would say otherwise: found. */
+		const struct kube_slice_params all = { .node_name = "n", .generation = 1, .facts = facts };
+		json_object *full = NULL;
+		assert_int_equal(kube_slices_build(s, &all, &full), 0);
+		unsigned found = 0;
+		for (size_t i = 0; i < json_object_array_length(full); i++) {
+			json_object *sent = json_object_array_get_idx(full, i), *stored = NULL;
+			assert_int_equal(json_object_deep_copy(sent, &stored, NULL), 0);
+			gated_fields_drop(stored, lacking);
+			found |= kube_slice_dropped(sent, stored);
+			json_object_put(stored);
+		}
+		assert_int_equal(found, lacking);
+		/* The gated fields the slices carry: all of them in full, none
+		 * of what was left out. */
+		assert_int_equal(kube_slices_gated(full), KUBE_LACKS_ALL);
+		assert_int_equal(kube_slices_gated(slices), KUBE_LACKS_ALL & ~lacking);
+		json_object_put(full);
+		json_object_put(slices);
+	}
+	npu_snapshot_unref(s);
+
+	/* Healthy plain chips carry none: no probe is needed for them. */
+	struct npu_snapshot *plain = make_snapshot(NPU_FAMILY_910B, "910B3", 4);
+	const struct kube_slice_params p = { .node_name = "n", .generation = 1 };
+	json_object *slices = NULL;
+	assert_int_equal(kube_slices_build(plain, &p, &slices), 0);
+	assert_int_equal(kube_slices_gated(slices), 0);
+	json_object_put(slices);
+	npu_snapshot_unref(plain);
+}
+
+/* The probe: a slice of the pool, owned by the Node, one device with each
+ * field; what a server keeps of it says which it drops. */
+static void test_probe(void **state)
+{
+	(void)state;
+	const struct kube_slice_params p = { .node_name = "node-1", .node_uid = "1234-abcd", .generation = 3 };
+	json_object *probe = NULL;
+	assert_int_equal(kube_slice_probe(&p, &probe), 0);
+	assert_string_equal(str(probe, "metadata.name"), "node-1-npu.ascend.com-probe");
+	assert_string_equal(str(probe, "metadata.ownerReferences.0.uid"), "1234-abcd");
+	assert_string_equal(str(probe, "spec.nodeName"), "node-1");
+	assert_string_equal(str(probe, "spec.driver"), "npu.ascend.com");
+	assert_string_equal(str(probe, "spec.pool.name"), "node-1");
+	assert_int_equal(json_object_get_int64(get(probe, "spec.pool.resourceSliceCount")), 1);
+	assert_int_equal(json_object_array_length(get(probe, "spec.devices")), 1);
+	assert_null(get(probe, "spec.sharedCounters"));
+	json_object *d = get(probe, "spec.devices.0");
+	assert_string_equal(str(d, "taints.0.effect"), "NoSchedule");
+	assert_non_null(str(d, "consumesCounters.0.counterSet"));
+	assert_true(json_object_get_boolean(get(d, "allowMultipleAllocations")));
+	assert_non_null(get(d, "capacity.shares.requestPolicy"));
+
+	for (unsigned drops = 0; drops <= KUBE_LACKS_ALL; drops++) {
+		json_object *stored = NULL;
+		assert_int_equal(json_object_deep_copy(probe, &stored, NULL), 0);
+		gated_fields_drop(stored, drops);
+		assert_int_equal(kube_slice_dropped(probe, stored), drops);
+		json_object_put(stored);
+	}
+	/* A server's additions (a taint's timeAdded) and its order of keys
+	 * are not drops; an answer that is not a slice, or that names no such
+	 * device, says nothing. */
+	json_object *stored = NULL;
+	assert_int_equal(json_object_deep_copy(probe, &stored, NULL), 0);
+	json_object_object_add(json_object_array_get_idx(get(stored, "spec.devices.0.taints"), 0), "timeAdded",
+			       json_object_new_string("2026-01-01T00:00:00Z"));
+	assert_int_equal(kube_slice_dropped(probe, stored), 0);
+	json_object_object_add(get(stored, "spec.devices.0"), "name", json_object_new_string("other"));
+	gated_fields_drop(stored, KUBE_LACKS_ALL);
+	assert_int_equal(kube_slice_dropped(probe, stored), 0);
+	json_object_put(stored);
+	json_object *garbage = json_tokener_parse("{\"spec\":{\"devices\":{\"a\":1}}}");
+	assert_int_equal(kube_slice_dropped(probe, garbage), 0);
+	json_object_put(garbage);
+	garbage = json_tokener_parse("[1,2]");
+	assert_int_equal(kube_slice_dropped(probe, garbage), 0);
+	json_object_put(garbage);
+	garbage = json_tokener_parse("{\"spec\":{\"devices\":[{\"name\":7},{\"name\":\"probe\",\"capacity\":[]}]}}");
+	assert_int_equal(kube_slice_dropped(probe, garbage), KUBE_LACKS_TAINTS | KUBE_LACKS_PARTITIONS |
+								     KUBE_LACKS_SHARING);
+	json_object_put(garbage);
+	json_object_put(probe);
+
+	/* The same checks on names as the slices'. */
+	const struct kube_slice_params bad = { .node_name = "Node_1" };
+	assert_int_equal(kube_slice_probe(&bad, &probe), -EINVAL);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -709,6 +957,11 @@ int main(void)
 		cmocka_unit_test(test_vnpu_health),
 		cmocka_unit_test(test_vnpu_split),
 		cmocka_unit_test(test_time_slicing),
+		cmocka_unit_test(test_lacking_taints),
+		cmocka_unit_test(test_lacking_partitions),
+		cmocka_unit_test(test_lacking_sharing),
+		cmocka_unit_test(test_lacking_is_kept),
+		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_semver),
 	};

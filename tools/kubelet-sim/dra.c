@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -231,9 +232,16 @@ static void print_prepare(const uint8_t *body, size_t len)
 		out_start(&cdi, NULL);
 		for (size_t j = 0; c && j < c->n_devices; j++) {
 			out_list_add(&devices, c->devices[j]->device_name);
-			for (size_t k = 0; k < c->devices[j]->n_cdi_device_ids; k++)
-				if (j == 0) /* every device of a claim shares its CDI device */
-					out_list_add(&cdi, c->devices[j]->cdi_device_ids[k]);
+			/* Each id once, in order: devices share the claim's. */
+			for (size_t k = 0; k < c->devices[j]->n_cdi_device_ids; k++) {
+				const char *id = c->devices[j]->cdi_device_ids[k];
+				bool seen = false;
+				for (size_t jj = 0; jj <= j && !seen; jj++)
+					for (size_t kk = 0; kk < c->devices[jj]->n_cdi_device_ids && !seen; kk++)
+						seen = (jj < j || kk < k) && strcmp(c->devices[jj]->cdi_device_ids[kk], id) == 0;
+				if (!seen)
+					out_list_add(&cdi, id);
+			}
 		}
 		out_kv_list(&line, "devices", &devices);
 		out_kv_list(&line, "cdi", &cdi);

@@ -128,6 +128,18 @@ EOF
 	k delete resourceclaim adm-work --wait=false >/dev/null 2>&1
 }
 
+# health_unshown POD: the kubelet told POD of its devices' health (its log
+# names the pod) and the pod's status shows none at all. The kubelet of
+# 1.34 looks the container's claim reference up by the ResourceClaim's own
+# name, so a claim made from a template never shows there (1.35 matches the
+# pod's claim entry); what the driver sent is in the kubelet's log.
+health_unshown() {
+	local uid
+	uid=$(k get pod "$1" -o jsonpath='{.metadata.uid}')
+	[ -z "$(k get pod "$1" -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}')" ] &&
+		grep 'Sending health update notification for pods' "$CLUSTER_DIR/logs/kubelet-n$DK.log" | grep -q "$uid"
+}
+
 step_dra() {
 	local f out t0 ms pod claim uid devs chip before tok server why
 	# a. The objects of deploy/dra and examples/dra, validated by the API
@@ -212,10 +224,16 @@ step_dra() {
 		grep -q 'names no node' <<<"$out" && pass "10c. a token of the ServiceAccount bound to no pod: $out" ||
 			fail "10c. denied for want of a node" "$out"
 	fi
-	out=$(k create --dry-run=server -f "$tmp/slice-other.yaml" --as=system:serviceaccount:kube-system:ascend-dra-driver \
-		--as-user-extra=authentication.kubernetes.io/node-name="$ND" 2>&1) &&
-		fail "10c. impersonated driver of $ND writing $N1's slice" "$out" ||
-		{ grep -q "may not write the slices of node $N1" <<<"$out" && pass "10c. kubectl --as the driver with node-name $ND for a slice of $N1: $out" || fail "10c. impersonated" "$out"; }
+	# The impersonation headers themselves: kubectl's --as-user-extra came
+	# after 1.34.
+	out=$(k create --dry-run=client -o json -f "$tmp/slice-other.yaml" |
+		curl -sS --cacert "$CLUSTER_DIR/pki/ca.crt" --cert "$CLUSTER_DIR/pki/admin.crt" --key "$CLUSTER_DIR/pki/admin.key" \
+			-H "Impersonate-User: system:serviceaccount:kube-system:ascend-dra-driver" \
+			-H "Impersonate-Extra-authentication.kubernetes.io%2Fnode-name: $ND" -H 'Content-Type: application/json' \
+			--data-binary @- "$server/apis/resource.k8s.io/v1/resourceslices?dryRun=All" 2>&1 | jq -r '.message // .kind' 2>&1)
+	grep -q "may not write the slices of node $N1" <<<"$out" &&
+		pass "10c. impersonating the driver with node-name $ND (Impersonate-User, Impersonate-Extra-authentication.kubernetes.io%2Fnode-name) for a slice of $N1: $out" ||
+		fail "10c. impersonated driver of $ND writing $N1's slice" "$out"
 	# What the ServiceAccount may do beyond what every authenticated user may.
 	out=$(k auth can-i --as=system:serviceaccount:kube-system:ascend-dra-driver --list 2>&1 |
 		awk '$1 ~ /^(resourceslices|resourceclaims|nodes|pods|secrets)/ {
@@ -229,7 +247,7 @@ step_dra() {
 resourceclaims.resource.k8s.io [get]
 resourceclaims.resource.k8s.io/driver [npu.ascend.com] [associated-node:patch]
 resourceclaims.resource.k8s.io/status [patch]
-resourceslices.resource.k8s.io [get list create update delete]" ]; then
+resourceslices.resource.k8s.io [get list watch create update delete]" ]; then
 		pass "10c. kubectl auth can-i --list as the driver: exactly $(tr '\n' ';' <<<"$out")"
 	else
 		fail "10c. the driver's RBAC is what it uses" "$out"
@@ -400,6 +418,8 @@ EOF
 		if k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Unhealthy \
 			pod/dra-npu-1 --timeout=30s >/dev/null; then
 			pass "10j. pod dra-npu-1's allocatedResourcesStatus through the driver's health stream: $(dra_resource_health dra-npu-1)"
+		elif health_unshown dra-npu-1; then
+			skip "10j. dra-npu-1's allocatedResourcesStatus shows the chip Unhealthy" "the kubelet got the health change for the pod (its log) but shows no allocatedResourcesStatus for a claim made from a template (Kubernetes 1.34's kubelet matches the claim's own name)"
 		else
 			fail "10j. dra-npu-1's allocatedResourcesStatus shows the chip Unhealthy" "$(dra_resource_health dra-npu-1)"
 		fi
@@ -412,10 +432,14 @@ EOF
 		else
 			fail "10j. recovery publishes the chip untainted" "$out"
 		fi
-		k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Healthy \
-			pod/dra-npu-1 --timeout=30s >/dev/null &&
-			pass "10j. pod dra-npu-1's allocatedResourcesStatus back to $(dra_resource_health dra-npu-1)" ||
+		if k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Healthy \
+			pod/dra-npu-1 --timeout=30s >/dev/null; then
+			pass "10j. pod dra-npu-1's allocatedResourcesStatus back to $(dra_resource_health dra-npu-1)"
+		elif health_unshown dra-npu-1; then
+			skip "10j. dra-npu-1's allocatedResourcesStatus Healthy again" "as above: this kubelet shows none for a claim made from a template"
+		else
 			fail "10j. dra-npu-1's allocatedResourcesStatus Healthy again" "$(dra_resource_health dra-npu-1)"
+		fi
 	else
 		fail "10j. fault" "cannot write the state"
 	fi

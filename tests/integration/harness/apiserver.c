@@ -43,16 +43,16 @@ static int exit_status(int status)
 
 int apiserver_cluster(struct apiserver *a, const char *fmt, ...)
 {
-	char script[1024], cmd[2048];
+	char script[1024], cmd[3072];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(script, sizeof(script), fmt, ap);
 	va_end(ap);
 	snprintf(cmd, sizeof(cmd),
 		 "CLUSTER_HOST_NET=1 CLUSTER_DIR=%s CLUSTER_PORT=%u CLUSTER_APISERVER_EXTRA='--audit-policy-file=%s/"
-		 "audit-policy.yaml --audit-log-path=%s/audit.log --audit-log-maxbackup=0' bash -c '. " ROOT
+		 "audit-policy.yaml --audit-log-path=%s/audit.log --audit-log-maxbackup=0 %s' bash -c '. " ROOT
 		 "/tests/cluster/cluster.sh && %s' >>%s/test.log 2>&1",
-		 a->dir, a->api_port, a->dir, a->dir, script, a->dir);
+		 a->dir, a->api_port, a->dir, a->dir, a->extra, script, a->dir);
 	return exit_status(system(cmd));
 }
 
@@ -69,6 +69,13 @@ void apiserver_start(struct apiserver *a)
 void apiserver_stop(struct apiserver *a)
 {
 	assert_int_equal(apiserver_cluster(a, "_cl_stop kube-apiserver"), 0);
+}
+
+void apiserver_restart(struct apiserver *a, const char *extra)
+{
+	apiserver_stop(a);
+	snprintf(a->extra, sizeof(a->extra), "%s", extra ? extra : "");
+	apiserver_start(a);
 }
 
 void apiserver_up(struct apiserver *a)

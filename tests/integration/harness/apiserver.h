@@ -19,7 +19,16 @@ struct apiserver {
 	char dir[64];         /* the control plane's own directory */
 	char kubeconfig[128]; /* admin (system:masters) */
 	uint16_t api_port, etcd_port, peer_port;
+	char extra[512];      /* more kube-apiserver flags (apiserver_restart) */
 };
+
+/* The feature gates behind which a ResourceSlice's taints, counters and
+ * shared capacity sit (kube/slices.h), off as Kubernetes 1.34 and 1.35 have
+ * them by default; with the gates that depend on them, which 1.37 refuses
+ * to run without them. */
+#define APISERVER_OLD_DRA_GATES                                                                       \
+	"--feature-gates=DRADeviceTaints=false,DRADeviceTaintRules=false,DRAPartitionableDevices=false," \
+	"DRAConsumableCapacity=false,DRAFractionalCapacityRange=false"
 
 /* Starts etcd and kube-apiserver; exits 77 when the binaries, openssl, curl
  * or setsid are missing; fails the test when they do not start. */
@@ -39,6 +48,9 @@ int apiserver_group_teardown(void **state);
  * until it is ready; the test fails when it does not come back. */
 void apiserver_stop(struct apiserver *a);
 void apiserver_start(struct apiserver *a);
+/* Stops it and starts it again with extra flags (NULL: none), which stay
+ * for every later start. */
+void apiserver_restart(struct apiserver *a, const char *extra);
 
 /* Runs cluster.sh's functions in bash with this control plane's settings;
  * the exit status. */
