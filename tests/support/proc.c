@@ -20,7 +20,13 @@
 
 extern char **environ;
 
-#define HISTORY_LINES 256
+/* Lines kept per stream, for the dumps and for counting (proc_count_err):
+ * a count must see every line since the process started, and a daemon at
+ * debug level under ASan writes hundreds in a few seconds of flapping, so
+ * 256 lost the first lines of test_health's flapping chip. Pages are only
+ * touched as lines come, so an unused tail costs nothing. */
+#define HISTORY_LINES 4096
+#define DUMP_LINES 256
 /* Long enough for a whole line of the daemon's JSON log with its fields, so
  * that proc_count_err_match reads lines whole. */
 #define HISTORY_LINE_MAX 2048
@@ -301,7 +307,8 @@ void proc_dump(const struct proc *p)
 			proc_print_log(title, p->stderr_path);
 			continue;
 		}
-		unsigned first = s->n_history > HISTORY_LINES ? s->n_history - HISTORY_LINES : 0;
+		/* The dump shows the last DUMP_LINES: enough to read, not a flood. */
+		unsigned first = s->n_history > DUMP_LINES ? s->n_history - DUMP_LINES : 0;
 		fprintf(stderr, "--- %s %s (last %u lines)\n", p->name, names[k], s->n_history - first);
 		for (unsigned i = first; i < s->n_history; i++)
 			fprintf(stderr, "    %s\n", s->history[i % HISTORY_LINES]);
