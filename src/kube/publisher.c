@@ -234,17 +234,29 @@ static void note_lacking(struct kube_publisher *p, unsigned found, bool by_write
 
 #define PROBING "asking the API server which ResourceSlice fields it keeps (a dry run)"
 
+/* The parameters the slices are built with: this node's pool at
+ * generation, with facts, without what lacking says the server drops. */
+static struct kube_slice_params params_of(const struct kube_publisher *p, const struct kube_device_facts *facts,
+					  int64_t generation, unsigned lacking)
+{
+	return (struct kube_slice_params){
+		.driver = p->driver,
+		.node_name = p->node_name,
+		.node_uid = p->node_uid,
+		.generation = generation,
+		.driver_version = p->driver_version,
+		.firmware_version = p->firmware_version,
+		.facts = facts,
+		.lacking = lacking,
+	};
+}
+
 /* The probe (see publisher.h): one server-side dry run of a slice that
  * carries every field a feature gate may drop; what the answer lacks, the
  * server drops. */
 static int probe(struct kube_publisher *p, struct failure *f)
 {
-	const struct kube_slice_params params = {
-		.driver = p->driver,
-		.node_name = p->node_name,
-		.node_uid = p->node_uid,
-		.generation = p->generation,
-	};
+	const struct kube_slice_params params = params_of(p, NULL, p->generation, 0);
 	json_object *slice = NULL, *answer = NULL;
 	struct kube_response resp = { 0 };
 	char why[160];
@@ -348,15 +360,9 @@ static int delete_slice(struct kube_publisher *p, const char *name, struct failu
 static int content_of(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts,
 		      char **ret)
 {
-	const struct kube_slice_params params = {
-		.driver = p->driver,
-		.node_name = p->node_name,
-		.generation = 0,
-		.driver_version = p->driver_version,
-		.firmware_version = p->firmware_version,
-		.facts = facts,
-		.lacking = lacking_now(p),
-	};
+	/* Without the Node's uid: a new uid is a change of its own. */
+	struct kube_slice_params params = params_of(p, facts, 0, lacking_now(p));
+	params.node_uid = NULL;
 	json_object *slices;
 	int r = kube_slices_build(snap, &params, &slices);
 	if (r < 0)
@@ -500,15 +506,7 @@ static int64_t next_generation(const struct kube_publisher *p, const struct kube
  * carry a field behind a feature gate (a build that fails: as if they did). */
 static bool gated_wanted(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts)
 {
-	const struct kube_slice_params params = {
-		.driver = p->driver,
-		.node_name = p->node_name,
-		.node_uid = p->node_uid,
-		.generation = p->generation,
-		.driver_version = p->driver_version,
-		.firmware_version = p->firmware_version,
-		.facts = facts,
-	};
+	const struct kube_slice_params params = params_of(p, facts, p->generation, 0);
 	json_object *slices;
 	if (kube_slices_build(snap, &params, &slices) < 0)
 		return true;
@@ -568,16 +566,7 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 	size_t n, devices;
 	/* Each pass finds at least one more field lacking (of three) or ends. */
 	for (;;) {
-		const struct kube_slice_params params = {
-			.driver = p->driver,
-			.node_name = p->node_name,
-			.node_uid = p->node_uid,
-			.generation = generation,
-			.driver_version = p->driver_version,
-			.firmware_version = p->firmware_version,
-			.facts = facts,
-			.lacking = lacking_now(p),
-		};
+		const struct kube_slice_params params = params_of(p, facts, generation, lacking_now(p));
 		r = kube_slices_build(snap, &params, &slices);
 		if (r < 0) {
 			failed(f, r, 0, "building the ResourceSlices: %s", strerror(-r));

@@ -20,12 +20,12 @@
 
 extern char **environ;
 
-/* Lines kept per stream, for the dumps and for counting (proc_count_err):
- * a count must see every line since the process started, and a daemon at
- * debug level under ASan writes hundreds in a few seconds of flapping, so
- * 256 lost the first lines of test_health's flapping chip. Pages are only
- * touched as lines come, so an unused tail costs nothing. */
-#define HISTORY_LINES 4096
+/* Every line of a stream is kept, so that a count (proc_count_err) sees
+ * all of them since the process started: the daemon at debug level writes
+ * thousands in some tests (600 kubelet restarts). Past HISTORY_MAX lines a
+ * count refuses to answer rather than answer low. A failure's dump shows
+ * the last DUMP_LINES. */
+#define HISTORY_MAX (1u << 20)
 #define DUMP_LINES 256
 /* Long enough for a whole line of the daemon's JSON log with its fields, so
  * that proc_count_err_match reads lines whole. */
@@ -39,8 +39,9 @@ struct stream {
 	size_t size, len;
 	bool eof;
 	/* The last lines, printed when an expectation fails. */
-	char history[HISTORY_LINES][HISTORY_LINE_MAX];
-	unsigned n_history;
+	char **history; /* malloc'd lines, n_history of them in room for history_cap */
+	unsigned n_history, history_cap;
+	bool history_full;
 	char line[PROC_LINE_MAX];
 };
 
@@ -123,6 +124,9 @@ static void stream_fini(struct stream *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->buf);
+	for (unsigned i = 0; i < s->n_history; i++)
+		free(s->history[i]);
+	free(s->history);
 }
 
 static void close_pair(int fds[2])
@@ -268,12 +272,23 @@ long long proc_status_kib(pid_t pid, const char *key)
 
 static void remember(struct stream *s, const char *line)
 {
+	if (s->n_history == s->history_cap) {
+		unsigned cap = s->history_cap ? s->history_cap * 2 : 256;
+		char **grown = cap <= HISTORY_MAX ? realloc(s->history, cap * sizeof(*grown)) : NULL;
+		if (!grown) {
+			s->history_full = true;
+			return;
+		}
+		s->history = grown;
+		s->history_cap = cap;
+	}
 	/* Long lines are cut: history is for reading, not matching. */
-	char *slot = s->history[s->n_history % HISTORY_LINES];
-	size_t n = strnlen(line, HISTORY_LINE_MAX - 1);
-	memcpy(slot, line, n);
-	slot[n] = '\0';
-	s->n_history++;
+	char *copy = strndup(line, HISTORY_LINE_MAX - 1);
+	if (!copy) {
+		s->history_full = true;
+		return;
+	}
+	s->history[s->n_history++] = copy;
 }
 
 void proc_print_log(const char *title, const char *path)
@@ -311,7 +326,7 @@ void proc_dump(const struct proc *p)
 		unsigned first = s->n_history > DUMP_LINES ? s->n_history - DUMP_LINES : 0;
 		fprintf(stderr, "--- %s %s (last %u lines)\n", p->name, names[k], s->n_history - first);
 		for (unsigned i = first; i < s->n_history; i++)
-			fprintf(stderr, "    %s\n", s->history[i % HISTORY_LINES]);
+			fprintf(stderr, "    %s\n", s->history[i]);
 	}
 }
 
@@ -530,10 +545,15 @@ unsigned proc_count_err_match(struct proc *p, const struct proc_match *m)
 		while (take_line(&p->err))
 			;
 	while (pump(p, 0));
+	/* A count over lines that are gone would be silently low: say so, and
+	 * answer what no expected count is. */
+	if (p->err.history_full) {
+		fprintf(stderr, "%s wrote more lines than a count can see (%u)\n", p->name, p->err.n_history);
+		return UINT_MAX;
+	}
 	unsigned count = 0;
-	unsigned first = p->err.n_history > HISTORY_LINES ? p->err.n_history - HISTORY_LINES : 0;
-	for (unsigned i = first; i < p->err.n_history; i++)
-		count += m->match(p->err.history[i % HISTORY_LINES], m->arg);
+	for (unsigned i = 0; i < p->err.n_history; i++)
+		count += m->match(p->err.history[i], m->arg);
 	return count;
 }
 

@@ -214,6 +214,18 @@ void dra_sim_retry(struct dra_sim *s)
 		register_socket(s, names[i]);
 }
 
+/* Whether id k of device j came earlier in the claim's answer. */
+static bool cdi_id_before(const K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourceResponse *c, size_t j,
+			  size_t k)
+{
+	const char *id = c->devices[j]->cdi_device_ids[k];
+	for (size_t jj = 0; jj <= j; jj++)
+		for (size_t kk = 0; kk < (jj < j ? c->devices[jj]->n_cdi_device_ids : k); kk++)
+			if (strcmp(c->devices[jj]->cdi_device_ids[kk], id) == 0)
+				return true;
+	return false;
+}
+
 static void print_prepare(const uint8_t *body, size_t len)
 {
 	K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse *resp =
@@ -233,15 +245,9 @@ static void print_prepare(const uint8_t *body, size_t len)
 		for (size_t j = 0; c && j < c->n_devices; j++) {
 			out_list_add(&devices, c->devices[j]->device_name);
 			/* Each id once, in order: devices share the claim's. */
-			for (size_t k = 0; k < c->devices[j]->n_cdi_device_ids; k++) {
-				const char *id = c->devices[j]->cdi_device_ids[k];
-				bool seen = false;
-				for (size_t jj = 0; jj <= j && !seen; jj++)
-					for (size_t kk = 0; kk < c->devices[jj]->n_cdi_device_ids && !seen; kk++)
-						seen = (jj < j || kk < k) && strcmp(c->devices[jj]->cdi_device_ids[kk], id) == 0;
-				if (!seen)
-					out_list_add(&cdi, id);
-			}
+			for (size_t k = 0; k < c->devices[j]->n_cdi_device_ids; k++)
+				if (!cdi_id_before(c, j, k))
+					out_list_add(&cdi, c->devices[j]->cdi_device_ids[k]);
 		}
 		out_kv_list(&line, "devices", &devices);
 		out_kv_list(&line, "cdi", &cdi);

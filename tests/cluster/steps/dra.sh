@@ -140,6 +140,38 @@ health_unshown() {
 		grep 'Sending health update notification for pods' "$CLUSTER_DIR/logs/kubelet-n$DK.log" | grep -q "$uid"
 }
 
+# faulty_published CHIP [LIMIT_MS]: waits until the faulty chip is
+# published as this server allows: tainted NoSchedule, or left out of the
+# slices where the server drops device taints (what the driver does then).
+# Prints how it is published and is true, or prints the devices and is false.
+faulty_published() {
+	local out
+	if has_api taints; then
+		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$1 \"))) | .[0] | test(\"npu.ascend.com/unhealthy=.*:NoSchedule\")" ${2-})
+		grep "^npu-$1 .*npu.ascend.com/unhealthy=.*:NoSchedule$" <<<"$out" && return 0
+	else
+		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$1 \"))) | length == 0" ${2-})
+		grep -q "^npu-$1 " <<<"$out" ||
+			{ echo "left out of the slices (the server keeps no device taints; the driver said: $(k -n kube-system logs "$(dra_driver_pod)" | grep -o 'the API server drops[^"]*' | head -n 1))"; return 0; }
+	fi
+	echo "$out"
+	return 1
+}
+
+# pod_health WHAT POD HEALTH: POD's first device shows HEALTH in its
+# allocatedResourcesStatus within 30 s, a skip where this kubelet shows none
+# (health_unshown), else a failure.
+pod_health() {
+	if k wait --for=jsonpath="{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}=$3" \
+		"pod/$2" --timeout=30s >/dev/null; then
+		pass "$1: $(dra_resource_health "$2")"
+	elif health_unshown "$2"; then
+		skip "$1" "the kubelet got the health change for the pod (its log) but shows no allocatedResourcesStatus for a claim made from a template (Kubernetes 1.34's kubelet matches the claim's own name)"
+	else
+		fail "$1" "$(dra_resource_health "$2")"
+	fi
+}
+
 step_dra() {
 	local f out t0 ms pod claim uid devs chip before tok server why
 	# a. The objects of deploy/dra and examples/dra, validated by the API
@@ -387,25 +419,12 @@ EOF
 	if [[ ! $chip =~ ^[0-9]+$ ]]; then
 		fail "10j. a chip fault" "dra-npu-1 holds no chip"
 	elif node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 3 80E01801; then
-		if has_api taints; then
-			out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | test(\"npu.ascend.com/unhealthy=.*:NoSchedule\")")
-			if grep -q "^npu-$chip .*npu.ascend.com/unhealthy=.*:NoSchedule$" <<<"$out"; then
-				ms=$(($(now_ms) - t0))
-				figure dra "chip fault -> device tainted in its ResourceSlice in $ms ms"
-				pass "10j. chip $chip of $ND critical: its device tainted in $ms ms: $(grep "^npu-$chip " <<<"$out")"
-			else
-				fail "10j. the faulty chip tainted" "$out"
-			fi
+		if out=$(faulty_published "$chip"); then
+			ms=$(($(now_ms) - t0))
+			figure dra "chip fault -> device $(has_api taints && echo tainted in its ResourceSlice || echo left out of the ResourceSlices) in $ms ms"
+			pass "10j. chip $chip of $ND critical, published as faulty in $ms ms: $out"
 		else
-			# A server without device taints: the driver leaves the chip out.
-			out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | length == 0")
-			if ! grep -q "^npu-$chip " <<<"$out"; then
-				ms=$(($(now_ms) - t0))
-				figure dra "chip fault -> device left out of the ResourceSlices (no device taints here) in $ms ms"
-				pass "10j. chip $chip of $ND critical, the server keeps no device taints: its device left out of the slices in $ms ms; the driver said: $(k -n kube-system logs "$(dra_driver_pod)" | grep -o 'the API server drops[^"]*' | head -n 1)"
-			else
-				fail "10j. the faulty chip left out of the slices" "$out"
-			fi
+			fail "10j. the faulty chip tainted (or left out where taints are dropped)" "$out"
 		fi
 		# The claim's live status file: the container reads the fault.
 		if out=$(wait_status_file dra-npu-1 inference '.chips[0].healthy == false and .chips[0].code == "80E01801"' 10000); then
@@ -415,14 +434,7 @@ EOF
 		fi
 		# The driver's health stream (NodeWatchResources): the kubelet
 		# shows the pod that holds the chip its device Unhealthy.
-		if k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Unhealthy \
-			pod/dra-npu-1 --timeout=30s >/dev/null; then
-			pass "10j. pod dra-npu-1's allocatedResourcesStatus through the driver's health stream: $(dra_resource_health dra-npu-1)"
-		elif health_unshown dra-npu-1; then
-			skip "10j. dra-npu-1's allocatedResourcesStatus shows the chip Unhealthy" "the kubelet got the health change for the pod (its log) but shows no allocatedResourcesStatus for a claim made from a template (Kubernetes 1.34's kubelet matches the claim's own name)"
-		else
-			fail "10j. dra-npu-1's allocatedResourcesStatus shows the chip Unhealthy" "$(dra_resource_health dra-npu-1)"
-		fi
+		pod_health "10j. pod dra-npu-1's allocatedResourcesStatus shows the chip Unhealthy through the driver's health stream" dra-npu-1 Unhealthy
 		t0=$(now_ms)
 		node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 0 "" || fail "10j. recovery" "cannot write the state"
 		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | endswith(\" -\")")
@@ -432,14 +444,7 @@ EOF
 		else
 			fail "10j. recovery publishes the chip untainted" "$out"
 		fi
-		if k wait --for=jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus[0].resources[0].health}'=Healthy \
-			pod/dra-npu-1 --timeout=30s >/dev/null; then
-			pass "10j. pod dra-npu-1's allocatedResourcesStatus back to $(dra_resource_health dra-npu-1)"
-		elif health_unshown dra-npu-1; then
-			skip "10j. dra-npu-1's allocatedResourcesStatus Healthy again" "as above: this kubelet shows none for a claim made from a template"
-		else
-			fail "10j. dra-npu-1's allocatedResourcesStatus Healthy again" "$(dra_resource_health dra-npu-1)"
-		fi
+		pod_health "10j. pod dra-npu-1's allocatedResourcesStatus Healthy again" dra-npu-1 Healthy
 	else
 		fail "10j. fault" "cannot write the state"
 	fi
@@ -483,16 +488,9 @@ EOF
 		fail "10k. kube-apiserver restart" "$(tail -n 5 "$CLUSTER_DIR/logs/kube-apiserver.log")"
 	fi
 	# The publisher's backoff doubles up to 30 s while the server is away.
-	if has_api taints; then
-		out=$(wait_devices 'split("\n") | map(select(startswith("npu-7 "))) | .[0] | test("npu.ascend.com/unhealthy=.*:NoSchedule")' 60000)
-		grep -q "^npu-7 .*:NoSchedule$" <<<"$out" && out="$out"$'\n'"published: $(grep '^npu-7 ' <<<"$out")"
-	else
-		out=$(wait_devices 'split("\n") | map(select(startswith("npu-7 "))) | length == 0' 60000)
-		grep -q "^npu-7 " <<<"$out" || out="$out"$'\n'"published: npu-7 left out"
-	fi
-	if grep -q "^published: " <<<"$out" &&
+	if out=$(faulty_published 7 60000) &&
 		[ "$(k -n kube-system get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" = 0 ]; then
-		pass "10k. the driver $pod (not restarted) published the fault once the API server was back: $(sed -n 's/^published: //p' <<<"$out"); its log: $(k -n kube-system logs "$pod" | grep -E 'cannot publish|works again' | sed 's/^[^ ]* //' | cut -c1-160 | tr '\n' '|')"
+		pass "10k. the driver $pod (not restarted) published the fault once the API server was back: $out; its log: $(k -n kube-system logs "$pod" | grep -E 'cannot publish|works again' | sed 's/^[^ ]* //' | cut -c1-160 | tr '\n' '|')"
 	else
 		fail "10k. the slices after the kube-apiserver restart" "$(k -n kube-system get pod "$pod" -o wide 2>&1); $out"
 	fi
