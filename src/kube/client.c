@@ -756,9 +756,10 @@ int kube_client_watch(struct kube_client *client, const struct kube_watch_reques
 	out->status = 0;
 	if (!request->path || !request->on_event || request->timeout_s < 1 ||
 	    request->timeout_s > KUBE_WATCH_TIMEOUT_MAX_S || !version_ok(version) ||
-	    str_printf(path, sizeof(path), "%s%swatch=1&allowWatchBookmarks=true&timeoutSeconds=%d%s%s", request->path,
-		       strchr(request->path, '?') ? "&" : "?", request->timeout_s, version[0] ? "&resourceVersion=" : "",
-		       version) < 0) {
+	    str_printf(path, sizeof(path), "%s%swatch=1&allowWatchBookmarks=true&timeoutSeconds=%d%s%s%s", request->path,
+		       strchr(request->path, '?') ? "&" : "?", request->timeout_s,
+		       request->send_initial_events ? "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan" : "",
+		       version[0] ? "&resourceVersion=" : "", version) < 0) {
 		snprintf(out->cause, sizeof(out->cause), "not a watch this client sends");
 		return -EINVAL;
 	}

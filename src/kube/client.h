@@ -144,6 +144,13 @@ struct kube_watch_request {
 	const char *resource_version;
 	int timeout_s; /* the server's timeoutSeconds: 1 .. KUBE_WATCH_TIMEOUT_MAX_S */
 	int abort_fd;  /* readable: the watch ends at once with -ECANCELED; -1: none */
+	/* The list first, through the watch (sendInitialEvents=true with
+	 * resourceVersionMatch=NotOlderThan; the version as above, "" for a
+	 * consistent read): an ADDED event per object, then a BOOKMARK whose
+	 * initial_events_end is set, then the changes (Kubernetes' "streaming
+	 * lists", KEP-3157). A server without it (the WatchList gate off, as in
+	 * 1.33) refuses the watch: -EREMOTEIO with status 422 or 400. */
+	bool send_initial_events;
 	/* Each event but ERROR (which ends the watch, see below), in order, on
 	 * the caller's thread; it may block (the stream waits in the socket). */
 	kube_watch_fn on_event;

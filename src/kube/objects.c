@@ -94,6 +94,25 @@ int kube_parse_meta(const char *body, size_t len, struct kube_meta *ret_meta, ch
 	return r;
 }
 
+int kube_slice_item_of(json_object *slice, struct kube_slice_item *ret_item, char *why, size_t why_size,
+		       const char *where)
+{
+	json_object *spec, *pool, *gen;
+	struct kube_slice_item item;
+	if (!json_object_is_type(slice, json_type_object))
+		return why_fail(why, why_size, -EBADMSG, "%s: not an object", where[0] ? where : "the slice");
+	int r = meta_of(slice, &item.meta, why, why_size, where);
+	if (r < 0)
+		return r;
+	if (!json_object_object_get_ex(slice, "spec", &spec) || !json_object_is_type(spec, json_type_object) ||
+	    !json_object_object_get_ex(spec, "pool", &pool) || !json_object_is_type(pool, json_type_object) ||
+	    !json_object_object_get_ex(pool, "generation", &gen) || !json_object_is_type(gen, json_type_int))
+		return why_fail(why, why_size, -EBADMSG, "%sspec.pool.generation is missing or not an integer", where);
+	item.generation = json_object_get_int64(gen);
+	*ret_item = item;
+	return 0;
+}
+
 int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *ret_list, char *why,
 			  size_t why_size)
 {
@@ -120,24 +139,16 @@ int kube_parse_slice_list(const char *body, size_t len, struct kube_slice_list *
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_object *item = json_object_array_get_idx(items, i), *spec, *pool, *gen;
 		char where[32];
+		json_object *item = json_object_array_get_idx(items, i);
 		snprintf(where, sizeof(where), "items[%zu].", i);
 		if (!json_object_is_type(item, json_type_object)) {
 			r = why_fail(why, why_size, -EBADMSG, "items[%zu] is not an object", i);
 			goto out;
 		}
-		r = meta_of(item, &tmp[i].meta, why, why_size, where);
+		r = kube_slice_item_of(item, &tmp[i], why, why_size, where);
 		if (r < 0)
 			goto out;
-		if (!json_object_object_get_ex(item, "spec", &spec) || !json_object_is_type(spec, json_type_object) ||
-		    !json_object_object_get_ex(spec, "pool", &pool) || !json_object_is_type(pool, json_type_object) ||
-		    !json_object_object_get_ex(pool, "generation", &gen) || !json_object_is_type(gen, json_type_int)) {
-			r = why_fail(why, why_size, -EBADMSG, "%sspec.pool.generation is missing or not an integer",
-				     where);
-			goto out;
-		}
-		tmp[i].generation = json_object_get_int64(gen);
 	}
 	r = 0;
 out:

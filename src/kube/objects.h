@@ -55,6 +55,12 @@ int kube_json_string(json_object *o, const char *key, char *out, size_t size, ch
  * string that fits, uid and resourceVersion must be there. */
 int kube_parse_meta(const char *body, size_t len, struct kube_meta *ret_meta, char *why, size_t why_size);
 
+/* One ResourceSlice object (a list's item, a watch event's object): its
+ * metadata and spec.pool.generation, where prefixing the members named in
+ * why ("items[3]." say, or ""). */
+int kube_slice_item_of(json_object *slice, struct kube_slice_item *ret_item, char *why, size_t why_size,
+		       const char *where);
+
 /* A ResourceSliceList: each item's metadata and spec.pool.generation, and
  * the list's metadata.resourceVersion. -E2BIG beyond KUBE_LIST_MAX_ITEMS
  * items. */

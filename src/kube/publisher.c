@@ -16,6 +16,7 @@
 #include "base/parse.h"
 #include "base/wait.h"
 #include "kube/objects.h"
+#include "kube/slice_cache.h"
 #include "kube/slices.h"
 
 #define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
@@ -30,6 +31,11 @@
  * from): one that ends every watch at once would be watched again in a
  * loop otherwise. */
 #define WATCH_MIN_MS 1000
+/* How long a round waits for a streamed list of the slices (the watch's
+ * initial events) before it lists them itself: the watch answers within a
+ * round trip when all is well, and a round that waited longer would delay
+ * a fault's taint. */
+#define SYNC_WAIT_MS 5000
 
 struct kube_publisher {
 	struct kube_client *client;
@@ -60,6 +66,12 @@ struct kube_publisher {
 	bool owed;                 /* the watch saw someone else's change: a round is owed */
 	int64_t owed_at;           /* when the first of those was seen */
 	bool watch_now;            /* kube_publisher_recheck: end the watch's backoff */
+	/* The slices as the watch says them, read by the rounds instead of a
+	 * list once synced; the watch streams its list first unless the server
+	 * refused that once (then it watches from the rounds' lists). */
+	struct kube_slice_cache cache;
+	bool stream_refused;
+	int64_t syncing_until; /* a streamed list under way: rounds wait for it until then */
 
 	/* The thread's own. */
 	char node_uid[KUBE_META_UID_MAX];
@@ -187,6 +199,78 @@ static int list_slices(struct kube_publisher *p, struct kube_slice_list *list, j
 	json_object_put(root);
 	kube_response_free(&resp);
 	return r;
+}
+
+/* The node's slices as list_slices gives them: from the watch's cache
+ * when it is synced (no request), else listed. */
+static int read_slices(struct kube_publisher *p, struct kube_slice_list *list, json_object **ret_items,
+		       struct failure *f)
+{
+	pthread_mutex_lock(&p->lock);
+	int r = kube_slice_cache_read(&p->cache, list, ret_items);
+	pthread_mutex_unlock(&p->lock);
+	if (r == -ENOMEM)
+		return failed(f, r, 0, "out of memory");
+	return r == 0 ? 0 : list_slices(p, list, ret_items, f);
+}
+
+/* The Node's uid from the owner reference of a slice listed (the slices of
+ * a driver that ran before, or of the other pod of a roll): a Node made
+ * anew has a new uid, and the garbage collector removes the slices owned
+ * by the old one, which the watch then sees; so a slice still there names
+ * the Node of now, and a roll costs no read of it. */
+static void adopt_node_uid(struct kube_publisher *p, json_object *items)
+{
+	for (size_t i = 0; items && i < json_object_array_length(items); i++) {
+		json_object *refs = json_object_object_get(
+			json_object_object_get(json_object_array_get_idx(items, i), "metadata"), "ownerReferences");
+		for (size_t k = 0; json_object_is_type(refs, json_type_array) && k < json_object_array_length(refs);
+		     k++) {
+			json_object *ref = json_object_array_get_idx(refs, k);
+			char kind[8], name[KUBE_META_NAME_MAX], uid[KUBE_META_UID_MAX];
+			if (kube_json_string(ref, "kind", kind, sizeof(kind), NULL, 0, "") == 0 &&
+			    strcmp(kind, "Node") == 0 &&
+			    kube_json_string(ref, "name", name, sizeof(name), NULL, 0, "") == 0 &&
+			    strcmp(name, p->node_name) == 0 &&
+			    kube_json_string(ref, "uid", uid, sizeof(uid), NULL, 0, "") == 0 && uid[0]) {
+				memcpy(p->node_uid, uid, sizeof(p->node_uid));
+				return;
+			}
+		}
+	}
+}
+
+/* Whether writing wanted over list creates a slice (one of a name not
+ * listed). */
+static bool creates(const struct kube_slice_list *list, json_object *wanted)
+{
+	for (size_t i = 0; i < json_object_array_length(wanted); i++) {
+		const char *name = json_object_get_string(json_object_object_get(
+			json_object_object_get(json_object_array_get_idx(wanted, i), "metadata"), "name"));
+		bool listed = false;
+		for (size_t j = 0; j < list->count && !listed; j++)
+			listed = strcmp(list->items[j].meta.name, name ? name : "") == 0;
+		if (!listed)
+			return true;
+	}
+	return false;
+}
+
+/* A write's answer goes into the watch's cache, so that a round before
+ * the write's echo does not see the slice as it was. */
+static void cache_written(struct kube_publisher *p, json_object *stored, const char *deleted)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->cache.synced) {
+		if (deleted)
+			kube_slice_cache_forget(&p->cache, deleted);
+		else if (!stored || kube_slice_cache_store(&p->cache, stored, NULL, 0) < 0)
+			/* Without the answer (unreadable, or no room for it) the
+			 * cache would lie: rounds list until the watch has
+			 * streamed the list again. */
+			kube_slice_cache_restart(&p->cache);
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* The slice's current resourceVersion, to replace it after a conflict. */
@@ -318,6 +402,7 @@ static int write_slice(struct kube_publisher *p, json_object *slice, const char 
 			json_object *stored = NULL;
 			if (kube_json_parse(resp.body, resp.len, &stored, NULL, 0) == 0)
 				*dropped |= kube_slice_dropped(slice, stored);
+			cache_written(p, stored, NULL);
 			json_object_put(stored);
 			kube_response_free(&resp);
 			return 0;
@@ -351,6 +436,8 @@ static int delete_slice(struct kube_publisher *p, const char *name, struct failu
 		return r;
 	if (!kube_status_ok(resp.status) && resp.status != 404)
 		r = status_failure(f, "deleting a ResourceSlice", &resp);
+	else
+		cache_written(p, NULL, name);
 	kube_response_free(&resp);
 	return r;
 }
@@ -521,46 +608,42 @@ static bool gated_wanted(struct kube_publisher *p, struct npu_snapshot *snap, co
  * that failed fails the round too, after the slices were written without
  * everything it asks about, so that it is tried again with the backoff. */
 static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const struct kube_device_facts *facts,
-		     bool changed, bool node_due,
-		     struct kube_publish_report *done, struct failure *f)
+		     bool changed, struct kube_publish_report *done, struct failure *f)
 {
 	struct kube_slice_list *list = malloc(sizeof(*list));
 	json_object *slices = NULL, *items = NULL;
 	struct failure probe_failure = { 0 };
 	int r, probed = 0;
+	bool node_read = false;
 	if (!list)
 		return failed(f, -ENOMEM, 0, "out of memory");
-	/* A Node deleted and made again has a new uid, and slices owned by the
-	 * old one would be collected as orphans: the Node is read before every
-	 * write and at every resync, but not at a round the watch asked for
-	 * that finds the slices as written: that costs one request (the list)
-	 * instead of two. */
 	char uid[KUBE_META_UID_MAX];
 	memcpy(uid, p->node_uid, sizeof(uid));
-	if (node_due && (r = fetch_node_uid(p, f)) < 0)
+	if ((r = read_slices(p, list, &items, f)) < 0)
 		goto out;
-	changed |= strcmp(uid, p->node_uid) != 0;
+	if (!p->node_uid[0])
+		adopt_node_uid(p, items);
 	/* The first round whose slices would carry a gated field asks before
 	 * it writes; the probe's slice is owned by the Node as the real ones
-	 * are, so the Node is read first. A healthy node with plain chips
-	 * needs none of them, and costs the API server no probe at start. */
+	 * are, so the Node's uid must be known. A healthy node with plain
+	 * chips needs none of them, and costs the API server no probe at
+	 * start. */
 	unsigned lacking = lacking_now(p);
-	if (!p->probed && gated_wanted(p, snap, facts) && (probed = probe(p, &probe_failure)) < 0 &&
-	    probe_failure.error == -ECANCELED) {
-		r = failed(f, -ECANCELED, 0, "stopping");
-		goto out;
+	if (!p->probed && gated_wanted(p, snap, facts)) {
+		if (!p->node_uid[0]) {
+			if ((r = fetch_node_uid(p, f)) < 0)
+				goto out;
+			node_read = true;
+		}
+		if ((probed = probe(p, &probe_failure)) < 0 && probe_failure.error == -ECANCELED) {
+			r = failed(f, -ECANCELED, 0, "stopping");
+			goto out;
+		}
 	}
-	changed |= lacking_now(p) != lacking;
-	if ((r = list_slices(p, list, &items, f)) < 0)
-		goto out;
+	changed |= lacking_now(p) != lacking || strcmp(uid, p->node_uid) != 0;
 	if (!changed && server_as_written(p, list)) {
 		r = 1;
 		goto out;
-	}
-	if (!node_due) {
-		if ((r = fetch_node_uid(p, f)) < 0)
-			goto out;
-		changed |= strcmp(uid, p->node_uid) != 0;
 	}
 	int64_t generation = next_generation(p, list);
 	size_t n, devices;
@@ -590,6 +673,22 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 			generation = theirs;
 			break;
 		}
+		/* A slice created is owned by the Node as it is now: a Node made
+		 * anew (a new uid) has had the old one's slices collected, so
+		 * it is read before a create, and when no slice named it. A
+		 * replace keeps the owner the slice has. */
+		if (!node_read && (!p->node_uid[0] || creates(list, slices))) {
+			char before[KUBE_META_UID_MAX];
+			memcpy(before, p->node_uid, sizeof(before));
+			if ((r = fetch_node_uid(p, f)) < 0)
+				goto out;
+			node_read = true;
+			if (strcmp(before, p->node_uid) != 0) {
+				json_object_put(slices);
+				slices = NULL;
+				continue;
+			}
+		}
 		if ((r = write_slices(p, list, slices, &dropped, f)) < 0)
 			goto out;
 		if (!(dropped & ~p->lacking))
@@ -602,7 +701,7 @@ static int reconcile(struct kube_publisher *p, struct npu_snapshot *snap, const 
 		json_object_put(slices);
 		json_object_put(items);
 		slices = items = NULL;
-		if ((r = list_slices(p, list, &items, f)) < 0)
+		if ((r = read_slices(p, list, &items, f)) < 0)
 			goto out;
 		generation = next_generation(p, list);
 	}
@@ -686,7 +785,7 @@ static void repaired(const struct kube_publisher *p, struct repairs *rp, int64_t
 static void *run(void *arg)
 {
 	struct kube_publisher *p = arg;
-	int64_t backoff = p->backoff_initial_ms, retry_at = 0, resync_at = 0, node_at = 0;
+	int64_t backoff = p->backoff_initial_ms, retry_at = 0, resync_at = 0;
 	bool due = false; /* a round is owed whatever the content: after a failure, at a resync */
 	/* A round the watch asked for is due at resync_at (brought forward). */
 	bool owed = false;
@@ -710,6 +809,13 @@ static void *run(void *arg)
 			ready_at = p->offered_at + p->coalesce_ms;
 		bool work = p->snapshot && (p->offered || due || now >= resync_at) && now >= retry_at &&
 			    (!p->offered || due || now >= ready_at);
+		/* The watch is streaming the list: the round reads that rather
+		 * than listing, unless it takes longer than SYNC_WAIT_MS. */
+		if (work && !p->cache.synced && now < p->syncing_until) {
+			struct timespec ts = deadline_after_ms(p->syncing_until - now);
+			pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+			continue;
+		}
 		if (!work) {
 			int64_t until = -1;
 			if (p->snapshot)
@@ -742,7 +848,6 @@ static void *run(void *arg)
 		char *content = NULL;
 		/* Without its facts the snapshot would be published as if the
 		 * memory were unknown and no chip shared: a failed round instead. */
-		bool node_due = now >= node_at, node_read = false;
 		unsigned lacking = lacking_now(p);
 		int r = facts_lost ? -ENOMEM : content_of(p, snap, facts, &content);
 		bool changed = r == 0 && (!p->published || strcmp(content, p->published) != 0);
@@ -751,8 +856,7 @@ static void *run(void *arg)
 		else if (!due && !changed)
 			r = 1; /* nothing changed */
 		else {
-			r = reconcile(p, snap, facts, changed, node_due, &done, &f);
-			node_read = node_due && r >= 0;
+			r = reconcile(p, snap, facts, changed, &done, &f);
 		}
 		if (r == 0 && lacking_now(p) != lacking) {
 			/* The round found what the server drops, and published
@@ -810,8 +914,6 @@ static void *run(void *arg)
 		} else {
 			if (r == 0 || due)
 				resync_at = now + p->resync_ms;
-			if (node_read)
-				node_at = now + p->resync_ms;
 			due = false;
 			retry_at = 0;
 			backoff = p->backoff_initial_ms;
@@ -863,9 +965,11 @@ static void owe_round(struct kube_publisher *p)
 /* One watch's state: where the next one starts. */
 struct watching {
 	struct kube_publisher *p;
+	bool streaming; /* this watch streams the list first, into the cache */
 	char version[KUBE_META_VERSION_MAX];
 	int last_error; /* of the last watch failure reported, 0 after a watch that worked */
 	long last_status;
+	char why[160]; /* why an event could not go into the cache */
 };
 
 static int on_watch_event(void *ctx, const struct kube_watch_event *ev)
@@ -873,7 +977,7 @@ static int on_watch_event(void *ctx, const struct kube_watch_event *ev)
 	struct watching *w = ctx;
 	struct kube_publisher *p = w->p;
 	memcpy(w->version, ev->resource_version, sizeof(w->version));
-	if (ev->type == KUBE_WATCH_BOOKMARK)
+	if (ev->type == KUBE_WATCH_BOOKMARK && !w->streaming)
 		return 0;
 	int64_t generation = generation_of(ev->object);
 	pthread_mutex_lock(&p->lock);
@@ -883,7 +987,18 @@ static int on_watch_event(void *ctx, const struct kube_watch_event *ev)
 	while (p->in_round && !p->stop)
 		pthread_cond_wait(&p->watch_cond, &p->lock);
 	int r = p->stop ? -ECANCELED : 0;
-	if (r == 0 && foreign(p, ev, generation))
+	/* The initial events of a streamed list are the state, not changes:
+	 * they go into the cache alone, and rounds wait for their end. */
+	bool initial = w->streaming && !p->cache.synced;
+	if (r == 0 && w->streaming) {
+		r = kube_slice_cache_apply(&p->cache, ev, w->why, sizeof(w->why));
+		if (r == 1) {
+			p->syncing_until = 0;
+			pthread_cond_signal(&p->cond);
+			r = 0;
+		}
+	}
+	if (r == 0 && !initial && ev->type != KUBE_WATCH_BOOKMARK && foreign(p, ev, generation))
 		owe_round(p);
 	pthread_mutex_unlock(&p->lock);
 	return r;
@@ -914,7 +1029,7 @@ static void *watch_run(void *arg)
 	struct watching w = { .p = p };
 	char path[768];
 	uint64_t lists_seen = 0;
-	bool relist = true; /* start from the next list's resourceVersion */
+	bool relist = true; /* stream the list, or start from the next round's */
 	int64_t backoff = 0, retry_at = 0;
 	selection(p, path);
 	pthread_mutex_lock(&p->lock);
@@ -924,7 +1039,10 @@ static void *watch_run(void *arg)
 			p->watch_now = false;
 			retry_at = 0;
 		}
-		bool listed_since = !relist || p->lists != lists_seen;
+		/* A watch made anew streams the list first, into the cache;
+		 * where the server refused that, it starts from a round's list. */
+		bool stream = relist && !p->stream_refused;
+		bool listed_since = !relist || stream || p->lists != lists_seen;
 		if (!listed_since || now < retry_at) {
 			if (listed_since) {
 				struct timespec ts = deadline_after_ms(retry_at - now);
@@ -934,11 +1052,17 @@ static void *watch_run(void *arg)
 			}
 			continue;
 		}
-		if (relist) {
+		if (stream) {
+			w.version[0] = '\0';
+			kube_slice_cache_restart(&p->cache);
+			p->syncing_until = now + SYNC_WAIT_MS;
+		} else if (relist) {
 			memcpy(w.version, p->listed_version, sizeof(w.version));
 			lists_seen = p->lists;
-			relist = false;
 		}
+		if (relist)
+			w.streaming = stream;
+		relist = false;
 		int timeout_s = p->watch_timeout_s ? p->watch_timeout_s
 						   : (int)(jittered(p, 2 * WATCH_TIMEOUT_S * 1000) / 1000);
 		pthread_mutex_unlock(&p->lock);
@@ -950,6 +1074,7 @@ static void *watch_run(void *arg)
 			.abort_fd = p->watch_abort,
 			.on_event = on_watch_event,
 			.ctx = &w,
+			.send_initial_events = stream,
 		};
 		struct kube_watch_outcome out;
 		int64_t started = now_ms();
@@ -961,6 +1086,19 @@ static void *watch_run(void *arg)
 			w.last_error = 0;
 
 		pthread_mutex_lock(&p->lock);
+		if (w.streaming && !p->cache.synced) {
+			/* The streamed list did not end: rounds list meanwhile, and
+			 * the next watch streams it again. A server without
+			 * streamed lists (the WatchList gate off, as in 1.33)
+			 * refuses the parameters: from then on, list and watch. */
+			p->syncing_until = 0;
+			pthread_cond_signal(&p->cond);
+			relist = true;
+			if (stream && r == -EREMOTEIO && (out.status == 422 || out.status == 400)) {
+				p->stream_refused = true;
+				w.streaming = false;
+			}
+		}
 		/* Events may have been lost (the version is gone, a line could not
 		 * be read, a version this client cannot send) or the server
 		 * refused: list again, and watch from there. A connection
@@ -968,7 +1106,7 @@ static void *watch_run(void *arg)
 		 * the last left off: the server sends what came meanwhile, or says
 		 * the version is gone; so does client-go's reflector
 		 * (isWatchErrorRetriable). */
-		if (r == -ESTALE || r == -EBADMSG || r == -EMSGSIZE || r == -EINVAL ||
+		if (r == -ESTALE || r == -EBADMSG || r == -EMSGSIZE || r == -EINVAL || r == -E2BIG ||
 		    (r == -EREMOTEIO && out.status != 429)) {
 			relist = true;
 			owe_round(p);
@@ -991,6 +1129,7 @@ static void publisher_free(struct kube_publisher *p)
 {
 	if (p->watch_abort >= 0)
 		close(p->watch_abort);
+	kube_slice_cache_fini(&p->cache);
 	pthread_cond_destroy(&p->watch_cond);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
@@ -1049,6 +1188,10 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 		publisher_free(p);
 		return r;
 	}
+	if (kube_slice_cache_init(&p->cache) < 0) {
+		publisher_free(p);
+		return -ENOMEM;
+	}
 	p->watch_timeout_s = o->watch_timeout_s > 0 && o->watch_timeout_s <= KUBE_WATCH_TIMEOUT_MAX_S
 				     ? o->watch_timeout_s
 				     : 0;
@@ -1066,6 +1209,9 @@ int kube_publisher_start(const struct kube_publisher_options *o, struct kube_pub
 	p->coalesce_ms = o->coalesce_ms > 0 ? o->coalesce_ms : o->coalesce_ms < 0 ? 0 : KUBE_PUBLISH_COALESCE_MS;
 	p->report = o->report;
 	p->report_ctx = o->report_ctx;
+	/* The first rounds read the watch's streamed list rather than listing
+	 * (see watch_run), unless it takes too long. */
+	p->syncing_until = now_ms() + SYNC_WAIT_MS;
 	/* Nodes start at different nanoseconds, with different pids; never 0,
 	 * which xorshift would keep. */
 	struct timespec ts;

@@ -4,10 +4,11 @@
  * with kube_publisher_offer, which only swaps a pointer under a lock, so the
  * kubelet's path never waits for the API server.
  *
- * A round lists the driver's slices of this node (fieldSelector
- * spec.nodeName and spec.driver), reads the Node (its uid, for the slices'
- * owner reference: at a resync, and before any write, not at a round that
- * finds the slices as written), creates or replaces each wanted slice
+ * A round reads the driver's slices of this node (fieldSelector
+ * spec.nodeName and spec.driver) from the watch's copy of them (below; a
+ * list when there is none), reads the Node (its uid, for the slices' owner
+ * reference) only before it creates a slice and when no slice listed names
+ * it, creates or replaces each wanted slice
  * (a 409 conflict: read it again and retry), deletes the ones left over, and
  * gives the pool a generation above every one listed, so that each change
  * is a new generation. A round runs when the devices' content changed, after
@@ -18,9 +19,18 @@
  * snapshot: once the server is back, it gets the current truth, not a
  * history.
  *
- * A second thread watches the same selection from the first list's
- * resourceVersion on, as upstream's ResourceSlice controller holds an
- * informer (k8s.io/dynamic-resource-allocation/resourceslice): any event
+ * A second thread watches the same selection, as upstream's ResourceSlice
+ * controller holds an informer (k8s.io/dynamic-resource-allocation/
+ * resourceslice). Its watch streams the list first (sendInitialEvents,
+ * Kubernetes' streaming lists, on by default from 1.34) into a copy of the
+ * slices (kube/slice_cache.h) that the rounds read instead of listing, the
+ * answers to the publisher's own writes included; the rounds wait up to
+ * 5 s for that list, and list themselves meanwhile if it takes longer. A
+ * server that refuses streamed lists (422: the WatchList gate off, as in
+ * 1.33) is listed by every round and watched from the list's
+ * resourceVersion, as before. So a start costs a read of the Node and a
+ * create, and a restart that finds its slices as wanted (a roll) costs no
+ * request at all but the watch. Any event
  * but a bookmark and the echo of this publisher's own writes (the name and
  * resourceVersion it wrote) makes a round owed, which runs after the
  * coalescing window, so that a slice deleted or changed by someone else is
@@ -41,7 +51,7 @@
  * one another. A watch lasts 5 to 10 minutes (at random) and is made again
  * from the last event's resourceVersion (bookmarks keep it fresh); a
  * version the server no longer has (410), or a stream that cannot be read,
- * makes a round owed, and the next watch starts from its list. A watch
+ * makes a round owed, and the next watch streams the list again. A watch
  * that fails is made again after the same jittered backoff as a round.
  *
  * What the API server keeps: before the first write whose slices would carry

@@ -80,6 +80,12 @@ int kube_watch_parse(const char *line, size_t len, struct kube_watch_event *ret_
 				     name);
 		if (r < 0)
 			goto out;
+		json_object *annotations, *end;
+		ev.initial_events_end = ev.type == KUBE_WATCH_BOOKMARK &&
+					json_object_object_get_ex(meta, "annotations", &annotations) &&
+					json_object_object_get_ex(annotations, "k8s.io/initial-events-end", &end) &&
+					json_object_is_type(end, json_type_string) &&
+					strcmp(json_object_get_string(end), "true") == 0;
 	}
 	ev.object = object;
 	*ret_event = ev;

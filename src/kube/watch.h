@@ -38,6 +38,10 @@ struct kube_watch_event {
 	 * an ERROR ("" where absent). */
 	char name[KUBE_META_NAME_MAX];
 	char resource_version[KUBE_META_VERSION_MAX];
+	/* BOOKMARK of a watch that streams the list first (sendInitialEvents):
+	 * the one that ends the initial events, annotated
+	 * k8s.io/initial-events-end "true"; resource_version is the list's. */
+	bool initial_events_end;
 	/* ERROR: the Status's code (0 when it has none) and message. */
 	long code;
 	char message[KUBE_WATCH_MESSAGE_MAX];
