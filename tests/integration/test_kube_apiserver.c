@@ -11,14 +11,17 @@
  * publisher puts the current truth there. vNPUs as partitions and a
  * time-sliced chip are published and read back. Two publishers of one
  * pool (a surge roll of the DRA driver) write nothing the other wrote
- * already. The publisher's watch puts a deleted slice back within a second
- * with one list and no polling (the server's audit log counts its
- * requests), is made again each time the server ends it, lists once when
- * a restarted server no longer has its version (410), and ends at once at
+ * already. The publisher's watch streams the list first (sendInitialEvents)
+ * and the rounds read it instead of listing: a deleted slice is put back
+ * within a second with a read of the Node and a create, no list, no
+ * polling (the server's audit log counts its requests); the watch is made
+ * again each time the server ends it, streams the list again when a
+ * restarted server no longer has its version (410), and ends at once at
  * a stop. With the feature gates of taints, counters and shared capacity
  * off, as Kubernetes 1.34 and 1.35 have them, the publisher finds out
- * before it writes and publishes only what the server keeps. Skipped (77)
- * where the cluster's binaries were not built. */
+ * before it writes and publishes only what the server keeps. A server
+ * without streamed lists (WatchList off, as in 1.33) is listed and watched
+ * as before. Skipped (77) where the cluster's binaries were not built. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -199,14 +202,17 @@ static void test_publish_to_kube_apiserver(void **state)
 		if (reps.all[k].event == KUBE_PUBLISH_FAILED && reps.all[k - 1].event == KUBE_PUBLISH_FAILED)
 			assert_false(reps.all[k].error == reps.all[k - 1].error && reps.all[k].status == reps.all[k - 1].status);
 
-	/* The Node deleted and made again: the next resync gives the slices
-	 * the new Node as owner (the old uid would make them orphans). */
+	/* The Node deleted and made again: the garbage collector deletes the
+	 * slices the old Node owned (this control plane has no controller
+	 * manager: kubectl does it here), and the publisher makes them anew
+	 * with the new Node as owner. */
 	assert_int_equal(apiserver_kubectl(api, NULL, "delete node sim-node-1"), 0);
 	assert_int_equal(apiserver_kubectl(api, node_yaml, "apply -f -"), 0);
 	node = apiserver_kubectl_json(api, "get node sim-node-1");
 	assert_string_not_equal(json_str_at(node, "metadata.uid"), node_uid);
 	snprintf(node_uid, sizeof(node_uid), "%s", json_str_at(node, "metadata.uid"));
 	json_object_put(node);
+	assert_int_equal(apiserver_kubectl(api, NULL, "delete resourceslice sim-node-1-npu.ascend.com-0"), 0);
 	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
 	assert_int_equal(reps.all[i].generation, 4);
 	check_slices(node_uid, 4, 5);
@@ -366,10 +372,10 @@ static void test_two_instances_one_pool(void **state)
 }
 
 /* A publisher of node (a Node made for it) with watches of watch_timeout_s
- * (0: the default), its first publication, generation 1, on the server,
+ * (0: the default), its first publication, at generation, on the server,
  * and its first watch under way; *ret_i: the index of its report. */
-static struct kube_publisher *publish_node(const char *node, int watch_timeout_s, struct kube_client **ret_client,
-					   size_t *ret_i)
+static struct kube_publisher *publish_node(const char *node, int watch_timeout_s, int64_t generation,
+					   struct kube_client **ret_client, size_t *ret_i)
 {
 	char yaml[128];
 	snprintf(yaml, sizeof(yaml), "apiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n", node);
@@ -390,7 +396,7 @@ static struct kube_publisher *publish_node(const char *node, int watch_timeout_s
 	assert_int_equal(kube_publisher_start(&o, &p), 0);
 	offer(p, -1);
 	*ret_i = wait_report(before, KUBE_PUBLISH_DONE);
-	assert_int_equal(reps.all[*ret_i].generation, 1);
+	assert_int_equal(reps.all[*ret_i].generation, generation);
 	assert_int_equal(apiserver_audit_wait(api, mark, AGENT, "watch", "resourceslices", 1, WAIT_MS), 1);
 	*ret_client = client;
 	return p;
@@ -419,7 +425,7 @@ static int64_t cpu_ms(void)
 /* The kubelet wipes a node's slices when it starts, and a driver's 30 s
  * after the driver went away, at any time after the driver registered
  * again: the watch sees the deletion, and the slice is back within about a
- * second, with one list (and the Node and the write), no polling. The
+ * second, with a read of the Node and the create, no list, no polling. The
  * server ends each watch (every 3 s here) and the next starts where the
  * last left off, without a list; idle, a watch costs no CPU; after those, a
  * deletion is still seen; a stop ends the watch at once. */
@@ -428,7 +434,7 @@ static void test_watch_puts_back(void **state)
 	(void)state;
 	struct kube_client *client;
 	size_t i;
-	struct kube_publisher *p = publish_node("sim-node-4", 3, &client, &i);
+	struct kube_publisher *p = publish_node("sim-node-4", 3, 1, &client, &i);
 
 	long mark = apiserver_audit_mark(api);
 	assert_int_equal(apiserver_kubectl(api, NULL, "delete resourceslice sim-node-4-npu.ascend.com-0"), 0);
@@ -445,7 +451,8 @@ static void test_watch_puts_back(void **state)
 	/* A busy loop would take the whole of it; the test's own reads of the
 	 * audit log take a little. */
 	assert_true(cpu_ms() - cpu < 1000);
-	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 1);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 0);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "get", "nodes"), 1);
 	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "create", "resourceslices"), 1);
 
 	assert_int_equal(apiserver_kubectl(api, NULL, "delete resourceslice sim-node-4-npu.ascend.com-0"), 0);
@@ -460,27 +467,69 @@ static void test_watch_puts_back(void **state)
 }
 
 /* A restarted API server no longer has the version the watch was at (its
- * cache starts anew: 410 Gone): the publisher lists once, and watches from
- * the list's version. While the server is away the watch is made again
- * with backoff, and no round runs (nothing is owed). */
+ * cache starts anew: 410 Gone): the publisher's next watch streams the list
+ * again, and nothing is listed. While the server is away the watch is
+ * made again with backoff, and no round fails. */
 static void test_watch_gone_after_restart(void **state)
 {
 	(void)state;
 	struct kube_client *client;
 	size_t i;
-	struct kube_publisher *p = publish_node("sim-node-5", 0, &client, &i);
+	struct kube_publisher *p = publish_node("sim-node-5", 0, 1, &client, &i);
 
 	size_t before = publish_reports_count(&reps);
 	long mark = apiserver_audit_mark(api);
 	apiserver_stop(api);
 	apiserver_start(api);
-	/* The watch that is told 410, then the one from the list. */
+	/* The watch that is told 410, then the one that streams the list. */
 	assert_int_equal(apiserver_audit_wait(api, mark, AGENT, "watch", "resourceslices", 2, WAIT_MS), 2);
-	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 1);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 0);
 	for (size_t k = before; k < publish_reports_count(&reps); k++)
 		assert_int_not_equal(reps.all[k].event, KUBE_PUBLISH_FAILED);
 	assert_int_equal(generation_of("sim-node-5"), 1);
 
+	kube_publisher_stop(p);
+	kube_client_free(client);
+}
+
+/* A server without streamed lists (the WatchList gate off, as 1.33 has it)
+ * refuses the watch's sendInitialEvents: the publisher says so once, lists
+ * instead, watches from the list's version, and a deleted slice is still
+ * put back. A roll (a second publisher of the node, the first stopped)
+ * finds the slices as wanted and takes the Node's uid from their owner
+ * reference: it writes nothing and reads no Node. Last: the server is
+ * left with its default gates. */
+static void test_no_streamed_lists(void **state)
+{
+	(void)state;
+	apiserver_restart(api, "--feature-gates=WatchList=false");
+	struct kube_client *client;
+	size_t i, before = publish_reports_count(&reps);
+	long mark = apiserver_audit_mark(api);
+	struct kube_publisher *p = publish_node("sim-node-6", 0, 1, &client, &i);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 1);
+	size_t refused = 0;
+	for (size_t k = before; k < publish_reports_count(&reps); k++)
+		refused += reps.all[k].event == KUBE_PUBLISH_WATCH_FAILED && reps.all[k].status == 422;
+	assert_int_equal(refused, 1);
+
+	mark = apiserver_audit_mark(api);
+	assert_int_equal(apiserver_kubectl(api, NULL, "delete resourceslice sim-node-6-npu.ascend.com-0"), 0);
+	i = wait_report(i + 1, KUBE_PUBLISH_DONE);
+	assert_int_equal(reps.all[i].generation, 2);
+	assert_int_equal(generation_of("sim-node-6"), 2);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 1);
+	kube_publisher_stop(p);
+	kube_client_free(client);
+
+	apiserver_restart(api, NULL);
+	mark = apiserver_audit_mark(api);
+	before = publish_reports_count(&reps);
+	p = publish_node("sim-node-6", 0, 2, &client, &i);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "list", "resourceslices"), 0);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "get", "nodes"), 0);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "create", "resourceslices"), 0);
+	assert_int_equal(apiserver_audit_count(api, mark, AGENT, "update", "resourceslices"), 0);
 	kube_publisher_stop(p);
 	kube_client_free(client);
 }
@@ -611,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_two_instances_one_pool),
 		cmocka_unit_test(test_watch_puts_back),
 		cmocka_unit_test(test_watch_gone_after_restart),
+		cmocka_unit_test(test_no_streamed_lists),
 		cmocka_unit_test(test_old_gates),
 	};
 	publish_reports_init(&reps);
