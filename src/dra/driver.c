@@ -487,7 +487,7 @@ struct metadata_files {
 	struct cdi_mount mounts[DRA_CLAIM_RESULTS_MAX];
 	char host[DRA_CLAIM_RESULTS_MAX][PATH_MAX];
 	char container[DRA_CLAIM_RESULTS_MAX][PATH_MAX];
-	struct dra_metadata_device devs[DRA_CLAIM_RESULTS_MAX];
+	struct device_metadata_device devs[DRA_CLAIM_RESULTS_MAX];
 };
 
 /* The device result res became: made[i] for a dynamic vNPU, else the
@@ -532,7 +532,7 @@ static void add_metadata(struct dra_driver *d, const struct dra_prepared *p, con
 			size_t logical = 0;
 			while (logical < group->n_devices && group->devices[logical] != dev)
 				logical++;
-			m->devs[n++] = (struct dra_metadata_device){ .device = dev, .pool = p->devices[k].pool,
+			m->devs[n++] = (struct device_metadata_device){ .device = dev, .pool = p->devices[k].pool,
 								      .logical_id = logical };
 		}
 		char *json = NULL;
