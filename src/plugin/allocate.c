@@ -116,12 +116,6 @@ static void add_mount(struct response_builder *b, const char *path)
 	b->out->mounts[b->out->n_mounts++] = m;
 }
 
-static int compare_number(const void *a, const void *b)
-{
-	const struct npu_device *const *x = a, *const *y = b;
-	return npu_phy_compare(npu_device_number(*x), npu_device_number(*y));
-}
-
 /* native: DeviceSpecs and read-only mounts. */
 static void add_native(struct response_builder *b, const struct host_files *files, const struct npu_device **devs,
 		       size_t n)
@@ -286,7 +280,7 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 	v1beta1__container_allocate_response__init(out);
 	for (size_t i = 0; i < n; i++)
 		devs[i] = npu_snapshot_find(snap, cr->devices_ids[i]);
-	qsort(devs, n, sizeof(*devs), compare_number);
+	visible_sort(devs, n);
 
 	unsigned strategies = options->strategies ? options->strategies : ALLOCATE_STRATEGY_NATIVE;
 	static const struct host_files no_files; /* none scanned yet (out of memory) */
