@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "base/json_put.h"
+#include "node/device_metadata.h"
 #include "node/visible.h"
 
 static bool has_identity(const struct npu_device *d)
@@ -29,17 +30,7 @@ static void put_device(struct json_put *b, json_object *devices, const char *dri
 	if (!data)
 		b->failed = true;
 	json_put(b, o, "data", data);
-	dra_put_network_data(b, o, d);
-}
-
-void dra_put_network_data(struct json_put *b, json_object *o, const struct npu_device *d)
-{
-	char cidr[NPU_NET_ADDRESS_MAX];
-	if (d->kind != NPU_DEVICE_CHIP || !npu_net_address(&d->net, true, cidr))
-		return;
-	json_object *network = json_put(b, o, "networkData", json_object_new_object());
-	json_object *ips = json_put(b, network, "ips", json_object_new_array());
-	json_put_string(b, ips, NULL, cidr);
+	device_metadata_put_network_data(b, o, d);
 }
 
 int dra_claim_status_body(const char *driver, const char *pool, const char *ns, const char *name, const char *uid,

@@ -25,8 +25,3 @@
  * devs has an address or a super pod place (nothing to tell), -ENOMEM. */
 int dra_claim_status_body(const char *driver, const char *pool, const char *ns, const char *name, const char *uid,
 			  const struct npu_device *const *devs, size_t n, char **ret_body);
-
-/* Adds "networkData": {"ips": ["<address>/<prefix>"]} to o for a chip whose
- * RoCE port has an address (KEP-4817's NetworkDeviceData, also what device
- * metadata carries); nothing otherwise. */
-void dra_put_network_data(struct json_put *b, json_object *o, const struct npu_device *d);

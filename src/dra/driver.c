@@ -20,6 +20,7 @@
 #include "dra/metadata.h"
 #include "dra/vnpus.h"
 #include "base/wait.h"
+#include "node/visible.h"
 
 struct dra_driver {
 	char driver_name[K8S_DNS_SUBDOMAIN_MAX + 1];
@@ -404,7 +405,8 @@ static unsigned vnpus_of_claims(const struct dra_driver *d, const struct npu_sna
 }
 
 /* Finds each device of p in snap, each once in devs (a shared chip may be
- * allocated to several requests of one claim), their number in *ret_n;
+ * allocated to several requests of one claim) and in the container's order
+ * (node/visible.h), their number in *ret_n;
  * healthy_only for a claim being prepared now (a recorded claim keeps its
  * devices whatever their health: its pod runs on them). per_result, unless
  * NULL, gets the device of each result by its index. */
@@ -455,6 +457,10 @@ static int resolve(const struct dra_driver *d, const struct dra_prepared *p, con
 		if (!seen)
 			devs[n++] = dev;
 	}
+	/* In the container's order, not the results': CANN numbers the devices
+	 * by their nodes, so ASCEND_VISIBLE_DEVICES and the logical ids follow
+	 * that order, as Allocate's do. */
+	visible_sort(devs, n);
 	*ret_n = n;
 	return 0;
 }
@@ -487,7 +493,7 @@ struct metadata_files {
 	struct cdi_mount mounts[DRA_CLAIM_RESULTS_MAX];
 	char host[DRA_CLAIM_RESULTS_MAX][PATH_MAX];
 	char container[DRA_CLAIM_RESULTS_MAX][PATH_MAX];
-	struct dra_metadata_device devs[DRA_CLAIM_RESULTS_MAX];
+	struct device_metadata_device devs[DRA_CLAIM_RESULTS_MAX];
 };
 
 /* The device result res became: made[i] for a dynamic vNPU, else the
@@ -532,7 +538,7 @@ static void add_metadata(struct dra_driver *d, const struct dra_prepared *p, con
 			size_t logical = 0;
 			while (logical < group->n_devices && group->devices[logical] != dev)
 				logical++;
-			m->devs[n++] = (struct dra_metadata_device){ .device = dev, .pool = p->devices[k].pool,
+			m->devs[n++] = (struct device_metadata_device){ .device = dev, .pool = p->devices[k].pool,
 								      .logical_id = logical };
 		}
 		char *json = NULL;

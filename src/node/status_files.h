@@ -94,9 +94,10 @@ int status_dirs_ensure(struct status_dirs *dirs, const char *name, const struct 
 		       char *host_dir, size_t size);
 
 /* Writes text as the file file_name (not STATUS_FILE_NAME, no '/', not a
- * dot-file) in the existing directory name, atomically; its host path in
- * host_path. For what a front end puts beside the status file (the DRA
- * driver's device metadata). Returns 0, -EINVAL for a bad name, -ENOENT
+ * dot-file) in the existing directory name, atomically, unless the file
+ * holds text already; its host path in host_path. For what a front end
+ * puts beside the status file (the device metadata of a DRA claim or of a
+ * device plugin's set). Returns 0, -EINVAL for a bad name, -ENOENT
  * when the directory is not there, or a negative errno. */
 int status_dirs_put(struct status_dirs *dirs, const char *name, const char *file_name, const char *text,
 		    char *host_path, size_t size);

@@ -9,6 +9,18 @@
 
 #include "base/strbuf.h"
 
+static int compare_number(const void *a, const void *b)
+{
+	const struct npu_device *const *x = a, *const *y = b;
+	return npu_phy_compare(npu_device_number(*x), npu_device_number(*y));
+}
+
+void visible_sort(const struct npu_device **devs, size_t n)
+{
+	if (n > 1)
+		qsort(devs, n, sizeof(*devs), compare_number);
+}
+
 int visible_devices(const struct npu_device *const *devs, size_t n, char *buf, size_t size)
 {
 	struct strbuf sb;

@@ -37,6 +37,14 @@
 /* Room for one number and its comma. */
 #define VISIBLE_NUMBER_MAX 11
 
+/* Puts devs in the order a container's devices are listed in: ascending by
+ * number (npu_device_number, numerically), the order in which the driver
+ * inside the container finds their nodes and CANN numbers them. Allocate
+ * and the DRA driver both list them so, so that the i-th device of
+ * ASCEND_VISIBLE_DEVICES is the one CANN calls i (ASCEND_RT_VISIBLE_DEVICES,
+ * a status file's logical_id, device metadata's containerLogicalID). */
+void visible_sort(const struct npu_device **devs, size_t n);
+
 /* The value of ASCEND_VISIBLE_DEVICES for devs, in their order, into
  * buf[size] (n * VISIBLE_NUMBER_MAX + 1 always fits). Returns 0 or -ENOSPC. */
 int visible_devices(const struct npu_device *const *devs, size_t n, char *buf, size_t size);

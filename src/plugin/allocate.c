@@ -14,6 +14,7 @@
 #include "base/strbuf.h"
 #include "deviceplugin.pb-c.h"
 #include "node/cdi.h"
+#include "node/device_metadata.h"
 #include "plugin/request.h"
 #include "node/status_files.h"
 #include "node/visible.h"
@@ -65,9 +66,9 @@ static grpc_status_code validate(const struct npu_snapshot *snap, const V1beta1_
 }
 
 /* The variables an answer sets at most: ASCEND_VISIBLE_DEVICES,
- * ASCEND_RT_VISIBLE_DEVICES, ASCEND_RUNTIME_OPTIONS, ASCEND_NPU_NETWORK and
- * ASCEND_NPU_STATUS. */
-#define ALLOCATE_MAX_ENVS 5
+ * ASCEND_RT_VISIBLE_DEVICES, ASCEND_RUNTIME_OPTIONS, ASCEND_NPU_NETWORK,
+ * ASCEND_NPU_STATUS and ASCEND_NPU_METADATA. */
+#define ALLOCATE_MAX_ENVS 6
 
 /* Growable arrays of message pointers inside the arena, bounded by the caller. */
 struct response_builder {
@@ -114,12 +115,6 @@ static void add_mount(struct response_builder *b, const char *path)
 	m->container_path = m->host_path;
 	m->read_only = 1;
 	b->out->mounts[b->out->n_mounts++] = m;
-}
-
-static int compare_number(const void *a, const void *b)
-{
-	const struct npu_device *const *x = a, *const *y = b;
-	return npu_phy_compare(npu_device_number(*x), npu_device_number(*y));
 }
 
 /* native: DeviceSpecs and read-only mounts. */
@@ -243,17 +238,10 @@ static void add_envs(struct response_builder *b, unsigned strategies, const stru
 	add_env(b, VISIBLE_RUNTIME_ENV, logical);
 }
 
-/* The live status file of the set devs: its directory (made the first time
- * the set is handed out) mounted read-only, and ASCEND_NPU_STATUS. A
- * directory that cannot be made leaves both out: the container runs
- * without the file, as on a node without a status directory. */
-static void add_status(struct response_builder *b, struct status_dirs *status, const struct npu_device **devs,
-		       size_t n)
+/* Appends a read-only mount of host at container; the mounts' array grows
+ * by one in the arena, for what add_native did not size it for. */
+static void append_mount(struct response_builder *b, const char *host, const char *container)
 {
-	char name[STATUS_NAME_MAX + 1], dir[PATH_MAX];
-	if (b->oom || !status || status_set_name(devs, n, name, sizeof(name)) < 0 ||
-	    status_dirs_ensure(status, name, devs, n, dir, sizeof(dir)) < 0)
-		return;
 	V1beta1__Mount **grown = arena_alloc(b->arena, (b->out->n_mounts + 1) * sizeof(*grown));
 	V1beta1__Mount *m = arena_alloc(b->arena, sizeof(*m));
 	if (!grown || !m) {
@@ -263,14 +251,57 @@ static void add_status(struct response_builder *b, struct status_dirs *status, c
 	if (b->out->n_mounts)
 		memcpy(grown, b->out->mounts, b->out->n_mounts * sizeof(*grown));
 	v1beta1__mount__init(m);
-	m->host_path = arena_strdup(b->arena, dir);
-	m->container_path = (char *)(uintptr_t)STATUS_CONTAINER_DIR;
+	m->host_path = arena_strdup(b->arena, host);
+	m->container_path = (char *)(uintptr_t)container;
 	m->read_only = 1;
 	if (!m->host_path)
 		b->oom = true;
 	grown[b->out->n_mounts++] = m;
 	b->out->mounts = grown;
+}
+
+/* The device metadata of the set devs (node/device_metadata.h), written
+ * beside its status file in the set's directory name: the file mounted
+ * read-only at ALLOCATE_METADATA_PATH, and ASCEND_NPU_METADATA naming it.
+ * The devices are in the container's order, so each one's
+ * containerLogicalID is its place. A file that cannot be written leaves
+ * both out, as a status directory that cannot be made does. */
+static void add_metadata(struct response_builder *b, struct status_dirs *status, const char *name,
+			 const char *resource, const struct npu_device **devs, size_t n)
+{
+	struct device_metadata_device m[DEVICE_METADATA_MAX_DEVICES];
+	char host[PATH_MAX], *json = NULL;
+	if (b->oom || !resource || n > DEVICE_METADATA_MAX_DEVICES)
+		return;
+	for (size_t i = 0; i < n; i++)
+		m[i] = (struct device_metadata_device){ .device = devs[i], .logical_id = i };
+	/* No claim: the resource the container asked for names driver and request. */
+	const struct device_metadata_owner none = { 0 };
+	int r = device_metadata_render(resource, &none, resource, m, n, &json);
+	if (r == 0)
+		r = status_dirs_put(status, name, ALLOCATE_METADATA_FILE_NAME, json, host, sizeof(host));
+	free(json);
+	if (r < 0)
+		return;
+	append_mount(b, host, ALLOCATE_METADATA_PATH);
+	add_env(b, ALLOCATE_METADATA_ENV, ALLOCATE_METADATA_PATH);
+}
+
+/* The live status file of the set devs: its directory (made the first time
+ * the set is handed out) mounted read-only, and ASCEND_NPU_STATUS; then the
+ * set's device metadata. A directory that cannot be made leaves all out:
+ * the container runs without the files, as on a node without a status
+ * directory. */
+static void add_status(struct response_builder *b, struct status_dirs *status, const char *resource,
+		       const struct npu_device **devs, size_t n)
+{
+	char name[STATUS_NAME_MAX + 1], dir[PATH_MAX];
+	if (b->oom || !status || status_set_name(devs, n, name, sizeof(name)) < 0 ||
+	    status_dirs_ensure(status, name, devs, n, dir, sizeof(dir)) < 0)
+		return;
+	append_mount(b, dir, STATUS_CONTAINER_DIR);
 	add_env(b, STATUS_ENV, STATUS_CONTAINER_DIR "/" STATUS_FILE_NAME);
+	add_metadata(b, status, name, resource, devs, n);
 }
 
 static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, const struct npu_snapshot *snap,
@@ -286,7 +317,7 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 	v1beta1__container_allocate_response__init(out);
 	for (size_t i = 0; i < n; i++)
 		devs[i] = npu_snapshot_find(snap, cr->devices_ids[i]);
-	qsort(devs, n, sizeof(*devs), compare_number);
+	visible_sort(devs, n);
 
 	unsigned strategies = options->strategies ? options->strategies : ALLOCATE_STRATEGY_NATIVE;
 	static const struct host_files no_files; /* none scanned yet (out of memory) */
@@ -299,7 +330,7 @@ static V1beta1__ContainerAllocateResponse *build_container(struct arena *arena, 
 		add_cdi(&b, options->cdi, devs, n);
 	/* Every strategy sets it, to the same value: once. */
 	add_envs(&b, strategies, devs, n);
-	add_status(&b, options->status, devs, n);
+	add_status(&b, options->status, options->resource, devs, n);
 	return b.oom ? NULL : out;
 }
 

@@ -19,9 +19,13 @@
  * Whatever the strategy, the answer also carries ASCEND_RT_VISIBLE_DEVICES
  * (node/visible.h) and, with a status directory, the live status file of
  * the container's set of chips (node/status_files.h): its directory mounted
- * read-only at STATUS_CONTAINER_DIR and ASCEND_NPU_STATUS naming the file.
- * That is the one file system step of Allocate: the set's directory is
- * made the first time the set is handed out and touched after that.
+ * read-only at STATUS_CONTAINER_DIR and ASCEND_NPU_STATUS naming the file,
+ * and the set's device metadata (KEP-5304's file, node/device_metadata.h):
+ * written into the same directory, mounted read-only at
+ * ALLOCATE_METADATA_PATH, named by ASCEND_NPU_METADATA. Those are the file
+ * system steps of Allocate: the set's directory is made the first time the
+ * set is handed out and touched after that, and its metadata file written
+ * when its text changes.
  *
  * Several strategies answer with the union of their parts, as NVIDIA's
  * device plugin does: each part reaches a different consumer, and the one
@@ -38,6 +42,12 @@
 #include "plugin/replica.h"
 
 struct status_dirs;
+
+/* The set's device metadata: its file's name in the set's directory, where
+ * the container finds it, and the variable naming that. */
+#define ALLOCATE_METADATA_FILE_NAME "metadata.json"
+#define ALLOCATE_METADATA_PATH "/var/run/ascend/npu-metadata.json"
+#define ALLOCATE_METADATA_ENV "ASCEND_NPU_METADATA"
 
 /* Bounds container requests in one AllocateRequest (the kubelet sends one). */
 #define ALLOCATE_MAX_CONTAINERS 64
@@ -59,6 +69,9 @@ struct allocate_options {
 	/* Where the live status files of the chips' sets are kept
 	 * (node/status_files.h); NULL: none are handed out. */
 	struct status_dirs *status;
+	/* The resource name, as the device metadata's driver and request;
+	 * NULL: no metadata is handed out. Must outlive the options. */
+	const char *resource;
 };
 
 /* Unpacks an AllocateRequest, validates it and packs the AllocateResponse

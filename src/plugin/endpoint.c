@@ -326,6 +326,7 @@ int endpoint_new(const struct endpoint_options *o, struct endpoint **ret_endpoin
 		.allocate = o->allocate, .kubelet_stream_changed = e->stream_async, .observe = e->observe
 	};
 	svc.allocate.sharing = e->def.sharing;
+	svc.allocate.resource = e->def.name;
 	if ((r = service_new(&svc, &e->service)) < 0) {
 		snprintf(why, why_size, "cannot create the service: %s", strerror(-r));
 		goto fail;

@@ -22,11 +22,14 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
+#include "base/file.h"
 #include "deviceplugin.pb-c.h"
 #include "deviceplugin_api.h"
 #include "harness/harness.h"
 #include "node/status_files.h"
+#include "plugin/allocate.h"
 
 #define BLOCK_LINES 64
 #define BLOCK_LINE_SIZE 512
@@ -40,9 +43,10 @@ struct block {
 	size_t n;
 	/* What every answer carries besides the files it hands out, set apart
 	 * so that the tests of those see them alone: the live status file's
-	 * mount (the last one seen) and variables, and ASCEND_RT_VISIBLE_DEVICES. */
-	char status_mount[BLOCK_LINE_SIZE];
-	size_t n_status_mounts, n_status_envs, n_rt_envs;
+	 * mount (the last one seen) and variables, the device metadata's, and
+	 * ASCEND_RT_VISIBLE_DEVICES. */
+	char status_mount[BLOCK_LINE_SIZE], metadata_mount[BLOCK_LINE_SIZE];
+	size_t n_status_mounts, n_status_envs, n_rt_envs, n_metadata_mounts, n_metadata_envs;
 };
 
 /* Sets the line apart when it is one of those; says whether it was. */
@@ -56,6 +60,17 @@ static bool set_apart(struct block *b, const char *line)
 	if (strncmp(line, "allocate env name=" STATUS_ENV " ", strlen("allocate env name=" STATUS_ENV " ")) == 0) {
 		assert_string_equal(line, "allocate env name=" STATUS_ENV " value=" STATUS_CONTAINER_DIR "/" STATUS_FILE_NAME);
 		b->n_status_envs++;
+		return true;
+	}
+	if (strncmp(line, "allocate mount ", 15) == 0 && strstr(line, " container=" ALLOCATE_METADATA_PATH " ")) {
+		snprintf(b->metadata_mount, sizeof(b->metadata_mount), "%s", line);
+		b->n_metadata_mounts++;
+		return true;
+	}
+	if (strncmp(line, "allocate env name=" ALLOCATE_METADATA_ENV " ",
+		    strlen("allocate env name=" ALLOCATE_METADATA_ENV " ")) == 0) {
+		assert_string_equal(line, "allocate env name=" ALLOCATE_METADATA_ENV " value=" ALLOCATE_METADATA_PATH);
+		b->n_metadata_envs++;
 		return true;
 	}
 	if (strncmp(line, "allocate env name=ASCEND_RT_VISIBLE_DEVICES ", 44) == 0) {
@@ -271,6 +286,74 @@ static const char *env_value(const V1beta1__ContainerAllocateResponse *c, const 
 	return NULL;
 }
 
+static json_object *member(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no \"%s\" in %s", key, json_object_to_json_string(o));
+	return v;
+}
+
+static int64_t int_attribute(json_object *attrs, const char *name)
+{
+	return json_object_get_int64(member(member(attrs, name), "int"));
+}
+
+/* The device metadata of an answer: the file mounted at
+ * ALLOCATE_METADATA_PATH (read at its host path) and named by
+ * ASCEND_NPU_METADATA lists the chips phys[n] in the container's order,
+ * numbered 0 to n-1 as ASCEND_RT_VISIBLE_DEVICES numbers them, in both API
+ * versions. */
+static void expect_metadata(const V1beta1__ContainerAllocateResponse *c, const unsigned *phys, size_t n)
+{
+	const char *host = NULL;
+	for (size_t i = 0; i < c->n_mounts; i++)
+		if (strcmp(c->mounts[i]->container_path, ALLOCATE_METADATA_PATH) == 0) {
+			assert_null(host);
+			assert_true(c->mounts[i]->read_only);
+			host = c->mounts[i]->host_path;
+		}
+	assert_non_null(host);
+	assert_string_equal(env_value(c, ALLOCATE_METADATA_ENV), ALLOCATE_METADATA_PATH);
+	char *text = NULL, why[128];
+	size_t len = 0;
+	if (file_read_bounded(host, 1 << 20, &text, &len, why, sizeof(why)) < 0)
+		fail_msg("%s: %s", host, why);
+	static const char *const versions[] = { "metadata.resource.k8s.io/v1beta1", "metadata.resource.k8s.io/v1alpha1" };
+	json_tokener *tok = json_tokener_new();
+	assert_non_null(tok);
+	size_t at = 0;
+	for (size_t v = 0; v < 2; v++) {
+		json_object *doc = json_tokener_parse_ex(tok, text + at, (int)(len - at));
+		assert_non_null(doc);
+		at += (size_t)json_tokener_get_parse_end(tok);
+		json_tokener_reset(tok);
+		assert_string_equal(json_object_get_string(member(doc, "kind")), "DeviceMetadata");
+		assert_string_equal(json_object_get_string(member(doc, "apiVersion")), versions[v]);
+		json_object *req = json_object_array_get_idx(member(doc, "requests"), 0);
+		assert_non_null(req);
+		assert_string_equal(json_object_get_string(member(req, "name")), "ascend.com/npu");
+		json_object *devices = member(req, "devices");
+		assert_int_equal(json_object_array_length(devices), n);
+		for (size_t i = 0; i < n; i++) {
+			json_object *d = json_object_array_get_idx(devices, i), *attrs = member(d, "attributes");
+			char id[32];
+			snprintf(id, sizeof(id), "npu-%u", phys[i]);
+			assert_string_equal(json_object_get_string(member(d, "name")), id);
+			assert_string_equal(json_object_get_string(member(d, "driver")), "ascend.com/npu");
+			assert_int_equal(int_attribute(attrs, "physicalID"), phys[i]);
+			assert_int_equal(int_attribute(attrs, "containerLogicalID"), i);
+			assert_string_equal(json_object_get_string(member(member(attrs, "family"), "string")), "910B");
+		}
+		json_object_put(doc);
+	}
+	/* The two objects and nothing else, each on a line of its own. */
+	assert_int_equal(at, len);
+	assert_int_equal(text[len - 1], '\n');
+	json_tokener_free(tok);
+	free(text);
+}
+
 /* "allocate 2" on a node that has no dev/dvpp_cmdlist: npu-0 and npu-1,
  * their nodes and the three shared ones, and no other device node. */
 static void expect_first_two(struct proc *k, struct block *b)
@@ -355,9 +438,11 @@ static void test_ids_out_of_order_follow_phy_order(void **state)
 		assert_string_equal(c->devices[i]->permissions, "rw");
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		assert_true(c->mounts[i]->read_only);
-		if (strcmp(c->mounts[i]->container_path, STATUS_CONTAINER_DIR) != 0)
+		if (strcmp(c->mounts[i]->container_path, STATUS_CONTAINER_DIR) != 0 &&
+		    strcmp(c->mounts[i]->container_path, ALLOCATE_METADATA_PATH) != 0)
 			assert_string_equal(c->mounts[i]->host_path, c->mounts[i]->container_path);
 	}
+	expect_metadata(c, (const unsigned[]){ 2, 5 }, 2);
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 
 	/* Numeric order, not string order: 9 before 10. */
@@ -368,6 +453,7 @@ static void test_ids_out_of_order_follow_phy_order(void **state)
 	int at10 = device_index(c, "/dev/davinci10"), at15 = device_index(c, "/dev/davinci15");
 	assert_true(at0 >= 0 && at9 > at0 && at10 > at9 && at15 > at10);
 	assert_int_equal(device_index(c, "/dev/davinci1"), -1);
+	expect_metadata(c, (const unsigned[]){ 0, 9, 10, 15 }, 4);
 	v1beta1__allocate_response__free_unpacked(resp, NULL);
 
 	gc_channel_close(ch);
@@ -680,10 +766,16 @@ static void test_live_status_file(void **state)
 	assert_int_equal(b.n_status_mounts, 1);
 	assert_int_equal(b.n_status_envs, 1);
 	assert_int_equal(b.n_rt_envs, 1);
-	char dir[PATH_MAX], want[PATH_MAX + 128];
+	assert_int_equal(b.n_metadata_mounts, 1);
+	assert_int_equal(b.n_metadata_envs, 1);
+	char dir[PATH_MAX], want[PATH_MAX + 128], metadata[PATH_MAX + 128];
 	snprintf(dir, sizeof(dir), "%s/npu-status/set-npu-2+npu-5", node.state_dir);
 	snprintf(want, sizeof(want), "allocate mount host=%s container=%s read_only=1", dir, STATUS_CONTAINER_DIR);
 	assert_string_equal(b.status_mount, want);
+	/* The set's metadata lives in its directory, and goes with it. */
+	snprintf(metadata, sizeof(metadata), "allocate mount host=%s/" ALLOCATE_METADATA_FILE_NAME " container=%s read_only=1",
+		 dir, ALLOCATE_METADATA_PATH);
+	assert_string_equal(b.metadata_mount, metadata);
 	char *text = wait_file_text(dir, STATUS_FILE_NAME, "\"device\":\"npu-5\"", 5000);
 	assert_non_null(strstr(text, "{\"version\":1,\"chips\":[{\"device\":\"npu-2\",\"logical_id\":0,\"phy_id\":2,"));
 	assert_non_null(strstr(text, "{\"device\":\"npu-5\",\"logical_id\":1,\"phy_id\":5,\"family\":\"910B\",\"healthy\":true,"

@@ -96,12 +96,14 @@ static const char *spec_devices(const struct spec_dir *s, char *buf, size_t size
 
 /* kubelet-sim's answer to one allocate command, `allocate ok` to `allocate end`. */
 /* The lines every answer carries besides what a test here looks at: the
- * live status file's mount and variable, and ASCEND_RT_VISIBLE_DEVICES
- * (test_allocate checks them). */
+ * live status file's and the device metadata's mounts and variables, and
+ * ASCEND_RT_VISIBLE_DEVICES (test_allocate checks them). */
 static bool beside_the_point(const char *line)
 {
 	return strstr(line, " container=/var/run/ascend/npu-status ") ||
 	       strncmp(line, "allocate env name=ASCEND_NPU_STATUS ", 36) == 0 ||
+	       strstr(line, " container=/var/run/ascend/npu-metadata.json ") ||
+	       strncmp(line, "allocate env name=ASCEND_NPU_METADATA ", 38) == 0 ||
 	       strncmp(line, "allocate env name=ASCEND_RT_VISIBLE_DEVICES ", 44) == 0;
 }
 

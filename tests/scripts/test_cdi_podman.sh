@@ -125,9 +125,10 @@ while need "allocate" "allocate "; do
 done
 check "Allocate: the CDI device" grep -qx "allocate cdi name=$kind=3" "$tmp/allocate"
 check "Allocate: the annotation" grep -qx "allocate annotation name=cdi.k8s.io/${vendor}_npu value=$kind=3" "$tmp/allocate"
-check "Allocate: no DeviceSpecs, no mounts but the live status file's" \
-	bash -c "! grep -v ' container=/var/run/ascend/npu-status ' '$tmp/allocate' | grep -Eq '^allocate (device|mount) '"
+check "Allocate: no DeviceSpecs, no mounts but the live status file's and the metadata's" \
+	bash -c "! grep -v -e ' container=/var/run/ascend/npu-status ' -e ' container=/var/run/ascend/npu-metadata.json ' '$tmp/allocate' | grep -Eq '^allocate (device|mount) '"
 check "Allocate: the live status file's directory" grep -q "^allocate mount host=.*/npu-status/set-npu-3 container=/var/run/ascend/npu-status read_only=1" "$tmp/allocate"
+check "Allocate: the device metadata's file" grep -q "^allocate mount host=.*/npu-status/set-npu-3/metadata.json container=/var/run/ascend/npu-metadata.json read_only=1" "$tmp/allocate"
 name=$(sed -n 's/^allocate cdi name=//p' "$tmp/allocate")
 [ -n "$name" ] || name=$kind=3
 

@@ -50,6 +50,7 @@ struct fixture {
 	struct dra_driver *driver;
 	char *status; /* the last status apply the driver handed out */
 	int statuses;
+	struct status_dirs *status_dirs; /* the live status files' (NULL: none) */
 };
 
 static void status_out(void *ctx, const char *ns, const char *name, const char *body)
@@ -95,6 +96,7 @@ static void start_driver(struct fixture *f, char *set_aside, size_t size)
 		.cdi_dir = f->cdi_dir,
 		.paths = { .dev_dir = f->dev_dir, .host_root = "/", .driver_path = "/nonexistent" },
 		.reader = { .get = read_claim, .prepared = status_out, .ctx = f },
+		.status = f->status_dirs,
 	};
 	char why[256];
 	assert_int_equal(dra_driver_new(&o, &f->driver, set_aside, size, why, sizeof(why)), 0);
@@ -135,6 +137,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	dra_driver_free(f->driver);
+	status_dirs_free(f->status_dirs);
 	npu_snapshot_unref(f->snap);
 	free(f->status);
 	int r = tmpdir_remove(f->dir);
@@ -649,6 +652,48 @@ static void test_corrupt_checkpoint(void **state)
 	assert_int_equal(dra_driver_prepared_count(f->driver), 0);
 }
 
+/* The devices of a claim whose results name chip 3 before chip 0 are
+ * listed in the container ascending, as Allocate lists them: CANN numbers
+ * them in that order, so ASCEND_VISIBLE_DEVICES, the status file's
+ * logical_id and the metadata's containerLogicalID all say chip 0 is 0. */
+static void test_logical_order(void **state)
+{
+	struct fixture *f = *state;
+	char base[160], why[256] = "", path[512], *text = NULL;
+	size_t len;
+	snprintf(base, sizeof(base), "%s/npu-status", f->dir);
+	dra_driver_free(f->driver);
+	assert_int_equal(status_dirs_new(base, &f->status_dirs, why, sizeof(why)), 0);
+	start_driver(f, NULL, 0);
+	f->claim_json = CLAIM("uid-o", RESULT("node-1", "npu-3") "," RESULT("node-1", "npu-0"));
+	struct dra_prepared *p = NULL;
+	assert_int_equal(dra_driver_prepare(f->driver, "ns", "uid-o", "c", NULL, &p, why, sizeof(why)), 0);
+	free(p);
+	char *spec = spec_of(f, "uid-o");
+	assert_non_null(spec);
+	assert_non_null(strstr(spec, "\"ASCEND_VISIBLE_DEVICES=0,3\""));
+	assert_non_null(strstr(spec, "\"ASCEND_RT_VISIBLE_DEVICES=0,1\""));
+	free(spec);
+
+	snprintf(path, sizeof(path), "%s/claim-uid-o/" STATUS_FILE_NAME, base);
+	assert_int_equal(file_read_bounded(path, 1 << 16, &text, &len, why, sizeof(why)), 0);
+	assert_non_null(strstr(text, "{\"device\":\"npu-0\",\"logical_id\":0,"));
+	assert_non_null(strstr(text, "{\"device\":\"npu-3\",\"logical_id\":1,"));
+	free(text);
+
+	snprintf(path, sizeof(path), "%s/claim-uid-o/metadata-npu.json", base);
+	assert_int_equal(file_read_bounded(path, 1 << 16, &text, &len, why, sizeof(why)), 0);
+	const char *npu0 = strstr(text, "\"name\":\"npu-0\""), *npu3 = strstr(text, "\"name\":\"npu-3\"");
+	assert_non_null(npu0);
+	assert_non_null(npu3);
+	assert_non_null(strstr(npu0, "\"physicalID\":{\"int\":0},"));
+	assert_non_null(strstr(npu0, "\"containerLogicalID\":{\"int\":0}"));
+	assert_non_null(strstr(npu3, "\"containerLogicalID\":{\"int\":1}"));
+	/* The claim's results keep their order in the file. */
+	assert_true(npu3 < npu0);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +708,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_checks_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_outside_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_logical_order, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

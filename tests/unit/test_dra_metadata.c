@@ -36,7 +36,7 @@ static void test_render(void **state)
 	snprintf(vnpu.vnpu.template_name, sizeof(vnpu.vnpu.template_name), "vir05_1c_8g");
 	vnpu.chip.phy_id = 3;
 	vnpu.chip.family = NPU_FAMILY_910B;
-	const struct dra_metadata_device devs[] = { { .device = &chip, .pool = "node-1", .logical_id = 1 },
+	const struct device_metadata_device devs[] = { { .device = &chip, .pool = "node-1", .logical_id = 1 },
 						    { .device = &vnpu, .pool = "node-1", .logical_id = 0 } };
 	char *json = NULL;
 	assert_int_equal(dra_metadata_render("npu.ascend.com", p, "npu", devs, 2, &json), 0);

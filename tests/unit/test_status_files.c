@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The live status file (node/status_files.h): what it says of each device,
  * what its reader refuses, and the directories' life: made once per set,
- * rewritten only when the text changes, pruned only when idle and unused. */
+ * rewritten only when the text changes (also a file put beside the status
+ * file), pruned only when idle and unused. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -141,8 +142,30 @@ static void test_directories(void **state)
 	assert_non_null(strstr(text, "{\"device\":\"npu-5\",\"logical_id\":1,\"healthy\":false,\"level\":\"Unknown\",\"code\":\"\","
 				     "\"reason\":\"not on this node any more\"}"));
 
+	/* A file put beside the status file (a set's device metadata) is
+	 * written when its text changes only: the same text handed out again
+	 * leaves the file (its inode, which a container's bind mount holds)
+	 * as it is. */
+	char put[PATH_MAX + 32];
+	struct stat first, again;
+	assert_int_equal(status_dirs_put(dirs, name, "metadata.json", "{\"a\":1}\n", put, sizeof(put)), 0);
+	snprintf(want, sizeof(want), "%s/metadata.json", dir);
+	assert_string_equal(put, want);
+	assert_int_equal(stat(put, &first), 0);
+	assert_int_equal(status_dirs_put(dirs, name, "metadata.json", "{\"a\":1}\n", put, sizeof(put)), 0);
+	assert_int_equal(stat(put, &again), 0);
+	assert_int_equal(again.st_ino, first.st_ino);
+	assert_int_equal(status_dirs_put(dirs, name, "metadata.json", "{\"a\":12}\n", put, sizeof(put)), 0);
+	assert_int_equal(stat(put, &again), 0);
+	assert_int_not_equal(again.st_ino, first.st_ino);
+	assert_int_equal(again.st_size, 9);
+	assert_int_equal(status_dirs_put(dirs, name, "status.json", "x", put, sizeof(put)), -EINVAL);
+	assert_int_equal(status_dirs_put(dirs, name, ".hidden", "x", put, sizeof(put)), -EINVAL);
+	assert_int_equal(status_dirs_put(dirs, "set-none", "metadata.json", "x", put, sizeof(put)), -ENOENT);
+
 	/* A directory touched a moment ago is not idle; one an hour old is
-	 * removed when the caller says it is unused, and only then. */
+	 * removed when the caller says it is unused, and only then, with what
+	 * was put beside its status file. */
 	assert_int_equal(status_dirs_prune(dirs, 3600 * 1000, all_unused, name, &removed), 0);
 	assert_int_equal(removed, 0);
 	assert_int_equal(status_dirs_prune(dirs, -3600 * 1000, all_unused, (char[]){ "set-other" }, &removed), 0);
