@@ -75,12 +75,7 @@ wait_record() {
 }
 # Sets (or, with "", clears) a hang_ms= on chip 0's line of the state, by
 # an atomic rename, keeping the vnpu lines the simulator wrote.
-chip0_hang() { # VALUE
-	local f
-	f=$(node_state_file "$(cluster_node_dir "$DK")")
-	awk -v h="$1" '/^chip phy=0 / { sub(/ hang_ms=[^ ]*/, ""); if (h != "") $0 = $0 " hang_ms=" h } { print }' "$f" >"$f.new" &&
-		mv -f "$f.new" "$f"
-}
+chip0_hang() { node_set_chip_attrs "$(cluster_node_dir "$DK")" 0 "hang_ms=$1"; } # VALUE
 
 step_dra_vnpu() {
 	local out ids id t0 p pid gone
