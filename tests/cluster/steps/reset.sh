@@ -73,7 +73,8 @@ step_reset() {
 	pod=$(reset_plugin_pod)
 	# The board: one reset takes all eight chips down.
 	for i in ${RESET_BOARD//,/ }; do
-		node_set_chip_attrs "$n1" "$i" reset_group=0 || { fail "15a. node 1's chips as one reset group" "cannot write the state"; return; }
+		node_set_chip_attrs "$n1" "$i" reset_group=0 ||
+			{ fail "15a. node 1's chips as one reset group" "cannot write the state"; reset_restore; return; }
 	done
 	wait_alloc "$N1" 8 || fail "15a. $N1's allocatable 8 on the reset-enabled plugin" "$(alloc "$N1")"
 	out=$(held "$N1")
@@ -83,7 +84,7 @@ step_reset() {
 	# back Healthy. It is away 2 s, so that the node shows the board out.
 	t0=$(now_ms)
 	node_set_chip_attrs "$n1" 3 reset=clean reset_ms=2000 health=2 "errors=$RESET_CODE" ||
-		{ fail "15a. fault" "cannot write the state"; return; }
+		{ fail "15a. fault" "cannot write the state"; reset_restore; return; }
 	if wait_alloc "$N1" 0 "" 20s; then
 		pass "15a. chip 3 of $N1 at RestartNPU ($RESET_CODE), no pod on its board: the whole board out of service during the reset, allocatable 0 in $(($(now_ms) - t0)) ms"
 	else
@@ -158,7 +159,7 @@ reset_restore() {
 	# A reset that failed separates its chip, in a record that outlives the
 	# plugin: said, and removed (which releases its chips) so that later
 	# steps find every chip.
-	if [ -e "$n1/var/lib/ascend-device-plugin/separated-chips" ]; then
+	if grep -qv '^[[:space:]]*\(#\|$\)' "$n1/var/lib/ascend-device-plugin/separated-chips" 2>/dev/null; then
 		fail "15. no chip separated by a reset" "$(cat "$n1/var/lib/ascend-device-plugin/separated-chips")"
 		rm -f "$n1/var/lib/ascend-device-plugin/separated-chips"
 	fi
