@@ -20,7 +20,7 @@
 # may run beside it) and removes it on every path, Ctrl-C included.
 set -uo pipefail
 
-readonly ORDER=(install schedule pending fault lifecycle rollout sharing cdi metrics dra dra_both multinode dra_vnpu helm)
+readonly ORDER=(install schedule pending fault reset lifecycle rollout sharing cdi metrics dra dra_both multinode dra_vnpu helm)
 
 if [ $# -lt 1 ]; then
 	echo "usage: $0 BUILD_DIR [STEP...]" >&2

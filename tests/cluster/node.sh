@@ -108,17 +108,30 @@ node_state_file() { # NODE: prints the path of NODE's DCMI simulator state file
 }
 
 node_set_chip_health() { # NODE PHY HEALTH [ERRORS]: sets chip PHY's health (0-3|absent), and its error codes if given ("" clears them), by atomic rename
-	local node=${1:?node_set_chip_health NODE PHY HEALTH [ERRORS]} phy=${2:?} health=${3:?}
-	local state tmp errors=${4-} set_errors=false st=0
-	[ $# -ge 4 ] && set_errors=true
-	state=$(node_state_file "$node")
-	[[ $phy =~ ^[0-9]+$ ]] || _e2e_err "PHY '$phy' is not a number" || return
+	local node=${1:?node_set_chip_health NODE PHY HEALTH [ERRORS]} phy=${2:?} health=${3:?} errors=${4-}
 	[[ $health =~ ^([0-3]|absent)$ ]] || _e2e_err "HEALTH '$health' is not 0-3 or absent" || return
 	[[ $errors =~ ^[0-9A-Fa-fx,]*$ ]] || _e2e_err "ERRORS '$errors' is not a list of hex codes" || return
+	if [ $# -ge 4 ]; then
+		node_set_chip_attrs "$node" "$phy" "health=$health" "errors=$errors"
+	else
+		node_set_chip_attrs "$node" "$phy" "health=$health"
+	fi
+}
+
+node_set_chip_attrs() { # NODE PHY KEY=VALUE...: sets each KEY of chip PHY's line to VALUE (KEY= drops it), by atomic rename
+	local node=${1:?node_set_chip_attrs NODE PHY KEY=VALUE...} phy=${2:?} state tmp st=0 a
+	shift 2
+	state=$(node_state_file "$node")
+	[[ $phy =~ ^[0-9]+$ ]] || _e2e_err "PHY '$phy' is not a number" || return
+	for a in "$@"; do
+		[[ $a =~ ^[a-z_]+=[^[:space:]#]*$ ]] || _e2e_err "'$a' is not KEY=VALUE" || return
+	done
 	tmp=$state.tmp
 	# The simulator re-reads the file when it is renamed into place, never
-	# half-written. A comment on the chip's line stays at its end.
-	awk -v phy="$phy" -v health="$health" -v errors="$errors" -v set_errors="$set_errors" '
+	# half-written. A comment on the chip's line stays at its end; the keys
+	# set come last, in the order given.
+	awk -v phy="$phy" -v attrs="$*" '
+		BEGIN { n_set = split(attrs, set, " ") }
 		{
 			text = $0
 			comment = ""
@@ -139,13 +152,18 @@ node_set_chip_health() { # NODE PHY HEALTH [ERRORS]: sets chip PHY's health (0-3
 			found = 1
 			line = "chip"
 			for (i = first + 1; i <= n; i++) {
-				if (f[i] == "" || f[i] ~ /^health=/ || (set_errors == "true" && f[i] ~ /^errors=/))
+				if (f[i] == "")
 					continue
-				line = line " " f[i]
+				drop = 0
+				for (j = 1; j <= n_set; j++)
+					if (index(f[i], substr(set[j], 1, index(set[j], "="))) == 1)
+						drop = 1
+				if (!drop)
+					line = line " " f[i]
 			}
-			line = line " health=" health
-			if (set_errors == "true" && errors != "")
-				line = line " errors=" errors
+			for (j = 1; j <= n_set; j++)
+				if (substr(set[j], index(set[j], "=") + 1) != "")
+					line = line " " set[j]
 			print line comment
 		}
 		END { exit found ? 0 : 3 }' "$state" >"$tmp" || st=$?

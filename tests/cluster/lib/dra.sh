@@ -94,6 +94,19 @@ spec:
         selectors: [{cel: {expression: 'device.attributes["$DRA"].physicalID == $2'}}]
 EOF
 }
+# free_chip [PHY...]: the physical id of a whole chip of the DRA node's
+# slices that no claim has allocated, other than PHY...; nothing when none.
+free_chip() {
+	local used d p
+	used=$(k get resourceclaims -A -o json |
+		jq -r --arg nd "$ND" '.items[].status.allocation.devices.results[]? | select(.pool == $nd) | .device')
+	while read -r d p _; do
+		if [[ $d =~ ^npu-[0-9]+$ ]] && ! grep -qx -- "$d" <<<"$used" && [[ " $* " != *" $p "* ]]; then
+			echo "$p"
+			return
+		fi
+	done < <(dra_devices)
+}
 # claim_pod NAME NODE CLAIM: a busybox pod on NODE whose container uses the
 # ResourceClaim CLAIM.
 claim_pod() {

@@ -173,7 +173,7 @@ pod_health() {
 }
 
 step_dra() {
-	local f out t0 ms pod claim uid devs chip before tok server why
+	local f out t0 ms pod claim uid devs chip free before tok server why
 	# a. The objects of deploy/dra and examples/dra, validated by the API
 	# server itself (kubernetes-models has no resource.k8s.io schema: check.cjs).
 	for f in "$root"/deploy/dra "$root"/tests/cluster/dra; do
@@ -435,7 +435,30 @@ EOF
 		# The driver's health stream (NodeWatchResources): the kubelet
 		# shows the pod that holds the chip its device Unhealthy.
 		pod_health "10j. pod dra-npu-1's allocatedResourcesStatus shows the chip Unhealthy through the driver's health stream" dra-npu-1 Unhealthy
+		# NoSchedule on a pod: a chip no claim holds, faulty too, and a new
+		# claim that only it can satisfy (its physicalID) stays Pending.
+		# 80E01801 is RestartBusiness in the built-in table: the taint's
+		# value names both.
+		free=$(free_chip "$chip")
+		if [[ $free =~ ^[0-9]+$ ]] && node_set_chip_health "$(cluster_node_dir $DK)" "$free" 3 80E01801 &&
+			out=$(faulty_published "$free"); then
+			if skip_unless_api taints "10j. the taint's value names the fault level and the code"; then
+				expect "10j. chip $free's taint names the fault level and the code: $out" "$ND's ResourceSlices" \
+					"npu.ascend.com/unhealthy=RestartBusiness-80E01801:NoSchedule" "$(awk '{ print $5 }' <<<"$out")"
+			fi
+			chip_claim pin-faulty "$free" | k apply -f - >/dev/null
+			claim_pod pin-faulty "$ND" pin-faulty | k apply -f - >/dev/null
+			if k wait --for=jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}'=Unschedulable \
+				pod/pin-faulty --timeout=60s >/dev/null 2>&1; then
+				pass "10j. a new claim of chip $free alone (physicalID $free) stays Pending while the chip is $(has_api taints && echo tainted NoSchedule || echo left out): $(k get pod pin-faulty -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+			else
+				fail "10j. a new claim of the faulty chip alone stays Pending" "$(k get pod pin-faulty -o wide 2>&1 | tail -n 1)"
+			fi
+		else
+			fail "10j. a second chip fault, on a chip no claim holds" "chip '$free': $out"
+		fi
 		t0=$(now_ms)
+		[ -z "$free" ] || node_set_chip_health "$(cluster_node_dir $DK)" "$free" 0 "" || fail "10j. recovery" "cannot write the state"
 		node_set_chip_health "$(cluster_node_dir $DK)" "$chip" 0 "" || fail "10j. recovery" "cannot write the state"
 		out=$(wait_devices "split(\"\n\") | map(select(startswith(\"npu-$chip \"))) | .[0] | endswith(\" -\")")
 		if grep -q "^npu-$chip .* -$" <<<"$out"; then
@@ -445,6 +468,16 @@ EOF
 			fail "10j. recovery publishes the chip untainted" "$out"
 		fi
 		pod_health "10j. pod dra-npu-1's allocatedResourcesStatus Healthy again" dra-npu-1 Healthy
+		# The chip in service again, the Pending claim gets it.
+		if k get pod pin-faulty >/dev/null 2>&1; then
+			if k wait --for=condition=Ready pod/pin-faulty --timeout="$WAIT" >/dev/null 2>&1; then
+				pass "10j. chip $free recovered: pod pin-faulty runs with its claim ($(claim_devices pin-faulty))"
+			else
+				fail "10j. the Pending claim runs once its chip recovered" "$(k get pod pin-faulty -o wide 2>&1 | tail -n 1)"
+			fi
+			delete_pods pin-faulty
+			k delete resourceclaim pin-faulty --wait=false >/dev/null 2>&1
+		fi
 	else
 		fail "10j. fault" "cannot write the state"
 	fi

@@ -75,12 +75,7 @@ wait_record() {
 }
 # Sets (or, with "", clears) a hang_ms= on chip 0's line of the state, by
 # an atomic rename, keeping the vnpu lines the simulator wrote.
-chip0_hang() { # VALUE
-	local f
-	f=$(node_state_file "$(cluster_node_dir "$DK")")
-	awk -v h="$1" '/^chip phy=0 / { sub(/ hang_ms=[^ ]*/, ""); if (h != "") $0 = $0 " hang_ms=" h } { print }' "$f" >"$f.new" &&
-		mv -f "$f.new" "$f"
-}
+chip0_hang() { node_set_chip_attrs "$(cluster_node_dir "$DK")" 0 "hang_ms=$1"; } # VALUE
 
 step_dra_vnpu() {
 	local out ids id t0 p pid gone
@@ -185,8 +180,9 @@ step_dra_vnpu() {
 
 	# h. Taint effects by fault level: chip 1 at SubHealthFault is tainted
 	# with the effect None and a pod still gets it; chip 0 at SeparateNPU
-	# (--dra-no-execute-levels) has its pods evicted by Kubernetes itself,
-	# and their vNPUs go with them.
+	# (--dra-no-execute-levels) is tainted NoExecute, has its pods evicted
+	# by Kubernetes itself, their vNPUs going with them, and a new claim of
+	# it waits until it recovers.
 	node_set_chip_health "$(cluster_node_dir "$DK")" 1 1 80818C06
 	out=$(wait_devices 'split("\n") | map(select(startswith("npu-1 "))) | .[0] | test("sub-health=SubHealthFault-80818C06:None")' 60000)
 	chip_claim sub1 1 | k apply -f - >/dev/null
@@ -196,17 +192,33 @@ step_dra_vnpu() {
 	else
 		fail "13h. a sub-health chip in service" "$(grep '^npu-1 ' <<<"$out"); $(k get pod sub1 -o wide 2>&1 | tail -n 1)"
 	fi
+	# 80E18402 (HBM rows isolated) is SeparateNPU in the built-in table.
 	t0=$(now_ms)
-	node_set_chip_health "$(cluster_node_dir "$DK")" 0 3
+	node_set_chip_health "$(cluster_node_dir "$DK")" 0 3 80E18402
+	if skip_unless_api taints "13h. chip 0's taint at SeparateNPU"; then
+		out=$(wait_devices 'split("\n") | map(select(startswith("npu-0 "))) | .[0] | test(":NoExecute$")' 60000)
+		expect "13h. chip 0 at SeparateNPU: its slice entry tainted NoExecute, the value naming the level and the code ($(grep '^npu-0 ' <<<"$out"))" \
+			"$ND's ResourceSlices" "npu.ascend.com/unhealthy=SeparateNPU-80E18402:NoExecute" "$(awk '$1 == "npu-0" { print $5 }' <<<"$out")"
+	fi
 	if k wait --for=delete pod/vp1 pod/vp5 --timeout=90s >/dev/null 2>&1 && wait_vnpus 0; then
-		pass "13h. chip 0 at SeparateNPU: $(dra_devices | grep '^npu-0 ' | awk '{print $NF}'); Kubernetes evicted vp1 and vp5 in $(($(now_ms) - t0)) ms and their vNPUs were destroyed"
+		pass "13h. chip 0 at SeparateNPU: Kubernetes evicted vp1 and vp5 in $(($(now_ms) - t0)) ms and their vNPUs were destroyed"
 	else
 		fail "13h. eviction from a separated chip" "$(dra_devices | grep '^npu-0 '); $(k get pods vp1 vp5 -o wide 2>&1 | tail -n 2); $(state_vnpus | tr '\n' ';')"
 	fi
-	node_set_chip_health "$(cluster_node_dir "$DK")" 0 0
+	# The chip free now, only the taint keeps a new claim of it waiting.
+	chip_claim sep0 0 | k apply -f - >/dev/null
+	claim_pod sep0 "$ND" sep0 | k apply -f - >/dev/null
+	if k wait --for=jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}'=Unschedulable pod/sep0 --timeout=60s >/dev/null 2>&1; then
+		pass "13h. a new claim of chip 0 whole stays Pending while chip 0 is tainted: $(k get pod sep0 -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+	else
+		fail "13h. a new claim of the separated chip stays Pending" "$(k get pod sep0 -o wide 2>&1 | tail -n 1)"
+	fi
+	node_set_chip_health "$(cluster_node_dir "$DK")" 0 0 ""
 	node_set_chip_health "$(cluster_node_dir "$DK")" 1 0 ""
-	delete_pods sub1
-	k delete resourceclaim sub1 --wait=false >/dev/null 2>&1
+	ready sep0 && pass "13h. chip 0 recovered: pod sep0 runs with chip 0 whole ($(claim_devices sep0))" ||
+		fail "13h. the Pending claim of chip 0 runs once it recovered" "$(k get pod sep0 -o wide 2>&1 | tail -n 1); $(dra_devices | grep '^npu-0 ')"
+	delete_pods sub1 sep0
+	k delete resourceclaim sub1 sep0 --wait=false >/dev/null 2>&1
 
 	# g. Back to the device plugin: every vNPU destroyed with its pod.
 	delete_pods vp1 vp5
