@@ -394,6 +394,22 @@ int status_dirs_put(struct status_dirs *s, const char *name, const char *file_na
 	return r == 0 ? str_copy(host_path, size, path) : r;
 }
 
+int status_dirs_lookup(struct status_dirs *s, const char *name, const char *file_name, char *host_path,
+		       size_t size)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (!file_name[0] || file_name[0] == '.' || strchr(file_name, '/'))
+		return -EINVAL;
+	int r = path_of(s, name, file_name, path, sizeof(path));
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&s->lock);
+	r = stat(path, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -ENOENT;
+	pthread_mutex_unlock(&s->lock);
+	return r == 0 ? str_copy(host_path, size, path) : r;
+}
+
 int status_dirs_remove(struct status_dirs *s, const char *name)
 {
 	pthread_mutex_lock(&s->lock);

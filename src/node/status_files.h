@@ -102,6 +102,14 @@ int status_dirs_ensure(struct status_dirs *dirs, const char *name, const struct 
 int status_dirs_put(struct status_dirs *dirs, const char *name, const char *file_name, const char *text,
 		    char *host_path, size_t size);
 
+/* Whether the directory name holds the file file_name already (put there
+ * earlier): its host path in host_path. Returns 0, -ENOENT when it does
+ * not, -EINVAL for a bad name. One stat: for a file that is the same each
+ * time its set is handed out, which Allocate then neither renders nor
+ * reads again. */
+int status_dirs_lookup(struct status_dirs *dirs, const char *name, const char *file_name, char *host_path,
+		       size_t size);
+
 /* Removes the directory name and the files in it; 0 also when it was not there. */
 int status_dirs_remove(struct status_dirs *dirs, const char *name);
 

@@ -273,6 +273,15 @@ static void add_metadata(struct response_builder *b, struct status_dirs *status,
 	char host[PATH_MAX], *json = NULL;
 	if (b->oom || !resource || n > DEVICE_METADATA_MAX_DEVICES)
 		return;
+	/* A set's metadata says what does not change while the node runs
+	 * (its chips, their order, where they sit): written when the set is
+	 * first handed out, then only mounted, so that Allocate's usual cost
+	 * stays one stat more. */
+	if (status_dirs_lookup(status, name, ALLOCATE_METADATA_FILE_NAME, host, sizeof(host)) == 0) {
+		append_mount(b, host, ALLOCATE_METADATA_PATH);
+		add_env(b, ALLOCATE_METADATA_ENV, ALLOCATE_METADATA_PATH);
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		m[i] = (struct device_metadata_device){ .device = devs[i], .logical_id = i };
 	/* No claim: the resource the container asked for names driver and request. */

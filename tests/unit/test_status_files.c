@@ -146,9 +146,15 @@ static void test_directories(void **state)
 	 * written when its text changes only: the same text handed out again
 	 * leaves the file (its inode, which a container's bind mount holds)
 	 * as it is. */
-	char put[PATH_MAX + 32];
+	char put[PATH_MAX + 32], found[PATH_MAX + 32];
 	struct stat first, again;
+	assert_int_equal(status_dirs_lookup(dirs, name, "metadata.json", found, sizeof(found)), -ENOENT);
 	assert_int_equal(status_dirs_put(dirs, name, "metadata.json", "{\"a\":1}\n", put, sizeof(put)), 0);
+	/* Once put, it is found where it was put. */
+	assert_int_equal(status_dirs_lookup(dirs, name, "metadata.json", found, sizeof(found)), 0);
+	assert_string_equal(found, put);
+	assert_int_equal(status_dirs_lookup(dirs, name, "../x", found, sizeof(found)), -EINVAL);
+	assert_int_equal(status_dirs_lookup(dirs, "set-none", "metadata.json", found, sizeof(found)), -ENOENT);
 	snprintf(want, sizeof(want), "%s/metadata.json", dir);
 	assert_string_equal(put, want);
 	assert_int_equal(stat(put, &first), 0);
