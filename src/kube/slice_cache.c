@@ -11,33 +11,40 @@ int kube_slice_cache_init(struct kube_slice_cache *cache)
 {
 	*cache = (struct kube_slice_cache){ 0 };
 	cache->slices = json_object_new_object();
-	return cache->slices ? 0 : -ENOMEM;
+	cache->unechoed = json_object_new_object();
+	if (cache->slices && cache->unechoed)
+		return 0;
+	kube_slice_cache_fini(cache);
+	return -ENOMEM;
 }
 
 void kube_slice_cache_fini(struct kube_slice_cache *cache)
 {
 	json_object_put(cache->slices);
-	cache->slices = NULL;
+	json_object_put(cache->unechoed);
+	cache->slices = cache->unechoed = NULL;
+}
+
+/* Empties a map in place: nothing to allocate, so nothing can fail. */
+static void empty(json_object *map)
+{
+	while (json_object_object_length(map) > 0) {
+		struct lh_entry *first = json_object_get_object(map)->head;
+		json_object_object_del(map, (const char *)lh_entry_k(first));
+	}
 }
 
 void kube_slice_cache_restart(struct kube_slice_cache *cache)
 {
-	json_object *empty = json_object_new_object();
-	/* Without memory for an empty map, emptying the old one does as well. */
-	if (empty) {
-		json_object_put(cache->slices);
-		cache->slices = empty;
-	} else {
-		while (json_object_object_length(cache->slices) > 0) {
-			struct lh_entry *first = json_object_get_object(cache->slices)->head;
-			json_object_object_del(cache->slices, (const char *)lh_entry_k(first));
-		}
-	}
+	empty(cache->slices);
+	empty(cache->unechoed);
 	cache->synced = false;
 	cache->version[0] = '\0';
 }
 
-int kube_slice_cache_store(struct kube_slice_cache *cache, json_object *slice, char *why, size_t why_size)
+/* Checks slice and keeps a copy of it; its name in *ret_item. */
+static int keep(struct kube_slice_cache *cache, json_object *slice, struct kube_slice_item *ret_item, char *why,
+		size_t why_size)
 {
 	struct kube_slice_item item;
 	int r = kube_slice_item_of(slice, &item, why, why_size, "");
@@ -54,25 +61,67 @@ int kube_slice_cache_store(struct kube_slice_cache *cache, json_object *slice, c
 		json_object_put(copy);
 		return why_fail(why, why_size, -ENOMEM, "out of memory");
 	}
+	*ret_item = item;
 	return 0;
+}
+
+/* Marks the slice name as written by this publisher at version ("" for a
+ * delete) until the echo. Without memory for the mark, the cache cannot
+ * tell the echo from older events: it starts over (rounds list until the
+ * watch streams the list again). */
+static void unechoed(struct kube_slice_cache *cache, const char *name, const char *version)
+{
+	json_object *v = json_object_new_string(version);
+	if (!v || json_object_object_add(cache->unechoed, name, v) < 0) {
+		json_object_put(v);
+		kube_slice_cache_restart(cache);
+	}
+}
+
+int kube_slice_cache_store(struct kube_slice_cache *cache, json_object *slice, char *why, size_t why_size)
+{
+	struct kube_slice_item item;
+	int r = keep(cache, slice, &item, why, why_size);
+	if (r == 0)
+		unechoed(cache, item.meta.name, item.meta.resource_version);
+	return r;
 }
 
 void kube_slice_cache_forget(struct kube_slice_cache *cache, const char *name)
 {
 	json_object_object_del(cache->slices, name);
+	unechoed(cache, name, "");
+}
+
+/* Whether an event about a slice is older than the publisher's own write
+ * the cache holds; its echo ends the wait. */
+static bool stale(struct kube_slice_cache *cache, const struct kube_watch_event *event)
+{
+	json_object *mark;
+	if (!json_object_object_get_ex(cache->unechoed, event->name, &mark))
+		return false;
+	const char *version = json_object_get_string(mark);
+	bool echo = version[0] ? event->type != KUBE_WATCH_DELETED && strcmp(version, event->resource_version) == 0
+			       : event->type == KUBE_WATCH_DELETED;
+	if (echo)
+		json_object_object_del(cache->unechoed, event->name);
+	return !echo;
 }
 
 int kube_slice_cache_apply(struct kube_slice_cache *cache, const struct kube_watch_event *event, char *why,
 			   size_t why_size)
 {
 	int r = 0;
+	struct kube_slice_item item;
 	switch (event->type) {
 	case KUBE_WATCH_ADDED:
 	case KUBE_WATCH_MODIFIED:
-		r = kube_slice_cache_store(cache, event->object, why, why_size);
+		if (!stale(cache, event))
+			r = keep(cache, event->object, &item, why, why_size);
 		break;
 	case KUBE_WATCH_DELETED:
-		kube_slice_cache_forget(cache, event->name);
+		if (!stale(cache, event))
+			json_object_object_del(cache->slices, event->name);
 		break;
 	case KUBE_WATCH_BOOKMARK:
 		if (event->initial_events_end && !cache->synced) {

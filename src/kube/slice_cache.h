@@ -6,7 +6,13 @@
  * (sendInitialEvents, kube/client.h) and counts as synced from the bookmark
  * that ends those initial events; then each event keeps it current, and the
  * publisher's own writes go in as the server answered them, so that a round
- * right after a write does not see the slice as it was before it.
+ * right after a write does not see the slice as it was before it. Events of
+ * one object come in the order of its versions, so until the echo of such a
+ * write arrives (an event with the version the write was answered with, or
+ * a deletion after a delete) the events about that slice are older than
+ * what the cache holds, and are passed over: under load a watch runs
+ * seconds behind, and a round that read a slice's older version would
+ * only earn a conflict (409) and a second write.
  *
  * Every object comes from the server: each is checked as a list's item is
  * (kube_slice_item_of) before it is kept, and the number of slices is
@@ -24,6 +30,9 @@
 
 struct kube_slice_cache {
 	json_object *slices; /* name -> the slice as stored */
+	/* name -> the resourceVersion of this publisher's write whose echo has
+	 * not come yet, or "" after a delete of its own */
+	json_object *unechoed;
 	bool synced;         /* the initial events are all in */
 	char version[KUBE_META_VERSION_MAX]; /* of the last event or bookmark */
 };
@@ -46,10 +55,12 @@ int kube_slice_cache_apply(struct kube_slice_cache *cache, const struct kube_wat
 			   size_t why_size);
 
 /* The server's answer to this publisher's write of a slice (a create or a
- * replace): kept as an ADDED event's object would be. Same returns. */
+ * replace): kept, and the slice's events passed over until its echo. Same
+ * returns. */
 int kube_slice_cache_store(struct kube_slice_cache *cache, json_object *slice, char *why, size_t why_size);
 
-/* A slice this publisher deleted. */
+/* A slice this publisher deleted: dropped, and its events passed over
+ * until the deletion's echo. */
 void kube_slice_cache_forget(struct kube_slice_cache *cache, const char *name);
 
 /* The slices as a list would give them: their metadata and generations in

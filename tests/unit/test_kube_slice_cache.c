@@ -2,7 +2,8 @@
 /* The watch's copy of the node's slices (kube/slice_cache.c), fed real
  * watch lines through the event reader: a streamed list is synced only by
  * the bookmark that ends its initial events, changes and deletions keep it
- * current, a write's answer goes in, a new list starts from nothing, a bad
+ * current, a write's answer goes in and the events older than it are
+ * passed over until its echo, a new list starts from nothing, a bad
  * object or one slice too many leaves it as it was, and what it reads back
  * is what a list would say. */
 #include <errno.h>
@@ -99,6 +100,28 @@ static void test_stream(void **state)
 	kube_slice_cache_forget(&c, "n-0");
 	read_back(&c, &list, 1);
 	assert_string_equal(list.items[0].meta.name, "n-2");
+	/* The watch runs behind: events older than those writes (n-2 at 45,
+	 * n-0 changed before its deletion) are passed over until each echo. */
+	slice_line(line, sizeof(line), "ADDED", "n-2", "45", 5);
+	assert_int_equal(apply(&c, line), 0);
+	slice_line(line, sizeof(line), "MODIFIED", "n-0", "46", 5);
+	assert_int_equal(apply(&c, line), 0);
+	read_back(&c, &list, 1);
+	assert_string_equal(list.items[0].meta.resource_version, "50");
+	slice_line(line, sizeof(line), "MODIFIED", "n-2", "50", 6);
+	assert_int_equal(apply(&c, line), 0);
+	slice_line(line, sizeof(line), "DELETED", "n-0", "51", 5);
+	assert_int_equal(apply(&c, line), 0);
+	/* After the echoes, events are the news again. */
+	slice_line(line, sizeof(line), "MODIFIED", "n-2", "55", 7);
+	assert_int_equal(apply(&c, line), 0);
+	slice_line(line, sizeof(line), "ADDED", "n-0", "56", 7);
+	assert_int_equal(apply(&c, line), 0);
+	read_back(&c, &list, 2);
+	assert_string_equal(list.items[0].meta.name, "n-2");
+	assert_string_equal(list.items[0].meta.resource_version, "55");
+	assert_string_equal(list.items[1].meta.resource_version, "56");
+	kube_slice_cache_forget(&c, "n-0");
 
 	/* A new list: nothing until its end. */
 	kube_slice_cache_restart(&c);
