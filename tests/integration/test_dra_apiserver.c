@@ -18,6 +18,9 @@
  *   - vNPUs and a time-sliced --config: the vNPUs in the slices as
  *     partitions, a vNPU's claim prepared with its node, a shared chip
  *     prepared for as many claims as its replicas;
+ *   - a time-sliced chip whose device-share mode is off is published and
+ *     prepared whole, said in the log and the metrics; enableDeviceShare
+ *     switches its mode on, and it is shared;
  *   - an API server with the feature gates of taints, counters and shared
  *     capacity off (as Kubernetes 1.34 and 1.35 have them): the daemon says
  *     once per field what the server drops and what it does instead, and
@@ -35,6 +38,7 @@
 
 #include <cmocka.h>
 
+#include "base/file.h"
 #include "base/parse.h"
 #include "dra_api.h"
 #include "dra_health.pb-c.h"
@@ -42,6 +46,7 @@
 #include "harness/dra.h"
 #include "harness/apiserver.h"
 #include "harness/harness.h"
+#include "harness/http.h"
 
 #define NODE_NAME "sim-node-1"
 
@@ -49,7 +54,8 @@ static struct apiserver *const api = &the_apiserver;
 
 struct dra_node {
 	struct node node;
-	char kubelet_dir[96], registry[128], cdi_dir[96], config_flag[200];
+	char kubelet_dir[96], registry[128], cdi_dir[96], config_path[160], config_flag[200];
+	const char *more_flag; /* one more daemon flag, or NULL */
 	struct proc *kubelet, *plugin;
 };
 
@@ -67,30 +73,39 @@ static void start_plugin(struct dra_node *d)
 {
 	const char *const flags[] = { "--front-end", "dra", "--kubelet-dir", d->kubelet_dir, "--node-name", NODE_NAME,
 				      "--cdi-dir", d->cdi_dir, "--kubeconfig", api->kubeconfig, "--health-interval",
-				      "1h", d->config_flag, NULL };
+				      "1h", d->config_flag, d->more_flag, NULL };
 	d->plugin = node_start_plugin(&d->node, flags);
 	assert_non_null(proc_expect(d->kubelet, "dra-registered socket=npu.ascend.com-reg.sock", WAIT_MS));
 }
 
+/* The --config file's text becomes config (the daemon reads it when it
+ * starts). */
+static void write_config(struct dra_node *d, const char *config)
+{
+	FILE *f = fopen(d->config_path, "we");
+	assert_non_null(f);
+	assert_true(fputs(config, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
 /* config: the --config file's text, or NULL for none; state: the DCMI
  * state to start from, or NULL for 8 healthy chips; files: more device
- * nodes under the root (NULL-terminated; NULL: none). */
-static void start(struct dra_node *d, const char *config, const char *state, const char *const files[])
+ * nodes under the root (NULL-terminated; NULL: none); more_flag: one more
+ * daemon flag, or NULL. */
+static void start_with(struct dra_node *d, const char *config, const char *state, const char *const files[],
+		       const char *more_flag)
 {
 	node_init(&d->node, &(struct node_options){ .chips = 8 });
 	if (state)
 		node_write_state(&d->node, "%s", state);
 	for (size_t i = 0; files && files[i]; i++)
 		node_touch(&d->node, files[i]);
-	char config_path[160];
+	d->more_flag = more_flag;
+	snprintf(d->config_path, sizeof(d->config_path), "%s/config.yaml", d->node.root);
 	snprintf(d->config_flag, sizeof(d->config_flag), "--health-interval=1h");
 	if (config) {
-		snprintf(config_path, sizeof(config_path), "%s/config.yaml", d->node.root);
-		FILE *f = fopen(config_path, "we");
-		assert_non_null(f);
-		assert_true(fputs(config, f) >= 0);
-		assert_int_equal(fclose(f), 0);
-		snprintf(d->config_flag, sizeof(d->config_flag), "--config=%s", config_path);
+		write_config(d, config);
+		snprintf(d->config_flag, sizeof(d->config_flag), "--config=%s", d->config_path);
 	}
 	snprintf(d->kubelet_dir, sizeof(d->kubelet_dir), "%s/kubelet-root", d->node.root);
 	snprintf(d->registry, sizeof(d->registry), "%s/plugins_registry", d->kubelet_dir);
@@ -98,6 +113,11 @@ static void start(struct dra_node *d, const char *config, const char *state, con
 	const char *const kflags[] = { "--dra-registry", d->registry, NULL };
 	d->kubelet = node_start_kubelet_with(&d->node, kflags);
 	start_plugin(d);
+}
+
+static void start(struct dra_node *d, const char *config, const char *state, const char *const files[])
+{
+	start_with(d, config, state, files, NULL);
 }
 
 /* Whether the node's one slice is at generation with npu-<tainted> (none:
@@ -462,6 +482,106 @@ static void test_vnpus_and_time_slicing(void **state)
 	prepare_fails(&d, "s3", uid, "device npu-1 is prepared for 2 claims already");
 	/* The server keeps every field: nothing said of it. */
 	assert_int_equal(count_events(d.plugin, "slices.fields-dropped"), 0);
+	node_fini(&d.node);
+}
+
+/* Chips 0 and 1 of which chip 1 has its device-share mode off, as chips
+ * ship. */
+#define SHARE_OFF_STATE                                                                   \
+	"driver 24.1.rc1\n"                                                               \
+	"chip phy=0 card=0 device=0 logic=0 name=910B3 health=0 aicore=20 hbm_mb=65536\n" \
+	"chip phy=1 card=1 device=0 logic=1 name=910B3 health=0 aicore=20 hbm_mb=65536\n" \
+	"share phy=1 mode=off\n"
+
+#define SHARE_SERIES(phy) "ascend_npu_device_share{id=\"npu-" #phy "\",phy=\"" #phy "\",chip=\"910B3\"}"
+
+/* Waits for publications until device name is in the slices shared by
+ * shares ("2"), or whole (NULL: neither allowMultipleAllocations nor the
+ * shares capacity). */
+static void await_shares(struct dra_node *d, const char *name, const char *shares)
+{
+	char last[2048] = "(not published)";
+	for (int i = 0; i < 4 && wait_event(d->plugin, WAIT_MS, "slices.published", "node", NODE_NAME); i++) {
+		json_object *list = NULL;
+		json_object *dev = slice_device(&list, name);
+		bool as_said = false;
+		if (dev) {
+			const char *q = json_str_at(dev, "capacity.shares.value");
+			json_object *multi = json_at(dev, "allowMultipleAllocations");
+			as_said = shares ? q && strcmp(q, shares) == 0 && multi && json_object_get_boolean(multi)
+					 : !q && !multi;
+			snprintf(last, sizeof(last), "%s", json_object_to_json_string(dev));
+		}
+		json_object_put(list);
+		if (as_said)
+			return;
+	}
+	fail_msg("%s was never published %s%s: last %s", name, shares ? "shared by " : "whole", shares ? shares : "",
+		 last);
+}
+
+/* The value of series on the daemon's /metrics. */
+static double scrape_metric(uint16_t port, const char *series)
+{
+	struct http_response resp;
+	http_call(port, "GET", "/metrics", &resp);
+	assert_int_equal(resp.status, 200);
+	double v = http_metric(resp.body, series);
+	http_response_clear(&resp);
+	return v;
+}
+
+/* SHARE_OFF_STATE with time_sliced_config: the DRA driver serves chip 1
+ * whole, as the device plugin would (tests/integration/test_time_slicing.c):
+ * published without shares, prepared for one claim, said in the log and
+ * the metrics, while chip 0 is shared. Restarted with enableDeviceShare,
+ * the daemon switches chip 1's mode on (the simulator keeps it) and
+ * publishes and prepares it shared. */
+static void test_device_share_off(void **state)
+{
+	(void)state;
+	struct dra_node d;
+	start_with(&d, time_sliced_config, SHARE_OFF_STATE, NULL, "--metrics-addr=127.0.0.1:0");
+	expect_event(d.plugin, "device-share.off", "device", "npu-1", "phy", "1", "card", "1", "chip", "0");
+	uint16_t port = http_plugin_port(d.plugin);
+	await_shares(&d, "npu-1", NULL);
+	json_object *list = NULL, *dev = slice_device(&list, "npu-0");
+	assert_non_null(dev);
+	assert_true(json_object_get_boolean(json_at(dev, "allowMultipleAllocations")));
+	assert_string_equal(json_str_at(dev, "capacity.shares.value"), "2");
+	json_object_put(list);
+	assert_true(scrape_metric(port, SHARE_SERIES(0)) == 1);
+	assert_true(scrape_metric(port, SHARE_SERIES(1)) == 0);
+	char uid1[64], uid2[64];
+	make_claim("whole1", "npu-1", uid1, sizeof(uid1));
+	prepare(&d, "whole1", uid1, "npu-1");
+	make_claim("whole2", "npu-1", uid2, sizeof(uid2));
+	prepare_fails(&d, "whole2", uid2, "device npu-1 is prepared for claim default/whole1");
+	assert_int_equal(count_events(d.plugin, "device-share.enabled"), 0);
+
+	stop_plugin(&d);
+	write_config(&d, "version: v1\n"
+			 "sharing:\n"
+			 "  timeSlicing:\n"
+			 "    enableDeviceShare: true\n"
+			 "    resources:\n"
+			 "    - name: ascend.com/npu\n"
+			 "      replicas: 2\n");
+	start_plugin(&d);
+	expect_event(d.plugin, "device-share.enabled", "device", "npu-1", "phy", "1");
+	port = http_plugin_port(d.plugin);
+	await_shares(&d, "npu-1", "2");
+	assert_true(scrape_metric(port, SHARE_SERIES(1)) == 1);
+	/* The driver keeps the mode: the simulator's state says so. */
+	char *text = NULL, why[256];
+	size_t len = 0;
+	assert_int_equal(file_read_bounded(d.node.state_file, 1 << 20, &text, &len, why, sizeof(why)), 0);
+	assert_null(strstr(text, "share phy=1"));
+	free(text);
+	prepare(&d, "whole2", uid2, "npu-1");
+	/* Chip 0, on already, is left alone; chip 1 is no longer whole. */
+	assert_int_equal(count_events(d.plugin, "device-share.enabled"), 1);
+	assert_int_equal(count_events(d.plugin, "device-share.off"), 0);
 	node_fini(&d.node);
 }
 
@@ -931,6 +1051,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dra_against_kube_apiserver),
 		cmocka_unit_test(test_vnpus_and_time_slicing),
+		cmocka_unit_test(test_device_share_off),
 		cmocka_unit_test(test_dynamic_vnpus),
 		cmocka_unit_test(test_dynamic_vnpu_crashes),
 		cmocka_unit_test(test_admin_access),
