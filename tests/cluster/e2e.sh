@@ -149,6 +149,8 @@ done
 # refused one ("device plugin already connected") leaves the kubelet holding
 # that path for good, and later allocations can be sent to it.
 refused=$(grep -c 'device plugin already connected' "$CLUSTER_DIR"/logs/kubelet-n*.log | awk -F: '{ n += $2 } END { print n + 0 }')
+# Each refusal with the lines before it, for the failure's story.
+[ "$refused" = 0 ] || grep -h -B4 'device plugin already connected' "$CLUSTER_DIR"/logs/kubelet-n*.log >&2 || true
 expect "no kubelet refused a registration of ours as already connected" "the kubelets' logs" 0 "$refused"
 # A run that failed leaves what explains it: the kubelets' device plugin
 # lines (the plugins' own logs are printed by dump).
