@@ -240,19 +240,30 @@ static void adopt_node_uid(struct kube_publisher *p, json_object *items)
 	}
 }
 
+/* A built slice's metadata.name ("" without one). */
+static const char *slice_name(json_object *slice)
+{
+	const char *name = json_object_get_string(json_object_object_get(json_object_object_get(slice, "metadata"),
+									 "name"));
+	return name ? name : "";
+}
+
+/* Where list holds the slice named name; list->count when it does not. */
+static size_t listed_at(const struct kube_slice_list *list, const char *name)
+{
+	size_t j = 0;
+	while (j < list->count && strcmp(list->items[j].meta.name, name) != 0)
+		j++;
+	return j;
+}
+
 /* Whether writing wanted over list creates a slice (one of a name not
  * listed). */
 static bool creates(const struct kube_slice_list *list, json_object *wanted)
 {
-	for (size_t i = 0; i < json_object_array_length(wanted); i++) {
-		const char *name = json_object_get_string(json_object_object_get(
-			json_object_object_get(json_object_array_get_idx(wanted, i), "metadata"), "name"));
-		bool listed = false;
-		for (size_t j = 0; j < list->count && !listed; j++)
-			listed = strcmp(list->items[j].meta.name, name ? name : "") == 0;
-		if (!listed)
+	for (size_t i = 0; i < json_object_array_length(wanted); i++)
+		if (listed_at(list, slice_name(json_object_array_get_idx(wanted, i))) == list->count)
 			return true;
-	}
 	return false;
 }
 
@@ -374,7 +385,7 @@ static int write_slice(struct kube_publisher *p, json_object *slice, const char 
 {
 	json_object *meta = json_object_object_get(slice, "metadata");
 	char name[KUBE_NAME_MAX], rv[KUBE_META_VERSION_MAX], path[512];
-	snprintf(name, sizeof(name), "%s", json_object_get_string(json_object_object_get(meta, "name")));
+	snprintf(name, sizeof(name), "%s", slice_name(slice));
 	snprintf(rv, sizeof(rv), "%s", version);
 	for (int attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {
 		bool create = rv[0] == '\0';
@@ -499,10 +510,9 @@ static bool server_as_wanted(struct kube_publisher *p, const struct kube_slice_l
 	bool same = true;
 	for (size_t i = 0; i < n && same; i++) {
 		json_object *ours = json_object_array_get_idx(wanted, i), *theirs = NULL, *spec, *pool, *gen;
-		const char *name = json_object_get_string(json_object_object_get(json_object_object_get(ours, "metadata"),
-										 "name"));
+		const char *name = slice_name(ours);
 		for (size_t k = 0; k < n && !theirs; k++)
-			if (strcmp(list->items[k].meta.name, name ? name : "") == 0 &&
+			if (strcmp(list->items[k].meta.name, name) == 0 &&
 			    list->items[k].generation == generation)
 				theirs = json_object_array_get_idx(items, k);
 		if (!theirs)
@@ -558,14 +568,11 @@ static int write_slices(struct kube_publisher *p, const struct kube_slice_list *
 	int r;
 	for (size_t i = 0; i < n; i++) {
 		json_object *slice = json_object_array_get_idx(wanted, i);
-		const char *name = json_object_get_string(
-			json_object_object_get(json_object_object_get(slice, "metadata"), "name"));
+		size_t j = listed_at(list, slice_name(slice));
 		const char *version = "";
-		for (size_t j = 0; j < list->count; j++) {
-			if (strcmp(list->items[j].meta.name, name) == 0) {
-				version = list->items[j].meta.resource_version;
-				kept[j] = true;
-			}
+		if (j < list->count) {
+			version = list->items[j].meta.resource_version;
+			kept[j] = true;
 		}
 		if ((r = write_slice(p, slice, version, &p->written[i], dropped, f)) < 0) {
 			p->n_written = 0;

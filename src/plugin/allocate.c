@@ -277,21 +277,18 @@ static void add_metadata(struct response_builder *b, struct status_dirs *status,
 	 * (its chips, their order, where they sit): written when the set is
 	 * first handed out, then only mounted, so that Allocate's usual cost
 	 * stays one stat more. */
-	if (status_dirs_lookup(status, name, ALLOCATE_METADATA_FILE_NAME, host, sizeof(host)) == 0) {
-		append_mount(b, host, ALLOCATE_METADATA_PATH);
-		add_env(b, ALLOCATE_METADATA_ENV, ALLOCATE_METADATA_PATH);
-		return;
+	if (status_dirs_lookup(status, name, ALLOCATE_METADATA_FILE_NAME, host, sizeof(host)) < 0) {
+		for (size_t i = 0; i < n; i++)
+			m[i] = (struct device_metadata_device){ .device = devs[i], .logical_id = i };
+		/* No claim: the resource the container asked for names driver and request. */
+		const struct device_metadata_owner none = { 0 };
+		int r = device_metadata_render(resource, &none, resource, m, n, &json);
+		if (r == 0)
+			r = status_dirs_put(status, name, ALLOCATE_METADATA_FILE_NAME, json, host, sizeof(host));
+		free(json);
+		if (r < 0)
+			return;
 	}
-	for (size_t i = 0; i < n; i++)
-		m[i] = (struct device_metadata_device){ .device = devs[i], .logical_id = i };
-	/* No claim: the resource the container asked for names driver and request. */
-	const struct device_metadata_owner none = { 0 };
-	int r = device_metadata_render(resource, &none, resource, m, n, &json);
-	if (r == 0)
-		r = status_dirs_put(status, name, ALLOCATE_METADATA_FILE_NAME, json, host, sizeof(host));
-	free(json);
-	if (r < 0)
-		return;
 	append_mount(b, host, ALLOCATE_METADATA_PATH);
 	add_env(b, ALLOCATE_METADATA_ENV, ALLOCATE_METADATA_PATH);
 }
